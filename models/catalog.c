@@ -1,0 +1,310 @@
+/*
+ * catalog.c: the GPU and model catalog.  The JSON file is compiled into the
+ * program (catalog_data.c is generated from catalog.json at build time), so a
+ * copied binary, a test or a sweep worker never looks for a data file; the
+ * same file is installed to share/servesim for people to read.  Entries are
+ * validated with the same field tables that check inline objects in a
+ * scenario.
+ */
+#include "mdl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+extern const char mdl__catalog_json[]; /* catalog_data.c */
+
+struct mdl_catalog {
+    cJSON *root; /* owns the entries' JSON, kept for `servesim catalog --json` */
+    mdl_gpu *gpus;
+    const cJSON **gpu_json;
+    int n_gpus;
+    mdl_model *models;
+    const cJSON **model_json;
+    int n_models;
+};
+
+#define TERA 1e12
+#define GIGA 1e9
+#define GIB 1073741824.0
+
+const util_field mdl_gpu_fields[] = {
+    {.key = "id", .type = UTIL_T_STRING, .def = "\"custom\"", .doc = "catalog id"},
+    {.key = "name", .type = UTIL_T_STRING, .def = "\"\"", .doc = "full name"},
+    {.key = "bf16_tflops", .type = UTIL_T_NUMBER, .unit = "TFLOP/s", .min = 0, .max = 1e6,
+     .flags = UTIL_REQUIRED | UTIL_MIN_EXCLUSIVE, .doc = "dense BF16 peak (no 2:4 sparsity)"},
+    {.key = "memory_gib", .type = UTIL_T_NUMBER, .unit = "GiB", .min = 0, .max = 1e5,
+     .flags = UTIL_REQUIRED | UTIL_MIN_EXCLUSIVE, .doc = "device memory"},
+    {.key = "memory_bw_tbs", .type = UTIL_T_NUMBER, .unit = "TB/s", .min = 0, .max = 1e3,
+     .flags = UTIL_REQUIRED | UTIL_MIN_EXCLUSIVE, .doc = "peak memory bandwidth"},
+    {.key = "link_gbs", .type = UTIL_T_NUMBER, .unit = "GB/s", .def = "0", .min = 0, .max = 1e6,
+     .doc = "scale-up interconnect, both directions"},
+    {.key = "pcie_gbs", .type = UTIL_T_NUMBER, .unit = "GB/s", .def = "32", .min = 0, .max = 1e5,
+     .doc = "host link, one direction"},
+    {.key = "tdp_w", .type = UTIL_T_NUMBER, .unit = "W", .min = 0, .max = 1e5,
+     .flags = UTIL_REQUIRED | UTIL_MIN_EXCLUSIVE, .doc = "board power limit"},
+    {.key = "idle_w", .type = UTIL_T_NUMBER, .unit = "W", .min = 0, .max = 1e5,
+     .flags = UTIL_REQUIRED, .doc = "idle draw"},
+    {.key = "usd_per_hour", .type = UTIL_T_NUMBER, .unit = "USD/h", .min = 0, .max = 1e6,
+     .flags = UTIL_REQUIRED, .doc = "price per GPU-hour"},
+    {.key = "mfu", .type = UTIL_T_NUMBER, .def = "0.5", .min = 0, .max = 1,
+     .flags = UTIL_MIN_EXCLUSIVE, .doc = "default achievable fraction of peak compute"},
+    {.key = "mbu", .type = UTIL_T_NUMBER, .def = "0.75", .min = 0, .max = 1,
+     .flags = UTIL_MIN_EXCLUSIVE, .doc = "default achievable fraction of peak bandwidth"},
+    {.key = "iteration_overhead_s", .type = UTIL_T_NUMBER, .unit = "s", .def = "0.002", .min = 0,
+     .max = 10, .doc = "default fixed cost of one iteration"},
+    {.key = "source", .type = UTIL_T_STRING, .def = "\"\"", .doc = "where the figures come from"},
+    {0},
+};
+
+const util_field mdl_model_fields[] = {
+    {.key = "id", .type = UTIL_T_STRING, .def = "\"custom\"", .doc = "catalog id"},
+    {.key = "name", .type = UTIL_T_STRING, .def = "\"\"", .doc = "full name"},
+    {.key = "layers", .type = UTIL_T_INTEGER, .min = 1, .max = 10000, .flags = UTIL_REQUIRED,
+     .doc = "transformer layers"},
+    {.key = "hidden", .type = UTIL_T_INTEGER, .min = 1, .max = 1e6, .flags = UTIL_REQUIRED,
+     .doc = "hidden size"},
+    {.key = "heads", .type = UTIL_T_INTEGER, .min = 1, .max = 1e4, .flags = UTIL_REQUIRED,
+     .doc = "attention (query) heads"},
+    {.key = "kv_heads", .type = UTIL_T_INTEGER, .min = 1, .max = 1e4, .flags = UTIL_REQUIRED,
+     .doc = "key/value heads (grouped-query attention when fewer than heads)"},
+    {.key = "head_dim", .type = UTIL_T_INTEGER, .min = 1, .max = 1e4, .flags = UTIL_REQUIRED,
+     .doc = "dimension of one head"},
+    {.key = "ffn", .type = UTIL_T_INTEGER, .min = 1, .max = 1e7, .flags = UTIL_REQUIRED,
+     .doc = "feed-forward (intermediate) size, per expert for MoE"},
+    {.key = "vocab", .type = UTIL_T_INTEGER, .min = 1, .max = 1e8, .flags = UTIL_REQUIRED,
+     .doc = "vocabulary size"},
+    {.key = "max_context", .type = UTIL_T_INTEGER, .unit = "tokens", .min = 1, .max = 1e9,
+     .flags = UTIL_REQUIRED, .doc = "longest prompt + output the model accepts"},
+    {.key = "params_b", .type = UTIL_T_NUMBER, .unit = "1e9 params", .min = 0, .max = 1e5,
+     .flags = UTIL_REQUIRED | UTIL_MIN_EXCLUSIVE, .doc = "parameters in total"},
+    {.key = "active_params_b", .type = UTIL_T_NUMBER, .unit = "1e9 params", .min = 0, .max = 1e5,
+     .flags = UTIL_MIN_EXCLUSIVE, .doc = "parameters used per token (MoE); defaults to params_b"},
+    {.key = "experts", .type = UTIL_T_INTEGER, .def = "1", .min = 1, .max = 1e5,
+     .doc = "experts per MoE layer (1: dense)"},
+    {.key = "experts_active", .type = UTIL_T_INTEGER, .def = "1", .min = 1, .max = 1e5,
+     .doc = "experts each token is routed to"},
+    {.key = "bytes_per_param", .type = UTIL_T_NUMBER, .unit = "bytes", .def = "2", .min = 0,
+     .max = 8, .flags = UTIL_MIN_EXCLUSIVE, .doc = "weight and KV-cache precision (2: BF16)"},
+    {.key = "source", .type = UTIL_T_STRING, .def = "\"\"", .doc = "where the figures come from"},
+    {0},
+};
+
+static double num(const cJSON *o, const char *key)
+{
+    return cJSON_GetObjectItemCaseSensitive(o, key)->valuedouble;
+}
+
+static void copy_str(char *dst, size_t n, const cJSON *o, const char *key)
+{
+    snprintf(dst, n, "%s", cJSON_GetObjectItemCaseSensitive(o, key)->valuestring);
+}
+
+void mdl_gpu_from_json(const cJSON *o, mdl_gpu *g)
+{
+    memset(g, 0, sizeof *g);
+    copy_str(g->id, sizeof g->id, o, "id");
+    copy_str(g->name, sizeof g->name, o, "name");
+    g->flops = num(o, "bf16_tflops") * TERA;
+    g->mem_bytes = num(o, "memory_gib") * GIB;
+    g->mem_bw = num(o, "memory_bw_tbs") * TERA;
+    g->link_bw = num(o, "link_gbs") * GIGA;
+    g->pcie_bw = num(o, "pcie_gbs") * GIGA;
+    g->tdp_w = num(o, "tdp_w");
+    g->idle_w = num(o, "idle_w");
+    g->usd_per_hour = num(o, "usd_per_hour");
+    g->mfu = num(o, "mfu");
+    g->mbu = num(o, "mbu");
+    g->overhead_s = num(o, "iteration_overhead_s");
+}
+
+void mdl_model_from_json(const cJSON *o, mdl_model *m)
+{
+    memset(m, 0, sizeof *m);
+    copy_str(m->id, sizeof m->id, o, "id");
+    copy_str(m->name, sizeof m->name, o, "name");
+    m->layers = (int)num(o, "layers");
+    m->hidden = (int)num(o, "hidden");
+    m->heads = (int)num(o, "heads");
+    m->kv_heads = (int)num(o, "kv_heads");
+    m->head_dim = (int)num(o, "head_dim");
+    m->ffn = (int)num(o, "ffn");
+    m->vocab = (int)num(o, "vocab");
+    m->max_context = (int)num(o, "max_context");
+    m->experts = (int)num(o, "experts");
+    m->experts_active = (int)num(o, "experts_active");
+    m->params = num(o, "params_b") * GIGA;
+    m->active_params = num(o, "active_params_b") * GIGA;
+    m->bytes_per_param = num(o, "bytes_per_param");
+}
+
+double mdl_model_weight_bytes(const mdl_model *m)
+{
+    return m->params * m->bytes_per_param;
+}
+
+double mdl_model_kv_bytes_per_token(const mdl_model *m)
+{
+    return 2.0 * m->layers * m->kv_heads * m->head_dim * m->bytes_per_param;
+}
+
+/* Rules that span fields of one record. */
+static int check_gpu_object(cJSON *o, const char *path, util_diag *d)
+{
+    if (num(o, "idle_w") > num(o, "tdp_w"))
+        return util_diag_add(d, "%s.idle_w: %g W is above tdp_w (%g W)", path, num(o, "idle_w"),
+                             num(o, "tdp_w"));
+    return UTIL_OK;
+}
+
+static int check_model_object(cJSON *o, const char *path, util_diag *d)
+{
+    int rc = UTIL_OK;
+    if (!cJSON_GetObjectItemCaseSensitive(o, "active_params_b"))
+        cJSON_AddNumberToObject(o, "active_params_b", num(o, "params_b"));
+    if ((int)num(o, "heads") % (int)num(o, "kv_heads"))
+        rc = util_diag_add(d, "%s.kv_heads: %g does not divide heads (%g)", path,
+                           num(o, "kv_heads"), num(o, "heads"));
+    if (num(o, "experts_active") > num(o, "experts"))
+        rc = util_diag_add(d, "%s.experts_active: %g is more than experts (%g)", path,
+                           num(o, "experts_active"), num(o, "experts"));
+    if (num(o, "active_params_b") > num(o, "params_b"))
+        rc = util_diag_add(d, "%s.active_params_b: %g is more than params_b (%g)", path,
+                           num(o, "active_params_b"), num(o, "params_b"));
+    if (num(o, "experts") > 1 && num(o, "active_params_b") == num(o, "params_b"))
+        rc = util_diag_add(d, "%s.active_params_b: an MoE model uses fewer parameters per "
+                              "token than params_b", path);
+    return rc;
+}
+
+int mdl_check_gpu_id(cJSON *item, const char *path, void *ctx, util_diag *d)
+{
+    const mdl_catalog *c = ctx;
+    if (cJSON_IsObject(item)) return check_gpu_object(item, path, d);
+    if (mdl_catalog_find_gpu(c, item->valuestring)) return UTIL_OK;
+    const char *ids[64];
+    int n = 0;
+    for (int i = 0; i < c->n_gpus && n < 63; i++) ids[n++] = c->gpus[i].id;
+    ids[n] = NULL;
+    return util_diag_unknown(d, path, "GPU", item->valuestring, ids);
+}
+
+int mdl_check_model_id(cJSON *item, const char *path, void *ctx, util_diag *d)
+{
+    const mdl_catalog *c = ctx;
+    if (cJSON_IsObject(item)) return check_model_object(item, path, d);
+    if (mdl_catalog_find_model(c, item->valuestring)) return UTIL_OK;
+    const char *ids[64];
+    int n = 0;
+    for (int i = 0; i < c->n_models && n < 63; i++) ids[n++] = c->models[i].id;
+    ids[n] = NULL;
+    return util_diag_unknown(d, path, "model", item->valuestring, ids);
+}
+
+/* ---- loading ---- */
+
+static int load_list(cJSON *root, const char *key, const util_field *fields, const char *origin,
+                     const cJSON ***json_out, int *n_out, util_diag *d)
+{
+    cJSON *list = cJSON_GetObjectItemCaseSensitive(root, key);
+    if (!cJSON_IsArray(list)) return util_diag_add(d, "%s: %s: expected an array", origin, key);
+    int n = cJSON_GetArraySize(list), i = 0, rc = UTIL_OK;
+    const cJSON **items = util_xcalloc((size_t)n, sizeof *items);
+    cJSON *e;
+    cJSON_ArrayForEach(e, list)
+    {
+        char *path = util_xasprintf("%s: %s[%d]", origin, key, i);
+        if (!cJSON_IsObject(e)) {
+            rc = util_diag_add(d, "%s: expected an object", path);
+        } else if (util_schema_apply(fields, e, path, NULL, d) == UTIL_OK) {
+            rc = (fields == mdl_gpu_fields ? check_gpu_object(e, path, d)
+                                           : check_model_object(e, path, d)) ? UTIL_EINPUT : rc;
+        } else {
+            rc = UTIL_EINPUT;
+        }
+        free(path);
+        items[i++] = e;
+    }
+    *json_out = items;
+    *n_out = n;
+    return rc;
+}
+
+int mdl_catalog_load_json(const char *text, const char *origin, mdl_catalog **out, util_diag *d)
+{
+    mdl_catalog *c = util_xcalloc(1, sizeof *c);
+    int rc = util_json_parse(text, origin, &c->root, d);
+    if (rc) goto fail;
+    rc = load_list(c->root, "gpus", mdl_gpu_fields, origin, &c->gpu_json, &c->n_gpus, d);
+    if (load_list(c->root, "models", mdl_model_fields, origin, &c->model_json, &c->n_models, d))
+        rc = UTIL_EINPUT;
+    if (rc) goto fail;
+    c->gpus = util_xcalloc((size_t)c->n_gpus, sizeof *c->gpus);
+    for (int i = 0; i < c->n_gpus; i++) mdl_gpu_from_json(c->gpu_json[i], &c->gpus[i]);
+    c->models = util_xcalloc((size_t)c->n_models, sizeof *c->models);
+    for (int i = 0; i < c->n_models; i++) mdl_model_from_json(c->model_json[i], &c->models[i]);
+    *out = c;
+    return UTIL_OK;
+fail:
+    mdl_catalog_destroy(c);
+    return rc;
+}
+
+int mdl_catalog_load_default(mdl_catalog **out, util_diag *d)
+{
+    return mdl_catalog_load_json(mdl__catalog_json, "catalog.json", out, d);
+}
+
+void mdl_catalog_destroy(mdl_catalog *c)
+{
+    if (!c) return;
+    cJSON_Delete(c->root);
+    free(c->gpus);
+    free(c->gpu_json);
+    free(c->models);
+    free(c->model_json);
+    free(c);
+}
+
+int mdl_catalog_gpu_count(const mdl_catalog *c)
+{
+    return c->n_gpus;
+}
+
+const mdl_gpu *mdl_catalog_gpu_at(const mdl_catalog *c, int i)
+{
+    return &c->gpus[i];
+}
+
+const cJSON *mdl_catalog_gpu_json(const mdl_catalog *c, int i)
+{
+    return c->gpu_json[i];
+}
+
+const mdl_gpu *mdl_catalog_find_gpu(const mdl_catalog *c, const char *id)
+{
+    for (int i = 0; i < c->n_gpus; i++)
+        if (!strcmp(c->gpus[i].id, id)) return &c->gpus[i];
+    return NULL;
+}
+
+int mdl_catalog_model_count(const mdl_catalog *c)
+{
+    return c->n_models;
+}
+
+const mdl_model *mdl_catalog_model_at(const mdl_catalog *c, int i)
+{
+    return &c->models[i];
+}
+
+const cJSON *mdl_catalog_model_json(const mdl_catalog *c, int i)
+{
+    return c->model_json[i];
+}
+
+const mdl_model *mdl_catalog_find_model(const mdl_catalog *c, const char *id)
+{
+    for (int i = 0; i < c->n_models; i++)
+        if (!strcmp(c->models[i].id, id)) return &c->models[i];
+    return NULL;
+}

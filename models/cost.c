@@ -1,0 +1,186 @@
+/*
+ * cost.c: what one engine iteration costs.
+ *
+ * Physics first: every iteration has a FLOP count (2 x active parameters per
+ * token, plus 4 x layers x heads x head_dim per causal query-key pair of
+ * attention) and a byte count (the weights read once per iteration -- for MoE
+ * only the experts the iteration's tokens reach -- plus the KV cache read for
+ * every decoding context and written for every new token).  The roofline model
+ * takes the larger of compute time at mfu x peak and memory time at mbu x
+ * bandwidth, plus a fixed overhead.  The linear model is a teaching and
+ * queueing-check model whose time is set directly; it is still floored at the
+ * datasheet, so no model lets a simulated GPU beat its hardware.
+ */
+#include "mdl.h"
+
+#include <assert.h>
+#include <math.h>
+#include <string.h>
+
+static const util_field roofline_fields[] = {
+    {.key = "mfu", .type = UTIL_T_NUMBER, .min = 0, .max = 1, .flags = UTIL_MIN_EXCLUSIVE,
+     .doc = "fraction of peak FLOP/s reached (default: the GPU's catalog value)"},
+    {.key = "mbu", .type = UTIL_T_NUMBER, .min = 0, .max = 1, .flags = UTIL_MIN_EXCLUSIVE,
+     .doc = "fraction of peak bandwidth reached (default: the GPU's catalog value)"},
+    {.key = "iteration_overhead_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0, .max = 10,
+     .doc = "fixed cost added to every iteration (default: the GPU's catalog value)"},
+    {0},
+};
+
+static const util_field linear_fields[] = {
+    {.key = "iteration_s", .type = UTIL_T_NUMBER, .unit = "s", .def = "0", .min = 0, .max = 1e4,
+     .doc = "fixed cost of every iteration"},
+    {.key = "prefill_s_per_token", .type = UTIL_T_NUMBER, .unit = "s/token", .def = "0",
+     .min = 0, .max = 1e3, .doc = "cost per prompt token prefilled"},
+    {.key = "decode_step_s", .type = UTIL_T_NUMBER, .unit = "s", .def = "0", .min = 0,
+     .max = 1e4, .doc = "fixed cost of an iteration that decodes"},
+    {.key = "decode_s_per_seq", .type = UTIL_T_NUMBER, .unit = "s/sequence", .def = "0",
+     .min = 0, .max = 1e3, .doc = "cost per decoding sequence"},
+    {0},
+};
+
+static const util_variant cost_variants[] = {
+    {"roofline", roofline_fields, "compute- and bandwidth-bound from datasheet peaks"},
+    {"linear", linear_fields, "time set directly: fixed + per prompt token + per decoding sequence"},
+    {0},
+};
+
+const util_union mdl_cost_schema = {.tag = "kind", .def = "roofline", .variants = cost_variants};
+
+/* A roofline default comes from the GPU unless the scenario gave one; either
+ * way the value used is left in the JSON. */
+static double param_or(cJSON *obj, const char *key, double dflt)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (cJSON_IsNumber(v)) return v->valuedouble;
+    cJSON_AddNumberToObject(obj, key, dflt);
+    return dflt;
+}
+
+static void derive(mdl_cost *cm)
+{
+    const mdl_model *m = &cm->model;
+    cm->weight_bytes = mdl_model_weight_bytes(m);
+    cm->kv_bytes_per_token = mdl_model_kv_bytes_per_token(m);
+    cm->attn_flops_per_pair = 4.0 * m->layers * m->heads * m->head_dim;
+    if (m->experts > m->experts_active) {
+        cm->expert_params = (m->params - m->active_params) / (m->experts - m->experts_active);
+        cm->shared_params = m->active_params - m->experts_active * cm->expert_params;
+    } else {
+        cm->expert_params = 0;
+        cm->shared_params = m->params;
+    }
+}
+
+int mdl_cost_init(mdl_cost *cm, cJSON *obj, const mdl_gpu *gpu, const mdl_model *model,
+                  const char *path, util_diag *d)
+{
+    memset(cm, 0, sizeof *cm);
+    cm->gpu = *gpu;
+    cm->model = *model;
+    derive(cm);
+    const char *kind = cJSON_GetObjectItemCaseSensitive(obj, "kind")->valuestring;
+    if (!strcmp(kind, "roofline")) {
+        cm->kind = MDL_COST_ROOFLINE;
+        cm->mfu = param_or(obj, "mfu", gpu->mfu);
+        cm->mbu = param_or(obj, "mbu", gpu->mbu);
+        cm->overhead_s = param_or(obj, "iteration_overhead_s", gpu->overhead_s);
+    } else if (!strcmp(kind, "linear")) {
+        cm->kind = MDL_COST_LINEAR;
+        cm->iteration_s = param_or(obj, "iteration_s", 0);
+        cm->prefill_s_per_token = param_or(obj, "prefill_s_per_token", 0);
+        cm->decode_step_s = param_or(obj, "decode_step_s", 0);
+        cm->decode_s_per_seq = param_or(obj, "decode_s_per_seq", 0);
+    } else {
+        return util_diag_add(d, "%s.kind: unknown kind '%s'", path, kind);
+    }
+    return UTIL_OK;
+}
+
+/* Bytes of weights an iteration of `tokens` tokens reads.  A dense model reads
+ * all of them; an MoE layer reads only the experts some token was routed to,
+ * 1 - (1 - k/E)^tokens of them in expectation under uniform routing. */
+static double weights_read(const mdl_cost *cm, double tokens)
+{
+    if (cm->expert_params == 0 || tokens <= 0) return cm->shared_params * cm->model.bytes_per_param;
+    double k = cm->model.experts_active, e = cm->model.experts;
+    double reached = e * (1.0 - pow(1.0 - k / e, tokens));
+    return (cm->shared_params + cm->expert_params * reached) * cm->model.bytes_per_param;
+}
+
+typedef struct work {
+    double flops, bytes;
+} work;
+
+static work physics(const mdl_cost *cm, double tokens, double pairs, double kv_tokens)
+{
+    work w = {0, 0};
+    if (tokens <= 0) return w;
+    w.flops = 2.0 * cm->model.active_params * tokens + cm->attn_flops_per_pair * pairs;
+    w.bytes = weights_read(cm, tokens) + cm->kv_bytes_per_token * kv_tokens;
+    return w;
+}
+
+static double roofline_s(const mdl_cost *cm, work w, double mfu, double mbu)
+{
+    double tc = w.flops / (cm->gpu.flops * mfu);
+    double tm = w.bytes / (cm->gpu.mem_bw * mbu);
+    return tc > tm ? tc : tm;
+}
+
+/* Splits total between prefill and decode in proportion a : b. */
+static void apportion(mdl_step *out, double total, double a, double b)
+{
+    double share = (a + b > 0) ? a / (a + b) : 0.5;
+    out->time_s = total;
+    out->prefill_s = total * share;
+    out->decode_s = total - out->prefill_s;
+}
+
+void mdl_cost_step(const mdl_cost *cm, const mdl_batch *b, mdl_step *out)
+{
+    assert(b->prefill_tokens > 0 || b->n_decode > 0);
+    /* Prefill writes its prompt's KV; decode reads every context (which
+     * includes the token it writes). */
+    work pre = physics(cm, (double)b->prefill_tokens, b->prefill_pairs, (double)b->prefill_tokens);
+    work dec = physics(cm, b->n_decode, (double)b->decode_context, (double)b->decode_context);
+    work all = physics(cm, (double)b->prefill_tokens + b->n_decode,
+                       b->prefill_pairs + (double)b->decode_context,
+                       (double)(b->prefill_tokens + b->decode_context));
+    out->flops = all.flops;
+    out->bytes = all.bytes;
+    double floor_s = roofline_s(cm, all, 1.0, 1.0);
+
+    if (cm->kind == MDL_COST_ROOFLINE) {
+        double t = roofline_s(cm, all, cm->mfu, cm->mbu) + cm->overhead_s;
+        apportion(out, t, roofline_s(cm, pre, cm->mfu, cm->mbu),
+                  roofline_s(cm, dec, cm->mfu, cm->mbu));
+        return;
+    }
+    double p = cm->prefill_s_per_token * (double)b->prefill_tokens;
+    double q = b->n_decode ? cm->decode_step_s + cm->decode_s_per_seq * b->n_decode : 0;
+    double t = cm->iteration_s + p + q;
+    if (p + q <= 0) { /* only a fixed cost: split by the physics instead */
+        p = roofline_s(cm, pre, 1.0, 1.0);
+        q = roofline_s(cm, dec, 1.0, 1.0);
+    }
+    apportion(out, t > floor_s ? t : floor_s, p, q);
+}
+
+int mdl_kv_capacity_tokens(const mdl_gpu *gpu, const mdl_model *m, double mem_util,
+                           const char *path, int64_t *out, util_diag *d)
+{
+    double usable = gpu->mem_bytes * mem_util;
+    double weights = mdl_model_weight_bytes(m);
+    double kv = mdl_model_kv_bytes_per_token(m);
+    double tokens = floor((usable - weights) / kv);
+    if (tokens < 1)
+        return util_diag_add(d,
+                             "%s: %s weights (%.1f GB) do not fit in %s memory at "
+                             "gpu_memory_utilization %g (%.1f GB usable), with room for a KV "
+                             "cache: short by %.1f GB",
+                             path, m->id, weights / 1e9, gpu->id, mem_util, usable / 1e9,
+                             (weights + kv - usable) / 1e9);
+    *out = (int64_t)tokens;
+    return UTIL_OK;
+}

@@ -1,0 +1,139 @@
+/*
+ * mdl: hardware, LLM architectures, and what one engine iteration costs.
+ *
+ * The catalog is JSON data (models/catalog.json, compiled into the program and
+ * installed beside it) of GPUs and models with the source of every figure.
+ * mdl_gpu and mdl_model are plain records in SI units (FLOP/s, bytes, B/s, W,
+ * s); the catalog file uses the units of datasheets (TFLOP/s, GiB, TB/s) and
+ * the loader converts.
+ *
+ * A cost model turns one iteration -- these prompts being prefilled, these
+ * sequences decoding one token each -- into seconds, and says how many FLOPs
+ * and bytes it moved.  It knows nothing of queues or time: the engine hands
+ * it an mdl_batch of aggregates (counts and sums, never per-token lists), so
+ * costing an iteration of any batch size is O(1).  Every model is held to the
+ * datasheet: no iteration is shorter than its FLOPs at peak compute or its
+ * bytes at peak bandwidth.
+ */
+#ifndef MDL_H
+#define MDL_H
+
+#include <stdint.h>
+
+#include "util.h"
+
+typedef struct mdl_gpu {
+    char id[32];
+    char name[64];
+    double flops;         /* dense BF16 FLOP/s */
+    double mem_bytes;     /* device memory, bytes */
+    double mem_bw;        /* memory bandwidth, B/s */
+    double link_bw;       /* scale-up interconnect (NVLink, Infinity Fabric, PCIe), B/s aggregate */
+    double pcie_bw;       /* host link, B/s per direction */
+    double tdp_w, idle_w; /* board power limit and idle draw, W */
+    double usd_per_hour;  /* default on-demand price per GPU-hour */
+    double mfu, mbu;      /* default achievable fractions of peak compute and bandwidth */
+    double overhead_s;    /* default fixed cost of one iteration (launches, scheduling), s */
+} mdl_gpu;
+
+typedef struct mdl_model {
+    char id[32];
+    char name[64];
+    int layers, hidden, heads, kv_heads, head_dim, ffn, vocab;
+    int max_context;          /* tokens */
+    int experts, experts_active; /* 1, 1 for dense models */
+    double params, active_params; /* parameters in total and used per token */
+    double bytes_per_param;   /* weights and KV cache (2 for BF16/FP16) */
+} mdl_model;
+
+/* Derived sizes. */
+double mdl_model_weight_bytes(const mdl_model *m);
+double mdl_model_kv_bytes_per_token(const mdl_model *m);
+
+/* ---- catalog ---- */
+
+typedef struct mdl_catalog mdl_catalog;
+
+/* The catalog compiled into the program. */
+int mdl_catalog_load_default(mdl_catalog **out, util_diag *d);
+/* A catalog from JSON text; origin names it in error messages. */
+int mdl_catalog_load_json(const char *text, const char *origin, mdl_catalog **out, util_diag *d);
+void mdl_catalog_destroy(mdl_catalog *c);
+
+int mdl_catalog_gpu_count(const mdl_catalog *c);
+const mdl_gpu *mdl_catalog_gpu_at(const mdl_catalog *c, int i);
+const mdl_gpu *mdl_catalog_find_gpu(const mdl_catalog *c, const char *id);
+int mdl_catalog_model_count(const mdl_catalog *c);
+const mdl_model *mdl_catalog_model_at(const mdl_catalog *c, int i);
+const mdl_model *mdl_catalog_find_model(const mdl_catalog *c, const char *id);
+/* The catalog entry as JSON (with its sources), for `servesim catalog --json`. */
+const cJSON *mdl_catalog_gpu_json(const mdl_catalog *c, int i);
+const cJSON *mdl_catalog_model_json(const mdl_catalog *c, int i);
+
+/* Schemas of one GPU and one model record (catalog entries and inline
+ * scenario objects), and the records from validated JSON. */
+extern const util_field mdl_gpu_fields[];
+extern const util_field mdl_model_fields[];
+void mdl_gpu_from_json(const cJSON *obj, mdl_gpu *out);
+void mdl_model_from_json(const cJSON *obj, mdl_model *out);
+
+/* Checks for the scenario schema: a string must name a catalog entry; ctx is
+ * the mdl_catalog. */
+int mdl_check_gpu_id(cJSON *item, const char *path, void *ctx, util_diag *d);
+int mdl_check_model_id(cJSON *item, const char *path, void *ctx, util_diag *d);
+
+/* ---- cost models ---- */
+
+/* One iteration, as aggregates.  A prefill chunk of c tokens after p tokens
+ * already cached has c*(p + (c+1)/2) causal query-key pairs; a whole prompt of
+ * L tokens has L*(L+1)/2.  A decoding sequence of context n attends n keys. */
+typedef struct mdl_batch {
+    int32_t n_prefill;      /* sequences with prompt tokens in this iteration */
+    int64_t prefill_tokens; /* sum of their prompt tokens */
+    double prefill_sq;      /* sum of squared prompt tokens */
+    double prefill_pairs;   /* sum of causal attention pairs of those tokens */
+    int32_t n_decode;       /* sequences producing one token each */
+    int64_t decode_context; /* sum of their contexts, tokens (each including the new token) */
+} mdl_batch;
+
+/* What one iteration took. */
+typedef struct mdl_step {
+    double time_s;    /* duration, including fixed overhead */
+    double prefill_s; /* the part of time_s spent on prefill work */
+    double decode_s;  /* the part spent on decode work (prefill_s + decode_s == time_s) */
+    double flops;     /* FLOPs performed */
+    double bytes;     /* bytes moved to and from device memory */
+} mdl_step;
+
+typedef enum mdl_cost_kind { MDL_COST_ROOFLINE, MDL_COST_LINEAR } mdl_cost_kind;
+
+typedef struct mdl_cost {
+    mdl_cost_kind kind;
+    mdl_gpu gpu;
+    mdl_model model;
+    /* roofline */
+    double mfu, mbu, overhead_s;
+    /* linear */
+    double iteration_s, prefill_s_per_token, decode_step_s, decode_s_per_seq;
+    /* derived once so that a step is a handful of multiplications */
+    double weight_bytes, kv_bytes_per_token, attn_flops_per_pair;
+    double shared_params, expert_params; /* MoE split of the weights */
+} mdl_cost;
+
+/* `cluster.cost_model`: a union tagged by "kind". */
+extern const util_union mdl_cost_schema;
+
+/* Builds a cost model from a validated cost_model object.  Defaults that come
+ * from the GPU (mfu, mbu, iteration_overhead_s) are written into obj, so the
+ * stored scenario shows the numbers the run used. */
+int mdl_cost_init(mdl_cost *cm, cJSON *obj, const mdl_gpu *gpu, const mdl_model *model,
+                  const char *path, util_diag *d);
+void mdl_cost_step(const mdl_cost *cm, const mdl_batch *b, mdl_step *out);
+
+/* KV-cache capacity in tokens of one GPU holding the whole model at the given
+ * memory utilisation; fails (naming path and the shortfall in GB) when the
+ * weights leave no room for a KV cache. */
+int mdl_kv_capacity_tokens(const mdl_gpu *gpu, const mdl_model *m, double mem_util,
+                           const char *path, int64_t *out, util_diag *d);
+
+#endif /* MDL_H */

@@ -1,0 +1,374 @@
+/*
+ * recorder.c: the SQLite sink.  Every request becomes a row of `requests`,
+ * every replica a row of `replicas`, every run a row of `runs`; the view
+ * `request_metrics` defines the per-request metrics once, in SQL, for the
+ * analysis and for users.
+ *
+ * A run is one transaction.  Rows are streamed through prepared statements as
+ * requests finish (SQLite spills dirty pages to the file, so memory does not
+ * grow with the run), and the commit at the end makes the run appear whole.
+ * Should anything fail, the rollback leaves an existing database exactly as
+ * it was and a database this run created is removed.  Ctrl-C is not a
+ * failure: the engine stops, the rows so far are committed and the run is
+ * marked interrupted.
+ */
+#include "sim.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef SERVESIM_VERSION
+#define SERVESIM_VERSION "unknown"
+#endif
+
+/* "Serv" in the database header: marks a file as a servesim database. */
+#define APPLICATION_ID 0x53657276
+#define SCHEMA_VERSION 1
+
+static const char schema_sql[] =
+    "CREATE TABLE runs ("
+    "  id INTEGER PRIMARY KEY,"
+    "  name TEXT NOT NULL,"
+    "  seed INTEGER NOT NULL,"
+    "  scenario TEXT NOT NULL,"
+    "  version TEXT NOT NULL,"
+    "  started_at TEXT NOT NULL,"
+    "  status TEXT NOT NULL,"
+    "  sim_end_s REAL,"
+    "  wall_s REAL,"
+    "  events INTEGER);"
+    "CREATE TABLE requests ("
+    "  run_id INTEGER NOT NULL REFERENCES runs(id),"
+    "  id INTEGER NOT NULL,"
+    "  replica INTEGER,"
+    "  class TEXT,"
+    "  task_id INTEGER,"
+    "  call_index INTEGER,"
+    "  arrival_s REAL NOT NULL,"
+    "  enqueue_s REAL,"
+    "  first_scheduled_s REAL,"
+    "  first_token_s REAL,"
+    "  finish_s REAL,"
+    "  prompt_tokens INTEGER NOT NULL,"
+    "  output_tokens INTEGER NOT NULL,"
+    "  preemptions INTEGER NOT NULL,"
+    "  slow INTEGER NOT NULL,"
+    "  status TEXT NOT NULL,"
+    "  PRIMARY KEY (run_id, id));"
+    "CREATE TABLE replicas ("
+    "  run_id INTEGER NOT NULL REFERENCES runs(id),"
+    "  replica INTEGER NOT NULL,"
+    "  gpu TEXT NOT NULL,"
+    "  model TEXT NOT NULL,"
+    "  busy_s REAL NOT NULL,"
+    "  prefill_s REAL NOT NULL,"
+    "  decode_s REAL NOT NULL,"
+    "  iterations INTEGER NOT NULL,"
+    "  flops REAL NOT NULL,"
+    "  bytes REAL NOT NULL,"
+    "  batch_seq_s REAL NOT NULL,"
+    "  kv_capacity_tokens INTEGER NOT NULL,"
+    "  kv_peak_tokens INTEGER NOT NULL,"
+    "  peak_flops REAL NOT NULL,"
+    "  peak_bw REAL NOT NULL,"
+    "  PRIMARY KEY (run_id, replica));"
+    "CREATE VIEW request_metrics AS SELECT"
+    "  run_id, id, replica, class, status, arrival_s, prompt_tokens, output_tokens,"
+    "  first_token_s - arrival_s AS ttft_s,"
+    "  CASE WHEN output_tokens >= 2"
+    "       THEN (finish_s - first_token_s) / (output_tokens - 1) END AS tpot_s,"
+    "  (finish_s - arrival_s) / output_tokens AS tpot_incl_ttft_s,"
+    "  finish_s - arrival_s AS e2e_s,"
+    "  first_scheduled_s - enqueue_s AS queue_s"
+    "  FROM requests;";
+
+struct sim_recorder {
+    sqlite3 *db;
+    char *path;
+    bool created;     /* this recorder made the file: remove it if the run fails */
+    bool need_schema; /* empty database: create the tables in the run's transaction */
+    bool in_txn;
+    int64_t run_id;
+    sqlite3_stmt *ins_request, *ins_replica;
+    char *error; /* message of a failed sink callback */
+};
+
+static int db_fail(sim_recorder *r, util_diag *d, const char *what)
+{
+    return util_diag_fail(d, "%s: %s: %s", r->path, what, sqlite3_errmsg(r->db));
+}
+
+static int exec(sim_recorder *r, const char *sql, util_diag *d)
+{
+    if (sqlite3_exec(r->db, sql, NULL, NULL, NULL) == SQLITE_OK) return UTIL_OK;
+    return db_fail(r, d, "SQLite error");
+}
+
+static int64_t query_int(sqlite3 *db, const char *sql, int *rc)
+{
+    sqlite3_stmt *st;
+    int64_t v = 0;
+    *rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    if (*rc == SQLITE_OK) {
+        *rc = sqlite3_step(st);
+        if (*rc == SQLITE_ROW) {
+            v = sqlite3_column_int64(st, 0);
+            *rc = SQLITE_OK;
+        }
+    }
+    sqlite3_finalize(st);
+    return v;
+}
+
+/* Decides, reading only, whether an existing file may take a new run. */
+static int check_existing(sim_recorder *r, util_diag *d)
+{
+    int rc;
+    int64_t tables = query_int(r->db, "SELECT count(*) FROM sqlite_master", &rc);
+    if (rc == SQLITE_NOTADB)
+        return util_diag_add(d, "%s: not a SQLite database (left untouched)", r->path);
+    if (rc != SQLITE_OK) return db_fail(r, d, "cannot read");
+    int64_t app = query_int(r->db, "PRAGMA application_id", &rc);
+    int64_t version = query_int(r->db, "PRAGMA user_version", &rc);
+    if (app != APPLICATION_ID) {
+        if (tables > 0)
+            return util_diag_add(d, "%s: a SQLite database of another program, not servesim "
+                                    "(left untouched)", r->path);
+        r->need_schema = true;
+    } else if (version > SCHEMA_VERSION) {
+        return util_diag_add(d, "%s: written by a newer servesim (schema %lld, this one reads %d)",
+                             r->path, (long long)version, SCHEMA_VERSION);
+    }
+    return UTIL_OK;
+}
+
+int sim_recorder_open(const char *path, sim_recorder **out, util_diag *d)
+{
+    struct stat st;
+    bool exists = stat(path, &st) == 0;
+    if (exists && !S_ISREG(st.st_mode)) return util_diag_add(d, "%s: not a regular file", path);
+    sim_recorder *r = util_xcalloc(1, sizeof *r);
+    r->path = util_xstrdup(path);
+    r->created = !exists;
+    r->need_schema = !exists;
+    int flags = SQLITE_OPEN_READWRITE | (exists ? 0 : SQLITE_OPEN_CREATE);
+    int rc = UTIL_OK;
+    if (sqlite3_open_v2(path, &r->db, flags, NULL) != SQLITE_OK) {
+        rc = util_diag_add(d, "%s: cannot open: %s", path,
+                           r->db ? sqlite3_errmsg(r->db) : strerror(errno));
+        goto fail;
+    }
+    sqlite3_busy_timeout(r->db, 10000);
+    if (exists && (rc = check_existing(r, d))) goto fail;
+    *out = r;
+    return UTIL_OK;
+fail:
+    sim_recorder_abort(r);
+    sim_recorder_close(r);
+    return rc;
+}
+
+static void utc_now(char *buf, size_t n)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static int prepare(sim_recorder *r, util_diag *d)
+{
+    static const char req[] = "INSERT INTO requests (run_id, id, replica, class, task_id, "
+                              "call_index, arrival_s, enqueue_s, first_scheduled_s, "
+                              "first_token_s, finish_s, prompt_tokens, output_tokens, "
+                              "preemptions, slow, status) VALUES "
+                              "(?1, ?2, ?3, NULL, NULL, NULL, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+                              "?12, ?13)";
+    static const char rep[] = "INSERT INTO replicas VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
+                              "?10, ?11, ?12, ?13, ?14, ?15)";
+    if (sqlite3_prepare_v2(r->db, req, -1, &r->ins_request, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(r->db, rep, -1, &r->ins_replica, NULL) != SQLITE_OK)
+        return db_fail(r, d, "cannot prepare");
+    return UTIL_OK;
+}
+
+static int insert_run(sim_recorder *r, const sim_scenario *sc, util_diag *d)
+{
+    char started[32];
+    utc_now(started, sizeof started);
+    char *scenario = cJSON_PrintUnformatted(sc->json);
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(r->db,
+                                "INSERT INTO runs (name, seed, scenario, version, started_at, "
+                                "status) VALUES (?1, ?2, ?3, ?4, ?5, 'running')",
+                                -1, &st, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, sc->name, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, (sqlite3_int64)sc->seed);
+        sqlite3_bind_text(st, 3, scenario, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 4, SERVESIM_VERSION, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 5, started, -1, SQLITE_STATIC);
+        rc = sqlite3_step(st);
+    }
+    sqlite3_finalize(st);
+    free(scenario);
+    if (rc != SQLITE_DONE) return db_fail(r, d, "cannot record the run");
+    r->run_id = sqlite3_last_insert_rowid(r->db);
+    return UTIL_OK;
+}
+
+int sim_recorder_begin(sim_recorder *r, const sim_scenario *sc, int64_t *run_id, util_diag *d)
+{
+    int rc = exec(r, "BEGIN IMMEDIATE", d);
+    if (rc) return rc;
+    r->in_txn = true;
+    if (r->need_schema) {
+        char *pragmas = util_xasprintf("PRAGMA application_id = %d; PRAGMA user_version = %d;",
+                                       APPLICATION_ID, SCHEMA_VERSION);
+        rc = exec(r, pragmas, d);
+        free(pragmas);
+        if (!rc) rc = exec(r, schema_sql, d);
+        if (rc) return rc;
+    }
+    if ((rc = insert_run(r, sc, d)) || (rc = prepare(r, d))) return rc;
+    *run_id = r->run_id;
+    return UTIL_OK;
+}
+
+static void bind_time(sqlite3_stmt *st, int i, double s)
+{
+    if (isnan(s)) sqlite3_bind_null(st, i);
+    else sqlite3_bind_double(st, i, s);
+}
+
+static int step_reset(sim_recorder *r, sqlite3_stmt *st)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc == SQLITE_DONE) return 0;
+    free(r->error);
+    r->error = util_xasprintf("%s: cannot write: %s", r->path, sqlite3_errmsg(r->db));
+    return -1;
+}
+
+static int put_request(void *ctx, const sim_request_row *row)
+{
+    sim_recorder *r = ctx;
+    sqlite3_stmt *st = r->ins_request;
+    sqlite3_bind_int64(st, 1, r->run_id);
+    sqlite3_bind_int64(st, 2, row->id);
+    if (row->replica < 0) sqlite3_bind_null(st, 3);
+    else sqlite3_bind_int(st, 3, row->replica);
+    bind_time(st, 4, row->arrival_s);
+    bind_time(st, 5, row->enqueue_s);
+    bind_time(st, 6, row->first_scheduled_s);
+    bind_time(st, 7, row->first_token_s);
+    bind_time(st, 8, row->finish_s);
+    sqlite3_bind_int(st, 9, row->prompt_tokens);
+    sqlite3_bind_int(st, 10, row->output_tokens);
+    sqlite3_bind_int(st, 11, row->preemptions);
+    sqlite3_bind_int(st, 12, row->slow);
+    sqlite3_bind_text(st, 13, row->status, -1, SQLITE_STATIC);
+    return step_reset(r, st);
+}
+
+static int put_replica(void *ctx, const sim_replica_row *row)
+{
+    sim_recorder *r = ctx;
+    sqlite3_stmt *st = r->ins_replica;
+    sqlite3_bind_int64(st, 1, r->run_id);
+    sqlite3_bind_int(st, 2, row->replica);
+    sqlite3_bind_text(st, 3, row->gpu, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 4, row->model, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_double(st, 5, row->busy_s);
+    sqlite3_bind_double(st, 6, row->prefill_s);
+    sqlite3_bind_double(st, 7, row->decode_s);
+    sqlite3_bind_int64(st, 8, row->iterations);
+    sqlite3_bind_double(st, 9, row->flops);
+    sqlite3_bind_double(st, 10, row->bytes);
+    sqlite3_bind_double(st, 11, row->batch_seq_s);
+    sqlite3_bind_int64(st, 12, row->kv_capacity_tokens);
+    sqlite3_bind_int64(st, 13, row->kv_peak_tokens);
+    sqlite3_bind_double(st, 14, row->peak_flops);
+    sqlite3_bind_double(st, 15, row->peak_bw);
+    return step_reset(r, st);
+}
+
+sim_sink sim_recorder_sink(sim_recorder *r)
+{
+    return (sim_sink){.ctx = r, .request = put_request, .replica = put_replica};
+}
+
+const char *sim_recorder_error(const sim_recorder *r)
+{
+    return r->error ? r->error : "no error";
+}
+
+static void finalize(sim_recorder *r)
+{
+    sqlite3_finalize(r->ins_request);
+    sqlite3_finalize(r->ins_replica);
+    r->ins_request = r->ins_replica = NULL;
+}
+
+int sim_recorder_finish(sim_recorder *r, const char *status, double sim_end_s, double wall_s,
+                        int64_t events, util_diag *d)
+{
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(r->db,
+                                "UPDATE runs SET status = ?1, sim_end_s = ?2, wall_s = ?3, "
+                                "events = ?4 WHERE id = ?5",
+                                -1, &st, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, status, -1, SQLITE_STATIC);
+        sqlite3_bind_double(st, 2, sim_end_s);
+        sqlite3_bind_double(st, 3, wall_s);
+        sqlite3_bind_int64(st, 4, events);
+        sqlite3_bind_int64(st, 5, r->run_id);
+        rc = sqlite3_step(st);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return db_fail(r, d, "cannot record the run's end");
+    finalize(r);
+    if ((rc = exec(r, "COMMIT", d))) return rc;
+    r->in_txn = false;
+    r->created = false; /* committed: the file is the user's now */
+    return UTIL_OK;
+}
+
+void sim_recorder_abort(sim_recorder *r)
+{
+    if (!r) return;
+    finalize(r);
+    if (r->in_txn) sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
+    r->in_txn = false;
+    if (r->created) {
+        sqlite3_close(r->db);
+        r->db = NULL;
+        unlink(r->path);
+        char *journal = util_xasprintf("%s-journal", r->path);
+        unlink(journal);
+        free(journal);
+        r->created = false;
+    }
+}
+
+sqlite3 *sim_recorder_db(sim_recorder *r)
+{
+    return r->db;
+}
+
+void sim_recorder_close(sim_recorder *r)
+{
+    if (!r) return;
+    finalize(r);
+    sqlite3_close(r->db);
+    free(r->path);
+    free(r->error);
+    free(r);
+}

@@ -1,0 +1,136 @@
+/*
+ * sim: the discrete-event engine of a serving cluster.
+ *
+ * A sim_scenario is a validated scenario file: the effective JSON (defaults
+ * and overrides applied, kept for the record) plus the typed values the
+ * engine runs on.  A sim_engine runs one scenario once: requests arrive from a
+ * workloads/ source, a router sends each to a replica, and every replica runs
+ * iteration-level (continuous) batching, asking models/ what each iteration
+ * costs.  The engine computes no metric.  It emits facts -- one row per
+ * request, one per replica -- through a sim_sink; the recorder is the sink
+ * that streams them into SQLite, and analysis/ derives every metric from
+ * there.
+ *
+ * Time is int64 nanoseconds inside the engine and seconds (double) in rows.
+ * A run is deterministic: the same scenario and seed give identical rows.
+ * Nothing here is process-global, so several engines may run in one process.
+ */
+#ifndef SIM_H
+#define SIM_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+#include "mdl.h"
+#include "util.h"
+#include "wl.h"
+
+/* ---- scenario ---- */
+
+typedef struct sim_scenario {
+    cJSON *json; /* the effective scenario; owned */
+    const char *name;
+    uint64_t seed;
+    int64_t stop_requests;  /* arrivals stop after this many; 0: no limit */
+    double stop_duration_s; /* arrivals stop at this time; 0: no limit */
+    double warmup_s;
+    int replicas;
+    int max_batch;              /* sequences in one iteration */
+    int64_t max_batched_tokens; /* prompt tokens prefilled in one iteration */
+    double gpu_memory_utilization;
+    int64_t kv_capacity_tokens; /* per replica */
+    mdl_cost cost;              /* holds the GPU and the model */
+    wl_spec workload;
+} sim_scenario;
+
+extern const util_field sim_scenario_fields[];
+
+/* Validates root against the scenario schema (collecting every error),
+ * fills defaults, and builds the typed scenario.  Takes ownership of root in
+ * every case.  Returns 0 or UTIL_EINPUT with messages in d. */
+int sim_scenario_load(cJSON *root, const mdl_catalog *catalog, sim_scenario *out, util_diag *d);
+void sim_scenario_fini(sim_scenario *sc);
+
+/* ---- the facts a run emits ---- */
+
+/* Request outcome, the `status` column. */
+#define SIM_COMPLETED "completed"
+#define SIM_REJECTED "rejected"     /* can never fit this replica; refused at arrival */
+#define SIM_UNFINISHED "unfinished" /* still in flight when the run was interrupted */
+
+typedef struct sim_request_row {
+    int64_t id;
+    int replica; /* -1 when it never reached one */
+    const char *status;
+    double arrival_s, enqueue_s, first_scheduled_s, first_token_s, finish_s; /* NAN: never */
+    int32_t prompt_tokens, output_tokens;
+    int32_t preemptions;
+    int slow;
+} sim_request_row;
+
+typedef struct sim_replica_row {
+    int replica;
+    const char *gpu, *model;
+    double busy_s, prefill_s, decode_s;
+    int64_t iterations;
+    double flops, bytes;   /* performed over the run */
+    double batch_seq_s;    /* integral of sequences in the running iteration over busy time */
+    int64_t kv_capacity_tokens, kv_peak_tokens;
+    double peak_flops, peak_bw; /* datasheet peaks, for MFU and MBU */
+} sim_replica_row;
+
+/* Where facts go.  A callback returning non-zero stops the run (the sink
+ * keeps its own error message). */
+typedef struct sim_sink {
+    void *ctx;
+    int (*request)(void *ctx, const sim_request_row *row);
+    int (*replica)(void *ctx, const sim_replica_row *row);
+} sim_sink;
+
+/* ---- engine ---- */
+
+typedef struct sim_engine sim_engine;
+
+typedef struct sim_progress {
+    double sim_s;
+    int64_t arrived, done, events;
+} sim_progress;
+
+typedef void (*sim_progress_fn)(const sim_progress *p, void *arg);
+
+/* The scenario must outlive the engine. */
+sim_engine *sim_engine_create(const sim_scenario *sc, const sim_sink *sink);
+void sim_engine_destroy(sim_engine *e);
+/* Runs to the end, or until *stop becomes non-zero (checked before every
+ * event), calling progress every few thousand events.  Returns 0, UTIL_EINTR
+ * when stopped (in-flight requests are emitted as unfinished), or UTIL_EFAIL
+ * when the sink failed. */
+int sim_engine_run(sim_engine *e, const volatile sig_atomic_t *stop, sim_progress_fn progress,
+                   void *arg);
+void sim_engine_progress(const sim_engine *e, sim_progress *out);
+
+/* ---- recorder: the SQLite sink ---- */
+
+typedef struct sim_recorder sim_recorder;
+
+/* Opens or creates a servesim database.  A file that is not SQLite, or a
+ * SQLite database of some other program, is refused (UTIL_EINPUT) and left
+ * untouched.  Nothing is written until sim_recorder_begin. */
+int sim_recorder_open(const char *path, sim_recorder **out, util_diag *d);
+/* Starts a run: one transaction holds the whole run, so a run is recorded
+ * whole or not at all and a failure leaves the database as it was. */
+int sim_recorder_begin(sim_recorder *r, const sim_scenario *sc, int64_t *run_id, util_diag *d);
+sim_sink sim_recorder_sink(sim_recorder *r);
+/* Marks the run (status "completed", "interrupted" or "failed") and commits. */
+int sim_recorder_finish(sim_recorder *r, const char *status, double sim_end_s, double wall_s,
+                        int64_t events, util_diag *d);
+/* Rolls the run back; a database file this recorder created is removed. */
+void sim_recorder_abort(sim_recorder *r);
+/* The message of a failed sink callback. */
+const char *sim_recorder_error(const sim_recorder *r);
+sqlite3 *sim_recorder_db(sim_recorder *r);
+void sim_recorder_close(sim_recorder *r);
+
+#endif /* SIM_H */

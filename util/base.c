@@ -1,0 +1,219 @@
+/*
+ * base.c: allocation wrapper, diagnostics, file reading, typo suggestions and
+ * random streams -- the parts of util that have no JSON in them.
+ */
+#include "util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void oom(size_t n)
+{
+    fprintf(stderr, "servesim: out of memory allocating %zu bytes\n", n);
+    abort();
+}
+
+void *util_xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) oom(n);
+    return p;
+}
+
+void *util_xcalloc(size_t count, size_t size)
+{
+    void *p = calloc(count ? count : 1, size ? size : 1);
+    if (!p) oom(count * size);
+    return p;
+}
+
+void *util_xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q) oom(n);
+    return q;
+}
+
+char *util_xstrdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    return memcpy(util_xmalloc(n), s, n);
+}
+
+char *util_xvasprintf(const char *fmt, va_list ap)
+{
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (n < 0) n = 0;
+    char *s = util_xmalloc((size_t)n + 1);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    return s;
+}
+
+char *util_xasprintf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = util_xvasprintf(fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+/* ---- diagnostics ---- */
+
+void util_diag_init(util_diag *d)
+{
+    memset(d, 0, sizeof *d);
+}
+
+void util_diag_clear(util_diag *d)
+{
+    for (int i = 0; i < d->count; i++) free(d->msgs[i]);
+    d->count = 0;
+}
+
+void util_diag_fini(util_diag *d)
+{
+    if (!d) return;
+    util_diag_clear(d);
+    free(d->msgs);
+    memset(d, 0, sizeof *d);
+}
+
+static void diag_push(util_diag *d, char *msg)
+{
+    if (d->count == d->cap) {
+        d->cap = d->cap ? 2 * d->cap : 8;
+        d->msgs = util_xrealloc(d->msgs, (size_t)d->cap * sizeof *d->msgs);
+    }
+    d->msgs[d->count++] = msg;
+}
+
+int util_diag_add(util_diag *d, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    diag_push(d, util_xvasprintf(fmt, ap));
+    va_end(ap);
+    return UTIL_EINPUT;
+}
+
+int util_diag_fail(util_diag *d, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    diag_push(d, util_xvasprintf(fmt, ap));
+    va_end(ap);
+    return UTIL_EFAIL;
+}
+
+void util_diag_print(const util_diag *d, FILE *f, const char *prefix)
+{
+    for (int i = 0; i < d->count; i++) fprintf(f, "%s: %s\n", prefix, d->msgs[i]);
+}
+
+/* ---- files ---- */
+
+int util_read_file(const char *path, char **out, size_t *len, util_diag *d)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return util_diag_add(d, "%s: cannot open: %s", path, strerror(errno));
+    size_t cap = 4096, n = 0;
+    char *buf = util_xmalloc(cap);
+    for (;;) {
+        size_t got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+        if (got == 0) break;
+        if (cap - n - 1 == 0) buf = util_xrealloc(buf, cap *= 2);
+    }
+    int err = ferror(f);
+    fclose(f);
+    if (err) {
+        free(buf);
+        return util_diag_add(d, "%s: read error", path);
+    }
+    buf[n] = '\0';
+    *out = buf;
+    if (len) *len = n;
+    return UTIL_OK;
+}
+
+/* ---- typo suggestions ---- */
+
+/* Optimal string alignment distance (Levenshtein plus adjacent swaps), the
+ * measure git and redis use for "did you mean". */
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 64 || lb > 64) return (size_t)-1;
+    size_t dp[65][65];
+    for (size_t i = 0; i <= la; i++) dp[i][0] = i;
+    for (size_t j = 0; j <= lb; j++) dp[0][j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        for (size_t j = 1; j <= lb; j++) {
+            size_t cost = a[i - 1] != b[j - 1];
+            size_t best = dp[i - 1][j] + 1;
+            if (dp[i][j - 1] + 1 < best) best = dp[i][j - 1] + 1;
+            if (dp[i - 1][j - 1] + cost < best) best = dp[i - 1][j - 1] + cost;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                dp[i - 2][j - 2] + 1 < best)
+                best = dp[i - 2][j - 2] + 1;
+            dp[i][j] = best;
+        }
+    }
+    return dp[la][lb];
+}
+
+const char *util_closest(const char *word, const char *const *candidates)
+{
+    const char *best = NULL;
+    size_t best_d = (size_t)-1;
+    for (; *candidates; candidates++) {
+        size_t dist = edit_distance(word, *candidates);
+        if (dist < best_d) {
+            best_d = dist;
+            best = *candidates;
+        }
+    }
+    /* A third of the word's length (at least 1, at most 3 edits) is a typo;
+     * more than that is a different word and a suggestion would mislead. */
+    size_t limit = strlen(word) / 3;
+    if (limit < 1) limit = 1;
+    if (limit > 3) limit = 3;
+    return best_d <= limit ? best : NULL;
+}
+
+double util_wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ---- random streams ---- */
+
+/* MurmurHash3's 64-bit finaliser: a bijection that spreads every input bit
+ * over the output, so neighbouring (seed, stream) pairs give unrelated seeds. */
+uint64_t util_mix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= UINT64_C(0xff51afd7ed558ccd);
+    x ^= x >> 33;
+    x *= UINT64_C(0xc4ceb9fe1a85ec53);
+    x ^= x >> 33;
+    return x;
+}
+
+gsl_rng *util_rng_stream(uint64_t master_seed, uint64_t stream_id)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!r) oom(sizeof(gsl_rng));
+    uint64_t s = util_mix64(master_seed ^ util_mix64(stream_id + UINT64_C(0x9e3779b97f4a7c15)));
+    /* MT19937 takes a 32-bit seed: fold the high half in rather than drop it. */
+    gsl_rng_set(r, (unsigned long)((s ^ (s >> 32)) & 0xffffffffu));
+    return r;
+}

@@ -1,0 +1,358 @@
+/*
+ * schema.c: the table-driven validator.  One walk over a cJSON object checks
+ * every key against its util_field, collects all errors (so a user fixes a
+ * scenario in one pass, not one error per run), suggests the closest key for
+ * a misspelt one, and writes defaults into the object so that what remains is
+ * the effective configuration stored with the run.
+ */
+#include "util.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_LISTS 3
+#define MAX_KEYS 128
+
+static char *join(const char *path, const char *key)
+{
+    return *path ? util_xasprintf("%s.%s", path, key) : util_xstrdup(key);
+}
+
+static const char *kind_of(const cJSON *v)
+{
+    if (cJSON_IsNumber(v)) return "a number";
+    if (cJSON_IsString(v)) return "a string";
+    if (cJSON_IsBool(v)) return "a boolean";
+    if (cJSON_IsNull(v)) return "null";
+    if (cJSON_IsArray(v)) return "an array";
+    if (cJSON_IsObject(v)) return "an object";
+    return "an invalid value";
+}
+
+static const char *expected(util_type t)
+{
+    switch (t) {
+    case UTIL_T_NUMBER: return "a number";
+    case UTIL_T_INTEGER: return "a whole number";
+    case UTIL_T_STRING: return "a string";
+    case UTIL_T_BOOL: return "true or false";
+    case UTIL_T_OBJECT:
+    case UTIL_T_UNION: return "an object";
+    case UTIL_T_NAME_OR_OBJECT: return "a name or an object";
+    }
+    return "?";
+}
+
+/* "a, b, c" from a NULL-terminated list. */
+static char *list_words(const char *const *words)
+{
+    size_t n = 1;
+    for (const char *const *w = words; *w; w++) n += strlen(*w) + 2;
+    char *s = util_xmalloc(n);
+    s[0] = '\0';
+    for (const char *const *w = words; *w; w++) {
+        if (w != words) strcat(s, ", ");
+        strcat(s, *w);
+    }
+    return s;
+}
+
+int util_diag_unknown(util_diag *d, const char *path, const char *what, const char *word,
+                      const char *const *known)
+{
+    const char *near = util_closest(word, known);
+    char *all = list_words(known);
+    /* A key's path already names it; a value or an id is quoted. */
+    char *subject = strcmp(what, "key") ? util_xasprintf("%s '%s'", what, word)
+                                        : util_xstrdup(what);
+    if (near)
+        util_diag_add(d, "%s: unknown %s (did you mean '%s'? known: %s)", path, subject, near, all);
+    else
+        util_diag_add(d, "%s: unknown %s (known: %s)", path, subject, all);
+    free(subject);
+    free(all);
+    return UTIL_EINPUT;
+}
+
+static int check_range(const util_field *f, double v, const char *path, util_diag *d)
+{
+    if (!(f->min < f->max)) return UTIL_OK;
+    bool low = (f->flags & UTIL_MIN_EXCLUSIVE) ? v <= f->min : v < f->min;
+    if (!low && v <= f->max) return UTIL_OK;
+    return util_diag_add(d, "%s: %g is out of range (expected %s %g and <= %g)", path, v,
+                         (f->flags & UTIL_MIN_EXCLUSIVE) ? ">" : ">=", f->min, f->max);
+}
+
+static int apply_union(const util_union *un, cJSON *obj, const char *path, void *ctx,
+                       util_diag *d);
+
+static int check_value(const util_field *f, cJSON *v, const char *path, void *ctx, util_diag *d)
+{
+    switch (f->type) {
+    case UTIL_T_NUMBER:
+    case UTIL_T_INTEGER:
+        if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+            return util_diag_add(d, "%s: expected %s, got %s", path, expected(f->type), kind_of(v));
+        if (f->type == UTIL_T_INTEGER &&
+            (v->valuedouble != floor(v->valuedouble) || fabs(v->valuedouble) > 9.007e15))
+            return util_diag_add(d, "%s: expected a whole number, got %g", path, v->valuedouble);
+        if (check_range(f, v->valuedouble, path, d)) return UTIL_EINPUT;
+        break;
+    case UTIL_T_STRING:
+        if (!cJSON_IsString(v))
+            return util_diag_add(d, "%s: expected a string, got %s", path, kind_of(v));
+        if (f->choices) {
+            const char *const *c = f->choices;
+            while (*c && strcmp(*c, v->valuestring)) c++;
+            if (!*c) return util_diag_unknown(d, path, "value", v->valuestring, f->choices);
+        }
+        break;
+    case UTIL_T_BOOL:
+        if (!cJSON_IsBool(v))
+            return util_diag_add(d, "%s: expected true or false, got %s", path, kind_of(v));
+        break;
+    case UTIL_T_OBJECT:
+        if (!cJSON_IsObject(v))
+            return util_diag_add(d, "%s: expected an object, got %s", path, kind_of(v));
+        if (util_schema_apply(f->sub, v, path, ctx, d)) return UTIL_EINPUT;
+        break;
+    case UTIL_T_UNION:
+        if (!cJSON_IsObject(v))
+            return util_diag_add(d, "%s: expected an object, got %s", path, kind_of(v));
+        if (apply_union(f->un, v, path, ctx, d)) return UTIL_EINPUT;
+        break;
+    case UTIL_T_NAME_OR_OBJECT:
+        if (cJSON_IsObject(v)) {
+            if (util_schema_apply(f->sub, v, path, ctx, d)) return UTIL_EINPUT;
+        } else if (!cJSON_IsString(v)) {
+            return util_diag_add(d, "%s: expected a name or an object, got %s", path, kind_of(v));
+        }
+        break;
+    }
+    /* Cross-field checks run only on values whose own keys were valid. */
+    return f->check ? f->check(v, path, ctx, d) : UTIL_OK;
+}
+
+static const util_field *find_field(const util_field *const *lists, int n, const char *key)
+{
+    for (int i = 0; i < n; i++)
+        for (const util_field *f = lists[i]; f && f->key; f++)
+            if (!strcmp(f->key, key)) return f;
+    return NULL;
+}
+
+/* Reports keys that no list allows, and keys given twice (cJSON keeps both,
+ * and the second would silently lose). */
+static int check_keys(const util_field *const *lists, int n, const char *extra, cJSON *obj,
+                      const char *path, util_diag *d)
+{
+    const char *known[MAX_KEYS + 2];
+    int k = 0;
+    if (extra) known[k++] = extra;
+    for (int i = 0; i < n; i++)
+        for (const util_field *f = lists[i]; f && f->key && k < MAX_KEYS; f++) known[k++] = f->key;
+    known[k] = NULL;
+
+    int rc = UTIL_OK;
+    for (cJSON *c = obj->child; c; c = c->next) {
+        char *p = join(path, c->string);
+        bool ok = (extra && !strcmp(c->string, extra)) || find_field(lists, n, c->string);
+        if (!ok) {
+            rc = util_diag_unknown(d, p, "key", c->string, known) ? UTIL_EINPUT : rc;
+            free(p);
+            continue;
+        }
+        for (cJSON *e = obj->child; e != c; e = e->next)
+            if (!strcmp(e->string, c->string)) {
+                rc = util_diag_add(d, "%s: duplicate key", p);
+                break;
+            }
+        free(p);
+    }
+    return rc;
+}
+
+static int apply_field(const util_field *f, cJSON *obj, const char *path, void *ctx,
+                       util_diag *d)
+{
+    char *p = join(path, f->key);
+    cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, f->key);
+    int rc = UTIL_OK;
+    if (!v && f->def) {
+        v = cJSON_Parse(f->def);
+        if (!v) { /* a broken default is a programming error, not user input */
+            fprintf(stderr, "servesim: bad default for %s: %s\n", p, f->def);
+            abort();
+        }
+        cJSON_AddItemToObject(obj, f->key, v);
+    } else if (!v && f->type == UTIL_T_OBJECT && !(f->flags & UTIL_REQUIRED)) {
+        v = cJSON_AddObjectToObject(obj, f->key); /* so nested defaults appear */
+    }
+    if (!v) {
+        if (f->flags & UTIL_REQUIRED)
+            rc = util_diag_add(d, "%s: missing (expected %s)", p, expected(f->type));
+    } else {
+        rc = check_value(f, v, p, ctx, d);
+    }
+    free(p);
+    return rc;
+}
+
+static int apply_lists(const util_field *const *lists, int n, const char *extra, cJSON *obj,
+                       const char *path, void *ctx, util_diag *d)
+{
+    int rc = check_keys(lists, n, extra, obj, path, d);
+    for (int i = 0; i < n; i++)
+        for (const util_field *f = lists[i]; f && f->key; f++)
+            if (apply_field(f, obj, path, ctx, d)) rc = UTIL_EINPUT;
+    return rc;
+}
+
+int util_schema_apply(const util_field *fields, cJSON *obj, const char *path, void *ctx,
+                      util_diag *d)
+{
+    const util_field *lists[1] = {fields};
+    return apply_lists(lists, 1, NULL, obj, path, ctx, d);
+}
+
+static const util_variant *find_variant(const util_union *un, const char *name)
+{
+    for (const util_variant *v = un->variants; v->name; v++)
+        if (!strcmp(v->name, name)) return v;
+    return NULL;
+}
+
+static int apply_union(const util_union *un, cJSON *obj, const char *path, void *ctx,
+                       util_diag *d)
+{
+    cJSON *tag = cJSON_GetObjectItemCaseSensitive(obj, un->tag);
+    if (!tag && un->def) tag = cJSON_AddStringToObject(obj, un->tag, un->def);
+    const char *names[MAX_KEYS];
+    int k = 0;
+    for (const util_variant *v = un->variants; v->name && k < MAX_KEYS - 1; v++)
+        names[k++] = v->name;
+    names[k] = NULL;
+
+    char *p = join(path, un->tag);
+    int rc = UTIL_OK;
+    const util_variant *var = NULL;
+    if (!tag) {
+        char *all = list_words(names);
+        rc = util_diag_add(d, "%s: missing (one of: %s)", p, all);
+        free(all);
+    } else if (!cJSON_IsString(tag)) {
+        rc = util_diag_add(d, "%s: expected a string, got %s", p, kind_of(tag));
+    } else if (!(var = find_variant(un, tag->valuestring))) {
+        rc = util_diag_unknown(d, p, un->tag, tag->valuestring, names);
+    }
+    free(p);
+    if (!var) return rc ? rc : UTIL_EINPUT;
+    const util_field *lists[2] = {un->common, var->fields};
+    return apply_lists(lists, 2, un->tag, obj, path, ctx, d);
+}
+
+int util_schema_apply_union(const util_union *un, cJSON *obj, const char *path, void *ctx,
+                            util_diag *d)
+{
+    if (!cJSON_IsObject(obj))
+        return util_diag_add(d, "%s: expected an object, got %s", path, kind_of(obj));
+    return apply_union(un, obj, path, ctx, d);
+}
+
+/* ---- documentation ---- */
+
+typedef void (*walk_fn)(const char *path, const util_field *f, void *arg);
+
+static void walk(const util_field *fields, const char *prefix, walk_fn fn, void *arg);
+
+/* Each key of a union once, however many variants share it, with the
+ * variants that accept it named in its doc line. */
+static void walk_union(const util_union *un, const char *path, walk_fn fn, void *arg)
+{
+    walk(un->common, path, fn, arg);
+    const char *seen[MAX_KEYS];
+    int n = 0;
+    for (const util_variant *v = un->variants; v->name; v++)
+        for (const util_field *f = v->fields; f && f->key; f++) {
+            bool dup = false;
+            for (int i = 0; i < n; i++) dup |= !strcmp(seen[i], f->key);
+            if (dup || n == MAX_KEYS) continue;
+            seen[n++] = f->key;
+            const char *owners[MAX_KEYS];
+            int k = 0;
+            for (const util_variant *w = un->variants; w->name; w++)
+                for (const util_field *g = w->fields; g && g->key; g++)
+                    if (!strcmp(g->key, f->key) && k < MAX_KEYS - 1) owners[k++] = w->name;
+            owners[k] = NULL;
+            char *who = list_words(owners);
+            char *doc = util_xasprintf("%s (%s: %s)", f->doc ? f->doc : "", un->tag, who);
+            util_field one[2] = {*f, {0}};
+            one[0].doc = doc;
+            walk(one, path, fn, arg);
+            free(doc);
+            free(who);
+        }
+}
+
+static void walk_tag(const util_union *un, const char *path, walk_fn fn, void *arg)
+{
+    const char *names[MAX_KEYS];
+    int k = 0;
+    for (const util_variant *v = un->variants; v->name && k < MAX_KEYS - 1; v++)
+        names[k++] = v->name;
+    names[k] = NULL;
+    char *tp = join(path, un->tag);
+    char *def = un->def ? util_xasprintf("\"%s\"", un->def) : NULL;
+    util_field tag = {.key = un->tag, .type = UTIL_T_STRING, .def = def, .choices = names,
+                      .flags = un->def ? 0 : UTIL_REQUIRED, .doc = "which kind"};
+    fn(tp, &tag, arg);
+    free(def);
+    free(tp);
+}
+
+static void walk(const util_field *fields, const char *prefix, walk_fn fn, void *arg)
+{
+    for (const util_field *f = fields; f && f->key; f++) {
+        char *p = join(prefix, f->key);
+        fn(p, f, arg);
+        if (f->sub && (f->type == UTIL_T_OBJECT || f->type == UTIL_T_NAME_OR_OBJECT))
+            walk(f->sub, p, fn, arg);
+        if (f->type == UTIL_T_UNION) {
+            walk_tag(f->un, p, fn, arg);
+            walk_union(f->un, p, fn, arg);
+        }
+        free(p);
+    }
+}
+
+void util_schema_walk(const util_field *fields, const char *prefix,
+                      void (*fn)(const char *path, const util_field *f, void *arg), void *arg)
+{
+    walk(fields, prefix, fn, arg);
+}
+
+
+static void doc_row(const char *path, const util_field *f, void *arg)
+{
+    FILE *out = arg;
+    char range[96] = "";
+    if ((f->type == UTIL_T_NUMBER || f->type == UTIL_T_INTEGER) && f->min < f->max)
+        snprintf(range, sizeof range, "%s %g .. %g", (f->flags & UTIL_MIN_EXCLUSIVE) ? ">" : "",
+                 f->min, f->max);
+    if (f->choices) {
+        char *all = list_words(f->choices);
+        snprintf(range, sizeof range, "%s", all);
+        free(all);
+    }
+    fprintf(out, "| `%s` | %s | %s | %s | %s | %s |\n", path, expected(f->type),
+            f->unit ? f->unit : "", f->def ? f->def : ((f->flags & UTIL_REQUIRED) ? "required" : ""),
+            range, f->doc ? f->doc : "");
+}
+
+void util_schema_doc(const util_field *fields, const char *prefix, FILE *out)
+{
+    fprintf(out, "| key | type | unit | default | range | meaning |\n");
+    fprintf(out, "|---|---|---|---|---|---|\n");
+    walk(fields, prefix, doc_row, out);
+}

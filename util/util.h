@@ -1,0 +1,185 @@
+/*
+ * util: the small base every servesim library stands on.
+ *
+ * It holds what models/, workloads/, sim/ and analysis/ all need and none of
+ * them owns: the one allocation wrapper (out of memory aborts, so callers never
+ * check for NULL), the error convention, a table-driven JSON validator, JSON
+ * path overrides, and the derivation of independent random streams from one
+ * master seed.
+ *
+ * Error convention.  A fallible function returns 0 or a negative UTIL_E*
+ * status and appends one or more human-readable messages to a caller-owned
+ * util_diag.  Messages start with their location (a JSON path such as
+ * "workload.arrival.rate_per_s" or "file.json:3:14").  Libraries never print;
+ * the command line prints the messages and maps the status to an exit code.
+ *
+ * Schemas.  A scenario section is described by a static table of util_field
+ * (key, type, unit, default, range, documentation).  util_schema_apply()
+ * checks a cJSON object against it, collects every error rather than the
+ * first, suggests the closest key for a misspelt one, and fills defaults in
+ * place, so the object left behind is the effective configuration.  The same
+ * tables print the key reference (`servesim keys`), so docs and validation
+ * cannot drift apart.
+ */
+#ifndef UTIL_H
+#define UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cjson/cJSON.h>
+#include <gsl/gsl_rng.h>
+
+/* ---- status codes ------------------------------------------------------ */
+
+enum {
+    UTIL_OK = 0,
+    UTIL_EFAIL = -1,  /* I/O, SQLite or another failure that is not the user's input */
+    UTIL_EINPUT = -2, /* bad input: scenario, override, file; exit status 2 */
+    UTIL_EINTR = -3,  /* stopped on request (Ctrl-C) */
+};
+
+/* ---- memory ------------------------------------------------------------ */
+
+/* Allocation never fails from the caller's point of view: on exhaustion the
+ * process prints one line and aborts, as redis's zmalloc does. */
+void *util_xmalloc(size_t n);
+void *util_xcalloc(size_t count, size_t size);
+void *util_xrealloc(void *p, size_t n);
+char *util_xstrdup(const char *s);
+char *util_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *util_xvasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+
+/* ---- diagnostics ------------------------------------------------------- */
+
+typedef struct util_diag {
+    char **msgs; /* owned; each message is one line without a newline */
+    int count;
+    int cap;
+} util_diag;
+
+void util_diag_init(util_diag *d);
+void util_diag_fini(util_diag *d);
+void util_diag_clear(util_diag *d);
+/* Appends a message; always returns UTIL_EINPUT so a caller can write
+ * `return util_diag_add(d, ...)` for input errors. */
+int util_diag_add(util_diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends a message and returns UTIL_EFAIL: for failures that are not the
+ * user's input (I/O, SQLite). */
+int util_diag_fail(util_diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Prints every message as "prefix: message\n". */
+void util_diag_print(const util_diag *d, FILE *f, const char *prefix);
+
+/* ---- small helpers ----------------------------------------------------- */
+
+/* Reads a whole small file (a scenario, a catalog) into a NUL-terminated
+ * buffer.  Large inputs such as traces are streamed, never read this way. */
+int util_read_file(const char *path, char **out, size_t *len, util_diag *d);
+
+/* The candidate closest to word by edit distance, or NULL when none is close
+ * enough to be a plausible typo.  candidates is NULL-terminated. */
+const char *util_closest(const char *word, const char *const *candidates);
+/* Adds "PATH: unknown WHAT 'word' (did you mean 'x'?)", or "(known: a, b)"
+ * when nothing is close; returns UTIL_EINPUT. */
+int util_diag_unknown(util_diag *d, const char *path, const char *what, const char *word,
+                      const char *const *known);
+
+/* Monotonic wall clock in seconds, for progress lines and wall_s. */
+double util_wall_s(void);
+
+/* ---- random streams ---------------------------------------------------- */
+
+/* A GSL generator (MT19937) seeded from mix(master, stream).  Each simulated
+ * component owns one stream, so adding a replica or changing a length
+ * distribution leaves every other component's draws unchanged (common random
+ * numbers).  Free with gsl_rng_free(). */
+gsl_rng *util_rng_stream(uint64_t master_seed, uint64_t stream_id);
+uint64_t util_mix64(uint64_t x);
+
+/* ---- JSON -------------------------------------------------------------- */
+
+/* Parses text; on a syntax error reports "origin:LINE:COL: ..." . */
+int util_json_parse(const char *text, const char *origin, cJSON **out, util_diag *d);
+int util_json_read_file(const char *path, cJSON **out, util_diag *d);
+
+/* Applies an override "a.b.c=VALUE" (array elements by index, "a.0.b"):
+ * VALUE is read as JSON, else taken as a string.  Missing objects along the
+ * path are created; validation later rejects keys that do not belong. */
+int util_json_set(cJSON *root, const char *assignment, util_diag *d);
+
+/* Number at a dotted path, or dflt when absent or not a number. */
+double util_json_number(const cJSON *root, const char *dotted_path, double dflt);
+const cJSON *util_json_get(const cJSON *root, const char *dotted_path);
+
+/* ---- schemas ----------------------------------------------------------- */
+
+typedef enum util_type {
+    UTIL_T_NUMBER,         /* finite number, range-checked when min < max */
+    UTIL_T_INTEGER,        /* whole number, range-checked when min < max */
+    UTIL_T_STRING,         /* one of choices when given; check() may look it up */
+    UTIL_T_BOOL,           /* true or false */
+    UTIL_T_OBJECT,         /* nested object described by sub */
+    UTIL_T_UNION,          /* object whose tag key picks a variant (see util_union) */
+    UTIL_T_NAME_OR_OBJECT, /* a name checked by check(), or an inline object described by sub */
+} util_type;
+
+enum {
+    UTIL_REQUIRED = 1u << 0,      /* absent is an error (no default) */
+    UTIL_MIN_EXCLUSIVE = 1u << 1, /* value must be > min rather than >= min */
+};
+
+typedef struct util_field util_field;
+typedef struct util_union util_union;
+
+/* Extra check for a field (a catalog lookup, a cross-field rule), run after
+ * the field's own type and keys passed: returns 0 or adds a message naming
+ * path and returns UTIL_EINPUT.  It may fill in values derived from others. */
+typedef int (*util_check_fn)(cJSON *item, const char *path, void *ctx, util_diag *d);
+
+struct util_field {
+    const char *key;
+    util_type type;
+    const char *unit;            /* "s", "tokens", "1/s", ... or NULL */
+    const char *def;             /* default as JSON text, or NULL */
+    double min, max;             /* inclusive range for numbers when min < max */
+    unsigned flags;              /* UTIL_REQUIRED, UTIL_MIN_EXCLUSIVE */
+    const char *const *choices;  /* NULL-terminated allowed strings, or NULL */
+    const util_field *sub;       /* fields of OBJECT / NAME_OR_OBJECT, {NULL}-terminated */
+    const util_union *un;        /* variants of a UNION */
+    util_check_fn check;         /* optional extra check */
+    const char *doc;             /* one line for the key reference */
+};
+
+typedef struct util_variant {
+    const char *name;
+    const util_field *fields; /* {NULL}-terminated; may be NULL for none */
+    const char *doc;
+} util_variant;
+
+struct util_union {
+    const char *tag;             /* the key that names the variant: "dist", "process", "kind" */
+    const char *def;             /* default variant name, or NULL when the tag is required */
+    const util_field *common;    /* keys every variant accepts, or NULL */
+    const util_variant *variants; /* {NULL}-terminated */
+};
+
+/* Validates obj against fields (an object schema) at path, filling defaults
+ * in place.  Every error found is added to d; returns 0 or UTIL_EINPUT. */
+int util_schema_apply(const util_field *fields, cJSON *obj, const char *path, void *ctx,
+                      util_diag *d);
+/* Validates obj as one value of a union. */
+int util_schema_apply_union(const util_union *un, cJSON *obj, const char *path, void *ctx,
+                            util_diag *d);
+
+/* Writes the key reference as Markdown table rows: path | type | unit |
+ * default | range | meaning.  prefix is the dotted path of fields' object. */
+void util_schema_doc(const util_field *fields, const char *prefix, FILE *out);
+/* Calls fn for every documented key path below fields (tests use it to check
+ * that docs/scenario.md mentions every key). */
+void util_schema_walk(const util_field *fields, const char *prefix,
+                      void (*fn)(const char *path, const util_field *f, void *arg), void *arg);
+
+#endif /* UTIL_H */

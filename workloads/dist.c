@@ -1,0 +1,132 @@
+/*
+ * dist.c: the distributions of token counts and durations, and their
+ * validation.  Draws use GSL; token counts are rounded to the nearest integer
+ * and clamped to [max(min, 1), max], so every request has at least one prompt
+ * token and one output token.
+ */
+#include "wl.h"
+
+#include <math.h>
+#include <string.h>
+
+#include <gsl/gsl_randist.h>
+
+#define NUM(o, k) (cJSON_GetObjectItemCaseSensitive((o), (k)))
+
+static const util_field dist_common[] = {
+    {.key = "min", .type = UTIL_T_NUMBER, .min = -1e15, .max = 1e15,
+     .doc = "clamp: no draw is below this (uniform: lower end of the range)"},
+    {.key = "max", .type = UTIL_T_NUMBER, .min = -1e15, .max = 1e15,
+     .doc = "clamp: no draw is above this (uniform: upper end of the range)"},
+    {0},
+};
+
+static const util_field fixed_fields[] = {
+    {.key = "value", .type = UTIL_T_NUMBER, .min = 0, .max = 1e15, .flags = UTIL_REQUIRED,
+     .doc = "the value every draw takes"},
+    {0},
+};
+
+static const util_field exponential_fields[] = {
+    {.key = "mean", .type = UTIL_T_NUMBER, .min = 0, .max = 1e15,
+     .flags = UTIL_REQUIRED | UTIL_MIN_EXCLUSIVE, .doc = "mean"},
+    {0},
+};
+
+static const util_field normal_fields[] = {
+    {.key = "mean", .type = UTIL_T_NUMBER, .min = -1e15, .max = 1e15, .flags = UTIL_REQUIRED,
+     .doc = "mean"},
+    {.key = "sd", .type = UTIL_T_NUMBER, .min = 0, .max = 1e15, .flags = UTIL_REQUIRED,
+     .doc = "standard deviation"},
+    {0},
+};
+
+static const util_field lognormal_fields[] = {
+    {.key = "median", .type = UTIL_T_NUMBER, .min = 0, .max = 1e15,
+     .flags = UTIL_REQUIRED | UTIL_MIN_EXCLUSIVE, .doc = "median, exp(mu)"},
+    {.key = "sigma", .type = UTIL_T_NUMBER, .min = 0, .max = 20, .flags = UTIL_REQUIRED,
+     .doc = "standard deviation of log(x)"},
+    {0},
+};
+
+static const util_variant dist_variants[] = {
+    {"fixed", fixed_fields, "always value"},
+    {"uniform", NULL, "uniform on [min, max]"},
+    {"exponential", exponential_fields, "exponential with the given mean"},
+    {"normal", normal_fields, "normal (Gaussian)"},
+    {"lognormal", lognormal_fields, "log-normal: exp(N(log median, sigma^2))"},
+    {0},
+};
+
+const util_union wl_dist_schema = {.tag = "dist", .common = dist_common,
+                                   .variants = dist_variants};
+
+static const char *const kind_names[] = {"fixed", "uniform", "exponential", "normal", "lognormal",
+                                         NULL};
+
+int wl_dist_from_json(const cJSON *obj, const char *path, bool whole, wl_dist *out,
+                      util_diag *d)
+{
+    memset(out, 0, sizeof *out);
+    const char *kind = NUM(obj, "dist")->valuestring;
+    int k = 0;
+    while (kind_names[k] && strcmp(kind_names[k], kind)) k++;
+    out->kind = (wl_dist_kind)k;
+    out->whole = whole;
+    const cJSON *lo = NUM(obj, "min"), *hi = NUM(obj, "max");
+    double floor_v = whole ? 1 : 0;
+    out->lo = lo ? fmax(lo->valuedouble, floor_v) : floor_v;
+    out->hi = hi ? hi->valuedouble : INFINITY;
+    int rc = UTIL_OK;
+    if (lo && lo->valuedouble < floor_v)
+        rc = util_diag_add(d, "%s.min: %g is below %g %s", path, lo->valuedouble, floor_v,
+                           whole ? "token" : "seconds");
+    if (hi && hi->valuedouble < out->lo)
+        rc = util_diag_add(d, "%s.max: %g is below min (%g)", path, hi->valuedouble, out->lo);
+    switch (out->kind) {
+    case WL_DIST_FIXED:
+        out->a = NUM(obj, "value")->valuedouble;
+        if (whole && out->a < 1)
+            rc = util_diag_add(d, "%s.value: %g is below 1 token", path, out->a);
+        break;
+    case WL_DIST_UNIFORM:
+        if (!lo || !hi) rc = util_diag_add(d, "%s: uniform needs both min and max", path);
+        break;
+    case WL_DIST_EXPONENTIAL: out->a = NUM(obj, "mean")->valuedouble; break;
+    case WL_DIST_NORMAL:
+        out->a = NUM(obj, "mean")->valuedouble;
+        out->b = NUM(obj, "sd")->valuedouble;
+        break;
+    case WL_DIST_LOGNORMAL:
+        out->a = NUM(obj, "median")->valuedouble;
+        out->b = NUM(obj, "sigma")->valuedouble;
+        break;
+    }
+    return rc;
+}
+
+static double draw(const wl_dist *dist, gsl_rng *r)
+{
+    switch (dist->kind) {
+    case WL_DIST_FIXED: return dist->a;
+    case WL_DIST_UNIFORM:
+        if (dist->whole) { /* each integer in [lo, hi] equally likely */
+            double lo = ceil(dist->lo), n = floor(dist->hi) - lo + 1;
+            return lo + (double)gsl_rng_uniform_int(r, (unsigned long)n);
+        }
+        return dist->lo + (dist->hi - dist->lo) * gsl_rng_uniform(r);
+    case WL_DIST_EXPONENTIAL: return gsl_ran_exponential(r, dist->a);
+    case WL_DIST_NORMAL: return dist->a + gsl_ran_gaussian_ziggurat(r, dist->b);
+    case WL_DIST_LOGNORMAL: return dist->a * exp(gsl_ran_gaussian_ziggurat(r, dist->b));
+    }
+    return 0;
+}
+
+double wl_dist_sample(const wl_dist *dist, gsl_rng *r)
+{
+    double x = draw(dist, r);
+    if (dist->whole) x = floor(x + 0.5);
+    if (x < dist->lo) x = dist->whole ? ceil(dist->lo) : dist->lo;
+    if (x > dist->hi) x = dist->whole ? floor(dist->hi) : dist->hi;
+    return x;
+}
