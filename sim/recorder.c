@@ -363,6 +363,15 @@ sqlite3 *sim_recorder_db(sim_recorder *r)
     return r->db;
 }
 
+sqlite3 *sim_recorder_release(sim_recorder *r)
+{
+    sqlite3 *db = r->db;
+    finalize(r);
+    r->db = NULL;
+    sim_recorder_close(r);
+    return db;
+}
+
 void sim_recorder_close(sim_recorder *r)
 {
     if (!r) return;

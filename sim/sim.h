@@ -132,5 +132,8 @@ void sim_recorder_abort(sim_recorder *r);
 const char *sim_recorder_error(const sim_recorder *r);
 sqlite3 *sim_recorder_db(sim_recorder *r);
 void sim_recorder_close(sim_recorder *r);
+/* Closes the recorder but keeps its connection open for the caller, who
+ * closes it with sqlite3_close (an in-memory database lives on). */
+sqlite3 *sim_recorder_release(sim_recorder *r);
 
 #endif /* SIM_H */

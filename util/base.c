@@ -171,7 +171,10 @@ static size_t edit_distance(const char *a, const char *b)
 const char *util_closest(const char *word, const char *const *candidates)
 {
     const char *best = NULL;
-    size_t best_d = (size_t)-1;
+    size_t best_d = (size_t)-1, len = strlen(word);
+    if (len < 3) return NULL; /* one or two letters are too short to guess at */
+    for (const char *const *c = candidates; *c; c++) /* "ttft" for "ttft_s": a dropped suffix */
+        if (!strncmp(*c, word, len) && (*c)[len] == '_') return *c;
     for (; *candidates; candidates++) {
         size_t dist = edit_distance(word, *candidates);
         if (dist < best_d) {
@@ -181,7 +184,7 @@ const char *util_closest(const char *word, const char *const *candidates)
     }
     /* A third of the word's length (at least 1, at most 3 edits) is a typo;
      * more than that is a different word and a suggestion would mislead. */
-    size_t limit = strlen(word) / 3;
+    size_t limit = len / 3;
     if (limit < 1) limit = 1;
     if (limit > 3) limit = 3;
     return best_d <= limit ? best : NULL;

@@ -1,0 +1,123 @@
+/*
+ * support.c: see support.h.
+ */
+#include "support.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+mdl_catalog *support_catalog;
+
+int support_init(void)
+{
+    util_diag d;
+    util_diag_init(&d);
+    int rc = mdl_catalog_load_default(&support_catalog, &d);
+    util_diag_print(&d, stdout, "# catalog");
+    util_diag_fini(&d);
+    return rc;
+}
+
+void support_fini(void)
+{
+    mdl_catalog_destroy(support_catalog);
+}
+
+static char *join(const util_diag *d)
+{
+    size_t n = 1;
+    for (int i = 0; i < d->count; i++) n += strlen(d->msgs[i]) + 1;
+    char *s = util_xcalloc(1, n);
+    for (int i = 0; i < d->count; i++) {
+        strcat(s, d->msgs[i]);
+        strcat(s, "\n");
+    }
+    return s;
+}
+
+int support_scenario(const char *json, const char *const *sets, sim_scenario *sc, char **errors)
+{
+    util_diag d;
+    util_diag_init(&d);
+    memset(sc, 0, sizeof *sc);
+    cJSON *root = NULL;
+    int rc = util_json_parse(json, "scenario", &root, &d);
+    for (; !rc && sets && *sets; sets++) rc = util_json_set(root, *sets, &d);
+    if (!rc) rc = sim_scenario_load(root, support_catalog, sc, &d);
+    else cJSON_Delete(root);
+    if (errors) *errors = join(&d);
+    else if (d.count) util_diag_print(&d, stdout, "# scenario");
+    util_diag_fini(&d);
+    return rc;
+}
+
+static int keep_request(void *ctx, const sim_request_row *row)
+{
+    support_rows *r = ctx;
+    if (r->n == r->cap) {
+        r->cap = r->cap ? 2 * r->cap : 1024;
+        r->req = util_xrealloc(r->req, r->cap * sizeof *r->req);
+    }
+    r->req[r->n++] = *row;
+    if (r->stop_after > 0 && (int)r->n >= r->stop_after && r->stop_flag) *r->stop_flag = 1;
+    return 0;
+}
+
+static int keep_replica(void *ctx, const sim_replica_row *row)
+{
+    support_rows *r = ctx;
+    if (r->n_rep < 64) r->rep[r->n_rep++] = *row;
+    return 0;
+}
+
+sim_sink support_capture(support_rows *rows)
+{
+    return (sim_sink){.ctx = rows, .request = keep_request, .replica = keep_replica};
+}
+
+void support_rows_fini(support_rows *rows)
+{
+    free(rows->req);
+    memset(rows, 0, sizeof *rows);
+}
+
+int support_run_rows(const sim_scenario *sc, support_rows *rows, int64_t *events)
+{
+    sim_sink sink = support_capture(rows);
+    sim_engine *e = sim_engine_create(sc, &sink);
+    int rc = sim_engine_run(e, rows->stop_flag, NULL, NULL);
+    sim_progress p;
+    sim_engine_progress(e, &p);
+    if (events) *events = p.events;
+    sim_engine_destroy(e);
+    return rc;
+}
+
+sqlite3 *support_run_db(const sim_scenario *sc, int64_t *run_id)
+{
+    util_diag d;
+    util_diag_init(&d);
+    sim_recorder *rec = NULL;
+    sqlite3 *db = NULL;
+    if (sim_recorder_open(":memory:", &rec, &d) || sim_recorder_begin(rec, sc, run_id, &d)) {
+        util_diag_print(&d, stdout, "# recorder");
+        goto done;
+    }
+    sim_sink sink = sim_recorder_sink(rec);
+    sim_engine *e = sim_engine_create(sc, &sink);
+    int rc = sim_engine_run(e, NULL, NULL, NULL);
+    sim_progress p;
+    sim_engine_progress(e, &p);
+    sim_engine_destroy(e);
+    if (rc || sim_recorder_finish(rec, "completed", p.sim_s, 0, p.events, &d)) {
+        util_diag_print(&d, stdout, "# recorder");
+        goto done;
+    }
+    db = sim_recorder_release(rec);
+    rec = NULL;
+done:
+    sim_recorder_close(rec);
+    util_diag_fini(&d);
+    return db;
+}

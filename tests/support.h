@@ -1,0 +1,42 @@
+/*
+ * support.h: helpers the whole-run tests share -- build a scenario from JSON
+ * text, run it into a sink that keeps rows in memory or into an in-memory
+ * SQLite database, and compute its report.
+ */
+#ifndef SUPPORT_H
+#define SUPPORT_H
+
+#include "an.h"
+#include "sim.h"
+
+extern mdl_catalog *support_catalog;
+
+/* Loads the built-in catalog once; returns 0 on success. */
+int support_init(void);
+void support_fini(void);
+
+/* Builds a scenario from JSON text (after --set style overrides, NULL
+ * terminated); on error returns the messages joined by newlines in *errors
+ * (caller frees) and a non-zero status. */
+int support_scenario(const char *json, const char *const *sets, sim_scenario *sc, char **errors);
+
+/* Rows a run emitted, kept in memory. */
+typedef struct support_rows {
+    sim_request_row *req;
+    size_t n, cap;
+    sim_replica_row rep[64];
+    int n_rep;
+    int stop_after; /* > 0: raise *stop_flag once this many requests are done */
+    volatile sig_atomic_t *stop_flag;
+} support_rows;
+
+sim_sink support_capture(support_rows *rows);
+void support_rows_fini(support_rows *rows);
+/* Runs sc into rows; returns the engine's status and fills *events. */
+int support_run_rows(const sim_scenario *sc, support_rows *rows, int64_t *events);
+
+/* Runs sc into a fresh in-memory database; returns it (caller closes) with
+ * the run's id in *run_id. */
+sqlite3 *support_run_db(const sim_scenario *sc, int64_t *run_id);
+
+#endif /* SUPPORT_H */

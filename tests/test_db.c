@@ -1,0 +1,263 @@
+/*
+ * test_db.c: the SQLite record and the report computed from it.  Hand-made
+ * rows go in through the recorder; the report's counts, percentiles,
+ * throughput, SLO attainment and utilisation are checked against independent
+ * computations over the same rows.  Also: runs are appended and never
+ * overwrite each other, a failed run leaves a database exactly as it was, and
+ * files that are not servesim databases are refused untouched.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "support.h"
+#include "tap.h"
+
+#define SCENARIO                                                                               \
+    "{\"name\": \"hand\", \"seed\": 7, \"warmup_s\": 1.5, \"stop\": {\"requests\": 10}, "      \
+    "\"cluster\": {\"gpu\": \"h100-sxm\", \"model\": \"llama-3.1-8b\"}, \"workload\": "        \
+    "{\"arrival\": {\"rate_per_s\": 1}, \"prompt_tokens\": {\"dist\": \"fixed\", \"value\": "  \
+    "10}, \"output_tokens\": {\"dist\": \"fixed\", \"value\": 10}}, \"slo\": {\"ttft_s\": "    \
+    "0.5, \"tpot_s\": 0.05}}"
+
+/* Ten requests arriving at t = id: id 8 rejected, id 9 a one-token reply;
+ * ids 0 and 1 are before the 1.5 s warm-up. */
+static const double ttft[10] = {0.2, 0.3, 0.1, 0.9, 0.4, 0.25, 0.6, 0.35, NAN, 0.45};
+static const int out_tokens[10] = {5, 5, 11, 3, 21, 2, 9, 6, 4, 1};
+static const double tpot[10] = {0.01, 0.02, 0.03, 0.04, 0.06, 0.05, 0.02, 0.07, NAN, NAN};
+
+static sim_request_row make_row(int i)
+{
+    sim_request_row r = {.id = i, .replica = i % 2, .status = SIM_COMPLETED, .arrival_s = i,
+                         .enqueue_s = i, .prompt_tokens = 100 + i, .output_tokens = out_tokens[i]};
+    if (i == 8) {
+        r.status = SIM_REJECTED;
+        r.first_scheduled_s = r.first_token_s = r.finish_s = NAN;
+        return r;
+    }
+    r.first_scheduled_s = i + 0.05 * (i % 3);
+    r.first_token_s = i + ttft[i];
+    r.finish_s = r.first_token_s + (out_tokens[i] > 1 ? tpot[i] * (out_tokens[i] - 1) : 0);
+    return r;
+}
+
+static void record(sim_recorder *rec, const sim_scenario *sc, const char *status)
+{
+    util_diag d;
+    util_diag_init(&d);
+    int64_t run;
+    sim_recorder_begin(rec, sc, &run, &d);
+    sim_sink sink = sim_recorder_sink(rec);
+    for (int i = 0; i < 10; i++) {
+        sim_request_row r = make_row(i);
+        sink.request(sink.ctx, &r);
+    }
+    for (int i = 0; i < 2; i++) {
+        sim_replica_row rp = {.replica = i, .gpu = "h100-sxm", .model = "llama-3.1-8b",
+                              .busy_s = 4 + i, .prefill_s = 1, .decode_s = 3 + i,
+                              .iterations = 100, .flops = 1e15 * (i + 1), .bytes = 2e12,
+                              .batch_seq_s = 20, .kv_capacity_tokens = 1000,
+                              .kv_peak_tokens = 300 + 100 * i, .peak_flops = 1e15,
+                              .peak_bw = 1e12};
+        sink.replica(sink.ctx, &rp);
+    }
+    sim_recorder_finish(rec, status, 10.0, 0.5, 1234, &d);
+    util_diag_print(&d, stdout, "# record");
+    util_diag_fini(&d);
+}
+
+/* numpy's default percentile, written out independently of analysis/. */
+static double np_percentile(double *v, int n, double q)
+{
+    for (int i = 1; i < n; i++) /* insertion sort: a handful of values */
+        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+            double t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    double h = (n - 1) * q;
+    int lo = (int)floor(h);
+    return lo + 1 < n ? v[lo] + (h - lo) * (v[lo + 1] - v[lo]) : v[lo];
+}
+
+static void test_report(sqlite3 *db)
+{
+    util_diag d;
+    util_diag_init(&d);
+    an_report r;
+    ok(an_report_compute(db, 1, &r, &d) == 0, "report of run 1");
+    is_str(r.name, "hand", "name");
+    is_str(r.status, "completed", "status");
+    ok(r.arrived == 10 && r.completed == 9 && r.measured == 7 && r.rejected == 1,
+       "counts: 10 arrived, 9 completed, 7 measured after warm-up, 1 rejected");
+
+    double m[10];
+    int n = 0;
+    for (int i = 2; i < 10; i++)
+        if (i != 8) m[n++] = ttft[i];
+    double mean = 0;
+    for (int i = 0; i < n; i++) mean += m[i] / n;
+    is_near(r.ttft.mean, mean, 1e-12, "TTFT mean over measured requests");
+    is_near(r.ttft.p50, np_percentile(m, n, 0.5), 1e-12, "TTFT p50 by linear interpolation");
+    is_near(r.ttft.p90, np_percentile(m, n, 0.9), 1e-12, "TTFT p90");
+    is_near(r.ttft.p99, np_percentile(m, n, 0.99), 1e-12, "TTFT p99");
+    is_near(r.ttft.max, 0.9, 1e-12, "TTFT max");
+
+    n = 0;
+    for (int i = 2; i < 10; i++)
+        if (i != 8 && out_tokens[i] > 1) m[n++] = tpot[i];
+    is_int(r.tpot.n, 6, "TPOT only for replies of two or more tokens");
+    is_near(r.tpot.p95, np_percentile(m, n, 0.95), 1e-12, "TPOT p95");
+    is_near(r.queue.max, 0.1, 1e-12, "queue time = first scheduled - enqueue");
+    /* incl. TTFT = e2e / output tokens: id 9 (one token) is 0.45 / 1 */
+    is_near(r.tpot_incl_ttft.max, 0.45, 1e-12, "TPOT incl. TTFT = e2e / output tokens");
+
+    /* window: first arrival after warm-up (t=2) to last measured finish */
+    double last = 0, out = 0, in = 0;
+    for (int i = 2; i < 10; i++) {
+        sim_request_row row = make_row(i);
+        if (i == 8) continue;
+        last = fmax(last, row.finish_s);
+        out += row.output_tokens;
+        in += row.prompt_tokens;
+    }
+    is_near(r.window_s, last - 2, 1e-12, "window from first measured arrival to last finish");
+    is_near(r.requests_per_s, 7 / (last - 2), 1e-12, "request throughput");
+    is_near(r.output_tokens_per_s, out / (last - 2), 1e-9, "output token throughput");
+    is_near(r.input_tokens_per_s, in / (last - 2), 1e-9, "input token throughput");
+
+    /* SLO ttft <= 0.5, tpot <= 0.05: measured ids 2 (0.1, 0.03) ok, 3 (0.9) no,
+     * 4 (tpot 0.06) no, 5 ok, 6 (0.6) no, 7 (tpot 0.07) no, 9 (1 token) ok;
+     * the rejected id 8 counts against. */
+    is_near(r.attainment, 3.0 / 8, 1e-12, "attainment: 3 good of 8 ended after warm-up");
+    is_near(r.goodput_requests_per_s, 3 / (last - 2), 1e-12, "goodput: good requests / window");
+    ok(isnan(r.slo_e2e_s) && r.slo_ttft_s == 0.5, "unset SLOs stay unset");
+
+    is_near(r.busy_fraction, (4.0 + 5) / (2 * 10), 1e-12, "busy = sum busy / (replicas x time)");
+    is_near(r.mean_batch, 40.0 / 9, 1e-12, "mean batch = batch-seconds / busy seconds");
+    is_near(r.mfu, 3e15 / (1e15 * 9), 1e-12, "MFU = FLOPs / (peak x busy)");
+    is_near(r.mbu, 4e12 / (1e12 * 9), 1e-12, "MBU = bytes / (peak bandwidth x busy)");
+    is_near(r.kv_peak_fraction, 0.4, 1e-12, "KV peak is the fullest replica's");
+    an_report_fini(&r);
+
+    /* the view users query matches */
+    sqlite3_stmt *st;
+    sqlite3_prepare_v2(db, "SELECT count(*) FROM request_metrics WHERE run_id = 1 AND "
+                           "ttft_s <= 0.5 AND arrival_s >= 1.5", -1, &st, NULL);
+    sqlite3_step(st);
+    is_int(sqlite3_column_int(st, 0), 5, "request_metrics answers SQL questions directly");
+    sqlite3_finalize(st);
+    util_diag_fini(&d);
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+    util_diag d;
+    util_diag_init(&d);
+    char *buf = NULL;
+    if (util_read_file(path, &buf, len, &d)) *len = 0;
+    util_diag_fini(&d);
+    return buf;
+}
+
+static bool unchanged(const char *path, const char *before, size_t len)
+{
+    size_t now_len;
+    char *now = slurp(path, &now_len);
+    bool same = now && now_len == len && !memcmp(now, before, len);
+    free(now);
+    return same;
+}
+
+static void test_files(const char *dir, const sim_scenario *sc)
+{
+    util_diag d;
+    util_diag_init(&d);
+    char *path = util_xasprintf("%s/runs.db", dir);
+    sim_recorder *rec;
+    ok(sim_recorder_open(path, &rec, &d) == 0, "a new database is created");
+    record(rec, sc, "completed");
+    sim_recorder_close(rec);
+    sim_recorder_open(path, &rec, &d);
+    record(rec, sc, "interrupted");
+    sim_recorder_close(rec);
+
+    sqlite3 *db;
+    ok(an_open(path, &db, &d) == 0, "it opens read-only for analysis");
+    int64_t last = 0;
+    an_last_run(db, path, &last, &d);
+    is_int(last, 2, "a second run is appended as run 2");
+    test_report(db);
+    an_report r2;
+    an_report_compute(db, 2, &r2, &d);
+    is_str(r2.status, "interrupted", "each run keeps its own status");
+    an_report_fini(&r2);
+    sqlite3_close(db);
+
+    /* a run that fails is rolled back: the file is byte for byte as before */
+    size_t len;
+    char *before = slurp(path, &len);
+    sim_recorder_open(path, &rec, &d);
+    int64_t run;
+    sim_recorder_begin(rec, sc, &run, &d);
+    sim_sink sink = sim_recorder_sink(rec);
+    sim_request_row row = make_row(3);
+    sink.request(sink.ctx, &row);
+    sim_recorder_abort(rec);
+    sim_recorder_close(rec);
+    ok(unchanged(path, before, len), "an aborted run leaves the database untouched");
+    free(before);
+
+    char *fresh = util_xasprintf("%s/fresh.db", dir);
+    sim_recorder_open(fresh, &rec, &d);
+    sim_recorder_begin(rec, sc, &run, &d);
+    sim_recorder_abort(rec);
+    sim_recorder_close(rec);
+    ok(access(fresh, F_OK) != 0, "an aborted run removes the database it created");
+
+    char *text = util_xasprintf("%s/notes.db", dir);
+    FILE *f = fopen(text, "w");
+    fputs("not a database\n", f);
+    fclose(f);
+    util_diag_clear(&d);
+    ok(sim_recorder_open(text, &rec, &d) == UTIL_EINPUT, "a text file is refused");
+    has_str(d.count ? d.msgs[0] : "", "not a SQLite database (left untouched)", "and says so");
+    ok(unchanged(text, "not a database\n", 15), "and is left as it was");
+
+    char *other = util_xasprintf("%s/other.db", dir);
+    sqlite3_open(other, &db);
+    sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES (1);", NULL, NULL, NULL);
+    sqlite3_close(db);
+    before = slurp(other, &len);
+    util_diag_clear(&d);
+    ok(sim_recorder_open(other, &rec, &d) == UTIL_EINPUT, "another program's database is refused");
+    has_str(d.count ? d.msgs[0] : "", "a SQLite database of another program", "and says so");
+    ok(unchanged(other, before, len), "and is left as it was");
+    util_diag_clear(&d);
+    ok(an_open(other, &db, &d) == UTIL_EINPUT, "report refuses it too");
+    free(before);
+
+    unlink(path);
+    unlink(text);
+    unlink(other);
+    free(path);
+    free(fresh);
+    free(text);
+    free(other);
+    util_diag_fini(&d);
+}
+
+int main(void)
+{
+    if (support_init()) return 1;
+    sim_scenario sc;
+    support_scenario(SCENARIO, NULL, &sc, NULL);
+    char dir[] = "/tmp/servesim-test-XXXXXX";
+    if (!mkdtemp(dir)) return 1;
+    test_files(dir, &sc);
+    rmdir(dir);
+    sim_scenario_fini(&sc);
+    support_fini();
+    return tap_done();
+}

@@ -1,0 +1,77 @@
+/*
+ * test_heap.c: the event queue's heap -- entries leave in (time, insertion)
+ * order, equal times first-in first-out, under random interleavings of pushes
+ * and pops checked against a sorted reference.
+ */
+#include <stdlib.h>
+
+#include "sim_int.h"
+#include "tap.h"
+
+static int cmp_event(const void *a, const void *b)
+{
+    const sim__event *x = a, *y = b;
+    if (x->at != y->at) return x->at < y->at ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void test_fifo_ties(void)
+{
+    sim__heap h;
+    sim__heap_init(&h);
+    for (int i = 0; i < 100; i++) sim__heap_push(&h, 7, NULL, NULL, i);
+    sim__event ev;
+    bool fifo = true;
+    for (int i = 0; i < 100; i++) fifo &= sim__heap_pop(&h, &ev) && ev.arg == i;
+    ok(fifo, "equal times leave first-in first-out");
+    ok(!sim__heap_pop(&h, &ev), "an empty heap pops nothing");
+    sim__heap_fini(&h);
+}
+
+static void test_random_against_sort(void)
+{
+    enum { N = 20000 };
+    sim__heap h;
+    sim__heap_init(&h);
+    sim__event *ref = malloc(N * sizeof *ref);
+    size_t nref = 0, popped = 0;
+    bool order = true;
+    srand(7);
+    int64_t last_at = INT64_MIN;
+    uint64_t last_seq = 0;
+    for (int i = 0; i < N; i++) {
+        int64_t at = last_at == INT64_MIN ? rand() % 1000 : last_at + rand() % 50;
+        sim__heap_push(&h, at, NULL, NULL, i);
+        ref[nref++] = (sim__event){at, h.next_seq - 1, NULL, NULL, i};
+        if (rand() % 3 == 0) { /* pop now and then, as an event loop does */
+            sim__event ev;
+            sim__heap_pop(&h, &ev);
+            order &= ev.at > last_at || (ev.at == last_at && ev.seq > last_seq) ||
+                     last_at == INT64_MIN;
+            last_at = ev.at;
+            last_seq = ev.seq;
+            popped++;
+        }
+    }
+    ok(order, "interleaved pops never go back in time (%zu pops)", popped);
+    /* drain: what remains comes out sorted, and matches the reference set */
+    size_t rest = h.n;
+    sim__event *out = malloc(rest * sizeof *out);
+    for (size_t i = 0; i < rest; i++) sim__heap_pop(&h, &out[i]);
+    bool sorted = true;
+    for (size_t i = 1; i < rest; i++) sorted &= cmp_event(&out[i - 1], &out[i]) < 0;
+    ok(sorted, "the rest drains in (time, seq) order");
+    is_int(rest + popped, N, "nothing lost or duplicated");
+    qsort(ref, nref, sizeof *ref, cmp_event);
+    ok(cmp_event(&out[rest - 1], &ref[nref - 1]) == 0, "the last out is the largest pushed");
+    free(out);
+    free(ref);
+    sim__heap_fini(&h);
+}
+
+int main(void)
+{
+    test_fifo_ties();
+    test_random_against_sort();
+    return tap_done();
+}

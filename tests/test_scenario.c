@@ -1,0 +1,149 @@
+/*
+ * test_scenario.c: scenario validation -- each error message a user can get,
+ * that several are reported at once, that defaults land in the effective
+ * scenario, and that docs/scenario.md documents every key the schema knows.
+ * argv[1] is the source root.
+ */
+#include <stdlib.h>
+
+#include "support.h"
+#include "tap.h"
+
+#define GOOD                                                                                   \
+    "{\"stop\": {\"requests\": 10}, \"cluster\": {\"gpu\": \"h100-sxm\", \"model\": "         \
+    "\"llama-3.1-8b\"}, \"workload\": {\"arrival\": {\"process\": \"poisson\", "               \
+    "\"rate_per_s\": 1}, \"prompt_tokens\": {\"dist\": \"fixed\", \"value\": 10}, "            \
+    "\"output_tokens\": {\"dist\": \"fixed\", \"value\": 10}}}"
+
+/* Errors of GOOD with the given overrides. */
+static char *errors_with(const char *const *sets)
+{
+    sim_scenario sc;
+    char *errors = NULL;
+    support_scenario(GOOD, sets, &sc, &errors);
+    sim_scenario_fini(&sc);
+    return errors;
+}
+
+static void expect(const char *set, const char *message)
+{
+    const char *sets[] = {set, NULL};
+    char *e = errors_with(sets);
+    has_str(e, message, "--set %s", set);
+    free(e);
+}
+
+static void test_messages(void)
+{
+    expect("workload.arival={}", "workload.arival: unknown key (did you mean 'arrival'?");
+    expect("cluster.gpu=h300",
+           "cluster.gpu: unknown GPU 'h300' (did you mean 'h200'? known: a100-40gb, a100-80gb");
+    expect("cluster.model=llama-4", "cluster.model: unknown model 'llama-4'");
+    expect("cluster.replicas=0", "cluster.replicas: 0 is out of range (expected >= 1");
+    expect("cluster.replicas=1.5", "cluster.replicas: expected a whole number, got 1.5");
+    expect("cluster.scheduler.max_batch=\"lots\"",
+           "cluster.scheduler.max_batch: expected a whole number, got a string");
+    expect("workload.arrival.process=bursty",
+           "workload.arrival.process: unknown process 'bursty' (known: poisson, constant, gamma, "
+           "closed)");
+    expect("workload.prompt_tokens.dist=zipf", "workload.prompt_tokens.dist: unknown dist 'zipf'");
+    expect("cluster.cost_model.kind=lookup", "cluster.cost_model.kind: unknown kind 'lookup'");
+    expect("cluster.cost_model.mfu=1.2", "cluster.cost_model.mfu: 1.2 is out of range");
+    expect("workload.arrival.rate_per_s=-2", "workload.arrival.rate_per_s: -2 is out of range");
+    expect("stop={}", "stop: set requests, duration_s or both");
+    expect("cluster.model=llama-3.1-405b",
+           "cluster.model: llama-3.1-405b weights (811.8 GB) do not fit in h100-sxm memory");
+    expect("workload.output_tokens={\"dist\": \"uniform\", \"min\": 9, \"max\": 3}",
+           "workload.output_tokens.max: 3 is below min (9)");
+    expect("cluster.gpu={\"bf16_tflops\": 100, \"memory_gib\": 40, \"memory_bw_tbs\": 1, "
+           "\"tdp_w\": 100, \"idle_w\": 150, \"usd_per_hour\": 1}",
+           "cluster.gpu.idle_w: 150 W is above tdp_w (100 W)");
+
+    const char *many[] = {"cluster.gpu=h300", "workload.arrival.rate_per_s=0",
+                          "slo.ttft=1", NULL};
+    char *e = errors_with(many);
+    int lines = 0;
+    for (char *p = e; *p; p++) lines += *p == '\n';
+    is_int(lines, 3, "three mistakes, three messages");
+    has_str(e, "slo.ttft: unknown key (did you mean 'ttft_s'?", "a misspelt SLO key");
+    free(e);
+
+    sim_scenario sc;
+    char *syntax = NULL;
+    ok(support_scenario("{\n  \"stop\": {\"requests\": 10},\n  \"seed\": 1 2\n}", NULL, &sc,
+                        &syntax) == UTIL_EINPUT,
+       "malformed JSON is an input error");
+    has_str(syntax, "scenario:3:13: invalid JSON", "with line and column");
+    free(syntax);
+    sim_scenario_fini(&sc);
+}
+
+static void test_effective(void)
+{
+    sim_scenario sc;
+    const char *sets[] = {"cluster.cost_model.mbu=0.6", NULL};
+    ok(support_scenario(GOOD, sets, &sc, NULL) == 0, "a good scenario loads");
+    const cJSON *j = sc.json;
+    ok(util_json_number(j, "cluster.scheduler.max_batch", 0) == 256 &&
+           util_json_number(j, "cluster.scheduler.max_batched_tokens", 0) == 8192 &&
+           util_json_number(j, "cluster.scheduler.gpu_memory_utilization", 0) == 0.9,
+       "scheduler defaults are in the effective scenario");
+    ok(util_json_number(j, "cluster.cost_model.mfu", 0) == 0.5 &&
+           util_json_number(j, "cluster.cost_model.mbu", 0) == 0.6,
+       "GPU-derived defaults and overrides are both recorded");
+    is_str(util_json_get(j, "workload.arrival.process")->valuestring, "poisson",
+           "stated values are kept");
+    ok(sc.stop_requests == 10 && sc.replicas == 1 && sc.cost.kind == MDL_COST_ROOFLINE,
+       "typed values match the JSON");
+    sim_scenario_fini(&sc);
+
+    const char *inline_gpu[] = {"cluster.gpu={\"id\": \"mine\", \"bf16_tflops\": 100, "
+                                "\"memory_gib\": 40, \"memory_bw_tbs\": 1, \"tdp_w\": 300, "
+                                "\"idle_w\": 50, \"usd_per_hour\": 1}",
+                                NULL};
+    ok(support_scenario(GOOD, inline_gpu, &sc, NULL) == 0, "an inline GPU object is accepted");
+    is_near(sc.cost.gpu.flops, 100e12, 1, "and used");
+    is_near(sc.cost.mbu, 0.75, 0, "with the field defaults for what it leaves out");
+    sim_scenario_fini(&sc);
+}
+
+/* Every key path the schema knows must appear in docs/scenario.md. */
+typedef struct doc_check {
+    const char *text;
+    int missing;
+} doc_check;
+
+static void find_key(const char *path, const util_field *f, void *arg)
+{
+    doc_check *c = arg;
+    char *quoted = util_xasprintf("`%s`", path);
+    if (!strstr(c->text, quoted)) {
+        printf("# docs/scenario.md does not mention %s\n", quoted);
+        c->missing++;
+    }
+    free(quoted);
+}
+
+static void test_docs(const char *root)
+{
+    char *path = util_xasprintf("%s/docs/scenario.md", root), *text = NULL;
+    util_diag d;
+    util_diag_init(&d);
+    ok(util_read_file(path, &text, NULL, &d) == 0, "docs/scenario.md exists");
+    doc_check c = {text ? text : "", 0};
+    util_schema_walk(sim_scenario_fields, "", find_key, &c);
+    is_int(c.missing, 0, "docs/scenario.md documents every scenario key");
+    free(text);
+    free(path);
+    util_diag_fini(&d);
+}
+
+int main(int argc, char **argv)
+{
+    if (support_init()) return 1;
+    test_messages();
+    test_effective();
+    if (argc > 1) test_docs(argv[1]);
+    support_fini();
+    return tap_done();
+}
