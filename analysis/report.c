@@ -38,6 +38,7 @@ static sqlite3_stmt *prepare(const query *q, const char *sql)
 /* Runs a one-row query and copies its columns as doubles (NULL -> NAN). */
 static int row(const query *q, const char *sql, double *out, int n, util_diag *d)
 {
+    for (int i = 0; i < n; i++) out[i] = NAN;
     sqlite3_stmt *st = prepare(q, sql);
     if (!st) return db_fail(q->db, d, "cannot query");
     int rc = sqlite3_step(st);
@@ -99,7 +100,7 @@ int an_open(const char *path, sqlite3 **out, util_diag *d)
 int an_last_run(sqlite3 *db, const char *origin, int64_t *run_id, util_diag *d)
 {
     query q = {db, 0, 0};
-    double id;
+    double id = NAN;
     if (row(&q, "SELECT max(id) FROM runs", &id, 1, d)) return UTIL_EFAIL;
     if (isnan(id)) return util_diag_add(d, "%s: holds no runs", origin);
     *run_id = (int64_t)id;

@@ -142,29 +142,95 @@ void mdl_cost_step(const mdl_cost *cm, const mdl_batch *b, mdl_step *out)
     assert(b->prefill_tokens > 0 || b->n_decode > 0);
     /* Prefill writes its prompt's KV; decode reads every context (which
      * includes the token it writes). */
-    work pre = physics(cm, (double)b->prefill_tokens, b->prefill_pairs, (double)b->prefill_tokens);
-    work dec = physics(cm, b->n_decode, (double)b->decode_context, (double)b->decode_context);
     work all = physics(cm, (double)b->prefill_tokens + b->n_decode,
                        b->prefill_pairs + (double)b->decode_context,
                        (double)(b->prefill_tokens + b->decode_context));
     out->flops = all.flops;
     out->bytes = all.bytes;
-    double floor_s = roofline_s(cm, all, 1.0, 1.0);
-
+    double floor_s = roofline_s(cm, all, 1.0, 1.0), t, p, q;
     if (cm->kind == MDL_COST_ROOFLINE) {
-        double t = roofline_s(cm, all, cm->mfu, cm->mbu) + cm->overhead_s;
-        apportion(out, t, roofline_s(cm, pre, cm->mfu, cm->mbu),
-                  roofline_s(cm, dec, cm->mfu, cm->mbu));
-        return;
+        t = roofline_s(cm, all, cm->mfu, cm->mbu) + cm->overhead_s;
+        p = q = 0; /* shares only matter when both parts are present */
+        if (b->prefill_tokens > 0 && b->n_decode > 0) {
+            p = roofline_s(cm, physics(cm, (double)b->prefill_tokens, b->prefill_pairs,
+                                       (double)b->prefill_tokens), cm->mfu, cm->mbu);
+            q = roofline_s(cm, physics(cm, b->n_decode, (double)b->decode_context,
+                                       (double)b->decode_context), cm->mfu, cm->mbu);
+        }
+    } else {
+        p = cm->prefill_s_per_token * (double)b->prefill_tokens;
+        q = b->n_decode ? cm->decode_step_s + cm->decode_s_per_seq * b->n_decode : 0;
+        t = cm->iteration_s + p + q;
+        if (floor_s > t) t = floor_s;
     }
-    double p = cm->prefill_s_per_token * (double)b->prefill_tokens;
-    double q = b->n_decode ? cm->decode_step_s + cm->decode_s_per_seq * b->n_decode : 0;
-    double t = cm->iteration_s + p + q;
-    if (p + q <= 0) { /* only a fixed cost: split by the physics instead */
-        p = roofline_s(cm, pre, 1.0, 1.0);
-        q = roofline_s(cm, dec, 1.0, 1.0);
+    if (b->n_decode == 0) p = 1, q = 0;
+    else if (b->prefill_tokens == 0) p = 0, q = 1;
+    else if (p + q <= 0) p = q = 1; /* fixed cost only: split evenly */
+    apportion(out, t, p, q);
+}
+
+/* ---- runs of decode-only iterations ---- */
+
+/* a + b j, for iteration j of a run */
+typedef struct line {
+    double a, b;
+} line;
+
+/* sum_{j=0}^{k-1} max_l (a_l + b_l j) over n lines.  The maximum of lines
+ * is convex, so along j the winning line only ever gives way to one of
+ * greater slope: at most n pieces, each an arithmetic series. */
+static double sum_upper_envelope(const line *l, int n, int64_t k)
+{
+    double total = 0;
+    int64_t j = 0;
+    while (j < k) {
+        int cur = 0;
+        for (int i = 1; i < n; i++) { /* winner at j; ties go to the steeper line */
+            double vi = l[i].a + l[i].b * j, vc = l[cur].a + l[cur].b * j;
+            if (vi > vc || (vi == vc && l[i].b > l[cur].b)) cur = i;
+        }
+        int64_t next = k; /* first j at which a steeper line overtakes */
+        for (int i = 0; i < n; i++) {
+            if (l[i].b <= l[cur].b) continue;
+            double x = (l[cur].a - l[i].a) / (l[i].b - l[cur].b);
+            int64_t over = (int64_t)floor(x) + 1;
+            if (over > j && over < next) next = over;
+        }
+        double cnt = (double)(next - j);
+        total += cnt * l[cur].a + l[cur].b * (cnt * (double)j + cnt * (cnt - 1) / 2);
+        j = next;
     }
-    apportion(out, t > floor_s ? t : floor_s, p, q);
+    return total;
+}
+
+void mdl_cost_decode_run(const mdl_cost *cm, int32_t n, int64_t ctx0, int64_t k, mdl_step *sum)
+{
+    assert(n > 0 && k >= 0);
+    /* Iteration j: FLOPs = f0 + f1 j, bytes = b0 + b1 j (context ctx0 + n j). */
+    double f0 = 2.0 * cm->model.active_params * n + cm->attn_flops_per_pair * (double)ctx0;
+    double f1 = cm->attn_flops_per_pair * n;
+    double b0 = weights_read(cm, n) + cm->kv_bytes_per_token * (double)ctx0;
+    double b1 = cm->kv_bytes_per_token * n;
+    double kk = (double)k, tri = kk * (kk - 1) / 2;
+    double peak_f = cm->gpu.flops, peak_b = cm->gpu.mem_bw;
+    line l[3];
+    double fixed;
+    if (cm->kind == MDL_COST_ROOFLINE) {
+        l[0] = (line){f0 / (peak_f * cm->mfu), f1 / (peak_f * cm->mfu)};
+        l[1] = (line){b0 / (peak_b * cm->mbu), b1 / (peak_b * cm->mbu)};
+        l[2] = l[1];
+        fixed = cm->overhead_s;
+    } else { /* the formula, floored at the datasheet */
+        l[0] = (line){cm->iteration_s + cm->decode_step_s + cm->decode_s_per_seq * n, 0};
+        l[1] = (line){f0 / peak_f, f1 / peak_f};
+        l[2] = (line){b0 / peak_b, b1 / peak_b};
+        fixed = 0;
+    }
+    sum->time_s = sum_upper_envelope(l, 3, k) + fixed * kk;
+    sum->decode_s = sum->time_s;
+    sum->prefill_s = 0;
+    sum->flops = kk * f0 + tri * f1;
+    sum->bytes = kk * b0 + tri * b1;
 }
 
 int mdl_kv_capacity_tokens(const mdl_gpu *gpu, const mdl_model *m, double mem_util,

@@ -130,6 +130,15 @@ int mdl_cost_init(mdl_cost *cm, cJSON *obj, const mdl_gpu *gpu, const mdl_model 
                   const char *path, util_diag *d);
 void mdl_cost_step(const mdl_cost *cm, const mdl_batch *b, mdl_step *out);
 
+/* k consecutive decode-only iterations of n sequences, the first with
+ * context sum ctx0 and each next one with n more (every sequence grew by a
+ * token): their total time, FLOPs and bytes, in O(1) whatever k is.  Each
+ * iteration's time is the same as mdl_cost_step would give it; the sum is
+ * closed-form because that time is a maximum of a few linear functions of
+ * the iteration's index.  This is what lets the engine run a replica ahead
+ * to its next finishing sequence in one event. */
+void mdl_cost_decode_run(const mdl_cost *cm, int32_t n, int64_t ctx0, int64_t k, mdl_step *sum);
+
 /* KV-cache capacity in tokens of one GPU holding the whole model at the given
  * memory utilisation; fails (naming path and the shortfall in GB) when the
  * weights leave no room for a KV cache. */

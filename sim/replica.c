@@ -13,6 +13,14 @@
  * with n output tokens finishes at the end of iteration a + n - 1, so the
  * decoding set is a heap keyed by that iteration, and the sum of decode
  * contexts at iteration i is ctx_base + n_decode * i.
+ *
+ * Nor are iterations, where nothing can happen between them: when an
+ * iteration would admit nobody and prefill nothing, the batch cannot change
+ * until a sequence finishes or a request arrives, so the replica runs ahead
+ * to the next finish as one event, its time summed in closed form
+ * (mdl_cost_decode_run).  An arrival that could be admitted cuts the run at
+ * the end of the iteration in progress, exactly where step-by-step
+ * simulation would have admitted it.
  */
 #include "sim_int.h"
 
@@ -69,6 +77,15 @@ static void schedule_kick(sim__replica *rp)
     sim__heap_push(&rp->e->events, rp->e->now, kick, rp, 0);
 }
 
+static void cut_run(sim__replica *rp);
+
+/* Whether the next iteration could admit the head of the queue. */
+static bool head_admissible(const sim__replica *rp)
+{
+    const sim__request *r = rp->head;
+    return r && rp->n_decode < scenario(rp)->max_batch && rp->kv_used + kv_need(r) <= rp->kv_capacity;
+}
+
 void sim__replica_enqueue(sim__replica *rp, sim__request *r)
 {
     r->replica = rp->id;
@@ -82,7 +99,8 @@ void sim__replica_enqueue(sim__replica *rp, sim__request *r)
     else rp->head = r;
     rp->tail = r;
     rp->n_waiting++;
-    schedule_kick(rp);
+    if (!rp->busy) schedule_kick(rp);
+    else if (rp->run_decode_only && rp->head == r && head_admissible(rp)) cut_run(rp);
 }
 
 static sim__request *pop_waiting(sim__replica *rp)
@@ -120,28 +138,82 @@ static void admit(sim__replica *rp, mdl_batch *b)
 
 static void iteration_end(sim_engine *e, void *subject, int64_t arg);
 
+static int64_t context_sum(const sim__replica *rp)
+{
+    return rp->ctx_base + (int64_t)rp->n_decode * rp->iter;
+}
+
+/* Nanoseconds from the start of the decode run to the end of its k-th
+ * iteration. */
+static int64_t run_ns(const sim__replica *rp, int64_t k)
+{
+    mdl_step sum;
+    mdl_cost_decode_run(&scenario(rp)->cost, rp->run_n, rp->run_ctx0, k, &sum);
+    return sim__ns(sum.time_s);
+}
+
+static void schedule_end(sim__replica *rp, int64_t end_ns)
+{
+    if (end_ns <= rp->run_start_ns) end_ns = rp->run_start_ns + 1; /* time always advances */
+    sim__heap_push(&rp->e->events, end_ns, iteration_end, rp, (int64_t)++rp->gen);
+}
+
 static void start_iteration(sim__replica *rp)
 {
     assert(!rp->busy && !rp->prefill);
     mdl_batch b = {0};
     admit(rp, &b);
     b.n_decode = rp->n_decode;
-    b.decode_context = rp->ctx_base + (int64_t)rp->n_decode * rp->iter;
+    b.decode_context = context_sum(rp);
     if (b.n_prefill == 0 && b.n_decode == 0) return; /* idle until the next arrival */
-    rp->n_prefill = b.n_prefill;
-    mdl_cost_step(&scenario(rp)->cost, &b, &rp->step);
-    int64_t dur = sim__ns(rp->step.time_s);
-    if (dur < 1) dur = 1; /* time always advances */
     rp->busy = true;
-    rp->iter_start_ns = rp->e->now;
-    sim__heap_push(&rp->e->events, rp->e->now + dur, iteration_end, rp, 0);
+    rp->n_prefill = b.n_prefill;
+    rp->run_start_ns = rp->e->now;
+    rp->run_decode_only = b.n_prefill == 0;
+    if (rp->run_decode_only) { /* run ahead to the next finishing sequence */
+        rp->run_last = sim__heap_top(&rp->finishing)->at;
+        rp->run_n = b.n_decode;
+        rp->run_ctx0 = b.decode_context;
+        schedule_end(rp, rp->run_start_ns + run_ns(rp, rp->run_last - rp->iter + 1));
+    } else {
+        rp->run_last = rp->iter;
+        mdl_cost_step(&scenario(rp)->cost, &b, &rp->step);
+        schedule_end(rp, rp->run_start_ns + sim__ns(rp->step.time_s));
+    }
+}
+
+/* A request that could be admitted arrived during a decode run: end the run
+ * with the iteration in progress, the first boundary at or after now. */
+static void cut_run(sim__replica *rp)
+{
+    int64_t k = rp->run_last - rp->iter + 1, lo = 1, hi = k;
+    while (lo < hi) { /* smallest m whose boundary, start + run_ns(m), is at or after now */
+        int64_t mid = lo + (hi - lo) / 2;
+        if (rp->run_start_ns + run_ns(rp, mid) >= rp->e->now) hi = mid;
+        else lo = mid + 1;
+    }
+    if (lo == k) return; /* the run ends with the iteration in progress anyway */
+    rp->run_last = rp->iter + lo - 1;
+    schedule_end(rp, rp->run_start_ns + run_ns(rp, lo));
 }
 
 static void account(sim__replica *rp)
 {
-    int64_t dur_ns = rp->e->now - rp->iter_start_ns;
-    double dur = (double)dur_ns / SIM__NS_PER_S, share = rp->step.prefill_s / rp->step.time_s;
+    int64_t dur_ns = rp->e->now - rp->run_start_ns;
+    double dur = (double)dur_ns / SIM__NS_PER_S;
     rp->busy_ns += dur_ns;
+    if (rp->run_decode_only) {
+        int64_t k = rp->run_last - rp->iter + 1;
+        mdl_step sum;
+        mdl_cost_decode_run(&scenario(rp)->cost, rp->run_n, rp->run_ctx0, k, &sum);
+        rp->iterations += k;
+        rp->decode_s += dur;
+        rp->flops += sum.flops;
+        rp->bytes += sum.bytes;
+        rp->batch_seq_s += rp->run_n * dur;
+        return;
+    }
+    double share = rp->step.prefill_s / rp->step.time_s;
     rp->iterations++;
     rp->prefill_s += dur * share;
     rp->decode_s += dur * (1 - share);
@@ -150,7 +222,7 @@ static void account(sim__replica *rp)
     rp->batch_seq_s += (rp->n_prefill + rp->n_decode) * dur;
 }
 
-/* Sequences whose last token this iteration produced. */
+/* Sequences whose last token the run's last iteration produced. */
 static void finish_decoders(sim__replica *rp)
 {
     const sim__event *top;
@@ -186,14 +258,17 @@ static void finish_prefills(sim__replica *rp)
     }
 }
 
-static void iteration_end(sim_engine *e, void *subject, int64_t arg)
+static void iteration_end(sim_engine *e, void *subject, int64_t gen)
 {
     sim__replica *rp = subject;
+    if ((uint64_t)gen != rp->gen) return; /* this run was cut short; a later event ends it */
     account(rp);
+    rp->iter = rp->run_last; /* the iteration that just ended */
     finish_decoders(rp);
     finish_prefills(rp);
     rp->iter++;
     rp->busy = false;
+    rp->run_decode_only = false;
     const sim__event *next = sim__heap_top(&e->events);
     if (next && next->at == e->now) schedule_kick(rp);
     else start_iteration(rp);

@@ -10,7 +10,8 @@
  * iteration in which each will finish, and the sum of their contexts as a
  * base plus (sequences x iteration number); a decode step of B sequences is
  * therefore O(1) bookkeeping plus O(log B) for each sequence that finishes,
- * never B updates.
+ * never B updates.  Stretches of decode-only iterations in which nothing can
+ * be admitted are one event, not one per token.
  */
 #ifndef SIM_INT_H
 #define SIM_INT_H
@@ -80,10 +81,17 @@ typedef struct sim__replica {
     int64_t ctx_base; /* sum of (prompt - admit_iter); context sum = ctx_base + n_decode * iter */
     /* KV cache, tokens reserved for prompt + output of admitted requests */
     int64_t kv_used, kv_peak, kv_capacity;
-    int64_t iter; /* index of the iteration running or next to run */
+    /* the run of iterations in flight: iter .. run_last, started at run_start_ns.
+     * A prefill iteration is a run of one; decode-only iterations run ahead to
+     * the next finishing sequence (run_n sequences, context sum run_ctx0 at
+     * iteration iter).  gen tells a cut-short run's stale end event apart. */
+    int64_t iter;
+    int64_t run_last, run_start_ns, run_ctx0;
+    int32_t run_n;
+    bool run_decode_only;
+    uint64_t gen;
     bool busy, kick_pending;
-    int64_t iter_start_ns;
-    mdl_step step;
+    mdl_step step; /* cost of a prefill iteration */
     /* totals for the replica row */
     int64_t busy_ns, iterations;
     double prefill_s, decode_s, flops, bytes, batch_seq_s;

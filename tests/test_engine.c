@@ -81,6 +81,33 @@ static void test_timeline(void)
     support_rows_fini(&r);
 }
 
+/* r0 (t=0, 100 + 50 tokens) decodes alone in 16 ms steps from 0.110 s, one
+ * event for the whole stretch.  r1 arrives at 0.5 s, inside step 25, and
+ * must join at that step's end, 0.110 + 25 x 0.016 = 0.510 s, exactly as a
+ * step-by-step engine would admit it.  Then: a mixed iteration (0.116 s, to
+ * 0.626), 23 steps of two (0.017 s: r0 done at 1.017), 26 steps alone
+ * (0.016 s: r1 done at 1.433). */
+static void test_run_ahead(void)
+{
+    support_rows r;
+    int64_t events;
+    const char *sets[] = {"workload.arrival.rate_per_s=2", NULL};
+    run(scenario_json("{\"requests\": 2}", "", "{\"process\": \"constant\", \"rate_per_s\": 1}",
+                      "{\"dist\": \"fixed\", \"value\": 100}",
+                      "{\"dist\": \"fixed\", \"value\": 50}"),
+        sets, &r, &events);
+    const sim_request_row *a = by_id(&r, 0), *b = by_id(&r, 1);
+    if (!a || !b) return;
+    const double eps = 1e-9;
+    is_near(b->first_scheduled_s, 0.510, eps, "an arrival joins at the end of the step in progress");
+    is_near(b->first_token_s, 0.626, eps, "its prefill shares that iteration with r0's decode");
+    is_near(a->finish_s, 1.017, eps, "r0 ends after 23 steps of two");
+    is_near(b->finish_s, 1.433, eps, "r1 ends after 26 steps alone");
+    is_int(r.rep[0].iterations, 1 + 25 + 1 + 23 + 26, "every step is counted");
+    ok(events < 15, "100 decode steps took %lld events", (long long)events);
+    support_rows_fini(&r);
+}
+
 /* Largest number of requests between first scheduled and finished at once. */
 static int peak_running(const support_rows *r)
 {
@@ -249,6 +276,7 @@ int main(void)
 {
     if (support_init()) return 1;
     test_timeline();
+    test_run_ahead();
     test_limits();
     test_stops_and_loops();
     test_interrupt();

@@ -168,6 +168,45 @@ static void test_linear_and_floor(void)
     ok(within, "10000 random iterations stay within peak compute and bandwidth");
 }
 
+/* A run of k decode-only iterations in closed form equals k single steps,
+ * including across the point where the bound changes (compute to memory as
+ * contexts grow; a linear model's constant to its datasheet floor). */
+static void check_run(const mdl_cost *cm, int32_t n, int64_t ctx0, int64_t k, const char *what)
+{
+    mdl_step one, sum = {0}, run;
+    for (int64_t j = 0; j < k; j++) {
+        mdl_batch b = {.n_decode = n, .decode_context = ctx0 + n * j};
+        mdl_cost_step(cm, &b, &one);
+        sum.time_s += one.time_s;
+        sum.flops += one.flops;
+        sum.bytes += one.bytes;
+    }
+    mdl_cost_decode_run(cm, n, ctx0, k, &run);
+    is_near(run.time_s / sum.time_s, 1, 1e-12, "%s: time of %lld steps in closed form", what,
+            (long long)k);
+    is_near(run.flops / sum.flops, 1, 1e-12, "%s: FLOPs", what);
+    is_near(run.bytes / sum.bytes, 1, 1e-12, "%s: bytes", what);
+}
+
+static void test_decode_runs(void)
+{
+    mdl_cost roof = roofline("h100-sxm", "llama-3.1-8b", "{\"kind\": \"roofline\"}");
+    mdl_step a, b;
+    mdl_batch first = {.n_decode = 256, .decode_context = 256 * 100};
+    mdl_batch later = {.n_decode = 256, .decode_context = 256 * 600};
+    mdl_cost_step(&roof, &first, &a);
+    mdl_cost_step(&roof, &later, &b);
+    ok(a.flops / (roof.gpu.flops * roof.mfu) > a.bytes / (roof.gpu.mem_bw * roof.mbu) &&
+           b.flops / (roof.gpu.flops * roof.mfu) < b.bytes / (roof.gpu.mem_bw * roof.mbu),
+       "256 sequences: compute-bound at context 100, bandwidth-bound at 600");
+    check_run(&roof, 256, 256 * 100, 500, "roofline across the ridge");
+    check_run(&roof, 1, 3000, 1, "roofline, one step");
+    mdl_cost lin = roofline("l4", "llama-3.1-8b", "{\"kind\": \"linear\", \"iteration_s\": 0.06}");
+    check_run(&lin, 8, 8 * 10, 3000, "linear meeting its datasheet floor");
+    mdl_cost moe = roofline("h200", "mixtral-8x7b", "{\"kind\": \"roofline\"}");
+    check_run(&moe, 3, 30, 200, "MoE");
+}
+
 static void test_kv_capacity(void)
 {
     util_diag d;
@@ -203,6 +242,7 @@ int main(void)
     test_model_sizes();
     test_roofline();
     test_linear_and_floor();
+    test_decode_runs();
     test_kv_capacity();
     mdl_catalog_destroy(cat);
     return tap_done();

@@ -1,0 +1,288 @@
+/*
+ * test_cli.c: the command line as users and scripts rely on it -- exit
+ * statuses, the JSON report of `run` equal to `report`, runs appended to a
+ * database, bad input that names its location and touches nothing, the
+ * catalog, and Ctrl-C.  argv[1] is the servesim binary, argv[2] the source
+ * root.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tap.h"
+#include "util.h"
+
+static const char *servesim, *root;
+static char dir[] = "/tmp/servesim-cli-XXXXXX";
+
+typedef struct result {
+    int status; /* exit status, or 128 + signal */
+    char *out, *err;
+} result;
+
+static char *read_all(const char *path)
+{
+    util_diag d;
+    util_diag_init(&d);
+    char *s = NULL;
+    if (util_read_file(path, &s, NULL, &d)) s = util_xstrdup("");
+    util_diag_fini(&d);
+    return s;
+}
+
+static pid_t spawn(char *const *args, const char *out, const char *err)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        dup2(o, STDOUT_FILENO);
+        dup2(e, STDERR_FILENO);
+        execv(servesim, args);
+        _exit(127);
+    }
+    return pid;
+}
+
+static result finish(pid_t pid, const char *out, const char *err)
+{
+    int st = 0;
+    waitpid(pid, &st, 0);
+    result r = {WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), read_all(out),
+                read_all(err)};
+    return r;
+}
+
+/* Runs servesim with up to 15 arguments (NULL-terminated). */
+static result sv(const char *a0, ...)
+{
+    char *args[17] = {(char *)servesim};
+    va_list ap;
+    va_start(ap, a0);
+    int n = 1;
+    for (const char *a = a0; a && n < 16; a = va_arg(ap, const char *)) args[n++] = (char *)a;
+    va_end(ap);
+    args[n] = NULL;
+    char *out = util_xasprintf("%s/stdout", dir), *err = util_xasprintf("%s/stderr", dir);
+    result r = finish(spawn(args, out, err), out, err);
+    free(out);
+    free(err);
+    return r;
+}
+
+static void drop(result *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+static char *in_dir(const char *name)
+{
+    return util_xasprintf("%s/%s", dir, name);
+}
+
+static void test_basics(void)
+{
+    result r = sv("--version", NULL);
+    ok(r.status == 0 && !strncmp(r.out, "servesim ", 9), "--version");
+    drop(&r);
+    r = sv("--help", NULL);
+    ok(r.status == 0, "--help exits 0");
+    has_str(r.out, "run SCENARIO.json", "and lists the commands");
+    drop(&r);
+    const char *cmds[] = {"run", "report", "catalog", "keys"};
+    for (int i = 0; i < 4; i++) {
+        r = sv(cmds[i], "--help", NULL);
+        ok(r.status == 0 && strstr(r.out, "usage: servesim"), "%s --help", cmds[i]);
+        drop(&r);
+    }
+    r = sv("simulate", NULL);
+    ok(r.status == 2, "an unknown command is bad usage (2)");
+    drop(&r);
+    r = sv("run", "--frobnicate", "x.json", NULL);
+    ok(r.status == 2, "an unknown option is bad usage (2)");
+    has_str(r.err, "unknown option '--frobnicate'", "and is named");
+    drop(&r);
+    r = sv("run", NULL);
+    ok(r.status == 2 && strstr(r.err, "missing SCENARIO.json"), "run without a scenario");
+    drop(&r);
+}
+
+static void test_run_and_report(const char *quick)
+{
+    char *db = in_dir("a.db");
+    result run = sv("run", quick, "-o", db, "--set", "stop.requests=300", "--json", "-q", NULL);
+    ok(run.status == 0, "run exits 0");
+    cJSON *j = cJSON_Parse(run.out);
+    ok(j != NULL, "--json prints one JSON object");
+    ok(util_json_number(j, "requests.arrived", 0) == 300, "--set stop.requests took effect");
+    ok(util_json_number(j, "run.id", 0) == 1, "the first run of a new database is run 1");
+    const char *keys[] = {"run", "requests", "ttft_s", "tpot_s", "tpot_incl_ttft_s", "e2e_s",
+                          "queue_s", "throughput", "slo", "utilisation"};
+    bool all = true;
+    for (int i = 0; i < 10; i++) all &= cJSON_GetObjectItem(j, keys[i]) != NULL;
+    ok(all, "the report has every section of the contract");
+    ok(util_json_get(j, "ttft_s.p99") && util_json_get(j, "throughput.output_tokens_per_s_per_user.p50"),
+       "percentiles are there");
+    cJSON_Delete(j);
+
+    result rep = sv("report", db, "--json", NULL);
+    ok(rep.status == 0, "report exits 0");
+    is_str(rep.out, run.out, "report --json prints exactly what run --json printed");
+    drop(&rep);
+
+    result again = sv("run", quick, "-o", db, "--set", "stop.requests=300", "--seed", "5",
+                      "--json", "-q", NULL);
+    j = cJSON_Parse(again.out);
+    ok(util_json_number(j, "run.id", 0) == 2 && util_json_number(j, "run.seed", 0) == 5,
+       "a second run is appended as run 2, with --seed applied");
+    cJSON_Delete(j);
+    rep = sv("report", db, "--run", "1", "--json", NULL);
+    is_str(rep.out, run.out, "run 1 is unchanged by run 2");
+    ok(strcmp(again.out, run.out) != 0, "another seed gives another report");
+    drop(&rep);
+    drop(&again);
+
+    rep = sv("report", db, NULL);
+    ok(rep.status == 0, "the text report");
+    has_str(rep.out, "run 2 \"quickstart\" (seed 5): completed", "names the newest run");
+    has_str(rep.out, "  ttft ", "has a TTFT row");
+    has_str(rep.out, "throughput over", "and throughput");
+    drop(&rep);
+    rep = sv("report", db, "--run", "9", NULL);
+    ok(rep.status == 2 && strstr(rep.err, "no run with id 9"), "a missing run id is bad input");
+    drop(&rep);
+    drop(&run);
+    free(db);
+}
+
+static bool same_file(const char *path, const char *before)
+{
+    char *now = read_all(path);
+    bool same = !strcmp(now, before);
+    free(now);
+    return same;
+}
+
+static void test_bad_input(const char *quick)
+{
+    char *db = in_dir("a.db"), *before = read_all(db);
+    result r = sv("run", quick, "-o", db, "--set", "workload.arrival.rate_per_s=-1", "--set",
+                  "cluster.gpu=h300", NULL);
+    ok(r.status == 2, "a bad override is bad input (2)");
+    has_str(r.err, "workload.arrival.rate_per_s: -1 is out of range", "named by its path");
+    has_str(r.err, "cluster.gpu: unknown GPU 'h300'", "every error, not just the first");
+    ok(same_file(db, before), "the existing database is untouched");
+    drop(&r);
+    free(before);
+
+    char *fresh = in_dir("fresh.db");
+    r = sv("run", quick, "-o", fresh, "--set", "stop={}", NULL);
+    ok(r.status == 2 && access(fresh, F_OK) != 0, "a bad scenario creates no database");
+    drop(&r);
+
+    char *notes = in_dir("notes.txt");
+    FILE *f = fopen(notes, "w");
+    fputs("my notes\n", f);
+    fclose(f);
+    r = sv("run", quick, "-o", notes, "-q", NULL);
+    ok(r.status == 2 && strstr(r.err, "not a SQLite database"), "-o on a text file is refused");
+    ok(same_file(notes, "my notes\n"), "and the file is left as it was");
+    drop(&r);
+
+    char *broken = in_dir("broken.json");
+    f = fopen(broken, "w");
+    fputs("{\n  \"name\": \"x\",\n  \"stop\" {}\n}\n", f);
+    fclose(f);
+    r = sv("run", broken, "-o", fresh, NULL);
+    ok(r.status == 2, "malformed JSON is bad input");
+    has_str(r.err, "broken.json:3:10: invalid JSON", "reported with file:line:column");
+    drop(&r);
+    r = sv("run", "/nonexistent/s.json", NULL);
+    ok(r.status == 2 && strstr(r.err, "/nonexistent/s.json: cannot open"), "a missing file");
+    drop(&r);
+    r = sv("report", notes, NULL);
+    ok(r.status == 2, "report of a file that is not a database is bad input");
+    drop(&r);
+    free(db);
+    free(fresh);
+    free(notes);
+    free(broken);
+}
+
+static void test_catalog_keys(void)
+{
+    result r = sv("catalog", "gpus", NULL);
+    ok(r.status == 0 && strstr(r.out, "h100-sxm") && strstr(r.out, "mi300x"), "catalog gpus");
+    drop(&r);
+    r = sv("catalog", "--json", NULL);
+    cJSON *j = cJSON_Parse(r.out);
+    ok(j && cJSON_GetArraySize(cJSON_GetObjectItem(j, "gpus")) == 9 &&
+           cJSON_GetArraySize(cJSON_GetObjectItem(j, "models")) == 9,
+       "catalog --json: 9 GPUs and 9 models");
+    ok(j && util_json_get(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "gpus"), 0), "source"),
+       "each entry carries its source");
+    cJSON_Delete(j);
+    drop(&r);
+    r = sv("catalog", "tpus", NULL);
+    ok(r.status == 2, "an unknown catalog section is bad usage");
+    drop(&r);
+    r = sv("keys", NULL);
+    ok(r.status == 0 && strstr(r.out, "`workload.arrival.rate_per_s`"), "keys lists scenario keys");
+    drop(&r);
+}
+
+/* Ctrl-C: the run stops, keeps its rows, is marked interrupted, exits 130. */
+static void test_interrupt(const char *quick)
+{
+    char *db = in_dir("long.db"), *out = in_dir("o"), *err = in_dir("e");
+    char *args[] = {(char *)servesim, "run", (char *)quick, "-o", db, "--set",
+                    "stop.requests=100000000", "--set", "warmup_s=0", "--json", NULL};
+    pid_t pid = spawn(args, out, err);
+    struct timespec ts = {0, 700 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    kill(pid, SIGINT);
+    result r = finish(pid, out, err);
+    is_int(r.status, 130, "Ctrl-C exits 130");
+    cJSON *j = cJSON_Parse(r.out);
+    is_str(j ? cJSON_GetStringValue(util_json_get(j, "run.status")) : NULL, "interrupted",
+           "the run is marked interrupted");
+    ok(util_json_number(j, "requests.completed", 0) > 0, "what was recorded is kept");
+    cJSON_Delete(j);
+    drop(&r);
+    r = sv("report", db, "--json", NULL);
+    j = cJSON_Parse(r.out);
+    is_str(j ? cJSON_GetStringValue(util_json_get(j, "run.status")) : NULL, "interrupted",
+           "and committed to the database");
+    cJSON_Delete(j);
+    drop(&r);
+    unlink(db);
+    free(db);
+    free(out);
+    free(err);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3 || !mkdtemp(dir)) return 1;
+    servesim = argv[1];
+    root = argv[2];
+    char *quick = util_xasprintf("%s/examples/quickstart.json", root);
+    test_basics();
+    test_run_and_report(quick);
+    test_bad_input(quick);
+    test_catalog_keys();
+    test_interrupt(quick);
+    const char *junk[] = {"a.db", "notes.txt", "broken.json", "stdout", "stderr", NULL};
+    for (const char **p = junk; *p; p++) {
+        char *f = in_dir(*p);
+        unlink(f);
+        free(f);
+    }
+    rmdir(dir);
+    free(quick);
+    return tap_done();
+}

@@ -1,0 +1,112 @@
+/*
+ * test_golden.c: a fixed scenario and seed give a reference report
+ * (tests/golden/small.report.json, wall-clock field removed), and two runs
+ * give byte-identical reports and request rows.  argv[1] is the source root.
+ * To accept a deliberate change of the numbers, run the program with
+ * SERVESIM_UPDATE_GOLDEN=1 and review the diff of the reference file.
+ */
+#include <stdlib.h>
+
+#include "support.h"
+#include "tap.h"
+
+/* The report as JSON without the one field allowed to differ between runs. */
+static char *report_text(sqlite3 *db, int64_t run)
+{
+    util_diag d;
+    util_diag_init(&d);
+    an_report r;
+    an_report_compute(db, run, &r, &d);
+    cJSON *o = an_report_json(&r);
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItem(o, "run"), "wall_time_s");
+    char *text = cJSON_Print(o);
+    cJSON_Delete(o);
+    an_report_fini(&r);
+    util_diag_fini(&d);
+    return text;
+}
+
+/* Every request row, every column, at full precision. */
+static char *rows_text(sqlite3 *db)
+{
+    sqlite3_stmt *st;
+    sqlite3_prepare_v2(db, "SELECT * FROM requests ORDER BY id", -1, &st, NULL);
+    size_t cap = 1 << 16, len = 0;
+    char *s = util_xmalloc(cap);
+    s[0] = '\0';
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        for (int c = 0; c < sqlite3_column_count(st); c++) {
+            char cell[64];
+            if (sqlite3_column_type(st, c) == SQLITE_FLOAT)
+                snprintf(cell, sizeof cell, "%.17g,", sqlite3_column_double(st, c));
+            else
+                snprintf(cell, sizeof cell, "%s,", (const char *)sqlite3_column_text(st, c));
+            size_t n = strlen(cell);
+            if (len + n + 2 > cap) s = util_xrealloc(s, cap *= 2);
+            memcpy(s + len, cell, n + 1);
+            len += n;
+        }
+        s[len++] = '\n';
+        s[len] = '\0';
+    }
+    sqlite3_finalize(st);
+    return s;
+}
+
+static sqlite3 *run_file(const char *path, int64_t *run)
+{
+    util_diag d;
+    util_diag_init(&d);
+    char *json = NULL;
+    util_read_file(path, &json, NULL, &d);
+    util_diag_fini(&d);
+    sim_scenario sc;
+    sqlite3 *db = NULL;
+    if (json && support_scenario(json, NULL, &sc, NULL) == 0) db = support_run_db(&sc, run);
+    sim_scenario_fini(&sc);
+    free(json);
+    return db;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || support_init()) return 1;
+    char *scenario = util_xasprintf("%s/tests/golden/small.json", argv[1]);
+    char *golden = util_xasprintf("%s/tests/golden/small.report.json", argv[1]);
+    int64_t r1, r2;
+    sqlite3 *a = run_file(scenario, &r1), *b = run_file(scenario, &r2);
+    ok(a && b, "the golden scenario runs");
+    if (!a || !b) return tap_done();
+
+    char *ra = report_text(a, r1), *rb = report_text(b, r2);
+    char *rows_a = rows_text(a), *rows_b = rows_text(b);
+    is_str(ra, rb, "two runs give byte-identical reports");
+    ok(strlen(rows_a) > 1000 && !strcmp(rows_a, rows_b),
+       "two runs give byte-identical request rows (%zu bytes)", strlen(rows_a));
+
+    if (getenv("SERVESIM_UPDATE_GOLDEN")) {
+        FILE *f = fopen(golden, "w");
+        fprintf(f, "%s\n", ra);
+        fclose(f);
+        tap_diag("wrote %s", golden);
+    }
+    util_diag d;
+    util_diag_init(&d);
+    char *want = NULL;
+    util_read_file(golden, &want, NULL, &d);
+    if (want && *want) want[strlen(want) - 1] = '\0'; /* the file ends with a newline */
+    is_str(ra, want, "the report equals tests/golden/small.report.json");
+    util_diag_fini(&d);
+
+    free(want);
+    free(ra);
+    free(rb);
+    free(rows_a);
+    free(rows_b);
+    sqlite3_close(a);
+    sqlite3_close(b);
+    free(scenario);
+    free(golden);
+    support_fini();
+    return tap_done();
+}
