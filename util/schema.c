@@ -326,13 +326,6 @@ static void walk(const util_field *fields, const char *prefix, walk_fn fn, void 
     }
 }
 
-void util_schema_walk(const util_field *fields, const char *prefix,
-                      void (*fn)(const char *path, const util_field *f, void *arg), void *arg)
-{
-    walk(fields, prefix, fn, arg);
-}
-
-
 static void doc_row(const char *path, const util_field *f, void *arg)
 {
     FILE *out = arg;

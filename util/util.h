@@ -177,9 +177,4 @@ int util_schema_apply_union(const util_union *un, cJSON *obj, const char *path, 
 /* Writes the key reference as Markdown table rows: path | type | unit |
  * default | range | meaning.  prefix is the dotted path of fields' object. */
 void util_schema_doc(const util_field *fields, const char *prefix, FILE *out);
-/* Calls fn for every documented key path below fields (tests use it to check
- * that docs/scenario.md mentions every key). */
-void util_schema_walk(const util_field *fields, const char *prefix,
-                      void (*fn)(const char *path, const util_field *f, void *arg), void *arg);
-
 #endif /* UTIL_H */
