@@ -44,13 +44,17 @@ char *util_xstrdup(const char *s)
 
 char *util_xvasprintf(const char *fmt, va_list ap)
 {
+    /* Most messages fit a line: format once on the stack, again only if not. */
+    char line[256];
+    if (!fmt) fmt = ""; /* never NULL; says so to GCC's -fsanitize=undefined analysis */
     va_list ap2;
     va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap2);
+    int n = vsnprintf(line, sizeof line, fmt, ap2);
     va_end(ap2);
     if (n < 0) n = 0;
     char *s = util_xmalloc((size_t)n + 1);
-    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    if ((size_t)n < sizeof line) memcpy(s, line, (size_t)n + 1);
+    else vsnprintf(s, (size_t)n + 1, fmt, ap);
     return s;
 }
 
