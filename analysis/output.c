@@ -117,7 +117,7 @@ static void print_slo(const an_report *r, FILE *out)
 
 void an_report_print(const an_report *r, FILE *out)
 {
-    fprintf(out, "run %lld \"%s\" (seed %lld): %s, %.1f s simulated in %.2f s (%lld events)\n",
+    fprintf(out, "run %lld \"%s\" (seed %lld): %s, %.1f s simulated in %.3g s (%lld events)\n",
             (long long)r->run_id, r->name, (long long)r->seed, r->status, r->sim_time_s,
             r->wall_time_s, (long long)r->events);
     fprintf(out, "requests: %lld arrived, %lld completed, %lld measured", (long long)r->arrived,
