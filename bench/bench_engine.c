@@ -192,29 +192,6 @@ static int time_simulate(const bench_opts *o, const char *path, int64_t rows, ou
 
 /* ---- (c) bare insert ---- */
 
-/* The `requests` table of sim/recorder.c, copied verbatim so the rows have
- * the same width and the same (run_id, id) key; the runs table it refers to
- * is not needed because SQLite leaves foreign keys unchecked by default, as
- * the recorder does. */
-static const char requests_ddl[] = "CREATE TABLE requests ("
-                                   "  run_id INTEGER NOT NULL REFERENCES runs(id),"
-                                   "  id INTEGER NOT NULL,"
-                                   "  replica INTEGER,"
-                                   "  class TEXT,"
-                                   "  task_id INTEGER,"
-                                   "  call_index INTEGER,"
-                                   "  arrival_s REAL NOT NULL,"
-                                   "  enqueue_s REAL,"
-                                   "  first_scheduled_s REAL,"
-                                   "  first_token_s REAL,"
-                                   "  finish_s REAL,"
-                                   "  prompt_tokens INTEGER NOT NULL,"
-                                   "  output_tokens INTEGER NOT NULL,"
-                                   "  preemptions INTEGER NOT NULL,"
-                                   "  slow INTEGER NOT NULL,"
-                                   "  status TEXT NOT NULL,"
-                                   "  PRIMARY KEY (run_id, id)) WITHOUT ROWID;";
-
 /* The recorder's own statement, NULL literals included. */
 static const char insert_sql[] = "INSERT INTO requests (run_id, id, replica, class, task_id, "
                                  "call_index, arrival_s, enqueue_s, first_scheduled_s, "
@@ -238,7 +215,7 @@ static uint64_t next_random(uint64_t *s)
 static void bind_row(sqlite3_stmt *st, int64_t id, uint64_t *rng)
 {
     uint64_t x = next_random(rng);
-    double arrival = (double)id / 1.4 + (double)(x & 0xffff) * 1e-6;
+    double arrival = (double)id / 50.0 + (double)(x & 0xffff) * 1e-6;
     sqlite3_bind_int64(st, 1, 1);
     sqlite3_bind_int64(st, 2, id);
     sqlite3_bind_int(st, 3, (int)(id % 4));
@@ -258,7 +235,7 @@ static void bind_row(sqlite3_stmt *st, int64_t id, uint64_t *rng)
 static int insert_rows(sqlite3 *db, int64_t rows)
 {
     sqlite3_stmt *st;
-    if (sqlite3_exec(db, requests_ddl, NULL, NULL, NULL) != SQLITE_OK ||
+    if (sqlite3_exec(db, sim_recorder_schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
         sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(db, insert_sql, -1, &st, NULL) != SQLITE_OK)
         return UTIL_EFAIL;

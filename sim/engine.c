@@ -116,7 +116,12 @@ void sim__request_done(sim_engine *e, sim__request *r, const char *status, int64
     e->done++;
     sim__request_emit(e, r, status, finish_ns);
     if (user < 0) return;
-    int64_t t = e->now + sim__ns(wl_source_think(e->src));
+    int64_t think = sim__ns(wl_source_think(e->src));
+    /* A rejected request ends at the instant it was sent.  Were its user to
+     * send again at once, a scenario whose requests are all rejected would
+     * spin without advancing time, so the error reply takes a round trip. */
+    if (finish_ns < 0 && think < SIM__ERROR_REPLY_NS) think = SIM__ERROR_REPLY_NS;
+    int64_t t = e->now + think;
     if (arrivals_open(e, t)) sim__heap_push(&e->events, t, user_send, NULL, user);
 }
 

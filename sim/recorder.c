@@ -34,7 +34,7 @@
 #define APPLICATION_ID 0x53657276
 #define SCHEMA_VERSION 1
 
-static const char schema_sql[] =
+const char sim_recorder_schema_sql[] =
     "CREATE TABLE runs ("
     "  id INTEGER PRIMARY KEY,"
     "  name TEXT NOT NULL,"
@@ -236,7 +236,7 @@ int sim_recorder_begin(sim_recorder *r, const sim_scenario *sc, int64_t *run_id,
                                        APPLICATION_ID, SCHEMA_VERSION);
         rc = exec(r, pragmas, d);
         free(pragmas);
-        if (!rc) rc = exec(r, schema_sql, d);
+        if (!rc) rc = exec(r, sim_recorder_schema_sql, d);
         if (rc) return rc;
     }
     if ((rc = insert_run(r, sc, d)) || (rc = prepare(r, d))) return rc;

@@ -115,6 +115,10 @@ void sim_engine_progress(const sim_engine *e, sim_progress *out);
 
 typedef struct sim_recorder sim_recorder;
 
+/* The SQL that creates a servesim database's tables and view (documented in
+ * docs/database.md), for tools that build one themselves. */
+extern const char sim_recorder_schema_sql[];
+
 /* Opens or creates a servesim database.  A file that is not SQLite, or a
  * SQLite database of some other program, is refused (UTIL_EINPUT) and left
  * untouched.  Nothing is written until sim_recorder_begin. */

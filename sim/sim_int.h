@@ -22,6 +22,9 @@
 #include "sim.h"
 
 #define SIM__NS_PER_S 1000000000.0
+/* Time a closed-loop client takes to learn its request was rejected (an
+ * error reply's round trip) before it can send the next: 1 ms. */
+#define SIM__ERROR_REPLY_NS INT64_C(1000000)
 
 typedef void (*sim__handler)(sim_engine *e, void *subject, int64_t arg);
 

@@ -165,6 +165,13 @@ static void test_limits(void)
        "a prompt over max_batched_tokens is rejected");
     support_rows_fini(&r);
 
+    /* All rejected, no think time, stopped only by duration: the error
+     * reply's 1 ms round trip keeps time moving (no spin): 5 users x 1000. */
+    const char *spin[] = {"workload.prompt_tokens.value=30", "stop={\"duration_s\": 1}", NULL};
+    run(tiny, spin, &r, NULL);
+    is_int(r.n, 5 * 1000, "rejected closed-loop users retry after 1 ms, not in zero time");
+    support_rows_fini(&r);
+
     const char *over_context[] = {"cluster.model.max_context=12", NULL};
     run(tiny, over_context, &r, NULL);
     ok(r.n == 40 && !strcmp(r.req[0].status, SIM_REJECTED),
