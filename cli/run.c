@@ -83,6 +83,18 @@ static int parse(int argc, char **argv, run_opts *o)
     return CLI_CONTINUE;
 }
 
+/* A scenario without a name is named after its file: chat.json -> "chat". */
+static void name_after_file(cJSON *root, const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    const char *dot = strrchr(base, '.');
+    char *name = util_xasprintf("%.*s", dot && dot != base ? (int)(dot - base) : (int)strlen(base),
+                                base);
+    cJSON_AddStringToObject(root, "name", name);
+    free(name);
+}
+
 /* The scenario with its overrides, validated; nothing is written yet. */
 static int load_scenario(const run_opts *o, const mdl_catalog *cat, sim_scenario *sc,
                          util_diag *d)
@@ -90,6 +102,8 @@ static int load_scenario(const run_opts *o, const mdl_catalog *cat, sim_scenario
     cJSON *root;
     int rc = util_json_read_file(o->scenario, &root, d);
     if (rc) return rc;
+    if (cJSON_IsObject(root) && !cJSON_GetObjectItemCaseSensitive(root, "name"))
+        name_after_file(root, o->scenario);
     for (int i = 0; i < o->n_sets; i++)
         if (cJSON_IsObject(root) && util_json_set(root, o->sets[i], d)) rc = UTIL_EINPUT;
     if (o->seed) {

@@ -64,7 +64,8 @@ static const util_field slo_fields[] = {
 };
 
 const util_field sim_scenario_fields[] = {
-    {.key = "name", .type = UTIL_T_STRING, .def = "\"scenario\"", .doc = "label stored with the run"},
+    {.key = "name", .type = UTIL_T_STRING, .def = "\"scenario\"",
+     .doc = "label stored with the run (servesim run: the file's name without .json)"},
     {.key = "seed", .type = UTIL_T_INTEGER, .def = "1", .min = 0, .max = 9007199254740991.0,
      .doc = "master seed; every random stream derives from it"},
     {.key = "stop", .type = UTIL_T_OBJECT, .sub = stop_fields, .flags = UTIL_REQUIRED,
