@@ -85,7 +85,7 @@ static int load_scenario(const bench_opts *o, int64_t requests, mdl_catalog **ca
             return rc;
         }
     }
-    return sim_scenario_load(root, *cat, sc, d);
+    return sim_scenario_load(root, *cat, NULL, sc, d);
 }
 
 /* Runs the engine to the end into sink; *done counts the requests finished. */

@@ -120,7 +120,9 @@ static int load_scenario(const run_opts *o, const mdl_catalog *cat, sim_scenario
         cJSON_Delete(root);
         return rc;
     }
-    rc = sim_scenario_load(root, cat, sc, d);
+    char *dir = util_dirname(o->scenario);
+    rc = sim_scenario_load(root, cat, dir, sc, d);
+    free(dir);
     if (rc) {
         /* name the file once, so messages with bare JSON paths have a home */
         util_diag_add(d, "%s: %d error%s; nothing was run", o->scenario, d->count,

@@ -73,7 +73,7 @@ static void derive(mdl_cost *cm)
 }
 
 int mdl_cost_init(mdl_cost *cm, cJSON *obj, const mdl_gpu *gpu, const mdl_model *model,
-                  const char *path, util_diag *d)
+                  const char *path, const char *base_dir, util_diag *d)
 {
     memset(cm, 0, sizeof *cm);
     cm->gpu = *gpu;
@@ -95,6 +95,11 @@ int mdl_cost_init(mdl_cost *cm, cJSON *obj, const mdl_gpu *gpu, const mdl_model 
         return util_diag_add(d, "%s.kind: unknown kind '%s'", path, kind);
     }
     return UTIL_OK;
+}
+
+void mdl_cost_fini(mdl_cost *cm)
+{
+    (void)cm; /* nothing to free until a model loads data */
 }
 
 /* Bytes of weights an iteration of `tokens` tokens reads.  A dense model reads

@@ -84,16 +84,28 @@ int mdl_check_model_id(cJSON *item, const char *path, void *ctx, util_diag *d);
 
 /* ---- cost models ---- */
 
+/* One prefill chunk: `tokens` prompt tokens of one sequence computed in this
+ * iteration, after `cached` tokens of it already in the KV cache (0 for a
+ * whole prompt; earlier chunks, or generated tokens being recomputed). */
+typedef struct mdl_chunk {
+    int64_t tokens;
+    int64_t cached;
+} mdl_chunk;
+
 /* One iteration, as aggregates.  A prefill chunk of c tokens after p tokens
  * already cached has c*(p + (c+1)/2) causal query-key pairs; a whole prompt of
- * L tokens has L*(L+1)/2.  A decoding sequence of context n attends n keys. */
+ * L tokens has L*(L+1)/2.  A decoding sequence of context n attends n keys.
+ * The aggregates are what the roofline, linear and polynomial models need;
+ * the measured-table model also reads the chunks one by one (an iteration
+ * holds few prefill chunks, so this stays per event, not per token). */
 typedef struct mdl_batch {
-    int32_t n_prefill;      /* sequences with prompt tokens in this iteration */
-    int64_t prefill_tokens; /* sum of their prompt tokens */
-    double prefill_sq;      /* sum of squared prompt tokens */
-    double prefill_pairs;   /* sum of causal attention pairs of those tokens */
-    int32_t n_decode;       /* sequences producing one token each */
-    int64_t decode_context; /* sum of their contexts, tokens (each including the new token) */
+    int32_t n_prefill;       /* sequences with prompt tokens in this iteration */
+    int64_t prefill_tokens;  /* sum of their prompt tokens */
+    double prefill_sq;       /* sum of squared prompt tokens */
+    double prefill_pairs;    /* sum of causal attention pairs of those tokens */
+    const mdl_chunk *chunks; /* the n_prefill chunks (NULL when n_prefill is 0) */
+    int32_t n_decode;        /* sequences producing one token each */
+    int64_t decode_context;  /* sum of their contexts, tokens (each including the new token) */
 } mdl_batch;
 
 /* What one iteration took. */
@@ -103,9 +115,18 @@ typedef struct mdl_step {
     double decode_s;  /* the part spent on decode work (prefill_s + decode_s == time_s) */
     double flops;     /* FLOPs performed */
     double bytes;     /* bytes moved to and from device memory */
+    int32_t out_of_range; /* table model: iterations (of those summed) looked up outside the
+                           * measured range, where the nearest measured value was used */
 } mdl_step;
 
-typedef enum mdl_cost_kind { MDL_COST_ROOFLINE, MDL_COST_LINEAR } mdl_cost_kind;
+typedef enum mdl_cost_kind {
+    MDL_COST_ROOFLINE,
+    MDL_COST_LINEAR,
+    MDL_COST_POLYNOMIAL,
+    MDL_COST_TABLE,
+} mdl_cost_kind;
+
+typedef struct mdl_table mdl_table; /* measured per-layer latencies (table.c) */
 
 typedef struct mdl_cost {
     mdl_cost_kind kind;
@@ -115,6 +136,11 @@ typedef struct mdl_cost {
     double mfu, mbu, overhead_s;
     /* linear */
     double iteration_s, prefill_s_per_token, decode_step_s, decode_s_per_seq;
+    /* polynomial (DistServe's fit of vLLM), seconds */
+    double poly_prefill[3], poly_decode[3], poly_decode_large[3], poly_overhead[2];
+    int poly_large_from; /* batch size from which poly_decode_large applies; 0: never */
+    /* table: owned, freed by mdl_cost_fini */
+    mdl_table *table;
     /* derived once so that a step is a handful of multiplications */
     double weight_bytes, kv_bytes_per_token, attn_flops_per_pair;
     double shared_params, expert_params; /* MoE split of the weights */
@@ -125,9 +151,13 @@ extern const util_union mdl_cost_schema;
 
 /* Builds a cost model from a validated cost_model object.  Defaults that come
  * from the GPU (mfu, mbu, iteration_overhead_s) are written into obj, so the
- * stored scenario shows the numbers the run used. */
+ * stored scenario shows the numbers the run used.  Relative file names in obj
+ * (the table model's) are taken relative to base_dir (NULL: the current
+ * directory). */
 int mdl_cost_init(mdl_cost *cm, cJSON *obj, const mdl_gpu *gpu, const mdl_model *model,
-                  const char *path, util_diag *d);
+                  const char *path, const char *base_dir, util_diag *d);
+/* Frees what mdl_cost_init loaded (the table model's data). */
+void mdl_cost_fini(mdl_cost *cm);
 void mdl_cost_step(const mdl_cost *cm, const mdl_batch *b, mdl_step *out);
 
 /* k consecutive decode-only iterations of n sequences, the first with

@@ -99,7 +99,7 @@ static void resolve_model(const cJSON *v, const mdl_catalog *cat, mdl_model *out
     else mdl_model_from_json(v, out);
 }
 
-static int build(sim_scenario *sc, const mdl_catalog *cat, util_diag *d)
+static int build(sim_scenario *sc, const mdl_catalog *cat, const char *base_dir, util_diag *d)
 {
     cJSON *root = sc->json, *cluster = cJSON_GetObjectItemCaseSensitive(root, "cluster");
     const cJSON *sched = get(cluster, "scheduler");
@@ -118,7 +118,7 @@ static int build(sim_scenario *sc, const mdl_catalog *cat, util_diag *d)
     resolve_gpu(get(cluster, "gpu"), cat, &gpu);
     resolve_model(get(cluster, "model"), cat, &model);
     int rc = mdl_cost_init(&sc->cost, cJSON_GetObjectItemCaseSensitive(cluster, "cost_model"),
-                           &gpu, &model, "cluster.cost_model", d);
+                           &gpu, &model, "cluster.cost_model", base_dir, d);
     if (mdl_kv_capacity_tokens(&gpu, &model, sc->gpu_memory_utilization, "cluster.model",
                                &sc->kv_capacity_tokens, d))
         rc = UTIL_EINPUT;
@@ -126,18 +126,20 @@ static int build(sim_scenario *sc, const mdl_catalog *cat, util_diag *d)
     return rc;
 }
 
-int sim_scenario_load(cJSON *root, const mdl_catalog *catalog, sim_scenario *out, util_diag *d)
+int sim_scenario_load(cJSON *root, const mdl_catalog *catalog, const char *base_dir,
+                      sim_scenario *out, util_diag *d)
 {
     memset(out, 0, sizeof *out);
     out->json = root;
     if (!cJSON_IsObject(root)) return util_diag_add(d, "scenario: expected a JSON object");
     if (util_schema_apply(sim_scenario_fields, root, "", (void *)catalog, d)) return UTIL_EINPUT;
-    return build(out, catalog, d);
+    return build(out, catalog, base_dir, d);
 }
 
 void sim_scenario_fini(sim_scenario *sc)
 {
     if (!sc) return;
+    mdl_cost_fini(&sc->cost);
     cJSON_Delete(sc->json);
     memset(sc, 0, sizeof *sc);
 }

@@ -48,9 +48,12 @@ typedef struct sim_scenario {
 extern const util_field sim_scenario_fields[];
 
 /* Validates root against the scenario schema (collecting every error),
- * fills defaults, and builds the typed scenario.  Takes ownership of root in
- * every case.  Returns 0 or UTIL_EINPUT with messages in d. */
-int sim_scenario_load(cJSON *root, const mdl_catalog *catalog, sim_scenario *out, util_diag *d);
+ * fills defaults, and builds the typed scenario.  Files the scenario names
+ * are relative to base_dir (the scenario file's folder; NULL: the current
+ * directory).  Takes ownership of root in every case.  Returns 0 or
+ * UTIL_EINPUT with messages in d. */
+int sim_scenario_load(cJSON *root, const mdl_catalog *catalog, const char *base_dir,
+                      sim_scenario *out, util_diag *d);
 void sim_scenario_fini(sim_scenario *sc);
 
 /* ---- the facts a run emits ---- */

@@ -44,7 +44,7 @@ int support_scenario(const char *json, const char *const *sets, sim_scenario *sc
     cJSON *root = NULL;
     int rc = util_json_parse(json, "scenario", &root, &d);
     for (; !rc && sets && *sets; sets++) rc = util_json_set(root, *sets, &d);
-    if (!rc) rc = sim_scenario_load(root, support_catalog, sc, &d);
+    if (!rc) rc = sim_scenario_load(root, support_catalog, NULL, sc, &d);
     else cJSON_Delete(root);
     if (errors) *errors = join(&d);
     else if (d.count) util_diag_print(&d, stdout, "# scenario");

@@ -73,7 +73,7 @@ static mdl_cost roofline(const char *gpu, const char *model, const char *json)
     util_schema_apply_union(&mdl_cost_schema, o, "cost_model", NULL, &d);
     mdl_cost cm;
     mdl_cost_init(&cm, o, mdl_catalog_find_gpu(cat, gpu), mdl_catalog_find_model(cat, model),
-                  "cost_model", &d);
+                  "cost_model", NULL, &d);
     if (d.count) printf("# unexpected: %s\n", d.msgs[0]);
     cJSON_Delete(o);
     util_diag_fini(&d);

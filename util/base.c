@@ -194,6 +194,20 @@ const char *util_closest(const char *word, const char *const *candidates)
     return best_d <= limit ? best : NULL;
 }
 
+char *util_dirname(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) return util_xstrdup(".");
+    if (slash == path) return util_xstrdup("/");
+    return util_xasprintf("%.*s", (int)(slash - path), path);
+}
+
+char *util_path_join(const char *dir, const char *path)
+{
+    if (!dir || path[0] == '/') return util_xstrdup(path);
+    return util_xasprintf("%s/%s", dir, path);
+}
+
 double util_wall_s(void)
 {
     struct timespec ts;

@@ -87,6 +87,11 @@ const char *util_closest(const char *word, const char *const *candidates);
 int util_diag_unknown(util_diag *d, const char *path, const char *what, const char *word,
                       const char *const *known);
 
+/* The folder part of a path ("." when it has none); caller frees. */
+char *util_dirname(const char *path);
+/* path itself when absolute or dir is NULL, else dir/path; caller frees. */
+char *util_path_join(const char *dir, const char *path);
+
 /* Monotonic wall clock in seconds, for progress lines and wall_s. */
 double util_wall_s(void);
 
