@@ -33,6 +33,7 @@ static const util_field fields[] = {
     {.key = "flag", .type = UTIL_T_BOOL, .def = "false", .doc = "f"},
     {.key = "box", .type = UTIL_T_OBJECT, .sub = inner, .doc = "b"},
     {.key = "shape", .type = UTIL_T_UNION, .un = &shape, .def = "{}", .doc = "s"},
+    {.key = "coef", .type = UTIL_T_NUMBERS, .min = 3, .max = 3, .doc = "three numbers"},
     {0},
 };
 
@@ -91,6 +92,16 @@ static void test_schema(void)
     m = validate("{\"count\": 1, \"shape\": {\"kind\": \"c\"}, \"count\": 2}", NULL);
     has_str(m, "shape.kind: unknown kind 'c' (known: a, b)", "unknown union kind lists kinds");
     has_str(m, "count: duplicate key", "duplicate keys are errors");
+    free(m);
+
+    m = validate("{\"count\": 1, \"coef\": [1, 2]}", NULL);
+    has_str(m, "coef: expected 3 numbers, got 2", "array length checked");
+    free(m);
+    m = validate("{\"count\": 1, \"coef\": [1, \"x\", 3]}", NULL);
+    has_str(m, "coef[1]: expected a number, got a string", "array elements checked");
+    free(m);
+    m = validate("{\"count\": 1, \"coef\": [1, 2.5, -3]}", NULL);
+    is_str(m, "", "a good array passes");
     free(m);
 
     m = validate("{\"count\": 1, \"shape\": {\"kind\": \"b\", \"x\": 0.5}}", NULL);

@@ -40,6 +40,7 @@ static const char *expected(util_type t)
     case UTIL_T_OBJECT:
     case UTIL_T_UNION: return "an object";
     case UTIL_T_NAME_OR_OBJECT: return "a name or an object";
+    case UTIL_T_NUMBERS: return "an array of numbers";
     }
     return "?";
 }
@@ -87,6 +88,22 @@ static int check_range(const util_field *f, double v, const char *path, util_dia
 static int apply_union(const util_union *un, cJSON *obj, const char *path, void *ctx,
                        util_diag *d);
 
+/* An array of finite numbers whose length is within [min, max] when max > 0
+ * (for arrays the range bounds the length; a check hook can bound values). */
+static int check_numbers(const util_field *f, const cJSON *v, const char *path, util_diag *d)
+{
+    if (!cJSON_IsArray(v))
+        return util_diag_add(d, "%s: expected an array of numbers, got %s", path, kind_of(v));
+    int n = cJSON_GetArraySize(v), i = 0;
+    for (const cJSON *e = v->child; e; e = e->next, i++)
+        if (!cJSON_IsNumber(e) || !isfinite(e->valuedouble))
+            return util_diag_add(d, "%s[%d]: expected a number, got %s", path, i, kind_of(e));
+    if (f->max <= 0 || (n >= f->min && n <= f->max)) return UTIL_OK;
+    if (f->min == f->max)
+        return util_diag_add(d, "%s: expected %g numbers, got %d", path, f->min, n);
+    return util_diag_add(d, "%s: expected %g to %g numbers, got %d", path, f->min, f->max, n);
+}
+
 static int check_value(const util_field *f, cJSON *v, const char *path, void *ctx, util_diag *d)
 {
     switch (f->type) {
@@ -121,6 +138,9 @@ static int check_value(const util_field *f, cJSON *v, const char *path, void *ct
         if (!cJSON_IsObject(v))
             return util_diag_add(d, "%s: expected an object, got %s", path, kind_of(v));
         if (apply_union(f->un, v, path, ctx, d)) return UTIL_EINPUT;
+        break;
+    case UTIL_T_NUMBERS:
+        if (check_numbers(f, v, path, d)) return UTIL_EINPUT;
         break;
     case UTIL_T_NAME_OR_OBJECT:
         if (cJSON_IsObject(v)) {
@@ -330,6 +350,9 @@ static void doc_row(const char *path, const util_field *f, void *arg)
 {
     FILE *out = arg;
     char range[96] = "";
+    if (f->type == UTIL_T_NUMBERS && f->max > 0)
+        snprintf(range, sizeof range, f->min == f->max ? "%g numbers" : "%g to %g numbers", f->min,
+                 f->max);
     if ((f->type == UTIL_T_NUMBER || f->type == UTIL_T_INTEGER) && f->min < f->max)
         snprintf(range, sizeof range, "%s %g .. %g", (f->flags & UTIL_MIN_EXCLUSIVE) ? ">" : "",
                  f->min, f->max);

@@ -129,6 +129,7 @@ typedef enum util_type {
     UTIL_T_OBJECT,         /* nested object described by sub */
     UTIL_T_UNION,          /* object whose tag key picks a variant (see util_union) */
     UTIL_T_NAME_OR_OBJECT, /* a name checked by check(), or an inline object described by sub */
+    UTIL_T_NUMBERS,        /* an array of finite numbers; its length within [min, max] when max > 0 */
 } util_type;
 
 enum {
@@ -149,7 +150,8 @@ struct util_field {
     util_type type;
     const char *unit;            /* "s", "tokens", "1/s", ... or NULL */
     const char *def;             /* default as JSON text, or NULL */
-    double min, max;             /* inclusive range for numbers when min < max */
+    double min, max;             /* inclusive range for numbers when min < max;
+                                  * for UTIL_T_NUMBERS, of the array's length when max > 0 */
     unsigned flags;              /* UTIL_REQUIRED, UTIL_MIN_EXCLUSIVE */
     const char *const *choices;  /* NULL-terminated allowed strings, or NULL */
     const util_field *sub;       /* fields of OBJECT / NAME_OR_OBJECT, {NULL}-terminated */
