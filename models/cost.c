@@ -8,10 +8,14 @@
  * every decoding context and written for every new token).  The roofline model
  * takes the larger of compute time at mfu x peak and memory time at mbu x
  * bandwidth, plus a fixed overhead.  The linear model is a teaching and
- * queueing-check model whose time is set directly; it is still floored at the
- * datasheet, so no model lets a simulated GPU beat its hardware.
+ * queueing-check model whose time is set directly; the polynomial model is
+ * DistServe's fit of vLLM (quadratic in prompt lengths, linear in decode
+ * context and batch size); the table model sums measured per-layer kernel
+ * latencies (table.c).  Those three are floored at the datasheet, so no
+ * model lets a simulated GPU beat its hardware.  docs/cost-models.md has the
+ * formulas.
  */
-#include "mdl.h"
+#include "mdl_int.h"
 
 #include <assert.h>
 #include <math.h>
@@ -39,16 +43,61 @@ static const util_field linear_fields[] = {
     {0},
 };
 
+static int check_large_batch(cJSON *item, const char *path, void *ctx, util_diag *d);
+
+static const util_field large_batch_fields[] = {
+    {.key = "from_batch", .type = UTIL_T_INTEGER, .unit = "sequences", .min = 1, .max = 100000,
+     .doc = "decoding sequences from which coef replaces decode"},
+    {.key = "coef", .type = UTIL_T_NUMBERS, .unit = "s, s/token, s/sequence", .min = 3, .max = 3,
+     .doc = "[a, b, c] of the decode formula for batches of at least from_batch"},
+    {0},
+};
+
+static const util_field polynomial_fields[] = {
+    {.key = "prefill", .type = UTIL_T_NUMBERS, .unit = "s, s/token, s/token^2", .min = 3,
+     .max = 3, .flags = UTIL_REQUIRED,
+     .doc = "[a, b, c]: a prefill takes a + b x sum(prompt) + c x sum(prompt^2)"},
+    {.key = "decode", .type = UTIL_T_NUMBERS, .unit = "s, s/token, s/sequence", .min = 3, .max = 3,
+     .flags = UTIL_REQUIRED,
+     .doc = "[a, b, c]: a decode step of B sequences takes a + b x sum(context + 1) + c x B"},
+    {.key = "decode_large_batch", .type = UTIL_T_OBJECT, .sub = large_batch_fields,
+     .check = check_large_batch,
+     .doc = "other decode coefficients for large batches (empty: decode applies to all)"},
+    {.key = "overhead", .type = UTIL_T_NUMBERS, .unit = "s, s/token", .def = "[0, 0]", .min = 2,
+     .max = 2, .doc = "[a, b]: every iteration adds a + b x sum(context of its sequences)"},
+    {0},
+};
+
+static const util_field table_fields[] = {
+    {.key = "dir", .type = UTIL_T_STRING, .flags = UTIL_REQUIRED,
+     .doc = "folder of dense.csv, per_sequence.csv, attention.csv (times in us per layer); "
+            "relative to the scenario file's folder"},
+    {.key = "layers", .type = UTIL_T_INTEGER, .unit = "layers", .min = 1, .max = 1000,
+     .doc = "decoder layers per iteration (default: the model's)"},
+    {0},
+};
+
 static const util_variant cost_variants[] = {
     {"roofline", roofline_fields, "compute- and bandwidth-bound from datasheet peaks"},
     {"linear", linear_fields, "time set directly: fixed + per prompt token + per decoding sequence"},
+    {"polynomial", polynomial_fields, "DistServe's fit of vLLM: quadratic prefill, linear decode"},
+    {"table", table_fields, "measured per-layer kernel latencies (LLMServingSim profiler CSV)"},
     {0},
 };
 
 const util_union mdl_cost_schema = {.tag = "kind", .def = "roofline", .variants = cost_variants};
 
-/* A roofline default comes from the GPU unless the scenario gave one; either
- * way the value used is left in the JSON. */
+/* from_batch and coef come together or not at all. */
+static int check_large_batch(cJSON *item, const char *path, void *ctx, util_diag *d)
+{
+    bool from = cJSON_HasObjectItem(item, "from_batch"), coef = cJSON_HasObjectItem(item, "coef");
+    if (from == coef) return UTIL_OK;
+    return util_diag_add(d, "%s.%s: missing (from_batch and coef go together)", path,
+                         from ? "coef" : "from_batch");
+}
+
+/* A default that comes from the GPU or the model unless the scenario gave
+ * one; either way the value used is left in the JSON. */
 static double param_or(cJSON *obj, const char *key, double dflt)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
@@ -72,6 +121,41 @@ static void derive(mdl_cost *cm)
     }
 }
 
+/* Copies the validated array obj[key] into out[0..n); an absent key leaves
+ * out as it is. */
+static void numbers(const cJSON *obj, const char *key, double *out, int n)
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(obj, key);
+    int i = 0;
+    for (const cJSON *e = a ? a->child : NULL; e && i < n; e = e->next) out[i++] = e->valuedouble;
+}
+
+static void init_polynomial(mdl_cost *cm, const cJSON *obj)
+{
+    numbers(obj, "prefill", cm->poly_prefill, 3);
+    numbers(obj, "decode", cm->poly_decode, 3);
+    numbers(obj, "overhead", cm->poly_overhead, 2);
+    const cJSON *large = cJSON_GetObjectItemCaseSensitive(obj, "decode_large_batch");
+    const cJSON *from = cJSON_GetObjectItemCaseSensitive(large, "from_batch");
+    if (cJSON_IsNumber(from)) {
+        cm->poly_large_from = (int)from->valuedouble;
+        numbers(large, "coef", cm->poly_decode_large, 3);
+    }
+}
+
+static int init_table(mdl_cost *cm, cJSON *obj, const char *path, const char *base_dir,
+                      util_diag *d)
+{
+    int layers = (int)param_or(obj, "layers", cm->model.layers);
+    char *dir = util_path_join(base_dir,
+                               cJSON_GetObjectItemCaseSensitive(obj, "dir")->valuestring);
+    char *where = util_xasprintf("%s.dir", path);
+    int rc = mdl__table_load(&cm->table, dir, layers, where, d);
+    free(where);
+    free(dir);
+    return rc;
+}
+
 int mdl_cost_init(mdl_cost *cm, cJSON *obj, const mdl_gpu *gpu, const mdl_model *model,
                   const char *path, const char *base_dir, util_diag *d)
 {
@@ -91,6 +175,12 @@ int mdl_cost_init(mdl_cost *cm, cJSON *obj, const mdl_gpu *gpu, const mdl_model 
         cm->prefill_s_per_token = param_or(obj, "prefill_s_per_token", 0);
         cm->decode_step_s = param_or(obj, "decode_step_s", 0);
         cm->decode_s_per_seq = param_or(obj, "decode_s_per_seq", 0);
+    } else if (!strcmp(kind, "polynomial")) {
+        cm->kind = MDL_COST_POLYNOMIAL;
+        init_polynomial(cm, obj);
+    } else if (!strcmp(kind, "table")) {
+        cm->kind = MDL_COST_TABLE;
+        return init_table(cm, obj, path, base_dir, d);
     } else {
         return util_diag_add(d, "%s.kind: unknown kind '%s'", path, kind);
     }
@@ -99,7 +189,8 @@ int mdl_cost_init(mdl_cost *cm, cJSON *obj, const mdl_gpu *gpu, const mdl_model 
 
 void mdl_cost_fini(mdl_cost *cm)
 {
-    (void)cm; /* nothing to free until a model loads data */
+    mdl__table_destroy(cm->table);
+    cm->table = NULL;
 }
 
 /* Bytes of weights an iteration of `tokens` tokens reads.  A dense model reads
@@ -142,6 +233,68 @@ static void apportion(mdl_step *out, double total, double a, double b)
     out->decode_s = total - out->prefill_s;
 }
 
+/* Each model's iteration time, with its prefill and decode parts p and q:
+ * only their ratio is used, to split a mixed iteration's time. */
+
+static double roofline_step(const mdl_cost *cm, const mdl_batch *b, work all, double *p,
+                            double *q)
+{
+    if (b->prefill_tokens > 0 && b->n_decode > 0) { /* shares only matter then */
+        *p = roofline_s(cm, physics(cm, (double)b->prefill_tokens, b->prefill_pairs,
+                                    (double)b->prefill_tokens), cm->mfu, cm->mbu);
+        *q = roofline_s(cm, physics(cm, b->n_decode, (double)b->decode_context,
+                                    (double)b->decode_context), cm->mfu, cm->mbu);
+    }
+    return roofline_s(cm, all, cm->mfu, cm->mbu) + cm->overhead_s;
+}
+
+static double linear_step(const mdl_cost *cm, const mdl_batch *b, double *p, double *q)
+{
+    *p = cm->prefill_s_per_token * (double)b->prefill_tokens;
+    *q = b->n_decode ? cm->decode_step_s + cm->decode_s_per_seq * b->n_decode : 0;
+    return cm->iteration_s + *p + *q;
+}
+
+/* DistServe switches to its large-batch fit at B >= from_batch. */
+static const double *poly_decode_coef(const mdl_cost *cm, int32_t n_decode)
+{
+    if (cm->poly_large_from > 0 && n_decode >= cm->poly_large_from) return cm->poly_decode_large;
+    return cm->poly_decode;
+}
+
+/* A mixed iteration (the engine's continuous batching; DistServe never mixes)
+ * pays for its prefill part and its decode part, each as DistServe would cost
+ * it alone, and one overhead: they share one forward pass and one launch. */
+static double poly_step(const mdl_cost *cm, const mdl_batch *b, double *p, double *q)
+{
+    const double *pf = cm->poly_prefill, *oh = cm->poly_overhead;
+    const double *dc = poly_decode_coef(cm, b->n_decode);
+    double ptok = (double)b->prefill_tokens, ctx = (double)b->decode_context, n = b->n_decode;
+    *p = ptok > 0 ? pf[0] + pf[1] * ptok + pf[2] * b->prefill_sq : 0;
+    *q = n > 0 ? dc[0] + dc[1] * (ctx + n) + dc[2] * n : 0;
+    return *p + *q + oh[0] + oh[1] * (ptok + ctx);
+}
+
+static double table_step(const mdl_cost *cm, const mdl_batch *b, double *p, double *q,
+                         bool *clamped)
+{
+    const mdl_table *t = cm->table;
+    double s = mdl__table_rest_s(t, (double)b->prefill_tokens + b->n_decode,
+                                 (double)b->n_prefill + b->n_decode, clamped) +
+               mdl__table_attention_s(t, b, clamped);
+    if (b->prefill_tokens > 0 && b->n_decode > 0) { /* each part as if it ran alone */
+        bool ignored = false;
+        mdl_batch pre = *b, dec = {.n_decode = b->n_decode, .decode_context = b->decode_context};
+        pre.n_decode = 0;
+        pre.decode_context = 0;
+        *p = mdl__table_rest_s(t, (double)pre.prefill_tokens, pre.n_prefill, &ignored) +
+             mdl__table_attention_s(t, &pre, &ignored);
+        *q = mdl__table_rest_s(t, dec.n_decode, dec.n_decode, &ignored) +
+             mdl__table_attention_s(t, &dec, &ignored);
+    }
+    return s;
+}
+
 void mdl_cost_step(const mdl_cost *cm, const mdl_batch *b, mdl_step *out)
 {
     assert(b->prefill_tokens > 0 || b->n_decode > 0);
@@ -152,22 +305,21 @@ void mdl_cost_step(const mdl_cost *cm, const mdl_batch *b, mdl_step *out)
                        (double)(b->prefill_tokens + b->decode_context));
     out->flops = all.flops;
     out->bytes = all.bytes;
-    double floor_s = roofline_s(cm, all, 1.0, 1.0), t, p, q;
-    if (cm->kind == MDL_COST_ROOFLINE) {
-        t = roofline_s(cm, all, cm->mfu, cm->mbu) + cm->overhead_s;
-        p = q = 0; /* shares only matter when both parts are present */
-        if (b->prefill_tokens > 0 && b->n_decode > 0) {
-            p = roofline_s(cm, physics(cm, (double)b->prefill_tokens, b->prefill_pairs,
-                                       (double)b->prefill_tokens), cm->mfu, cm->mbu);
-            q = roofline_s(cm, physics(cm, b->n_decode, (double)b->decode_context,
-                                       (double)b->decode_context), cm->mfu, cm->mbu);
-        }
-    } else {
-        p = cm->prefill_s_per_token * (double)b->prefill_tokens;
-        q = b->n_decode ? cm->decode_step_s + cm->decode_s_per_seq * b->n_decode : 0;
-        t = cm->iteration_s + p + q;
+    double t = 0, p = 0, q = 0;
+    bool clamped = false;
+    switch (cm->kind) {
+    case MDL_COST_ROOFLINE: t = roofline_step(cm, b, all, &p, &q); break;
+    case MDL_COST_LINEAR: t = linear_step(cm, b, &p, &q); break;
+    case MDL_COST_POLYNOMIAL: t = poly_step(cm, b, &p, &q); break;
+    case MDL_COST_TABLE: t = table_step(cm, b, &p, &q, &clamped); break;
+    }
+    if (cm->kind != MDL_COST_ROOFLINE) { /* a roofline at mfu, mbu <= 1 is never below it */
+        double floor_s = roofline_s(cm, all, 1.0, 1.0);
         if (floor_s > t) t = floor_s;
     }
+    out->out_of_range = clamped;
+    p = fmax(p, 0); /* a fitted polynomial may have negative terms */
+    q = fmax(q, 0);
     if (b->n_decode == 0) p = 1, q = 0;
     else if (b->prefill_tokens == 0) p = 0, q = 1;
     else if (p + q <= 0) p = q = 1; /* fixed cost only: split evenly */
@@ -208,6 +360,37 @@ static double sum_upper_envelope(const line *l, int n, int64_t k)
     return total;
 }
 
+/* The polynomial's decode step j of a run, a + b j: the batch size is fixed,
+ * so only the context sum ctx0 + n j moves. */
+static line poly_line(const mdl_cost *cm, int32_t n, int64_t ctx0)
+{
+    const double *dc = poly_decode_coef(cm, n), *oh = cm->poly_overhead;
+    double ctx = (double)ctx0;
+    return (line){dc[0] + dc[1] * (ctx + n) + dc[2] * n + oh[0] + oh[1] * ctx,
+                  (dc[1] + oh[1]) * n};
+}
+
+/* Measured tables have no closed form: one lookup per iteration (not per
+ * token or sequence), with everything but attention looked up once, since
+ * the batch does not change during a run. */
+static void table_run(const mdl_cost *cm, int32_t n, int64_t ctx0, int64_t k, line fl, line bl,
+                      mdl_step *sum)
+{
+    bool fixed_clamped = false;
+    double rest = mdl__table_rest_s(cm->table, n, n, &fixed_clamped), total = 0;
+    int32_t oor = 0;
+    for (int64_t j = 0; j < k; j++) {
+        bool clamped = fixed_clamped;
+        mdl_batch b = {.n_decode = n, .decode_context = ctx0 + n * j};
+        double t = rest + mdl__table_attention_s(cm->table, &b, &clamped);
+        double jj = (double)j, floor_s = fmax(fl.a + fl.b * jj, bl.a + bl.b * jj);
+        total += t > floor_s ? t : floor_s;
+        oor += clamped;
+    }
+    sum->time_s = total;
+    sum->out_of_range = oor;
+}
+
 void mdl_cost_decode_run(const mdl_cost *cm, int32_t n, int64_t ctx0, int64_t k, mdl_step *sum)
 {
     assert(n > 0 && k >= 0);
@@ -219,19 +402,26 @@ void mdl_cost_decode_run(const mdl_cost *cm, int32_t n, int64_t ctx0, int64_t k,
     double kk = (double)k, tri = kk * (kk - 1) / 2;
     double peak_f = cm->gpu.flops, peak_b = cm->gpu.mem_bw;
     line l[3];
-    double fixed;
-    if (cm->kind == MDL_COST_ROOFLINE) {
+    double fixed = 0;
+    /* Every model but the roofline is its formula floored at the datasheet. */
+    l[1] = (line){f0 / peak_f, f1 / peak_f};
+    l[2] = (line){b0 / peak_b, b1 / peak_b};
+    sum->out_of_range = 0;
+    switch (cm->kind) {
+    case MDL_COST_ROOFLINE:
         l[0] = (line){f0 / (peak_f * cm->mfu), f1 / (peak_f * cm->mfu)};
         l[1] = (line){b0 / (peak_b * cm->mbu), b1 / (peak_b * cm->mbu)};
         l[2] = l[1];
         fixed = cm->overhead_s;
-    } else { /* the formula, floored at the datasheet */
+        break;
+    case MDL_COST_LINEAR:
         l[0] = (line){cm->iteration_s + cm->decode_step_s + cm->decode_s_per_seq * n, 0};
-        l[1] = (line){f0 / peak_f, f1 / peak_f};
-        l[2] = (line){b0 / peak_b, b1 / peak_b};
-        fixed = 0;
+        break;
+    case MDL_COST_POLYNOMIAL: l[0] = poly_line(cm, n, ctx0); break;
+    case MDL_COST_TABLE: break;
     }
-    sum->time_s = sum_upper_envelope(l, 3, k) + fixed * kk;
+    if (cm->kind == MDL_COST_TABLE) table_run(cm, n, ctx0, k, l[1], l[2], sum);
+    else sum->time_s = sum_upper_envelope(l, 3, k) + fixed * kk;
     sum->decode_s = sum->time_s;
     sum->prefill_s = 0;
     sum->flops = kk * f0 + tri * f1;

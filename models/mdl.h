@@ -141,6 +141,9 @@ typedef struct mdl_cost {
     int poly_large_from; /* batch size from which poly_decode_large applies; 0: never */
     /* table: owned, freed by mdl_cost_fini */
     mdl_table *table;
+    /* parallelism of the replica this model costs: tensor x pipeline GPUs */
+    int tp, pp;
+    double allreduce_latency_s; /* per all-reduce, tensor parallelism */
     /* derived once so that a step is a handful of multiplications */
     double weight_bytes, kv_bytes_per_token, attn_flops_per_pair;
     double shared_params, expert_params; /* MoE split of the weights */
@@ -168,6 +171,26 @@ void mdl_cost_step(const mdl_cost *cm, const mdl_batch *b, mdl_step *out);
  * the iteration's index.  This is what lets the engine run a replica ahead
  * to its next finishing sequence in one event. */
 void mdl_cost_decode_run(const mdl_cost *cm, int32_t n, int64_t ctx0, int64_t k, mdl_step *sum);
+
+/* ---- memory (memory.c) ---- */
+
+/* What vLLM's profiling run would set aside per GPU for activations and the
+ * runtime: one layer's activations for max_batched_tokens (hidden state plus
+ * the gated MLP's intermediate, split by tensor parallelism, twice for input
+ * and output), FP32 logits for max_batch sequences, and 0.5 GiB for the CUDA
+ * context, graphs and libraries.  An estimate: scenarios that know the real
+ * figure set it, or set the KV block count directly. */
+double mdl_activation_reserve_bytes(const mdl_model *m, int tp, int64_t max_batched_tokens,
+                                    int max_batch);
+
+/* KV-cache capacity in blocks of block_tokens of a replica of `gpus` GPUs
+ * sharing the model (tensor x pipeline parallel): each GPU holds its share
+ * of the weights, sets aside reserve_bytes, and gives the rest of
+ * mem_util x its memory to the cache.  Fails, naming path and the shortfall
+ * in GB per GPU, when the weights leave no room for a single block. */
+int mdl_kv_capacity_blocks(const mdl_gpu *gpu, const mdl_model *m, int gpus, double mem_util,
+                           double reserve_bytes, int block_tokens, const char *path,
+                           int64_t *blocks, util_diag *d);
 
 /* KV-cache capacity in tokens of one GPU holding the whole model at the given
  * memory utilisation; fails (naming path and the shortfall in GB) when the

@@ -207,6 +207,188 @@ static void test_decode_runs(void)
     check_run(&moe, 3, 30, 200, "MoE");
 }
 
+/* All messages from validating and building a cost model, joined by "\n"
+ * ("" when there are none); caller frees. */
+static char *cost_errors(const char *json)
+{
+    util_diag d;
+    util_diag_init(&d);
+    cJSON *o = cJSON_Parse(json);
+    if (!util_schema_apply_union(&mdl_cost_schema, o, "cost_model", NULL, &d)) {
+        mdl_cost cm;
+        mdl_cost_init(&cm, o, mdl_catalog_find_gpu(cat, "a100-80gb"),
+                      mdl_catalog_find_model(cat, "opt-13b"), "cost_model", NULL, &d);
+        mdl_cost_fini(&cm);
+    }
+    char *all = util_xstrdup("");
+    for (int i = 0; i < d.count; i++) {
+        char *next = util_xasprintf("%s%s\n", all, d.msgs[i]);
+        free(all);
+        all = next;
+    }
+    cJSON_Delete(o);
+    util_diag_fini(&d);
+    return all;
+}
+
+/* DistServe's vLLM fit for OPT-13B on A100-80GB at TP1 (commit 20a1633,
+ * shared/validation/distserve-opt13b), milliseconds turned into seconds. */
+static const char distserve_json[] =
+    "{\"kind\": \"polynomial\","
+    " \"prefill\": [0.015751574849507277, 1.0036374192949256e-4, 5.76898915900792e-9],"
+    " \"decode\": [0.019562534173678987, 4.941120550644942e-7, 5.060571771697455e-5],"
+    " \"decode_large_batch\": {\"from_batch\": 95,"
+    " \"coef\": [0.0168386301447433, 4.0897725301957885e-7, 1.0000261546561776e-4]}}";
+
+static mdl_batch prompts(int n, const int64_t *len, mdl_chunk *chunks)
+{
+    mdl_batch b = {.n_prefill = n, .chunks = chunks};
+    for (int i = 0; i < n; i++) {
+        double l = (double)len[i];
+        chunks[i] = (mdl_chunk){len[i], 0};
+        b.prefill_tokens += len[i];
+        b.prefill_sq += l * l;
+        b.prefill_pairs += l * (l + 1) / 2;
+    }
+    return b;
+}
+
+static double step_s(const mdl_cost *cm, mdl_batch b)
+{
+    mdl_step s;
+    mdl_cost_step(cm, &b, &s);
+    return s.time_s;
+}
+
+/* The worked examples of shared/validation/distserve-opt13b/README.md (ms,
+ * to 0.1 ms, without the Ray overhead), and the formula by hand. */
+static void test_polynomial_distserve(void)
+{
+    mdl_cost cm = roofline("a100-80gb", "opt-13b", distserve_json);
+    ok(cm.kind == MDL_COST_POLYNOMIAL && cm.poly_large_from == 95, "DistServe's fit loads");
+    mdl_chunk ch[2];
+    is_near(step_s(&cm, prompts(1, (int64_t[]){850}, ch)) * 1e3, 105.2, 0.05,
+            "prefill of one 850-token prompt: 105.2 ms");
+    is_near(step_s(&cm, prompts(2, (int64_t[]){512, 512}, ch)) * 1e3, 121.5, 0.05,
+            "prefill of two 512-token prompts: 121.5 ms");
+    is_near(step_s(&cm, prompts(1, (int64_t[]){2048}, ch)) * 1e3, 245.5, 0.05,
+            "prefill of one 2048-token prompt: 245.5 ms");
+    is_near(step_s(&cm, prompts(1, (int64_t[]){850}, ch)),
+            0.015751574849507277 + 1.0036374192949256e-4 * 850 + 5.76898915900792e-9 * 850 * 850,
+            1e-15, "prefill: a + b x L + c x L^2");
+
+    static const struct {
+        int32_t b;
+        double ms;
+    } dec[] = {{1, 20.1}, {32, 37.0}, {94, 70.8}, {95, 65.2}, {128, 82.0}};
+    for (size_t i = 0; i < sizeof dec / sizeof dec[0]; i++)
+        is_near(step_s(&cm, (mdl_batch){.n_decode = dec[i].b, .decode_context = 1000 * dec[i].b}) *
+                    1e3,
+                dec[i].ms, 0.05, "decode of %d sequences at context 1000: %.1f ms", dec[i].b,
+                dec[i].ms);
+    /* b multiplies sum(context + 1); the switch is at B >= from_batch. */
+    is_near(step_s(&cm, (mdl_batch){.n_decode = 94, .decode_context = 94000}),
+            0.019562534173678987 + 4.941120550644942e-7 * 94 * 1001 + 5.060571771697455e-5 * 94,
+            1e-15, "B = 94 uses the small-batch coefficients");
+    is_near(step_s(&cm, (mdl_batch){.n_decode = 95, .decode_context = 95000}),
+            0.0168386301447433 + 4.0897725301957885e-7 * 95 * 1001 + 1.0000261546561776e-4 * 95,
+            1e-15, "B = 95 uses the large-batch coefficients");
+}
+
+static void test_polynomial(void)
+{
+    /* Round coefficients, so the sums can be checked by hand. */
+    mdl_cost cm = roofline("a100-80gb", "opt-13b",
+                           "{\"kind\": \"polynomial\", \"prefill\": [0.01, 1e-4, 1e-8],"
+                           " \"decode\": [0.02, 1e-6, 1e-4], \"overhead\": [0.002, 1e-7]}");
+    ok(cm.poly_large_from == 0, "without decode_large_batch, one decode fit for every size");
+    mdl_chunk ch[2];
+    mdl_batch pre = prompts(2, (int64_t[]){300, 100}, ch);
+    double p = 0.01 + 1e-4 * 400 + 1e-8 * (90000 + 10000);
+    is_near(step_s(&cm, pre), p + 0.002 + 1e-7 * 400, 1e-15,
+            "prefill + overhead over the prompt tokens");
+    mdl_batch dec = {.n_decode = 4, .decode_context = 4000};
+    double q = 0.02 + 1e-6 * 4004 + 1e-4 * 4;
+    is_near(step_s(&cm, dec), q + 0.002 + 1e-7 * 4000, 1e-15,
+            "decode + overhead over the decode contexts");
+
+    /* A mixed iteration: both parts and one overhead, split p : q. */
+    mdl_batch mix = pre;
+    mix.n_decode = 4;
+    mix.decode_context = 4000;
+    mdl_step s;
+    mdl_cost_step(&cm, &mix, &s);
+    is_near(s.time_s, p + q + 0.002 + 1e-7 * 4400, 1e-15, "mixed: prefill + decode + one overhead");
+    is_near(s.prefill_s / s.decode_s, p / q, 1e-12, "mixed: time split in proportion p : q");
+    is_int(s.out_of_range, 0, "a formula is never out of range");
+
+    /* The datasheet floor: a zero polynomial costs exactly the floor. */
+    mdl_cost zero = roofline("l4", "llama-3.1-8b",
+                             "{\"kind\": \"polynomial\", \"prefill\": [0, 0, 0],"
+                             " \"decode\": [0, 0, 0]}");
+    mdl_batch big = {.n_prefill = 1, .prefill_tokens = 4096, .prefill_pairs = 4096.0 * 4097 / 2};
+    mdl_cost_step(&zero, &big, &s);
+    is_near(s.time_s, s.flops / 121e12, 1e-12, "polynomial: floored at peak FLOP/s");
+    mdl_batch one = {.n_decode = 1, .decode_context = 1000};
+    mdl_cost_step(&zero, &one, &s);
+    is_near(s.time_s, s.bytes / 300e9, 1e-12, "polynomial: floored at peak bandwidth");
+}
+
+static void test_polynomial_runs(void)
+{
+    mdl_cost ds = roofline("a100-80gb", "opt-13b", distserve_json);
+    check_run(&ds, 8, 8 * 100, 500, "DistServe small batch");
+    check_run(&ds, 120, 120 * 700, 300, "DistServe large batch");
+    mdl_cost oh = roofline("a100-80gb", "opt-13b",
+                           "{\"kind\": \"polynomial\", \"prefill\": [0.01, 1e-4, 1e-8],"
+                           " \"decode\": [0.02, 1e-6, 1e-4], \"overhead\": [0.002, 1e-7]}");
+    check_run(&oh, 16, 16 * 50, 1000, "polynomial with overhead");
+    /* A shallow context slope: the KV read at full bandwidth overtakes the
+     * formula part-way through the run. */
+    mdl_cost flat = roofline("a100-80gb", "opt-13b",
+                             "{\"kind\": \"polynomial\", \"prefill\": [0, 0, 0],"
+                             " \"decode\": [0.02, 1e-7, 0]}");
+    mdl_step a, b;
+    mdl_cost_step(&flat, &(mdl_batch){.n_decode = 64, .decode_context = 64 * 100}, &a);
+    mdl_cost_step(&flat, &(mdl_batch){.n_decode = 64, .decode_context = 64 * 700}, &b);
+    ok(a.time_s > a.bytes / flat.gpu.mem_bw + 1e-6 && b.time_s == b.bytes / flat.gpu.mem_bw,
+       "64 sequences: formula at context 100, bandwidth floor at 700");
+    check_run(&flat, 64, 64 * 100, 600, "polynomial meeting its bandwidth floor");
+}
+
+static void test_cost_schema(void)
+{
+    char *m = cost_errors("{\"kind\": \"polynomial\", \"prefill\": [1, 2], \"decode\": [1, 2, 3]}");
+    has_str(m, "cost_model.prefill: expected 3 numbers, got 2", "prefill needs 3 coefficients");
+    free(m);
+    m = cost_errors("{\"kind\": \"polynomial\", \"prefill\": [1, 2, 3]}");
+    has_str(m, "cost_model.decode: missing", "decode is required");
+    free(m);
+    m = cost_errors("{\"kind\": \"polynomial\", \"prefill\": [0, 0, 0], \"decode\": [0, 0, 0],"
+                    " \"decode_large_batch\": {\"from_batch\": 95}}");
+    has_str(m, "cost_model.decode_large_batch.coef: missing", "from_batch needs coef");
+    free(m);
+    m = cost_errors("{\"kind\": \"polynomial\", \"prefill\": [0, 0, 0], \"decode\": [0, 0, 0],"
+                    " \"overhead\": [1, \"x\"]}");
+    has_str(m, "cost_model.overhead[1]: expected a number", "coefficients are numbers");
+    free(m);
+    m = cost_errors("{\"kind\": \"polynomial\", \"prefill\": [0, 0, 0], \"decode\": [0, 0, 0],"
+                    " \"prefil\": [0, 0, 0]}");
+    has_str(m, "cost_model.prefil: unknown key (did you mean 'prefill'?",
+            "misspelt keys are caught");
+    free(m);
+    m = cost_errors("{\"kind\": \"table\"}");
+    has_str(m, "cost_model.dir: missing", "a table needs its folder");
+    free(m);
+    m = cost_errors("{\"kind\": \"table\", \"dir\": \"/nonexistent/tp1\"}");
+    has_str(m, "cost_model.dir: /nonexistent/tp1/dense.csv: cannot open",
+            "a missing table file names the key and the file");
+    free(m);
+    m = cost_errors("{\"kind\": \"polynomial\", \"prefill\": [0, 0, 0], \"decode\": [0, 0, 0]}");
+    is_str(m, "", "a minimal polynomial is valid");
+    free(m);
+}
+
 static void test_kv_capacity(void)
 {
     util_diag d;
@@ -243,6 +425,10 @@ int main(void)
     test_roofline();
     test_linear_and_floor();
     test_decode_runs();
+    test_polynomial_distserve();
+    test_polynomial();
+    test_polynomial_runs();
+    test_cost_schema();
     test_kv_capacity();
     mdl_catalog_destroy(cat);
     return tap_done();
