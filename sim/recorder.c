@@ -63,12 +63,16 @@ const char sim_recorder_schema_sql[] =
     "  preemptions INTEGER NOT NULL,"
     "  slow INTEGER NOT NULL,"
     "  status TEXT NOT NULL,"
+    "  decode_replica INTEGER,"
+    "  decode_enqueue_s REAL,"
     "  PRIMARY KEY (run_id, id)) WITHOUT ROWID;"
     "CREATE TABLE replicas ("
     "  run_id INTEGER NOT NULL REFERENCES runs(id),"
     "  replica INTEGER NOT NULL,"
+    "  pool TEXT NOT NULL,"
     "  gpu TEXT NOT NULL,"
     "  model TEXT NOT NULL,"
+    "  gpus INTEGER NOT NULL,"
     "  busy_s REAL NOT NULL,"
     "  prefill_s REAL NOT NULL,"
     "  decode_s REAL NOT NULL,"
@@ -78,6 +82,11 @@ const char sim_recorder_schema_sql[] =
     "  batch_seq_s REAL NOT NULL,"
     "  kv_capacity_tokens INTEGER NOT NULL,"
     "  kv_peak_tokens INTEGER NOT NULL,"
+    "  preemptions INTEGER NOT NULL,"
+    "  prefill_tokens INTEGER NOT NULL,"
+    "  decode_tokens INTEGER NOT NULL,"
+    "  swap_bytes REAL NOT NULL,"
+    "  out_of_range_iterations INTEGER NOT NULL,"
     "  peak_flops REAL NOT NULL,"
     "  peak_bw REAL NOT NULL,"
     "  PRIMARY KEY (run_id, replica));"
@@ -190,11 +199,16 @@ static int prepare(sim_recorder *r, util_diag *d)
     static const char req[] = "INSERT INTO requests (run_id, id, replica, class, task_id, "
                               "call_index, arrival_s, enqueue_s, first_scheduled_s, "
                               "first_token_s, finish_s, prompt_tokens, output_tokens, "
-                              "preemptions, slow, status) VALUES "
-                              "(?1, ?2, ?3, NULL, NULL, NULL, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
-                              "?12, ?13)";
-    static const char rep[] = "INSERT INTO replicas VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
+                              "preemptions, slow, status, decode_replica, decode_enqueue_s) "
+                              "VALUES (?1, ?2, ?3, NULL, NULL, NULL, ?4, ?5, ?6, ?7, ?8, ?9, "
                               "?10, ?11, ?12, ?13, ?14, ?15)";
+    static const char rep[] = "INSERT INTO replicas (run_id, replica, pool, gpu, model, gpus, "
+                              "busy_s, prefill_s, decode_s, iterations, flops, bytes, "
+                              "batch_seq_s, kv_capacity_tokens, kv_peak_tokens, preemptions, "
+                              "prefill_tokens, decode_tokens, swap_bytes, "
+                              "out_of_range_iterations, peak_flops, peak_bw) "
+                              "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
+                              "?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)";
     if (sqlite3_prepare_v2(r->db, req, -1, &r->ins_request, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(r->db, rep, -1, &r->ins_replica, NULL) != SQLITE_OK)
         return db_fail(r, d, "cannot prepare");
@@ -260,14 +274,19 @@ static int step_reset(sim_recorder *r, sqlite3_stmt *st)
     return -1;
 }
 
+static void bind_replica(sqlite3_stmt *st, int i, int replica)
+{
+    if (replica < 0) sqlite3_bind_null(st, i);
+    else sqlite3_bind_int(st, i, replica);
+}
+
 static int put_request(void *ctx, const sim_request_row *row)
 {
     sim_recorder *r = ctx;
     sqlite3_stmt *st = r->ins_request;
     sqlite3_bind_int64(st, 1, r->run_id);
     sqlite3_bind_int64(st, 2, row->id);
-    if (row->replica < 0) sqlite3_bind_null(st, 3);
-    else sqlite3_bind_int(st, 3, row->replica);
+    bind_replica(st, 3, row->replica);
     bind_time(st, 4, row->arrival_s);
     bind_time(st, 5, row->enqueue_s);
     bind_time(st, 6, row->first_scheduled_s);
@@ -278,6 +297,8 @@ static int put_request(void *ctx, const sim_request_row *row)
     sqlite3_bind_int(st, 11, row->preemptions);
     sqlite3_bind_int(st, 12, row->slow);
     sqlite3_bind_text(st, 13, row->status, -1, SQLITE_STATIC);
+    bind_replica(st, 14, row->decode_replica);
+    bind_time(st, 15, row->decode_enqueue_s);
     return step_reset(r, st);
 }
 
@@ -287,19 +308,26 @@ static int put_replica(void *ctx, const sim_replica_row *row)
     sqlite3_stmt *st = r->ins_replica;
     sqlite3_bind_int64(st, 1, r->run_id);
     sqlite3_bind_int(st, 2, row->replica);
-    sqlite3_bind_text(st, 3, row->gpu, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 4, row->model, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_double(st, 5, row->busy_s);
-    sqlite3_bind_double(st, 6, row->prefill_s);
-    sqlite3_bind_double(st, 7, row->decode_s);
-    sqlite3_bind_int64(st, 8, row->iterations);
-    sqlite3_bind_double(st, 9, row->flops);
-    sqlite3_bind_double(st, 10, row->bytes);
-    sqlite3_bind_double(st, 11, row->batch_seq_s);
-    sqlite3_bind_int64(st, 12, row->kv_capacity_tokens);
-    sqlite3_bind_int64(st, 13, row->kv_peak_tokens);
-    sqlite3_bind_double(st, 14, row->peak_flops);
-    sqlite3_bind_double(st, 15, row->peak_bw);
+    sqlite3_bind_text(st, 3, row->pool, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 4, row->gpu, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 5, row->model, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int(st, 6, row->gpus);
+    sqlite3_bind_double(st, 7, row->busy_s);
+    sqlite3_bind_double(st, 8, row->prefill_s);
+    sqlite3_bind_double(st, 9, row->decode_s);
+    sqlite3_bind_int64(st, 10, row->iterations);
+    sqlite3_bind_double(st, 11, row->flops);
+    sqlite3_bind_double(st, 12, row->bytes);
+    sqlite3_bind_double(st, 13, row->batch_seq_s);
+    sqlite3_bind_int64(st, 14, row->kv_capacity_tokens);
+    sqlite3_bind_int64(st, 15, row->kv_peak_tokens);
+    sqlite3_bind_int64(st, 16, row->preemptions);
+    sqlite3_bind_int64(st, 17, row->prefill_tokens);
+    sqlite3_bind_int64(st, 18, row->decode_tokens);
+    sqlite3_bind_double(st, 19, row->swap_bytes);
+    sqlite3_bind_int64(st, 20, row->out_of_range);
+    sqlite3_bind_double(st, 21, row->peak_flops);
+    sqlite3_bind_double(st, 22, row->peak_bw);
     return step_reset(r, st);
 }
 

@@ -1,64 +1,275 @@
 /*
- * replica.c: one model replica with iteration-level (continuous) batching.
+ * replica.c: one model replica -- its queues, its running sequences, its
+ * paged KV cache, and the life of an iteration.  What an iteration does is
+ * the scheduler's choice (sched.c: continuous, prefill_first, chunked,
+ * static); this file provides the moves a scheduler makes (admit a chunk,
+ * join the decoders, preempt, swap) and runs the iteration it planned.
  *
- * Every iteration, all running sequences decode one token, and waiting
- * requests are admitted first come first served -- stopping at the first
- * that does not fit, as vLLM does -- while the batch holds fewer than
- * max_batch sequences, the iteration's prompt tokens stay within
- * max_batched_tokens, and the KV cache can reserve prompt + output tokens for
- * it.  Admitted prompts are prefilled in that iteration and produce their
- * first token at its end.
+ * Sequences are never touched per token.  A decoding sequence finishes at a
+ * known decode step, so the decoding set is a heap keyed by that step; the
+ * sum of contexts at step s is ctx_base + n_decode * s; and the KV blocks
+ * they need at any later step come from kv.c in O(block_tokens).
  *
- * Sequences are never touched per token: a sequence admitted in iteration a
- * with n output tokens finishes at the end of iteration a + n - 1, so the
- * decoding set is a heap keyed by that iteration, and the sum of decode
- * contexts at iteration i is ctx_base + n_decode * i.
- *
- * Nor are iterations, where nothing can happen between them: when an
- * iteration would admit nobody and prefill nothing, the batch cannot change
- * until a sequence finishes or a request arrives, so the replica runs ahead
- * to the next finish as one event, its time summed in closed form
- * (mdl_cost_decode_run).  An arrival that could be admitted cuts the run at
- * the end of the iteration in progress, exactly where step-by-step
- * simulation would have admitted it.
+ * Nor are iterations, where nothing can happen between them: when the plan
+ * is to decode and nothing else, the batch cannot change until a sequence
+ * finishes, the cache runs out, or an admissible request arrives.  The
+ * replica then runs ahead to the earlier of the next finish and the last
+ * step the cache can hold, as one event, its time summed in closed form
+ * (mdl_cost_decode_run); an admissible arrival cuts the run at the end of the
+ * step in progress, exactly where step-by-step simulation would admit it.
  */
 #include "sim_int.h"
 
 #include <assert.h>
 #include <math.h>
+#include <stdlib.h>
 
+static void iteration_end(sim_engine *e, void *subject, int64_t arg);
 static void start_iteration(sim__replica *rp);
 
-static const sim_scenario *scenario(const sim__replica *rp)
+/* ---- queues ---- */
+
+void sim__queue_push(sim__queue *q, sim__request *r)
 {
-    return rp->e->sc;
+    r->next = NULL;
+    if (q->tail) q->tail->next = r;
+    else q->head = r;
+    q->tail = r;
+    q->n++;
 }
 
-static int64_t kv_need(const sim__request *r)
+void sim__queue_push_front(sim__queue *q, sim__request *r)
 {
-    return (int64_t)r->prompt + r->output;
+    r->next = q->head;
+    q->head = r;
+    if (!q->tail) q->tail = r;
+    q->n++;
 }
 
-void sim__replica_init(sim__replica *rp, sim_engine *e, int id)
+sim__request *sim__queue_pop(sim__queue *q)
 {
-    *rp = (sim__replica){.e = e, .id = id, .kv_capacity = e->sc->kv_capacity_tokens};
+    sim__request *r = q->head;
+    if (!r) return NULL;
+    q->head = r->next;
+    if (!q->head) q->tail = NULL;
+    q->n--;
+    r->next = NULL;
+    return r;
+}
+
+/* O(n), for the rare preemption of a partly prefilled prompt. */
+static void queue_remove(sim__queue *q, sim__request *r)
+{
+    sim__request **p = &q->head, *prev = NULL;
+    while (*p && *p != r) {
+        prev = *p;
+        p = &(*p)->next;
+    }
+    if (!*p) return;
+    *p = r->next;
+    if (q->tail == r) q->tail = prev;
+    q->n--;
+    r->next = NULL;
+}
+
+/* ---- running list (admission order: the most recent is preempted first) ---- */
+
+void sim__run_append(sim__replica *rp, sim__request *r)
+{
+    r->run_prev = rp->run_tail;
+    r->run_next = NULL;
+    if (rp->run_tail) rp->run_tail->run_next = r;
+    else rp->run_head = r;
+    rp->run_tail = r;
+    r->in_running = true;
+    rp->n_running++;
+}
+
+static void run_remove(sim__replica *rp, sim__request *r)
+{
+    assert(r->in_running);
+    if (r->run_prev) r->run_prev->run_next = r->run_next;
+    else rp->run_head = r->run_next;
+    if (r->run_next) r->run_next->run_prev = r->run_prev;
+    else rp->run_tail = r->run_prev;
+    r->run_prev = r->run_next = NULL;
+    r->in_running = false;
+    rp->n_running--;
+}
+
+/* ---- set-up ---- */
+
+void sim__replica_init(sim__replica *rp, sim_engine *e, const sim_pool *p, sim__group *g, int id)
+{
+    *rp = (sim__replica){.e = e, .pool = p, .group = g, .id = id, .kv_capacity = p->kv_blocks};
+    rp->q = e->sc->router == SIM_ROUTER_CENTRAL ? &g->central : &rp->own;
     sim__heap_init(&rp->finishing);
+    sim__kv_init(&rp->kv, p->block_tokens);
 }
 
 void sim__replica_fini(sim__replica *rp)
 {
     sim__heap_fini(&rp->finishing);
+    sim__kv_fini(&rp->kv);
+    free(rp->chunks);
+    free(rp->chunk_cost);
 }
 
+int64_t sim__replica_free_blocks(const sim__replica *rp)
+{
+    return rp->kv_capacity - sim__kv_need(&rp->kv, 0) - rp->kv_other;
+}
+
+static bool reserves(const sim__replica *rp)
+{
+    return rp->pool->policy == SIM_STATIC; /* static batches reserve prompt + output up front */
+}
+
+/* ---- arrival ---- */
+
 /* A request this replica could never serve would wait forever: its prompt is
- * over the per-iteration token budget, or prompt + output is over the whole
- * KV cache or the model's context window. */
+ * over the per-iteration token budget (only a chunking scheduler splits
+ * prompts; a static batch takes its prompts whole, whatever their size), or
+ * prompt + output is over the whole KV cache or the model's context window. */
 static bool can_ever_fit(const sim__replica *rp, const sim__request *r)
 {
-    const sim_scenario *sc = scenario(rp);
-    return r->prompt <= sc->max_batched_tokens && kv_need(r) <= rp->kv_capacity &&
-           kv_need(r) <= sc->cost.model.max_context;
+    const sim_pool *p = rp->pool;
+    int64_t total = (int64_t)r->prompt + r->output;
+    bool splits = p->policy == SIM_CHUNKED || p->policy == SIM_STATIC;
+    bool budget_ok = splits || r->prompt <= p->max_batched_tokens;
+    return budget_ok && sim__kv_blocks_for(&rp->kv, total) <= rp->kv_capacity &&
+           total <= p->cost.model.max_context;
 }
+
+void sim__replica_enqueue(sim__replica *rp, sim__request *r)
+{
+    if (r->state == SIM__ARRIVED_KV) r->decode_enqueue_ns = rp->e->now;
+    else r->enqueue_ns = rp->e->now;
+    if (!can_ever_fit(rp, r)) {
+        if (r->state != SIM__ARRIVED_KV) r->replica = rp->id;
+        else r->decode_replica = rp->id;
+        sim__request_done(rp->e, r, SIM_REJECTED, -1);
+        return;
+    }
+    sim__queue_push(rp->q, r);
+    if (rp->q == &rp->own) rp->outstanding++;
+}
+
+/* ---- moves the schedulers make ---- */
+
+/* Grows the iteration's chunk list. */
+void sim__add_chunk(sim__replica *rp, sim__request *r, int64_t tokens)
+{
+    if (rp->n_chunks == rp->chunks_cap) {
+        rp->chunks_cap = rp->chunks_cap ? 2 * rp->chunks_cap : 16;
+        rp->chunks = util_xrealloc(rp->chunks, (size_t)rp->chunks_cap * sizeof *rp->chunks);
+        rp->chunk_cost = util_xrealloc(rp->chunk_cost,
+                                       (size_t)rp->chunks_cap * sizeof *rp->chunk_cost);
+    }
+    r->chunk = tokens;
+    rp->chunks[rp->n_chunks] = r;
+    rp->chunk_cost[rp->n_chunks++] = (mdl_chunk){tokens, r->cached};
+}
+
+/* Takes r (the head of the queue) into the running set. */
+void sim__admit(sim__replica *rp, sim__request *r)
+{
+    sim__queue_pop(rp->q);
+    if (rp->q != &rp->own) rp->outstanding++; /* from the central queue: now it is ours */
+    if (r->state == SIM__ARRIVED_KV) r->decode_replica = rp->id;
+    else r->replica = rp->id;
+    if (r->sched_ns < 0) r->sched_ns = rp->e->now;
+    sim__run_append(rp, r);
+}
+
+/* Holds `blocks` more KV blocks for r outside the decoding set. */
+void sim__hold_blocks(sim__replica *rp, sim__request *r, int64_t blocks)
+{
+    r->blocks += blocks;
+    rp->kv_other += blocks;
+}
+
+/* r, whose KV cache holds `cached` tokens and which has generated
+ * r->generated tokens, decodes from the next step on. */
+void sim__decoder_join(sim__replica *rp, sim__request *r, int64_t cached)
+{
+    r->state = SIM__DECODING;
+    r->ctx_off = cached + 1 - rp->step; /* its first step attends cached + 1 tokens */
+    r->first_step = rp->step;
+    r->finish_step = rp->step + (r->output - r->generated) - 1;
+    sim__heap_push(&rp->finishing, r->finish_step, NULL, r, r->epoch);
+    rp->n_decode++;
+    rp->ctx_base += r->ctx_off;
+    if (reserves(rp)) return; /* its blocks were reserved whole at admission */
+    rp->kv_other -= r->blocks;
+    r->blocks = 0;
+    sim__kv_add(&rp->kv, r->ctx_off + rp->step);
+}
+
+/* r leaves the decoders before its last token (preemption): its state is
+ * brought up to the current step. */
+static void decoder_leave(sim__replica *rp, sim__request *r)
+{
+    r->generated += (int32_t)(rp->step - r->first_step);
+    sim__kv_remove(&rp->kv, r->ctx_off + rp->step);
+    rp->n_decode--;
+    rp->ctx_base -= r->ctx_off;
+    r->epoch++; /* its entry in `finishing` is now stale */
+}
+
+static void preempt_recompute(sim__replica *rp, sim__request *r)
+{
+    if (r->state == SIM__PREFILLING) queue_remove(&rp->partial, r);
+    rp->kv_other -= r->blocks;
+    r->blocks = 0;
+    r->cached = 0;
+    r->prefill_target = (int64_t)r->prompt + r->generated; /* redo prompt + what it generated */
+    r->state = SIM__WAITING;
+    sim__queue_push_front(rp->q, r); /* vLLM: back at the front of the queue */
+    if (rp->q != &rp->own) rp->outstanding--;
+}
+
+/* Preempts the most recently admitted running sequence: recompute, or swap
+ * its KV cache out over PCIe (falling back to recompute when host swap space
+ * is full, or for a prompt not yet fully prefilled). */
+void sim__preempt_last(sim__replica *rp)
+{
+    sim__request *r = rp->run_tail;
+    assert(r);
+    run_remove(rp, r);
+    r->preemptions++;
+    rp->preemptions++;
+    const sim_pool *p = rp->pool;
+    if (r->state != SIM__DECODING) {
+        preempt_recompute(rp, r);
+        return;
+    }
+    decoder_leave(rp, r);
+    double bytes = (double)(r->prompt + r->generated - 1) * p->cost.kv_bytes_per_token;
+    double in_host = 0;
+    for (const sim__request *s = rp->swapped.head; s; s = s->next)
+        in_host += (double)(s->prompt + s->generated - 1) * p->cost.kv_bytes_per_token;
+    if (p->preemption == SIM_PREEMPT_SWAP && in_host + bytes <= p->swap_space_bytes) {
+        r->state = SIM__SWAPPED;
+        rp->swap_bytes += bytes;
+        sim__queue_push(&rp->swapped, r);
+        return;
+    }
+    preempt_recompute(rp, r);
+}
+
+/* Brings the oldest swapped sequence back: its KV cache is copied in and it
+ * decodes in this iteration. */
+void sim__swap_in(sim__replica *rp)
+{
+    sim__request *r = sim__queue_pop(&rp->swapped);
+    int64_t cached = (int64_t)r->prompt + r->generated - 1;
+    rp->swap_bytes += (double)cached * rp->pool->cost.kv_bytes_per_token;
+    sim__run_append(rp, r);
+    sim__decoder_join(rp, r, cached);
+}
+
+/* ---- the life of an iteration ---- */
 
 static void kick(sim_engine *e, void *subject, int64_t arg)
 {
@@ -79,76 +290,23 @@ static void schedule_kick(sim__replica *rp)
 
 static void cut_run(sim__replica *rp);
 
-/* Whether the next iteration could admit the head of the queue. */
-static bool head_admissible(const sim__replica *rp)
+void sim__replica_wake(sim__replica *rp)
 {
-    const sim__request *r = rp->head;
-    return r && rp->n_decode < scenario(rp)->max_batch && rp->kv_used + kv_need(r) <= rp->kv_capacity;
-}
-
-void sim__replica_enqueue(sim__replica *rp, sim__request *r)
-{
-    r->replica = rp->id;
-    r->enqueue_ns = rp->e->now;
-    if (!can_ever_fit(rp, r)) {
-        sim__request_done(rp->e, r, SIM_REJECTED, -1);
-        return;
-    }
-    r->next = NULL;
-    if (rp->tail) rp->tail->next = r;
-    else rp->head = r;
-    rp->tail = r;
-    rp->n_waiting++;
     if (!rp->busy) schedule_kick(rp);
-    else if (rp->run_decode_only && rp->head == r && head_admissible(rp)) cut_run(rp);
+    else if (rp->run_decode_only && sim__can_admit_head(rp)) cut_run(rp);
 }
 
-static sim__request *pop_waiting(sim__replica *rp)
+static int64_t decode_context(const sim__replica *rp)
 {
-    sim__request *r = rp->head;
-    rp->head = r->next;
-    if (!rp->head) rp->tail = NULL;
-    rp->n_waiting--;
-    return r;
+    int64_t n = rp->n_decode + rp->n_ghost;
+    return rp->ctx_base + rp->ghost_ctx_off + n * rp->step;
 }
 
-static void admit(sim__replica *rp, mdl_batch *b)
-{
-    const sim_scenario *sc = scenario(rp);
-    sim__request **tail = &rp->prefill;
-    while (rp->head && rp->n_decode + b->n_prefill < sc->max_batch) {
-        sim__request *r = rp->head;
-        if (b->prefill_tokens + r->prompt > sc->max_batched_tokens) break;
-        if (rp->kv_used + kv_need(r) > rp->kv_capacity) break;
-        pop_waiting(rp);
-        r->sched_ns = rp->e->now;
-        r->admit_iter = rp->iter;
-        r->next = NULL;
-        *tail = r;
-        tail = &r->next;
-        double p = r->prompt;
-        b->n_prefill++;
-        b->prefill_tokens += r->prompt;
-        b->prefill_sq += p * p;
-        b->prefill_pairs += p * (p + 1) / 2;
-        rp->kv_used += kv_need(r);
-    }
-    if (rp->kv_used > rp->kv_peak) rp->kv_peak = rp->kv_used;
-}
-
-static void iteration_end(sim_engine *e, void *subject, int64_t arg);
-
-static int64_t context_sum(const sim__replica *rp)
-{
-    return rp->ctx_base + (int64_t)rp->n_decode * rp->iter;
-}
-
-/* Nanoseconds from the start of the decode run to the end of its k-th
- * iteration. */
+/* Nanoseconds from the start of the decode run to the end of its k-th step. */
 static int64_t run_ns(const sim__replica *rp, int64_t k)
 {
     mdl_step sum;
-    mdl_cost_decode_run(&scenario(rp)->cost, rp->run_n, rp->run_ctx0, k, &sum);
+    mdl_cost_decode_run(&rp->pool->cost, rp->run_n, rp->run_ctx0, k, &sum);
     return sim__ns(sum.time_s);
 }
 
@@ -158,115 +316,211 @@ static void schedule_end(sim__replica *rp, int64_t end_ns)
     sim__heap_push(&rp->e->events, end_ns, iteration_end, rp, (int64_t)++rp->gen);
 }
 
-static void start_iteration(sim__replica *rp)
+/* The earliest live entry of `finishing` (stale ones, left by preemption,
+ * are dropped on the way). */
+static const sim__event *next_finish(sim__replica *rp)
 {
-    assert(!rp->busy && !rp->prefill);
-    mdl_batch b = {0};
-    admit(rp, &b);
-    b.n_decode = rp->n_decode;
-    b.decode_context = context_sum(rp);
-    if (b.n_prefill == 0 && b.n_decode == 0) return; /* idle until the next arrival */
-    rp->busy = true;
-    rp->n_prefill = b.n_prefill;
-    rp->run_start_ns = rp->e->now;
-    rp->run_decode_only = b.n_prefill == 0;
-    if (rp->run_decode_only) { /* run ahead to the next finishing sequence */
-        rp->run_last = sim__heap_top(&rp->finishing)->at;
-        rp->run_n = b.n_decode;
-        rp->run_ctx0 = b.decode_context;
-        schedule_end(rp, rp->run_start_ns + run_ns(rp, rp->run_last - rp->iter + 1));
-    } else {
-        rp->run_last = rp->iter;
-        mdl_cost_step(&scenario(rp)->cost, &b, &rp->step);
-        schedule_end(rp, rp->run_start_ns + sim__ns(rp->step.time_s));
-    }
+    const sim__event *top;
+    sim__event ev;
+    while ((top = sim__heap_top(&rp->finishing)) &&
+           (uint32_t)top->arg != ((sim__request *)top->subject)->epoch)
+        sim__heap_pop(&rp->finishing, &ev);
+    return top;
 }
 
-/* A request that could be admitted arrived during a decode run: end the run
- * with the iteration in progress, the first boundary at or after now. */
+/* Decode steps until the next finish, but never into a step whose KV need
+ * the cache cannot meet. */
+static int64_t run_length(sim__replica *rp)
+{
+    int64_t k = next_finish(rp)->at - rp->step + 1;
+    int64_t over = sim__kv_first_over(&rp->kv, k, rp->kv_capacity - rp->kv_other);
+    assert(over >= 1); /* the scheduler made room for the first step */
+    return over < k ? over : k;
+}
+
+static void start_run(sim__replica *rp)
+{
+    rp->run_decode_only = true;
+    rp->run_n = rp->n_decode + rp->n_ghost;
+    rp->run_ctx0 = decode_context(rp);
+    rp->run_last = rp->step + run_length(rp) - 1;
+    schedule_end(rp, rp->run_start_ns + run_ns(rp, rp->run_last - rp->step + 1));
+}
+
+static void start_single(sim__replica *rp)
+{
+    mdl_batch b = {.chunks = rp->chunk_cost, .n_prefill = rp->n_chunks};
+    for (int i = 0; i < rp->n_chunks; i++) {
+        double c = (double)rp->chunk_cost[i].tokens, p = (double)rp->chunk_cost[i].cached;
+        b.prefill_tokens += rp->chunk_cost[i].tokens;
+        b.prefill_sq += c * c;
+        b.prefill_pairs += c * (p + (c + 1) / 2);
+    }
+    if (rp->decodes) {
+        b.n_decode = rp->n_decode + rp->n_ghost;
+        b.decode_context = decode_context(rp);
+    }
+    const sim_pool *p = rp->pool;
+    if (b.n_prefill || b.n_decode) {
+        mdl_cost_step(&p->cost, &b, &rp->cost);
+    } else {
+        rp->cost = (mdl_step){0}; /* only moving swapped KV caches */
+    }
+    /* swaps are copies over each GPU's own PCIe link, before the forward pass */
+    double swap_s = rp->swap_bytes / (p->cost.gpu.pcie_bw * p->gpus);
+    rp->cost.time_s += swap_s;
+    rp->cost.decode_s += swap_s;
+    schedule_end(rp, rp->run_start_ns + sim__ns(rp->cost.time_s));
+}
+
+static void note_kv_peak(sim__replica *rp)
+{
+    int64_t used = sim__kv_need(&rp->kv, 0) + rp->kv_other;
+    if (used > rp->kv_peak) rp->kv_peak = used;
+}
+
+static void start_iteration(sim__replica *rp)
+{
+    assert(!rp->busy);
+    rp->n_chunks = 0;
+    rp->swap_bytes = 0;
+    rp->decodes = false;
+    sim__plan(rp);
+    if (!rp->n_chunks && !rp->decodes && rp->swap_bytes == 0) return; /* idle */
+    note_kv_peak(rp);
+    rp->busy = true;
+    rp->run_start_ns = rp->e->now;
+    if (!rp->n_chunks && rp->swap_bytes == 0) start_run(rp);
+    else start_single(rp);
+}
+
+/* An admissible request arrived during a decode run: end the run with the
+ * step in progress, the first boundary at or after now. */
 static void cut_run(sim__replica *rp)
 {
-    int64_t k = rp->run_last - rp->iter + 1, lo = 1, hi = k;
+    int64_t k = rp->run_last - rp->step + 1, lo = 1, hi = k;
     while (lo < hi) { /* smallest m whose boundary, start + run_ns(m), is at or after now */
         int64_t mid = lo + (hi - lo) / 2;
         if (rp->run_start_ns + run_ns(rp, mid) >= rp->e->now) hi = mid;
         else lo = mid + 1;
     }
-    if (lo == k) return; /* the run ends with the iteration in progress anyway */
-    rp->run_last = rp->iter + lo - 1;
+    if (lo == k) return; /* the run ends with the step in progress anyway */
+    rp->run_last = rp->step + lo - 1;
     schedule_end(rp, rp->run_start_ns + run_ns(rp, lo));
 }
 
-static void account(sim__replica *rp)
+static void account(sim__replica *rp, int64_t steps)
 {
     int64_t dur_ns = rp->e->now - rp->run_start_ns;
     double dur = (double)dur_ns / SIM__NS_PER_S;
     rp->busy_ns += dur_ns;
+    rp->swap_bytes_total += rp->swap_bytes;
+    int32_t seqs = rp->n_chunks + (rp->decodes ? rp->n_decode + rp->n_ghost : 0);
+    rp->batch_seq_s += seqs * dur;
+    rp->decode_tokens += (rp->decodes || rp->run_decode_only) ? (int64_t)rp->n_decode * steps : 0;
+    for (int i = 0; i < rp->n_chunks; i++) rp->prefill_tokens += rp->chunks[i]->chunk;
     if (rp->run_decode_only) {
-        int64_t k = rp->run_last - rp->iter + 1;
         mdl_step sum;
-        mdl_cost_decode_run(&scenario(rp)->cost, rp->run_n, rp->run_ctx0, k, &sum);
-        rp->iterations += k;
+        mdl_cost_decode_run(&rp->pool->cost, rp->run_n, rp->run_ctx0, steps, &sum);
+        rp->iterations += steps;
         rp->decode_s += dur;
         rp->flops += sum.flops;
         rp->bytes += sum.bytes;
-        rp->batch_seq_s += rp->run_n * dur;
+        rp->out_of_range += sum.out_of_range;
         return;
     }
-    double share = rp->step.prefill_s / rp->step.time_s;
+    double share = rp->cost.time_s > 0 ? rp->cost.prefill_s / rp->cost.time_s : 0;
     rp->iterations++;
     rp->prefill_s += dur * share;
     rp->decode_s += dur * (1 - share);
-    rp->flops += rp->step.flops;
-    rp->bytes += rp->step.bytes;
-    rp->batch_seq_s += (rp->n_prefill + rp->n_decode) * dur;
+    rp->flops += rp->cost.flops;
+    rp->bytes += rp->cost.bytes;
+    rp->out_of_range += rp->cost.out_of_range;
 }
 
-/* Sequences whose last token the run's last iteration produced. */
+static void complete(sim__replica *rp, sim__request *r)
+{
+    run_remove(rp, r);
+    rp->outstanding--;
+    sim__request_done(rp->e, r, SIM_COMPLETED, rp->e->now);
+}
+
+/* Static batching pads: a finished member's slot computes until the batch
+ * ends, so it stays in the cost as a ghost. */
+static void end_static_batch_if_done(sim__replica *rp)
+{
+    if (!reserves(rp) || rp->n_decode > 0 || rp->n_ghost == 0) return;
+    rp->n_ghost = 0;
+    rp->ghost_ctx_off = 0;
+    rp->kv_other = 0; /* the batch's reservation */
+}
+
+/* Sequences whose last token the steps just run produced. */
 static void finish_decoders(sim__replica *rp)
 {
     const sim__event *top;
     sim__event ev;
-    while ((top = sim__heap_top(&rp->finishing)) && top->at == rp->iter) {
+    while ((top = next_finish(rp)) && top->at < rp->step) {
         sim__heap_pop(&rp->finishing, &ev);
         sim__request *r = ev.subject;
         rp->n_decode--;
-        rp->ctx_base -= r->prompt - r->admit_iter;
-        rp->kv_used -= kv_need(r);
-        sim__request_done(rp->e, r, SIM_COMPLETED, rp->e->now);
+        rp->ctx_base -= r->ctx_off;
+        if (reserves(rp)) {
+            rp->n_ghost++;
+            rp->ghost_ctx_off += r->ctx_off;
+        } else {
+            sim__kv_remove(&rp->kv, r->ctx_off + rp->step);
+        }
+        complete(rp, r);
+    }
+    end_static_batch_if_done(rp);
+}
+
+/* A prompt (or a recompute) fully prefilled: it has its next token. */
+static void prefill_done(sim__replica *rp, sim__request *r)
+{
+    r->generated++;
+    if (r->first_token_ns < 0) r->first_token_ns = rp->e->now;
+    if (r->generated >= r->output) {
+        if (!reserves(rp)) rp->kv_other -= r->blocks;
+        r->blocks = 0;
+        complete(rp, r);
+        end_static_batch_if_done(rp);
+    } else if (rp->e->sc->disagg_prefill == rp->pool->index) {
+        run_remove(rp, r);
+        rp->outstanding--;
+        sim__transfer(rp->e, rp, r); /* keeps its blocks here until the copy is done */
+    } else {
+        sim__decoder_join(rp, r, r->cached);
     }
 }
 
-/* Prompts prefilled by this iteration now have their first token; those
- * with more to say join the decoding set. */
-static void finish_prefills(sim__replica *rp)
+static void finish_chunks(sim__replica *rp)
 {
-    sim__request *r = rp->prefill, *next;
-    rp->prefill = NULL;
-    rp->n_prefill = 0;
-    for (; r; r = next) {
-        next = r->next;
-        r->first_token_ns = rp->e->now;
-        if (r->output == 1) {
-            rp->kv_used -= kv_need(r);
-            sim__request_done(rp->e, r, SIM_COMPLETED, rp->e->now);
-            continue;
-        }
-        rp->n_decode++;
-        rp->ctx_base += r->prompt - rp->iter;
-        sim__heap_push(&rp->finishing, rp->iter + r->output - 1, NULL, r, 0);
+    for (int i = 0; i < rp->n_chunks; i++) {
+        sim__request *r = rp->chunks[i];
+        r->cached += r->chunk;
+        r->chunk = 0;
+        if (r->cached < r->prefill_target) continue; /* more chunks to come */
+        if (r->state == SIM__PREFILLING && rp->pool->policy == SIM_CHUNKED)
+            queue_remove(&rp->partial, r);
+        prefill_done(rp, r);
     }
+    rp->n_chunks = 0;
 }
 
 static void iteration_end(sim_engine *e, void *subject, int64_t gen)
 {
     sim__replica *rp = subject;
     if ((uint64_t)gen != rp->gen) return; /* this run was cut short; a later event ends it */
-    account(rp);
-    rp->iter = rp->run_last; /* the iteration that just ended */
+    int64_t steps = rp->run_decode_only ? rp->run_last - rp->step + 1 : 1;
+    account(rp, steps);
+    if (rp->decodes || rp->run_decode_only) {
+        rp->step += steps;
+        sim__kv_advance(&rp->kv, steps);
+    }
     finish_decoders(rp);
-    finish_prefills(rp);
-    rp->iter++;
+    finish_chunks(rp);
     rp->busy = false;
     rp->run_decode_only = false;
     const sim__event *next = sim__heap_top(&e->events);
@@ -274,25 +528,29 @@ static void iteration_end(sim_engine *e, void *subject, int64_t gen)
     else start_iteration(rp);
 }
 
+/* ---- end of a run ---- */
+
 void sim__replica_drain(sim__replica *rp)
 {
-    sim__event ev;
-    while (rp->head) sim__request_emit(rp->e, pop_waiting(rp), SIM_UNFINISHED, -1);
-    for (sim__request *r = rp->prefill, *next; r; r = next) {
-        next = r->next;
+    sim__request *r;
+    while ((r = sim__queue_pop(&rp->own))) sim__request_emit(rp->e, r, SIM_UNFINISHED, -1);
+    while ((r = sim__queue_pop(&rp->swapped))) sim__request_emit(rp->e, r, SIM_UNFINISHED, -1);
+    while ((r = rp->run_head)) {
+        run_remove(rp, r);
         sim__request_emit(rp->e, r, SIM_UNFINISHED, -1);
     }
-    rp->prefill = NULL;
-    while (sim__heap_pop(&rp->finishing, &ev)) sim__request_emit(rp->e, ev.subject, SIM_UNFINISHED, -1);
 }
 
 void sim__replica_row(const sim__replica *rp, sim_replica_row *row)
 {
-    const mdl_cost *cm = &scenario(rp)->cost;
+    const sim_pool *p = rp->pool;
+    const mdl_cost *cm = &p->cost;
     *row = (sim_replica_row){
         .replica = rp->id,
+        .pool = p->name,
         .gpu = cm->gpu.id,
         .model = cm->model.id,
+        .gpus = p->gpus,
         .busy_s = (double)rp->busy_ns / SIM__NS_PER_S,
         .prefill_s = rp->prefill_s,
         .decode_s = rp->decode_s,
@@ -300,9 +558,14 @@ void sim__replica_row(const sim__replica *rp, sim_replica_row *row)
         .flops = rp->flops,
         .bytes = rp->bytes,
         .batch_seq_s = rp->batch_seq_s,
-        .kv_capacity_tokens = rp->kv_capacity,
-        .kv_peak_tokens = rp->kv_peak,
-        .peak_flops = cm->gpu.flops,
-        .peak_bw = cm->gpu.mem_bw,
+        .kv_capacity_tokens = rp->kv_capacity * p->block_tokens,
+        .kv_peak_tokens = rp->kv_peak * p->block_tokens,
+        .preemptions = rp->preemptions,
+        .prefill_tokens = rp->prefill_tokens,
+        .decode_tokens = rp->decode_tokens,
+        .swap_bytes = rp->swap_bytes_total,
+        .out_of_range = rp->out_of_range,
+        .peak_flops = cm->gpu.flops * p->gpus,
+        .peak_bw = cm->gpu.mem_bw * p->gpus,
     };
 }

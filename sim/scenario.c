@@ -3,12 +3,26 @@
  * sim_scenario.  The schema tables here (with those of models/ and
  * workloads/ for their sections) are the single description of every key:
  * validation, defaults and `servesim keys` all read them.
+ *
+ * A cluster is one or more pools of identical replicas.  The short form --
+ * `cluster.gpu`, `cluster.model`, `cluster.replicas`, ... -- is one pool; with
+ * `cluster.pools`, each pool takes whatever it does not set from those same
+ * cluster-level keys (the scheduler key by key), so a mixed cluster states
+ * only what differs.  Inherited values are written into each pool of the
+ * effective scenario, which therefore says exactly what every pool ran.
  */
 #include "sim.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define GIB 1073741824.0
+
+static const char *const policies[] = {"continuous", "prefill_first", "chunked", "static", NULL};
+static const char *const preemptions[] = {"recompute", "swap", NULL};
+static const char *const routers[] = {"round_robin",  "random",        "least_outstanding",
+                                      "least_kv",     "power_of_two", "central_queue", NULL};
 
 static int check_stop(cJSON *stop, const char *path, void *ctx, util_diag *d)
 {
@@ -28,28 +42,80 @@ static const util_field stop_fields[] = {
 };
 
 static const util_field scheduler_fields[] = {
+    {.key = "policy", .type = UTIL_T_STRING, .def = "\"continuous\"", .choices = policies,
+     .doc = "scheduler family (see docs/scenario.md)"},
     {.key = "max_batch", .type = UTIL_T_INTEGER, .unit = "sequences", .def = "256", .min = 1,
      .max = 1e6, .doc = "most sequences in one iteration (vLLM max_num_seqs)"},
     {.key = "max_batched_tokens", .type = UTIL_T_INTEGER, .unit = "tokens", .def = "8192",
      .min = 1, .max = 1e9,
-     .doc = "most prompt tokens prefilled in one iteration (vLLM max_num_batched_tokens)"},
+     .doc = "most prompt tokens in one iteration; chunked: most tokens of any kind "
+            "(vLLM max_num_batched_tokens)"},
     {.key = "gpu_memory_utilization", .type = UTIL_T_NUMBER, .def = "0.9", .min = 0, .max = 1,
-     .flags = UTIL_MIN_EXCLUSIVE, .doc = "share of GPU memory for weights and KV cache"},
+     .flags = UTIL_MIN_EXCLUSIVE, .doc = "share of GPU memory for weights, activations and KV"},
+    {.key = "block_tokens", .type = UTIL_T_INTEGER, .unit = "tokens", .def = "16", .min = 1,
+     .max = 4096, .doc = "tokens per KV-cache block (vLLM block_size)"},
+    {.key = "kv_blocks", .type = UTIL_T_INTEGER, .unit = "blocks", .min = 1, .max = 1e12,
+     .doc = "KV blocks per replica, to match a real engine's count (default: from memory)"},
+    {.key = "activation_reserve_gib", .type = UTIL_T_NUMBER, .unit = "GiB", .min = 0,
+     .max = 1e4, .doc = "memory per GPU kept from the KV cache for activations and runtime "
+                        "(default: an estimate, written into the effective scenario)"},
+    {.key = "preemption", .type = UTIL_T_STRING, .def = "\"recompute\"", .choices = preemptions,
+     .doc = "when the cache is full: drop and recompute, or swap to host memory"},
+    {.key = "swap_space_gib", .type = UTIL_T_NUMBER, .unit = "GiB", .def = "4", .min = 0,
+     .max = 1e6, .doc = "host memory for swapped KV, per replica (vLLM swap_space)"},
+    {.key = "batch_timeout_s", .type = UTIL_T_NUMBER, .unit = "s", .def = "0", .min = 0,
+     .max = 1e6, .doc = "static: longest wait for a batch to fill"},
+    {0},
+};
+
+/* The keys a pool and the cluster share (a pool inherits them). */
+#define POOL_KEYS                                                                              \
+    {.key = "replicas", .type = UTIL_T_INTEGER, .def = "1", .min = 1, .max = 1e5,              \
+     .doc = "identical replicas"},                                                             \
+        {.key = "tensor_parallel", .type = UTIL_T_INTEGER, .def = "1", .min = 1, .max = 64,     \
+         .doc = "GPUs splitting every layer of a replica"},                                    \
+        {.key = "pipeline_parallel", .type = UTIL_T_INTEGER, .def = "1", .min = 1, .max = 64,   \
+         .doc = "pipeline stages of a replica, each a share of the layers"},                   \
+        {.key = "scheduler", .type = UTIL_T_OBJECT, .sub = scheduler_fields,                   \
+         .doc = "batching, KV cache and preemption"},                                          \
+        {.key = "cost_model", .type = UTIL_T_UNION, .un = &mdl_cost_schema,                    \
+         .def = "{\"kind\": \"roofline\"}", .doc = "how long one iteration takes"}
+
+static const util_field pool_fields[] = {
+    {.key = "name", .type = UTIL_T_STRING, .flags = UTIL_REQUIRED, .doc = "pool name"},
+    {.key = "gpu", .type = UTIL_T_NAME_OR_OBJECT, .sub = mdl_gpu_fields, .flags = UTIL_REQUIRED,
+     .check = mdl_check_gpu_id, .doc = "catalog id or an inline GPU"},
+    {.key = "model", .type = UTIL_T_NAME_OR_OBJECT, .sub = mdl_model_fields,
+     .flags = UTIL_REQUIRED, .check = mdl_check_model_id, .doc = "catalog id or an inline model"},
+    POOL_KEYS,
+    {0},
+};
+
+static const util_field disagg_fields[] = {
+    {.key = "prefill", .type = UTIL_T_STRING, .flags = UTIL_REQUIRED,
+     .doc = "the pool that prefills prompts"},
+    {.key = "decode", .type = UTIL_T_STRING, .flags = UTIL_REQUIRED,
+     .doc = "the pool that decodes"},
+    {.key = "link_gbs", .type = UTIL_T_NUMBER, .unit = "GB/s", .min = 0, .max = 1e6,
+     .flags = UTIL_REQUIRED | UTIL_MIN_EXCLUSIVE, .doc = "bandwidth of the KV transfer link"},
+    {.key = "link_latency_s", .type = UTIL_T_NUMBER, .unit = "s", .def = "0", .min = 0,
+     .max = 10, .doc = "fixed latency of one KV transfer"},
     {0},
 };
 
 static const util_field cluster_fields[] = {
-    {.key = "replicas", .type = UTIL_T_INTEGER, .def = "1", .min = 1, .max = 1e5,
-     .doc = "identical replicas; requests are dispatched round-robin"},
-    {.key = "gpu", .type = UTIL_T_NAME_OR_OBJECT, .sub = mdl_gpu_fields, .flags = UTIL_REQUIRED,
+    {.key = "gpu", .type = UTIL_T_NAME_OR_OBJECT, .sub = mdl_gpu_fields,
      .check = mdl_check_gpu_id, .doc = "catalog id (`servesim catalog gpus`) or an inline GPU"},
     {.key = "model", .type = UTIL_T_NAME_OR_OBJECT, .sub = mdl_model_fields,
-     .flags = UTIL_REQUIRED, .check = mdl_check_model_id,
+     .check = mdl_check_model_id,
      .doc = "catalog id (`servesim catalog models`) or an inline model"},
-    {.key = "scheduler", .type = UTIL_T_OBJECT, .sub = scheduler_fields,
-     .doc = "continuous (iteration-level) batching limits"},
-    {.key = "cost_model", .type = UTIL_T_UNION, .un = &mdl_cost_schema,
-     .def = "{\"kind\": \"roofline\"}", .doc = "how long one iteration takes"},
+    POOL_KEYS,
+    {.key = "router", .type = UTIL_T_STRING, .def = "\"round_robin\"", .choices = routers,
+     .doc = "how a request picks a replica of its pool"},
+    {.key = "pools", .type = UTIL_T_LIST, .sub = pool_fields, .min = 1, .max = 64,
+     .doc = "several pools (each inherits the cluster-level keys it does not set)"},
+    {.key = "disaggregated", .type = UTIL_T_OBJECT, .sub = disagg_fields,
+     .doc = "prefill in one pool, decode in another (DistServe, Splitwise)"},
     {0},
 };
 
@@ -81,9 +147,47 @@ const util_field sim_scenario_fields[] = {
     {0},
 };
 
+/* ---- pools inherit from the cluster ---- */
+
+static void copy_missing(cJSON *to, const cJSON *from, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(from, key);
+    if (v && !cJSON_GetObjectItemCaseSensitive(to, key))
+        cJSON_AddItemToObject(to, key, cJSON_Duplicate(v, 1));
+}
+
+/* Before validation, so that what a pool inherits is validated as its own. */
+static void inherit_pools(cJSON *root)
+{
+    cJSON *cluster = cJSON_GetObjectItemCaseSensitive(root, "cluster");
+    cJSON *pools = cJSON_GetObjectItemCaseSensitive(cluster, "pools");
+    if (!cJSON_IsObject(cluster) || !cJSON_IsArray(pools)) return;
+    static const char *const keys[] = {"replicas", "gpu", "model", "tensor_parallel",
+                                       "pipeline_parallel", "cost_model", "scheduler"};
+    const cJSON *sched = cJSON_GetObjectItemCaseSensitive(cluster, "scheduler");
+    cJSON *p;
+    cJSON_ArrayForEach(p, pools)
+    {
+        if (!cJSON_IsObject(p)) continue;
+        cJSON *own = cJSON_GetObjectItemCaseSensitive(p, "scheduler");
+        if (cJSON_IsObject(own) && cJSON_IsObject(sched)) /* key by key */
+            for (const cJSON *k = sched->child; k; k = k->next) copy_missing(own, sched, k->string);
+        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) copy_missing(p, cluster, keys[i]);
+    }
+}
+
+/* ---- typed values ---- */
+
 static const cJSON *get(const cJSON *o, const char *key)
 {
     return cJSON_GetObjectItemCaseSensitive(o, key);
+}
+
+static int choice(const char *const *names, const char *name)
+{
+    int i = 0;
+    while (names[i] && strcmp(names[i], name)) i++;
+    return i;
 }
 
 /* A GPU or model is given by catalog id or inline. */
@@ -99,29 +203,159 @@ static void resolve_model(const cJSON *v, const mdl_catalog *cat, mdl_model *out
     else mdl_model_from_json(v, out);
 }
 
+static void read_scheduler(sim_pool *p, const cJSON *s)
+{
+    p->policy = (sim_policy)choice(policies, get(s, "policy")->valuestring);
+    p->max_batch = (int)get(s, "max_batch")->valuedouble;
+    p->max_batched_tokens = (int64_t)get(s, "max_batched_tokens")->valuedouble;
+    p->gpu_memory_utilization = get(s, "gpu_memory_utilization")->valuedouble;
+    p->block_tokens = (int)get(s, "block_tokens")->valuedouble;
+    p->preemption = (sim_preemption)choice(preemptions, get(s, "preemption")->valuestring);
+    p->swap_space_bytes = get(s, "swap_space_gib")->valuedouble * GIB;
+    p->batch_timeout_s = get(s, "batch_timeout_s")->valuedouble;
+}
+
+/* Rules that join several keys of a pool. */
+static int check_pool(const sim_pool *p, const char *path, util_diag *d)
+{
+    const mdl_model *m = &p->cost.model;
+    int rc = UTIL_OK;
+    if (m->heads % p->tensor_parallel || m->kv_heads % p->tensor_parallel)
+        rc = util_diag_add(d, "%s.tensor_parallel: %d does not divide %s's heads (%d) and KV "
+                              "heads (%d)", path, p->tensor_parallel, m->id, m->heads, m->kv_heads);
+    if (p->pipeline_parallel > m->layers)
+        rc = util_diag_add(d, "%s.pipeline_parallel: %d stages for %d layers", path,
+                           p->pipeline_parallel, m->layers);
+    if (p->policy == SIM_CHUNKED && p->max_batched_tokens < p->max_batch)
+        rc = util_diag_add(d, "%s.scheduler.max_batched_tokens: %lld is below max_batch (%d): "
+                              "chunked prefill needs a token for every running sequence",
+                           path, (long long)p->max_batched_tokens, p->max_batch);
+    return rc;
+}
+
+/* The KV cache: a block count given, or what memory leaves for it. */
+static int size_cache(sim_pool *p, cJSON *sched, const char *path, util_diag *d)
+{
+    const cJSON *reserve = get(sched, "activation_reserve_gib");
+    if (reserve) {
+        p->activation_reserve_bytes = reserve->valuedouble * GIB;
+    } else {
+        p->activation_reserve_bytes = mdl_activation_reserve_bytes(
+            &p->cost.model, p->tensor_parallel, p->max_batched_tokens, p->max_batch);
+        cJSON_AddNumberToObject(sched, "activation_reserve_gib", p->activation_reserve_bytes / GIB);
+    }
+    const cJSON *blocks = get(sched, "kv_blocks");
+    if (blocks) {
+        p->kv_blocks = (int64_t)blocks->valuedouble;
+        return UTIL_OK;
+    }
+    char *mpath = util_xasprintf("%s.model", path);
+    int rc = mdl_kv_capacity_blocks(&p->cost.gpu, &p->cost.model, p->gpus,
+                                    p->gpu_memory_utilization, p->activation_reserve_bytes,
+                                    p->block_tokens, mpath, &p->kv_blocks, d);
+    free(mpath);
+    return rc;
+}
+
+static int build_pool(sim_pool *p, cJSON *obj, const char *path, const mdl_catalog *cat,
+                      const char *base_dir, util_diag *d)
+{
+    cJSON *sched = cJSON_GetObjectItemCaseSensitive(obj, "scheduler");
+    p->replicas = (int)get(obj, "replicas")->valuedouble;
+    p->tensor_parallel = (int)get(obj, "tensor_parallel")->valuedouble;
+    p->pipeline_parallel = (int)get(obj, "pipeline_parallel")->valuedouble;
+    p->gpus = p->tensor_parallel * p->pipeline_parallel;
+    read_scheduler(p, sched);
+    mdl_gpu gpu;
+    mdl_model model;
+    resolve_gpu(get(obj, "gpu"), cat, &gpu);
+    resolve_model(get(obj, "model"), cat, &model);
+    char *cpath = util_xasprintf("%s.cost_model", path);
+    int rc = mdl_cost_init(&p->cost, cJSON_GetObjectItemCaseSensitive(obj, "cost_model"), &gpu,
+                           &model, cpath, base_dir, d);
+    free(cpath);
+    p->cost.tp = p->tensor_parallel;
+    p->cost.pp = p->pipeline_parallel;
+    if (check_pool(p, path, d)) rc = UTIL_EINPUT;
+    if (size_cache(p, sched, path, d)) rc = UTIL_EINPUT;
+    return rc;
+}
+
+static int find_pool(const sim_scenario *sc, const cJSON *name, const char *path, util_diag *d)
+{
+    for (int i = 0; i < sc->n_pools; i++)
+        if (!strcmp(sc->pools[i].name, name->valuestring)) return i;
+    util_diag_add(d, "%s: no pool named '%s'", path, name->valuestring);
+    return -1;
+}
+
+static int build_disaggregation(sim_scenario *sc, const cJSON *cluster, util_diag *d)
+{
+    const cJSON *dis = get(cluster, "disaggregated");
+    sc->disagg_prefill = sc->disagg_decode = -1;
+    if (!dis || !get(dis, "prefill")) return UTIL_OK;
+    if (!get(cluster, "pools"))
+        return util_diag_add(d, "cluster.disaggregated: needs cluster.pools (a prefill pool and "
+                                "a decode pool)");
+    sc->disagg_prefill = find_pool(sc, get(dis, "prefill"), "cluster.disaggregated.prefill", d);
+    sc->disagg_decode = find_pool(sc, get(dis, "decode"), "cluster.disaggregated.decode", d);
+    sc->link_bw = get(dis, "link_gbs")->valuedouble * 1e9;
+    sc->link_latency_s = get(dis, "link_latency_s")->valuedouble;
+    if (sc->disagg_prefill < 0 || sc->disagg_decode < 0) return UTIL_EINPUT;
+    if (sc->disagg_prefill == sc->disagg_decode)
+        return util_diag_add(d, "cluster.disaggregated: prefill and decode are the same pool");
+    if (sc->n_pools != 2)
+        return util_diag_add(d, "cluster.disaggregated: a disaggregated cluster has exactly two "
+                                "pools, the prefill pool and the decode pool (it has %d)",
+                             sc->n_pools);
+    const mdl_model *a = &sc->pools[0].cost.model, *b = &sc->pools[1].cost.model;
+    if (mdl_model_kv_bytes_per_token(a) != mdl_model_kv_bytes_per_token(b) ||
+        a->layers != b->layers)
+        return util_diag_add(d, "cluster.disaggregated: the pools run different models (%s, "
+                                "%s); a KV cache can only move between replicas of one model",
+                             a->id, b->id);
+    return UTIL_OK;
+}
+
+/* The short form, or each of cluster.pools. */
+static int build_pools(sim_scenario *sc, cJSON *cluster, const mdl_catalog *cat,
+                       const char *base_dir, util_diag *d)
+{
+    cJSON *pools = cJSON_GetObjectItemCaseSensitive(cluster, "pools");
+    sc->n_pools = pools ? cJSON_GetArraySize(pools) : 1;
+    sc->pools = util_xcalloc((size_t)sc->n_pools, sizeof *sc->pools);
+    if (!pools && (!get(cluster, "gpu") || !get(cluster, "model")))
+        return util_diag_add(d, "cluster.%s: missing (give a gpu and a model, or cluster.pools)",
+                             get(cluster, "gpu") ? "model" : "gpu");
+    int rc = UTIL_OK;
+    for (int i = 0; i < sc->n_pools; i++) {
+        sim_pool *p = &sc->pools[i];
+        cJSON *obj = pools ? cJSON_GetArrayItem(pools, i) : cluster;
+        char *path = pools ? util_xasprintf("cluster.pools[%d]", i) : util_xstrdup("cluster");
+        p->name = pools ? get(obj, "name")->valuestring : "default";
+        p->index = i;
+        p->first_replica = sc->replicas;
+        if (build_pool(p, obj, path, cat, base_dir, d)) rc = UTIL_EINPUT;
+        sc->replicas += p->replicas;
+        for (int j = 0; j < i; j++)
+            if (!strcmp(sc->pools[j].name, p->name))
+                rc = util_diag_add(d, "%s.name: '%s' is used twice", path, p->name);
+        free(path);
+    }
+    return rc;
+}
+
 static int build(sim_scenario *sc, const mdl_catalog *cat, const char *base_dir, util_diag *d)
 {
     cJSON *root = sc->json, *cluster = cJSON_GetObjectItemCaseSensitive(root, "cluster");
-    const cJSON *sched = get(cluster, "scheduler");
     sc->name = get(root, "name")->valuestring;
     sc->seed = (uint64_t)get(root, "seed")->valuedouble;
     sc->stop_requests = (int64_t)util_json_number(root, "stop.requests", 0);
     sc->stop_duration_s = util_json_number(root, "stop.duration_s", 0);
     sc->warmup_s = get(root, "warmup_s")->valuedouble;
-    sc->replicas = (int)get(cluster, "replicas")->valuedouble;
-    sc->max_batch = (int)get(sched, "max_batch")->valuedouble;
-    sc->max_batched_tokens = (int64_t)get(sched, "max_batched_tokens")->valuedouble;
-    sc->gpu_memory_utilization = get(sched, "gpu_memory_utilization")->valuedouble;
-
-    mdl_gpu gpu;
-    mdl_model model;
-    resolve_gpu(get(cluster, "gpu"), cat, &gpu);
-    resolve_model(get(cluster, "model"), cat, &model);
-    int rc = mdl_cost_init(&sc->cost, cJSON_GetObjectItemCaseSensitive(cluster, "cost_model"),
-                           &gpu, &model, "cluster.cost_model", base_dir, d);
-    if (mdl_kv_capacity_tokens(&gpu, &model, sc->gpu_memory_utilization, "cluster.model",
-                               &sc->kv_capacity_tokens, d))
-        rc = UTIL_EINPUT;
+    sc->router = (sim_router)choice(routers, get(cluster, "router")->valuestring);
+    int rc = build_pools(sc, cluster, cat, base_dir, d);
+    if (!rc && build_disaggregation(sc, cluster, d)) rc = UTIL_EINPUT;
     if (wl_spec_from_json(get(root, "workload"), "workload", &sc->workload, d)) rc = UTIL_EINPUT;
     return rc;
 }
@@ -132,6 +366,7 @@ int sim_scenario_load(cJSON *root, const mdl_catalog *catalog, const char *base_
     memset(out, 0, sizeof *out);
     out->json = root;
     if (!cJSON_IsObject(root)) return util_diag_add(d, "scenario: expected a JSON object");
+    inherit_pools(root);
     if (util_schema_apply(sim_scenario_fields, root, "", (void *)catalog, d)) return UTIL_EINPUT;
     return build(out, catalog, base_dir, d);
 }
@@ -139,7 +374,8 @@ int sim_scenario_load(cJSON *root, const mdl_catalog *catalog, const char *base_
 void sim_scenario_fini(sim_scenario *sc)
 {
     if (!sc) return;
-    mdl_cost_fini(&sc->cost);
+    for (int i = 0; i < sc->n_pools; i++) mdl_cost_fini(&sc->pools[i].cost);
+    free(sc->pools);
     cJSON_Delete(sc->json);
     memset(sc, 0, sizeof *sc);
 }

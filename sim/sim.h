@@ -29,6 +29,35 @@
 
 /* ---- scenario ---- */
 
+typedef enum sim_policy { SIM_CONTINUOUS, SIM_PREFILL_FIRST, SIM_CHUNKED, SIM_STATIC } sim_policy;
+typedef enum sim_preemption { SIM_PREEMPT_RECOMPUTE, SIM_PREEMPT_SWAP } sim_preemption;
+typedef enum sim_router {
+    SIM_ROUTER_ROUND_ROBIN,
+    SIM_ROUTER_RANDOM,
+    SIM_ROUTER_LEAST_OUTSTANDING,
+    SIM_ROUTER_LEAST_KV,
+    SIM_ROUTER_POWER_OF_TWO,
+    SIM_ROUTER_CENTRAL, /* one FIFO per pool; a replica pulls when it can admit */
+} sim_router;
+
+/* Identical replicas of one model on one kind of GPU. */
+typedef struct sim_pool {
+    const char *name;
+    int index, first_replica, replicas;
+    int tensor_parallel, pipeline_parallel, gpus; /* gpus = tensor x pipeline, per replica */
+    sim_policy policy;
+    int max_batch;              /* sequences in one iteration */
+    int64_t max_batched_tokens; /* tokens computed in one iteration (prompt tokens, or all) */
+    double gpu_memory_utilization;
+    int block_tokens;           /* tokens per KV block */
+    int64_t kv_blocks;          /* KV blocks per replica */
+    double activation_reserve_bytes; /* per GPU */
+    sim_preemption preemption;
+    double swap_space_bytes;    /* host memory for swapped KV, per replica */
+    double batch_timeout_s;     /* static batching */
+    mdl_cost cost;              /* holds the GPU and the model */
+} sim_pool;
+
 typedef struct sim_scenario {
     cJSON *json; /* the effective scenario; owned */
     const char *name;
@@ -36,12 +65,13 @@ typedef struct sim_scenario {
     int64_t stop_requests;  /* arrivals stop after this many; 0: no limit */
     double stop_duration_s; /* arrivals stop at this time; 0: no limit */
     double warmup_s;
-    int replicas;
-    int max_batch;              /* sequences in one iteration */
-    int64_t max_batched_tokens; /* prompt tokens prefilled in one iteration */
-    double gpu_memory_utilization;
-    int64_t kv_capacity_tokens; /* per replica */
-    mdl_cost cost;              /* holds the GPU and the model */
+    sim_pool *pools;
+    int n_pools;
+    int replicas; /* over all pools */
+    sim_router router;
+    /* disaggregated prefill and decode: pool indices, -1 when not */
+    int disagg_prefill, disagg_decode;
+    double link_bw, link_latency_s; /* the KV transfer link */
     wl_spec workload;
 } sim_scenario;
 
@@ -65,9 +95,11 @@ void sim_scenario_fini(sim_scenario *sc);
 
 typedef struct sim_request_row {
     int64_t id;
-    int replica; /* -1 when it never reached one */
+    int replica;        /* that prefilled it; -1 when it never reached one */
+    int decode_replica; /* disaggregated: that decoded it; -1 otherwise */
     const char *status;
     double arrival_s, enqueue_s, first_scheduled_s, first_token_s, finish_s; /* NAN: never */
+    double decode_enqueue_s; /* disaggregated: its KV cache reached the decode replica */
     int32_t prompt_tokens, output_tokens;
     int32_t preemptions;
     int slow;
@@ -75,13 +107,19 @@ typedef struct sim_request_row {
 
 typedef struct sim_replica_row {
     int replica;
-    const char *gpu, *model;
+    const char *pool, *gpu, *model;
+    int gpus;
     double busy_s, prefill_s, decode_s;
     int64_t iterations;
-    double flops, bytes;   /* performed over the run */
+    double flops, bytes;   /* performed over the run, all its GPUs */
     double batch_seq_s;    /* integral of sequences in the running iteration over busy time */
     int64_t kv_capacity_tokens, kv_peak_tokens;
-    double peak_flops, peak_bw; /* datasheet peaks, for MFU and MBU */
+    int64_t preemptions;
+    int64_t prefill_tokens; /* prompt tokens computed, recomputation included */
+    int64_t decode_tokens;  /* tokens produced by decode steps (a prefill produces one more) */
+    double swap_bytes;     /* KV copied to and from host memory */
+    int64_t out_of_range;  /* table cost model: iterations looked up outside the measurements */
+    double peak_flops, peak_bw; /* datasheet peaks of all its GPUs, for MFU and MBU */
 } sim_replica_row;
 
 /* Where facts go.  A callback returning non-zero stops the run (the sink

@@ -7,11 +7,11 @@
  *
  * Requests live in a pool and move between queues by an embedded link, so
  * the hot path never allocates.  A replica tracks decoding sequences by the
- * iteration in which each will finish, and the sum of their contexts as a
- * base plus (sequences x iteration number); a decode step of B sequences is
- * therefore O(1) bookkeeping plus O(log B) for each sequence that finishes,
- * never B updates.  Stretches of decode-only iterations in which nothing can
- * be admitted are one event, not one per token.
+ * decode step in which each will finish, the sum of their contexts as a base
+ * plus (sequences x step), and their KV blocks as a residue histogram
+ * (kv.c); a decode step of B sequences is therefore O(1) bookkeeping plus
+ * O(log B) for each sequence that finishes, never B updates.  Stretches of
+ * decode-only iterations in which nothing can be admitted are one event.
  */
 #ifndef SIM_INT_H
 #define SIM_INT_H
@@ -56,48 +56,122 @@ static inline const sim__event *sim__heap_top(const sim__heap *h)
 
 /* ---- requests ---- */
 
+typedef enum sim__state {
+    SIM__WAITING,     /* in a queue, to be prefilled (again, after a recompute preemption) */
+    SIM__PREFILLING,  /* admitted; its prompt (or recompute) tokens are being computed */
+    SIM__DECODING,    /* producing one token per decode step */
+    SIM__SWAPPED,     /* preempted by swap: its KV cache is in host memory */
+    SIM__TRANSFERRING,/* disaggregated: its KV cache is moving to the decode pool */
+    SIM__ARRIVED_KV,  /* disaggregated: its KV cache is at a decode replica, waiting to decode */
+} sim__state;
+
 typedef struct sim__request {
-    struct sim__request *next; /* link in one FIFO: a replica's queue or the pool's free list */
+    struct sim__request *next;             /* link in one FIFO queue */
+    struct sim__request *run_prev, *run_next; /* running list, in order of admission */
     int64_t id;
-    int64_t arrival_ns, enqueue_ns, sched_ns, first_token_ns; /* -1: not yet */
-    int64_t admit_iter; /* replica iteration that prefilled it */
+    int64_t arrival_ns, enqueue_ns, sched_ns, first_token_ns, decode_enqueue_ns; /* -1: not yet */
     int32_t prompt, output;
-    int32_t replica;
-    int32_t user; /* closed-loop user, or -1 */
+    int32_t generated;      /* tokens generated so far (decoding: as of joining the decoders) */
+    int64_t cached;         /* tokens whose KV is in this replica's cache (prefill progress) */
+    int64_t prefill_target; /* tokens to prefill: prompt, or prompt + generated when recomputed */
+    int64_t chunk;          /* tokens scheduled for this iteration's prefill chunk */
+    int64_t blocks;         /* KV blocks held while prefilling, swapped or arrived (not decoding) */
+    int64_t ctx_off;        /* decoding: context at decode step s is ctx_off + s */
+    int64_t first_step, finish_step;
+    uint32_t epoch;         /* bumped when it leaves the decoders early: stale heap entries */
+    int32_t replica, decode_replica, user, preemptions;
+    uint8_t state;
+    bool in_running;
 } sim__request;
+
+/* ---- queues ---- */
+
+typedef struct sim__queue {
+    sim__request *head, *tail;
+    int64_t n;
+} sim__queue;
+
+void sim__queue_push(sim__queue *q, sim__request *r);
+void sim__queue_push_front(sim__queue *q, sim__request *r);
+sim__request *sim__queue_pop(sim__queue *q);
+
+/* ---- KV blocks of the decoding set (kv.c) ---- */
+
+/* A decoding sequence of context c needs ceil(c / block_tokens) blocks; all
+ * contexts grow by one per decode step, so the sum over sequences at any
+ * future step follows from a histogram of (context - 1) mod block_tokens,
+ * kept relative to the step so that it never needs updating as steps pass. */
+typedef struct sim__kv {
+    int block_tokens;
+    int64_t *hist;  /* [block_tokens]: decoders by phase ((context - 1 - step) mod block_tokens) */
+    int64_t n;      /* decoders counted */
+    int64_t blocks; /* blocks they need at decode step `at` */
+    int64_t at;
+} sim__kv;
+
+void sim__kv_init(sim__kv *kv, int block_tokens);
+void sim__kv_fini(sim__kv *kv);
+int64_t sim__kv_blocks_for(const sim__kv *kv, int64_t tokens);
+/* A decoder of context ctx at the current step joins or leaves. */
+void sim__kv_add(sim__kv *kv, int64_t ctx);
+void sim__kv_remove(sim__kv *kv, int64_t ctx);
+/* Blocks the decoders need t steps after the current one. */
+int64_t sim__kv_need(const sim__kv *kv, int64_t t);
+/* The decoders ran t steps. */
+void sim__kv_advance(sim__kv *kv, int64_t t);
+/* The smallest t in [0, tmax) at which the decoders need more than limit
+ * blocks, or tmax when they never do. */
+int64_t sim__kv_first_over(const sim__kv *kv, int64_t tmax, int64_t limit);
 
 /* ---- replicas ---- */
 
+/* The replicas a router chooses among: all of them, or, disaggregated, the
+ * prefill pool's and the decode pool's (replicas of a pool are numbered
+ * contiguously, so a group is a range). */
+typedef struct sim__group {
+    int first, count;
+    int rr_next;        /* round-robin cursor */
+    sim__queue central; /* router central_queue: the group's one FIFO */
+} sim__group;
+
 typedef struct sim__replica {
     sim_engine *e;
+    const sim_pool *pool;
+    sim__group *group;
     int id;
-    /* waiting requests, first come first served */
-    sim__request *head, *tail;
-    int64_t n_waiting;
-    /* prompts being prefilled by the iteration in flight */
-    sim__request *prefill;
-    int32_t n_prefill;
-    int64_t prefill_tokens;
-    /* decoding sequences keyed by the iteration in which they finish */
-    sim__heap finishing;
+    sim__queue own, *q;  /* waiting requests: its own queue, or its group's central one */
+    sim__queue swapped;  /* swap-preempted, oldest first */
+    sim__queue partial;  /* chunked: admitted prompts not yet fully prefilled, in order */
+    sim__request *run_head, *run_tail; /* running list (prefilling + decoding), admission order */
+    int32_t n_running;
+    int64_t outstanding; /* requests routed here and not yet gone: for the router */
+    /* the decoding set */
+    sim__heap finishing; /* key: decode step of the last token; arg: epoch */
     int32_t n_decode;
-    int64_t ctx_base; /* sum of (prompt - admit_iter); context sum = ctx_base + n_decode * iter */
-    /* KV cache, tokens reserved for prompt + output of admitted requests */
-    int64_t kv_used, kv_peak, kv_capacity;
-    /* the run of iterations in flight: iter .. run_last, started at run_start_ns.
-     * A prefill iteration is a run of one; decode-only iterations run ahead to
-     * the next finishing sequence (run_n sequences, context sum run_ctx0 at
-     * iteration iter).  gen tells a cut-short run's stale end event apart. */
-    int64_t iter;
+    int64_t ctx_base;    /* sum of ctx_off; context sum at step s = ctx_base + n_decode * s */
+    int64_t step;        /* decode steps run so far: the next one is `step` */
+    sim__kv kv;
+    int64_t kv_capacity, kv_other; /* blocks in all; blocks held outside the decoding set */
+    int64_t kv_peak;
+    /* static batching: finished members still padding the batch */
+    int32_t n_ghost;
+    int64_t ghost_ctx_off;
+    bool static_timer_pending;
+    /* this iteration */
+    sim__request **chunks; /* requests with a prefill chunk in it */
+    mdl_chunk *chunk_cost;
+    int32_t n_chunks, chunks_cap;
+    double swap_bytes;     /* KV moved over PCIe in it (swap out and in) */
+    bool decodes;          /* the decoders produce a token in it */
+    bool run_decode_only;  /* a decode-only run of steps step .. run_last */
     int64_t run_last, run_start_ns, run_ctx0;
     int32_t run_n;
-    bool run_decode_only;
-    uint64_t gen;
+    uint64_t gen;          /* tells a cut-short run's stale end event apart */
     bool busy, kick_pending;
-    mdl_step step; /* cost of a prefill iteration */
+    mdl_step cost;         /* of a single (non-run) iteration */
     /* totals for the replica row */
-    int64_t busy_ns, iterations;
-    double prefill_s, decode_s, flops, bytes, batch_seq_s;
+    int64_t busy_ns, iterations, preemptions, out_of_range, prefill_tokens, decode_tokens;
+    double prefill_s, decode_s, flops, bytes, batch_seq_s, swap_bytes_total;
 } sim__replica;
 
 /* ---- engine ---- */
@@ -115,9 +189,11 @@ struct sim_engine {
     int64_t now;
     int64_t events_run;
     wl_source *src;
+    gsl_rng *router_rng;
+    sim__group groups[2]; /* [0]: where requests arrive; [1]: the decode pool, disaggregated */
+    int n_groups;
     sim__replica *replicas;
     int n_replicas;
-    int next_replica; /* round-robin cursor */
     /* request pool */
     sim__request *free_list;
     sim__slab *slabs;
@@ -135,13 +211,40 @@ void sim__request_emit(sim_engine *e, sim__request *r, const char *status, int64
 /* A request has left the system (completed or rejected): emitted, counted,
  * and its closed-loop user may send the next one. */
 void sim__request_done(sim_engine *e, sim__request *r, const char *status, int64_t finish_ns);
+/* Routes a request to a replica of a group (the router's policy). */
+void sim__route(sim_engine *e, sim__group *g, sim__request *r);
+/* A prefilled request of a disaggregated cluster leaves for the decode pool;
+ * its KV cache arrives there after the link's transfer time. */
+void sim__transfer(sim_engine *e, sim__replica *from, sim__request *r);
 
-void sim__replica_init(sim__replica *rp, sim_engine *e, int id);
+void sim__replica_init(sim__replica *rp, sim_engine *e, const sim_pool *pool, sim__group *g,
+                       int id);
 void sim__replica_fini(sim__replica *rp);
-/* A request reaches the replica's queue (or is rejected if it can never fit). */
+/* A request reaches the replica (or its pool's central queue). */
 void sim__replica_enqueue(sim__replica *rp, sim__request *r);
+/* Blocks freed or work queued from outside: start an iteration if idle. */
+void sim__replica_wake(sim__replica *rp);
+/* Free KV blocks: for the least_kv router. */
+int64_t sim__replica_free_blocks(const sim__replica *rp);
 /* Emits every request still held as unfinished (interrupted run). */
 void sim__replica_drain(sim__replica *rp);
+
+/* ---- scheduling (sched.c) and the moves it makes (replica.c) ---- */
+
+/* Plans the next iteration: preemptions, swaps, which decoders run, which
+ * prompt chunks are prefilled.  Leaves nothing planned to stay idle. */
+void sim__plan(sim__replica *rp);
+/* Whether the next iteration could take the head of the queue: a request
+ * arriving during a decode run then cuts the run short. */
+bool sim__can_admit_head(const sim__replica *rp);
+
+void sim__run_append(sim__replica *rp, sim__request *r);
+void sim__add_chunk(sim__replica *rp, sim__request *r, int64_t tokens);
+void sim__admit(sim__replica *rp, sim__request *r);
+void sim__hold_blocks(sim__replica *rp, sim__request *r, int64_t blocks);
+void sim__decoder_join(sim__replica *rp, sim__request *r, int64_t cached);
+void sim__preempt_last(sim__replica *rp);
+void sim__swap_in(sim__replica *rp);
 void sim__replica_row(const sim__replica *rp, sim_replica_row *row);
 
 #endif /* SIM_INT_H */

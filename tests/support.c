@@ -67,7 +67,16 @@ static int keep_request(void *ctx, const sim_request_row *row)
 static int keep_replica(void *ctx, const sim_replica_row *row)
 {
     support_rows *r = ctx;
-    if (r->n_rep < 64) r->rep[r->n_rep++] = *row;
+    if (r->n_rep == 64) return 0;
+    char (*names)[32] = r->rep_names[r->n_rep];
+    snprintf(names[0], 32, "%s", row->pool);
+    snprintf(names[1], 32, "%s", row->gpu);
+    snprintf(names[2], 32, "%s", row->model);
+    sim_replica_row *kept = &r->rep[r->n_rep++];
+    *kept = *row;
+    kept->pool = names[0];
+    kept->gpu = names[1];
+    kept->model = names[2];
     return 0;
 }
 

@@ -26,6 +26,8 @@ typedef struct support_rows {
     size_t n, cap;
     sim_replica_row rep[64];
     int n_rep;
+    char rep_names[64][3][32]; /* copies of each replica row's pool, gpu, model: the
+                                * row's own pointers die with the scenario */
     int stop_after; /* > 0: raise *stop_flag once this many requests are done */
     volatile sig_atomic_t *stop_flag;
 } support_rows;

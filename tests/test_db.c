@@ -54,7 +54,8 @@ static void record(sim_recorder *rec, const sim_scenario *sc, const char *status
         sink.request(sink.ctx, &r);
     }
     for (int i = 0; i < 2; i++) {
-        sim_replica_row rp = {.replica = i, .gpu = "h100-sxm", .model = "llama-3.1-8b",
+        sim_replica_row rp = {.replica = i, .pool = "default", .gpu = "h100-sxm",
+                              .model = "llama-3.1-8b", .gpus = 1,
                               .busy_s = 4 + i, .prefill_s = 1, .decode_s = 3 + i,
                               .iterations = 100, .flops = 1e15 * (i + 1), .bytes = 2e12,
                               .batch_seq_s = 20, .kv_capacity_tokens = 1000,

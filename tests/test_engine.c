@@ -133,21 +133,22 @@ static void test_limits(void)
     is_int(peak_running(&r), 3, "max_batch caps the running batch");
     support_rows_fini(&r);
 
-    /* A 1e-5 GiB GPU holding a 1000-parameter model: (10737 - 2000) bytes /
-     * 256 bytes per token = 34 KV tokens, room for two requests of 15. */
+    /* A 1e-5 GiB GPU holding a 1000-parameter model, no activation reserve:
+     * (10737 - 2000) bytes / (256 bytes per token x 16) = 2 blocks of 16
+     * tokens; a request of 10 + 5 tokens never needs more than one. */
     const char *tiny =
         "{\"stop\": {\"requests\": 40}, \"cluster\": {\"gpu\": {\"bf16_tflops\": 100, "
         "\"memory_gib\": 1e-5, \"memory_bw_tbs\": 1, \"tdp_w\": 100, \"idle_w\": 10, "
         "\"usd_per_hour\": 1}, \"model\": {\"layers\": 1, \"hidden\": 64, \"heads\": 1, "
         "\"kv_heads\": 1, \"head_dim\": 64, \"ffn\": 64, \"vocab\": 100, \"max_context\": 40, "
         "\"params_b\": 1e-6}, \"scheduler\": {\"gpu_memory_utilization\": 1, "
-        "\"max_batched_tokens\": 25}, " LINEAR "}, \"workload\": {\"arrival\": {\"process\": "
+        "\"max_batched_tokens\": 25, \"activation_reserve_gib\": 0}, " LINEAR "}, \"workload\": {\"arrival\": {\"process\": "
         "\"closed\", \"users\": 5}, \"prompt_tokens\": {\"dist\": \"fixed\", \"value\": 10}, "
         "\"output_tokens\": {\"dist\": \"fixed\", \"value\": 5}}}";
     run(tiny, NULL, &r, NULL);
-    is_int(r.rep[0].kv_capacity_tokens, 34, "KV capacity from memory, weights and KV bytes");
+    is_int(r.rep[0].kv_capacity_tokens, 32, "KV capacity from memory, weights and KV bytes");
     is_int(peak_running(&r), 2, "admission waits for KV room: two of five users run");
-    is_int(r.rep[0].kv_peak_tokens, 30, "KV peak is two requests' prompt + output");
+    is_int(r.rep[0].kv_peak_tokens, 32, "KV peak: both blocks in use");
     support_rows_fini(&r);
 
     const char *too_big[] = {"workload.prompt_tokens.value=30", NULL};
@@ -155,7 +156,8 @@ static void test_limits(void)
     bool all_rejected = r.n == 40;
     for (size_t i = 0; i < r.n; i++)
         all_rejected &= !strcmp(r.req[i].status, SIM_REJECTED) && isnan(r.req[i].finish_s);
-    ok(all_rejected, "prompt + output beyond the KV cache: rejected at arrival, not retried");
+    ok(all_rejected, "prompt + output beyond the KV cache (3 blocks of 2): rejected at "
+                     "arrival, not retried");
     support_rows_fini(&r);
 
     const char *over_budget[] = {"workload.prompt_tokens.value=26",

@@ -6,7 +6,9 @@
  *    waiting-time distribution);
  *  - exponential prompts (mean 1000 tokens at 1 ms each; rounding to whole
  *    tokens changes the moments by under 1e-6) make it M/M/1 (sojourn time
- *    exponential with rate mu - lambda).
+ *    exponential with rate mu - lambda);
+ *  - three such replicas behind the central_queue router make it M/M/3
+ *    (Erlang C).
  * Every metric is read back from the SQLite records through analysis/.
  *
  * Tolerances come from the sample: each check runs REPS independent
@@ -29,10 +31,12 @@
 #define REPS 12
 #define LAMBDA 0.7
 
-#define SCENARIO(prompt)                                                                       \
-    "{\"stop\": {\"requests\": 20000}, \"warmup_s\": 500, \"cluster\": {\"gpu\": "            \
+#define SCENARIO(prompt) SCENARIO_C(prompt, "")
+#define SCENARIO_C(prompt, cluster)                                                            \
+    "{\"stop\": {\"requests\": 20000}, \"warmup_s\": 500, \"cluster\": {" cluster "\"gpu\": "  \
     "\"h100-sxm\", \"model\": \"llama-3.1-8b\", \"scheduler\": {\"max_batch\": 1, "            \
-    "\"max_batched_tokens\": 1000000}, \"cost_model\": {\"kind\": \"linear\", "                \
+    "\"max_batched_tokens\": 1000000, \"activation_reserve_gib\": 1}, \"cost_model\": "       \
+    "{\"kind\": \"linear\", "                \
     "\"prefill_s_per_token\": 0.001}}, \"workload\": {\"arrival\": {\"process\": "             \
     "\"poisson\", \"rate_per_s\": 0.7}, \"prompt_tokens\": " prompt ", \"output_tokens\": "    \
     "{\"dist\": \"fixed\", \"value\": 1}}}"
@@ -100,12 +104,12 @@ static double pasta_number(sqlite3 *db, int64_t run, double warmup)
     return sum / (double)measured;
 }
 
-static void replicate(const char *json, double t1, double t2, estimate *est)
+static void replicate(const char *json, double t1, double t2, estimate *est, const char *set)
 {
     for (int k = 0; k < REPS; k++) {
         char seed[32];
         snprintf(seed, sizeof seed, "seed=%d", k + 1);
-        const char *sets[] = {seed, NULL};
+        const char *sets[] = {seed, set, NULL};
         sim_scenario sc;
         support_scenario(json, sets, &sc, NULL);
         int64_t run;
@@ -163,7 +167,7 @@ static void test_md1(void)
     const double s = 1.0, rho = LAMBDA * s;
     estimate est;
     /* TTFT = wait + 1 s of service: P(TTFT > 1 + t) = 1 - P(Wq <= t) */
-    replicate(SCENARIO("{\"dist\": \"fixed\", \"value\": 1000}"), 2.0, 3.0, &est);
+    replicate(SCENARIO("{\"dist\": \"fixed\", \"value\": 1000}"), 2.0, 3.0, &est, NULL);
     check(&est, W, s + rho * s / (2 * (1 - rho)), "M/D/1 mean TTFT = S + rho S / 2(1 - rho)");
     check(&est, P0, 1 - rho, "M/D/1 P(no wait) = 1 - rho");
     check(&est, TAIL1, 1 - md1_wait_cdf(LAMBDA, s, 1.0), "M/D/1 P(wait > 1 s), Erlang");
@@ -178,7 +182,7 @@ static void test_mm1(void)
     const double mu = 1.0, rate = mu - LAMBDA, rho = LAMBDA / mu;
     const double t1 = log(10) / rate, t2 = log(100) / rate;
     estimate est;
-    replicate(SCENARIO("{\"dist\": \"exponential\", \"mean\": 1000}"), t1, t2, &est);
+    replicate(SCENARIO("{\"dist\": \"exponential\", \"mean\": 1000}"), t1, t2, &est, NULL);
     check(&est, W, 1 / rate, "M/M/1 mean TTFT = 1 / (mu - lambda)");
     check(&est, P0, 1 - rho, "M/M/1 P(no wait) = 1 - rho");
     check(&est, TAIL1, 0.10, "M/M/1 P(TTFT > ln 10 / (mu - lambda)) = 0.1");
@@ -188,11 +192,38 @@ static void test_mm1(void)
     check(&est, L_LITTLE, rho / (1 - rho), "M/M/1 Little's law: lambda W = L");
 }
 
+/* Erlang C: probability that an arrival waits in an M/M/c queue with
+ * offered load a = lambda / mu. */
+static double erlang_c(int c, double a)
+{
+    double term = 1, sum = 1; /* a^k / k! for k = 0 .. c-1 */
+    for (int k = 1; k < c; k++) sum += term *= a / k;
+    double top = term * a / c * c / (c - a); /* a^c / c! x c / (c - a) */
+    return top / (sum + top);
+}
+
+/* Three replicas pulling from one central queue, one request at a time:
+ * M/M/3 at lambda = 2.1, mu = 1 (rho = 0.7). */
+static void test_mmc(void)
+{
+    const int c = 3;
+    const double lambda = 2.1, mu = 1.0, pw = erlang_c(c, lambda / mu);
+    const double wq = pw / (c * mu - lambda);
+    estimate est;
+    replicate(SCENARIO_C("{\"dist\": \"exponential\", \"mean\": 1000}",
+                         "\"replicas\": 3, \"router\": \"central_queue\", "),
+              1.0 / mu + wq, 1.0 / mu + 3 * wq, &est, "workload.arrival.rate_per_s=2.1");
+    check(&est, W, 1 / mu + wq, "M/M/3 (central queue) mean TTFT = 1/mu + C(3, a) / (3 mu - lambda)");
+    check(&est, P0, 1 - pw, "M/M/3 P(no wait) = 1 - Erlang C");
+    check(&est, L_PASTA, lambda * (1 / mu + wq), "M/M/3 number in system seen by arrivals");
+}
+
 int main(void)
 {
     if (support_init()) return 1;
     test_md1();
     test_mm1();
+    test_mmc();
     support_fini();
     return tap_done();
 }

@@ -52,7 +52,8 @@ static void test_messages(void)
     expect("workload.arrival.rate_per_s=-2", "workload.arrival.rate_per_s: -2 is out of range");
     expect("stop={}", "stop: set requests, duration_s or both");
     expect("cluster.model=llama-3.1-405b",
-           "cluster.model: llama-3.1-405b weights (811.8 GB) do not fit in h100-sxm memory");
+           "cluster.model: llama-3.1-405b weights (811.8 GB per GPU over 1 GPU) and a 4.7 GB "
+           "activation reserve do not fit in h100-sxm memory");
     expect("workload.output_tokens={\"dist\": \"uniform\", \"min\": 9, \"max\": 3}",
            "workload.output_tokens.max: 3 is below min (9)");
     expect("cluster.gpu={\"bf16_tflops\": 100, \"memory_gib\": 40, \"memory_bw_tbs\": 1, "
@@ -93,7 +94,7 @@ static void test_effective(void)
        "GPU-derived defaults and overrides are both recorded");
     is_str(util_json_get(j, "workload.arrival.process")->valuestring, "poisson",
            "stated values are kept");
-    ok(sc.stop_requests == 10 && sc.replicas == 1 && sc.cost.kind == MDL_COST_ROOFLINE,
+    ok(sc.stop_requests == 10 && sc.replicas == 1 && sc.pools[0].cost.kind == MDL_COST_ROOFLINE,
        "typed values match the JSON");
     sim_scenario_fini(&sc);
 
@@ -102,8 +103,8 @@ static void test_effective(void)
                                 "\"idle_w\": 50, \"usd_per_hour\": 1}",
                                 NULL};
     ok(support_scenario(GOOD, inline_gpu, &sc, NULL) == 0, "an inline GPU object is accepted");
-    is_near(sc.cost.gpu.flops, 100e12, 1, "and used");
-    is_near(sc.cost.mbu, 0.75, 0, "with the field defaults for what it leaves out");
+    is_near(sc.pools[0].cost.gpu.flops, 100e12, 1, "and used");
+    is_near(sc.pools[0].cost.mbu, 0.75, 0, "with the field defaults for what it leaves out");
     sim_scenario_fini(&sc);
 }
 
@@ -126,7 +127,7 @@ static void test_docs(const char *root)
     bool same = begin && end && (size_t)(end - begin) == len + 20 &&
                 !strncmp(begin + 20, table, len);
     ok(same, "docs/scenario.md holds the current key reference (servesim keys)");
-    if (!same) tap_diag("regenerate it: servesim keys, between the markers");
+    if (!same) tap_diag("regenerate it: docs/update_keys.py");
     free(table);
     free(text);
     free(path);

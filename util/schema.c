@@ -41,6 +41,7 @@ static const char *expected(util_type t)
     case UTIL_T_UNION: return "an object";
     case UTIL_T_NAME_OR_OBJECT: return "a name or an object";
     case UTIL_T_NUMBERS: return "an array of numbers";
+    case UTIL_T_LIST: return "an array of objects";
     }
     return "?";
 }
@@ -88,8 +89,17 @@ static int check_range(const util_field *f, double v, const char *path, util_dia
 static int apply_union(const util_union *un, cJSON *obj, const char *path, void *ctx,
                        util_diag *d);
 
-/* An array of finite numbers whose length is within [min, max] when max > 0
- * (for arrays the range bounds the length; a check hook can bound values). */
+/* For arrays the range bounds the length, when max > 0. */
+static int check_length(const util_field *f, int n, const char *what, const char *path,
+                        util_diag *d)
+{
+    if (f->max <= 0 || (n >= f->min && n <= f->max)) return UTIL_OK;
+    if (f->min == f->max)
+        return util_diag_add(d, "%s: expected %g %s, got %d", path, f->min, what, n);
+    return util_diag_add(d, "%s: expected %g to %g %s, got %d", path, f->min, f->max, what, n);
+}
+
+/* An array of finite numbers (a check hook can bound the values). */
 static int check_numbers(const util_field *f, const cJSON *v, const char *path, util_diag *d)
 {
     if (!cJSON_IsArray(v))
@@ -98,10 +108,22 @@ static int check_numbers(const util_field *f, const cJSON *v, const char *path, 
     for (const cJSON *e = v->child; e; e = e->next, i++)
         if (!cJSON_IsNumber(e) || !isfinite(e->valuedouble))
             return util_diag_add(d, "%s[%d]: expected a number, got %s", path, i, kind_of(e));
-    if (f->max <= 0 || (n >= f->min && n <= f->max)) return UTIL_OK;
-    if (f->min == f->max)
-        return util_diag_add(d, "%s: expected %g numbers, got %d", path, f->min, n);
-    return util_diag_add(d, "%s: expected %g to %g numbers, got %d", path, f->min, f->max, n);
+    return check_length(f, n, "numbers", path, d);
+}
+
+/* An array of objects, each validated against f->sub at "path[i]". */
+static int check_list(const util_field *f, cJSON *v, const char *path, void *ctx, util_diag *d)
+{
+    if (!cJSON_IsArray(v))
+        return util_diag_add(d, "%s: expected an array of objects, got %s", path, kind_of(v));
+    int rc = check_length(f, cJSON_GetArraySize(v), "objects", path, d), i = 0;
+    for (cJSON *e = v->child; e; e = e->next, i++) {
+        char *p = util_xasprintf("%s[%d]", path, i);
+        if (!cJSON_IsObject(e)) rc = util_diag_add(d, "%s: expected an object, got %s", p, kind_of(e));
+        else if (util_schema_apply(f->sub, e, p, ctx, d)) rc = UTIL_EINPUT;
+        free(p);
+    }
+    return rc;
 }
 
 static int check_value(const util_field *f, cJSON *v, const char *path, void *ctx, util_diag *d)
@@ -141,6 +163,9 @@ static int check_value(const util_field *f, cJSON *v, const char *path, void *ct
         break;
     case UTIL_T_NUMBERS:
         if (check_numbers(f, v, path, d)) return UTIL_EINPUT;
+        break;
+    case UTIL_T_LIST:
+        if (check_list(f, v, path, ctx, d)) return UTIL_EINPUT;
         break;
     case UTIL_T_NAME_OR_OBJECT:
         if (cJSON_IsObject(v)) {
@@ -193,6 +218,20 @@ static int check_keys(const util_field *const *lists, int n, const char *extra, 
     return rc;
 }
 
+/* Whether an absent optional object is made, with its defaults: only when
+ * it has defaults to show and no key it would then be missing (an optional
+ * section that needs keys of its own, like cluster.disaggregated, stays
+ * absent until given). */
+static bool has_defaults(const util_field *fields)
+{
+    bool any = false;
+    for (const util_field *f = fields; f && f->key; f++) {
+        if (f->flags & UTIL_REQUIRED) return false;
+        any |= f->def || (f->type == UTIL_T_OBJECT && has_defaults(f->sub));
+    }
+    return any;
+}
+
 static int apply_field(const util_field *f, cJSON *obj, const char *path, void *ctx,
                        util_diag *d)
 {
@@ -206,7 +245,8 @@ static int apply_field(const util_field *f, cJSON *obj, const char *path, void *
             abort();
         }
         cJSON_AddItemToObject(obj, f->key, v);
-    } else if (!v && f->type == UTIL_T_OBJECT && !(f->flags & UTIL_REQUIRED)) {
+    } else if (!v && f->type == UTIL_T_OBJECT && !(f->flags & UTIL_REQUIRED) &&
+               has_defaults(f->sub)) {
         v = cJSON_AddObjectToObject(obj, f->key); /* so nested defaults appear */
     }
     if (!v) {
@@ -338,6 +378,11 @@ static void walk(const util_field *fields, const char *prefix, walk_fn fn, void 
         fn(p, f, arg);
         if (f->sub && (f->type == UTIL_T_OBJECT || f->type == UTIL_T_NAME_OR_OBJECT))
             walk(f->sub, p, fn, arg);
+        if (f->type == UTIL_T_LIST) {
+            char *items = util_xasprintf("%s[]", p);
+            walk(f->sub, items, fn, arg);
+            free(items);
+        }
         if (f->type == UTIL_T_UNION) {
             walk_tag(f->un, p, fn, arg);
             walk_union(f->un, p, fn, arg);
@@ -350,8 +395,8 @@ static void doc_row(const char *path, const util_field *f, void *arg)
 {
     FILE *out = arg;
     char range[96] = "";
-    if (f->type == UTIL_T_NUMBERS && f->max > 0)
-        snprintf(range, sizeof range, f->min == f->max ? "%g numbers" : "%g to %g numbers", f->min,
+    if ((f->type == UTIL_T_NUMBERS || f->type == UTIL_T_LIST) && f->max > 0)
+        snprintf(range, sizeof range, f->min == f->max ? "%g items" : "%g to %g items", f->min,
                  f->max);
     if ((f->type == UTIL_T_NUMBER || f->type == UTIL_T_INTEGER) && f->min < f->max)
         snprintf(range, sizeof range, "%s %g .. %g", (f->flags & UTIL_MIN_EXCLUSIVE) ? ">" : "",

@@ -130,6 +130,7 @@ typedef enum util_type {
     UTIL_T_UNION,          /* object whose tag key picks a variant (see util_union) */
     UTIL_T_NAME_OR_OBJECT, /* a name checked by check(), or an inline object described by sub */
     UTIL_T_NUMBERS,        /* an array of finite numbers; its length within [min, max] when max > 0 */
+    UTIL_T_LIST,           /* an array of objects, each described by sub; length as for NUMBERS */
 } util_type;
 
 enum {
@@ -151,10 +152,10 @@ struct util_field {
     const char *unit;            /* "s", "tokens", "1/s", ... or NULL */
     const char *def;             /* default as JSON text, or NULL */
     double min, max;             /* inclusive range for numbers when min < max;
-                                  * for UTIL_T_NUMBERS, of the array's length when max > 0 */
+                                  * for NUMBERS and LIST, of the array's length when max > 0 */
     unsigned flags;              /* UTIL_REQUIRED, UTIL_MIN_EXCLUSIVE */
     const char *const *choices;  /* NULL-terminated allowed strings, or NULL */
-    const util_field *sub;       /* fields of OBJECT / NAME_OR_OBJECT, {NULL}-terminated */
+    const util_field *sub;       /* fields of OBJECT / NAME_OR_OBJECT / LIST items, {NULL}-terminated */
     const util_union *un;        /* variants of a UNION */
     util_check_fn check;         /* optional extra check */
     const char *doc;             /* one line for the key reference */

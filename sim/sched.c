@@ -1,0 +1,189 @@
+/*
+ * sched.c: the scheduler families -- what the next iteration of a replica
+ * does.  Each plan makes the moves replica.c provides, in the order the
+ * engine it models makes them:
+ *
+ *  continuous     vLLM v1 without chunking: running sequences first
+ *                 (preempting the most recently admitted when the cache
+ *                 cannot hold this step's tokens), swapped ones back in, then
+ *                 whole prompts first come first served within
+ *                 max_batched_tokens; prefills and decodes share the iteration.
+ *  prefill_first  vLLM v0: an iteration is either all prefill or all decode,
+ *                 and prefills win whenever one can be admitted (and nothing
+ *                 is swapped out).
+ *  chunked        Sarathi-Serve / vLLM v1 chunked prefill: a token budget per
+ *                 iteration; decodes take one token each, then chunks of
+ *                 prompts in progress, then of new ones, fill what is left.
+ *  static         FasterTransformer-style: a batch is formed (up to
+ *                 max_batch, waiting up to batch_timeout_s to fill) with KV
+ *                 reserved for every prompt + output, prefilled in one pass
+ *                 (max_batched_tokens does not apply), and runs -- padded --
+ *                 until its longest member is done.
+ *
+ * Admission is first come first served throughout: the queue stops at the
+ * first request that does not fit, as vLLM's does.
+ */
+#include "sim_int.h"
+
+static int64_t blocks_for(const sim__replica *rp, int64_t tokens)
+{
+    return sim__kv_blocks_for(&rp->kv, tokens);
+}
+
+/* Every decoder must be able to write this step's token: while the cache
+ * cannot hold them, preempt the most recently admitted.  Returns how many. */
+static int make_room(sim__replica *rp)
+{
+    int n = 0;
+    while (rp->run_tail && sim__kv_need(&rp->kv, 0) + rp->kv_other > rp->kv_capacity) {
+        sim__preempt_last(rp);
+        n++;
+    }
+    return n;
+}
+
+/* Swapped sequences come back, oldest first, while they fit -- but not in an
+ * iteration that just preempted (vLLM v0). */
+static void swap_in(sim__replica *rp, int preempted)
+{
+    const sim__request *r;
+    while (!preempted && (r = rp->swapped.head) && rp->n_running < rp->pool->max_batch &&
+           sim__replica_free_blocks(rp) >= blocks_for(rp, (int64_t)r->prompt + r->generated))
+        sim__swap_in(rp);
+}
+
+/* Tokens of the head's prompt this iteration would prefill, given budget;
+ * 0 when it would not be admitted. */
+static int64_t head_chunk(const sim__replica *rp, const sim__request *r, int64_t budget,
+                          bool chunking)
+{
+    int64_t todo = r->prefill_target - r->cached;
+    if (chunking) return todo < budget ? todo : budget;
+    return todo <= budget ? todo : 0;
+}
+
+/* KV blocks admitting the head would take. */
+static int64_t head_blocks(const sim__replica *rp, const sim__request *r, int64_t chunk)
+{
+    if (r->state == SIM__ARRIVED_KV) return blocks_for(rp, r->cached + 1);
+    return blocks_for(rp, r->cached + chunk) - r->blocks;
+}
+
+/* First come first served from the queue while the batch, the token budget
+ * and the cache allow.  A request whose KV cache arrived from a prefill pool
+ * joins the decoders at once. */
+static void admit_waiting(sim__replica *rp, int64_t *budget, bool chunking)
+{
+    const sim_pool *p = rp->pool;
+    sim__request *r;
+    while ((r = rp->q->head) && rp->n_running < p->max_batch) {
+        bool kv_arrived = r->state == SIM__ARRIVED_KV;
+        int64_t chunk = kv_arrived ? 0 : head_chunk(rp, r, *budget, chunking);
+        if (!kv_arrived && chunk <= 0) break;
+        int64_t need = head_blocks(rp, r, chunk);
+        if (sim__replica_free_blocks(rp) < need) break;
+        sim__admit(rp, r);
+        if (kv_arrived) {
+            sim__decoder_join(rp, r, r->cached);
+            if (chunking) *budget -= 1;
+            continue;
+        }
+        r->state = SIM__PREFILLING;
+        sim__hold_blocks(rp, r, need);
+        sim__add_chunk(rp, r, chunk);
+        *budget -= chunk;
+        if (r->cached + chunk < r->prefill_target) sim__queue_push(&rp->partial, r);
+    }
+}
+
+/* Chunked: prompts already in progress get the next chunk first. */
+static void continue_partials(sim__replica *rp, int64_t *budget)
+{
+    for (sim__request *r = rp->partial.head; r && *budget > 0; r = r->next) {
+        int64_t todo = r->prefill_target - r->cached;
+        int64_t chunk = todo < *budget ? todo : *budget;
+        int64_t need = blocks_for(rp, r->cached + chunk) - r->blocks;
+        if (sim__replica_free_blocks(rp) < need) break;
+        sim__hold_blocks(rp, r, need);
+        sim__add_chunk(rp, r, chunk);
+        *budget -= chunk;
+    }
+}
+
+static void plan_continuous(sim__replica *rp, bool chunking)
+{
+    swap_in(rp, make_room(rp));
+    int64_t budget = rp->pool->max_batched_tokens - (chunking ? rp->n_decode : 0);
+    if (chunking) continue_partials(rp, &budget);
+    admit_waiting(rp, &budget, chunking);
+    rp->decodes = rp->n_decode > 0;
+}
+
+static void plan_prefill_first(sim__replica *rp)
+{
+    if (rp->swapped.n == 0) {
+        int64_t budget = rp->pool->max_batched_tokens;
+        admit_waiting(rp, &budget, false);
+        if (rp->n_chunks) return; /* a prefill iteration: the decoders wait */
+    }
+    swap_in(rp, make_room(rp));
+    rp->decodes = rp->n_decode > 0;
+}
+
+static void static_timer(sim_engine *e, void *subject, int64_t arg)
+{
+    sim__replica *rp = subject;
+    rp->static_timer_pending = false;
+    sim__replica_wake(rp);
+}
+
+static void plan_static(sim__replica *rp)
+{
+    const sim_pool *p = rp->pool;
+    if (rp->n_decode + rp->n_ghost > 0) { /* the batch runs on */
+        rp->decodes = true;
+        return;
+    }
+    const sim__request *head = rp->q->head;
+    if (!head) return;
+    int64_t deadline = head->enqueue_ns + sim__ns(p->batch_timeout_s);
+    if (rp->q->n < p->max_batch && rp->e->now < deadline) { /* wait for the batch to fill */
+        if (!rp->static_timer_pending) {
+            rp->static_timer_pending = true;
+            sim__heap_push(&rp->e->events, deadline, static_timer, rp, 0);
+        }
+        return;
+    }
+    sim__request *r;
+    while ((r = rp->q->head) && rp->n_running < p->max_batch) {
+        int64_t need = blocks_for(rp, (int64_t)r->prompt + r->output); /* reserved whole */
+        if (sim__replica_free_blocks(rp) < need) break;
+        sim__admit(rp, r);
+        r->state = SIM__PREFILLING;
+        sim__hold_blocks(rp, r, need);
+        sim__add_chunk(rp, r, r->prefill_target);
+    }
+}
+
+void sim__plan(sim__replica *rp)
+{
+    switch (rp->pool->policy) {
+    case SIM_CONTINUOUS: plan_continuous(rp, false); break;
+    case SIM_CHUNKED: plan_continuous(rp, true); break;
+    case SIM_PREFILL_FIRST: plan_prefill_first(rp); break;
+    case SIM_STATIC: plan_static(rp); break;
+    }
+}
+
+bool sim__can_admit_head(const sim__replica *rp)
+{
+    const sim_pool *p = rp->pool;
+    const sim__request *r = rp->q->head;
+    if (!r || p->policy == SIM_STATIC || rp->n_running >= p->max_batch) return false;
+    if (p->policy == SIM_PREFILL_FIRST && rp->swapped.n) return false;
+    bool chunking = p->policy == SIM_CHUNKED;
+    int64_t budget = p->max_batched_tokens - (chunking ? rp->n_decode : 0);
+    int64_t chunk = r->state == SIM__ARRIVED_KV ? 0 : head_chunk(rp, r, budget, chunking);
+    if (r->state != SIM__ARRIVED_KV && chunk <= 0) return false;
+    return sim__replica_free_blocks(rp) >= head_blocks(rp, r, chunk);
+}

@@ -1,0 +1,161 @@
+/*
+ * test_cluster.c: clusters of several replicas and pools -- each router
+ * policy does what it says, checked from the request rows; pools of
+ * different GPUs serve one stream of requests; a disaggregated cluster moves
+ * each KV cache from the prefill pool to the decode pool in the time the
+ * link takes, and records both hops.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "support.h"
+#include "tap.h"
+
+#define EPS_T 1e-9
+
+#define BASE                                                                                   \
+    "{\"stop\": {\"requests\": 400}, \"cluster\": {\"gpu\": \"h100-sxm\", \"model\": "         \
+    "\"llama-3.1-8b\", \"replicas\": 4, \"cost_model\": {\"kind\": \"linear\", "               \
+    "\"iteration_s\": 0.01, \"prefill_s_per_token\": 0.0005, \"decode_step_s\": 0.005, "       \
+    "\"decode_s_per_seq\": 0.001}}, \"workload\": {\"arrival\": {\"process\": \"poisson\", "   \
+    "\"rate_per_s\": 40}, \"prompt_tokens\": {\"dist\": \"exponential\", \"mean\": 300, "      \
+    "\"max\": 4000}, \"output_tokens\": {\"dist\": \"exponential\", \"mean\": 80, \"max\": "   \
+    "1000}}}"
+
+static void run(const char *json, const char *const *sets, support_rows *rows)
+{
+    sim_scenario sc;
+    memset(rows, 0, sizeof *rows);
+    if (support_scenario(json, sets, &sc, NULL) == 0) support_run_rows(&sc, rows, NULL);
+    sim_scenario_fini(&sc);
+}
+
+static const sim_request_row *by_id(const support_rows *r, int64_t id)
+{
+    for (size_t i = 0; i < r->n; i++)
+        if (r->req[i].id == id) return &r->req[i];
+    return NULL;
+}
+
+/* Requests routed to replica k, not yet finished, when request `id` arrived. */
+static int in_flight(const support_rows *r, int64_t id, int k)
+{
+    const sim_request_row *a = by_id(r, id);
+    int n = 0;
+    for (int64_t j = 0; j < id; j++) {
+        const sim_request_row *b = by_id(r, j);
+        n += b->replica == k && b->finish_s > a->arrival_s;
+    }
+    return n;
+}
+
+static double p99_queue(const support_rows *r)
+{
+    double *q = util_xmalloc(r->n * sizeof *q);
+    for (size_t i = 0; i < r->n; i++) q[i] = r->req[i].first_scheduled_s - r->req[i].enqueue_s;
+    an_stats s;
+    an_stats_compute(q, r->n, &s);
+    free(q);
+    return s.p99;
+}
+
+static void test_routers(void)
+{
+    support_rows r;
+    run(BASE, NULL, &r);
+    bool cyclic = r.n == 400;
+    for (int64_t id = 0; id < 400 && cyclic; id++) cyclic &= by_id(&r, id)->replica == id % 4;
+    ok(cyclic, "round_robin: request i goes to replica i mod 4");
+    support_rows_fini(&r);
+
+    run(BASE, (const char *[]){"cluster.router=least_outstanding", NULL}, &r);
+    bool least = true;
+    for (int64_t id = 1; id < 400; id++) {
+        int chosen = by_id(&r, id)->replica, mine = in_flight(&r, id, chosen);
+        for (int k = 0; k < 4; k++) least &= mine <= in_flight(&r, id, k);
+    }
+    ok(least, "least_outstanding: every request went to a replica with the fewest in flight");
+    support_rows_fini(&r);
+
+    support_rows rnd, p2;
+    /* about 75% of what four replicas can prefill (0.16 s a prompt) */
+    const char *busy[] = {"workload.arrival.rate_per_s=19", "stop.requests=3000", NULL};
+    run(BASE, (const char *[]){"cluster.router=random", busy[0], busy[1], NULL}, &rnd);
+    run(BASE, (const char *[]){"cluster.router=power_of_two", busy[0], busy[1], NULL}, &p2);
+    int counts[4] = {0};
+    for (size_t i = 0; i < rnd.n; i++) counts[rnd.req[i].replica]++;
+    double chi2 = 0;
+    for (int k = 0; k < 4; k++) chi2 += (counts[k] - 750.0) * (counts[k] - 750.0) / 750.0;
+    ok(chi2 < 16.27, "random: replicas chosen uniformly (chi-square %.2f < 16.27, p = 0.001, 3 dof)",
+       chi2);
+    double q_rnd = p99_queue(&rnd), q_p2 = p99_queue(&p2);
+    ok(q_p2 < q_rnd, "power_of_two: P99 queueing %.3f s, below random's %.3f s", q_p2, q_rnd);
+    support_rows_fini(&rnd);
+    support_rows_fini(&p2);
+
+    support_rows kv;
+    run(BASE, (const char *[]){"cluster.router=least_kv", busy[0], busy[1], NULL}, &kv);
+    double q_kv = p99_queue(&kv);
+    ok(kv.n == 3000 && q_kv < q_rnd, "least_kv: P99 queueing %.3f s, below random's %.3f s", q_kv,
+       q_rnd);
+    support_rows_fini(&kv);
+}
+
+/* One H100 and one L4 behind least_outstanding (the L4 inherits the
+ * cluster's model and scheduler): the faster GPU serves more. */
+static void test_pools(void)
+{
+    support_rows r;
+    const char *sets[] = {"cluster.router=least_outstanding",
+                          "cluster.pools=[{\"name\": \"fast\", \"replicas\": 1, \"gpu\": "
+                          "\"h100-sxm\", \"cost_model\": {\"kind\": \"roofline\"}}, {\"name\": "
+                          "\"slow\", \"replicas\": 1, \"gpu\": \"l4\", \"cost_model\": "
+                          "{\"kind\": \"roofline\"}}]",
+                          "workload.arrival.rate_per_s=8", NULL};
+    run(BASE, sets, &r);
+    ok(r.n_rep == 2 && !strcmp(r.rep[0].pool, "fast") && !strcmp(r.rep[1].gpu, "l4"),
+       "two pools of one replica each, each row naming its pool and GPU");
+    int served[2] = {0};
+    for (size_t i = 0; i < r.n; i++) served[r.req[i].replica]++;
+    ok(served[0] > served[1], "the H100 serves more than the L4 (%d against %d)", served[0],
+       served[1]);
+    support_rows_fini(&r);
+}
+
+/* Prefill on one replica, decode on another over a 10 GB/s link with 1 ms of
+ * latency.  A 1000-token prompt of Llama-3.1-8B is 1000 x 128 KiB = 131 MB
+ * of KV: 13.1 ms on the link.  Prefill 0.01 + 0.5 s; transfer to
+ * 0.5241072 s; two decode steps alone (0.016 s): 0.5561072 s. */
+static void test_disaggregated(void)
+{
+    support_rows r;
+    const char *sets[] = {"stop.requests=1", "workload.prompt_tokens={\"dist\": \"fixed\", "
+                          "\"value\": 1000}", "workload.output_tokens={\"dist\": \"fixed\", "
+                          "\"value\": 3}", "cluster.replicas=1",
+                          "cluster.pools=[{\"name\": \"prefill\"}, {\"name\": \"decode\"}]",
+                          "cluster.disaggregated={\"prefill\": \"prefill\", \"decode\": "
+                          "\"decode\", \"link_gbs\": 10, \"link_latency_s\": 0.001}",
+                          NULL};
+    run(BASE, sets, &r);
+    const sim_request_row *q = by_id(&r, 0);
+    if (!q) return;
+    is_near(q->first_token_s, 0.51, EPS_T, "the first token comes from the prefill pool");
+    is_int(q->replica, 0, "prefilled on the prefill pool's replica");
+    is_int(q->decode_replica, 1, "decoded on the decode pool's replica");
+    is_near(q->decode_enqueue_s, 0.51 + 0.001 + 1000 * 131072 / 10e9, EPS_T,
+            "the KV cache arrives after latency + bytes / bandwidth");
+    is_near(q->finish_s, 0.5561072, EPS_T, "then decodes there");
+    ok(r.rep[0].decode_tokens == 0 && r.rep[1].decode_tokens == 2 && r.rep[1].prefill_tokens == 0,
+       "the prefill pool only prefills and the decode pool only decodes");
+    support_rows_fini(&r);
+}
+
+int main(void)
+{
+    if (support_init()) return 1;
+    test_routers();
+    test_pools();
+    test_disaggregated();
+    support_fini();
+    return tap_done();
+}

@@ -1,0 +1,128 @@
+/*
+ * test_sched.c: the scheduler families on timelines worked out by hand with
+ * the linear cost model (10 ms per iteration, 1 ms per prompt token, 5 ms per
+ * decoding iteration plus 1 ms per decoding sequence; the H100's datasheet
+ * floor is far below these).
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "support.h"
+#include "tap.h"
+
+#define EPS 1e-9
+
+/* Two requests of the given lengths, the second 1/rate after the first. */
+static const char *two(const char *scheduler, double rate, int prompt, int output)
+{
+    static char buf[2048];
+    snprintf(buf, sizeof buf,
+             "{\"stop\": {\"requests\": 2}, \"cluster\": {\"gpu\": \"h100-sxm\", \"model\": "
+             "\"llama-3.1-8b\", \"scheduler\": %s, \"cost_model\": {\"kind\": \"linear\", "
+             "\"iteration_s\": 0.01, \"prefill_s_per_token\": 0.001, \"decode_step_s\": 0.005, "
+             "\"decode_s_per_seq\": 0.001}}, \"workload\": {\"arrival\": {\"process\": "
+             "\"constant\", \"rate_per_s\": %g}, \"prompt_tokens\": {\"dist\": \"fixed\", "
+             "\"value\": %d}, \"output_tokens\": {\"dist\": \"fixed\", \"value\": %d}}}",
+             scheduler, rate, prompt, output);
+    return buf;
+}
+
+static void run(const char *json, support_rows *rows, const char *const *sets)
+{
+    sim_scenario sc;
+    memset(rows, 0, sizeof *rows);
+    if (support_scenario(json, sets, &sc, NULL) == 0) support_run_rows(&sc, rows, NULL);
+    sim_scenario_fini(&sc);
+}
+
+static const sim_request_row *req(const support_rows *r, int64_t id)
+{
+    for (size_t i = 0; i < r->n; i++)
+        if (r->req[i].id == id) return &r->req[i];
+    static const sim_request_row none = {.first_token_s = NAN, .finish_s = NAN};
+    return &none;
+}
+
+/* Budget 64 tokens.  r0 (150-token prompt, t=0): chunks of 64 (0.074 s) and
+ * 64 (to 0.148).  r1 arrives at 0.1.  At 0.148: r0's last 22 and r1's first
+ * 42 (0.074 s, to 0.222): r0's first token comes at the end of its last
+ * chunk.  Then r0 decodes (1 token of the budget) beside r1's next 63
+ * (0.079, to 0.301), and beside r1's last 45 (0.061, to 0.362): r0's third
+ * and last token, r1's first.  r1 decodes alone twice (0.016): 0.394. */
+static void test_chunked(void)
+{
+    support_rows r;
+    run(two("{\"policy\": \"chunked\", \"max_batched_tokens\": 64, \"max_batch\": 4}", 10, 150, 3),
+        &r, NULL);
+    is_near(req(&r, 0)->first_token_s, 0.222, EPS, "chunked: first token at the end of the last chunk");
+    is_near(req(&r, 1)->first_scheduled_s, 0.148, EPS, "a new prompt fills the budget left over");
+    is_near(req(&r, 0)->finish_s, 0.362, EPS, "decodes share iterations with chunks");
+    is_near(req(&r, 1)->first_token_s, 0.362, EPS, "a prompt spans three iterations");
+    is_near(req(&r, 1)->finish_s, 0.394, EPS, "then decodes alone");
+    is_int(r.rep[0].prefill_tokens, 300, "every prompt token prefilled once");
+    support_rows_fini(&r);
+}
+
+/* vLLM v0: r0 prefills (0.110); r1 (t=0.05) is prefilled alone next, r0
+ * waiting (0.110, to 0.220); then both decode (0.017 x 2): 0.254.  The
+ * continuous scheduler would have finished r0 at 0.243. */
+static void test_prefill_first(void)
+{
+    support_rows r;
+    run(two("{\"policy\": \"prefill_first\"}", 20, 100, 3), &r, NULL);
+    is_near(req(&r, 1)->first_token_s, 0.220, EPS, "prefill_first: a prompt gets an iteration of its own");
+    is_near(req(&r, 0)->finish_s, 0.254, EPS, "while the decoders wait");
+    is_near(req(&r, 1)->finish_s, 0.254, EPS, "then they decode together");
+    support_rows_fini(&r);
+    run(two("{\"policy\": \"continuous\"}", 20, 100, 3), &r, NULL);
+    is_near(req(&r, 0)->finish_s, 0.243, EPS, "continuous mixes them (0.243)");
+    support_rows_fini(&r);
+}
+
+/* Static, batches of 2, waiting up to 1 s: r0 (t=0) and r1 (t=0.05) form a
+ * batch when r1 arrives: prefill 0.01 + 0.2 (to 0.26), two decodes of two
+ * (0.017): 0.294.  r2 (t=0.1) waits for that batch and then for its own to
+ * fill, until 0.1 + 1 s: prefill 0.11 (1.21), decodes 0.016 x 2: 1.242. */
+static void test_static(void)
+{
+    support_rows r;
+    const char *sets[] = {"stop.requests=3", NULL};
+    run(two("{\"policy\": \"static\", \"max_batch\": 2, \"batch_timeout_s\": 1}", 20, 100, 3), &r,
+        sets);
+    is_near(req(&r, 0)->first_scheduled_s, 0.05, EPS, "static: a full batch starts at once");
+    is_near(req(&r, 0)->first_token_s, 0.26, EPS, "its prompts prefill together");
+    is_near(req(&r, 1)->finish_s, 0.294, EPS, "and decode together");
+    is_near(req(&r, 2)->first_scheduled_s, 1.1, EPS, "a lone request waits batch_timeout_s");
+    is_near(req(&r, 2)->finish_s, 1.242, EPS, "then runs as a batch of one");
+    support_rows_fini(&r);
+}
+
+/* Padding: a static batch computes for every slot until its longest member
+ * is done, so a short reply in a batch with a long one costs decode steps
+ * as if it were still there. */
+static void test_static_padding(void)
+{
+    support_rows a, b;
+    const char *sets[] = {"workload.output_tokens={\"dist\": \"uniform\", \"min\": 2, \"max\": 200}",
+                          "stop.requests=40", NULL};
+    run(two("{\"policy\": \"static\", \"max_batch\": 8}", 1000, 50, 3), &a, sets);
+    run(two("{\"policy\": \"continuous\", \"max_batch\": 8}", 1000, 50, 3), &b, sets);
+    ok(a.rep[0].batch_seq_s > b.rep[0].batch_seq_s,
+       "static pads finished slots: %.2f sequence-seconds against continuous's %.2f",
+       a.rep[0].batch_seq_s, b.rep[0].batch_seq_s);
+    is_int(a.rep[0].decode_tokens, b.rep[0].decode_tokens,
+           "but produces the same tokens (%lld)", (long long)a.rep[0].decode_tokens);
+    support_rows_fini(&a);
+    support_rows_fini(&b);
+}
+
+int main(void)
+{
+    if (support_init()) return 1;
+    test_chunked();
+    test_prefill_first();
+    test_static();
+    test_static_padding();
+    support_fini();
+    return tap_done();
+}
