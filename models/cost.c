@@ -28,6 +28,9 @@ static const util_field roofline_fields[] = {
      .doc = "fraction of peak bandwidth reached (default: the GPU's catalog value)"},
     {.key = "iteration_overhead_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0, .max = 10,
      .doc = "fixed cost added to every iteration (default: the GPU's catalog value)"},
+    {.key = "allreduce_latency_s", .type = UTIL_T_NUMBER, .unit = "s", .def = "1e-05", .min = 0,
+     .max = 1, .doc = "fixed cost of one all-reduce or pipeline hand-off (tensor and pipeline "
+                      "parallelism)"},
     {0},
 };
 
@@ -162,6 +165,7 @@ int mdl_cost_init(mdl_cost *cm, cJSON *obj, const mdl_gpu *gpu, const mdl_model 
     memset(cm, 0, sizeof *cm);
     cm->gpu = *gpu;
     cm->model = *model;
+    cm->tp = cm->pp = 1; /* the scenario sets a replica's parallelism */
     derive(cm);
     const char *kind = cJSON_GetObjectItemCaseSensitive(obj, "kind")->valuestring;
     if (!strcmp(kind, "roofline")) {
@@ -169,6 +173,7 @@ int mdl_cost_init(mdl_cost *cm, cJSON *obj, const mdl_gpu *gpu, const mdl_model 
         cm->mfu = param_or(obj, "mfu", gpu->mfu);
         cm->mbu = param_or(obj, "mbu", gpu->mbu);
         cm->overhead_s = param_or(obj, "iteration_overhead_s", gpu->overhead_s);
+        cm->allreduce_latency_s = param_or(obj, "allreduce_latency_s", 1e-5);
     } else if (!strcmp(kind, "linear")) {
         cm->kind = MDL_COST_LINEAR;
         cm->iteration_s = param_or(obj, "iteration_s", 0);
@@ -217,11 +222,33 @@ static work physics(const mdl_cost *cm, double tokens, double pairs, double kv_t
     return w;
 }
 
+/* Compute and memory time of work split over the tp GPUs of a layer.
+ * Pipeline stages run one after another for one micro-batch, so their
+ * shares add up to the whole: pipeline parallelism does not shorten an
+ * iteration. */
 static double roofline_s(const mdl_cost *cm, work w, double mfu, double mbu)
 {
-    double tc = w.flops / (cm->gpu.flops * mfu);
-    double tm = w.bytes / (cm->gpu.mem_bw * mbu);
+    double tc = w.flops / (cm->gpu.flops * mfu * cm->tp);
+    double tm = w.bytes / (cm->gpu.mem_bw * mbu * cm->tp);
     return tc > tm ? tc : tm;
+}
+
+/* Communication of one iteration of `tokens` tokens: with tensor
+ * parallelism, two ring all-reduces of the hidden state per layer (each GPU
+ * sends and receives 2 (tp - 1) / tp of it); with pipeline parallelism, a
+ * hand-off of the hidden state between consecutive stages.  Each costs a
+ * fixed latency plus bytes over one direction of the GPU's interconnect. */
+static double comm_s(const mdl_cost *cm, double tokens)
+{
+    if (cm->tp == 1 && cm->pp == 1) return 0;
+    double bw = (cm->gpu.link_bw > 0 ? cm->gpu.link_bw / 2 : cm->gpu.pcie_bw);
+    double act = tokens * cm->model.hidden * cm->model.bytes_per_param;
+    double t = 0;
+    if (cm->tp > 1)
+        t += 2.0 * cm->model.layers *
+             (cm->allreduce_latency_s + 2.0 * (cm->tp - 1) / cm->tp * act / bw);
+    if (cm->pp > 1) t += (cm->pp - 1) * (cm->allreduce_latency_s + act / bw);
+    return t;
 }
 
 /* Splits total between prefill and decode in proportion a : b. */
@@ -245,7 +272,8 @@ static double roofline_step(const mdl_cost *cm, const mdl_batch *b, work all, do
         *q = roofline_s(cm, physics(cm, b->n_decode, (double)b->decode_context,
                                     (double)b->decode_context), cm->mfu, cm->mbu);
     }
-    return roofline_s(cm, all, cm->mfu, cm->mbu) + cm->overhead_s;
+    return roofline_s(cm, all, cm->mfu, cm->mbu) + cm->overhead_s +
+           comm_s(cm, (double)b->prefill_tokens + b->n_decode);
 }
 
 static double linear_step(const mdl_cost *cm, const mdl_batch *b, double *p, double *q)
@@ -400,7 +428,7 @@ void mdl_cost_decode_run(const mdl_cost *cm, int32_t n, int64_t ctx0, int64_t k,
     double b0 = weights_read(cm, n) + cm->kv_bytes_per_token * (double)ctx0;
     double b1 = cm->kv_bytes_per_token * n;
     double kk = (double)k, tri = kk * (kk - 1) / 2;
-    double peak_f = cm->gpu.flops, peak_b = cm->gpu.mem_bw;
+    double peak_f = cm->gpu.flops * cm->tp, peak_b = cm->gpu.mem_bw * cm->tp;
     line l[3];
     double fixed = 0;
     /* Every model but the roofline is its formula floored at the datasheet. */
@@ -412,7 +440,7 @@ void mdl_cost_decode_run(const mdl_cost *cm, int32_t n, int64_t ctx0, int64_t k,
         l[0] = (line){f0 / (peak_f * cm->mfu), f1 / (peak_f * cm->mfu)};
         l[1] = (line){b0 / (peak_b * cm->mbu), b1 / (peak_b * cm->mbu)};
         l[2] = l[1];
-        fixed = cm->overhead_s;
+        fixed = cm->overhead_s + comm_s(cm, n);
         break;
     case MDL_COST_LINEAR:
         l[0] = (line){cm->iteration_s + cm->decode_step_s + cm->decode_s_per_seq * n, 0};
@@ -426,22 +454,4 @@ void mdl_cost_decode_run(const mdl_cost *cm, int32_t n, int64_t ctx0, int64_t k,
     sum->prefill_s = 0;
     sum->flops = kk * f0 + tri * f1;
     sum->bytes = kk * b0 + tri * b1;
-}
-
-int mdl_kv_capacity_tokens(const mdl_gpu *gpu, const mdl_model *m, double mem_util,
-                           const char *path, int64_t *out, util_diag *d)
-{
-    double usable = gpu->mem_bytes * mem_util;
-    double weights = mdl_model_weight_bytes(m);
-    double kv = mdl_model_kv_bytes_per_token(m);
-    double tokens = floor((usable - weights) / kv);
-    if (tokens < 1)
-        return util_diag_add(d,
-                             "%s: %s weights (%.1f GB) do not fit in %s memory at "
-                             "gpu_memory_utilization %g (%.1f GB usable), with room for a KV "
-                             "cache: short by %.1f GB",
-                             path, m->id, weights / 1e9, gpu->id, mem_util, usable / 1e9,
-                             (weights + kv - usable) / 1e9);
-    *out = (int64_t)tokens;
-    return UTIL_OK;
 }

@@ -192,10 +192,4 @@ int mdl_kv_capacity_blocks(const mdl_gpu *gpu, const mdl_model *m, int gpus, dou
                            double reserve_bytes, int block_tokens, const char *path,
                            int64_t *blocks, util_diag *d);
 
-/* KV-cache capacity in tokens of one GPU holding the whole model at the given
- * memory utilisation; fails (naming path and the shortfall in GB) when the
- * weights leave no room for a KV cache. */
-int mdl_kv_capacity_tokens(const mdl_gpu *gpu, const mdl_model *m, double mem_util,
-                           const char *path, int64_t *out, util_diag *d);
-
 #endif /* MDL_H */

@@ -389,26 +389,67 @@ static void test_cost_schema(void)
     free(m);
 }
 
+/* Paged KV capacity per replica: each of g GPUs holds weights / g and a
+ * reserve R, the rest of mem x utilisation is cache, and a block of b tokens
+ * takes KV-bytes x b / g on each. */
 static void test_kv_capacity(void)
 {
     util_diag d;
     util_diag_init(&d);
-    int64_t tokens = 0;
+    int64_t blocks = 0;
     const mdl_model *m8 = mdl_catalog_find_model(cat, "llama-3.1-8b");
-    ok(mdl_kv_capacity_tokens(mdl_catalog_find_gpu(cat, "h100-sxm"), m8, 0.9, "c", &tokens, &d) ==
-           0,
+    const mdl_gpu *h100 = mdl_catalog_find_gpu(cat, "h100-sxm");
+    double usable = 80.0 * 1073741824 * 0.9, reserve = 1e9;
+    ok(mdl_kv_capacity_blocks(h100, m8, 1, 0.9, reserve, 16, "c", &blocks, &d) == 0,
        "8B fits an H100");
-    is_int(tokens, (int64_t)((80.0 * 1073741824 * 0.9 - 16.06e9) / 131072),
-           "KV tokens = (memory x utilisation - weights) / KV bytes per token");
-    ok(mdl_kv_capacity_tokens(mdl_catalog_find_gpu(cat, "l4"),
-                              mdl_catalog_find_model(cat, "llama-3.1-70b"), 0.9, "cluster.model",
-                              &tokens, &d) == UTIL_EINPUT,
+    is_int(blocks, (int64_t)((usable - 16.06e9 - reserve) / (131072.0 * 16)),
+           "blocks = (memory x utilisation - weights - reserve) / block bytes");
+
+    /* Tensor parallelism: 70B over two H100s, then four.  Each GPU holds
+     * half (a quarter) of the weights and of every block. */
+    const mdl_model *m70 = mdl_catalog_find_model(cat, "llama-3.1-70b");
+    int64_t tp2 = 0, tp4 = 0;
+    mdl_kv_capacity_blocks(h100, m70, 2, 0.9, reserve, 16, "c", &tp2, &d);
+    mdl_kv_capacity_blocks(h100, m70, 4, 0.9, reserve, 16, "c", &tp4, &d);
+    double block = 327680.0 * 16, w = 70.6e9 * 2;
+    is_int(tp2, (int64_t)((usable - w / 2 - reserve) / (block / 2)), "70B at TP=2: %lld blocks",
+           (long long)tp2);
+    is_int(tp4, (int64_t)((usable - w / 4 - reserve) / (block / 4)),
+           "70B at TP=4: %lld blocks, more than twice TP=2's (half the weights per GPU)",
+           (long long)tp4);
+    ok(tp4 > 2 * tp2, "doubling TP more than doubles the cache");
+
+    ok(mdl_kv_capacity_blocks(mdl_catalog_find_gpu(cat, "l4"), m70, 1, 0.9, 0, 16,
+                              "cluster.model", &blocks, &d) == UTIL_EINPUT,
        "70B does not fit an L4");
-    has_str(d.count ? d.msgs[0] : "", "cluster.model: llama-3.1-70b weights (141.2 GB) do not fit",
+    has_str(d.count ? d.msgs[0] : "", "cluster.model: llama-3.1-70b weights (141.2 GB per GPU",
             "the error names the path and the weights");
-    /* 141.2 GB + one token of KV - 0.9 x 24 GiB = 118.0 GB */
-    has_str(d.count ? d.msgs[0] : "", "short by 118.0 GB", "and says by how much");
+    /* 141.2 GB + one block of KV (5.2 MB) - 0.9 x 24 GiB = 118.0 GB */
+    has_str(d.count ? d.msgs[0] : "", "short by 118.0 GB per GPU", "and says by how much");
     util_diag_fini(&d);
+}
+
+/* Tensor parallelism in the roofline: the work of an iteration splits over
+ * tp GPUs, and every layer adds two all-reduces of the hidden state. */
+static void test_tensor_parallel(void)
+{
+    mdl_cost one = roofline("h100-sxm", "llama-3.1-70b", "{\"kind\": \"roofline\"}");
+    mdl_cost two = one;
+    two.tp = 2;
+    mdl_batch dec = {.n_decode = 8, .decode_context = 8 * 1000};
+    mdl_step a, b;
+    mdl_cost_step(&one, &dec, &a);
+    mdl_cost_step(&two, &dec, &b);
+    double bytes = 70.6e9 * 2 + 327680.0 * 8000;
+    is_near(a.bytes, bytes, 1, "the replica moves the same bytes in all");
+    /* per GPU: half the bytes at 0.75 x 3.35 TB/s; 2 x 80 all-reduces of
+     * 8 tokens x 8192 x 2 bytes, each 1e-5 s + (2 x 1/2) x 131 kB / 450 GB/s */
+    double comm = 2 * 80 * (1e-5 + 1.0 * 8 * 8192 * 2 / 450e9);
+    is_near(b.time_s, bytes / 2 / (3.35e12 * 0.75) + 0.002 + comm, 1e-12,
+            "TP=2: half the bytes per GPU, plus all-reduces over NVLink");
+    ok(b.time_s < a.time_s, "TP=2 decodes faster (%.2f ms against %.2f ms)", 1e3 * b.time_s,
+       1e3 * a.time_s);
+    check_run(&two, 8, 8000, 300, "TP=2 decode run");
 }
 
 int main(void)
@@ -430,6 +471,7 @@ int main(void)
     test_polynomial_runs();
     test_cost_schema();
     test_kv_capacity();
+    test_tensor_parallel();
     mdl_catalog_destroy(cat);
     return tap_done();
 }
