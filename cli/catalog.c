@@ -27,11 +27,11 @@ static const char keys_usage[] =
 
 static void print_gpus(const mdl_catalog *c)
 {
-    printf("%-10s %-28s %9s %8s %7s %6s %6s %7s\n", "id", "name", "TFLOP/s", "mem GiB",
+    printf("%-13s %-50s %9s %8s %7s %6s %6s %7s\n", "id", "name", "TFLOP/s", "mem GiB",
            "TB/s", "TDP W", "idle W", "$/hour");
     for (int i = 0; i < mdl_catalog_gpu_count(c); i++) {
         const mdl_gpu *g = mdl_catalog_gpu_at(c, i);
-        printf("%-10s %-28s %9.1f %8.0f %7.3f %6.0f %6.1f %7.2f\n", g->id, g->name,
+        printf("%-13s %-50s %9.1f %8.0f %7.3f %6.0f %6.1f %7.2f\n", g->id, g->name,
                g->flops / 1e12, g->mem_bytes / 1073741824.0, g->mem_bw / 1e12, g->tdp_w,
                g->idle_w, g->usd_per_hour);
     }

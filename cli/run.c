@@ -165,8 +165,10 @@ static int simulate(const run_opts *o, const sim_scenario *sc, sim_recorder *rec
     if (pl.shown) fprintf(stderr, "\r\033[K");
     sim_progress p;
     sim_engine_progress(e, &p);
+    const char *why = sim_engine_error(e);
+    if (rc == UTIL_EFAIL) util_diag_fail(d, "%s", why ? why : sim_recorder_error(rec));
     sim_engine_destroy(e);
-    if (rc == UTIL_EFAIL) return util_diag_fail(d, "%s", sim_recorder_error(rec));
+    if (rc == UTIL_EFAIL) return rc;
     const char *status = rc == UTIL_EINTR ? "interrupted" : "completed";
     int frc = sim_recorder_finish(rec, status, p.sim_s, util_wall_s() - pl.start, p.events, d);
     return frc ? frc : rc;

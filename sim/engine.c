@@ -173,28 +173,45 @@ void sim__transfer(sim_engine *e, sim__replica *from, sim__request *r)
     sim__heap_push(&e->events, t, transfer_done, r, from->id);
 }
 
-static void send_request(sim_engine *e, int32_t user)
+static void send_request(sim_engine *e, int32_t user, int32_t prompt, int32_t output)
 {
     sim__request *r = sim__request_new(e);
     r->id = e->arrived++;
     r->user = user;
     r->arrival_ns = e->now;
-    wl_source_lengths(e->src, &r->prompt, &r->output);
-    r->prefill_target = r->prompt;
+    r->prompt = prompt;
+    r->output = output;
+    r->prefill_target = prompt;
     sim__route(e, &e->groups[0], r);
+}
+
+static void open_arrival(sim_engine *e, void *subject, int64_t arg);
+
+/* Open loop: the source's next request becomes the next arrival event, if
+ * the stop conditions still allow it. */
+static void schedule_arrival(sim_engine *e)
+{
+    int rc = wl_source_next(e->src, &e->next, &e->error);
+    if (rc < 0) { /* the trace changed since it was checked: end the run */
+        e->failed = true;
+        return;
+    }
+    int64_t t = sim__ns(e->next.arrival_s);
+    if (rc == 1 && arrivals_open(e, t)) sim__heap_push(&e->events, t, open_arrival, NULL, 0);
 }
 
 static void open_arrival(sim_engine *e, void *subject, int64_t arg)
 {
-    send_request(e, -1);
-    e->next_arrival_s += wl_source_next_gap(e->src);
-    int64_t t = sim__ns(e->next_arrival_s);
-    if (arrivals_open(e, t)) sim__heap_push(&e->events, t, open_arrival, NULL, 0);
+    send_request(e, -1, e->next.prompt, e->next.output);
+    schedule_arrival(e);
 }
 
 static void user_send(sim_engine *e, void *subject, int64_t user)
 {
-    if (arrivals_open(e, e->now)) send_request(e, (int32_t)user);
+    if (!arrivals_open(e, e->now)) return;
+    int32_t prompt, output;
+    wl_source_lengths(e->src, &prompt, &output);
+    send_request(e, (int32_t)user, prompt, output);
 }
 
 void sim__request_done(sim_engine *e, sim__request *r, const char *status, int64_t finish_ns)
@@ -256,7 +273,7 @@ sim_engine *sim_engine_create(const sim_scenario *sc, const sim_sink *sink)
     if (a->process == WL_CLOSED)
         for (int u = 0; u < a->users; u++) sim__heap_push(&e->events, 0, user_send, NULL, u);
     else
-        sim__heap_push(&e->events, 0, open_arrival, NULL, 0);
+        schedule_arrival(e);
     return e;
 }
 
@@ -268,11 +285,17 @@ void sim_engine_destroy(sim_engine *e)
     sim__heap_fini(&e->events);
     wl_source_destroy(e->src);
     gsl_rng_free(e->router_rng);
+    util_diag_fini(&e->error);
     for (sim__slab *s = e->slabs, *next; s; s = next) {
         next = s->next;
         free(s);
     }
     free(e);
+}
+
+const char *sim_engine_error(const sim_engine *e)
+{
+    return e->error.count ? e->error.msgs[0] : NULL;
 }
 
 void sim_engine_progress(const sim_engine *e, sim_progress *out)
@@ -308,7 +331,7 @@ int sim_engine_run(sim_engine *e, const volatile sig_atomic_t *stop, sim_progres
 {
     sim__event ev;
     int rc = UTIL_OK;
-    while (!e->sink_rc && sim__heap_pop(&e->events, &ev)) {
+    while (!e->sink_rc && !e->failed && sim__heap_pop(&e->events, &ev)) {
         if (stop && *stop) {
             rc = UTIL_EINTR;
             break;
@@ -323,5 +346,5 @@ int sim_engine_run(sim_engine *e, const volatile sig_atomic_t *stop, sim_progres
     }
     if (rc == UTIL_EINTR) drain(e);
     emit_replicas(e);
-    return e->sink_rc ? UTIL_EFAIL : rc;
+    return e->sink_rc || e->failed ? UTIL_EFAIL : rc;
 }

@@ -24,15 +24,6 @@ static const char *const preemptions[] = {"recompute", "swap", NULL};
 static const char *const routers[] = {"round_robin",  "random",        "least_outstanding",
                                       "least_kv",     "power_of_two", "central_queue", NULL};
 
-static int check_stop(cJSON *stop, const char *path, void *ctx, util_diag *d)
-{
-    if (!cJSON_GetObjectItemCaseSensitive(stop, "requests") &&
-        !cJSON_GetObjectItemCaseSensitive(stop, "duration_s"))
-        return util_diag_add(d, "%s: set requests, duration_s or both (arrivals stop at "
-                                "whichever comes first)", path);
-    return UTIL_OK;
-}
-
 static const util_field stop_fields[] = {
     {.key = "requests", .type = UTIL_T_INTEGER, .unit = "requests", .min = 1, .max = 1e13,
      .doc = "arrivals stop after this many requests"},
@@ -134,8 +125,9 @@ const util_field sim_scenario_fields[] = {
      .doc = "label stored with the run (servesim run: the file's name without .json)"},
     {.key = "seed", .type = UTIL_T_INTEGER, .def = "1", .min = 0, .max = 9007199254740991.0,
      .doc = "master seed; every random stream derives from it"},
-    {.key = "stop", .type = UTIL_T_OBJECT, .sub = stop_fields, .flags = UTIL_REQUIRED,
-     .check = check_stop, .doc = "when arrivals stop; requests in flight then finish"},
+    {.key = "stop", .type = UTIL_T_OBJECT, .sub = stop_fields,
+     .doc = "when arrivals stop (at least one of its keys, unless a trace ends them); requests "
+            "in flight then finish"},
     {.key = "warmup_s", .type = UTIL_T_NUMBER, .unit = "s", .def = "0", .min = 0, .max = 1e9,
      .doc = "requests arriving earlier are simulated and stored but left out of the report"},
     {.key = "cluster", .type = UTIL_T_OBJECT, .sub = cluster_fields, .flags = UTIL_REQUIRED,
@@ -356,7 +348,12 @@ static int build(sim_scenario *sc, const mdl_catalog *cat, const char *base_dir,
     sc->router = (sim_router)choice(routers, get(cluster, "router")->valuestring);
     int rc = build_pools(sc, cluster, cat, base_dir, d);
     if (!rc && build_disaggregation(sc, cluster, d)) rc = UTIL_EINPUT;
-    if (wl_spec_from_json(get(root, "workload"), "workload", &sc->workload, d)) rc = UTIL_EINPUT;
+    if (wl_spec_from_json(get(root, "workload"), "workload", base_dir, &sc->workload, d))
+        rc = UTIL_EINPUT;
+    bool stops = sc->stop_requests > 0 || sc->stop_duration_s > 0;
+    if (!stops && sc->workload.arrival.process != WL_TRACE)
+        rc = util_diag_add(d, "stop: set requests, duration_s or both (arrivals stop at "
+                              "whichever comes first; a trace also stops at its end)");
     return rc;
 }
 
@@ -375,6 +372,7 @@ void sim_scenario_fini(sim_scenario *sc)
 {
     if (!sc) return;
     for (int i = 0; i < sc->n_pools; i++) mdl_cost_fini(&sc->pools[i].cost);
+    wl_spec_fini(&sc->workload);
     free(sc->pools);
     cJSON_Delete(sc->json);
     memset(sc, 0, sizeof *sc);

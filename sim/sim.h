@@ -151,6 +151,9 @@ void sim_engine_destroy(sim_engine *e);
 int sim_engine_run(sim_engine *e, const volatile sig_atomic_t *stop, sim_progress_fn progress,
                    void *arg);
 void sim_engine_progress(const sim_engine *e, sim_progress *out);
+/* Why a run returned UTIL_EFAIL when the sink did not fail (a trace that
+ * could not be read), or NULL. */
+const char *sim_engine_error(const sim_engine *e);
 
 /* ---- recorder: the SQLite sink ---- */
 

@@ -198,7 +198,9 @@ struct sim_engine {
     sim__request *free_list;
     sim__slab *slabs;
     /* arrivals */
-    double next_arrival_s; /* kept in double so gaps do not accumulate rounding */
+    wl_record next;        /* the open loop's next request */
+    util_diag error;       /* why the source failed */
+    bool failed;
     int64_t stop_ns;       /* arrivals at or after this time are not made */
     int64_t arrived, done;
 };

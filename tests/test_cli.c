@@ -220,9 +220,9 @@ static void test_catalog_keys(void)
     drop(&r);
     r = sv("catalog", "--json", NULL);
     cJSON *j = cJSON_Parse(r.out);
-    ok(j && cJSON_GetArraySize(cJSON_GetObjectItem(j, "gpus")) == 9 &&
+    ok(j && cJSON_GetArraySize(cJSON_GetObjectItem(j, "gpus")) == 11 &&
            cJSON_GetArraySize(cJSON_GetObjectItem(j, "models")) == 9,
-       "catalog --json: 9 GPUs and 9 models");
+       "catalog --json: 11 GPUs and 9 models");
     ok(j && util_json_get(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "gpus"), 0), "source"),
        "each entry carries its source");
     cJSON_Delete(j);

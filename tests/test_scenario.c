@@ -45,7 +45,7 @@ static void test_messages(void)
            "cluster.scheduler.max_batch: expected a whole number, got a string");
     expect("workload.arrival.process=bursty",
            "workload.arrival.process: unknown process 'bursty' (known: poisson, constant, gamma, "
-           "closed)");
+           "closed, trace)");
     expect("workload.prompt_tokens.dist=zipf", "workload.prompt_tokens.dist: unknown dist 'zipf'");
     expect("cluster.cost_model.kind=lookup", "cluster.cost_model.kind: unknown kind 'lookup'");
     expect("cluster.cost_model.mfu=1.2", "cluster.cost_model.mfu: 1.2 is out of range");

@@ -10,6 +10,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "tap.h"
 #include "wl.h"
@@ -130,7 +131,7 @@ static wl_spec spec(const char *arrival, const char *prompt)
     cJSON *o = cJSON_Parse(json);
     util_schema_apply(wl_workload_fields, o, "workload", NULL, &d);
     wl_spec s;
-    wl_spec_from_json(o, "workload", &s, &d);
+    wl_spec_from_json(o, "workload", NULL, &s, &d);
     if (d.count) printf("# unexpected: %s\n", d.msgs[0]);
     cJSON_Delete(o);
     util_diag_fini(&d);
@@ -197,11 +198,77 @@ static void test_stream_independence(void)
     wl_source_destroy(sb);
 }
 
+static char *write_temp(const char *text)
+{
+    char *path = util_xstrdup("/tmp/servesim-trace-XXXXXX");
+    int fd = mkstemp(path);
+    FILE *f = fdopen(fd, "w");
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+static char *trace_errors(const char *text)
+{
+    char *path = write_temp(text);
+    util_diag d;
+    util_diag_init(&d);
+    int64_t rows = -1;
+    wl_trace_check(path, &rows, &d);
+    char *msg = util_xstrdup(d.count ? d.msgs[0] : "");
+    if (d.count) {
+        /* drop the temporary file's name: "PATH:LINE: ..." -> ":LINE: ..." */
+        char *colon = strchr(msg, ':');
+        memmove(msg, colon, strlen(colon) + 1);
+    }
+    util_diag_fini(&d);
+    unlink(path);
+    free(path);
+    return msg;
+}
+
+static void test_trace(void)
+{
+    char *path = write_temp("arrival_time_s,input_tokens,output_tokens\n0.5,100,20\r\n\n"
+                            "0.75,3,1\n2,4000,512\n");
+    util_diag d;
+    util_diag_init(&d);
+    wl_trace *t;
+    wl_record r;
+    ok(wl_trace_open(path, &t, &d) == 0, "a trace opens");
+    ok(wl_trace_next(t, &r, &d) == 1 && r.arrival_s == 0.5 && r.prompt == 100 && r.output == 20,
+       "header skipped, CRLF accepted, first record read");
+    ok(wl_trace_next(t, &r, &d) == 1 && r.arrival_s == 0.75 && r.prompt == 3,
+       "a blank line is skipped");
+    ok(wl_trace_next(t, &r, &d) == 1 && r.output == 512 && wl_trace_next(t, &r, &d) == 0,
+       "the last record, then the end");
+    wl_trace_close(t);
+    unlink(path);
+    free(path);
+    util_diag_fini(&d);
+
+    char *m = trace_errors("0,10,10\n1,ten,10\n");
+    is_str(m, ":2: field 2 (input_tokens): expected a whole number of tokens >= 1, got 'ten'",
+           "a malformed field is reported with its line");
+    free(m);
+    m = trace_errors("0,10,10\n1,10,10\n0.5,10,10\n");
+    is_str(m, ":3: field 1 (arrival_time_s): earlier than the line before, got '0.5'",
+           "arrivals must not go back in time");
+    free(m);
+    m = trace_errors("0,10\n");
+    has_str(m, ":1: expected 3 fields", "a short line is reported");
+    free(m);
+    m = trace_errors("0,10,0\n");
+    has_str(m, ":1: field 3 (output_tokens)", "zero output tokens are refused");
+    free(m);
+}
+
 int main(void)
 {
     test_moments();
     test_whole_numbers();
     test_arrivals();
     test_stream_independence();
+    test_trace();
     return tap_done();
 }
