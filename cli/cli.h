@@ -26,6 +26,7 @@ int cli_run(int argc, char **argv);
 int cli_report(int argc, char **argv);
 int cli_catalog(int argc, char **argv);
 int cli_keys(int argc, char **argv);
+int cli_validate(int argc, char **argv);
 
 /* Computes run_id's report from the database and prints it as text or JSON. */
 int cli_print_report(sqlite3 *db, int64_t run_id, bool json, util_diag *d);

@@ -21,6 +21,7 @@ static const char usage[] =
     "  report FILE.db        print the report of a stored run\n"
     "  catalog [gpus|models] list the GPUs and models servesim knows\n"
     "  keys                  list every scenario key with its unit, default and range\n"
+    "  validate              replay measured vLLM runs and compare (../shared/validation)\n"
     "\n"
     "servesim COMMAND --help describes a command; servesim --version prints the version.\n"
     "Exit status: 0 success, 2 bad usage or input, 1 other failure, 130 interrupted.\n";
@@ -66,11 +67,12 @@ int main(int argc, char **argv)
         const char *name;
         int (*fn)(int, char **);
     } commands[] = {
-        {"run", cli_run}, {"report", cli_report}, {"catalog", cli_catalog}, {"keys", cli_keys},
+        {"run", cli_run},   {"report", cli_report},     {"catalog", cli_catalog},
+        {"keys", cli_keys}, {"validate", cli_validate},
     };
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(cmd, commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
-    const char *names[] = {"run", "report", "catalog", "keys", NULL};
+    const char *names[] = {"run", "report", "catalog", "keys", "validate", NULL};
     const char *near = util_closest(cmd, names);
     fprintf(stderr, "servesim: unknown command '%s'", cmd);
     if (near) fprintf(stderr, " (did you mean '%s'?)", near);

@@ -83,6 +83,8 @@ const util_field mdl_model_fields[] = {
      .doc = "experts per MoE layer (1: dense)"},
     {.key = "experts_active", .type = UTIL_T_INTEGER, .def = "1", .min = 1, .max = 1e5,
      .doc = "experts each token is routed to"},
+    {.key = "tied_embeddings", .type = UTIL_T_BOOL, .def = "false",
+     .doc = "the output projection (lm_head) shares the input embedding's weights"},
     {.key = "bytes_per_param", .type = UTIL_T_NUMBER, .unit = "bytes", .def = "2", .min = 0,
      .max = 8, .flags = UTIL_MIN_EXCLUSIVE, .doc = "weight and KV-cache precision (2: BF16)"},
     {.key = "source", .type = UTIL_T_STRING, .def = "\"\"", .doc = "where the figures come from"},
@@ -135,6 +137,7 @@ void mdl_model_from_json(const cJSON *o, mdl_model *m)
     m->params = num(o, "params_b") * GIGA;
     m->active_params = num(o, "active_params_b") * GIGA;
     m->bytes_per_param = num(o, "bytes_per_param");
+    m->tied_embeddings = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "tied_embeddings"));
 }
 
 double mdl_model_weight_bytes(const mdl_model *m)

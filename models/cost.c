@@ -115,6 +115,10 @@ static void derive(mdl_cost *cm)
     cm->weight_bytes = mdl_model_weight_bytes(m);
     cm->kv_bytes_per_token = mdl_model_kv_bytes_per_token(m);
     cm->attn_flops_per_pair = 4.0 * m->layers * m->heads * m->head_dim;
+    /* The embedding is a lookup, not a multiplication; the head multiplies
+     * only the one position per sequence that is sampled. */
+    cm->head_params = (double)m->vocab * m->hidden;
+    cm->layer_params = m->active_params - cm->head_params * (m->tied_embeddings ? 1 : 2);
     if (m->experts > m->experts_active) {
         cm->expert_params = (m->params - m->active_params) / (m->experts - m->experts_active);
         cm->shared_params = m->active_params - m->experts_active * cm->expert_params;
@@ -199,25 +203,33 @@ void mdl_cost_fini(mdl_cost *cm)
 }
 
 /* Bytes of weights an iteration of `tokens` tokens reads.  A dense model reads
- * all of them; an MoE layer reads only the experts some token was routed to,
- * 1 - (1 - k/E)^tokens of them in expectation under uniform routing. */
+ * all of them but an untied embedding table, of which it reads only the rows
+ * of its tokens; an MoE layer reads only the experts some token was routed
+ * to, 1 - (1 - k/E)^tokens of them in expectation under uniform routing. */
 static double weights_read(const mdl_cost *cm, double tokens)
 {
-    if (cm->expert_params == 0 || tokens <= 0) return cm->shared_params * cm->model.bytes_per_param;
-    double k = cm->model.experts_active, e = cm->model.experts;
+    const mdl_model *m = &cm->model;
+    double table = m->tied_embeddings ? 0 : cm->head_params;
+    double rows = tokens * m->hidden;
+    double dense = cm->shared_params - table + (rows < table ? rows : table);
+    if (cm->expert_params == 0 || tokens <= 0) return dense * m->bytes_per_param;
+    double k = m->experts_active, e = m->experts;
     double reached = e * (1.0 - pow(1.0 - k / e, tokens));
-    return (cm->shared_params + cm->expert_params * reached) * cm->model.bytes_per_param;
+    return (dense + cm->expert_params * reached) * m->bytes_per_param;
 }
 
 typedef struct work {
     double flops, bytes;
 } work;
 
-static work physics(const mdl_cost *cm, double tokens, double pairs, double kv_tokens)
+/* FLOPs and bytes of `tokens` tokens of `seqs` sequences with `pairs` causal
+ * attention pairs, reading or writing `kv_tokens` tokens of KV. */
+static work physics(const mdl_cost *cm, double tokens, double seqs, double pairs, double kv_tokens)
 {
     work w = {0, 0};
     if (tokens <= 0) return w;
-    w.flops = 2.0 * cm->model.active_params * tokens + cm->attn_flops_per_pair * pairs;
+    w.flops = 2.0 * (cm->layer_params * tokens + cm->head_params * seqs) +
+              cm->attn_flops_per_pair * pairs;
     w.bytes = weights_read(cm, tokens) + cm->kv_bytes_per_token * kv_tokens;
     return w;
 }
@@ -267,9 +279,10 @@ static double roofline_step(const mdl_cost *cm, const mdl_batch *b, work all, do
                             double *q)
 {
     if (b->prefill_tokens > 0 && b->n_decode > 0) { /* shares only matter then */
-        *p = roofline_s(cm, physics(cm, (double)b->prefill_tokens, b->prefill_pairs,
-                                    (double)b->prefill_tokens), cm->mfu, cm->mbu);
-        *q = roofline_s(cm, physics(cm, b->n_decode, (double)b->decode_context,
+        *p = roofline_s(cm, physics(cm, (double)b->prefill_tokens, b->n_prefill,
+                                    b->prefill_pairs, (double)b->prefill_tokens),
+                        cm->mfu, cm->mbu);
+        *q = roofline_s(cm, physics(cm, b->n_decode, b->n_decode, (double)b->decode_context,
                                     (double)b->decode_context), cm->mfu, cm->mbu);
     }
     return roofline_s(cm, all, cm->mfu, cm->mbu) + cm->overhead_s +
@@ -329,7 +342,7 @@ void mdl_cost_step(const mdl_cost *cm, const mdl_batch *b, mdl_step *out)
     /* Prefill writes its prompt's KV; decode reads every context (which
      * includes the token it writes). */
     work all = physics(cm, (double)b->prefill_tokens + b->n_decode,
-                       b->prefill_pairs + (double)b->decode_context,
+                       (double)b->n_prefill + b->n_decode, b->prefill_pairs + (double)b->decode_context,
                        (double)(b->prefill_tokens + b->decode_context));
     out->flops = all.flops;
     out->bytes = all.bytes;
@@ -423,7 +436,8 @@ void mdl_cost_decode_run(const mdl_cost *cm, int32_t n, int64_t ctx0, int64_t k,
 {
     assert(n > 0 && k >= 0);
     /* Iteration j: FLOPs = f0 + f1 j, bytes = b0 + b1 j (context ctx0 + n j). */
-    double f0 = 2.0 * cm->model.active_params * n + cm->attn_flops_per_pair * (double)ctx0;
+    double f0 = 2.0 * (cm->layer_params + cm->head_params) * n +
+                cm->attn_flops_per_pair * (double)ctx0;
     double f1 = cm->attn_flops_per_pair * n;
     double b0 = weights_read(cm, n) + cm->kv_bytes_per_token * (double)ctx0;
     double b1 = cm->kv_bytes_per_token * n;

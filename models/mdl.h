@@ -18,6 +18,7 @@
 #ifndef MDL_H
 #define MDL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "util.h"
@@ -44,6 +45,7 @@ typedef struct mdl_model {
     int experts, experts_active; /* 1, 1 for dense models */
     double params, active_params; /* parameters in total and used per token */
     double bytes_per_param;   /* weights and KV cache (2 for BF16/FP16) */
+    bool tied_embeddings;     /* lm_head is the input embedding matrix */
 } mdl_model;
 
 /* Derived sizes. */
@@ -146,6 +148,9 @@ typedef struct mdl_cost {
     double allreduce_latency_s; /* per all-reduce, tensor parallelism */
     /* derived once so that a step is a handful of multiplications */
     double weight_bytes, kv_bytes_per_token, attn_flops_per_pair;
+    double head_params;   /* the output projection, applied once per sequence per iteration */
+    double layer_params;  /* what every token goes through: active params less the
+                           * embedding table (looked up, not multiplied) and the head */
     double shared_params, expert_params; /* MoE split of the weights */
 } mdl_cost;
 

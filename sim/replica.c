@@ -217,10 +217,60 @@ static void decoder_leave(sim__replica *rp, sim__request *r)
     r->epoch++; /* its entry in `finishing` is now stale */
 }
 
+/* ---- prefix caching of preempted sequences ---- */
+
+static void victim_push(sim__replica *rp, sim__request *r, int64_t blocks)
+{
+    r->cached_blocks = blocks;
+    r->victim_next = NULL;
+    if (rp->victims_tail) rp->victims_tail->victim_next = r;
+    else rp->victims = r;
+    rp->victims_tail = r;
+    rp->cached_free += blocks;
+}
+
+void sim__claim_prefix(sim__replica *rp, sim__request *r)
+{
+    if (r->cached_blocks == 0) return;
+    sim__request **p = &rp->victims, *prev = NULL;
+    while (*p && *p != r) prev = *p, p = &(*p)->victim_next;
+    if (*p) {
+        *p = r->victim_next;
+        if (rp->victims_tail == r) rp->victims_tail = prev;
+    }
+    rp->cached_free -= r->cached_blocks;
+    r->cached_blocks = 0;
+}
+
+void sim__settle_cache(sim__replica *rp)
+{
+    int64_t over = sim__kv_need(&rp->kv, 0) + rp->kv_other + rp->cached_free - rp->kv_capacity;
+    while (over > 0 && rp->victims) {
+        sim__request *v = rp->victims;
+        int64_t take = v->cached_blocks < over ? v->cached_blocks : over;
+        v->cached_blocks -= take; /* its last blocks go first: the prefix survives */
+        rp->cached_free -= take;
+        over -= take;
+        if (v->cached_blocks == 0) {
+            rp->victims = v->victim_next;
+            if (!rp->victims) rp->victims_tail = NULL;
+        }
+    }
+}
+
+int64_t sim__cached_prefix(const sim__replica *rp, const sim__request *r)
+{
+    if (r->state != SIM__WAITING || r->cached_blocks == 0) return r->cached;
+    int64_t tokens = r->cached_blocks * rp->pool->block_tokens;
+    /* at least the last token is computed again, to produce the next one */
+    return tokens < r->prefill_target - 1 ? tokens : r->prefill_target - 1;
+}
+
 static void preempt_recompute(sim__replica *rp, sim__request *r)
 {
     if (r->state == SIM__PREFILLING) queue_remove(&rp->partial, r);
     rp->kv_other -= r->blocks;
+    if (rp->pool->prefix_caching) victim_push(rp, r, r->blocks);
     r->blocks = 0;
     r->cached = 0;
     r->prefill_target = (int64_t)r->prompt + r->generated; /* redo prompt + what it generated */
@@ -245,7 +295,8 @@ void sim__preempt_last(sim__replica *rp)
         return;
     }
     decoder_leave(rp, r);
-    double bytes = (double)(r->prompt + r->generated - 1) * p->cost.kv_bytes_per_token;
+    int64_t in_kv = (int64_t)r->prompt + r->generated - 1; /* tokens whose KV it holds */
+    double bytes = (double)in_kv * p->cost.kv_bytes_per_token;
     double in_host = 0;
     for (const sim__request *s = rp->swapped.head; s; s = s->next)
         in_host += (double)(s->prompt + s->generated - 1) * p->cost.kv_bytes_per_token;
@@ -255,6 +306,8 @@ void sim__preempt_last(sim__replica *rp)
         sim__queue_push(&rp->swapped, r);
         return;
     }
+    /* its decoder blocks, counted as held again, are freed by the recompute */
+    sim__hold_blocks(rp, r, sim__kv_blocks_for(&rp->kv, in_kv));
     preempt_recompute(rp, r);
 }
 

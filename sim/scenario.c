@@ -52,6 +52,9 @@ static const util_field scheduler_fields[] = {
                         "(default: an estimate, written into the effective scenario)"},
     {.key = "preemption", .type = UTIL_T_STRING, .def = "\"recompute\"", .choices = preemptions,
      .doc = "when the cache is full: drop and recompute, or swap to host memory"},
+    {.key = "prefix_caching", .type = UTIL_T_BOOL, .def = "false",
+     .doc = "a recompute-preempted sequence's freed blocks keep its KV until other sequences "
+            "need them, so its recompute starts after what survives (vLLM v1's prefix cache)"},
     {.key = "swap_space_gib", .type = UTIL_T_NUMBER, .unit = "GiB", .def = "4", .min = 0,
      .max = 1e6, .doc = "host memory for swapped KV, per replica (vLLM swap_space)"},
     {.key = "batch_timeout_s", .type = UTIL_T_NUMBER, .unit = "s", .def = "0", .min = 0,
@@ -203,6 +206,7 @@ static void read_scheduler(sim_pool *p, const cJSON *s)
     p->gpu_memory_utilization = get(s, "gpu_memory_utilization")->valuedouble;
     p->block_tokens = (int)get(s, "block_tokens")->valuedouble;
     p->preemption = (sim_preemption)choice(preemptions, get(s, "preemption")->valuestring);
+    p->prefix_caching = cJSON_IsTrue(get(s, "prefix_caching"));
     p->swap_space_bytes = get(s, "swap_space_gib")->valuedouble * GIB;
     p->batch_timeout_s = get(s, "batch_timeout_s")->valuedouble;
 }

@@ -57,7 +57,7 @@ static void swap_in(sim__replica *rp, int preempted)
 static int64_t head_chunk(const sim__replica *rp, const sim__request *r, int64_t budget,
                           bool chunking)
 {
-    int64_t todo = r->prefill_target - r->cached;
+    int64_t todo = r->prefill_target - sim__cached_prefix(rp, r);
     if (chunking) return todo < budget ? todo : budget;
     return todo <= budget ? todo : 0;
 }
@@ -66,7 +66,7 @@ static int64_t head_chunk(const sim__replica *rp, const sim__request *r, int64_t
 static int64_t head_blocks(const sim__replica *rp, const sim__request *r, int64_t chunk)
 {
     if (r->state == SIM__ARRIVED_KV) return blocks_for(rp, r->cached + 1);
-    return blocks_for(rp, r->cached + chunk) - r->blocks;
+    return blocks_for(rp, sim__cached_prefix(rp, r) + chunk) - r->blocks;
 }
 
 /* First come first served from the queue while the batch, the token budget
@@ -82,6 +82,8 @@ static void admit_waiting(sim__replica *rp, int64_t *budget, bool chunking)
         if (!kv_arrived && chunk <= 0) break;
         int64_t need = head_blocks(rp, r, chunk);
         if (sim__replica_free_blocks(rp) < need) break;
+        r->cached = sim__cached_prefix(rp, r); /* a preempted sequence's surviving prefix */
+        sim__claim_prefix(rp, r);
         sim__admit(rp, r);
         if (kv_arrived) {
             sim__decoder_join(rp, r, r->cached);
@@ -167,12 +169,14 @@ static void plan_static(sim__replica *rp)
 
 void sim__plan(sim__replica *rp)
 {
+    sim__settle_cache(rp); /* the last iteration's growth may have reused cached blocks */
     switch (rp->pool->policy) {
     case SIM_CONTINUOUS: plan_continuous(rp, false); break;
     case SIM_CHUNKED: plan_continuous(rp, true); break;
     case SIM_PREFILL_FIRST: plan_prefill_first(rp); break;
     case SIM_STATIC: plan_static(rp); break;
     }
+    sim__settle_cache(rp);
 }
 
 bool sim__can_admit_head(const sim__replica *rp)

@@ -53,6 +53,7 @@ typedef struct sim_pool {
     int64_t kv_blocks;          /* KV blocks per replica */
     double activation_reserve_bytes; /* per GPU */
     sim_preemption preemption;
+    bool prefix_caching;        /* a preempted sequence's blocks stay cached until reused */
     double swap_space_bytes;    /* host memory for swapped KV, per replica */
     double batch_timeout_s;     /* static batching */
     mdl_cost cost;              /* holds the GPU and the model */

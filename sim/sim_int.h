@@ -76,6 +76,8 @@ typedef struct sim__request {
     int64_t prefill_target; /* tokens to prefill: prompt, or prompt + generated when recomputed */
     int64_t chunk;          /* tokens scheduled for this iteration's prefill chunk */
     int64_t blocks;         /* KV blocks held while prefilling, swapped or arrived (not decoding) */
+    int64_t cached_blocks;  /* prefix caching: its freed blocks not yet reused by others */
+    struct sim__request *victim_next; /* prefix caching: the replica's preempted, oldest first */
     int64_t ctx_off;        /* decoding: context at decode step s is ctx_off + s */
     int64_t first_step, finish_step;
     uint32_t epoch;         /* bumped when it leaves the decoders early: stale heap entries */
@@ -153,6 +155,10 @@ typedef struct sim__replica {
     sim__kv kv;
     int64_t kv_capacity, kv_other; /* blocks in all; blocks held outside the decoding set */
     int64_t kv_peak;
+    /* prefix caching: blocks freed by preemption still hold their KV until
+     * reused, the oldest victims' first and each victim's last blocks first */
+    sim__request *victims, *victims_tail;
+    int64_t cached_free;
     /* static batching: finished members still padding the batch */
     int32_t n_ghost;
     int64_t ghost_ctx_off;
@@ -247,6 +253,13 @@ void sim__hold_blocks(sim__replica *rp, sim__request *r, int64_t blocks);
 void sim__decoder_join(sim__replica *rp, sim__request *r, int64_t cached);
 void sim__preempt_last(sim__replica *rp);
 void sim__swap_in(sim__replica *rp);
+/* Prefix caching: blocks in use beyond what is free of cached KV evict it. */
+void sim__settle_cache(sim__replica *rp);
+/* Prefix caching: how many of a waiting request's prompt + generated tokens
+ * are still in the cache (its recompute starts after them). */
+int64_t sim__cached_prefix(const sim__replica *rp, const sim__request *r);
+/* The request leaves the victims' list (its cached blocks are now its own). */
+void sim__claim_prefix(sim__replica *rp, sim__request *r);
 void sim__replica_row(const sim__replica *rp, sim_replica_row *row);
 
 #endif /* SIM_INT_H */

@@ -87,20 +87,25 @@ static void test_roofline(void)
        "roofline defaults come from the GPU's catalog entry");
     mdl_step s;
 
-    /* One decode, context 1000: weights + 1000 tokens of KV at 0.75 x 3.35 TB/s. */
+    /* One decode, context 1000: weights (but of the 128256 x 4096 embedding
+     * table only its one row) + 1000 tokens of KV at 0.75 x 3.35 TB/s. */
+    const double emb = 128256.0 * 4096;
     mdl_batch dec = {.n_decode = 1, .decode_context = 1000};
     mdl_cost_step(&cm, &dec, &s);
-    double bytes = 8.03e9 * 2 + 131072.0 * 1000;
+    double bytes = (8.03e9 - emb + 4096) * 2 + 131072.0 * 1000;
     is_near(s.bytes, bytes, 1, "decode moves weights plus its KV context");
     is_near(s.time_s, bytes / (3.35e12 * 0.75) + 0.002, 1e-12, "decode is bandwidth-bound");
     is_near(s.decode_s, s.time_s, 1e-15, "all of it is decode time");
 
-    /* One 1000-token prompt: 2 x 8.03e9 x 1000 FLOPs for the weights plus
-     * 4 x 32 layers x 4096 x (1000 x 1001 / 2) for causal attention. */
+    /* One 1000-token prompt: 2 FLOPs per weight per token for the layers
+     * (all but the embedding and the head), the head once for the sampled
+     * position, and 4 x 32 layers x 4096 x (1000 x 1001 / 2) for causal
+     * attention. */
+    mdl_chunk whole = {1000, 0};
     mdl_batch pre = {.n_prefill = 1, .prefill_tokens = 1000, .prefill_sq = 1e6,
-                     .prefill_pairs = 500500};
+                     .prefill_pairs = 500500, .chunks = &whole};
     mdl_cost_step(&cm, &pre, &s);
-    double flops = 2 * 8.03e9 * 1000 + 4.0 * 32 * 4096 * 500500;
+    double flops = 2 * ((8.03e9 - 2 * emb) * 1000 + emb) + 4.0 * 32 * 4096 * 500500;
     is_near(s.flops, flops, 1, "prefill FLOPs include attention's quadratic term");
     is_near(s.time_s, flops / (989.4e12 * 0.5) + 0.002, 1e-12, "prefill is compute-bound");
 
@@ -109,7 +114,8 @@ static void test_roofline(void)
     mix.n_decode = 1;
     mix.decode_context = 1000;
     mdl_cost_step(&cm, &mix, &s);
-    is_near(s.bytes, 8.03e9 * 2 + 131072.0 * 2000, 1, "mixed iteration reads weights once");
+    is_near(s.bytes, (8.03e9 - emb + 1001 * 4096) * 2 + 131072.0 * 2000, 1,
+            "mixed iteration reads weights once");
     is_near(s.prefill_s + s.decode_s, s.time_s, 1e-15, "prefill and decode shares add up");
     ok(s.prefill_s > s.decode_s, "the prompt takes most of a mixed iteration");
 
@@ -118,12 +124,13 @@ static void test_roofline(void)
     mdl_batch one = {.n_decode = 1, .decode_context = 1};
     mdl_cost_step(&moe, &one, &s);
     double expert = (46.7e9 - 12.9e9) / 6, shared = 12.9e9 - 2 * expert;
-    double reached = 8 * (1 - 0.75);
-    is_near(s.bytes - 131072.0, 2 * (shared + expert * reached), 1,
+    double reached = 8 * (1 - 0.75), memb = 32000.0 * 4096;
+    is_near(s.bytes - 131072.0, 2 * (shared - memb + 4096 + expert * reached), 1,
             "one MoE token reads the shared weights and 2 experts");
     mdl_batch many = {.n_decode = 256, .decode_context = 256};
     mdl_cost_step(&moe, &many, &s);
-    is_near(s.bytes - 131072.0 * 256, 2 * 46.7e9, 1e3, "256 tokens read every expert");
+    is_near(s.bytes - 131072.0 * 256, 2 * (46.7e9 - memb + 256 * 4096), 1e3,
+            "256 tokens read every expert");
 }
 
 static void test_linear_and_floor(void)
@@ -440,7 +447,7 @@ static void test_tensor_parallel(void)
     mdl_step a, b;
     mdl_cost_step(&one, &dec, &a);
     mdl_cost_step(&two, &dec, &b);
-    double bytes = 70.6e9 * 2 + 327680.0 * 8000;
+    double bytes = (70.6e9 - 128256.0 * 8192 + 8 * 8192) * 2 + 327680.0 * 8000;
     is_near(a.bytes, bytes, 1, "the replica moves the same bytes in all");
     /* per GPU: half the bytes at 0.75 x 3.35 TB/s; 2 x 80 all-reduces of
      * 8 tokens x 8192 x 2 bytes, each 1e-5 s + (2 x 1/2) x 131 kB / 450 GB/s */
