@@ -44,6 +44,7 @@ typedef struct an_report {
     double sim_time_s, wall_time_s, warmup_s;
     /* requests */
     int64_t arrived, completed, measured, rejected, unfinished;
+    int64_t preempted, preemptions; /* requests preempted at least once; times in all */
     /* latency, seconds */
     an_stats ttft, tpot, tpot_incl_ttft, e2e, queue;
     /* throughput over the window */

@@ -44,6 +44,8 @@ cJSON *an_report_json(const an_report *r)
     cJSON_AddNumberToObject(req, "measured", (double)r->measured);
     cJSON_AddNumberToObject(req, "rejected", (double)r->rejected);
     cJSON_AddNumberToObject(req, "unfinished", (double)r->unfinished);
+    cJSON_AddNumberToObject(req, "preempted", (double)r->preempted);
+    cJSON_AddNumberToObject(req, "preemptions", (double)r->preemptions);
 
     cJSON_AddItemToObject(root, "ttft_s", stats_json(&r->ttft));
     cJSON_AddItemToObject(root, "tpot_s", stats_json(&r->tpot));
@@ -125,6 +127,9 @@ void an_report_print(const an_report *r, FILE *out)
     if (r->warmup_s > 0) fprintf(out, " (after %g s warm-up)", r->warmup_s);
     fprintf(out, ", %lld rejected", (long long)r->rejected);
     if (r->unfinished) fprintf(out, ", %lld unfinished", (long long)r->unfinished);
+    if (r->preemptions)
+        fprintf(out, ", %lld preempted (%lld preemptions)", (long long)r->preempted,
+                (long long)r->preemptions);
     fprintf(out, "\n\nlatency (s)              mean        p50        p90        p95        p99"
                  "      p99.9        max\n");
     stats_line(out, "ttft", &r->ttft);

@@ -149,17 +149,20 @@ static int load_run(query *q, an_report *r, util_diag *d)
 
 static int load_counts(const query *q, an_report *r, util_diag *d)
 {
-    double c[5];
+    double c[7];
     int rc = row(q,
                  "SELECT count(*), total(status = 'completed'),"
                  " total(status = 'completed' AND arrival_s >= ?2), total(status = 'rejected'),"
-                 " total(status = 'unfinished') FROM requests WHERE run_id = ?1",
-                 c, 5, d);
+                 " total(status = 'unfinished'), total(preemptions > 0), total(preemptions)"
+                 " FROM requests WHERE run_id = ?1",
+                 c, 7, d);
     r->arrived = (int64_t)c[0];
     r->completed = (int64_t)c[1];
     r->measured = (int64_t)c[2];
     r->rejected = (int64_t)c[3];
     r->unfinished = (int64_t)c[4];
+    r->preempted = (int64_t)c[5];
+    r->preemptions = (int64_t)c[6];
     return rc;
 }
 
