@@ -369,53 +369,65 @@ void mdl_cost_step(const mdl_cost *cm, const mdl_batch *b, mdl_step *out)
 
 /* ---- runs of decode-only iterations ---- */
 
-/* a + b j, for iteration j of a run */
-typedef struct line {
-    double a, b;
-} line;
-
-/* sum_{j=0}^{k-1} max_l (a_l + b_l j) over n lines.  The maximum of lines
- * is convex, so along j the winning line only ever gives way to one of
- * greater slope: at most n pieces, each an arithmetic series. */
-static double sum_upper_envelope(const line *l, int n, int64_t k)
+/* The upper envelope of n lines over j = 0, 1, 2, ...: as pieces, each a
+ * line that wins from its first j on.  The maximum of lines is convex, so
+ * along j the winning line only ever gives way to one of greater slope: at
+ * most n pieces. */
+static int envelope(const mdl_line *l, int n, mdl_piece *out)
 {
-    double total = 0;
+    int pieces = 0;
     int64_t j = 0;
-    while (j < k) {
+    for (;;) {
         int cur = 0;
         for (int i = 1; i < n; i++) { /* winner at j; ties go to the steeper line */
-            double vi = l[i].a + l[i].b * j, vc = l[cur].a + l[cur].b * j;
+            double vi = l[i].a + l[i].b * (double)j, vc = l[cur].a + l[cur].b * (double)j;
             if (vi > vc || (vi == vc && l[i].b > l[cur].b)) cur = i;
         }
-        int64_t next = k; /* first j at which a steeper line overtakes */
+        out[pieces++] = (mdl_piece){.from = j, .line = l[cur]};
+        double next = INFINITY; /* first j at which a steeper line overtakes */
         for (int i = 0; i < n; i++) {
             if (l[i].b <= l[cur].b) continue;
-            double x = (l[cur].a - l[i].a) / (l[i].b - l[cur].b);
-            int64_t over = (int64_t)floor(x) + 1;
-            if (over > j && over < next) next = over;
+            double over = floor((l[cur].a - l[i].a) / (l[i].b - l[cur].b)) + 1;
+            if (over > (double)j && over < next) next = over;
         }
-        double cnt = (double)(next - j);
-        total += cnt * l[cur].a + l[cur].b * (cnt * (double)j + cnt * (cnt - 1) / 2);
-        j = next;
+        if (next > 4e18 || pieces == n) return pieces; /* never, within any run */
+        j = (int64_t)next;
+    }
+}
+
+/* sum of a + b j over j in [from, to) */
+static double series(mdl_line l, int64_t from, int64_t to)
+{
+    double cnt = (double)(to - from);
+    return cnt * l.a + l.b * (cnt * (double)from + cnt * (cnt - 1) / 2);
+}
+
+/* sum_{j=0}^{k-1} of the envelope, in O(pieces). */
+static double envelope_sum(const mdl_piece *p, int pieces, int64_t k)
+{
+    double total = 0;
+    for (int i = 0; i < pieces && p[i].from < k; i++) {
+        int64_t to = (i + 1 < pieces && p[i + 1].from < k) ? p[i + 1].from : k;
+        total += series(p[i].line, p[i].from, to);
     }
     return total;
 }
 
 /* The polynomial's decode step j of a run, a + b j: the batch size is fixed,
  * so only the context sum ctx0 + n j moves. */
-static line poly_line(const mdl_cost *cm, int32_t n, int64_t ctx0)
+static mdl_line poly_line(const mdl_cost *cm, int32_t n, int64_t ctx0)
 {
     const double *dc = poly_decode_coef(cm, n), *oh = cm->poly_overhead;
     double ctx = (double)ctx0;
-    return (line){dc[0] + dc[1] * (ctx + n) + dc[2] * n + oh[0] + oh[1] * ctx,
-                  (dc[1] + oh[1]) * n};
+    return (mdl_line){dc[0] + dc[1] * (ctx + n) + dc[2] * n + oh[0] + oh[1] * ctx,
+                      (dc[1] + oh[1]) * n};
 }
 
 /* Measured tables have no closed form: one lookup per iteration (not per
  * token or sequence), with everything but attention looked up once, since
  * the batch does not change during a run. */
-static void table_run(const mdl_cost *cm, int32_t n, int64_t ctx0, int64_t k, line fl, line bl,
-                      mdl_step *sum)
+static void table_run(const mdl_cost *cm, int32_t n, int64_t ctx0, int64_t k, mdl_line fl,
+                      mdl_line bl, mdl_step *sum)
 {
     bool fixed_clamped = false;
     double rest = mdl__table_rest_s(cm->table, n, n, &fixed_clamped), total = 0;
@@ -432,40 +444,62 @@ static void table_run(const mdl_cost *cm, int32_t n, int64_t ctx0, int64_t k, li
     sum->out_of_range = oor;
 }
 
-void mdl_cost_decode_run(const mdl_cost *cm, int32_t n, int64_t ctx0, int64_t k, mdl_step *sum)
+void mdl_run_init(mdl_run *r, const mdl_cost *cm, int32_t n, int64_t ctx0)
 {
-    assert(n > 0 && k >= 0);
+    assert(n > 0);
+    *r = (mdl_run){.cm = cm, .n = n, .ctx0 = ctx0};
     /* Iteration j: FLOPs = f0 + f1 j, bytes = b0 + b1 j (context ctx0 + n j). */
-    double f0 = 2.0 * (cm->layer_params + cm->head_params) * n +
-                cm->attn_flops_per_pair * (double)ctx0;
-    double f1 = cm->attn_flops_per_pair * n;
-    double b0 = weights_read(cm, n) + cm->kv_bytes_per_token * (double)ctx0;
-    double b1 = cm->kv_bytes_per_token * n;
-    double kk = (double)k, tri = kk * (kk - 1) / 2;
+    r->f0 = 2.0 * (cm->layer_params + cm->head_params) * n + cm->attn_flops_per_pair * (double)ctx0;
+    r->f1 = cm->attn_flops_per_pair * n;
+    r->b0 = weights_read(cm, n) + cm->kv_bytes_per_token * (double)ctx0;
+    r->b1 = cm->kv_bytes_per_token * n;
     double peak_f = cm->gpu.flops * cm->tp, peak_b = cm->gpu.mem_bw * cm->tp;
-    line l[3];
-    double fixed = 0;
+    mdl_line *l = r->lines;
     /* Every model but the roofline is its formula floored at the datasheet. */
-    l[1] = (line){f0 / peak_f, f1 / peak_f};
-    l[2] = (line){b0 / peak_b, b1 / peak_b};
-    sum->out_of_range = 0;
+    l[1] = (mdl_line){r->f0 / peak_f, r->f1 / peak_f};
+    l[2] = (mdl_line){r->b0 / peak_b, r->b1 / peak_b};
     switch (cm->kind) {
     case MDL_COST_ROOFLINE:
-        l[0] = (line){f0 / (peak_f * cm->mfu), f1 / (peak_f * cm->mfu)};
-        l[1] = (line){b0 / (peak_b * cm->mbu), b1 / (peak_b * cm->mbu)};
+        l[0] = (mdl_line){r->f0 / (peak_f * cm->mfu), r->f1 / (peak_f * cm->mfu)};
+        l[1] = (mdl_line){r->b0 / (peak_b * cm->mbu), r->b1 / (peak_b * cm->mbu)};
         l[2] = l[1];
-        fixed = cm->overhead_s + comm_s(cm, n);
+        r->fixed = cm->overhead_s + comm_s(cm, n);
         break;
     case MDL_COST_LINEAR:
-        l[0] = (line){cm->iteration_s + cm->decode_step_s + cm->decode_s_per_seq * n, 0};
+        l[0] = (mdl_line){cm->iteration_s + cm->decode_step_s + cm->decode_s_per_seq * n, 0};
         break;
     case MDL_COST_POLYNOMIAL: l[0] = poly_line(cm, n, ctx0); break;
-    case MDL_COST_TABLE: break;
+    case MDL_COST_TABLE: l[0] = l[1]; break;
     }
-    if (cm->kind == MDL_COST_TABLE) table_run(cm, n, ctx0, k, l[1], l[2], sum);
-    else sum->time_s = sum_upper_envelope(l, 3, k) + fixed * kk;
+    r->pieces = envelope(l, 3, r->piece);
+}
+
+void mdl_run_cost(const mdl_run *r, int64_t k, mdl_step *sum)
+{
+    assert(k >= 0);
+    double kk = (double)k, tri = kk * (kk - 1) / 2;
+    sum->out_of_range = 0;
+    if (r->cm->kind == MDL_COST_TABLE) table_run(r->cm, r->n, r->ctx0, k, r->lines[1], r->lines[2], sum);
+    else sum->time_s = envelope_sum(r->piece, r->pieces, k) + r->fixed * kk;
     sum->decode_s = sum->time_s;
     sum->prefill_s = 0;
-    sum->flops = kk * f0 + tri * f1;
-    sum->bytes = kk * b0 + tri * b1;
+    sum->flops = kk * r->f0 + tri * r->f1;
+    sum->bytes = kk * r->b0 + tri * r->b1;
+}
+
+double mdl_run_time(const mdl_run *r, int64_t k)
+{
+    if (r->cm->kind == MDL_COST_TABLE) {
+        mdl_step sum;
+        mdl_run_cost(r, k, &sum);
+        return sum.time_s;
+    }
+    return envelope_sum(r->piece, r->pieces, k) + r->fixed * (double)k;
+}
+
+void mdl_cost_decode_run(const mdl_cost *cm, int32_t n, int64_t ctx0, int64_t k, mdl_step *sum)
+{
+    mdl_run r;
+    mdl_run_init(&r, cm, n, ctx0);
+    mdl_run_cost(&r, k, sum);
 }

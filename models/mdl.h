@@ -177,6 +177,35 @@ void mdl_cost_step(const mdl_cost *cm, const mdl_batch *b, mdl_step *out);
  * to its next finishing sequence in one event. */
 void mdl_cost_decode_run(const mdl_cost *cm, int32_t n, int64_t ctx0, int64_t k, mdl_step *sum);
 
+/* The same, prepared once for a run whose length is not known yet (the
+ * engine asks for many k while it looks for where to cut a run short). */
+typedef struct mdl_line {
+    double a, b; /* a + b j, for iteration j of a run */
+} mdl_line;
+
+/* From iteration `from` on (until the next piece), this line is the largest. */
+typedef struct mdl_piece {
+    int64_t from;
+    mdl_line line;
+} mdl_piece;
+
+typedef struct mdl_run {
+    const mdl_cost *cm;
+    int32_t n;
+    int64_t ctx0;
+    double f0, f1, b0, b1; /* FLOPs and bytes of iteration j: f0 + f1 j, b0 + b1 j */
+    mdl_line lines[3];     /* its time is the largest of these, plus fixed */
+    mdl_piece piece[3];    /* ... which, along j, is these pieces */
+    int pieces;
+    double fixed;
+} mdl_run;
+
+void mdl_run_init(mdl_run *r, const mdl_cost *cm, int32_t n, int64_t ctx0);
+/* Seconds of the run's first k iterations. */
+double mdl_run_time(const mdl_run *r, int64_t k);
+/* Time, FLOPs and bytes of the run's first k iterations. */
+void mdl_run_cost(const mdl_run *r, int64_t k, mdl_step *sum);
+
 /* ---- memory (memory.c) ---- */
 
 /* What vLLM's profiling run would set aside per GPU for activations and the

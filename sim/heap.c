@@ -2,7 +2,9 @@
  * heap.c: the array binary heap behind the event queue (and each replica's
  * finishing set).  Keys are (at, seq); seq is a per-heap insertion counter,
  * so entries with equal `at` leave in the order they came, like libuv's
- * timers (timeout, then start_id).
+ * timers (timeout, then start_id).  An entry may be tracked: the heap keeps
+ * its current position in *slot, so that its owner can bring it forward
+ * (a replica cutting a decode run short) instead of leaving a stale event.
  */
 #include "sim_int.h"
 
@@ -11,6 +13,24 @@
 static inline bool before(const sim__event *a, const sim__event *b)
 {
     return a->at < b->at || (a->at == b->at && a->seq < b->seq);
+}
+
+static inline void place(sim__heap *h, size_t i, const sim__event *ev)
+{
+    h->a[i] = *ev;
+    if (ev->slot) *ev->slot = i;
+}
+
+/* Moves ev up from position i to where it belongs. */
+static void sift_up(sim__heap *h, size_t i, sim__event ev)
+{
+    while (i > 0) { /* move parents down until ev fits */
+        size_t parent = (i - 1) / 2;
+        if (!before(&ev, &h->a[parent])) break;
+        place(h, i, &h->a[parent]);
+        i = parent;
+    }
+    place(h, i, &ev);
 }
 
 void sim__heap_init(sim__heap *h)
@@ -26,21 +46,28 @@ void sim__heap_fini(sim__heap *h)
     sim__heap_init(h);
 }
 
-void sim__heap_push(sim__heap *h, int64_t at, sim__handler fn, void *subject, int64_t arg)
+void sim__heap_push_tracked(sim__heap *h, int64_t at, sim__handler fn, void *subject,
+                            int64_t arg, size_t *slot)
 {
     if (h->n == h->cap) {
         h->cap = h->cap ? 2 * h->cap : 64;
         h->a = util_xrealloc(h->a, h->cap * sizeof *h->a);
     }
-    sim__event ev = {at, h->next_seq++, fn, subject, arg};
-    size_t i = h->n++;
-    while (i > 0) { /* sift up: move parents down until ev fits */
-        size_t parent = (i - 1) / 2;
-        if (!before(&ev, &h->a[parent])) break;
-        h->a[i] = h->a[parent];
-        i = parent;
-    }
-    h->a[i] = ev;
+    sim__event ev = {at, h->next_seq++, fn, subject, arg, slot};
+    sift_up(h, h->n++, ev);
+}
+
+void sim__heap_push(sim__heap *h, int64_t at, sim__handler fn, void *subject, int64_t arg)
+{
+    sim__heap_push_tracked(h, at, fn, subject, arg, NULL);
+}
+
+void sim__heap_earlier(sim__heap *h, size_t i, int64_t at)
+{
+    sim__event ev = h->a[i];
+    ev.at = at;
+    ev.seq = h->next_seq++; /* as if pushed now: FIFO among equal times holds */
+    sift_up(h, i, ev);
 }
 
 bool sim__heap_pop(sim__heap *h, sim__event *out)
@@ -54,9 +81,9 @@ bool sim__heap_pop(sim__heap *h, sim__event *out)
         if (c >= n) break;
         if (c + 1 < n && before(&h->a[c + 1], &h->a[c])) c++;
         if (!before(&h->a[c], &last)) break;
-        h->a[i] = h->a[c];
+        place(h, i, &h->a[c]);
         i = c;
     }
-    if (n) h->a[i] = last;
+    if (n) place(h, i, &last);
     return true;
 }

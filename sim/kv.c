@@ -58,9 +58,14 @@ void sim__kv_remove(sim__kv *kv, int64_t ctx)
 
 int64_t sim__kv_need(const sim__kv *kv, int64_t t)
 {
+    if (t == 0) return kv->blocks; /* the common question: now */
     int64_t b = kv->block_tokens, whole = t / b, part = t % b, extra = 0;
-    if (part) /* residue r crosses one more boundary when r + part >= b */
-        for (int64_t r = b - part; r < b; r++) extra += kv->hist[mod(r - kv->at, b)];
+    /* residues b - part .. b - 1 cross one more boundary; their phases are
+     * `part` consecutive slots (mod b) from (b - part - at) mod b */
+    for (int64_t i = 0, phase = mod(b - part - kv->at, b); i < part; i++) {
+        extra += kv->hist[phase];
+        if (++phase == b) phase = 0;
+    }
     return kv->blocks + kv->n * whole + extra;
 }
 

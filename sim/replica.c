@@ -16,7 +16,8 @@
  * replica then runs ahead to the earlier of the next finish and the last
  * step the cache can hold, as one event, its time summed in closed form
  * (mdl_cost_decode_run); an admissible arrival cuts the run at the end of the
- * step in progress, exactly where step-by-step simulation would admit it.
+ * step in progress -- its end event is brought forward -- exactly where
+ * step-by-step simulation would admit it.
  */
 #include "sim_int.h"
 
@@ -244,6 +245,7 @@ void sim__claim_prefix(sim__replica *rp, sim__request *r)
 
 void sim__settle_cache(sim__replica *rp)
 {
+    if (!rp->victims) return;
     int64_t over = sim__kv_need(&rp->kv, 0) + rp->kv_other + rp->cached_free - rp->kv_capacity;
     while (over > 0 && rp->victims) {
         sim__request *v = rp->victims;
@@ -358,15 +360,18 @@ static int64_t decode_context(const sim__replica *rp)
 /* Nanoseconds from the start of the decode run to the end of its k-th step. */
 static int64_t run_ns(const sim__replica *rp, int64_t k)
 {
-    mdl_step sum;
-    mdl_cost_decode_run(&rp->pool->cost, rp->run_n, rp->run_ctx0, k, &sum);
-    return sim__ns(sum.time_s);
+    return sim__ns(mdl_run_time(&rp->run, k));
+}
+
+static int64_t after_start(const sim__replica *rp, int64_t end_ns)
+{
+    return end_ns > rp->run_start_ns ? end_ns : rp->run_start_ns + 1; /* time always advances */
 }
 
 static void schedule_end(sim__replica *rp, int64_t end_ns)
 {
-    if (end_ns <= rp->run_start_ns) end_ns = rp->run_start_ns + 1; /* time always advances */
-    sim__heap_push(&rp->e->events, end_ns, iteration_end, rp, (int64_t)++rp->gen);
+    sim__heap_push_tracked(&rp->e->events, after_start(rp, end_ns), iteration_end, rp, 0,
+                           &rp->end_slot);
 }
 
 /* The earliest live entry of `finishing` (stale ones, left by preemption,
@@ -394,8 +399,7 @@ static int64_t run_length(sim__replica *rp)
 static void start_run(sim__replica *rp)
 {
     rp->run_decode_only = true;
-    rp->run_n = rp->n_decode + rp->n_ghost;
-    rp->run_ctx0 = decode_context(rp);
+    mdl_run_init(&rp->run, &rp->pool->cost, rp->n_decode + rp->n_ghost, decode_context(rp));
     rp->run_last = rp->step + run_length(rp) - 1;
     schedule_end(rp, rp->run_start_ns + run_ns(rp, rp->run_last - rp->step + 1));
 }
@@ -459,7 +463,7 @@ static void cut_run(sim__replica *rp)
     }
     if (lo == k) return; /* the run ends with the step in progress anyway */
     rp->run_last = rp->step + lo - 1;
-    schedule_end(rp, rp->run_start_ns + run_ns(rp, lo));
+    sim__heap_earlier(&rp->e->events, rp->end_slot, after_start(rp, rp->run_start_ns + run_ns(rp, lo)));
 }
 
 static void account(sim__replica *rp, int64_t steps)
@@ -474,7 +478,7 @@ static void account(sim__replica *rp, int64_t steps)
     for (int i = 0; i < rp->n_chunks; i++) rp->prefill_tokens += rp->chunks[i]->chunk;
     if (rp->run_decode_only) {
         mdl_step sum;
-        mdl_cost_decode_run(&rp->pool->cost, rp->run_n, rp->run_ctx0, steps, &sum);
+        mdl_run_cost(&rp->run, steps, &sum);
         rp->iterations += steps;
         rp->decode_s += dur;
         rp->flops += sum.flops;
@@ -562,10 +566,9 @@ static void finish_chunks(sim__replica *rp)
     rp->n_chunks = 0;
 }
 
-static void iteration_end(sim_engine *e, void *subject, int64_t gen)
+static void iteration_end(sim_engine *e, void *subject, int64_t arg)
 {
     sim__replica *rp = subject;
-    if ((uint64_t)gen != rp->gen) return; /* this run was cut short; a later event ends it */
     int64_t steps = rp->run_decode_only ? rp->run_last - rp->step + 1 : 1;
     account(rp, steps);
     if (rp->decodes || rp->run_decode_only) {

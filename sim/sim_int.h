@@ -36,6 +36,7 @@ typedef struct sim__event {
     sim__handler fn;
     void *subject;
     int64_t arg;
+    size_t *slot; /* tracked entries: where the heap keeps this entry's position */
 } sim__event;
 
 typedef struct sim__heap {
@@ -47,6 +48,12 @@ typedef struct sim__heap {
 void sim__heap_init(sim__heap *h);
 void sim__heap_fini(sim__heap *h);
 void sim__heap_push(sim__heap *h, int64_t at, sim__handler fn, void *subject, int64_t arg);
+/* As sim__heap_push, keeping the entry's position in *slot while it is in
+ * the heap. */
+void sim__heap_push_tracked(sim__heap *h, int64_t at, sim__handler fn, void *subject,
+                            int64_t arg, size_t *slot);
+/* Brings the entry at position i forward to an earlier time at. */
+void sim__heap_earlier(sim__heap *h, size_t i, int64_t at);
 /* Removes the earliest entry into *out; false when empty. */
 bool sim__heap_pop(sim__heap *h, sim__event *out);
 static inline const sim__event *sim__heap_top(const sim__heap *h)
@@ -170,9 +177,9 @@ typedef struct sim__replica {
     double swap_bytes;     /* KV moved over PCIe in it (swap out and in) */
     bool decodes;          /* the decoders produce a token in it */
     bool run_decode_only;  /* a decode-only run of steps step .. run_last */
-    int64_t run_last, run_start_ns, run_ctx0;
-    int32_t run_n;
-    uint64_t gen;          /* tells a cut-short run's stale end event apart */
+    int64_t run_last, run_start_ns;
+    mdl_run run;           /* its cost, prepared once */
+    size_t end_slot;       /* where its end event is in the event heap */
     bool busy, kick_pending;
     mdl_step cost;         /* of a single (non-run) iteration */
     /* totals for the replica row */

@@ -42,7 +42,7 @@ static void test_random_against_sort(void)
     for (int i = 0; i < N; i++) {
         int64_t at = last_at == INT64_MIN ? rand() % 1000 : last_at + rand() % 50;
         sim__heap_push(&h, at, NULL, NULL, i);
-        ref[nref++] = (sim__event){at, h.next_seq - 1, NULL, NULL, i};
+        ref[nref++] = (sim__event){at, h.next_seq - 1, NULL, NULL, i, NULL};
         if (rand() % 3 == 0) { /* pop now and then, as an event loop does */
             sim__event ev;
             sim__heap_pop(&h, &ev);
@@ -69,9 +69,35 @@ static void test_random_against_sort(void)
     sim__heap_fini(&h);
 }
 
+/* A tracked entry knows where it is, through every push and pop, and can be
+ * brought forward. */
+static void test_tracked(void)
+{
+    sim__heap h;
+    sim__heap_init(&h);
+    size_t slot = 0;
+    for (int i = 0; i < 50; i++) sim__heap_push(&h, 100 + i, NULL, NULL, i);
+    sim__heap_push_tracked(&h, 1000, NULL, NULL, -1, &slot);
+    for (int i = 0; i < 50; i++) sim__heap_push(&h, 2000 + i, NULL, NULL, i);
+    sim__event ev;
+    for (int i = 0; i < 20; i++) sim__heap_pop(&h, &ev);
+    ok(h.a[slot].arg == -1, "the slot follows the entry through pushes and pops");
+    sim__heap_earlier(&h, slot, 50);
+    ok(sim__heap_pop(&h, &ev) && ev.arg == -1 && ev.at == 50, "brought forward, it leaves first");
+    bool rest = true;
+    int64_t last = 0;
+    while (sim__heap_pop(&h, &ev)) {
+        rest &= ev.at >= last && ev.arg != -1;
+        last = ev.at;
+    }
+    ok(rest, "and the heap stays in order, without a stale copy");
+    sim__heap_fini(&h);
+}
+
 int main(void)
 {
     test_fifo_ties();
+    test_tracked();
     test_random_against_sort();
     return tap_done();
 }
