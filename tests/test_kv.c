@@ -107,6 +107,9 @@ static void test_preemption(void)
     ok(rec.rep.prefill_tokens > rec.prompt, "recomputation is extra prefill work (%lld > %lld)",
        (long long)rec.rep.prefill_tokens, (long long)rec.prompt);
     is_int(roomy.rep.prefill_tokens, roomy.prompt, "without preemption prefill = prompts");
+    ok(rec.rep.prefill_s > roomy.rep.prefill_s,
+       "and recomputation shows in busy time: %.2f s of prefill against %.2f s", rec.rep.prefill_s,
+       roomy.rep.prefill_s);
 
     totals sw = run(STARVED, (const char *[]){"cluster.scheduler.preemption=swap", NULL});
     is_int(sw.completed, 200, "swap: every preempted request completes");

@@ -457,6 +457,16 @@ static void test_tensor_parallel(void)
     ok(b.time_s < a.time_s, "TP=2 decodes faster (%.2f ms against %.2f ms)", 1e3 * b.time_s,
        1e3 * a.time_s);
     check_run(&two, 8, 8000, 300, "TP=2 decode run");
+
+    /* Pipeline parallelism: two stages run one after the other for one
+     * micro-batch (the same compute and memory time), plus one hand-off of
+     * the hidden state between them. */
+    mdl_cost pp = one;
+    pp.pp = 2;
+    mdl_step c;
+    mdl_cost_step(&pp, &dec, &c);
+    is_near(c.time_s - a.time_s, 1e-5 + 8 * 8192 * 2 / 450e9, 1e-12,
+            "PP=2: the iteration takes one hand-off longer");
 }
 
 int main(void)
