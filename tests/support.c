@@ -103,6 +103,22 @@ int support_run_rows(const sim_scenario *sc, support_rows *rows, int64_t *events
     return rc;
 }
 
+int support_run(const char *json, const char *const *sets, support_rows *rows, int64_t *events)
+{
+    sim_scenario sc;
+    memset(rows, 0, sizeof *rows);
+    int rc = support_scenario(json, sets, &sc, NULL) ? -100 : support_run_rows(&sc, rows, events);
+    sim_scenario_fini(&sc);
+    return rc;
+}
+
+const sim_request_row *support_row(const support_rows *rows, int64_t id)
+{
+    for (size_t i = 0; i < rows->n; i++)
+        if (rows->req[i].id == id) return &rows->req[i];
+    return NULL;
+}
+
 sqlite3 *support_run_db(const sim_scenario *sc, int64_t *run_id)
 {
     util_diag d;

@@ -37,6 +37,13 @@ void support_rows_fini(support_rows *rows);
 /* Runs sc into rows; returns the engine's status and fills *events. */
 int support_run_rows(const sim_scenario *sc, support_rows *rows, int64_t *events);
 
+/* Builds the scenario from JSON text and overrides, and runs it into rows
+ * (cleared first); returns the engine's status (-100 if the scenario is
+ * invalid: its messages are printed as TAP comments). */
+int support_run(const char *json, const char *const *sets, support_rows *rows, int64_t *events);
+/* The row of request id, or NULL. */
+const sim_request_row *support_row(const support_rows *rows, int64_t id);
+
 /* Runs sc into a fresh in-memory database; returns it (caller closes) with
  * the run's id in *run_id. */
 sqlite3 *support_run_db(const sim_scenario *sc, int64_t *run_id);

@@ -13,37 +13,22 @@
 
 #define EPS_T 1e-9
 
-#define BASE                                                                                   \
-    "{\"stop\": {\"requests\": 400}, \"cluster\": {\"gpu\": \"h100-sxm\", \"model\": "         \
-    "\"llama-3.1-8b\", \"replicas\": 4, \"cost_model\": {\"kind\": \"linear\", "               \
-    "\"iteration_s\": 0.01, \"prefill_s_per_token\": 0.0005, \"decode_step_s\": 0.005, "       \
-    "\"decode_s_per_seq\": 0.001}}, \"workload\": {\"arrival\": {\"process\": \"poisson\", "   \
-    "\"rate_per_s\": 40}, \"prompt_tokens\": {\"dist\": \"exponential\", \"mean\": 300, "      \
-    "\"max\": 4000}, \"output_tokens\": {\"dist\": \"exponential\", \"mean\": 80, \"max\": "   \
+#define BASE                                                                                       \
+    "{\"stop\": {\"requests\": 400}, \"cluster\": {\"gpu\": \"h100-sxm\", \"model\": "             \
+    "\"llama-3.1-8b\", \"replicas\": 4, \"cost_model\": {\"kind\": \"linear\", "                   \
+    "\"iteration_s\": 0.01, \"prefill_s_per_token\": 0.0005, \"decode_step_s\": 0.005, "           \
+    "\"decode_s_per_seq\": 0.001}}, \"workload\": {\"arrival\": {\"process\": \"poisson\", "       \
+    "\"rate_per_s\": 40}, \"prompt_tokens\": {\"dist\": \"exponential\", \"mean\": 300, "          \
+    "\"max\": 4000}, \"output_tokens\": {\"dist\": \"exponential\", \"mean\": 80, \"max\": "       \
     "1000}}}"
-
-static void run(const char *json, const char *const *sets, support_rows *rows)
-{
-    sim_scenario sc;
-    memset(rows, 0, sizeof *rows);
-    if (support_scenario(json, sets, &sc, NULL) == 0) support_run_rows(&sc, rows, NULL);
-    sim_scenario_fini(&sc);
-}
-
-static const sim_request_row *by_id(const support_rows *r, int64_t id)
-{
-    for (size_t i = 0; i < r->n; i++)
-        if (r->req[i].id == id) return &r->req[i];
-    return NULL;
-}
 
 /* Requests routed to replica k, not yet finished, when request `id` arrived. */
 static int in_flight(const support_rows *r, int64_t id, int k)
 {
-    const sim_request_row *a = by_id(r, id);
+    const sim_request_row *a = support_row(r, id);
     int n = 0;
     for (int64_t j = 0; j < id; j++) {
-        const sim_request_row *b = by_id(r, j);
+        const sim_request_row *b = support_row(r, j);
         n += b->replica == k && b->finish_s > a->arrival_s;
     }
     return n;
@@ -52,7 +37,8 @@ static int in_flight(const support_rows *r, int64_t id, int k)
 static double p99_queue(const support_rows *r)
 {
     double *q = util_xmalloc(r->n * sizeof *q);
-    for (size_t i = 0; i < r->n; i++) q[i] = r->req[i].first_scheduled_s - r->req[i].enqueue_s;
+    for (size_t i = 0; i < r->n; i++)
+        q[i] = r->req[i].first_scheduled_s - r->req[i].enqueue_s;
     an_stats s;
     an_stats_compute(q, r->n, &s);
     free(q);
@@ -62,17 +48,19 @@ static double p99_queue(const support_rows *r)
 static void test_routers(void)
 {
     support_rows r;
-    run(BASE, NULL, &r);
+    support_run(BASE, NULL, &r, NULL);
     bool cyclic = r.n == 400;
-    for (int64_t id = 0; id < 400 && cyclic; id++) cyclic &= by_id(&r, id)->replica == id % 4;
+    for (int64_t id = 0; id < 400 && cyclic; id++)
+        cyclic &= support_row(&r, id)->replica == id % 4;
     ok(cyclic, "round_robin: request i goes to replica i mod 4");
     support_rows_fini(&r);
 
-    run(BASE, (const char *[]){"cluster.router=least_outstanding", NULL}, &r);
+    support_run(BASE, (const char *[]){"cluster.router=least_outstanding", NULL}, &r, NULL);
     bool least = true;
     for (int64_t id = 1; id < 400; id++) {
-        int chosen = by_id(&r, id)->replica, mine = in_flight(&r, id, chosen);
-        for (int k = 0; k < 4; k++) least &= mine <= in_flight(&r, id, k);
+        int chosen = support_row(&r, id)->replica, mine = in_flight(&r, id, chosen);
+        for (int k = 0; k < 4; k++)
+            least &= mine <= in_flight(&r, id, k);
     }
     ok(least, "least_outstanding: every request went to a replica with the fewest in flight");
     support_rows_fini(&r);
@@ -80,21 +68,26 @@ static void test_routers(void)
     support_rows rnd, p2;
     /* about 75% of what four replicas can prefill (0.16 s a prompt) */
     const char *busy[] = {"workload.arrival.rate_per_s=19", "stop.requests=3000", NULL};
-    run(BASE, (const char *[]){"cluster.router=random", busy[0], busy[1], NULL}, &rnd);
-    run(BASE, (const char *[]){"cluster.router=power_of_two", busy[0], busy[1], NULL}, &p2);
+    support_run(BASE, (const char *[]){"cluster.router=random", busy[0], busy[1], NULL}, &rnd,
+                NULL);
+    support_run(BASE, (const char *[]){"cluster.router=power_of_two", busy[0], busy[1], NULL}, &p2,
+                NULL);
     int counts[4] = {0};
-    for (size_t i = 0; i < rnd.n; i++) counts[rnd.req[i].replica]++;
+    for (size_t i = 0; i < rnd.n; i++)
+        counts[rnd.req[i].replica]++;
     double chi2 = 0;
-    for (int k = 0; k < 4; k++) chi2 += (counts[k] - 750.0) * (counts[k] - 750.0) / 750.0;
-    ok(chi2 < 16.27, "random: replicas chosen uniformly (chi-square %.2f < 16.27, p = 0.001, 3 dof)",
-       chi2);
+    for (int k = 0; k < 4; k++)
+        chi2 += (counts[k] - 750.0) * (counts[k] - 750.0) / 750.0;
+    ok(chi2 < 16.27,
+       "random: replicas chosen uniformly (chi-square %.2f < 16.27, p = 0.001, 3 dof)", chi2);
     double q_rnd = p99_queue(&rnd), q_p2 = p99_queue(&p2);
     ok(q_p2 < q_rnd, "power_of_two: P99 queueing %.3f s, below random's %.3f s", q_p2, q_rnd);
     support_rows_fini(&rnd);
     support_rows_fini(&p2);
 
     support_rows kv;
-    run(BASE, (const char *[]){"cluster.router=least_kv", busy[0], busy[1], NULL}, &kv);
+    support_run(BASE, (const char *[]){"cluster.router=least_kv", busy[0], busy[1], NULL}, &kv,
+                NULL);
     double q_kv = p99_queue(&kv);
     ok(kv.n == 3000 && q_kv < q_rnd, "least_kv: P99 queueing %.3f s, below random's %.3f s", q_kv,
        q_rnd);
@@ -112,11 +105,12 @@ static void test_pools(void)
                           "\"slow\", \"replicas\": 1, \"gpu\": \"l4\", \"cost_model\": "
                           "{\"kind\": \"roofline\"}}]",
                           "workload.arrival.rate_per_s=8", NULL};
-    run(BASE, sets, &r);
+    support_run(BASE, sets, &r, NULL);
     ok(r.n_rep == 2 && !strcmp(r.rep[0].pool, "fast") && !strcmp(r.rep[1].gpu, "l4"),
        "two pools of one replica each, each row naming its pool and GPU");
     int served[2] = {0};
-    for (size_t i = 0; i < r.n; i++) served[r.req[i].replica]++;
+    for (size_t i = 0; i < r.n; i++)
+        served[r.req[i].replica]++;
     ok(served[0] > served[1], "the H100 serves more than the L4 (%d against %d)", served[0],
        served[1]);
     support_rows_fini(&r);
@@ -129,15 +123,18 @@ static void test_pools(void)
 static void test_disaggregated(void)
 {
     support_rows r;
-    const char *sets[] = {"stop.requests=1", "workload.prompt_tokens={\"dist\": \"fixed\", "
-                          "\"value\": 1000}", "workload.output_tokens={\"dist\": \"fixed\", "
-                          "\"value\": 3}", "cluster.replicas=1",
+    const char *sets[] = {"stop.requests=1",
+                          "workload.prompt_tokens={\"dist\": \"fixed\", "
+                          "\"value\": 1000}",
+                          "workload.output_tokens={\"dist\": \"fixed\", "
+                          "\"value\": 3}",
+                          "cluster.replicas=1",
                           "cluster.pools=[{\"name\": \"prefill\"}, {\"name\": \"decode\"}]",
                           "cluster.disaggregated={\"prefill\": \"prefill\", \"decode\": "
                           "\"decode\", \"link_gbs\": 10, \"link_latency_s\": 0.001}",
                           NULL};
-    run(BASE, sets, &r);
-    const sim_request_row *q = by_id(&r, 0);
+    support_run(BASE, sets, &r, NULL);
+    const sim_request_row *q = support_row(&r, 0);
     if (!q) return;
     is_near(q->first_token_s, 0.51, EPS_T, "the first token comes from the prefill pool");
     is_int(q->replica, 0, "prefilled on the prefill pool's replica");

@@ -14,12 +14,12 @@
 /* Linear costs: 10 ms per iteration, 1 ms per prompt token, 5 ms per
  * decoding iteration plus 1 ms per decoding sequence.  The H100 floor is far
  * below these, so times are exactly the formula. */
-#define LINEAR                                                                                 \
-    "\"cost_model\": {\"kind\": \"linear\", \"iteration_s\": 0.01, \"prefill_s_per_token\": "   \
+#define LINEAR                                                                                     \
+    "\"cost_model\": {\"kind\": \"linear\", \"iteration_s\": 0.01, \"prefill_s_per_token\": "      \
     "0.001, \"decode_step_s\": 0.005, \"decode_s_per_seq\": 0.001}"
 
-static const char *scenario_json(const char *stop, const char *cluster_extra,
-                                 const char *arrival, const char *prompt, const char *output)
+static const char *scenario_json(const char *stop, const char *cluster_extra, const char *arrival,
+                                 const char *prompt, const char *output)
 {
     static char buf[4096];
     snprintf(buf, sizeof buf,
@@ -30,23 +30,6 @@ static const char *scenario_json(const char *stop, const char *cluster_extra,
     return buf;
 }
 
-static int run(const char *json, const char *const *sets, support_rows *rows, int64_t *events)
-{
-    sim_scenario sc;
-    memset(rows, 0, sizeof *rows);
-    if (support_scenario(json, sets, &sc, NULL)) return -100;
-    int rc = support_run_rows(&sc, rows, events);
-    sim_scenario_fini(&sc);
-    return rc;
-}
-
-static const sim_request_row *by_id(const support_rows *r, int64_t id)
-{
-    for (size_t i = 0; i < r->n; i++)
-        if (r->req[i].id == id) return &r->req[i];
-    return NULL;
-}
-
 /* Worked by hand: r0 (t=0) prefills alone: 0.01 + 0.100 = 0.110.  r1 (t=0.05)
  * waits, then prefills while r0 decodes: 0.01 + 0.100 + 0.005 + 0.001 = 0.116,
  * ending at 0.226.  Both decode: 0.017 -> 0.243, r0's third token.  r1 alone:
@@ -54,12 +37,14 @@ static const sim_request_row *by_id(const support_rows *r, int64_t id)
 static void test_timeline(void)
 {
     support_rows r;
-    int rc = run(scenario_json("{\"requests\": 2}", "", "{\"process\": \"constant\", "
-                               "\"rate_per_s\": 20}", "{\"dist\": \"fixed\", \"value\": 100}",
-                               "{\"dist\": \"fixed\", \"value\": 3}"),
-                 NULL, &r, NULL);
+    int rc = support_run(scenario_json("{\"requests\": 2}", "",
+                                       "{\"process\": \"constant\", "
+                                       "\"rate_per_s\": 20}",
+                                       "{\"dist\": \"fixed\", \"value\": 100}",
+                                       "{\"dist\": \"fixed\", \"value\": 3}"),
+                         NULL, &r, NULL);
     ok(rc == 0 && r.n == 2, "two requests run");
-    const sim_request_row *a = by_id(&r, 0), *b = by_id(&r, 1);
+    const sim_request_row *a = support_row(&r, 0), *b = support_row(&r, 1);
     if (!a || !b) return;
     const double eps = 1e-9;
     is_near(a->first_scheduled_s, 0, eps, "r0 is scheduled at once");
@@ -92,14 +77,16 @@ static void test_run_ahead(void)
     support_rows r;
     int64_t events;
     const char *sets[] = {"workload.arrival.rate_per_s=2", NULL};
-    run(scenario_json("{\"requests\": 2}", "", "{\"process\": \"constant\", \"rate_per_s\": 1}",
-                      "{\"dist\": \"fixed\", \"value\": 100}",
-                      "{\"dist\": \"fixed\", \"value\": 50}"),
-        sets, &r, &events);
-    const sim_request_row *a = by_id(&r, 0), *b = by_id(&r, 1);
+    support_run(scenario_json("{\"requests\": 2}", "",
+                              "{\"process\": \"constant\", \"rate_per_s\": 1}",
+                              "{\"dist\": \"fixed\", \"value\": 100}",
+                              "{\"dist\": \"fixed\", \"value\": 50}"),
+                sets, &r, &events);
+    const sim_request_row *a = support_row(&r, 0), *b = support_row(&r, 1);
     if (!a || !b) return;
     const double eps = 1e-9;
-    is_near(b->first_scheduled_s, 0.510, eps, "an arrival joins at the end of the step in progress");
+    is_near(b->first_scheduled_s, 0.510, eps,
+            "an arrival joins at the end of the step in progress");
     is_near(b->first_token_s, 0.626, eps, "its prefill shares that iteration with r0's decode");
     is_near(a->finish_s, 1.017, eps, "r0 ends after 23 steps of two");
     is_near(b->finish_s, 1.433, eps, "r1 ends after 26 steps alone");
@@ -126,10 +113,10 @@ static void test_limits(void)
 {
     support_rows r;
     const char *closed = "{\"process\": \"closed\", \"users\": 10}";
-    run(scenario_json("{\"requests\": 60}", ", \"scheduler\": {\"max_batch\": 3}", closed,
-                      "{\"dist\": \"uniform\", \"min\": 5, \"max\": 50}",
-                      "{\"dist\": \"uniform\", \"min\": 1, \"max\": 8}"),
-        NULL, &r, NULL);
+    support_run(scenario_json("{\"requests\": 60}", ", \"scheduler\": {\"max_batch\": 3}", closed,
+                              "{\"dist\": \"uniform\", \"min\": 5, \"max\": 50}",
+                              "{\"dist\": \"uniform\", \"min\": 1, \"max\": 8}"),
+                NULL, &r, NULL);
     is_int(peak_running(&r), 3, "max_batch caps the running batch");
     support_rows_fini(&r);
 
@@ -142,17 +129,18 @@ static void test_limits(void)
         "\"usd_per_hour\": 1}, \"model\": {\"layers\": 1, \"hidden\": 64, \"heads\": 1, "
         "\"kv_heads\": 1, \"head_dim\": 64, \"ffn\": 64, \"vocab\": 100, \"max_context\": 40, "
         "\"params_b\": 1e-6}, \"scheduler\": {\"gpu_memory_utilization\": 1, "
-        "\"max_batched_tokens\": 25, \"activation_reserve_gib\": 0}, " LINEAR "}, \"workload\": {\"arrival\": {\"process\": "
+        "\"max_batched_tokens\": 25, \"activation_reserve_gib\": 0}, " LINEAR
+        "}, \"workload\": {\"arrival\": {\"process\": "
         "\"closed\", \"users\": 5}, \"prompt_tokens\": {\"dist\": \"fixed\", \"value\": 10}, "
         "\"output_tokens\": {\"dist\": \"fixed\", \"value\": 5}}}";
-    run(tiny, NULL, &r, NULL);
+    support_run(tiny, NULL, &r, NULL);
     is_int(r.rep[0].kv_capacity_tokens, 32, "KV capacity from memory, weights and KV bytes");
     is_int(peak_running(&r), 2, "admission waits for KV room: two of five users run");
     is_int(r.rep[0].kv_peak_tokens, 32, "KV peak: both blocks in use");
     support_rows_fini(&r);
 
     const char *too_big[] = {"workload.prompt_tokens.value=30", NULL};
-    run(tiny, too_big, &r, NULL);
+    support_run(tiny, too_big, &r, NULL);
     bool all_rejected = r.n == 40;
     for (size_t i = 0; i < r.n; i++)
         all_rejected &= !strcmp(r.req[i].status, SIM_REJECTED) && isnan(r.req[i].finish_s);
@@ -162,7 +150,7 @@ static void test_limits(void)
 
     const char *over_budget[] = {"workload.prompt_tokens.value=26",
                                  "workload.output_tokens.value=1", NULL};
-    run(tiny, over_budget, &r, NULL);
+    support_run(tiny, over_budget, &r, NULL);
     ok(r.n == 40 && !strcmp(r.req[0].status, SIM_REJECTED),
        "a prompt over max_batched_tokens is rejected");
     support_rows_fini(&r);
@@ -170,12 +158,12 @@ static void test_limits(void)
     /* All rejected, no think time, stopped only by duration: the error
      * reply's 1 ms round trip keeps time moving (no spin): 5 users x 1000. */
     const char *spin[] = {"workload.prompt_tokens.value=30", "stop={\"duration_s\": 1}", NULL};
-    run(tiny, spin, &r, NULL);
+    support_run(tiny, spin, &r, NULL);
     is_int(r.n, 5 * 1000, "rejected closed-loop users retry after 1 ms, not in zero time");
     support_rows_fini(&r);
 
     const char *over_context[] = {"cluster.model.max_context=12", NULL};
-    run(tiny, over_context, &r, NULL);
+    support_run(tiny, over_context, &r, NULL);
     ok(r.n == 40 && !strcmp(r.req[0].status, SIM_REJECTED),
        "prompt + output beyond the model's context window is rejected");
     support_rows_fini(&r);
@@ -184,22 +172,27 @@ static void test_limits(void)
 static void test_stops_and_loops(void)
 {
     support_rows r;
-    run(scenario_json("{\"duration_s\": 5}", "", "{\"process\": \"constant\", \"rate_per_s\": 10}",
-                      "{\"dist\": \"fixed\", \"value\": 10}", "{\"dist\": \"fixed\", \"value\": 2}"),
-        NULL, &r, NULL);
+    support_run(scenario_json(
+                    "{\"duration_s\": 5}", "", "{\"process\": \"constant\", \"rate_per_s\": 10}",
+                    "{\"dist\": \"fixed\", \"value\": 10}", "{\"dist\": \"fixed\", \"value\": 2}"),
+                NULL, &r, NULL);
     double last = 0;
-    for (size_t i = 0; i < r.n; i++) last = fmax(last, r.req[i].arrival_s);
+    for (size_t i = 0; i < r.n; i++)
+        last = fmax(last, r.req[i].arrival_s);
     is_int(r.n, 50, "duration 5 s at 10/s: arrivals at 0, 0.1, ..., 4.9");
     ok(last < 5, "no arrival at or after stop.duration_s");
     support_rows_fini(&r);
 
-    run(scenario_json("{\"requests\": 20}", "", "{\"process\": \"closed\", \"users\": 1, "
-                      "\"think_s\": {\"dist\": \"fixed\", \"value\": 1}}",
-                      "{\"dist\": \"fixed\", \"value\": 10}", "{\"dist\": \"fixed\", \"value\": 2}"),
-        NULL, &r, NULL);
+    support_run(scenario_json("{\"requests\": 20}", "",
+                              "{\"process\": \"closed\", \"users\": 1, "
+                              "\"think_s\": {\"dist\": \"fixed\", \"value\": 1}}",
+                              "{\"dist\": \"fixed\", \"value\": 10}",
+                              "{\"dist\": \"fixed\", \"value\": 2}"),
+                NULL, &r, NULL);
     bool chained = r.n == 20;
     for (int64_t id = 1; id < 20 && chained; id++)
-        chained &= fabs(by_id(&r, id)->arrival_s - (by_id(&r, id - 1)->finish_s + 1)) < 1e-9;
+        chained &=
+            fabs(support_row(&r, id)->arrival_s - (support_row(&r, id - 1)->finish_s + 1)) < 1e-9;
     ok(chained, "a closed-loop user sends think_s after its last reply");
     support_rows_fini(&r);
 }
@@ -209,8 +202,10 @@ static void test_interrupt(void)
     volatile sig_atomic_t stop = 0;
     support_rows r = {.stop_after = 50, .stop_flag = &stop};
     sim_scenario sc;
-    support_scenario(scenario_json("{\"requests\": 100000}", "", "{\"process\": \"poisson\", "
-                                   "\"rate_per_s\": 50}", "{\"dist\": \"fixed\", \"value\": 10}",
+    support_scenario(scenario_json("{\"requests\": 100000}", "",
+                                   "{\"process\": \"poisson\", "
+                                   "\"rate_per_s\": 50}",
+                                   "{\"dist\": \"fixed\", \"value\": 10}",
                                    "{\"dist\": \"fixed\", \"value\": 20}"),
                      NULL, &sc, NULL);
     int rc = support_run_rows(&sc, &r, NULL);
@@ -232,7 +227,7 @@ static bool same_rows(const support_rows *a, const support_rows *b, bool lengths
 {
     if (a->n != b->n) return false;
     for (size_t i = 0; i < a->n; i++) {
-        const sim_request_row *x = by_id(a, (int64_t)i), *y = by_id(b, (int64_t)i);
+        const sim_request_row *x = support_row(a, (int64_t)i), *y = support_row(b, (int64_t)i);
         if (!x || !y || x->arrival_s != y->arrival_s || x->prompt_tokens != y->prompt_tokens ||
             x->output_tokens != y->output_tokens)
             return false;
@@ -244,17 +239,18 @@ static bool same_rows(const support_rows *a, const support_rows *b, bool lengths
 
 static void test_determinism(void)
 {
-    const char *json = scenario_json("{\"requests\": 3000}", "", "{\"process\": \"gamma\", "
+    const char *json = scenario_json("{\"requests\": 3000}", "",
+                                     "{\"process\": \"gamma\", "
                                      "\"rate_per_s\": 30, \"cv\": 2}",
                                      "{\"dist\": \"lognormal\", \"median\": 200, \"sigma\": 1}",
                                      "{\"dist\": \"exponential\", \"mean\": 30}");
     support_rows a, b, c;
     int64_t ea, eb;
-    run(json, NULL, &a, &ea);
-    run(json, NULL, &b, &eb);
+    support_run(json, NULL, &a, &ea);
+    support_run(json, NULL, &b, &eb);
     ok(same_rows(&a, &b, false) && ea == eb, "same scenario and seed: identical rows and events");
     const char *two[] = {"cluster.replicas=2", NULL};
-    run(json, two, &c, NULL);
+    support_run(json, two, &c, NULL);
     ok(same_rows(&a, &c, true), "a second replica leaves every arrival and length unchanged");
     ok(!same_rows(&a, &c, false), "while the timings change");
     support_rows_fini(&a);
@@ -269,10 +265,11 @@ static void test_work_per_event(void)
 {
     support_rows r;
     int64_t events;
-    run(scenario_json("{\"requests\": 640}", ", \"scheduler\": {\"max_batch\": 64}",
-                      "{\"process\": \"closed\", \"users\": 64}",
-                      "{\"dist\": \"fixed\", \"value\": 16}", "{\"dist\": \"fixed\", \"value\": 200}"),
-        NULL, &r, &events);
+    support_run(scenario_json("{\"requests\": 640}", ", \"scheduler\": {\"max_batch\": 64}",
+                              "{\"process\": \"closed\", \"users\": 64}",
+                              "{\"dist\": \"fixed\", \"value\": 16}",
+                              "{\"dist\": \"fixed\", \"value\": 200}"),
+                NULL, &r, &events);
     int64_t iterations = r.rep[0].iterations, tokens = 640 * 200;
     tap_diag("%lld events, %lld iterations, %lld output tokens", (long long)events,
              (long long)iterations, (long long)tokens);

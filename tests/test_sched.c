@@ -27,20 +27,14 @@ static const char *two(const char *scheduler, double rate, int prompt, int outpu
     return buf;
 }
 
-static void run(const char *json, support_rows *rows, const char *const *sets)
-{
-    sim_scenario sc;
-    memset(rows, 0, sizeof *rows);
-    if (support_scenario(json, sets, &sc, NULL) == 0) support_run_rows(&sc, rows, NULL);
-    sim_scenario_fini(&sc);
-}
-
+/* The row of request id; a row of NaNs if there is none (a failing check
+ * then says so instead of crashing). */
 static const sim_request_row *req(const support_rows *r, int64_t id)
 {
-    for (size_t i = 0; i < r->n; i++)
-        if (r->req[i].id == id) return &r->req[i];
-    static const sim_request_row none = {.first_token_s = NAN, .finish_s = NAN};
-    return &none;
+    static const sim_request_row none = {
+        .first_token_s = NAN, .finish_s = NAN, .first_scheduled_s = NAN};
+    const sim_request_row *row = support_row(r, id);
+    return row ? row : &none;
 }
 
 /* Budget 64 tokens.  r0 (150-token prompt, t=0): chunks of 64 (0.074 s) and
@@ -52,9 +46,11 @@ static const sim_request_row *req(const support_rows *r, int64_t id)
 static void test_chunked(void)
 {
     support_rows r;
-    run(two("{\"policy\": \"chunked\", \"max_batched_tokens\": 64, \"max_batch\": 4}", 10, 150, 3),
-        &r, NULL);
-    is_near(req(&r, 0)->first_token_s, 0.222, EPS, "chunked: first token at the end of the last chunk");
+    support_run(
+        two("{\"policy\": \"chunked\", \"max_batched_tokens\": 64, \"max_batch\": 4}", 10, 150, 3),
+        NULL, &r, NULL);
+    is_near(req(&r, 0)->first_token_s, 0.222, EPS,
+            "chunked: first token at the end of the last chunk");
     is_near(req(&r, 1)->first_scheduled_s, 0.148, EPS, "a new prompt fills the budget left over");
     is_near(req(&r, 0)->finish_s, 0.362, EPS, "decodes share iterations with chunks");
     is_near(req(&r, 1)->first_token_s, 0.362, EPS, "a prompt spans three iterations");
@@ -69,12 +65,13 @@ static void test_chunked(void)
 static void test_prefill_first(void)
 {
     support_rows r;
-    run(two("{\"policy\": \"prefill_first\"}", 20, 100, 3), &r, NULL);
-    is_near(req(&r, 1)->first_token_s, 0.220, EPS, "prefill_first: a prompt gets an iteration of its own");
+    support_run(two("{\"policy\": \"prefill_first\"}", 20, 100, 3), NULL, &r, NULL);
+    is_near(req(&r, 1)->first_token_s, 0.220, EPS,
+            "prefill_first: a prompt gets an iteration of its own");
     is_near(req(&r, 0)->finish_s, 0.254, EPS, "while the decoders wait");
     is_near(req(&r, 1)->finish_s, 0.254, EPS, "then they decode together");
     support_rows_fini(&r);
-    run(two("{\"policy\": \"continuous\"}", 20, 100, 3), &r, NULL);
+    support_run(two("{\"policy\": \"continuous\"}", 20, 100, 3), NULL, &r, NULL);
     is_near(req(&r, 0)->finish_s, 0.243, EPS, "continuous mixes them (0.243)");
     support_rows_fini(&r);
 }
@@ -87,8 +84,9 @@ static void test_static(void)
 {
     support_rows r;
     const char *sets[] = {"stop.requests=3", NULL};
-    run(two("{\"policy\": \"static\", \"max_batch\": 2, \"batch_timeout_s\": 1}", 20, 100, 3), &r,
-        sets);
+    support_run(
+        two("{\"policy\": \"static\", \"max_batch\": 2, \"batch_timeout_s\": 1}", 20, 100, 3), sets,
+        &r, NULL);
     is_near(req(&r, 0)->first_scheduled_s, 0.05, EPS, "static: a full batch starts at once");
     is_near(req(&r, 0)->first_token_s, 0.26, EPS, "its prompts prefill together");
     is_near(req(&r, 1)->finish_s, 0.294, EPS, "and decode together");
@@ -103,15 +101,16 @@ static void test_static(void)
 static void test_static_padding(void)
 {
     support_rows a, b;
-    const char *sets[] = {"workload.output_tokens={\"dist\": \"uniform\", \"min\": 2, \"max\": 200}",
-                          "stop.requests=40", NULL};
-    run(two("{\"policy\": \"static\", \"max_batch\": 8}", 1000, 50, 3), &a, sets);
-    run(two("{\"policy\": \"continuous\", \"max_batch\": 8}", 1000, 50, 3), &b, sets);
+    const char *sets[] = {
+        "workload.output_tokens={\"dist\": \"uniform\", \"min\": 2, \"max\": 200}",
+        "stop.requests=40", NULL};
+    support_run(two("{\"policy\": \"static\", \"max_batch\": 8}", 1000, 50, 3), sets, &a, NULL);
+    support_run(two("{\"policy\": \"continuous\", \"max_batch\": 8}", 1000, 50, 3), sets, &b, NULL);
     ok(a.rep[0].batch_seq_s > b.rep[0].batch_seq_s,
        "static pads finished slots: %.2f sequence-seconds against continuous's %.2f",
        a.rep[0].batch_seq_s, b.rep[0].batch_seq_s);
-    is_int(a.rep[0].decode_tokens, b.rep[0].decode_tokens,
-           "but produces the same tokens (%lld)", (long long)a.rep[0].decode_tokens);
+    is_int(a.rep[0].decode_tokens, b.rep[0].decode_tokens, "but produces the same tokens (%lld)",
+           (long long)a.rep[0].decode_tokens);
     support_rows_fini(&a);
     support_rows_fini(&b);
 }
