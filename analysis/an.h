@@ -10,9 +10,10 @@
  *    default, as vLLM, GenAI-Perf and LLMPerf report);
  *  - the window runs from the first arrival at or after warmup_s to the last
  *    completion of a measured request; throughputs and goodput divide by it;
- *  - SLO attainment: the share of requests ended after warm-up (measured plus
- *    rejected) meeting every SLO that is set; a reply of one token has no TPOT
- *    and passes a TPOT SLO, as in vLLM.
+ *  - SLO attainment: the share of requests ended after warm-up (measured,
+ *    rejected or timed out) meeting every SLO that is set -- a class's own
+ *    keys, else the scenario's; rejected and timed-out requests fail every
+ *    SLO; a reply of one token has no TPOT and passes a TPOT SLO, as in vLLM.
  */
 #ifndef AN_H
 #define AN_H
@@ -36,14 +37,16 @@ void an_stats_compute(double *v, size_t n, an_stats *out);
 /* The q-quantile (0 <= q <= 1) of sorted data by linear interpolation. */
 double an_quantile_sorted(const double *sorted, size_t n, double q);
 
-typedef struct an_report {
-    /* run */
-    int64_t run_id;
-    char *name, *status;
-    int64_t seed, events;
-    double sim_time_s, wall_time_s, warmup_s;
-    /* requests */
-    int64_t arrived, completed, measured, rejected, unfinished;
+/* Targets per request; NAN when unset. */
+typedef struct an_slo {
+    double ttft_s, tpot_s, e2e_s;
+    bool set; /* at least one is */
+} an_slo;
+
+/* The per-request sections of a report, over every request or one class. */
+typedef struct an_section {
+    /* counts; ended = completed, rejected or timed out after warm-up */
+    int64_t arrived, completed, measured, rejected, timed_out, unfinished;
     int64_t preempted, preemptions; /* requests preempted at least once; times in all */
     /* latency, seconds */
     an_stats ttft, tpot, tpot_incl_ttft, e2e, queue;
@@ -51,10 +54,38 @@ typedef struct an_report {
     double window_s;
     double requests_per_s, input_tokens_per_s, output_tokens_per_s;
     an_stats per_user_tokens_per_s; /* 1 / TPOT per request */
-    /* SLO: thresholds NAN when unset */
-    double slo_ttft_s, slo_tpot_s, slo_e2e_s;
-    bool slo_set;
+    /* SLO attainment: good of ended requests; NAN when no SLO applies */
+    an_slo slo;
+    int64_t good, ended;
     double attainment, goodput_requests_per_s;
+} an_section;
+
+/* Agent tasks started after warm-up.  Calls per task and the share with a
+ * slow call are over ended (completed or failed) tasks; e2e over completed. */
+typedef struct an_tasks {
+    int64_t count, completed, failed, unfinished;
+    an_stats e2e;
+    double calls_per_task, any_slow_fraction;
+} an_tasks;
+
+typedef struct an_class {
+    char *name;
+    an_section req; /* with the class's SLO: its own keys, else the scenario's */
+    an_tasks tasks;
+} an_class;
+
+typedef struct an_report {
+    /* run */
+    int64_t run_id;
+    char *name, *status;
+    int64_t seed, events;
+    double sim_time_s, wall_time_s, warmup_s;
+    /* every request; with classes, SLO attainment sums theirs */
+    an_section req;
+    an_tasks tasks;     /* count == 0: the run had no agent tasks */
+    an_class *classes;  /* workload.classes in order, or one named "default" */
+    int n_classes;
+    bool has_classes;   /* the scenario defines workload.classes */
     /* utilisation, from the replicas' records */
     int replicas;
     double busy_fraction, mean_batch, mfu, mbu, kv_peak_fraction;
@@ -68,9 +99,10 @@ int an_last_run(sqlite3 *db, const char *origin, int64_t *run_id, util_diag *d);
 int an_report_compute(sqlite3 *db, int64_t run_id, an_report *out, util_diag *d);
 void an_report_fini(an_report *r);
 
-/* The report as the `--json` object (caller frees with cJSON_Delete). */
-cJSON *an_report_json(const an_report *r);
-/* The report as a readable table. */
-void an_report_print(const an_report *r, FILE *out);
+/* The report as the `--json` object (caller frees with cJSON_Delete);
+ * "classes" is there when the scenario defines them or by_class asks. */
+cJSON *an_report_json(const an_report *r, bool by_class);
+/* The report as a readable table; by_class adds one block per class. */
+void an_report_print(const an_report *r, bool by_class, FILE *out);
 
 #endif /* AN_H */

@@ -28,8 +28,12 @@ int cli_catalog(int argc, char **argv);
 int cli_keys(int argc, char **argv);
 int cli_validate(int argc, char **argv);
 
-/* Computes run_id's report from the database and prints it as text or JSON. */
-int cli_print_report(sqlite3 *db, int64_t run_id, bool json, util_diag *d);
+/* Computes run_id's report from the database and prints it as text or JSON;
+ * by_class adds each class's sections. */
+int cli_print_report(sqlite3 *db, int64_t run_id, bool json, bool by_class, util_diag *d);
+/* The value of --by: "class" is the one grouping there is.  Returns
+ * CLI_CONTINUE, or CLI_EXIT_USAGE after saying why. */
+int cli_parse_by(const char *cmd, const char *value, bool *by_class);
 
 /* Prints every message of d as "servesim: ..." and returns the exit code for
  * status. */

@@ -7,19 +7,29 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "an.h"
 
 static const char report_usage[] =
-    "usage: servesim report FILE.db [--run ID] [--json]\n"
+    "usage: servesim report FILE.db [--run ID] [--by class] [--json]\n"
     "\n"
     "Prints the report of a stored run (default: the newest), computed from the\n"
     "database alone.\n"
     "\n"
-    "  --run ID   which run (servesim numbers runs 1, 2, ... in each database)\n"
-    "  --json     print the report as JSON\n";
+    "  --run ID     which run (servesim numbers runs 1, 2, ... in each database)\n"
+    "  --by class   add each request class's sections (workload.classes)\n"
+    "  --json       print the report as JSON\n";
 
-int cli_print_report(sqlite3 *db, int64_t run_id, bool json, util_diag *d)
+int cli_parse_by(const char *cmd, const char *value, bool *by_class)
+{
+    if (strcmp(value, "class"))
+        return cli_usage_error(cmd, "--by %s: the one grouping is 'class'", value);
+    *by_class = true;
+    return CLI_CONTINUE;
+}
+
+int cli_print_report(sqlite3 *db, int64_t run_id, bool json, bool by_class, util_diag *d)
 {
     an_report r;
     int rc = an_report_compute(db, run_id, &r, d);
@@ -28,13 +38,13 @@ int cli_print_report(sqlite3 *db, int64_t run_id, bool json, util_diag *d)
         return rc;
     }
     if (json) {
-        cJSON *o = an_report_json(&r);
+        cJSON *o = an_report_json(&r, by_class);
         char *text = cJSON_Print(o);
         printf("%s\n", text);
         free(text);
         cJSON_Delete(o);
     } else {
-        an_report_print(&r, stdout);
+        an_report_print(&r, by_class, stdout);
     }
     an_report_fini(&r);
     return fflush(stdout) ? util_diag_fail(d, "cannot write the report") : UTIL_OK;
@@ -45,11 +55,12 @@ int cli_report(int argc, char **argv)
     static const struct option longopts[] = {
         {"run", required_argument, NULL, 'r'},
         {"json", no_argument, NULL, 'j'},
+        {"by", required_argument, NULL, 'b'},
         {"help", no_argument, NULL, 'h'},
         {0, 0, 0, 0},
     };
     const char *run = NULL;
-    bool json = false;
+    bool json = false, by_class = false;
     optind = 1;
     opterr = 0;
     int c;
@@ -57,6 +68,9 @@ int cli_report(int argc, char **argv)
         switch (c) {
         case 'r': run = optarg; break;
         case 'j': json = true; break;
+        case 'b':
+            if (cli_parse_by("report", optarg, &by_class) != CLI_CONTINUE) return CLI_EXIT_USAGE;
+            break;
         case 'h': fputs(report_usage, stdout); return CLI_EXIT_OK;
         case ':': return cli_usage_error("report", "option '%s' needs a value", argv[optind - 1]);
         default: return cli_usage_error("report", "unknown option '%s'", argv[optind - 1]);
@@ -76,7 +90,7 @@ int cli_report(int argc, char **argv)
     sqlite3 *db = NULL;
     int rc = an_open(path, &db, &d);
     if (!rc && !run) rc = an_last_run(db, path, &run_id, &d);
-    if (!rc) rc = cli_print_report(db, run_id, json, &d);
+    if (!rc) rc = cli_print_report(db, run_id, json, by_class, &d);
     int code = cli_fail(&d, rc);
     sqlite3_close(db);
     util_diag_fini(&d);

@@ -20,7 +20,7 @@
 
 static const char run_usage[] =
     "usage: servesim run SCENARIO.json [-o FILE.db] [--set PATH=VALUE]... [--seed N]\n"
-    "                    [--json] [--quiet]\n"
+    "                    [--by class] [--json] [--quiet]\n"
     "\n"
     "Simulates the scenario, records every request in FILE.db (default servesim.db; an\n"
     "existing servesim database gains a new run), and prints the run's report.\n"
@@ -29,6 +29,7 @@ static const char run_usage[] =
     "  --set PATH=VALUE       override a scenario key, e.g. --set workload.arrival.rate_per_s=12;\n"
     "                         VALUE is read as JSON, else as a string (repeatable)\n"
     "  --seed N               override the scenario's seed\n"
+    "  --by class             add each request class's sections to the report\n"
     "  --json                 print the report as JSON\n"
     "  -q, --quiet            no progress line\n"
     "\n"
@@ -39,7 +40,7 @@ typedef struct run_opts {
     const char *scenario, *output, *seed;
     char **sets;
     int n_sets;
-    bool json, quiet;
+    bool json, quiet, by_class;
 } run_opts;
 
 static volatile sig_atomic_t interrupted;
@@ -57,6 +58,7 @@ static int parse(int argc, char **argv, run_opts *o)
         {"output", required_argument, NULL, 'o'}, {"set", required_argument, NULL, 's'},
         {"seed", required_argument, NULL, 'S'},   {"json", no_argument, NULL, 'j'},
         {"quiet", no_argument, NULL, 'q'},        {"help", no_argument, NULL, 'h'},
+        {"by", required_argument, NULL, 'b'},
         {0, 0, 0, 0},
     };
     *o = (run_opts){.output = "servesim.db"};
@@ -71,6 +73,9 @@ static int parse(int argc, char **argv, run_opts *o)
         case 'S': o->seed = optarg; break;
         case 'j': o->json = true; break;
         case 'q': o->quiet = true; break;
+        case 'b':
+            if (cli_parse_by("run", optarg, &o->by_class) != CLI_CONTINUE) return CLI_EXIT_USAGE;
+            break;
         case 'h': fputs(run_usage, stdout); return CLI_EXIT_OK;
         case ':': return cli_usage_error("run", "option '%s' needs a value", argv[optind - 1]);
         default: return cli_usage_error("run", "unknown option '%s'", argv[optind - 1]);
@@ -194,7 +199,7 @@ int cli_run(int argc, char **argv)
         int64_t run_id = 0;
         int src = simulate(&o, &sc, rec, &run_id, &d);
         if (src == UTIL_OK || src == UTIL_EINTR) {
-            rc = cli_print_report(sim_recorder_db(rec), run_id, o.json, &d);
+            rc = cli_print_report(sim_recorder_db(rec), run_id, o.json, o.by_class, &d);
             if (!rc) rc = src;
         } else {
             sim_recorder_abort(rec);

@@ -154,9 +154,9 @@ static int simulate(const char *data, const mdl_catalog *cat, vcase *c, util_dia
     }
     an_report r;
     if (!rc && !(rc = an_report_compute(sim_recorder_db(rec), run, &r, d))) {
-        c->predicted[TTFT] = r.ttft;
-        c->predicted[TPOT] = r.tpot;
-        c->predicted[E2E] = r.e2e;
+        c->predicted[TTFT] = r.req.ttft;
+        c->predicted[TPOT] = r.req.tpot;
+        c->predicted[E2E] = r.req.e2e;
         an_report_fini(&r);
     }
     sim_recorder_close(rec);

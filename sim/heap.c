@@ -4,10 +4,12 @@
  * so entries with equal `at` leave in the order they came, like libuv's
  * timers (timeout, then start_id).  An entry may be tracked: the heap keeps
  * its current position in *slot, so that its owner can bring it forward
- * (a replica cutting a decode run short) instead of leaving a stale event.
+ * (a replica cutting a decode run short) or remove it (a finished request's
+ * time-out) instead of leaving a stale event.
  */
 #include "sim_int.h"
 
+#include <assert.h>
 #include <stdlib.h>
 
 static inline bool before(const sim__event *a, const sim__event *b)
@@ -64,26 +66,48 @@ void sim__heap_push(sim__heap *h, int64_t at, sim__handler fn, void *subject, in
 
 void sim__heap_earlier(sim__heap *h, size_t i, int64_t at)
 {
+    assert(i < h->n && at < h->a[i].at);
     sim__event ev = h->a[i];
     ev.at = at;
     ev.seq = h->next_seq++; /* as if pushed now: FIFO among equal times holds */
     sift_up(h, i, ev);
 }
 
+/* Moves ev down from position i (of a heap of n) to where it belongs. */
+static void sift_down(sim__heap *h, size_t i, sim__event ev)
+{
+    for (size_t n = h->n;;) { /* move the smaller child up until ev fits */
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && before(&h->a[c + 1], &h->a[c])) c++;
+        if (!before(&h->a[c], &ev)) break;
+        place(h, i, &h->a[c]);
+        i = c;
+    }
+    place(h, i, &ev);
+}
+
+/* Fills the hole at position i with the last entry. */
+static void fill(sim__heap *h, size_t i)
+{
+    sim__event last = h->a[--h->n];
+    if (i == h->n) return;
+    if (i > 0 && before(&last, &h->a[(i - 1) / 2])) sift_up(h, i, last);
+    else sift_down(h, i, last);
+}
+
 bool sim__heap_pop(sim__heap *h, sim__event *out)
 {
     if (h->n == 0) return false;
     *out = h->a[0];
-    sim__event last = h->a[--h->n];
-    size_t i = 0, n = h->n;
-    for (;;) { /* sift down: move the smaller child up until last fits */
-        size_t c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && before(&h->a[c + 1], &h->a[c])) c++;
-        if (!before(&h->a[c], &last)) break;
-        place(h, i, &h->a[c]);
-        i = c;
-    }
-    if (n) place(h, i, &last);
+    if (out->slot) *out->slot = SIM__NO_SLOT; /* its owner must not move it now */
+    fill(h, 0);
     return true;
+}
+
+void sim__heap_remove(sim__heap *h, size_t i)
+{
+    assert(i < h->n);
+    if (h->a[i].slot) *h->a[i].slot = SIM__NO_SLOT;
+    fill(h, i);
 }

@@ -90,8 +90,23 @@ const char sim_recorder_schema_sql[] =
     "  peak_flops REAL NOT NULL,"
     "  peak_bw REAL NOT NULL,"
     "  PRIMARY KEY (run_id, replica));"
+    "CREATE TABLE tasks ("
+    "  run_id INTEGER NOT NULL REFERENCES runs(id),"
+    "  id INTEGER NOT NULL,"
+    "  class TEXT NOT NULL,"
+    "  status TEXT NOT NULL,"
+    "  start_s REAL NOT NULL,"
+    "  finish_s REAL,"
+    "  calls INTEGER NOT NULL,"
+    "  slow_calls INTEGER NOT NULL,"
+    "  PRIMARY KEY (run_id, id));"
+    "CREATE VIEW task_metrics AS SELECT"
+    "  run_id, id, class, status, start_s, calls, slow_calls,"
+    "  finish_s - start_s AS e2e_s"
+    "  FROM tasks;"
     "CREATE VIEW request_metrics AS SELECT"
-    "  run_id, id, replica, class, status, arrival_s, prompt_tokens, output_tokens,"
+    "  run_id, id, replica, class, task_id, call_index, slow, status, arrival_s,"
+    "  prompt_tokens, output_tokens,"
     "  first_token_s - arrival_s AS ttft_s,"
     "  CASE WHEN output_tokens >= 2"
     "       THEN (finish_s - first_token_s) / (output_tokens - 1) END AS tpot_s,"
@@ -116,7 +131,7 @@ struct sim_recorder {
     bool need_schema; /* empty database: create the tables in the run's transaction */
     bool in_txn;
     int64_t run_id;
-    sqlite3_stmt *ins_request, *ins_replica;
+    sqlite3_stmt *ins_request, *ins_replica, *ins_task;
     char *error; /* message of a failed sink callback */
 };
 
@@ -210,8 +225,9 @@ static int prepare(sim_recorder *r, util_diag *d)
                               "call_index, arrival_s, enqueue_s, first_scheduled_s, "
                               "first_token_s, finish_s, prompt_tokens, output_tokens, "
                               "preemptions, slow, status, decode_replica, decode_enqueue_s) "
-                              "VALUES (?1, ?2, ?3, NULL, NULL, NULL, ?4, ?5, ?6, ?7, ?8, ?9, "
+                              "VALUES (?1, ?2, ?3, ?16, ?17, ?18, ?4, ?5, ?6, ?7, ?8, ?9, "
                               "?10, ?11, ?12, ?13, ?14, ?15)";
+    static const char task[] = "INSERT INTO tasks VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
     static const char rep[] = "INSERT INTO replicas (run_id, replica, pool, gpu, model, gpus, "
                               "busy_s, prefill_s, decode_s, iterations, flops, bytes, "
                               "batch_seq_s, kv_capacity_tokens, kv_peak_tokens, preemptions, "
@@ -220,7 +236,8 @@ static int prepare(sim_recorder *r, util_diag *d)
                               "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
                               "?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)";
     if (sqlite3_prepare_v2(r->db, req, -1, &r->ins_request, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(r->db, rep, -1, &r->ins_replica, NULL) != SQLITE_OK)
+        sqlite3_prepare_v2(r->db, rep, -1, &r->ins_replica, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(r->db, task, -1, &r->ins_task, NULL) != SQLITE_OK)
         return db_fail(r, d, "cannot prepare");
     return UTIL_OK;
 }
@@ -308,6 +325,14 @@ static int insert_request(sim_recorder *r, const sim_request_row *row)
     sqlite3_bind_text(st, 13, row->status, -1, SQLITE_STATIC);
     bind_replica(st, 14, row->decode_replica);
     bind_time(st, 15, row->decode_enqueue_s);
+    sqlite3_bind_text(st, 16, row->cls, -1, SQLITE_STATIC);
+    if (row->task_id < 0) {
+        sqlite3_bind_null(st, 17);
+        sqlite3_bind_null(st, 18);
+    } else {
+        sqlite3_bind_int64(st, 17, row->task_id);
+        sqlite3_bind_int(st, 18, row->call_index);
+    }
     return step_reset(r, st);
 }
 
@@ -384,9 +409,24 @@ static int put_replica(void *ctx, const sim_replica_row *row)
     return step_reset(r, st);
 }
 
+static int put_task(void *ctx, const sim_task_row *row)
+{
+    sim_recorder *r = ctx;
+    sqlite3_stmt *st = r->ins_task;
+    sqlite3_bind_int64(st, 1, r->run_id);
+    sqlite3_bind_int64(st, 2, row->id);
+    sqlite3_bind_text(st, 3, row->cls, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 4, row->status, -1, SQLITE_STATIC);
+    sqlite3_bind_double(st, 5, row->start_s);
+    bind_time(st, 6, row->finish_s);
+    sqlite3_bind_int(st, 7, row->calls);
+    sqlite3_bind_int(st, 8, row->slow_calls);
+    return step_reset(r, st);
+}
+
 sim_sink sim_recorder_sink(sim_recorder *r)
 {
-    return (sim_sink){.ctx = r, .request = put_request, .replica = put_replica};
+    return (sim_sink){.ctx = r, .request = put_request, .replica = put_replica, .task = put_task};
 }
 
 const char *sim_recorder_error(const sim_recorder *r)
@@ -398,7 +438,8 @@ static void finalize(sim_recorder *r)
 {
     sqlite3_finalize(r->ins_request);
     sqlite3_finalize(r->ins_replica);
-    r->ins_request = r->ins_replica = NULL;
+    sqlite3_finalize(r->ins_task);
+    r->ins_request = r->ins_replica = r->ins_task = NULL;
 }
 
 int sim_recorder_finish(sim_recorder *r, const char *status, double sim_end_s, double wall_s,

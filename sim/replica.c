@@ -153,7 +153,10 @@ void sim__replica_enqueue(sim__replica *rp, sim__request *r)
         return;
     }
     sim__queue_push(rp->q, r);
-    if (rp->q == &rp->own) rp->outstanding++;
+    if (rp->q == &rp->own) {
+        rp->outstanding++;
+        r->holder = rp;
+    }
 }
 
 /* ---- moves the schedulers make ---- */
@@ -177,6 +180,7 @@ void sim__admit(sim__replica *rp, sim__request *r)
 {
     sim__queue_pop(rp->q);
     if (rp->q != &rp->own) rp->outstanding++; /* from the central queue: now it is ours */
+    r->holder = rp;
     if (r->state == SIM__ARRIVED_KV) r->decode_replica = rp->id;
     else r->replica = rp->id;
     if (r->sched_ns < 0) r->sched_ns = rp->e->now;
@@ -198,7 +202,7 @@ void sim__decoder_join(sim__replica *rp, sim__request *r, int64_t cached)
     r->ctx_off = cached + 1 - rp->step; /* its first step attends cached + 1 tokens */
     r->first_step = rp->step;
     r->finish_step = rp->step + (r->output - r->generated) - 1;
-    sim__heap_push(&rp->finishing, r->finish_step, NULL, r, r->epoch);
+    sim__heap_push_tracked(&rp->finishing, r->finish_step, NULL, r, 0, &r->finish_slot);
     rp->n_decode++;
     rp->ctx_base += r->ctx_off;
     if (reserves(rp)) return; /* its blocks were reserved whole at admission */
@@ -207,21 +211,29 @@ void sim__decoder_join(sim__replica *rp, sim__request *r, int64_t cached)
     sim__kv_add(&rp->kv, r->ctx_off + rp->step);
 }
 
+/* r stops decoding before its last token: out of the decoding set and of
+ * `finishing` (its KV blocks are the caller's to settle). */
+static void decoder_drop(sim__replica *rp, sim__request *r)
+{
+    sim__heap_remove(&rp->finishing, r->finish_slot);
+    rp->n_decode--;
+    rp->ctx_base -= r->ctx_off;
+}
+
 /* r leaves the decoders before its last token (preemption): its state is
  * brought up to the current step. */
 static void decoder_leave(sim__replica *rp, sim__request *r)
 {
     r->generated += (int32_t)(rp->step - r->first_step);
     sim__kv_remove(&rp->kv, r->ctx_off + rp->step);
-    rp->n_decode--;
-    rp->ctx_base -= r->ctx_off;
-    r->epoch++; /* its entry in `finishing` is now stale */
+    decoder_drop(rp, r);
 }
 
 /* ---- prefix caching of preempted sequences ---- */
 
 static void victim_push(sim__replica *rp, sim__request *r, int64_t blocks)
 {
+    r->cache_owner = rp;
     r->cached_blocks = blocks;
     r->victim_next = NULL;
     if (rp->victims_tail) rp->victims_tail->victim_next = r;
@@ -230,9 +242,10 @@ static void victim_push(sim__replica *rp, sim__request *r, int64_t blocks)
     rp->cached_free += blocks;
 }
 
-void sim__claim_prefix(sim__replica *rp, sim__request *r)
+void sim__claim_prefix(sim__request *r)
 {
-    if (r->cached_blocks == 0) return;
+    sim__replica *rp = r->cache_owner;
+    if (!rp || r->cached_blocks == 0) return;
     sim__request **p = &rp->victims, *prev = NULL;
     while (*p && *p != r) prev = *p, p = &(*p)->victim_next;
     if (*p) {
@@ -262,7 +275,8 @@ void sim__settle_cache(sim__replica *rp)
 
 int64_t sim__cached_prefix(const sim__replica *rp, const sim__request *r)
 {
-    if (r->state != SIM__WAITING || r->cached_blocks == 0) return r->cached;
+    if (r->state != SIM__WAITING || r->cached_blocks == 0 || r->cache_owner != rp)
+        return r->cached;
     int64_t tokens = r->cached_blocks * rp->pool->block_tokens;
     /* at least the last token is computed again, to produce the next one */
     return tokens < r->prefill_target - 1 ? tokens : r->prefill_target - 1;
@@ -324,6 +338,76 @@ void sim__swap_in(sim__replica *rp)
     sim__decoder_join(rp, r, cached);
 }
 
+/* ---- time-outs ---- */
+
+void sim__drop_dead_heads(sim__replica *rp)
+{
+    sim__request *r;
+    while ((r = rp->q->head) && r->dead) {
+        sim__queue_pop(rp->q);
+        sim__claim_prefix(r);
+        sim__request_free(rp->e, r);
+    }
+}
+
+void sim__request_cancel(sim_engine *e, sim__request *r)
+{
+    r->dead = true;
+    sim__replica *rp = r->holder;
+    switch ((sim__state)r->state) {
+    case SIM__SENDING:      /* dropped when it reaches the router */
+    case SIM__TRANSFERRING: /* dropped when it reaches the decode pool */
+        return;
+    case SIM__WAITING:
+    case SIM__ARRIVED_KV: /* dropped when it reaches the head of its queue */
+        if (rp && rp->q == &rp->own) rp->outstanding--;
+        return;
+    case SIM__SWAPPED:
+        queue_remove(&rp->swapped, r);
+        rp->outstanding--;
+        sim__request_free(e, r);
+        return;
+    case SIM__PREFILLING:
+    case SIM__DECODING: sim__replica_cancel(rp, r); return;
+    }
+}
+
+static void cut_run(sim__replica *rp);
+
+void sim__replica_cancel(sim__replica *rp, sim__request *r)
+{
+    rp->n_dead++;
+    if (rp->busy && rp->run_decode_only) cut_run(rp); /* vLLM aborts between steps */
+}
+
+/* Timed-out sequences leave the batch: their blocks are freed (a static
+ * batch's slot keeps padding until the batch ends). */
+static void reap(sim__replica *rp)
+{
+    for (sim__request *r = rp->run_head, *next; r && rp->n_dead; r = next) {
+        next = r->run_next;
+        if (!r->dead) continue;
+        rp->n_dead--;
+        if (r->state == SIM__DECODING) {
+            decoder_drop(rp, r);
+            if (reserves(rp)) {
+                rp->n_ghost++;
+                rp->ghost_ctx_off += r->ctx_off;
+            } else {
+                sim__kv_remove(&rp->kv, r->ctx_off + rp->step);
+            }
+        } else if (!reserves(rp)) {
+            rp->kv_other -= r->blocks;
+            queue_remove(&rp->partial, r);
+        }
+        for (int i = 0; i < rp->n_chunks; i++)
+            if (rp->chunks[i] == r) rp->chunks[i] = NULL;
+        run_remove(rp, r);
+        rp->outstanding--;
+        sim__request_free(rp->e, r);
+    }
+}
+
 /* ---- the life of an iteration ---- */
 
 static void kick(sim_engine *e, void *subject, int64_t arg)
@@ -342,8 +426,6 @@ static void schedule_kick(sim__replica *rp)
     rp->kick_pending = true;
     sim__heap_push(&rp->e->events, rp->e->now, kick, rp, 0);
 }
-
-static void cut_run(sim__replica *rp);
 
 void sim__replica_wake(sim__replica *rp)
 {
@@ -374,16 +456,11 @@ static void schedule_end(sim__replica *rp, int64_t end_ns)
                            &rp->end_slot);
 }
 
-/* The earliest live entry of `finishing` (stale ones, left by preemption,
- * are dropped on the way). */
-static const sim__event *next_finish(sim__replica *rp)
+/* The decoder that finishes first.  Every entry is live: a sequence that
+ * leaves early takes its entry with it. */
+static const sim__event *next_finish(const sim__replica *rp)
 {
-    const sim__event *top;
-    sim__event ev;
-    while ((top = sim__heap_top(&rp->finishing)) &&
-           (uint32_t)top->arg != ((sim__request *)top->subject)->epoch)
-        sim__heap_pop(&rp->finishing, &ev);
-    return top;
+    return sim__heap_top(&rp->finishing);
 }
 
 /* Decode steps until the next finish, but never into a step whose KV need
@@ -452,18 +529,24 @@ static void start_iteration(sim__replica *rp)
 }
 
 /* An admissible request arrived during a decode run: end the run with the
- * step in progress, the first boundary at or after now. */
+ * step in progress, the first boundary at or after now.  Nothing to do when
+ * the run is ending now: its end event is being handled (a completion that
+ * sends a new call, an agent's aggregation, lands here), and the replica
+ * plans its next iteration next. */
 static void cut_run(sim__replica *rp)
 {
+    if (rp->end_slot == SIM__NO_SLOT) return;
     int64_t k = rp->run_last - rp->step + 1, lo = 1, hi = k;
     while (lo < hi) { /* smallest m whose boundary, start + run_ns(m), is at or after now */
         int64_t mid = lo + (hi - lo) / 2;
         if (rp->run_start_ns + run_ns(rp, mid) >= rp->e->now) hi = mid;
         else lo = mid + 1;
     }
-    if (lo == k) return; /* the run ends with the step in progress anyway */
+    int64_t end = after_start(rp, rp->run_start_ns + run_ns(rp, lo));
+    if (lo == k || end >= rp->e->events.a[rp->end_slot].at)
+        return; /* the run ends with the step in progress anyway */
     rp->run_last = rp->step + lo - 1;
-    sim__heap_earlier(&rp->e->events, rp->end_slot, after_start(rp, rp->run_start_ns + run_ns(rp, lo)));
+    sim__heap_earlier(&rp->e->events, rp->end_slot, end);
 }
 
 static void account(sim__replica *rp, int64_t steps)
@@ -556,6 +639,7 @@ static void finish_chunks(sim__replica *rp)
 {
     for (int i = 0; i < rp->n_chunks; i++) {
         sim__request *r = rp->chunks[i];
+        if (!r) continue; /* timed out during the iteration */
         r->cached += r->chunk;
         r->chunk = 0;
         if (r->cached < r->prefill_target) continue; /* more chunks to come */
@@ -575,6 +659,7 @@ static void iteration_end(sim_engine *e, void *subject, int64_t arg)
         rp->step += steps;
         sim__kv_advance(&rp->kv, steps);
     }
+    if (rp->n_dead) reap(rp);
     finish_decoders(rp);
     finish_chunks(rp);
     rp->busy = false;
@@ -585,17 +670,6 @@ static void iteration_end(sim_engine *e, void *subject, int64_t arg)
 }
 
 /* ---- end of a run ---- */
-
-void sim__replica_drain(sim__replica *rp)
-{
-    sim__request *r;
-    while ((r = sim__queue_pop(&rp->own))) sim__request_emit(rp->e, r, SIM_UNFINISHED, -1);
-    while ((r = sim__queue_pop(&rp->swapped))) sim__request_emit(rp->e, r, SIM_UNFINISHED, -1);
-    while ((r = rp->run_head)) {
-        run_remove(rp, r);
-        sim__request_emit(rp->e, r, SIM_UNFINISHED, -1);
-    }
-}
 
 void sim__replica_row(const sim__replica *rp, sim_replica_row *row)
 {

@@ -113,16 +113,6 @@ static const util_field cluster_fields[] = {
     {0},
 };
 
-static const util_field slo_fields[] = {
-    {.key = "ttft_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0, .max = 1e9,
-     .flags = UTIL_MIN_EXCLUSIVE, .doc = "time-to-first-token target per request"},
-    {.key = "tpot_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0, .max = 1e9,
-     .flags = UTIL_MIN_EXCLUSIVE, .doc = "time-per-output-token target (first token excluded)"},
-    {.key = "e2e_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0, .max = 1e9,
-     .flags = UTIL_MIN_EXCLUSIVE, .doc = "end-to-end latency target per request"},
-    {0},
-};
-
 const util_field sim_scenario_fields[] = {
     {.key = "name", .type = UTIL_T_STRING, .def = "\"scenario\"",
      .doc = "label stored with the run (servesim run: the file's name without .json)"},
@@ -137,7 +127,7 @@ const util_field sim_scenario_fields[] = {
      .doc = "the serving cluster"},
     {.key = "workload", .type = UTIL_T_OBJECT, .sub = wl_workload_fields,
      .flags = UTIL_REQUIRED, .doc = "the traffic"},
-    {.key = "slo", .type = UTIL_T_OBJECT, .sub = slo_fields,
+    {.key = "slo", .type = UTIL_T_OBJECT, .sub = wl_slo_fields,
      .doc = "per-request targets; each is optional"},
     {0},
 };
@@ -341,6 +331,17 @@ static int build_pools(sim_scenario *sc, cJSON *cluster, const mdl_catalog *cat,
     return rc;
 }
 
+/* Whether every arrival stream in use ends by itself: traces that do not
+ * loop. */
+static bool ends_alone(const wl_spec *w)
+{
+    for (int i = 0; i < w->n_streams; i++) {
+        if (i == 0 && !w->shared_used) continue;
+        if (w->streams[i].process != WL_TRACE || w->streams[i].loop) return false;
+    }
+    return true;
+}
+
 static int build(sim_scenario *sc, const mdl_catalog *cat, const char *base_dir, util_diag *d)
 {
     cJSON *root = sc->json, *cluster = cJSON_GetObjectItemCaseSensitive(root, "cluster");
@@ -354,10 +355,10 @@ static int build(sim_scenario *sc, const mdl_catalog *cat, const char *base_dir,
     if (!rc && build_disaggregation(sc, cluster, d)) rc = UTIL_EINPUT;
     if (wl_spec_from_json(get(root, "workload"), "workload", base_dir, &sc->workload, d))
         rc = UTIL_EINPUT;
-    bool stops = sc->stop_requests > 0 || sc->stop_duration_s > 0;
-    if (!stops && sc->workload.arrival.process != WL_TRACE)
+    if (!rc && !(sc->stop_requests > 0 || sc->stop_duration_s > 0) && !ends_alone(&sc->workload))
         rc = util_diag_add(d, "stop: set requests, duration_s or both (arrivals stop at "
-                              "whichever comes first; a trace also stops at its end)");
+                              "whichever comes first; traces that do not loop also stop at "
+                              "their end)");
     return rc;
 }
 

@@ -76,14 +76,14 @@ static void admit_waiting(sim__replica *rp, int64_t *budget, bool chunking)
 {
     const sim_pool *p = rp->pool;
     sim__request *r;
-    while ((r = rp->q->head) && rp->n_running < p->max_batch) {
+    while ((sim__drop_dead_heads(rp), r = rp->q->head) && rp->n_running < p->max_batch) {
         bool kv_arrived = r->state == SIM__ARRIVED_KV;
         int64_t chunk = kv_arrived ? 0 : head_chunk(rp, r, *budget, chunking);
         if (!kv_arrived && chunk <= 0) break;
         int64_t need = head_blocks(rp, r, chunk);
         if (sim__replica_free_blocks(rp) < need) break;
         r->cached = sim__cached_prefix(rp, r); /* a preempted sequence's surviving prefix */
-        sim__claim_prefix(rp, r);
+        sim__claim_prefix(r);
         sim__admit(rp, r);
         if (kv_arrived) {
             sim__decoder_join(rp, r, r->cached);
@@ -146,6 +146,7 @@ static void plan_static(sim__replica *rp)
         rp->decodes = true;
         return;
     }
+    sim__drop_dead_heads(rp);
     const sim__request *head = rp->q->head;
     if (!head) return;
     int64_t deadline = head->enqueue_ns + sim__ns(p->batch_timeout_s);
@@ -157,7 +158,7 @@ static void plan_static(sim__replica *rp)
         return;
     }
     sim__request *r;
-    while ((r = rp->q->head) && rp->n_running < p->max_batch) {
+    while ((sim__drop_dead_heads(rp), r = rp->q->head) && rp->n_running < p->max_batch) {
         int64_t need = blocks_for(rp, (int64_t)r->prompt + r->output); /* reserved whole */
         if (sim__replica_free_blocks(rp) < need) break;
         sim__admit(rp, r);
@@ -179,9 +180,10 @@ void sim__plan(sim__replica *rp)
     sim__settle_cache(rp);
 }
 
-bool sim__can_admit_head(const sim__replica *rp)
+bool sim__can_admit_head(sim__replica *rp)
 {
     const sim_pool *p = rp->pool;
+    sim__drop_dead_heads(rp);
     const sim__request *r = rp->q->head;
     if (!r || p->policy == SIM_STATIC || rp->n_running >= p->max_batch) return false;
     if (p->policy == SIM_PREFILL_FIRST && rp->swapped.n) return false;

@@ -93,9 +93,14 @@ void sim_scenario_fini(sim_scenario *sc);
 #define SIM_COMPLETED "completed"
 #define SIM_REJECTED "rejected"     /* can never fit this replica; refused at arrival */
 #define SIM_UNFINISHED "unfinished" /* still in flight when the run was interrupted */
+#define SIM_TIMED_OUT "timed_out"   /* its client gave up (workload.timeout_s) */
+#define SIM_FAILED "failed"         /* a task: one of its calls was rejected or timed out */
 
 typedef struct sim_request_row {
     int64_t id;
+    const char *cls;      /* its class's name */
+    int64_t task_id;      /* its agent task, or -1 */
+    int32_t call_index;   /* its place in the task (0, 1, ...), or -1 */
     int replica;        /* that prefilled it; -1 when it never reached one */
     int decode_replica; /* disaggregated: that decoded it; -1 otherwise */
     const char *status;
@@ -123,12 +128,24 @@ typedef struct sim_replica_row {
     double peak_flops, peak_bw; /* datasheet peaks of all its GPUs, for MFU and MBU */
 } sim_replica_row;
 
+/* One agent task: a user-visible job of several model calls. */
+typedef struct sim_task_row {
+    int64_t id;
+    const char *cls;
+    const char *status;   /* SIM_COMPLETED, SIM_FAILED or SIM_UNFINISHED */
+    double start_s;       /* its first call was sent */
+    double finish_s;      /* its last call finished (NAN unless completed) */
+    int32_t calls;        /* calls made */
+    int32_t slow_calls;   /* of them, stragglers */
+} sim_task_row;
+
 /* Where facts go.  A callback returning non-zero stops the run (the sink
  * keeps its own error message). */
 typedef struct sim_sink {
     void *ctx;
     int (*request)(void *ctx, const sim_request_row *row);
     int (*replica)(void *ctx, const sim_replica_row *row);
+    int (*task)(void *ctx, const sim_task_row *row); /* may be NULL */
 } sim_sink;
 
 /* ---- engine ---- */

@@ -48,12 +48,18 @@ typedef struct sim__heap {
 void sim__heap_init(sim__heap *h);
 void sim__heap_fini(sim__heap *h);
 void sim__heap_push(sim__heap *h, int64_t at, sim__handler fn, void *subject, int64_t arg);
+/* Where a tracked entry is once it has left the heap. */
+#define SIM__NO_SLOT SIZE_MAX
+
 /* As sim__heap_push, keeping the entry's position in *slot while it is in
- * the heap. */
+ * the heap; when it leaves, *slot becomes SIM__NO_SLOT. */
 void sim__heap_push_tracked(sim__heap *h, int64_t at, sim__handler fn, void *subject,
                             int64_t arg, size_t *slot);
-/* Brings the entry at position i forward to an earlier time at. */
+/* Brings the entry at position i forward to at, which must be earlier than
+ * its time (a later one would need a sift down). */
 void sim__heap_earlier(sim__heap *h, size_t i, int64_t at);
+/* Removes the tracked entry at position i, unrun. */
+void sim__heap_remove(sim__heap *h, size_t i);
 /* Removes the earliest entry into *out; false when empty. */
 bool sim__heap_pop(sim__heap *h, sim__event *out);
 static inline const sim__event *sim__heap_top(const sim__heap *h)
@@ -64,6 +70,7 @@ static inline const sim__event *sim__heap_top(const sim__heap *h)
 /* ---- requests ---- */
 
 typedef enum sim__state {
+    SIM__SENDING,     /* on its way to the router (pre-model delay, straggler) */
     SIM__WAITING,     /* in a queue, to be prefilled (again, after a recompute preemption) */
     SIM__PREFILLING,  /* admitted; its prompt (or recompute) tokens are being computed */
     SIM__DECODING,    /* producing one token per decode step */
@@ -72,10 +79,17 @@ typedef enum sim__state {
     SIM__ARRIVED_KV,  /* disaggregated: its KV cache is at a decode replica, waiting to decode */
 } sim__state;
 
+struct sim__task;
+struct sim__replica;
+
 typedef struct sim__request {
     struct sim__request *next;             /* link in one FIFO queue */
     struct sim__request *run_prev, *run_next; /* running list, in order of admission */
-    int64_t id;
+    int64_t id; /* -1 while the struct is free */
+    struct sim__task *task;        /* its agent task, or NULL */
+    struct sim__replica *holder;   /* the replica whose queue or batch holds it, or NULL */
+    struct sim__replica *cache_owner; /* prefix caching: the replica caching its blocks */
+    int32_t cls, call_index;
     int64_t arrival_ns, enqueue_ns, sched_ns, first_token_ns, decode_enqueue_ns; /* -1: not yet */
     int32_t prompt, output;
     int32_t generated;      /* tokens generated so far (decoding: as of joining the decoders) */
@@ -87,11 +101,25 @@ typedef struct sim__request {
     struct sim__request *victim_next; /* prefix caching: the replica's preempted, oldest first */
     int64_t ctx_off;        /* decoding: context at decode step s is ctx_off + s */
     int64_t first_step, finish_step;
-    uint32_t epoch;         /* bumped when it leaves the decoders early: stale heap entries */
+    size_t finish_slot;     /* its entry in the replica's `finishing` heap, or SIM__NO_SLOT */
     int32_t replica, decode_replica, user, preemptions;
     uint8_t state;
     bool in_running;
+    bool slow; /* a straggler */
+    bool dead; /* timed out: already recorded; dropped by whoever holds it */
+    size_t timeout_slot; /* its pending time-out in the event heap, or SIM__NO_SLOT */
 } sim__request;
+
+/* An agent task in flight. */
+typedef struct sim__task {
+    struct sim__task *next, *prev; /* the engine's live tasks; next: the free list */
+    int64_t id, start_ns;
+    int32_t cls, user;
+    int32_t calls_sent, outstanding, slow_calls;
+    int64_t carried;       /* sequential: the next prompt (prompt, outputs, tool results) */
+    int64_t fanout_output; /* map_reduce: tokens the fan-out produced */
+    bool failed;
+} sim__task;
 
 /* ---- queues ---- */
 
@@ -155,7 +183,7 @@ typedef struct sim__replica {
     int32_t n_running;
     int64_t outstanding; /* requests routed here and not yet gone: for the router */
     /* the decoding set */
-    sim__heap finishing; /* key: decode step of the last token; arg: epoch */
+    sim__heap finishing; /* decoders by the step of their last token (tracked entries) */
     int32_t n_decode;
     int64_t ctx_base;    /* sum of ctx_off; context sum at step s = ctx_base + n_decode * s */
     int64_t step;        /* decode steps run so far: the next one is `step` */
@@ -169,6 +197,7 @@ typedef struct sim__replica {
     /* static batching: finished members still padding the batch */
     int32_t n_ghost;
     int64_t ghost_ctx_off;
+    int32_t n_dead; /* timed-out sequences in the batch, dropped at the step's end */
     bool static_timer_pending;
     /* this iteration */
     sim__request **chunks; /* requests with a prefill chunk in it */
@@ -211,21 +240,31 @@ struct sim_engine {
     sim__request *free_list;
     sim__slab *slabs;
     /* arrivals */
-    wl_record next;        /* the open loop's next request */
+    wl_record *next;       /* per stream: the open loop's next request */
+    int32_t *user_stream;  /* per closed-loop user: its stream */
     util_diag error;       /* why the source failed */
     bool failed;
     int64_t stop_ns;       /* arrivals at or after this time are not made */
-    int64_t arrived, done;
+    int64_t arrived, done, next_request_id, next_task_id;
+    sim__task *tasks, *free_tasks;
 };
 
 int64_t sim__ns(double seconds);
 sim__request *sim__request_new(sim_engine *e);
 void sim__request_free(sim_engine *e, sim__request *r);
-/* Emits a request row with its final status and returns it to the pool. */
-void sim__request_emit(sim_engine *e, sim__request *r, const char *status, int64_t finish_ns);
-/* A request has left the system (completed or rejected): emitted, counted,
- * and its closed-loop user may send the next one. */
+/* Writes a request's row with its final status. */
+void sim__request_record(sim_engine *e, const sim__request *r, const char *status,
+                         int64_t finish_ns);
+/* A request has left the system (completed or rejected): recorded, counted,
+ * returned to the pool, and its task or closed-loop user told. */
 void sim__request_done(sim_engine *e, sim__request *r, const char *status, int64_t finish_ns);
+/* A timed-out request (already recorded) leaves wherever it is: freed now,
+ * or marked dead for whoever holds it to drop. */
+void sim__request_cancel(sim_engine *e, sim__request *r);
+void sim__task_record(sim_engine *e, const sim__task *t, const char *status, int64_t finish_ns);
+/* Arrivals: a stream's next open-loop arrival, a closed-loop user's send. */
+void sim__schedule_arrival(sim_engine *e, int stream);
+void sim__user_send(sim_engine *e, void *subject, int64_t user);
 /* Routes a request to a replica of a group (the router's policy). */
 void sim__route(sim_engine *e, sim__group *g, sim__request *r);
 /* A prefilled request of a disaggregated cluster leaves for the decode pool;
@@ -241,8 +280,11 @@ void sim__replica_enqueue(sim__replica *rp, sim__request *r);
 void sim__replica_wake(sim__replica *rp);
 /* Free KV blocks: for the least_kv router. */
 int64_t sim__replica_free_blocks(const sim__replica *rp);
-/* Emits every request still held as unfinished (interrupted run). */
-void sim__replica_drain(sim__replica *rp);
+/* A timed-out request in the replica's batch or swap space: dropped at the
+ * end of the step in progress (a decode run is cut there), or at once. */
+void sim__replica_cancel(sim__replica *rp, sim__request *r);
+/* Timed-out requests at the head of its queue leave it. */
+void sim__drop_dead_heads(sim__replica *rp);
 
 /* ---- scheduling (sched.c) and the moves it makes (replica.c) ---- */
 
@@ -251,7 +293,7 @@ void sim__replica_drain(sim__replica *rp);
 void sim__plan(sim__replica *rp);
 /* Whether the next iteration could take the head of the queue: a request
  * arriving during a decode run then cuts the run short. */
-bool sim__can_admit_head(const sim__replica *rp);
+bool sim__can_admit_head(sim__replica *rp);
 
 void sim__run_append(sim__replica *rp, sim__request *r);
 void sim__add_chunk(sim__replica *rp, sim__request *r, int64_t tokens);
@@ -265,8 +307,9 @@ void sim__settle_cache(sim__replica *rp);
 /* Prefix caching: how many of a waiting request's prompt + generated tokens
  * are still in the cache (its recompute starts after them). */
 int64_t sim__cached_prefix(const sim__replica *rp, const sim__request *r);
-/* The request leaves the victims' list (its cached blocks are now its own). */
-void sim__claim_prefix(sim__replica *rp, sim__request *r);
+/* The request leaves its caching replica's victims (its blocks are now its
+ * own, or forgotten). */
+void sim__claim_prefix(sim__request *r);
 void sim__replica_row(const sim__replica *rp, sim_replica_row *row);
 
 #endif /* SIM_INT_H */

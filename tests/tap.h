@@ -82,12 +82,17 @@ static inline bool tap__report(bool ok, const char *file, int line, const char *
 static inline void tap_diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static inline void tap_diag(const char *fmt, ...)
 {
+    char buf[4096];
     va_list ap;
     va_start(ap, fmt);
-    printf("# ");
-    vprintf(fmt, ap);
-    printf("\n");
+    vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
+    /* every line a comment, so that a multi-line message cannot break TAP */
+    for (char *line = buf, *end; *line; line = end + 1) {
+        end = strchr(line, '\n');
+        if (!end) end = line + strlen(line) - 1;
+        printf("# %.*s\n", (int)(end - line + (*end != '\n')), line);
+    }
 }
 
 static inline int tap_done(void)

@@ -235,6 +235,56 @@ static void test_catalog_keys(void)
     drop(&r);
 }
 
+/* Classes and agent tasks from the command line: --by class, and a trace
+ * with a malformed row refused before any database is made. */
+static void test_classes(void)
+{
+    char *agents = util_xasprintf("%s/examples/agents.json", root), *db = in_dir("agents.db");
+    result r = sv("run", agents, "-o", db, "--set", "stop.duration_s=60", "-q", "--by", "class",
+                  NULL);
+    ok(r.status == 0, "the agents example runs");
+    has_str(r.out, "\nclass \"chat\"\n", "--by class prints each class");
+    has_str(r.out, "tasks: ", "and the agent tasks");
+    drop(&r);
+    r = sv("report", db, "--json", NULL);
+    cJSON *j = cJSON_Parse(r.out);
+    ok(j && util_json_get(j, "classes.agent.tasks.any_slow_fraction") &&
+           util_json_get(j, "classes.research.ttft_s.p99") &&
+           util_json_get(j, "tasks.e2e_s.p50") && util_json_get(j, "requests.timed_out"),
+       "the JSON report has classes, tasks and timed_out");
+    ok(util_json_number(j, "classes.agent.slo.e2e_s", 0) == 5 &&
+           util_json_number(j, "classes.agent.slo.ttft_s", 0) == 1,
+       "a class's SLO: its own keys, the scenario's for the rest");
+    cJSON_Delete(j);
+    drop(&r);
+    r = sv("report", db, "--by", "user", NULL);
+    ok(r.status == 2 && strstr(r.err, "--by user"), "--by names a grouping that exists");
+    drop(&r);
+    unlink(db);
+
+    char *trace = in_dir("bad.csv"), *scen = in_dir("trace.json");
+    FILE *f = fopen(trace, "w");
+    fputs("arrival_time_s,input_tokens,output_tokens\n0.1,10,10\n0.2,-4,10\n", f);
+    fclose(f);
+    f = fopen(scen, "w");
+    fputs("{\"cluster\": {\"gpu\": \"h100-sxm\", \"model\": \"llama-3.1-8b\"}, \"workload\": "
+          "{\"arrival\": {\"process\": \"trace\", \"path\": \"bad.csv\"}}}",
+          f);
+    fclose(f);
+    r = sv("run", scen, "-o", db, NULL);
+    ok(r.status == 2 && strstr(r.err, "bad.csv:3:") && access(db, F_OK) != 0,
+       "a malformed trace row (relative to the scenario) is bad input, at FILE:LINE, and no "
+       "database is made");
+    tap_diag("%s", r.err);
+    drop(&r);
+    unlink(trace);
+    unlink(scen);
+    free(trace);
+    free(scen);
+    free(agents);
+    free(db);
+}
+
 /* Ctrl-C: the run stops, keeps its rows, is marked interrupted, exits 130. */
 static void test_interrupt(const char *quick)
 {
@@ -275,6 +325,7 @@ int main(int argc, char **argv)
     test_run_and_report(quick);
     test_bad_input(quick);
     test_catalog_keys();
+    test_classes();
     test_interrupt(quick);
     const char *junk[] = {"a.db", "notes.txt", "broken.json", "stdout", "stderr", NULL};
     for (const char **p = junk; *p; p++) {

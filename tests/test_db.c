@@ -90,7 +90,7 @@ static void test_report(sqlite3 *db)
     ok(an_report_compute(db, 1, &r, &d) == 0, "report of run 1");
     is_str(r.name, "hand", "name");
     is_str(r.status, "completed", "status");
-    ok(r.arrived == 10 && r.completed == 9 && r.measured == 7 && r.rejected == 1,
+    ok(r.req.arrived == 10 && r.req.completed == 9 && r.req.measured == 7 && r.req.rejected == 1,
        "counts: 10 arrived, 9 completed, 7 measured after warm-up, 1 rejected");
 
     double m[10];
@@ -99,20 +99,20 @@ static void test_report(sqlite3 *db)
         if (i != 8) m[n++] = ttft[i];
     double mean = 0;
     for (int i = 0; i < n; i++) mean += m[i] / n;
-    is_near(r.ttft.mean, mean, 1e-12, "TTFT mean over measured requests");
-    is_near(r.ttft.p50, np_percentile(m, n, 0.5), 1e-12, "TTFT p50 by linear interpolation");
-    is_near(r.ttft.p90, np_percentile(m, n, 0.9), 1e-12, "TTFT p90");
-    is_near(r.ttft.p99, np_percentile(m, n, 0.99), 1e-12, "TTFT p99");
-    is_near(r.ttft.max, 0.9, 1e-12, "TTFT max");
+    is_near(r.req.ttft.mean, mean, 1e-12, "TTFT mean over measured requests");
+    is_near(r.req.ttft.p50, np_percentile(m, n, 0.5), 1e-12, "TTFT p50 by linear interpolation");
+    is_near(r.req.ttft.p90, np_percentile(m, n, 0.9), 1e-12, "TTFT p90");
+    is_near(r.req.ttft.p99, np_percentile(m, n, 0.99), 1e-12, "TTFT p99");
+    is_near(r.req.ttft.max, 0.9, 1e-12, "TTFT max");
 
     n = 0;
     for (int i = 2; i < 10; i++)
         if (i != 8 && out_tokens[i] > 1) m[n++] = tpot[i];
-    is_int(r.tpot.n, 6, "TPOT only for replies of two or more tokens");
-    is_near(r.tpot.p95, np_percentile(m, n, 0.95), 1e-12, "TPOT p95");
-    is_near(r.queue.max, 0.1, 1e-12, "queue time = first scheduled - enqueue");
+    is_int(r.req.tpot.n, 6, "TPOT only for replies of two or more tokens");
+    is_near(r.req.tpot.p95, np_percentile(m, n, 0.95), 1e-12, "TPOT p95");
+    is_near(r.req.queue.max, 0.1, 1e-12, "queue time = first scheduled - enqueue");
     /* incl. TTFT = e2e / output tokens: id 9 (one token) is 0.45 / 1 */
-    is_near(r.tpot_incl_ttft.max, 0.45, 1e-12, "TPOT incl. TTFT = e2e / output tokens");
+    is_near(r.req.tpot_incl_ttft.max, 0.45, 1e-12, "TPOT incl. TTFT = e2e / output tokens");
 
     /* window: first arrival after warm-up (t=2) to last measured finish */
     double last = 0, out = 0, in = 0;
@@ -123,17 +123,17 @@ static void test_report(sqlite3 *db)
         out += row.output_tokens;
         in += row.prompt_tokens;
     }
-    is_near(r.window_s, last - 2, 1e-12, "window from first measured arrival to last finish");
-    is_near(r.requests_per_s, 7 / (last - 2), 1e-12, "request throughput");
-    is_near(r.output_tokens_per_s, out / (last - 2), 1e-9, "output token throughput");
-    is_near(r.input_tokens_per_s, in / (last - 2), 1e-9, "input token throughput");
+    is_near(r.req.window_s, last - 2, 1e-12, "window from first measured arrival to last finish");
+    is_near(r.req.requests_per_s, 7 / (last - 2), 1e-12, "request throughput");
+    is_near(r.req.output_tokens_per_s, out / (last - 2), 1e-9, "output token throughput");
+    is_near(r.req.input_tokens_per_s, in / (last - 2), 1e-9, "input token throughput");
 
     /* SLO ttft <= 0.5, tpot <= 0.05: measured ids 2 (0.1, 0.03) ok, 3 (0.9) no,
      * 4 (tpot 0.06) no, 5 ok, 6 (0.6) no, 7 (tpot 0.07) no, 9 (1 token) ok;
      * the rejected id 8 counts against. */
-    is_near(r.attainment, 3.0 / 8, 1e-12, "attainment: 3 good of 8 ended after warm-up");
-    is_near(r.goodput_requests_per_s, 3 / (last - 2), 1e-12, "goodput: good requests / window");
-    ok(isnan(r.slo_e2e_s) && r.slo_ttft_s == 0.5, "unset SLOs stay unset");
+    is_near(r.req.attainment, 3.0 / 8, 1e-12, "attainment: 3 good of 8 ended after warm-up");
+    is_near(r.req.goodput_requests_per_s, 3 / (last - 2), 1e-12, "goodput: good requests / window");
+    ok(isnan(r.req.slo.e2e_s) && r.req.slo.ttft_s == 0.5, "unset SLOs stay unset");
 
     is_near(r.busy_fraction, (4.0 + 5) / (2 * 10), 1e-12, "busy = sum busy / (replicas x time)");
     is_near(r.mean_batch, 40.0 / 9, 1e-12, "mean batch = batch-seconds / busy seconds");

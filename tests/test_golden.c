@@ -21,7 +21,7 @@ static char *report_text(sqlite3 *db, int64_t run)
     util_diag_init(&d);
     an_report r;
     an_report_compute(db, run, &r, &d);
-    cJSON *o = an_report_json(&r);
+    cJSON *o = an_report_json(&r, false);
     cJSON_DeleteItemFromObject(cJSON_GetObjectItem(o, "run"), "wall_time_s");
     char *text = cJSON_Print(o);
     cJSON_Delete(o);

@@ -84,6 +84,7 @@ static void test_tracked(void)
     ok(h.a[slot].arg == -1, "the slot follows the entry through pushes and pops");
     sim__heap_earlier(&h, slot, 50);
     ok(sim__heap_pop(&h, &ev) && ev.arg == -1 && ev.at == 50, "brought forward, it leaves first");
+    ok(slot == SIM__NO_SLOT, "and once out, its slot says so (its owner must not move it)");
     bool rest = true;
     int64_t last = 0;
     while (sim__heap_pop(&h, &ev)) {
@@ -94,10 +95,43 @@ static void test_tracked(void)
     sim__heap_fini(&h);
 }
 
+/* Removing tracked entries anywhere (time-outs of finished requests) keeps
+ * the heap in order and loses nothing else. */
+static void test_remove(void)
+{
+    enum { N = 2000 };
+    sim__heap h;
+    sim__heap_init(&h);
+    static size_t slots[N];
+    gsl_rng *r = util_rng_stream(7, 1);
+    for (int i = 0; i < N; i++)
+        sim__heap_push_tracked(&h, (int64_t)gsl_rng_uniform_int(r, 500), NULL, NULL, i,
+                               &slots[i]);
+    int removed = 0;
+    for (int i = 0; i < N; i += 3, removed++) sim__heap_remove(&h, slots[i]);
+    bool gone = true;
+    for (int i = 0; i < N; i += 3) gone &= slots[i] == SIM__NO_SLOT;
+    ok(gone && (int)h.n == N - removed, "removed entries leave, and their slots say so");
+    sim__event ev;
+    bool order = true, kept = true;
+    int64_t last = -1;
+    int n = 0;
+    while (sim__heap_pop(&h, &ev)) {
+        order &= ev.at >= last;
+        kept &= ev.arg % 3 != 0;
+        last = ev.at;
+        n++;
+    }
+    ok(order && kept && n == N - removed, "the rest leave in order, none of the removed");
+    gsl_rng_free(r);
+    sim__heap_fini(&h);
+}
+
 int main(void)
 {
     test_fifo_ties();
     test_tracked();
+    test_remove();
     test_random_against_sort();
     return tap_done();
 }

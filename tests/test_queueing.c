@@ -122,14 +122,14 @@ static void replicate(const char *json, double t1, double t2, estimate *est, con
         snprintf(c1, sizeof c1, "ttft_s > %.17g", t1);
         snprintf(c2, sizeof c2, "ttft_s > %.17g", t2);
         double *v = est->v[k];
-        v[W] = r.ttft.mean;
+        v[W] = r.req.ttft.mean;
         v[P0] = fraction(db, run, r.warmup_s, "queue_s = 0");
         v[TAIL1] = fraction(db, run, r.warmup_s, c1);
         v[TAIL2] = fraction(db, run, r.warmup_s, c2);
-        v[P99] = r.ttft.p99;
+        v[P99] = r.req.ttft.p99;
         v[L_PASTA] = pasta_number(db, run, r.warmup_s);
-        v[L_LITTLE] = r.requests_per_s * r.e2e.mean; /* lambda x W, from the report */
-        if (r.rejected) tap_diag("unexpected rejections: %lld", (long long)r.rejected);
+        v[L_LITTLE] = r.req.requests_per_s * r.req.e2e.mean; /* lambda x W, from the report */
+        if (r.req.rejected) tap_diag("unexpected rejections: %lld", (long long)r.req.rejected);
         an_report_fini(&r);
         util_diag_fini(&d);
         sqlite3_close(db);

@@ -326,24 +326,39 @@ typedef void (*walk_fn)(const char *path, const util_field *f, void *arg);
 
 static void walk(const util_field *fields, const char *prefix, walk_fn fn, void *arg);
 
-/* Each key of a union once, however many variants share it, with the
- * variants that accept it named in its doc line. */
+static bool same_str(const char *a, const char *b)
+{
+    return a == b || (a && b && !strcmp(a, b));
+}
+
+/* Two variants' fields document as one row: the same key, meaning and rules. */
+static bool same_field(const util_field *a, const util_field *b)
+{
+    return !strcmp(a->key, b->key) && a->type == b->type && a->flags == b->flags &&
+           a->min == b->min && a->max == b->max && same_str(a->def, b->def) &&
+           same_str(a->doc, b->doc);
+}
+
+/* Each key of a union once per meaning, however many variants share it,
+ * with the variants that accept it named in its doc line (a key that means
+ * something else in another variant -- a trace's optional rate_per_s -- gets
+ * its own row). */
 static void walk_union(const util_union *un, const char *path, walk_fn fn, void *arg)
 {
     walk(un->common, path, fn, arg);
-    const char *seen[MAX_KEYS];
+    const util_field *seen[MAX_KEYS];
     int n = 0;
     for (const util_variant *v = un->variants; v->name; v++)
         for (const util_field *f = v->fields; f && f->key; f++) {
             bool dup = false;
-            for (int i = 0; i < n; i++) dup |= !strcmp(seen[i], f->key);
+            for (int i = 0; i < n; i++) dup |= same_field(seen[i], f);
             if (dup || n == MAX_KEYS) continue;
-            seen[n++] = f->key;
+            seen[n++] = f;
             const char *owners[MAX_KEYS];
             int k = 0;
             for (const util_variant *w = un->variants; w->name; w++)
                 for (const util_field *g = w->fields; g && g->key; g++)
-                    if (!strcmp(g->key, f->key) && k < MAX_KEYS - 1) owners[k++] = w->name;
+                    if (same_field(g, f) && k < MAX_KEYS - 1) owners[k++] = w->name;
             owners[k] = NULL;
             char *who = list_words(owners);
             char *doc = util_xasprintf("%s (%s: %s)", f->doc ? f->doc : "", un->tag, who);

@@ -2,11 +2,14 @@
  * dist.c: the distributions of token counts and durations, and their
  * validation.  Draws use GSL; token counts are rounded to the nearest integer
  * and clamped to [max(min, 1), max], so every request has at least one prompt
- * token and one output token.
+ * token and one output token.  An empirical distribution replays a trace
+ * column's values (empirical.c); its file is read when the scenario is
+ * loaded, so a bad file is an input error naming the scenario key.
  */
 #include "wl.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <gsl/gsl_randist.h>
@@ -49,29 +52,65 @@ static const util_field lognormal_fields[] = {
     {0},
 };
 
+static const char *const column_names[] = {"input", "output", NULL};
+
+static const util_field empirical_fields[] = {
+    {.key = "path", .type = UTIL_T_STRING, .flags = UTIL_REQUIRED,
+     .doc = "trace file (relative to the scenario's folder)"},
+    {.key = "format", .type = UTIL_T_STRING, .def = "\"auto\"", .choices = wl_trace_formats,
+     .doc = "trace layout; auto: azure if the first line starts TIMESTAMP, mooncake if '{', "
+            "else csv"},
+    {.key = "column", .type = UTIL_T_STRING, .flags = UTIL_REQUIRED, .choices = column_names,
+     .doc = "which lengths to draw: input (prompt) or output"},
+    {0},
+};
+
 static const util_variant dist_variants[] = {
     {"fixed", fixed_fields, "always value"},
     {"uniform", NULL, "uniform on [min, max]"},
     {"exponential", exponential_fields, "exponential with the given mean"},
     {"normal", normal_fields, "normal (Gaussian)"},
     {"lognormal", lognormal_fields, "log-normal: exp(N(log median, sigma^2))"},
+    {"empirical", empirical_fields, "a trace column's token counts, each as often as it occurs"},
     {0},
 };
 
 const util_union wl_dist_schema = {.tag = "dist", .common = dist_common,
                                    .variants = dist_variants};
 
-static const char *const kind_names[] = {"fixed", "uniform", "exponential", "normal", "lognormal",
-                                         NULL};
+static const char *const kind_names[] = {"fixed",     "uniform",   "exponential", "normal",
+                                         "lognormal", "empirical", NULL};
 
-int wl_dist_from_json(const cJSON *obj, const char *path, bool whole, wl_dist *out,
-                      util_diag *d)
+static int lookup(const char *const *names, const char *name)
+{
+    int k = 0;
+    while (names[k] && strcmp(names[k], name)) k++;
+    return k;
+}
+
+/* Loads the trace column; its FILE:LINE messages are prefixed with the
+ * scenario key that names the file, so both places are in the message. */
+static int empirical_from_json(const cJSON *obj, const char *path, const char *base_dir,
+                               wl_dist *out, util_diag *d)
+{
+    char *file = util_path_join(base_dir, NUM(obj, "path")->valuestring);
+    wl_trace_format format = (wl_trace_format)lookup(wl_trace_formats,
+                                                     NUM(obj, "format")->valuestring);
+    bool output = !strcmp(NUM(obj, "column")->valuestring, "output");
+    util_diag inner;
+    util_diag_init(&inner);
+    int rc = wl_empirical_load(file, format, output, &out->emp, &inner);
+    for (int i = 0; i < inner.count; i++) util_diag_add(d, "%s.path: %s", path, inner.msgs[i]);
+    util_diag_fini(&inner);
+    free(file);
+    return rc;
+}
+
+int wl_dist_from_json(const cJSON *obj, const char *path, const char *base_dir, bool whole,
+                      wl_dist *out, util_diag *d)
 {
     memset(out, 0, sizeof *out);
-    const char *kind = NUM(obj, "dist")->valuestring;
-    int k = 0;
-    while (kind_names[k] && strcmp(kind_names[k], kind)) k++;
-    out->kind = (wl_dist_kind)k;
+    out->kind = (wl_dist_kind)lookup(kind_names, NUM(obj, "dist")->valuestring);
     out->whole = whole;
     const cJSON *lo = NUM(obj, "min"), *hi = NUM(obj, "max");
     double floor_v = whole ? 1 : 0;
@@ -101,8 +140,21 @@ int wl_dist_from_json(const cJSON *obj, const char *path, bool whole, wl_dist *o
         out->a = NUM(obj, "median")->valuedouble;
         out->b = NUM(obj, "sigma")->valuedouble;
         break;
+    case WL_DIST_EMPIRICAL: {
+        int erc = whole ? empirical_from_json(obj, path, base_dir, out, d)
+                        : util_diag_add(d, "%s.dist: empirical is for token counts", path);
+        if (erc) rc = erc; /* UTIL_EFAIL for a read error, else UTIL_EINPUT */
+        break;
     }
+    }
+    if (rc) wl_dist_fini(out); /* a failed build owns nothing */
     return rc;
+}
+
+void wl_dist_fini(wl_dist *dist)
+{
+    wl_empirical_destroy(dist->emp);
+    dist->emp = NULL;
 }
 
 static double draw(const wl_dist *dist, gsl_rng *r)
@@ -118,6 +170,7 @@ static double draw(const wl_dist *dist, gsl_rng *r)
     case WL_DIST_EXPONENTIAL: return gsl_ran_exponential(r, dist->a);
     case WL_DIST_NORMAL: return dist->a + gsl_ran_gaussian_ziggurat(r, dist->b);
     case WL_DIST_LOGNORMAL: return dist->a * exp(gsl_ran_gaussian_ziggurat(r, dist->b));
+    case WL_DIST_EMPIRICAL: return wl_empirical_sample(dist->emp, r);
     }
     return 0;
 }

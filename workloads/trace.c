@@ -1,13 +1,41 @@
 /*
- * trace.c: request traces, streamed a line at a time -- a file of any size
- * needs one line of memory.  This reads the plain CSV layout
- * `arrival_time_s,input_tokens,output_tokens` (an optional header line,
- * times in seconds from the start and never decreasing, token counts whole
- * numbers >= 1), the layout of ../shared/validation's workloads.
+ * trace.c: request traces, streamed a line at a time with getline() -- a
+ * file of any size needs memory for its longest line only, and lines may be
+ * of any length (a Mooncake line carries one hash id per 512 prompt tokens).
+ * Three layouts:
+ *
+ *   csv       arrival_time_s,input_tokens,output_tokens -- seconds from the
+ *             start, as written; an optional first line starting
+ *             "arrival_time_s" is a header (../shared/validation's files).
+ *   azure     TIMESTAMP,ContextTokens,GeneratedTokens, timestamps like
+ *             "2023-11-16 18:17:03.9799600" (Azure LLM inference traces).
+ *             A header starting "TIMESTAMP" names the columns, so extra
+ *             columns (the 2025 trace's NumImages) are skipped; without one
+ *             the three columns come in this order.
+ *   mooncake  one JSON object a line: timestamp (ms), input_length,
+ *             output_length, hash_ids.  hash_ids are ignored: prefix sharing
+ *             between requests (reusable KV blocks) is not modelled.
+ *
+ * Auto-detection looks at the first non-empty line only: one starting
+ * "TIMESTAMP" is azure, one starting '{' is mooncake, anything else csv.
+ *
+ * Azure and Mooncake times are taken relative to the trace's first request,
+ * which arrives at 0.  An Azure timestamp is split into whole seconds (days
+ * from the civil date, computed here: no time zone or locale is involved,
+ * the trace is UTC-agnostic; a trailing "Z" or "+HH:MM" offset is applied)
+ * and nanoseconds, and each part is subtracted from the first request's
+ * before the two meet in a double, so sub-microsecond digits survive.
+ *
+ * Every line is checked: arrival times never decrease (the engine replays
+ * them in order; nothing is sorted here) and token counts are whole numbers
+ * >= 1 -- a reply of 0 tokens is not a request the engine can serve, and no
+ * shipped trace has one, so such a row is an error rather than silently
+ * changed.  A malformed line is reported as "FILE:LINE: field N (name):
+ * what, got 'text'".
  *
  * A scenario's trace is read twice: once when the scenario is loaded, so
- * that a malformed line is an input error (FILE:LINE and the field) before
- * anything is simulated or written; and once as the run goes.
+ * that a malformed line is an input error before anything is simulated or
+ * written; and once as the run goes.
  */
 #include "wl.h"
 
@@ -15,22 +43,363 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/types.h>
+
+const char *const wl_trace_formats[] = {"auto", "csv", "azure", "mooncake", NULL};
+
+#define MAX_COLS 32
+
+enum { COL_TIME, COL_PROMPT, COL_OUTPUT };
+
+static const char *const csv_names[] = {"arrival_time_s", "input_tokens", "output_tokens"};
+static const char *const azure_names[] = {"TIMESTAMP", "ContextTokens", "GeneratedTokens"};
+static const char *const mooncake_names[] = {"timestamp", "input_length", "output_length"};
 
 struct wl_trace {
     FILE *f;
     char *path;
-    int64_t line;
+    wl_trace_format format; /* never WL_TRACE_AUTO once open */
+    int64_t line;           /* of the line in buf */
+    char *buf;              /* getline's buffer, reused */
+    size_t cap;
+    bool pending;           /* buf holds a line read ahead for detection */
+    bool seen_first;        /* the first non-empty line (perhaps a header) is behind */
+    int ncols, col[3];      /* csv, azure: fields a row has; where COL_* are */
+    int64_t rows;
+    int64_t sec0, nsec0;    /* azure: first request's time */
+    double ms0;             /* mooncake: first request's time */
     double last_t;
-    char buf[4096];
 };
 
-int wl_trace_open(const char *path, wl_trace **out, util_diag *d)
+/* ---- lines ---- */
+
+/* The next non-blank line into t->buf, without its line ending: 1, or 0 at
+ * the end of the file. */
+static int read_line(wl_trace *t, util_diag *d)
 {
+    if (t->pending) {
+        t->pending = false;
+        return 1;
+    }
+    ssize_t n;
+    while ((n = getline(&t->buf, &t->cap, t->f)) >= 0) {
+        t->line++;
+        while (n && (t->buf[n - 1] == '\n' || t->buf[n - 1] == '\r')) t->buf[--n] = '\0';
+        if (t->line == 1 && !strncmp(t->buf, "\xef\xbb\xbf", 3)) /* a UTF-8 byte-order mark */
+            memmove(t->buf, t->buf + 3, (size_t)n - 2);
+        if (t->buf[strspn(t->buf, " \t")]) return 1;
+    }
+    if (ferror(t->f)) return util_diag_fail(d, "%s: read error: %s", t->path, strerror(errno));
+    return 0;
+}
+
+static wl_trace_format detect(const char *line)
+{
+    if (!strncmp(line, "TIMESTAMP", 9)) return WL_TRACE_AZURE;
+    if (line[strspn(line, " \t")] == '{') return WL_TRACE_MOONCAKE;
+    return WL_TRACE_CSV;
+}
+
+/* ---- messages ---- */
+
+static int bad(const wl_trace *t, util_diag *d, int col, const char *name, const char *what,
+               const char *got)
+{
+    /* a runaway field (a missing newline, binary data) is cut short */
+    int len = (int)strlen(got);
+    return util_diag_add(d, "%s:%lld: field %d (%s): %s, got '%.*s%s'", t->path,
+                         (long long)t->line, col, name, what, len > 60 ? 57 : len, got,
+                         len > 60 ? "..." : "");
+}
+
+static int bad_line(const wl_trace *t, util_diag *d, const char *what)
+{
+    return util_diag_add(d, "%s:%lld: %s", t->path, (long long)t->line, what);
+}
+
+/* ---- fields ---- */
+
+/* Splits line at commas in place; returns the number of fields, or
+ * MAX_COLS + 1 when there are more than MAX_COLS. */
+static int split(char *line, char **fields)
+{
+    int n = 0;
+    for (char *s = line; s; n++) {
+        if (n == MAX_COLS) return MAX_COLS + 1;
+        fields[n] = s;
+        s = strchr(s, ',');
+        if (s) *s++ = '\0';
+    }
+    return n;
+}
+
+static bool parse_count(const char *s, int32_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    while (*end == ' ' || *end == '\t') end++;
+    if (end == s || *end || errno || v < 1 || v > INT32_MAX) return false;
+    *out = (int32_t)v;
+    return true;
+}
+
+static int parse_tokens(const wl_trace *t, const char *s, int col, const char *name,
+                        int32_t *out, util_diag *d)
+{
+    if (parse_count(s, out)) return UTIL_OK;
+    return bad(t, d, col, name, "expected a whole number of tokens >= 1", s);
+}
+
+/* Arrival times must not decrease: the engine replays them in order. */
+static int set_arrival(wl_trace *t, double at, int col, const char *name, const char *got,
+                       wl_record *rec, util_diag *d)
+{
+    if (t->rows && at < t->last_t)
+        return bad(t, d, col, name, "earlier than the line before", got);
+    rec->arrival_s = t->last_t = at;
+    return UTIL_OK;
+}
+
+/* ---- csv ---- */
+
+static int parse_csv(wl_trace *t, char *line, wl_record *rec, util_diag *d)
+{
+    char *f[MAX_COLS];
+    if (split(line, f) != 3)
+        return bad_line(t, d, "expected 3 fields (arrival_time_s, input_tokens, output_tokens)");
+    char *end;
+    double at = strtod(f[0], &end);
+    while (*end == ' ' || *end == '\t') end++;
+    if (end == f[0] || *end || !isfinite(at) || at < 0)
+        return bad(t, d, 1, csv_names[0], "expected seconds >= 0", f[0]);
+    if (parse_tokens(t, f[1], 2, csv_names[1], &rec->prompt, d) ||
+        parse_tokens(t, f[2], 3, csv_names[2], &rec->output, d))
+        return UTIL_EINPUT;
+    return set_arrival(t, at, 1, csv_names[0], f[0], rec, d);
+}
+
+/* ---- azure ---- */
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
+ * days_from_civil): exact integer arithmetic, no time zone. */
+static int64_t days_from_civil(int64_t y, int m, int day)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + day - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+static int days_in_month(int64_t y, int m)
+{
+    static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    return days[m - 1] + (m == 2 && leap);
+}
+
+/* Exactly n decimal digits at *s into *out, advancing *s. */
+static bool digits(const char **s, int n, int *out)
+{
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+        if ((*s)[i] < '0' || (*s)[i] > '9') return false;
+        v = v * 10 + ((*s)[i] - '0');
+    }
+    *s += n;
+    *out = v;
+    return true;
+}
+
+static bool literal(const char **s, char c)
+{
+    if (**s != c) return false;
+    (*s)++;
+    return true;
+}
+
+/* A fraction of a second ".fffffff" (any number of digits; those past the
+ * ninth are below a nanosecond and dropped). */
+static void parse_fraction(const char **s, int64_t *nsec)
+{
+    *nsec = 0;
+    if (**s != '.') return;
+    int n = 0;
+    for ((*s)++; **s >= '0' && **s <= '9'; (*s)++, n++)
+        if (n < 9) *nsec = *nsec * 10 + (**s - '0');
+    for (; n < 9; n++) *nsec *= 10;
+}
+
+/* An optional "Z", "+HH:MM" or "-HH:MM" into seconds east of UTC. */
+static bool parse_offset(const char **s, int64_t *east)
+{
+    *east = 0;
+    if (literal(s, 'Z')) return true;
+    int sign = **s == '+' ? 1 : **s == '-' ? -1 : 0, hh, mm;
+    if (!sign) return true;
+    (*s)++;
+    if (!digits(s, 2, &hh) || !literal(s, ':') || !digits(s, 2, &mm) || hh > 23 || mm > 59)
+        return false;
+    *east = sign * (hh * 3600 + mm * 60);
+    return true;
+}
+
+/* "YYYY-MM-DD HH:MM:SS[.fffffff][Z|+HH:MM]" ('T' may separate date and
+ * time) into whole seconds since 1970 and nanoseconds. */
+static bool parse_timestamp(const char *s, int64_t *sec, int64_t *nsec)
+{
+    int y, mo, dd, hh, mi, ss;
+    s += strspn(s, " \t");
+    if (!digits(&s, 4, &y) || !literal(&s, '-') || !digits(&s, 2, &mo) || !literal(&s, '-') ||
+        !digits(&s, 2, &dd) || !(literal(&s, ' ') || literal(&s, 'T')) || !digits(&s, 2, &hh) ||
+        !literal(&s, ':') || !digits(&s, 2, &mi) || !literal(&s, ':') || !digits(&s, 2, &ss))
+        return false;
+    if (mo < 1 || mo > 12 || dd < 1 || dd > days_in_month(y, mo) || hh > 23 || mi > 59 ||
+        ss > 59)
+        return false;
+    int64_t east;
+    parse_fraction(&s, nsec);
+    if (!parse_offset(&s, &east)) return false;
+    if (s[strspn(s, " \t")]) return false;
+    *sec = days_from_civil(y, mo, dd) * 86400 + hh * 3600 + mi * 60 + ss - east;
+    return true;
+}
+
+/* A header names the columns: find the three this reads among them. */
+static int azure_header(wl_trace *t, char *line, util_diag *d)
+{
+    char *f[MAX_COLS];
+    int n = split(line, f);
+    if (n > MAX_COLS) return bad_line(t, d, "more than 32 columns in the header");
+    t->ncols = n;
+    for (int c = 0; c < 3; c++) {
+        t->col[c] = -1;
+        for (int i = 0; i < n; i++)
+            if (!strcasecmp(f[i] + strspn(f[i], " \t"), azure_names[c])) t->col[c] = i;
+        if (t->col[c] < 0)
+            return util_diag_add(d, "%s:%lld: the header has no column %s", t->path,
+                                 (long long)t->line, azure_names[c]);
+    }
+    return UTIL_OK;
+}
+
+static int parse_azure(wl_trace *t, char *line, wl_record *rec, util_diag *d)
+{
+    char *f[MAX_COLS];
+    if (split(line, f) != t->ncols) {
+        char *what = util_xasprintf("expected %d fields (as the header has)", t->ncols);
+        int rc = bad_line(t, d, what);
+        free(what);
+        return rc;
+    }
+    int ct = t->col[COL_TIME], cp = t->col[COL_PROMPT], co = t->col[COL_OUTPUT];
+    int64_t sec, nsec;
+    if (!parse_timestamp(f[ct], &sec, &nsec))
+        return bad(t, d, ct + 1, azure_names[0],
+                   "expected a time like 2023-11-16 18:17:03.9799600", f[ct]);
+    if (parse_tokens(t, f[cp], cp + 1, azure_names[1], &rec->prompt, d) ||
+        parse_tokens(t, f[co], co + 1, azure_names[2], &rec->output, d))
+        return UTIL_EINPUT;
+    if (!t->rows) {
+        t->sec0 = sec;
+        t->nsec0 = nsec;
+    }
+    /* whole seconds and nanoseconds subtracted apart, both exactly */
+    double at = (double)(sec - t->sec0) + (double)(nsec - t->nsec0) * 1e-9;
+    return set_arrival(t, at, ct + 1, azure_names[0], f[ct], rec, d);
+}
+
+/* ---- mooncake ---- */
+
+/* The item for key and its position in the object (1-based), for messages. */
+static const cJSON *member(const cJSON *obj, const char *key, int *pos)
+{
+    *pos = 1;
+    for (const cJSON *c = obj->child; c; c = c->next, ++*pos)
+        if (c->string && !strcmp(c->string, key)) return c;
+    return NULL;
+}
+
+static int bad_json(const wl_trace *t, util_diag *d, int pos, const char *name,
+                    const char *what, const cJSON *v)
+{
+    char *text = cJSON_PrintUnformatted(v);
+    int rc = bad(t, d, pos, name, what, text ? text : "?");
+    cJSON_free(text);
+    return rc;
+}
+
+static int json_tokens(const wl_trace *t, const cJSON *obj, const char *key, int32_t *out,
+                       util_diag *d)
+{
+    int pos;
+    const cJSON *v = member(obj, key, &pos);
+    if (!v) return util_diag_add(d, "%s:%lld: no field %s", t->path, (long long)t->line, key);
+    double x = cJSON_IsNumber(v) ? v->valuedouble : 0;
+    if (x != floor(x) || x < 1 || x > INT32_MAX)
+        return bad_json(t, d, pos, key, "expected a whole number of tokens >= 1", v);
+    *out = (int32_t)x;
+    return UTIL_OK;
+}
+
+static int mooncake_fields(wl_trace *t, const cJSON *obj, wl_record *rec, util_diag *d)
+{
+    int pos;
+    const char *key = mooncake_names[0];
+    const cJSON *ts = member(obj, key, &pos);
+    if (!ts) return util_diag_add(d, "%s:%lld: no field %s", t->path, (long long)t->line, key);
+    if (!cJSON_IsNumber(ts) || !isfinite(ts->valuedouble))
+        return bad_json(t, d, pos, key, "expected a number of milliseconds", ts);
+    if (json_tokens(t, obj, mooncake_names[1], &rec->prompt, d) ||
+        json_tokens(t, obj, mooncake_names[2], &rec->output, d))
+        return UTIL_EINPUT;
+    if (!t->rows) t->ms0 = ts->valuedouble;
+    char got[32];
+    snprintf(got, sizeof got, "%.15g", ts->valuedouble);
+    return set_arrival(t, (ts->valuedouble - t->ms0) / 1000, pos, key, got, rec, d);
+}
+
+static int parse_mooncake(wl_trace *t, const char *line, wl_record *rec, util_diag *d)
+{
+    const char *end = NULL;
+    cJSON *obj = cJSON_ParseWithOpts(line, &end, true);
+    if (!obj || !cJSON_IsObject(obj)) {
+        int col = obj || !end ? 1 : (int)(end - line) + 1;
+        cJSON_Delete(obj);
+        return util_diag_add(d, "%s:%lld:%d: expected one JSON object on the line", t->path,
+                             (long long)t->line, col);
+    }
+    int rc = mooncake_fields(t, obj, rec, d);
+    cJSON_Delete(obj);
+    return rc;
+}
+
+/* ---- the stream ---- */
+
+int wl_trace_open(const char *path, wl_trace_format format, wl_trace **out, util_diag *d)
+{
+    *out = NULL;
     FILE *f = fopen(path, "r");
     if (!f) return util_diag_add(d, "%s: cannot open: %s", path, strerror(errno));
     wl_trace *t = util_xcalloc(1, sizeof *t);
     t->f = f;
     t->path = util_xstrdup(path);
+    t->format = format;
+    t->ncols = 3;
+    for (int c = 0; c < 3; c++) t->col[c] = c;
+    if (format == WL_TRACE_AUTO) {
+        /* read ahead to the first line; wl_trace_next starts from it */
+        int rc = read_line(t, d);
+        if (rc < 0) {
+            wl_trace_close(t);
+            return rc;
+        }
+        t->pending = rc == 1;
+        t->format = rc == 1 ? detect(t->buf) : WL_TRACE_CSV;
+    }
     *out = t;
     return UTIL_OK;
 }
@@ -39,90 +408,62 @@ void wl_trace_close(wl_trace *t)
 {
     if (!t) return;
     fclose(t->f);
+    free(t->buf);
     free(t->path);
     free(t);
 }
 
-/* Field i of a comma-separated line, terminated in place. */
-static char *next_field(char **cursor)
+/* The first non-empty line of a csv or azure file may be a header. */
+static int header(wl_trace *t, bool *was, util_diag *d)
 {
-    char *start = *cursor, *comma = start ? strchr(start, ',') : NULL;
-    if (comma) {
-        *comma = '\0';
-        *cursor = comma + 1;
-    } else {
-        *cursor = NULL;
+    t->seen_first = true;
+    *was = false;
+    if (t->format == WL_TRACE_CSV) *was = !strncmp(t->buf, csv_names[0], strlen(csv_names[0]));
+    if (t->format == WL_TRACE_AZURE && !strncmp(t->buf, "TIMESTAMP", 9)) {
+        *was = true;
+        return azure_header(t, t->buf, d);
     }
-    return start;
-}
-
-static int bad(const wl_trace *t, util_diag *d, int col, const char *name, const char *what,
-               const char *got)
-{
-    return util_diag_add(d, "%s:%lld: field %d (%s): %s, got '%s'", t->path, (long long)t->line,
-                         col, name, what, got);
-}
-
-static int parse_tokens(const wl_trace *t, char *s, int col, const char *name, int32_t *out,
-                        util_diag *d)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    while (*end == ' ' || *end == '\r' || *end == '\n') end++;
-    if (end == s || *end || errno || v < 1 || v > INT32_MAX)
-        return bad(t, d, col, name, "expected a whole number of tokens >= 1", s);
-    *out = (int32_t)v;
     return UTIL_OK;
 }
 
-static int parse_line(wl_trace *t, char *line, wl_record *rec, util_diag *d)
+static int parse(wl_trace *t, wl_record *rec, util_diag *d)
 {
-    char *cursor = line, *f[3];
-    for (int i = 0; i < 3; i++) f[i] = next_field(&cursor);
-    if (!f[1] || !f[2] || cursor)
-        return util_diag_add(d, "%s:%lld: expected 3 fields (arrival_time_s, input_tokens, "
-                                "output_tokens)", t->path, (long long)t->line);
-    char *end;
-    double at = strtod(f[0], &end);
-    if (end == f[0] || *end || !isfinite(at) || at < 0)
-        return bad(t, d, 1, "arrival_time_s", "expected seconds >= 0", f[0]);
-    if (at < t->last_t)
-        return bad(t, d, 1, "arrival_time_s", "earlier than the line before", f[0]);
-    if (parse_tokens(t, f[1], 2, "input_tokens", &rec->prompt, d) ||
-        parse_tokens(t, f[2], 3, "output_tokens", &rec->output, d))
-        return UTIL_EINPUT;
-    rec->arrival_s = t->last_t = at;
-    return UTIL_OK;
+    switch (t->format) {
+    case WL_TRACE_AZURE: return parse_azure(t, t->buf, rec, d);
+    case WL_TRACE_MOONCAKE: return parse_mooncake(t, t->buf, rec, d);
+    default: return parse_csv(t, t->buf, rec, d);
+    }
 }
 
-/* Returns 1 with a record, 0 at the end, or UTIL_EINPUT for a malformed line. */
 int wl_trace_next(wl_trace *t, wl_record *rec, util_diag *d)
 {
-    while (fgets(t->buf, sizeof t->buf, t->f)) {
-        t->line++;
-        size_t n = strlen(t->buf);
-        if (n == sizeof t->buf - 1 && t->buf[n - 1] != '\n')
-            return util_diag_add(d, "%s:%lld: line too long", t->path, (long long)t->line);
-        while (n && (t->buf[n - 1] == '\n' || t->buf[n - 1] == '\r')) t->buf[--n] = '\0';
-        if (n == 0) continue;
-        if (t->line == 1 && !strncmp(t->buf, "arrival_time_s", 14)) continue; /* header */
-        return parse_line(t, t->buf, rec, d) ? UTIL_EINPUT : 1;
+    int rc;
+    while ((rc = read_line(t, d)) == 1) {
+        bool was_header = false;
+        if (!t->seen_first && header(t, &was_header, d)) return UTIL_EINPUT;
+        if (was_header) continue;
+        rec->cls = 0;
+        if (parse(t, rec, d)) return UTIL_EINPUT;
+        t->rows++;
+        return 1;
     }
-    if (ferror(t->f)) return util_diag_add(d, "%s: read error", t->path);
-    return 0;
+    return rc;
 }
 
-int wl_trace_check(const char *path, int64_t *rows, util_diag *d)
+int wl_trace_check(const char *path, wl_trace_format format, wl_trace_info *info, util_diag *d)
 {
     wl_trace *t;
-    int rc = wl_trace_open(path, &t, d);
+    int rc = wl_trace_open(path, format, &t, d);
     if (rc) return rc;
+    wl_trace_info in = {.format = t->format};
     wl_record rec;
-    int64_t n = 0;
-    while ((rc = wl_trace_next(t, &rec, d)) == 1) n++;
+    while ((rc = wl_trace_next(t, &rec, d)) == 1) {
+        if (!in.rows) in.first_s = rec.arrival_s;
+        in.last_s = rec.arrival_s;
+        in.rows++;
+    }
     wl_trace_close(t);
-    if (rc == 0 && n == 0) rc = util_diag_add(d, "%s: no requests in the trace", path);
-    if (rows) *rows = n;
+    if (rc == 0 && in.rows == 0) rc = util_diag_add(d, "%s: no requests in the trace", path);
+    if (info) *info = in;
     return rc;
 }

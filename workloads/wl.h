@@ -26,23 +26,72 @@ typedef enum wl_dist_kind {
     WL_DIST_EXPONENTIAL, /* a = mean */
     WL_DIST_NORMAL,      /* a = mean, b = standard deviation */
     WL_DIST_LOGNORMAL,   /* a = median, b = sigma of the underlying normal */
+    WL_DIST_EMPIRICAL,   /* the values of a trace's column, each as often as it occurs */
 } wl_dist_kind;
+
+typedef struct wl_empirical wl_empirical; /* a trace column as a table of distinct values */
 
 typedef struct wl_dist {
     wl_dist_kind kind;
     double a, b;
     double lo, hi; /* clamps (uniform: its range); whole numbers are never below 1 */
     bool whole;    /* token counts: rounded to the nearest integer */
+    wl_empirical *emp; /* WL_DIST_EMPIRICAL: owned, freed by wl_dist_fini */
 } wl_dist;
 
 /* A distribution object: {"dist": KIND, ...parameters, "min", "max"}. */
 extern const util_union wl_dist_schema;
 
 /* Builds from a validated object; whole selects token counts (>= 1, rounded)
- * rather than durations in seconds (>= 0). */
-int wl_dist_from_json(const cJSON *obj, const char *path, bool whole, wl_dist *out,
-                      util_diag *d);
+ * rather than durations in seconds (>= 0).  Files (empirical) are relative
+ * to base_dir (NULL: the current directory). */
+int wl_dist_from_json(const cJSON *obj, const char *path, const char *base_dir, bool whole,
+                      wl_dist *out, util_diag *d);
+void wl_dist_fini(wl_dist *dist);
 double wl_dist_sample(const wl_dist *dist, gsl_rng *r);
+
+/* ---- traces ---- */
+
+typedef enum wl_trace_format {
+    WL_TRACE_AUTO,     /* decided from the file's first line */
+    WL_TRACE_CSV,      /* arrival_time_s,input_tokens,output_tokens (seconds from the start) */
+    WL_TRACE_AZURE,    /* Azure LLM inference trace: TIMESTAMP,ContextTokens,GeneratedTokens */
+    WL_TRACE_MOONCAKE, /* Mooncake JSONL: timestamp (ms), input_length, output_length, hash_ids */
+} wl_trace_format;
+
+/* "auto", "csv", "azure", "mooncake", NULL: the `format` key's values. */
+extern const char *const wl_trace_formats[];
+
+/* One request of an arrival stream. */
+typedef struct wl_record {
+    double arrival_s; /* csv: as written; azure, mooncake: from the trace's first request */
+    int32_t prompt, output;
+    int cls;          /* wl_source: the request's class */
+} wl_record;
+
+typedef struct wl_trace_info {
+    wl_trace_format format; /* as detected */
+    int64_t rows;
+    double first_s, last_s; /* arrival_s of the first and last rows */
+} wl_trace_info;
+
+/* A trace file, streamed one line at a time (never read whole). */
+typedef struct wl_trace wl_trace;
+int wl_trace_open(const char *path, wl_trace_format format, wl_trace **out, util_diag *d);
+/* 1 with the next record, 0 at the end, UTIL_EINPUT for a malformed line
+ * ("FILE:LINE: field N (name): ..."). */
+int wl_trace_next(wl_trace *t, wl_record *rec, util_diag *d);
+void wl_trace_close(wl_trace *t);
+/* Reads a whole trace through, checking every line. */
+int wl_trace_check(const char *path, wl_trace_format format, wl_trace_info *info, util_diag *d);
+
+/* A column of a trace (prompt or output lengths) as an empirical
+ * distribution: memory for its distinct values, not for its rows. */
+int wl_empirical_load(const char *path, wl_trace_format format, bool output_column,
+                      wl_empirical **out, util_diag *d);
+double wl_empirical_sample(const wl_empirical *e, gsl_rng *r);
+double wl_empirical_mean(const wl_empirical *e);
+void wl_empirical_destroy(wl_empirical *e);
 
 /* ---- arrivals ---- */
 
@@ -50,7 +99,7 @@ typedef enum wl_process {
     WL_POISSON,  /* exponential gaps at rate_per_s */
     WL_CONSTANT, /* gaps of exactly 1 / rate_per_s */
     WL_GAMMA,    /* gamma gaps with mean 1 / rate_per_s and coefficient of variation cv */
-    WL_CLOSED,   /* `users` clients, each sending its next request think_s after its last finished */
+    WL_CLOSED,   /* `users` clients, each sending its next request (task) think_s after its last */
     WL_TRACE,    /* arrival times and lengths replayed from a file */
 } wl_process;
 
@@ -60,14 +109,61 @@ typedef struct wl_arrival {
     double cv;
     int users;
     wl_dist think_s;
-    char *trace_path; /* WL_TRACE: the file, relative paths resolved; owned */
+    /* WL_TRACE */
+    char *trace_path; /* relative paths resolved; owned */
+    wl_trace_format format;
+    wl_trace_info info;
+    double time_scale; /* multiplies every time (after rate_per_s's rescaling) */
+    double trace_rate; /* > 0: times rescaled so that the mean rate is this */
+    double start_s;    /* the slice starts here (trace time) ... */
+    int64_t limit;     /* ... and holds at most this many requests (0: all) */
+    bool loop;         /* start over at the end, for as long as stop allows */
 } wl_arrival;
 
+/* ---- agent tasks ---- */
+
+typedef enum wl_agent_mode {
+    WL_AGENT_NONE,       /* each arrival is one model call */
+    WL_AGENT_SEQUENTIAL, /* a chain of calls, each prompt holding the previous outputs */
+    WL_AGENT_PARALLEL,   /* calls fanned out at once, joined when the last finishes */
+    WL_AGENT_MAP_REDUCE, /* a parallel fan-out, then one call aggregating its outputs */
+} wl_agent_mode;
+
+typedef struct wl_agent {
+    wl_agent_mode mode;
+    int calls;                  /* model calls (map_reduce: of the fan-out) */
+    wl_dist tool_output_tokens; /* sequential: tokens a tool adds to the next prompt */
+    wl_dist tool_s;             /* sequential: seconds a tool takes between calls */
+} wl_agent;
+
+/* ---- classes ---- */
+
+typedef struct wl_class {
+    const char *name; /* owned by the scenario's JSON */
+    double weight;    /* share of the shared arrival stream; 0: it has its own */
+    int stream;       /* its arrival stream (0: the shared one) */
+    wl_dist prompt, output;
+    bool has_prompt, has_output; /* false: a trace gives that length */
+    wl_agent agent;
+} wl_class;
+
 typedef struct wl_spec {
-    wl_arrival arrival;
-    wl_dist prompt;
-    wl_dist output;
+    wl_arrival *streams; /* [0]: workload.arrival (shared by weighted classes); then one per
+                          * class with its own arrival */
+    int n_streams;
+    bool shared_used;    /* some class takes its arrivals from streams[0] */
+    wl_class *classes;   /* at least one: without workload.classes, one named "default" */
+    int n_classes;
+    bool has_pre_model;
+    wl_dist pre_model_s; /* delay between the client sending and the router */
+    double slow_p;       /* chance that a call is slow ... */
+    wl_dist slow_extra_s;/* ... and then waits this much more before the router */
+    double timeout_s;    /* a client gives up after this; 0: never */
 } wl_spec;
+
+/* A request's targets, {ttft_s, tpot_s, e2e_s}: the scenario's `slo` and a
+ * class's. */
+extern const util_field wl_slo_fields[];
 
 /* The `workload` section.  Files it names are relative to base_dir (NULL:
  * the current directory); a trace is read through once here, so that a
@@ -77,38 +173,28 @@ int wl_spec_from_json(const cJSON *workload, const char *path, const char *base_
                       wl_spec *out, util_diag *d);
 void wl_spec_fini(wl_spec *spec);
 
-/* ---- traces ---- */
-
-/* One request of an open-loop arrival stream. */
-typedef struct wl_record {
-    double arrival_s;
-    int32_t prompt, output;
-} wl_record;
-
-/* A trace file, streamed one line at a time. */
-typedef struct wl_trace wl_trace;
-int wl_trace_open(const char *path, wl_trace **out, util_diag *d);
-/* 1 with the next record, 0 at the end, UTIL_EINPUT for a malformed line. */
-int wl_trace_next(wl_trace *t, wl_record *rec, util_diag *d);
-void wl_trace_close(wl_trace *t);
-/* Reads a whole trace through, checking every line; counts its requests. */
-int wl_trace_check(const char *path, int64_t *rows, util_diag *d);
-
 /* ---- the source of requests ---- */
 
 typedef struct wl_source wl_source;
 
 wl_source *wl_source_create(const wl_spec *spec, uint64_t seed);
 void wl_source_destroy(wl_source *s);
-/* The next open-loop arrival (the first is at time 0 unless a trace says
- * otherwise): 1 with a record, 0 when a trace has ended, UTIL_EINPUT or
- * UTIL_EFAIL when the trace cannot be read (message in d). */
-int wl_source_next(wl_source *s, wl_record *rec, util_diag *d);
-/* Seconds from one arrival to the next (the generated processes). */
-double wl_source_next_gap(wl_source *s);
-/* Seconds a closed-loop user waits before its next request. */
-double wl_source_think(wl_source *s);
-/* Token counts of the next request, both >= 1. */
-void wl_source_lengths(wl_source *s, int32_t *prompt, int32_t *output);
+/* The next arrival of an open-loop stream, with its class and the lengths
+ * of its (first) call: 1, or 0 when a trace has ended, or UTIL_EINPUT /
+ * UTIL_EFAIL when a trace cannot be read (message in d). */
+int wl_source_next(wl_source *s, int stream, wl_record *rec, util_diag *d);
+/* A class for the next request of a stream, by the classes' weights. */
+int wl_source_pick_class(wl_source *s, int stream);
+/* Token counts of a call of class cls, both >= 1. */
+void wl_source_lengths(wl_source *s, int cls, int32_t *prompt, int32_t *output);
+/* Seconds a closed-loop user of a stream waits before its next request. */
+double wl_source_think(wl_source *s, int stream);
+/* Sequential agents: a tool's output tokens and its time, between calls. */
+int32_t wl_source_tool_tokens(wl_source *s, int cls);
+double wl_source_tool_s(wl_source *s, int cls);
+/* Seconds between a client sending a call and the call reaching the router:
+ * the pre-model delay, plus the straggler's extra when the call is slow
+ * (*slow is set). */
+double wl_source_delay(wl_source *s, bool *slow);
 
 #endif /* WL_H */

@@ -1,0 +1,265 @@
+/*
+ * client.c: the clients -- arrivals on every stream, closed-loop users,
+ * model calls and what happens to them before and after the cluster, and
+ * agent tasks made of several calls.
+ *
+ * A call is sent (arrival_s, the client's clock), waits the pre-model delay
+ * (network, retrieval) and, if it is a straggler, its extra, then reaches
+ * the router: everything before the first token counts in its TTFT.  A
+ * client that set a time-out gives up on a call not finished by then: the
+ * call is recorded as timed out at that instant and dropped wherever it is
+ * (queue, GPU, link), its KV blocks freed.
+ *
+ * An agent task is a user-visible job: `sequential` calls in a chain (each
+ * prompt holding the previous outputs and tool results, a tool's time
+ * between calls), `parallel` calls joined when the last finishes, or
+ * `map_reduce` (a parallel fan-out, then one call aggregating its outputs).
+ * A task fails when one of its calls is rejected or times out.
+ */
+#include "sim_int.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdlib.h>
+
+static bool arrivals_open(const sim_engine *e, int64_t t_ns)
+{
+    const sim_scenario *sc = e->sc;
+    return (sc->stop_requests == 0 || e->arrived < sc->stop_requests) && t_ns < e->stop_ns;
+}
+
+/* ---- calls ---- */
+
+static void reach_router(sim_engine *e, void *subject, int64_t id)
+{
+    sim__request *r = subject;
+    if (r->dead) { /* its client gave up before it got here */
+        sim__request_free(e, r);
+        return;
+    }
+    r->state = SIM__WAITING;
+    sim__route(e, &e->groups[0], r);
+}
+
+static void notify(sim_engine *e, sim__task *t, int32_t user, bool ok, int32_t output,
+                   bool error_reply);
+
+/* The client gives up: the call is recorded as timed out now, and dropped
+ * wherever it is (at once, or by whoever holds it at their next step). */
+static void timeout(sim_engine *e, void *subject, int64_t id)
+{
+    sim__request *r = subject;
+    assert(r->id == id && !r->dead); /* a request that ends removes its time-out */
+    e->done++;
+    sim__request_record(e, r, SIM_TIMED_OUT, -1);
+    sim__task *t = r->task;
+    int32_t user = r->user;
+    sim__request_cancel(e, r);
+    notify(e, t, user, false, 0, false);
+}
+
+static void send_call(sim_engine *e, sim__task *t, int32_t index, int32_t cls, int32_t user,
+                      int32_t prompt, int32_t output)
+{
+    sim__request *r = sim__request_new(e);
+    r->id = e->next_request_id++;
+    r->task = t;
+    r->call_index = t ? index : -1;
+    r->cls = cls;
+    r->user = user;
+    r->arrival_ns = e->now;
+    r->prompt = prompt;
+    r->output = output;
+    r->prefill_target = prompt;
+    bool slow;
+    int64_t delay = sim__ns(wl_source_delay(e->src, &slow));
+    r->slow = slow;
+    if (t) t->slow_calls += slow;
+    if (e->sc->workload.timeout_s > 0)
+        sim__heap_push_tracked(&e->events, e->now + sim__ns(e->sc->workload.timeout_s), timeout,
+                               r, r->id, &r->timeout_slot);
+    if (delay > 0) {
+        r->state = SIM__SENDING;
+        sim__heap_push(&e->events, e->now + delay, reach_router, r, r->id);
+    } else {
+        sim__route(e, &e->groups[0], r);
+    }
+}
+
+/* ---- agent tasks ---- */
+
+static sim__task *task_new(sim_engine *e, int32_t cls, int32_t user)
+{
+    sim__task *t = e->free_tasks;
+    if (t) e->free_tasks = t->next;
+    else t = util_xmalloc(sizeof *t);
+    *t = (sim__task){.id = e->next_task_id++, .cls = cls, .user = user, .start_ns = e->now,
+                     .next = e->tasks, .prev = NULL};
+    if (e->tasks) e->tasks->prev = t;
+    e->tasks = t;
+    return t;
+}
+
+static void task_unlink(sim_engine *e, sim__task *t)
+{
+    if (t->prev) t->prev->next = t->next;
+    else e->tasks = t->next;
+    if (t->next) t->next->prev = t->prev;
+}
+
+void sim__task_record(sim_engine *e, const sim__task *t, const char *status, int64_t finish_ns)
+{
+    sim_task_row row = {
+        .id = t->id,
+        .cls = e->sc->workload.classes[t->cls].name,
+        .status = status,
+        .start_s = (double)t->start_ns / SIM__NS_PER_S,
+        .finish_s = finish_ns < 0 ? NAN : (double)finish_ns / SIM__NS_PER_S,
+        .calls = t->calls_sent,
+        .slow_calls = t->slow_calls,
+    };
+    if (!e->sink_rc && e->sink.task) e->sink_rc = e->sink.task(e->sink.ctx, &row);
+}
+
+static void user_next(sim_engine *e, int32_t user, bool error_reply);
+
+static void task_end(sim_engine *e, sim__task *t)
+{
+    sim__task_record(e, t, t->failed ? SIM_FAILED : SIM_COMPLETED, t->failed ? -1 : e->now);
+    int32_t user = t->user;
+    bool failed = t->failed;
+    task_unlink(e, t);
+    t->next = e->free_tasks;
+    e->free_tasks = t;
+    if (user >= 0) user_next(e, user, failed);
+}
+
+static void task_call(sim_engine *e, sim__task *t, int32_t prompt, int32_t output)
+{
+    t->outstanding++;
+    send_call(e, t, t->calls_sent++, t->cls, t->user, prompt, output);
+}
+
+/* Sequential: the next call, a tool's time after the last. */
+static void task_next(sim_engine *e, void *subject, int64_t arg)
+{
+    sim__task *t = subject;
+    int32_t prompt, output;
+    wl_source_lengths(e->src, t->cls, &prompt, &output);
+    int64_t p = t->carried > INT32_MAX ? INT32_MAX : t->carried;
+    task_call(e, t, (int32_t)p, output);
+}
+
+static void task_start(sim_engine *e, int32_t cls, int32_t user, int32_t prompt, int32_t output)
+{
+    sim__task *t = task_new(e, cls, user);
+    const wl_agent *a = &e->sc->workload.classes[cls].agent;
+    t->carried = prompt;
+    task_call(e, t, prompt, output);
+    if (a->mode == WL_AGENT_SEQUENTIAL) return;
+    for (int i = 1; i < a->calls; i++) { /* the fan-out: each call its own prompt */
+        wl_source_lengths(e->src, cls, &prompt, &output);
+        task_call(e, t, prompt, output);
+    }
+}
+
+static void task_call_done(sim_engine *e, sim__task *t, bool ok, int32_t output)
+{
+    const wl_agent *a = &e->sc->workload.classes[t->cls].agent;
+    t->outstanding--;
+    t->failed |= !ok;
+    t->fanout_output += output;
+    if (a->mode == WL_AGENT_SEQUENTIAL) {
+        if (t->failed || t->calls_sent == a->calls) {
+            task_end(e, t);
+            return;
+        }
+        t->carried += output + wl_source_tool_tokens(e->src, t->cls);
+        int64_t at = e->now + sim__ns(wl_source_tool_s(e->src, t->cls));
+        sim__heap_push(&e->events, at, task_next, t, 0);
+        return;
+    }
+    if (t->outstanding > 0) return; /* the fan-out joins on its last call */
+    if (a->mode == WL_AGENT_MAP_REDUCE && !t->failed && t->calls_sent == a->calls) {
+        int32_t prompt, output_r;
+        wl_source_lengths(e->src, t->cls, &prompt, &output_r);
+        int64_t agg = t->fanout_output > INT32_MAX ? INT32_MAX : t->fanout_output;
+        task_call(e, t, (int32_t)agg, output_r); /* its prompt holds the fan-out's outputs */
+        return;
+    }
+    task_end(e, t);
+}
+
+/* ---- arrivals and users ---- */
+
+static void arrive(sim_engine *e, int32_t user, const wl_record *rec)
+{
+    e->arrived++;
+    if (e->sc->workload.classes[rec->cls].agent.mode != WL_AGENT_NONE)
+        task_start(e, rec->cls, user, rec->prompt, rec->output);
+    else
+        send_call(e, NULL, 0, rec->cls, user, rec->prompt, rec->output);
+}
+
+static void open_arrival(sim_engine *e, void *subject, int64_t stream);
+
+/* Open loop: a stream's next request becomes its next arrival event, if
+ * the stop conditions still allow it. */
+void sim__schedule_arrival(sim_engine *e, int stream)
+{
+    wl_record *next = &e->next[stream];
+    int rc = wl_source_next(e->src, stream, next, &e->error);
+    if (rc < 0) { /* the trace changed since it was checked: end the run */
+        e->failed = true;
+        return;
+    }
+    int64_t t = sim__ns(next->arrival_s);
+    if (rc == 1 && arrivals_open(e, t)) sim__heap_push(&e->events, t, open_arrival, NULL, stream);
+}
+
+static void open_arrival(sim_engine *e, void *subject, int64_t stream)
+{
+    wl_record rec = e->next[stream];
+    arrive(e, -1, &rec);
+    sim__schedule_arrival(e, (int)stream);
+}
+
+void sim__user_send(sim_engine *e, void *subject, int64_t user)
+{
+    if (!arrivals_open(e, e->now)) return;
+    int stream = e->user_stream[user];
+    wl_record rec = {.cls = wl_source_pick_class(e->src, stream)};
+    wl_source_lengths(e->src, rec.cls, &rec.prompt, &rec.output);
+    arrive(e, (int32_t)user, &rec);
+}
+
+/* A closed-loop user's next request (or task), think time after the last. */
+static void user_next(sim_engine *e, int32_t user, bool error_reply)
+{
+    int64_t think = sim__ns(wl_source_think(e->src, e->user_stream[user]));
+    /* A rejected request ends at the instant it was sent.  Were its user to
+     * send again at once, a scenario whose requests are all rejected would
+     * spin without advancing time, so the error reply takes a round trip. */
+    if (error_reply && think < SIM__ERROR_REPLY_NS) think = SIM__ERROR_REPLY_NS;
+    int64_t t = e->now + think;
+    if (arrivals_open(e, t)) sim__heap_push(&e->events, t, sim__user_send, NULL, user);
+}
+
+/* The owner of a call that ended: its task, or its closed-loop user. */
+static void notify(sim_engine *e, sim__task *t, int32_t user, bool ok, int32_t output,
+                   bool error_reply)
+{
+    if (t) task_call_done(e, t, ok, output);
+    else if (user >= 0) user_next(e, user, error_reply);
+}
+
+void sim__request_done(sim_engine *e, sim__request *r, const char *status, int64_t finish_ns)
+{
+    bool ok = finish_ns >= 0; /* completed; else rejected at arrival */
+    e->done++;
+    sim__request_record(e, r, status, finish_ns);
+    sim__task *t = r->task;
+    int32_t user = r->user, output = r->output;
+    sim__request_free(e, r);
+    notify(e, t, user, ok, ok ? output : 0, !ok);
+}

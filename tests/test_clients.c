@@ -1,0 +1,669 @@
+/*
+ * test_clients.c: what clients send and how long they wait, checked on whole
+ * runs from the database -- agent tasks against the straggler closed form
+ * 1 - (1 - p)^n, the shape of sequential, parallel and map-reduce tasks,
+ * trace replay and its options, class shares, the pre-model delay and
+ * stragglers before the router, and client time-outs freeing the GPU.
+ * argv[1] is the source root (the traces are in ../shared).
+ *
+ * Statistical checks allow Z standard errors of the sample at hand: with a
+ * fixed seed they are deterministic, and Z = 4 keeps the chance that a
+ * correct engine fails any of them on another seed below one in a thousand.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "support.h"
+#include "tap.h"
+
+#define Z 4.0
+
+static const char *shared; /* ../shared */
+
+/* Tiny requests on a linear model: runs of thousands of tasks take
+ * milliseconds, and nothing queues unless a test makes it. */
+#define BASE                                                                                       \
+    "{\"seed\": 11, \"stop\": {\"requests\": 3000}, \"cluster\": {\"gpu\": \"h100-sxm\", "         \
+    "\"model\": \"llama-3.1-8b\", \"replicas\": 4, \"cost_model\": {\"kind\": \"linear\", "        \
+    "\"iteration_s\": 0.001, \"prefill_s_per_token\": 1e-6, \"decode_step_s\": 0.001, "            \
+    "\"decode_s_per_seq\": 0}}, \"workload\": {\"arrival\": {\"process\": \"poisson\", "           \
+    "\"rate_per_s\": 20}, \"prompt_tokens\": {\"dist\": \"fixed\", \"value\": 100}, "              \
+    "\"output_tokens\": {\"dist\": \"uniform\", \"min\": 2, \"max\": 20}}}"
+
+/* Runs a scenario into an in-memory database (NULL if it did not run). */
+static sqlite3 *run_db(const char *json, const char *const *sets)
+{
+    sim_scenario sc;
+    if (support_scenario(json, sets, &sc, NULL)) return NULL;
+    int64_t run;
+    sqlite3 *db = support_run_db(&sc, &run);
+    sim_scenario_fini(&sc);
+    return db;
+}
+
+/* The first column of a one-row query (NAN for NULL or an error). */
+static double q1(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    double v = NAN;
+    if (db && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+        v = sqlite3_column_double(st, 0);
+    else if (db && !st)
+        tap_diag("%s: %s", sql, sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    return v;
+}
+
+static bool report(sqlite3 *db, an_report *r)
+{
+    util_diag d;
+    util_diag_init(&d);
+    bool ok = db && an_report_compute(db, 1, r, &d) == UTIL_OK;
+    util_diag_print(&d, stdout, "# report");
+    util_diag_fini(&d);
+    return ok;
+}
+
+/* ---- agents ---- */
+
+/* "if each model call independently has a 1% chance of being slow, a
+ * ten-step agent hits at least one slow call on 9.6% of runs" */
+static void tail_amplification(const char *mode, int n, double p)
+{
+    char agent[160], slow[160];
+    snprintf(agent, sizeof agent, "workload.agent={\"mode\": \"%s\", \"calls\": %d}", mode, n);
+    snprintf(slow, sizeof slow,
+             "workload.slow={\"probability\": %g, \"extra_s\": {\"dist\": \"fixed\", "
+             "\"value\": 1}}",
+             p);
+    sqlite3 *db = run_db(BASE, (const char *[]){agent, slow, NULL});
+    an_report r;
+    if (!report(db, &r)) {
+        ok(false, "%s n=%d p=%g ran", mode, n, p);
+        sqlite3_close(db);
+        return;
+    }
+    int calls = strcmp(mode, "map_reduce") ? n : n + 1; /* and the aggregation */
+    double want = 1 - pow(1 - p, calls);
+    double se = sqrt(want * (1 - want) / (double)r.tasks.completed);
+    ok(r.tasks.count == 3000 && r.tasks.completed == 3000 && r.tasks.calls_per_task == calls,
+       "%s n=%d: 3000 tasks of %d calls each (got %lld, %lld completed, %.3f calls)", mode, n,
+       calls, (long long)r.tasks.count, (long long)r.tasks.completed, r.tasks.calls_per_task);
+    is_near(r.tasks.any_slow_fraction, want, Z * se,
+            "%s n=%d p=%g: a slow call in %.4f of tasks, 1 - (1 - p)^%d = %.4f", mode, n, p,
+            r.tasks.any_slow_fraction, calls, want);
+    an_report_fini(&r);
+    sqlite3_close(db);
+}
+
+static void test_tail_amplification(void)
+{
+    static const int ns[] = {3, 10};
+    static const double ps[] = {0.01, 0.1, 0.3};
+    for (int m = 0; m < 2; m++)
+        for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+            for (size_t j = 0; j < sizeof ps / sizeof ps[0]; j++)
+                tail_amplification(m ? "parallel" : "sequential", ns[i], ps[j]);
+    tail_amplification("map_reduce", 4, 0.1);
+}
+
+static void test_sequential(void)
+{
+    sqlite3 *db = run_db(
+        BASE, (const char *[]){"stop.requests=500",
+                               "workload.agent={\"mode\": \"sequential\", \"calls\": 4, "
+                               "\"tool_output_tokens\": {\"dist\": \"fixed\", \"value\": 7}, "
+                               "\"tool_s\": {\"dist\": \"fixed\", \"value\": 0.3}}",
+                               NULL});
+    is_near(q1(db, "SELECT count(*) FROM requests a JOIN requests b ON a.task_id = b.task_id"
+                   " AND b.call_index = a.call_index + 1"),
+            1500, 0, "sequential: 3 links in each of 500 chains");
+    is_near(q1(db, "SELECT count(*) FROM requests a JOIN requests b ON a.task_id = b.task_id"
+                   " AND b.call_index = a.call_index + 1"
+                   " WHERE b.prompt_tokens <> a.prompt_tokens + a.output_tokens + 7"),
+            0, 0, "each prompt is the last prompt + its output + the tool's 7 tokens");
+    is_near(q1(db, "SELECT max(abs(b.arrival_s - a.finish_s - 0.3)) FROM requests a"
+                   " JOIN requests b ON a.task_id = b.task_id AND b.call_index = a.call_index + 1"),
+            0, 1e-9, "each call is sent 0.3 s (the tool) after the last finished");
+    is_near(q1(db, "SELECT count(*) FROM tasks t WHERE finish_s <> (SELECT max(finish_s)"
+                   " FROM requests r WHERE r.task_id = t.id) OR start_s <> (SELECT min(arrival_s)"
+                   " FROM requests r WHERE r.task_id = t.id) OR calls <> 4"),
+            0, 0, "a task runs from its first call's sending to its last call's finish");
+    sqlite3_close(db);
+}
+
+static void test_fan_out(void)
+{
+    sqlite3 *db = run_db(BASE, (const char *[]){"stop.requests=500",
+                                                "workload.agent={\"mode\": \"parallel\", "
+                                                "\"calls\": 5}",
+                                                NULL});
+    is_near(q1(db, "SELECT count(*) FROM (SELECT task_id FROM requests GROUP BY task_id"
+                   " HAVING count(*) = 5 AND min(arrival_s) = max(arrival_s))"),
+            500, 0, "parallel: the 5 calls of each task are sent at once");
+    is_near(q1(db, "SELECT count(*) FROM tasks t WHERE finish_s <> (SELECT max(finish_s)"
+                   " FROM requests r WHERE r.task_id = t.id)"),
+            0, 0, "and the task ends with its last call");
+    sqlite3_close(db);
+
+    db = run_db(BASE, (const char *[]){"stop.requests=500",
+                                       "workload.agent={\"mode\": \"map_reduce\", \"calls\": 5}",
+                                       NULL});
+    is_near(q1(db, "SELECT count(*) FROM requests a WHERE call_index = 5 AND prompt_tokens ="
+                   " (SELECT sum(output_tokens) FROM requests f WHERE f.task_id = a.task_id"
+                   " AND f.call_index < 5) AND arrival_s = (SELECT max(finish_s) FROM requests f"
+                   " WHERE f.task_id = a.task_id AND f.call_index < 5)"),
+            500, 0,
+            "map_reduce: the aggregation is sent when the fan-out joins, its prompt the "
+            "fan-out's outputs");
+    sqlite3_close(db);
+}
+
+/* ---- classes ---- */
+
+static void test_classes(void)
+{
+    sqlite3 *db = run_db(
+        BASE, (const char *[]){"stop={\"duration_s\": 400}",
+                               "workload.classes=[{\"name\": \"a\", \"weight\": 1}, "
+                               "{\"name\": \"b\", \"weight\": 3}, {\"name\": \"c\", "
+                               "\"weight\": 6, \"output_tokens\": {\"dist\": \"fixed\", "
+                               "\"value\": 9}}, {\"name\": \"own\", \"arrival\": {\"process\": "
+                               "\"constant\", \"rate_per_s\": 0.5}}]",
+                               NULL});
+    double shared_n = q1(db, "SELECT count(*) FROM requests WHERE class <> 'own'");
+    const char *names[] = {"a", "b", "c"};
+    const double weights[] = {1, 3, 6};
+    for (int i = 0; i < 3; i++) {
+        char sql[128];
+        snprintf(sql, sizeof sql, "SELECT count(*) FROM requests WHERE class = '%s'", names[i]);
+        double share = q1(db, sql) / shared_n, want = weights[i] / 10;
+        is_near(share, want, Z * sqrt(want * (1 - want) / shared_n),
+                "class %s: %.4f of the shared stream's %g requests (weight %g of 10)", names[i],
+                share, shared_n, weights[i]);
+    }
+    is_near(q1(db, "SELECT count(*) FROM requests WHERE class = 'own'"), 200, 0,
+            "a class with its own constant arrivals: 0.5 req/s for 400 s");
+    is_near(q1(db, "SELECT count(*) FROM requests WHERE class = 'c' AND output_tokens <> 9"), 0, 0,
+            "a class's own length distribution");
+    sqlite3_close(db);
+}
+
+static void test_class_report(void)
+{
+    sqlite3 *db = run_db(
+        BASE, (const char *[]){"slo={\"ttft_s\": 0.05}",
+                               "workload.classes=[{\"name\": \"strict\", \"weight\": 1, "
+                               "\"slo\": {\"ttft_s\": 0.001}}, {\"name\": \"loose\", "
+                               "\"weight\": 1}]",
+                               NULL});
+    an_report r;
+    if (!report(db, &r)) {
+        ok(false, "the class report");
+        return;
+    }
+    ok(r.n_classes == 2 && !strcmp(r.classes[0].name, "strict") &&
+           r.classes[0].req.slo.ttft_s == 0.001 && r.classes[1].req.slo.ttft_s == 0.05,
+       "each class has its own SLO, else the scenario's");
+    is_near(r.classes[0].req.attainment, 0, 0,
+            "no request meets 1 ms TTFT (reading the weights takes 4.8 ms)");
+    ok(r.classes[1].req.attainment > 0.99, "nearly all meet 50 ms (%.4f)",
+       r.classes[1].req.attainment);
+    is_near(r.req.attainment,
+            (double)(r.classes[0].req.good + r.classes[1].req.good) /
+                (double)(r.classes[0].req.ended + r.classes[1].req.ended),
+            1e-12, "the run's attainment judges each request by its class's SLO");
+    is_int(r.classes[0].req.arrived + r.classes[1].req.arrived, r.req.arrived,
+           "the classes' requests add up to the run's");
+    cJSON *j = an_report_json(&r, false);
+    ok(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "classes"), "loose") != NULL,
+       "the JSON report has \"classes\": {name: ...}");
+    cJSON_Delete(j);
+    an_report_fini(&r);
+    sqlite3_close(db);
+}
+
+/* ---- traces ---- */
+
+typedef struct trace_rows {
+    double t[512];
+    int prompt[512], output[512];
+    int n;
+} trace_rows;
+
+/* Reads a plain csv trace independently of the library. */
+static bool read_csv(const char *path, trace_rows *tr)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return false;
+    char line[256];
+    tr->n = 0;
+    bool ok = fgets(line, sizeof line, f) != NULL; /* header */
+    while (ok && tr->n < 512 && fgets(line, sizeof line, f))
+        ok = sscanf(line, "%lf,%d,%d", &tr->t[tr->n], &tr->prompt[tr->n], &tr->output[tr->n]) == 3,
+        tr->n++;
+    fclose(f);
+    return ok && tr->n > 1;
+}
+
+static char *trace_scenario_top(const char *path, const char *options, const char *top)
+{
+    return util_xasprintf(
+        "{\"seed\": 1, \"cluster\": {\"gpu\": \"h100-sxm\", \"model\": \"llama-3.1-8b\", "
+        "\"replicas\": 2, \"cost_model\": {\"kind\": \"linear\", \"iteration_s\": 0.001, "
+        "\"prefill_s_per_token\": 1e-6, \"decode_step_s\": 0.001, \"decode_s_per_seq\": 0}}, "
+        "\"workload\": {\"arrival\": {\"process\": \"trace\", \"path\": \"%s\"%s}}%s}",
+        path, options, top);
+}
+
+static char *trace_scenario(const char *path, const char *options)
+{
+    return trace_scenario_top(path, options, "");
+}
+
+/* Largest |arrival_s(request i) - (t_i - start) x scale - shift| over requests
+ * [from, from + n) against rows [row, row + n). */
+static double arrival_error(sqlite3 *db, const trace_rows *tr, int from, int row, int n,
+                            double start, double scale, double shift)
+{
+    sqlite3_stmt *st;
+    sqlite3_prepare_v2(db, "SELECT arrival_s FROM requests WHERE id >= ?1 ORDER BY id", -1, &st,
+                       NULL);
+    sqlite3_bind_int(st, 1, from);
+    double worst = 0;
+    for (int i = 0; i < n; i++) {
+        if (sqlite3_step(st) != SQLITE_ROW) {
+            worst = INFINITY;
+            break;
+        }
+        double want = (tr->t[row + i] - start) * scale + shift;
+        worst = fmax(worst, fabs(sqlite3_column_double(st, 0) - want));
+    }
+    sqlite3_finalize(st);
+    return worst;
+}
+
+static void test_trace_replay(void)
+{
+    char *path = util_xasprintf("%s/validation/distserve-opt13b/workload_rate2_n100.csv", shared);
+    trace_rows tr;
+    if (!read_csv(path, &tr)) {
+        ok(false, "read %s", path);
+        free(path);
+        return;
+    }
+    double prompts = 0, outputs = 0;
+    for (int i = 0; i < tr.n; i++) prompts += tr.prompt[i], outputs += tr.output[i];
+    const double ns = 0.5e-9 + 1e-12; /* the engine's clock is whole nanoseconds */
+
+    char *json = trace_scenario(path, "");
+    sqlite3 *db = run_db(json, NULL);
+    free(json);
+    is_near(q1(db, "SELECT count(*) FROM requests"), tr.n, 0, "replay: one request per row (%d)",
+            tr.n);
+    ok(arrival_error(db, &tr, 0, 0, tr.n, 0, 1, 0) <= ns,
+       "every arrival is the trace's, to the nanosecond");
+    is_near(q1(db, "SELECT sum(prompt_tokens) FROM requests"), prompts, 0,
+            "prompt tokens sum to the trace's %g", prompts);
+    is_near(q1(db, "SELECT sum(output_tokens) FROM requests"), outputs, 0,
+            "output tokens sum to the trace's %g", outputs);
+    sqlite3_close(db);
+
+    /* A class's own lengths replace only those it sets. */
+    json = trace_scenario_top(path, "", "");
+    char *cls = util_xasprintf("workload.classes=[{\"name\": \"a\", \"weight\": 1}, {\"name\": "
+                               "\"b\", \"weight\": 1, \"prompt_tokens\": {\"dist\": \"fixed\", "
+                               "\"value\": 10}}]");
+    db = run_db(json, (const char *[]){cls, NULL});
+    free(cls);
+    free(json);
+    bool kept = db != NULL;
+    sqlite3_stmt *st;
+    sqlite3_prepare_v2(db, "SELECT id, class, prompt_tokens, output_tokens FROM requests", -1, &st,
+                       NULL);
+    while (kept && sqlite3_step(st) == SQLITE_ROW) {
+        int id = sqlite3_column_int(st, 0), prompt = sqlite3_column_int(st, 2);
+        bool b = !strcmp((const char *)sqlite3_column_text(st, 1), "b");
+        kept = prompt == (b ? 10 : tr.prompt[id]) && sqlite3_column_int(st, 3) == tr.output[id];
+    }
+    sqlite3_finalize(st);
+    ok(kept && q1(db, "SELECT count(DISTINCT class) FROM requests") == 2,
+       "a class's own prompt_tokens replaces the trace's prompts; its outputs stay the trace's");
+    sqlite3_close(db);
+
+    json = trace_scenario(path, ", \"time_scale\": 2.5");
+    db = run_db(json, NULL);
+    free(json);
+    ok(arrival_error(db, &tr, 0, 0, tr.n, 0, 2.5, 0) <= 2.5 * ns, "time_scale 2.5 stretches it");
+    sqlite3_close(db);
+
+    json = trace_scenario(path, ", \"rate_per_s\": 8");
+    db = run_db(json, NULL);
+    free(json);
+    double span = q1(db, "SELECT max(arrival_s) - min(arrival_s) FROM requests");
+    is_near((tr.n - 1) / span, 8, 1e-6, "rate_per_s 8: the mean rate over the span is 8 req/s");
+    ok(arrival_error(db, &tr, 0, 0, tr.n, 0, (tr.n - 1) / (tr.t[tr.n - 1] - tr.t[0]) / 8, 0) <=
+           ns * 2,
+       "by one scale factor on every time");
+    sqlite3_close(db);
+
+    int first = 0;
+    while (tr.t[first] < 20) first++;
+    json = trace_scenario(path, ", \"start_s\": 20, \"limit\": 30");
+    db = run_db(json, NULL);
+    free(json);
+    ok(q1(db, "SELECT count(*) FROM requests") == 30 &&
+           arrival_error(db, &tr, 0, first, 30, 20, 1, 0) <= ns,
+       "start_s 20, limit 30: rows %d.. replayed from time 0", first);
+    sqlite3_close(db);
+
+    json = trace_scenario_top(path, ", \"loop\": true", ", \"stop\": {\"duration_s\": 120}");
+    db = run_db(json, NULL);
+    free(json);
+    double period = tr.t[tr.n - 1] + tr.t[tr.n - 1] / (tr.n - 1); /* span + one mean gap */
+    int in_window = 0;
+    for (int pass = 0; pass < 3; pass++)
+        for (int i = 0; i < tr.n; i++) in_window += pass * period + tr.t[i] < 120;
+    ok(q1(db, "SELECT count(*) FROM requests") == in_window &&
+           arrival_error(db, &tr, tr.n, 0, tr.n, 0, 1, period) <= ns * 4,
+       "loop: the second pass is the first shifted by its span and one mean gap (%d in 120 s)",
+       in_window);
+    sqlite3_close(db);
+    free(path);
+}
+
+/* The Azure trace's times are dates; replayed, they count from its first. */
+static void test_azure_replay(void)
+{
+    char *path = util_xasprintf("%s/traces/AzureLLMInferenceTrace_code.csv", shared);
+    wl_trace *t = NULL;
+    util_diag d;
+    util_diag_init(&d);
+    double prompts = 0, outputs = 0, last = 0;
+    int n = 0;
+    wl_record rec;
+    if (!wl_trace_open(path, WL_TRACE_AUTO, &t, &d))
+        while (n < 2000 && wl_trace_next(t, &rec, &d) == 1)
+            prompts += rec.prompt, outputs += rec.output, last = rec.arrival_s, n++;
+    wl_trace_close(t);
+    util_diag_fini(&d);
+    char *json = trace_scenario(path, ", \"limit\": 2000");
+    sqlite3 *db = run_db(json, NULL);
+    free(json);
+    ok(n == 2000 && q1(db, "SELECT sum(prompt_tokens) FROM requests") == prompts &&
+           q1(db, "SELECT sum(output_tokens) FROM requests") == outputs,
+       "azure: the first 2000 rows' tokens (%g, %g)", prompts, outputs);
+    is_near(q1(db, "SELECT max(arrival_s) FROM requests"), last, 0.5e-9 + 1e-12,
+            "azure: the 2000th arrival %.7f s after the first", last);
+    sqlite3_close(db);
+    free(path);
+}
+
+static void test_trace_errors(void)
+{
+    char path[] = "/tmp/servesim-trace-XXXXXX";
+    int fd = mkstemp(path);
+    FILE *f = fdopen(fd, "w");
+    fputs("arrival_time_s,input_tokens,output_tokens\n0.5,10,10\n0.7,12,x9\n", f);
+    fclose(f);
+    char *json = trace_scenario(path, "");
+    sim_scenario sc;
+    char *errors = NULL;
+    char *want = util_xasprintf("%s:3:", path);
+    ok(support_scenario(json, NULL, &sc, &errors) == UTIL_EINPUT && strstr(errors, want) &&
+           strstr(errors, "output_tokens"),
+       "a malformed row is reported at FILE:LINE with its field");
+    tap_diag("%s", errors);
+    sim_scenario_fini(&sc);
+    free(errors);
+    free(want);
+    free(json);
+    unlink(path);
+}
+
+static void test_empirical_lengths(void)
+{
+    char *path = util_xasprintf("%s/validation/distserve-opt13b/workload_rate4_n400.csv", shared);
+    trace_rows tr;
+    double mean = 0, var = 0;
+    if (read_csv(path, &tr)) {
+        for (int i = 0; i < tr.n; i++) mean += tr.prompt[i] / (double)tr.n;
+        for (int i = 0; i < tr.n; i++) var += pow(tr.prompt[i] - mean, 2) / tr.n;
+    }
+    char *set = util_xasprintf("workload.prompt_tokens={\"dist\": \"empirical\", \"path\": "
+                               "\"%s\", \"column\": \"input\"}",
+                               path);
+    sqlite3 *db = run_db(BASE, (const char *[]){set, NULL});
+    double got = q1(db, "SELECT avg(prompt_tokens) FROM requests");
+    is_near(got, mean, Z * sqrt(var / 3000), "empirical prompts: mean %.1f, the column's %.1f", got,
+            mean);
+    bool all_in = db != NULL;
+    sqlite3_stmt *st;
+    sqlite3_prepare_v2(db, "SELECT DISTINCT prompt_tokens FROM requests", -1, &st, NULL);
+    while (all_in && sqlite3_step(st) == SQLITE_ROW) {
+        int v = sqlite3_column_int(st, 0);
+        bool found = false;
+        for (int i = 0; i < tr.n && !found; i++) found = tr.prompt[i] == v;
+        all_in = found;
+    }
+    sqlite3_finalize(st);
+    ok(all_in, "and every prompt length is one of the column's");
+    sqlite3_close(db);
+    free(set);
+    free(path);
+}
+
+/* ---- before the router ---- */
+
+static void test_pre_model(void)
+{
+    sqlite3 *base = run_db(BASE, (const char *[]){"stop.requests=4000", NULL});
+    sqlite3 *fixed = run_db(BASE, (const char *[]){"stop.requests=4000",
+                                                   "workload.pre_model_s={\"dist\": \"fixed\", "
+                                                   "\"value\": 0.25}",
+                                                   NULL});
+    sqlite3 *expo = run_db(BASE, (const char *[]){"stop.requests=4000",
+                                                  "workload.pre_model_s={\"dist\": "
+                                                  "\"exponential\", \"mean\": 0.2}",
+                                                  NULL});
+    /* Same seed, same draws: the fixed delay shifts the whole schedule. */
+    double worst = 0, diff_mean = 0, diff_sq = 0, delay_mean = 0;
+    int n = 0;
+    sqlite3_stmt *a, *b, *c;
+    const char *sql = "SELECT first_token_s - arrival_s, enqueue_s - arrival_s FROM requests "
+                      "ORDER BY id";
+    sqlite3_prepare_v2(base, sql, -1, &a, NULL);
+    sqlite3_prepare_v2(fixed, sql, -1, &b, NULL);
+    sqlite3_prepare_v2(expo, sql, -1, &c, NULL);
+    while (sqlite3_step(a) == SQLITE_ROW && sqlite3_step(b) == SQLITE_ROW &&
+           sqlite3_step(c) == SQLITE_ROW) {
+        double t0 = sqlite3_column_double(a, 0);
+        worst = fmax(worst, fabs(sqlite3_column_double(b, 0) - t0 - 0.25));
+        double dd = sqlite3_column_double(c, 0) - t0;
+        diff_mean += dd;
+        diff_sq += dd * dd;
+        delay_mean += sqlite3_column_double(c, 1);
+        n++;
+    }
+    sqlite3_finalize(a);
+    sqlite3_finalize(b);
+    sqlite3_finalize(c);
+    diff_mean /= n;
+    delay_mean /= n;
+    double sd = sqrt(diff_sq / n - diff_mean * diff_mean);
+    ok(n == 4000 && worst < 2e-9, "a fixed 0.25 s pre-model delay adds 0.25 s to every TTFT");
+    is_near(delay_mean, 0.2, Z * 0.2 / sqrt(n), "exponential delays: mean %.4f s before the router",
+            delay_mean);
+    is_near(diff_mean, 0.2, Z * sd / sqrt(n), "and TTFT grows by their mean (%.4f s)", diff_mean);
+    sqlite3_close(base);
+    sqlite3_close(fixed);
+    sqlite3_close(expo);
+}
+
+static void test_stragglers(void)
+{
+    sqlite3 *db = run_db(BASE, (const char *[]){"stop.requests=4000",
+                                                "workload.slow={\"probability\": 0.3, "
+                                                "\"extra_s\": {\"dist\": \"fixed\", \"value\": "
+                                                "1.5}}",
+                                                NULL});
+    double frac = q1(db, "SELECT avg(slow) FROM requests");
+    is_near(frac, 0.3, Z * sqrt(0.21 / 4000), "requests.slow marks %.4f of calls (p = 0.3)", frac);
+    is_near(q1(db, "SELECT max(abs(enqueue_s - arrival_s - 1.5 * slow)) FROM requests"), 0, 1e-9,
+            "a slow call reaches its replica 1.5 s late; the others at once");
+    ok(q1(db, "SELECT min(first_token_s - arrival_s) FROM requests WHERE slow") >= 1.5,
+       "the wait counts in TTFT");
+    /* While a straggler waits, the GPUs serve whoever came after it. */
+    ok(q1(db, "SELECT count(*) FROM requests s JOIN requests o ON o.id > s.id AND"
+              " o.finish_s < s.enqueue_s WHERE s.slow AND NOT o.slow") > 100,
+       "calls sent after a straggler finish before it reaches the router");
+    sqlite3_close(db);
+}
+
+/* ---- time-outs ---- */
+
+static char *write_trace(const char *rows)
+{
+    char *path = util_xstrdup("/tmp/servesim-trace-XXXXXX");
+    int fd = mkstemp(path);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "arrival_time_s,input_tokens,output_tokens\n%s", rows);
+    fclose(f);
+    return path;
+}
+
+/* One replica, one sequence at a time, 10 ms an iteration (above the 4.8 ms
+ * it takes to read the weights): a 1000-token reply holds the GPU for 10 s
+ * unless its client gives up. */
+static sqlite3 *timeout_run(const char *path, double timeout_s)
+{
+    char *json = util_xasprintf(
+        "{\"seed\": 1, \"cluster\": {\"gpu\": \"h100-sxm\", \"model\": \"llama-3.1-8b\", "
+        "\"scheduler\": {\"max_batch\": 1}, \"cost_model\": {\"kind\": \"linear\", "
+        "\"iteration_s\": 0.01, \"prefill_s_per_token\": 0, \"decode_step_s\": 0, "
+        "\"decode_s_per_seq\": 0}}, \"workload\": {\"arrival\": {\"process\": \"trace\", "
+        "\"path\": \"%s\"}%s}, \"slo\": {\"e2e_s\": 100}}",
+        path, timeout_s > 0 ? ", \"timeout_s\": 2" : "");
+    sqlite3 *db = run_db(json, NULL);
+    free(json);
+    return db;
+}
+
+static void test_timeouts(void)
+{
+    /* A and B hog the GPU, C waits behind them, D comes later. */
+    char *path = write_trace("0,100,1000\n0,100,1000\n0,100,5\n0.5,100,5\n");
+    sqlite3 *no = timeout_run(path, 0), *db = timeout_run(path, 2);
+    is_near(q1(no, "SELECT finish_s FROM requests WHERE id = 3"), 20.1, 1e-9,
+            "without a time-out D waits for both hogs and C (finishes at 20.1 s)");
+    is_near(q1(db, "SELECT count(*) FROM requests WHERE status = 'timed_out' AND id < 3"), 3, 0,
+            "with timeout_s 2, A, B and C time out at 2 s");
+    is_near(q1(db, "SELECT count(*) FROM requests WHERE id = 2 AND first_scheduled_s IS NULL"), 1,
+            0, "C timed out in the queue, never scheduled");
+    is_near(q1(db, "SELECT first_scheduled_s FROM requests WHERE id = 3"), 2, 1e-9,
+            "A's GPU is freed at once: D starts at 2 s");
+    is_near(q1(db, "SELECT finish_s FROM requests WHERE id = 3 AND status = 'completed'"), 2.05,
+            1e-9, "and completes at 2.05 s");
+    an_report r;
+    if (report(db, &r)) {
+        ok(r.req.timed_out == 3 && r.req.ended == 4 && r.req.good == 1,
+           "the report counts 3 timed out, each failing the SLO (%lld good of %lld)",
+           (long long)r.req.good, (long long)r.req.ended);
+        an_report_fini(&r);
+    } else {
+        ok(false, "the report");
+    }
+    sqlite3_close(no);
+    sqlite3_close(db);
+    unlink(path);
+    free(path);
+}
+
+/* Requests cancelled mid-decode give back their KV blocks: after a storm of
+ * time-outs, a request needing most of the cache still gets it. */
+static void test_timeouts_free_kv(void)
+{
+    char rows[8192] = "";
+    for (int i = 0; i < 60; i++) {
+        char line[64];
+        snprintf(line, sizeof line, "%g,4000,30000\n", i * 0.01);
+        strcat(rows, line);
+    }
+    strcat(rows, "100,60000,10\n");
+    char *path = write_trace(rows);
+    char *json = util_xasprintf(
+        "{\"seed\": 1, \"cluster\": {\"gpu\": \"h100-sxm\", \"model\": \"llama-3.1-8b\", "
+        "\"scheduler\": {\"kv_blocks\": 4500, \"max_batched_tokens\": 65536}, \"cost_model\": "
+        "{\"kind\": \"linear\", \"iteration_s\": 0.001, \"prefill_s_per_token\": 0, "
+        "\"decode_step_s\": 0, \"decode_s_per_seq\": 0}}, \"workload\": {\"arrival\": "
+        "{\"process\": \"trace\", \"path\": \"%s\"}, \"timeout_s\": 5}}",
+        path);
+    sqlite3 *db = run_db(json, NULL);
+    free(json);
+    is_near(q1(db, "SELECT count(*) FROM requests WHERE status = 'timed_out'"), 60, 0,
+            "60 long replies time out mid-decode");
+    ok(q1(db, "SELECT max(kv_peak_tokens) FROM replicas") > 60000,
+       "they had filled the cache (peak %g tokens)", q1(db, "SELECT max(kv_peak_tokens) FROM replicas"));
+    is_near(q1(db, "SELECT count(*) FROM requests WHERE id = 60 AND status = 'completed'"), 1, 0,
+            "then a 60000-token prompt fits: every block came back");
+    sqlite3_close(db);
+    unlink(path);
+    free(path);
+}
+
+/* An overloaded cluster whose clients give up all the time: sequences leave
+ * mid-decode while others keep running, their structs are reused at once,
+ * and every request still ends exactly once, completed or timed out. */
+static void test_timeout_storm(void)
+{
+    static const char *policies[] = {"continuous", "chunked", "static", "prefill_first"};
+    for (int i = 0; i < 4; i++) {
+        char policy[64];
+        snprintf(policy, sizeof policy, "cluster.scheduler.policy=%s", policies[i]);
+        sqlite3 *db = run_db(BASE, (const char *[]){"workload.arrival.rate_per_s=400",
+                                                    "workload.output_tokens={\"dist\": "
+                                                    "\"uniform\", \"min\": 2, \"max\": 2000}",
+                                                    "workload.timeout_s=1", "cluster.replicas=1",
+                                                    "cluster.scheduler.kv_blocks=2000", policy,
+                                                    NULL});
+        double timed_out = q1(db, "SELECT count(*) FROM requests WHERE status = 'timed_out'");
+        ok(q1(db, "SELECT count(*) FROM requests WHERE status IN ('completed', 'timed_out')") ==
+                   3000 &&
+               timed_out > 1000 &&
+               q1(db, "SELECT count(*) FROM requests WHERE status = 'completed' AND "
+                      "finish_s - arrival_s > 1 + 1e-9") == 0,
+           "%s: 3000 requests, each completed within 1 s or timed out (%g)", policies[i],
+           timed_out);
+        sqlite3_close(db);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || support_init()) {
+        printf("Bail out! usage: test_clients SOURCE_ROOT\n");
+        return 1;
+    }
+    shared = util_xasprintf("%s/../shared", argv[1]);
+    test_tail_amplification();
+    test_sequential();
+    test_fan_out();
+    test_classes();
+    test_class_report();
+    test_trace_replay();
+    test_azure_replay();
+    test_trace_errors();
+    test_empirical_lengths();
+    test_pre_model();
+    test_stragglers();
+    test_timeouts();
+    test_timeouts_free_kv();
+    test_timeout_storm();
+    support_fini();
+    free((char *)shared);
+    return tap_done();
+}

@@ -1,0 +1,544 @@
+/*
+ * test_trace.c: trace replay and empirical length distributions, against the
+ * real traces in the shared folder (argv[1], e.g. ../shared).
+ *
+ * Expected values were read from the files with other tools (Python's csv,
+ * json, datetime and fractions modules): the first records of each trace,
+ * the row counts and spans, and the Azure timestamp differences as exact
+ * fractions.  Malformed lines are written to temporary files and must be
+ * reported with their line and field.  Sampling tolerances are Z = 5
+ * standard errors of the mean of N draws (sigma from the column itself),
+ * as in test_workloads.c; the seeds are fixed, so outcomes are
+ * deterministic.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "tap.h"
+#include "wl.h"
+#include "wl_int.h"
+
+#define N 200000
+#define Z 5.0
+
+static const char *shared;
+
+static char *shared_path(const char *rel)
+{
+    return util_path_join(shared, rel);
+}
+
+static char *write_temp(const char *text)
+{
+    char *path = util_xstrdup("/tmp/servesim-trace-XXXXXX");
+    int fd = mkstemp(path);
+    FILE *f = fdopen(fd, "w");
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+/* ---- the shipped traces ---- */
+
+typedef struct want {
+    double at;
+    int32_t prompt, output;
+} want;
+
+/* The first n records of a trace, read with format, against want[]. */
+static void first_records(const char *rel, wl_trace_format format, const want *w, int n)
+{
+    char *path = shared_path(rel);
+    util_diag d;
+    util_diag_init(&d);
+    wl_trace *t;
+    bool opened = wl_trace_open(path, format, &t, &d) == 0;
+    ok(opened, "%s opens", rel);
+    for (int i = 0; opened && i < n; i++) {
+        wl_record r = {0};
+        int rc = wl_trace_next(t, &r, &d);
+        /* the traces' times have at most 7 decimals (Azure) or whole ms */
+        ok(rc == 1 && fabs(r.arrival_s - w[i].at) < 1e-9 && r.prompt == w[i].prompt &&
+               r.output == w[i].output,
+           "%s record %d: %.9f s, %d, %d (got %.9f, %d, %d)", rel, i + 1, w[i].at,
+           w[i].prompt, w[i].output, r.arrival_s, r.prompt, r.output);
+    }
+    if (d.count) tap_diag("%s", d.msgs[0]);
+    if (opened) wl_trace_close(t);
+    util_diag_fini(&d);
+    free(path);
+}
+
+static void test_first_records(void)
+{
+    /* 18:17:03.9799600 is the origin; 18:17:04.0319600 - it = 0.052 s, ... */
+    static const want code[] = {{0, 4808, 10}, {0.052, 3180, 8}, {0.098189, 110, 27},
+                                {0.140684, 7433, 14}, {0.444994, 34, 12}};
+    first_records("traces/AzureLLMInferenceTrace_code.csv", WL_TRACE_AUTO, code, 5);
+    static const want conv[] = {{0, 374, 44}, {4.314579, 396, 109}, {4.541877, 879, 55},
+                                {4.710427, 91, 16}, {5.892655, 91, 16}};
+    first_records("traces/AzureLLMInferenceTrace_conv.csv", WL_TRACE_AZURE, conv, 5);
+    /* Mooncake: ms -> s */
+    static const want synth[] = {{0, 40160, 6}, {0, 36640, 4}, {0.040, 23769, 3},
+                                 {0.277, 32140, 92}, {0.471, 18663, 210}};
+    first_records("traces/synthetic_trace.jsonl", WL_TRACE_AUTO, synth, 5);
+    static const want conversation[] = {{0, 6758, 500}, {0, 7322, 490}, {0, 7236, 794},
+                                        {0, 2290, 316}, {0, 6760, 3}};
+    first_records("traces/conversation_trace.jsonl", WL_TRACE_MOONCAKE, conversation, 5);
+    /* its first ten requests are at 0 ms; the eleventh is the first at 3000 ms */
+    char *path = shared_path("traces/conversation_trace.jsonl");
+    util_diag d;
+    util_diag_init(&d);
+    wl_trace *t;
+    wl_record r = {0};
+    wl_trace_open(path, WL_TRACE_AUTO, &t, &d);
+    for (int i = 0; i < 11; i++) wl_trace_next(t, &r, &d);
+    ok(r.arrival_s == 3 && r.prompt == 13544 && r.output == 71,
+       "conversation record 11: 3000 ms is 3 s (got %g, %d, %d)", r.arrival_s, r.prompt,
+       r.output);
+    wl_trace_close(t);
+    util_diag_fini(&d);
+    free(path);
+    static const want distserve[] = {{0, 55, 4}, {1.380639, 829, 170}};
+    first_records("validation/distserve-opt13b/workload_rate1_n100.csv", WL_TRACE_AUTO,
+                  distserve, 2);
+    static const want sharegpt[] = {{0.046926808, 2358, 531}, {0.347938951, 1034, 769}};
+    first_records("validation/llmservingsim/workload_sharegpt-llama-3.1-8b-300-sps10.csv",
+                  WL_TRACE_CSV, sharegpt, 2);
+}
+
+typedef struct whole_trace {
+    const char *rel;
+    wl_trace_format format;
+    int64_t rows;
+    double first_s, last_s;
+} whole_trace;
+
+/* Rows and spans read through with Python; Azure spans as exact fractions. */
+static const whole_trace shipped[] = {
+    {"traces/AzureLLMInferenceTrace_code.csv", WL_TRACE_AZURE, 8819, 0, 3435.948056},
+    {"traces/AzureLLMInferenceTrace_conv.csv", WL_TRACE_AZURE, 19366, 0, 3501.721937},
+    {"traces/conversation_trace.jsonl", WL_TRACE_MOONCAKE, 12031, 0, 3536.999},
+    {"traces/synthetic_trace.jsonl", WL_TRACE_MOONCAKE, 3993, 0, 1022.025},
+    {"validation/distserve-opt13b/workload_rate1.5_n150.csv", WL_TRACE_CSV, 150, 0, 100.001408},
+    {"validation/distserve-opt13b/workload_rate1_n100.csv", WL_TRACE_CSV, 100, 0, 100.001251},
+    {"validation/distserve-opt13b/workload_rate2.5_n250.csv", WL_TRACE_CSV, 250, 0, 100.001327},
+    {"validation/distserve-opt13b/workload_rate2_n100.csv", WL_TRACE_CSV, 100, 0, 50.000787},
+    {"validation/distserve-opt13b/workload_rate2_n200.csv", WL_TRACE_CSV, 200, 0, 100.001211},
+    {"validation/distserve-opt13b/workload_rate3.5_n350.csv", WL_TRACE_CSV, 350, 0, 100.001244},
+    {"validation/distserve-opt13b/workload_rate3_n300.csv", WL_TRACE_CSV, 300, 0, 100.001925},
+    {"validation/distserve-opt13b/workload_rate4_n400.csv", WL_TRACE_CSV, 400, 0, 100.000687},
+    {"validation/llmservingsim/workload_sharegpt-llama-3.1-8b-300-sps10.csv", WL_TRACE_CSV, 300,
+     0.046926808, 29.183763203},
+};
+
+static void test_check_shipped(void)
+{
+    for (size_t i = 0; i < sizeof shipped / sizeof *shipped; i++) {
+        const whole_trace *w = &shipped[i];
+        char *path = shared_path(w->rel);
+        util_diag d;
+        util_diag_init(&d);
+        wl_trace_info info = {0};
+        int rc = wl_trace_check(path, WL_TRACE_AUTO, &info, &d);
+        ok(rc == 0 && info.format == w->format && info.rows == w->rows &&
+               fabs(info.first_s - w->first_s) < 1e-9 && fabs(info.last_s - w->last_s) < 1e-9,
+           "%s: detected %s, %lld rows, %.9f to %.9f s (got %s, %lld, %.9f to %.9f)", w->rel,
+           wl_trace_formats[w->format], (long long)w->rows, w->first_s, w->last_s,
+           wl_trace_formats[info.format], (long long)info.rows, info.first_s, info.last_s);
+        if (d.count) tap_diag("%s", d.msgs[0]);
+        util_diag_fini(&d);
+        free(path);
+    }
+}
+
+/* ---- Azure timestamps and layouts ---- */
+
+static wl_record one(const char *text, wl_trace_format format, int index, util_diag *d)
+{
+    char *path = write_temp(text);
+    wl_trace *t;
+    wl_record r = {.arrival_s = -1};
+    if (wl_trace_open(path, format, &t, d) == 0) {
+        for (int i = 0; i <= index; i++)
+            if (wl_trace_next(t, &r, d) != 1) r.arrival_s = -1;
+        wl_trace_close(t);
+    }
+    unlink(path);
+    free(path);
+    return r;
+}
+
+static void test_azure_times(void)
+{
+    util_diag d;
+    util_diag_init(&d);
+    wl_record r = one("TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                      "2023-12-31 23:59:59.9999999,1,1\n2024-01-01 00:00:00.0000001,1,1\n",
+                      WL_TRACE_AUTO, 1, &d);
+    is_near(r.arrival_s, 2e-7, 1e-15, "across a year's end: 0.0000002 s");
+    r = one("2024-02-28 12:00:00,1,1\n2024-03-01 12:00:00.5,2,3\n", WL_TRACE_AZURE, 1, &d);
+    is_near(r.arrival_s, 2 * 86400 + 0.5, 1e-9, "no header; 2024 is a leap year");
+    r = one("2023-02-28 12:00:00,1,1\n2023-03-01 12:00:00,2,3\n", WL_TRACE_AZURE, 1, &d);
+    is_near(r.arrival_s, 86400, 1e-9, "2023 is not");
+    r = one("TIMESTAMP,ContextTokens,GeneratedTokens\n2024-05-10 00:00:00.009930+00:00,5,6\n"
+            "2024-05-10 02:00:00.019930+02:00,7,8\n",
+            WL_TRACE_AUTO, 1, &d);
+    is_near(r.arrival_s, 0.01, 1e-12, "a UTC offset is applied (2024 trace layout)");
+    r = one("TIMESTAMP,NumImages,ContextTokens,GeneratedTokens\n"
+            "2025-01-01T00:00:00Z,3,100,20\n2025-01-01T00:00:01.25Z,0,300,40\n",
+            WL_TRACE_AUTO, 1, &d);
+    ok(r.arrival_s == 1.25 && r.prompt == 300 && r.output == 40,
+       "columns found by the header's names (2025 layout with NumImages)");
+    r = one("TIMESTAMP,ContextTokens,GeneratedTokens\n1970-01-01 00:00:00.123456789123,1,1\n"
+            "1970-01-01 00:00:01.123456790,1,1\n",
+            WL_TRACE_AUTO, 1, &d);
+    is_near(r.arrival_s, 1.000000001, 1e-15, "fraction digits past the ninth are dropped");
+    ok(d.count == 0, "no messages for good lines");
+    if (d.count) tap_diag("%s", d.msgs[0]);
+    util_diag_fini(&d);
+}
+
+/* ---- malformed lines ---- */
+
+/* The first message of checking text, without the temporary file's name. */
+static char *errors_of(const char *text, wl_trace_format format)
+{
+    char *path = write_temp(text);
+    util_diag d;
+    util_diag_init(&d);
+    wl_trace_check(path, format, NULL, &d);
+    char *msg = util_xstrdup(d.count ? d.msgs[0] : "");
+    size_t n = strlen(path);
+    if (d.count && !strncmp(msg, path, n)) memmove(msg, msg + n, strlen(msg + n) + 1);
+    util_diag_fini(&d);
+    unlink(path);
+    free(path);
+    return msg;
+}
+
+static void expect_error(const char *text, wl_trace_format format, const char *expected,
+                         const char *what)
+{
+    char *m = errors_of(text, format);
+    is_str(m, expected, "%s", what);
+    free(m);
+}
+
+static void test_csv(void)
+{
+    char *path = write_temp("arrival_time_s,input_tokens,output_tokens\n0.5,100,20\r\n\n"
+                            "0.75,3,1\n2,4000,512\n");
+    util_diag d;
+    util_diag_init(&d);
+    wl_trace *t;
+    wl_record r;
+    ok(wl_trace_open(path, WL_TRACE_AUTO, &t, &d) == 0, "a trace opens");
+    ok(wl_trace_next(t, &r, &d) == 1 && r.arrival_s == 0.5 && r.prompt == 100 && r.output == 20,
+       "header skipped, CRLF accepted, first record read");
+    ok(wl_trace_next(t, &r, &d) == 1 && r.arrival_s == 0.75 && r.prompt == 3,
+       "a blank line is skipped");
+    ok(wl_trace_next(t, &r, &d) == 1 && r.output == 512 && wl_trace_next(t, &r, &d) == 0,
+       "the last record, then the end");
+    wl_trace_close(t);
+    unlink(path);
+    free(path);
+    util_diag_fini(&d);
+
+    expect_error("0,10,10\n1,ten,10\n", WL_TRACE_AUTO,
+                 ":2: field 2 (input_tokens): expected a whole number of tokens >= 1, got 'ten'",
+                 "csv: a malformed field is reported with its line");
+    expect_error("0,10,10\n1,10,10\n0.5,10,10\n", WL_TRACE_CSV,
+                 ":3: field 1 (arrival_time_s): earlier than the line before, got '0.5'",
+                 "csv: arrivals must not go back in time");
+    expect_error("0,10\n", WL_TRACE_AUTO,
+                 ":1: expected 3 fields (arrival_time_s, input_tokens, output_tokens)",
+                 "csv: a short line is reported");
+    expect_error("0,10,0\n", WL_TRACE_AUTO,
+                 ":1: field 3 (output_tokens): expected a whole number of tokens >= 1, got '0'",
+                 "csv: zero output tokens are refused");
+    expect_error("\n\n-1,10,10\n", WL_TRACE_AUTO,
+                 ":3: field 1 (arrival_time_s): expected seconds >= 0, got '-1'",
+                 "csv: line numbers count blank lines");
+    expect_error("", WL_TRACE_AUTO, ": no requests in the trace", "an empty file is refused");
+    expect_error("TIMESTAMP,ContextTokens,GeneratedTokens\n", WL_TRACE_AUTO,
+                 ": no requests in the trace", "a header alone is refused");
+}
+
+static void test_azure_errors(void)
+{
+    const char *h = "TIMESTAMP,ContextTokens,GeneratedTokens\n";
+    char *text = util_xasprintf("%s2023-11-16 18:17:03.9,1,1\n2023-11-16 18:17:03.89,1,1\n", h);
+    expect_error(text, WL_TRACE_AUTO,
+                 ":3: field 1 (TIMESTAMP): earlier than the line before, got "
+                 "'2023-11-16 18:17:03.89'",
+                 "azure: arrivals must not go back in time");
+    free(text);
+    text = util_xasprintf("%s2023-02-29 00:00:00,1,1\n", h);
+    expect_error(text, WL_TRACE_AUTO,
+                 ":2: field 1 (TIMESTAMP): expected a time like 2023-11-16 18:17:03.9799600, "
+                 "got '2023-02-29 00:00:00'",
+                 "azure: a date that does not exist");
+    free(text);
+    text = util_xasprintf("%s2023-11-16 18:17:03.9799600,4808,0\n", h);
+    expect_error(text, WL_TRACE_AUTO,
+                 ":2: field 3 (GeneratedTokens): expected a whole number of tokens >= 1, got '0'",
+                 "azure: zero generated tokens are refused");
+    free(text);
+    text = util_xasprintf("%s2023-11-16 18:17:03.97,4808\n", h);
+    expect_error(text, WL_TRACE_AUTO, ":2: expected 3 fields (as the header has)",
+                 "azure: a short line");
+    free(text);
+    expect_error("TIMESTAMP,Context,GeneratedTokens\n", WL_TRACE_AUTO,
+                 ":1: the header has no column ContextTokens", "azure: a header without a column");
+    expect_error("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16,1,1\n", WL_TRACE_CSV,
+                 ":1: field 1 (arrival_time_s): expected seconds >= 0, got 'TIMESTAMP'",
+                 "a named format overrides detection");
+}
+
+static void test_mooncake_errors(void)
+{
+    expect_error("{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 2}\n"
+                 "{\"timestamp\": 10, \"input_length\": 5, \"output_length\": 2.5}\n",
+                 WL_TRACE_AUTO,
+                 ":2: field 3 (output_length): expected a whole number of tokens >= 1, got '2.5'",
+                 "mooncake: a fractional token count");
+    expect_error("{\"timestamp\": 20, \"input_length\": 5, \"output_length\": 2}\n"
+                 "{\"input_length\": 5, \"output_length\": 2, \"timestamp\": 19}\n",
+                 WL_TRACE_AUTO,
+                 ":2: field 3 (timestamp): earlier than the line before, got '19'",
+                 "mooncake: arrivals must not go back in time; N is the key's position");
+    expect_error("{\"timestamp\": 0, \"input_length\": 5}\n", WL_TRACE_MOONCAKE,
+                 ":1: no field output_length", "mooncake: a missing key");
+    expect_error("{\"timestamp\": \"0\", \"input_length\": 5, \"output_length\": 2}\n",
+                 WL_TRACE_AUTO,
+                 ":1: field 1 (timestamp): expected a number of milliseconds, got '\"0\"'",
+                 "mooncake: a string timestamp");
+    expect_error("{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 2}\n"
+                 "{\"timestamp\": 1, \"input_length\": 5 \"output_length\": 2}\n",
+                 WL_TRACE_AUTO, ":2:36: expected one JSON object on the line",
+                 "mooncake: broken JSON, with its column");
+    expect_error("{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 2} x\n",
+                 WL_TRACE_AUTO, ":1:57: expected one JSON object on the line",
+                 "mooncake: trailing text");
+}
+
+/* A line of a few megabytes (hash_ids of a long prompt) is one line. */
+static void test_long_line(void)
+{
+    size_t cap = 8 << 20, n = 0;
+    char *text = util_xmalloc(cap);
+    n += (size_t)snprintf(text, cap, "{\"timestamp\": 5, \"input_length\": 7, "
+                                     "\"output_length\": 9, \"hash_ids\": [0");
+    for (int i = 1; i < 400000; i++) n += (size_t)snprintf(text + n, cap - n, ", %d", i);
+    snprintf(text + n, cap - n, "]}\n{\"timestamp\": 1005, \"input_length\": 1, "
+                                "\"output_length\": 2, \"hash_ids\": []}\n");
+    util_diag d;
+    util_diag_init(&d);
+    wl_record r = one(text, WL_TRACE_AUTO, 1, &d);
+    ok(r.arrival_s == 1 && r.prompt == 1 && r.output == 2,
+       "a %zu-byte line is read whole, and the next after it", n);
+    util_diag_fini(&d);
+    free(text);
+}
+
+/* ---- empirical ---- */
+
+typedef struct column {
+    double mean, var;
+    bool *present; /* present[v]: v occurs in the column */
+    int32_t max;
+} column;
+
+/* The column read record by record, for comparison with the table. */
+static column read_column(const char *path, bool output)
+{
+    column c = {0};
+    util_diag d;
+    util_diag_init(&d);
+    wl_trace *t;
+    wl_record r;
+    double s = 0, s2 = 0;
+    int64_t n = 0;
+    size_t cap = 1;
+    c.present = util_xcalloc(cap, 1);
+    wl_trace_open(path, WL_TRACE_AUTO, &t, &d);
+    while (wl_trace_next(t, &r, &d) == 1) {
+        int32_t v = output ? r.output : r.prompt;
+        if ((size_t)v >= cap) {
+            c.present = util_xrealloc(c.present, (size_t)v * 2);
+            memset(c.present + cap, 0, (size_t)v * 2 - cap);
+            cap = (size_t)v * 2;
+        }
+        c.present[v] = true;
+        c.max = v > c.max ? v : c.max;
+        s += v;
+        s2 += (double)v * v;
+        n++;
+    }
+    wl_trace_close(t);
+    util_diag_fini(&d);
+    c.mean = s / (double)n;
+    c.var = s2 / (double)n - c.mean * c.mean;
+    return c;
+}
+
+static void check_sampling(const char *rel, bool output, double mean, int64_t distinct)
+{
+    char *path = shared_path(rel);
+    util_diag d;
+    util_diag_init(&d);
+    wl_empirical *e = NULL;
+    ok(wl_empirical_load(path, WL_TRACE_AUTO, output, &e, &d) == 0, "%s loads", rel);
+    if (!e) {
+        tap_diag("%s", d.count ? d.msgs[0] : "?");
+        util_diag_fini(&d);
+        free(path);
+        return;
+    }
+    column c = read_column(path, output);
+    is_near(wl_empirical_mean(e), mean, 1e-9 * mean, "%s %s: the table's mean", rel,
+            output ? "output" : "input");
+    is_int(wl__empirical_distinct(e), distinct, "%s: %lld distinct values", rel,
+           (long long)distinct);
+    gsl_rng *r = util_rng_stream(7, 7);
+    double s = 0;
+    bool all_present = true;
+    for (int i = 0; i < N; i++) {
+        double x = wl_empirical_sample(e, r);
+        all_present &= x >= 1 && x <= c.max && x == floor(x) && c.present[(int32_t)x];
+        s += x;
+    }
+    gsl_rng_free(r);
+    is_near(s / N, c.mean, Z * sqrt(c.var / N), "%s: the mean of %d draws", rel, N);
+    ok(all_present, "%s: every draw is a value of the column", rel);
+    free(c.present);
+    wl_empirical_destroy(e);
+    util_diag_fini(&d);
+    free(path);
+}
+
+static void test_empirical(void)
+{
+    check_sampling("traces/AzureLLMInferenceTrace_code.csv", true, 27.88252636353328, 281);
+    check_sampling("traces/conversation_trace.jsonl", false, 12035.061341534369, 8559);
+}
+
+/* 100,000 rows of 37 distinct values: the table holds 37 entries. */
+static void test_streaming(void)
+{
+    char *path = util_xstrdup("/tmp/servesim-trace-XXXXXX");
+    FILE *f = fdopen(mkstemp(path), "w");
+    double sum = 0;
+    fputs("arrival_time_s,input_tokens,output_tokens\n", f);
+    for (int i = 0; i < 100000; i++) {
+        int v = 1 + (i * 7919) % 37;
+        fprintf(f, "%d.5,%d,%d\n", i, 1000 + v, v);
+        sum += v;
+    }
+    fclose(f);
+    util_diag d;
+    util_diag_init(&d);
+    wl_empirical *e = NULL;
+    ok(wl_empirical_load(path, WL_TRACE_AUTO, true, &e, &d) == 0, "a 100k-line trace loads");
+    if (e) {
+        is_int(wl__empirical_distinct(e), 37, "the table holds the distinct values only");
+        is_near(wl_empirical_mean(e), sum / 100000, 1e-12, "and their counts");
+    }
+    wl_empirical_destroy(e);
+    unlink(path);
+    free(path);
+    util_diag_fini(&d);
+}
+
+/* ---- the empirical distribution in a scenario ---- */
+
+static int dist_of(const char *json, bool whole, wl_dist *out, util_diag *d)
+{
+    cJSON *o = cJSON_Parse(json);
+    int rc = util_schema_apply_union(&wl_dist_schema, o, "w.p", NULL, d);
+    char *dir = shared_path("traces");
+    if (!rc) rc = wl_dist_from_json(o, "w.p", dir, whole, out, d);
+    free(dir);
+    cJSON_Delete(o);
+    return rc;
+}
+
+static void test_dist(void)
+{
+    util_diag d;
+    util_diag_init(&d);
+    wl_dist dist;
+    int rc = dist_of("{\"dist\": \"empirical\", \"path\": \"AzureLLMInferenceTrace_conv.csv\", "
+                     "\"column\": \"output\", \"max\": 500}",
+                     true, &dist, &d);
+    ok(rc == 0 && dist.kind == WL_DIST_EMPIRICAL && dist.emp, "empirical from a scenario");
+    if (d.count) tap_diag("%s", d.msgs[0]);
+    if (rc == 0) {
+        gsl_rng *r = util_rng_stream(3, 1);
+        double lo = INFINITY, hi = 0;
+        for (int i = 0; i < N; i++) {
+            double x = wl_dist_sample(&dist, r);
+            lo = fmin(lo, x);
+            hi = fmax(hi, x);
+        }
+        gsl_rng_free(r);
+        ok(lo == 7 && hi == 500, "draws span the column, clamped by max (got %g..%g)", lo, hi);
+        wl_dist_fini(&dist);
+        ok(dist.emp == NULL, "wl_dist_fini frees the table");
+    }
+    util_diag_clear(&d);
+    rc = dist_of("{\"dist\": \"empirical\", \"path\": \"synthetic_trace.jsonl\", "
+                 "\"column\": \"input\"}",
+                 false, &dist, &d);
+    ok(rc == UTIL_EINPUT && dist.emp == NULL, "empirical durations are refused");
+    has_str(d.count ? d.msgs[0] : "", "w.p.dist: empirical is for token counts",
+            "with the path named");
+    util_diag_clear(&d);
+    rc = dist_of("{\"dist\": \"empirical\", \"path\": \"nope.csv\", \"column\": \"input\"}",
+                 true, &dist, &d);
+    ok(rc == UTIL_EINPUT, "a missing file is an input error");
+    has_str(d.count ? d.msgs[0] : "", "w.p.path: ", "naming the scenario key");
+    has_str(d.count ? d.msgs[0] : "", "traces/nope.csv: cannot open",
+            "and the file, relative to base_dir");
+    util_diag_clear(&d);
+    rc = dist_of("{\"dist\": \"empirical\", \"path\": \"README.md\", \"column\": \"input\", "
+                 "\"format\": \"mooncake\"}",
+                 true, &dist, &d);
+    has_str(d.count ? d.msgs[0] : "", "README.md:1:1: expected one JSON object on the line",
+            "a malformed file's FILE:LINE comes through");
+    util_diag_clear(&d);
+    rc = dist_of("{\"dist\": \"empirical\", \"path\": \"x.csv\", \"column\": \"prompt\"}", true,
+                 &dist, &d);
+    has_str(d.count ? d.msgs[0] : "", "w.p.column: unknown value 'prompt'",
+            "column is input or output");
+    util_diag_fini(&d);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        printf("Bail out! usage: test_trace SHARED_FOLDER\n");
+        return 1;
+    }
+    shared = argv[1];
+    char *probe = shared_path("traces/README.md");
+    bool found = access(probe, R_OK) == 0;
+    free(probe);
+    if (!found) {
+        printf("Bail out! no traces in %s\n", shared);
+        return 1;
+    }
+    test_first_records();
+    test_check_shipped();
+    test_azure_times();
+    test_csv();
+    test_azure_errors();
+    test_mooncake_errors();
+    test_long_line();
+    test_empirical();
+    test_streaming();
+    test_dist();
+    return tap_done();
+}

@@ -1,0 +1,246 @@
+/*
+ * source.c: the source of requests -- arrivals of every stream, classes,
+ * lengths, think and tool times, and the delays before the router.
+ *
+ * Every kind of draw has its own random stream derived from the master seed
+ * (common random numbers): changing the cluster, or one distribution, leaves
+ * every other draw as it was.  Stream ids of the first arrival stream and the
+ * first class are those of a workload without classes, so adding classes to
+ * a scenario does not disturb its first class's requests.
+ *
+ * A trace stream is read a line at a time; its options rescale and slice the
+ * times, and `loop` starts it over, shifted by its span plus one mean gap.
+ */
+#include "wl.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_randist.h>
+
+/* Random stream ids: stream and class 0 keep the ids of a one-class workload. */
+static uint64_t id_of(uint64_t kind, int index, uint64_t first)
+{
+    return index == 0 ? first : kind * 1000 + (uint64_t)index;
+}
+
+enum { GAPS = 1, PROMPT = 2, OUTPUT = 3, THINK = 4, PICK = 5, TOOL_TOKENS = 6, TOOL_S = 7 };
+
+typedef struct stream_state {
+    gsl_rng *gaps, *pick, *think;
+    double next_s;  /* generated processes: time of the next arrival */
+    double gamma_shape, gamma_scale;
+    double total_weight;
+    /* traces */
+    wl_trace *trace;
+    double scale, offset; /* replay time = (trace time - start_s) x scale + offset */
+    double last_s;        /* last replayed trace time, for the loop's shift */
+    int64_t sent;         /* records replayed in this pass */
+} stream_state;
+
+typedef struct class_state {
+    gsl_rng *prompt, *output, *tool_tokens, *tool_s;
+} class_state;
+
+struct wl_source {
+    const wl_spec *spec;
+    stream_state *streams;
+    class_state *classes;
+    gsl_rng *pre_model, *slow, *slow_extra;
+};
+
+static void stream_init(wl_source *src, int i, uint64_t seed)
+{
+    const wl_arrival *a = &src->spec->streams[i];
+    stream_state *s = &src->streams[i];
+    s->gaps = util_rng_stream(seed, id_of(GAPS, i, 1));
+    s->pick = util_rng_stream(seed, id_of(PICK, i, 5000));
+    s->think = util_rng_stream(seed, id_of(THINK, i, 4));
+    /* Gamma gaps with mean 1/rate and CV c: shape 1/c^2, scale 1/(rate x
+     * shape) (vLLM's --burstiness is this shape). */
+    if (a->process == WL_GAMMA) {
+        s->gamma_shape = 1.0 / (a->cv * a->cv);
+        s->gamma_scale = 1.0 / (a->rate_per_s * s->gamma_shape);
+    }
+    for (int c = 0; c < src->spec->n_classes; c++)
+        if (src->spec->classes[c].stream == i) s->total_weight += src->spec->classes[c].weight;
+    if (a->process != WL_TRACE) return;
+    /* rescaled so that the trace's mean rate over its whole span is trace_rate */
+    double span = a->info.last_s - a->info.first_s;
+    double rate = span > 0 ? (double)(a->info.rows - 1) / span : 0;
+    s->scale = a->time_scale * (a->trace_rate > 0 && rate > 0 ? rate / a->trace_rate : 1);
+}
+
+wl_source *wl_source_create(const wl_spec *spec, uint64_t seed)
+{
+    wl_source *s = util_xcalloc(1, sizeof *s);
+    s->spec = spec;
+    s->streams = util_xcalloc((size_t)spec->n_streams, sizeof *s->streams);
+    for (int i = 0; i < spec->n_streams; i++) stream_init(s, i, seed);
+    s->classes = util_xcalloc((size_t)spec->n_classes, sizeof *s->classes);
+    for (int c = 0; c < spec->n_classes; c++) {
+        class_state *k = &s->classes[c];
+        k->prompt = util_rng_stream(seed, id_of(PROMPT, c, 2));
+        k->output = util_rng_stream(seed, id_of(OUTPUT, c, 3));
+        k->tool_tokens = util_rng_stream(seed, id_of(TOOL_TOKENS, c, 6000));
+        k->tool_s = util_rng_stream(seed, id_of(TOOL_S, c, 7000));
+    }
+    s->pre_model = util_rng_stream(seed, 8000);
+    s->slow = util_rng_stream(seed, 8001);
+    s->slow_extra = util_rng_stream(seed, 8002);
+    return s;
+}
+
+void wl_source_destroy(wl_source *s)
+{
+    if (!s) return;
+    for (int i = 0; i < s->spec->n_streams; i++) {
+        gsl_rng_free(s->streams[i].gaps);
+        gsl_rng_free(s->streams[i].pick);
+        gsl_rng_free(s->streams[i].think);
+        wl_trace_close(s->streams[i].trace);
+    }
+    for (int c = 0; c < s->spec->n_classes; c++) {
+        gsl_rng_free(s->classes[c].prompt);
+        gsl_rng_free(s->classes[c].output);
+        gsl_rng_free(s->classes[c].tool_tokens);
+        gsl_rng_free(s->classes[c].tool_s);
+    }
+    gsl_rng_free(s->pre_model);
+    gsl_rng_free(s->slow);
+    gsl_rng_free(s->slow_extra);
+    free(s->streams);
+    free(s->classes);
+    free(s);
+}
+
+static double next_gap(const wl_arrival *a, stream_state *s)
+{
+    switch (a->process) {
+    case WL_POISSON: return gsl_ran_exponential(s->gaps, 1.0 / a->rate_per_s);
+    case WL_CONSTANT: return 1.0 / a->rate_per_s;
+    case WL_GAMMA: return gsl_ran_gamma(s->gaps, s->gamma_shape, s->gamma_scale);
+    case WL_CLOSED:
+    case WL_TRACE: break;
+    }
+    return 0;
+}
+
+/* Starts a trace's next pass: shifted by the last pass's span and one mean
+ * gap, so that looping keeps the trace's rate. */
+static int restart_trace(const wl_arrival *a, stream_state *s, util_diag *d)
+{
+    if (s->trace) {
+        double span = (s->last_s - a->start_s) * s->scale;
+        s->offset += span + (s->sent > 1 ? span / (double)(s->sent - 1) : 0);
+        wl_trace_close(s->trace);
+        s->trace = NULL;
+    }
+    s->sent = 0;
+    return wl_trace_open(a->trace_path, a->format, &s->trace, d) ? UTIL_EFAIL : UTIL_OK;
+}
+
+/* The trace's next record within the slice [start_s, limit), looping if
+ * asked: 1, 0 at the end, < 0 on error. */
+static int next_from_trace(const wl_arrival *a, stream_state *s, wl_record *rec, util_diag *d)
+{
+    if (!s->trace && restart_trace(a, s, d)) return UTIL_EFAIL;
+    for (;;) {
+        int rc = (a->limit && s->sent >= a->limit) ? 0 : wl_trace_next(s->trace, rec, d);
+        if (rc < 0) return rc;
+        if (rc == 0) {
+            if (!a->loop || s->sent == 0) return 0;
+            if (restart_trace(a, s, d)) return UTIL_EFAIL;
+            continue;
+        }
+        if (rec->arrival_s < a->start_s) continue;
+        s->last_s = rec->arrival_s;
+        s->sent++;
+        rec->arrival_s = (rec->arrival_s - a->start_s) * s->scale + s->offset;
+        return 1;
+    }
+}
+
+static int32_t tokens(double x)
+{
+    return x > INT32_MAX ? INT32_MAX : (int32_t)x;
+}
+
+static int32_t draw_tokens(const wl_dist *dist, gsl_rng *r)
+{
+    return tokens(wl_dist_sample(dist, r));
+}
+
+int wl_source_pick_class(wl_source *s, int stream)
+{
+    const wl_spec *spec = s->spec;
+    stream_state *st = &s->streams[stream];
+    int last = -1, n = 0;
+    for (int c = 0; c < spec->n_classes; c++)
+        if (spec->classes[c].stream == stream && (stream > 0 || spec->classes[c].weight > 0)) {
+            last = c;
+            n++;
+        }
+    if (n == 1) return last; /* no draw: a one-class workload uses no pick stream */
+    double u = gsl_rng_uniform(st->pick) * st->total_weight;
+    for (int c = 0; c < spec->n_classes; c++) {
+        if (spec->classes[c].stream != stream || spec->classes[c].weight <= 0) continue;
+        if (u < spec->classes[c].weight) return c;
+        u -= spec->classes[c].weight;
+    }
+    return last;
+}
+
+int wl_source_next(wl_source *s, int stream, wl_record *rec, util_diag *d)
+{
+    const wl_arrival *a = &s->spec->streams[stream];
+    stream_state *st = &s->streams[stream];
+    int cls = wl_source_pick_class(s, stream);
+    if (a->process == WL_TRACE) {
+        int rc = next_from_trace(a, st, rec, d);
+        rec->cls = cls;
+        const wl_class *c = &s->spec->classes[cls];
+        if (rc == 1 && c->has_prompt) rec->prompt = draw_tokens(&c->prompt, s->classes[cls].prompt);
+        if (rc == 1 && c->has_output) rec->output = draw_tokens(&c->output, s->classes[cls].output);
+        return rc;
+    }
+    /* Gaps accumulate in double seconds, so that rounding never drifts. */
+    rec->arrival_s = st->next_s;
+    st->next_s += next_gap(a, st);
+    rec->cls = cls;
+    wl_source_lengths(s, cls, &rec->prompt, &rec->output);
+    return 1;
+}
+
+void wl_source_lengths(wl_source *s, int cls, int32_t *prompt, int32_t *output)
+{
+    const wl_class *c = &s->spec->classes[cls];
+    *prompt = draw_tokens(&c->prompt, s->classes[cls].prompt);
+    *output = draw_tokens(&c->output, s->classes[cls].output);
+}
+
+double wl_source_think(wl_source *s, int stream)
+{
+    return wl_dist_sample(&s->spec->streams[stream].think_s, s->streams[stream].think);
+}
+
+int32_t wl_source_tool_tokens(wl_source *s, int cls)
+{
+    const wl_dist *t = &s->spec->classes[cls].agent.tool_output_tokens;
+    return tokens(floor(wl_dist_sample(t, s->classes[cls].tool_tokens) + 0.5));
+}
+
+double wl_source_tool_s(wl_source *s, int cls)
+{
+    return wl_dist_sample(&s->spec->classes[cls].agent.tool_s, s->classes[cls].tool_s);
+}
+
+double wl_source_delay(wl_source *s, bool *slow)
+{
+    const wl_spec *spec = s->spec;
+    double t = spec->has_pre_model ? wl_dist_sample(&spec->pre_model_s, s->pre_model) : 0;
+    *slow = spec->slow_p > 0 && gsl_rng_uniform(s->slow) < spec->slow_p;
+    if (*slow) t += wl_dist_sample(&spec->slow_extra_s, s->slow_extra);
+    return t;
+}

@@ -1,0 +1,351 @@
+/*
+ * spec.c: the `workload` section -- its schema and its translation into a
+ * wl_spec: arrival streams, request classes, agent shapes, the delays before
+ * the model, stragglers and client time-outs.
+ *
+ * Without `classes`, the workload is one class, "default", made of the
+ * workload-level keys.  With them, each class takes what it does not set
+ * (lengths, agent) from the workload level, and either a share (`weight`) of
+ * the shared `workload.arrival` stream or an arrival process of its own.
+ */
+#include "wl.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const util_field rate_fields[] = {
+    {.key = "rate_per_s", .type = UTIL_T_NUMBER, .unit = "1/s", .min = 0, .max = 1e9,
+     .flags = UTIL_REQUIRED | UTIL_MIN_EXCLUSIVE, .doc = "mean arrival rate"},
+    {0},
+};
+
+static const util_field gamma_fields[] = {
+    {.key = "rate_per_s", .type = UTIL_T_NUMBER, .unit = "1/s", .min = 0, .max = 1e9,
+     .flags = UTIL_REQUIRED | UTIL_MIN_EXCLUSIVE, .doc = "mean arrival rate"},
+    {.key = "cv", .type = UTIL_T_NUMBER, .min = 0, .max = 100,
+     .flags = UTIL_REQUIRED | UTIL_MIN_EXCLUSIVE,
+     .doc = "coefficient of variation of the gaps (1: Poisson; > 1 bursty)"},
+    {0},
+};
+
+static const util_field closed_fields[] = {
+    {.key = "users", .type = UTIL_T_INTEGER, .min = 1, .max = 1e7, .flags = UTIL_REQUIRED,
+     .doc = "concurrent clients, each with one request (or task) in flight"},
+    {.key = "think_s", .type = UTIL_T_UNION, .unit = "s", .un = &wl_dist_schema,
+     .def = "{\"dist\": \"fixed\", \"value\": 0}",
+     .doc = "pause between a reply (a task's end) and the user's next request"},
+    {0},
+};
+
+static const util_field trace_fields[] = {
+    {.key = "path", .type = UTIL_T_STRING, .flags = UTIL_REQUIRED,
+     .doc = "trace file; relative to the scenario file's folder"},
+    {.key = "format", .type = UTIL_T_STRING, .def = "\"auto\"", .choices = wl_trace_formats,
+     .doc = "csv (arrival_time_s,input_tokens,output_tokens), azure, mooncake, or auto"},
+    {.key = "time_scale", .type = UTIL_T_NUMBER, .def = "1", .min = 0, .max = 1e9,
+     .flags = UTIL_MIN_EXCLUSIVE, .doc = "multiplies every arrival time: 2 is half the rate"},
+    {.key = "rate_per_s", .type = UTIL_T_NUMBER, .unit = "1/s", .min = 0, .max = 1e9,
+     .flags = UTIL_MIN_EXCLUSIVE,
+     .doc = "rescale arrival times so that the trace's mean rate is this"},
+    {.key = "start_s", .type = UTIL_T_NUMBER, .unit = "s", .def = "0", .min = 0, .max = 1e12,
+     .doc = "replay from this trace time on (it becomes time 0)"},
+    {.key = "limit", .type = UTIL_T_INTEGER, .unit = "requests", .def = "0", .min = 0,
+     .max = 1e13, .doc = "replay at most this many requests (0: all)"},
+    {.key = "loop", .type = UTIL_T_BOOL, .def = "false",
+     .doc = "start the trace over at its end, for as long as stop allows"},
+    {0},
+};
+
+static const util_variant arrival_variants[] = {
+    {"poisson", rate_fields, "open loop, exponential gaps"},
+    {"constant", rate_fields, "open loop, equal gaps"},
+    {"gamma", gamma_fields, "open loop, gamma gaps (burstiness)"},
+    {"closed", closed_fields, "closed loop: fixed concurrency"},
+    {"trace", trace_fields, "open loop, times and lengths replayed from a file"},
+    {0},
+};
+
+static const util_union arrival_schema = {.tag = "process", .def = "poisson",
+                                          .variants = arrival_variants};
+
+static const char *const agent_modes[] = {"sequential", "parallel", "map_reduce", NULL};
+
+static const util_field agent_fields[] = {
+    {.key = "mode", .type = UTIL_T_STRING, .choices = agent_modes, .flags = UTIL_REQUIRED,
+     .doc = "sequential (a chain), parallel (fan-out and join), map_reduce (fan-out, then one "
+            "aggregating call)"},
+    {.key = "calls", .type = UTIL_T_INTEGER, .unit = "calls", .min = 1, .max = 1e6,
+     .flags = UTIL_REQUIRED, .doc = "model calls of a task (map_reduce: of its fan-out)"},
+    {.key = "tool_output_tokens", .type = UTIL_T_UNION, .unit = "tokens", .un = &wl_dist_schema,
+     .def = "{\"dist\": \"fixed\", \"value\": 0}",
+     .doc = "sequential: tokens a tool adds to the next call's prompt"},
+    {.key = "tool_s", .type = UTIL_T_UNION, .unit = "s", .un = &wl_dist_schema,
+     .def = "{\"dist\": \"fixed\", \"value\": 0}",
+     .doc = "sequential: time a tool takes between two calls"},
+    {0},
+};
+
+const util_field wl_slo_fields[] = {
+    {.key = "ttft_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0, .max = 1e9,
+     .flags = UTIL_MIN_EXCLUSIVE, .doc = "time-to-first-token target per request"},
+    {.key = "tpot_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0, .max = 1e9,
+     .flags = UTIL_MIN_EXCLUSIVE, .doc = "time-per-output-token target (first token excluded)"},
+    {.key = "e2e_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0, .max = 1e9,
+     .flags = UTIL_MIN_EXCLUSIVE, .doc = "end-to-end latency target per request"},
+    {0},
+};
+
+static const util_field class_fields[] = {
+    {.key = "name", .type = UTIL_T_STRING, .flags = UTIL_REQUIRED,
+     .doc = "class name (requests.class)"},
+    {.key = "weight", .type = UTIL_T_NUMBER, .min = 0, .max = 1e12, .flags = UTIL_MIN_EXCLUSIVE,
+     .doc = "share of workload.arrival's requests (or give the class its own arrival)"},
+    {.key = "arrival", .type = UTIL_T_UNION, .un = &arrival_schema,
+     .doc = "the class's own arrival process (instead of a weight)"},
+    {.key = "prompt_tokens", .type = UTIL_T_UNION, .unit = "tokens", .un = &wl_dist_schema,
+     .doc = "prompt length (default: workload.prompt_tokens)"},
+    {.key = "output_tokens", .type = UTIL_T_UNION, .unit = "tokens", .un = &wl_dist_schema,
+     .doc = "reply length (default: workload.output_tokens)"},
+    {.key = "agent", .type = UTIL_T_OBJECT, .sub = agent_fields,
+     .doc = "the class's requests are agent tasks (default: workload.agent)"},
+    {.key = "slo", .type = UTIL_T_OBJECT, .sub = wl_slo_fields,
+     .doc = "the class's targets (each replaces the scenario-level one)"},
+    {0},
+};
+
+static const util_field slow_fields[] = {
+    {.key = "probability", .type = UTIL_T_NUMBER, .min = 0, .max = 1, .flags = UTIL_REQUIRED,
+     .doc = "chance that a call is slow, independently of every other"},
+    {.key = "extra_s", .type = UTIL_T_UNION, .unit = "s", .un = &wl_dist_schema,
+     .flags = UTIL_REQUIRED, .doc = "how much longer a slow call takes to reach the router"},
+    {0},
+};
+
+const util_field wl_workload_fields[] = {
+    {.key = "arrival", .type = UTIL_T_UNION, .un = &arrival_schema,
+     .doc = "how requests arrive (required unless every class has its own)"},
+    {.key = "prompt_tokens", .type = UTIL_T_UNION, .unit = "tokens", .un = &wl_dist_schema,
+     .doc = "prompt length (required unless a trace or every class gives it)"},
+    {.key = "output_tokens", .type = UTIL_T_UNION, .unit = "tokens", .un = &wl_dist_schema,
+     .doc = "reply length, first token included (required unless a trace or every class "
+            "gives it)"},
+    {.key = "agent", .type = UTIL_T_OBJECT, .sub = agent_fields,
+     .doc = "each arrival is an agent task of several model calls"},
+    {.key = "classes", .type = UTIL_T_LIST, .sub = class_fields, .min = 1, .max = 1000,
+     .doc = "request classes, each with its share or arrivals, lengths, agent and SLO"},
+    {.key = "pre_model_s", .type = UTIL_T_UNION, .unit = "s", .un = &wl_dist_schema,
+     .doc = "delay between a client sending a call and the router (network, retrieval); it "
+            "counts in TTFT"},
+    {.key = "slow", .type = UTIL_T_OBJECT, .sub = slow_fields,
+     .doc = "stragglers: calls that wait extra before the router"},
+    {.key = "timeout_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0, .max = 1e9,
+     .flags = UTIL_MIN_EXCLUSIVE, .doc = "a client gives up on a call not finished by then"},
+    {0},
+};
+
+static const cJSON *get(const cJSON *o, const char *key)
+{
+    return cJSON_GetObjectItemCaseSensitive(o, key);
+}
+
+static int choice(const char *const *names, const char *name)
+{
+    int i = 0;
+    while (names[i] && strcmp(names[i], name)) i++;
+    return i;
+}
+
+/* A distribution at obj[key], with its path. */
+static int dist_at(const cJSON *obj, const char *key, const char *path, const char *base_dir,
+                   bool whole, wl_dist *out, util_diag *d)
+{
+    char *p = util_xasprintf("%s.%s", path, key);
+    int rc = wl_dist_from_json(get(obj, key), p, base_dir, whole, out, d);
+    free(p);
+    return rc;
+}
+
+static int trace_from_json(const cJSON *a, const char *base_dir, wl_arrival *out, util_diag *d)
+{
+    out->trace_path = util_path_join(base_dir, get(a, "path")->valuestring);
+    out->format = (wl_trace_format)choice(wl_trace_formats, get(a, "format")->valuestring);
+    out->time_scale = get(a, "time_scale")->valuedouble;
+    out->trace_rate = util_json_number(a, "rate_per_s", 0);
+    out->start_s = get(a, "start_s")->valuedouble;
+    out->limit = (int64_t)get(a, "limit")->valuedouble;
+    out->loop = cJSON_IsTrue(get(a, "loop"));
+    return wl_trace_check(out->trace_path, out->format, &out->info, d);
+}
+
+static int arrival_from_json(const cJSON *a, const char *path, const char *base_dir,
+                             wl_arrival *out, util_diag *d)
+{
+    static const char *const names[] = {"poisson", "constant", "gamma", "closed", "trace", NULL};
+    memset(out, 0, sizeof *out);
+    out->process = (wl_process)choice(names, get(a, "process")->valuestring);
+    out->rate_per_s = util_json_number(a, "rate_per_s", 0);
+    out->cv = util_json_number(a, "cv", 1);
+    out->users = (int)util_json_number(a, "users", 0);
+    if (out->process == WL_CLOSED)
+        return dist_at(a, "think_s", path, base_dir, false, &out->think_s, d);
+    if (out->process == WL_TRACE) return trace_from_json(a, base_dir, out, d);
+    return UTIL_OK;
+}
+
+static int agent_from_json(const cJSON *a, const char *path, const char *base_dir, wl_agent *out,
+                           util_diag *d)
+{
+    memset(out, 0, sizeof *out);
+    if (!a) return UTIL_OK; /* WL_AGENT_NONE */
+    out->mode = (wl_agent_mode)(choice(agent_modes, get(a, "mode")->valuestring) + 1);
+    out->calls = (int)get(a, "calls")->valuedouble;
+    /* tool outputs may be 0 tokens: drawn as a number >= 0 and rounded by the source */
+    int rc = dist_at(a, "tool_output_tokens", path, base_dir, false, &out->tool_output_tokens, d);
+    if (dist_at(a, "tool_s", path, base_dir, false, &out->tool_s, d)) rc = UTIL_EINPUT;
+    return rc;
+}
+
+/* Lengths: the class's own, else the workload's; neither is needed when the
+ * class's arrivals are a trace, which carries them. */
+static int lengths_from_json(const cJSON *cls, const cJSON *w, const char *cpath,
+                             const char *base_dir, bool from_trace, wl_class *out, util_diag *d)
+{
+    static const char *const keys[] = {"prompt_tokens", "output_tokens"};
+    wl_dist *dists[] = {&out->prompt, &out->output};
+    bool *has[] = {&out->has_prompt, &out->has_output};
+    int rc = UTIL_OK;
+    for (int i = 0; i < 2; i++) {
+        const cJSON *own = cls ? get(cls, keys[i]) : NULL;
+        const cJSON *o = own ? cls : get(w, keys[i]) ? w : NULL;
+        const char *p = own ? cpath : "workload";
+        if (o && dist_at(o, keys[i], p, base_dir, true, dists[i], d)) rc = UTIL_EINPUT;
+        *has[i] = o != NULL;
+        if (!o) {
+            if (!from_trace)
+                rc = util_diag_add(d, "%s.%s: missing (expected an object)", cls ? cpath : "workload",
+                                   keys[i]);
+        }
+    }
+    return rc;
+}
+
+/* A stream of arrivals more for the spec; returns its index. */
+static int add_stream(wl_spec *s)
+{
+    s->streams = util_xrealloc(s->streams, (size_t)(s->n_streams + 1) * sizeof *s->streams);
+    memset(&s->streams[s->n_streams], 0, sizeof s->streams[0]);
+    return s->n_streams++;
+}
+
+static int class_from_json(const cJSON *cls, const cJSON *w, int i, const char *base_dir,
+                           wl_spec *s, util_diag *d)
+{
+    wl_class *c = &s->classes[i];
+    char *path = util_xasprintf("workload.classes[%d]", i);
+    const cJSON *weight = get(cls, "weight"), *arrival = get(cls, "arrival");
+    int rc = UTIL_OK;
+    c->name = get(cls, "name")->valuestring;
+    if (!weight == !arrival)
+        rc = util_diag_add(d, "%s: give the class a weight (a share of workload.arrival) or an "
+                              "arrival of its own, not %s", path, weight ? "both" : "neither");
+    c->weight = weight ? weight->valuedouble : 0;
+    if (arrival && !rc) {
+        c->stream = add_stream(s);
+        char *ap = util_xasprintf("%s.arrival", path);
+        rc = arrival_from_json(arrival, ap, base_dir, &s->streams[c->stream], d);
+        free(ap);
+    }
+    s->shared_used |= weight != NULL;
+    bool trace = arrival ? s->streams[c->stream].process == WL_TRACE
+                         : get(w, "arrival") && s->streams[0].process == WL_TRACE;
+    if (lengths_from_json(cls, w, path, base_dir, trace, c, d)) rc = UTIL_EINPUT;
+    const cJSON *agent = get(cls, "agent") ? get(cls, "agent") : get(w, "agent");
+    char *gp = util_xasprintf("%s.agent", get(cls, "agent") ? path : "workload");
+    if (agent_from_json(agent, gp, base_dir, &c->agent, d)) rc = UTIL_EINPUT;
+    free(gp);
+    free(path);
+    return rc;
+}
+
+static int classes_from_json(const cJSON *w, const char *base_dir, wl_spec *s, util_diag *d)
+{
+    const cJSON *list = get(w, "classes");
+    int n = list ? cJSON_GetArraySize(list) : 1, rc = UTIL_OK;
+    s->classes = util_xcalloc((size_t)n, sizeof *s->classes);
+    s->n_classes = n;
+    if (!list) { /* one class of the workload-level keys */
+        s->classes[0] = (wl_class){.name = "default", .weight = 1};
+        s->shared_used = true;
+        bool trace = s->streams[0].process == WL_TRACE;
+        rc = lengths_from_json(NULL, w, "workload", base_dir, trace, &s->classes[0], d);
+        if (agent_from_json(get(w, "agent"), "workload.agent", base_dir, &s->classes[0].agent, d))
+            rc = UTIL_EINPUT;
+        return rc;
+    }
+    for (int i = 0; i < n; i++) {
+        if (class_from_json(cJSON_GetArrayItem(list, i), w, i, base_dir, s, d)) rc = UTIL_EINPUT;
+        for (int j = 0; j < i; j++)
+            if (!strcmp(s->classes[j].name, s->classes[i].name))
+                rc = util_diag_add(d, "workload.classes[%d].name: '%s' is used twice", i,
+                                   s->classes[i].name);
+    }
+    return rc;
+}
+
+static int delays_from_json(const cJSON *w, const char *base_dir, wl_spec *s, util_diag *d)
+{
+    int rc = UTIL_OK;
+    s->has_pre_model = get(w, "pre_model_s") != NULL;
+    if (s->has_pre_model &&
+        dist_at(w, "pre_model_s", "workload", base_dir, false, &s->pre_model_s, d))
+        rc = UTIL_EINPUT;
+    const cJSON *slow = get(w, "slow");
+    if (slow) {
+        s->slow_p = get(slow, "probability")->valuedouble;
+        if (dist_at(slow, "extra_s", "workload.slow", base_dir, false, &s->slow_extra_s, d))
+            rc = UTIL_EINPUT;
+    }
+    s->timeout_s = util_json_number(w, "timeout_s", 0);
+    return rc;
+}
+
+int wl_spec_from_json(const cJSON *w, const char *path, const char *base_dir, wl_spec *out,
+                      util_diag *d)
+{
+    memset(out, 0, sizeof *out);
+    add_stream(out); /* streams[0]: workload.arrival, even if no class uses it */
+    int rc = UTIL_OK;
+    if (get(w, "arrival")) {
+        char *pa = util_xasprintf("%s.arrival", path);
+        rc = arrival_from_json(get(w, "arrival"), pa, base_dir, &out->streams[0], d);
+        free(pa);
+    }
+    if (!rc && classes_from_json(w, base_dir, out, d)) rc = UTIL_EINPUT;
+    if (!rc && out->shared_used && !get(w, "arrival"))
+        rc = util_diag_add(d, "%s.arrival: missing (classes with a weight share it)", path);
+    if (delays_from_json(w, base_dir, out, d)) rc = UTIL_EINPUT;
+    return rc;
+}
+
+static void arrival_fini(wl_arrival *a)
+{
+    free(a->trace_path);
+    wl_dist_fini(&a->think_s);
+}
+
+void wl_spec_fini(wl_spec *s)
+{
+    for (int i = 0; i < s->n_streams; i++) arrival_fini(&s->streams[i]);
+    for (int i = 0; i < s->n_classes; i++) {
+        wl_dist_fini(&s->classes[i].prompt);
+        wl_dist_fini(&s->classes[i].output);
+        wl_dist_fini(&s->classes[i].agent.tool_output_tokens);
+        wl_dist_fini(&s->classes[i].agent.tool_s);
+    }
+    wl_dist_fini(&s->pre_model_s);
+    wl_dist_fini(&s->slow_extra_s);
+    free(s->streams);
+    free(s->classes);
+    memset(s, 0, sizeof *s);
+}
