@@ -90,7 +90,7 @@ int an_open(const char *path, sqlite3 **out, util_diag *d)
     struct stat st;
     if (stat(path, &st) != 0) return util_diag_add(d, "%s: no such file", path);
     sqlite3 *db = NULL;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
         util_diag_add(d, "%s: cannot open: %s", path, db ? sqlite3_errmsg(db) : "?");
         sqlite3_close(db);
         return UTIL_EINPUT;

@@ -192,12 +192,14 @@ static int time_simulate(const bench_opts *o, const char *path, int64_t rows, ou
 
 /* ---- (c) bare insert ---- */
 
-/* The recorder's own statement, NULL literals included. */
+/* The recorder's own statement, with the row a plain request of a
+ * one-class workload has: class "default", no task, NULL literals for the
+ * columns it leaves empty. */
 static const char insert_sql[] = "INSERT INTO requests (run_id, id, replica, class, task_id, "
                                  "call_index, arrival_s, enqueue_s, first_scheduled_s, "
                                  "first_token_s, finish_s, prompt_tokens, output_tokens, "
                                  "preemptions, slow, status) VALUES "
-                                 "(?1, ?2, ?3, NULL, NULL, NULL, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+                                 "(?1, ?2, ?3, ?14, NULL, NULL, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
                                  "?11, ?12, ?13)";
 
 /* xorshift64: lengths that vary like the simulated ones, at a cost of a few
@@ -229,6 +231,7 @@ static void bind_row(sqlite3_stmt *st, int64_t id, uint64_t *rng)
     sqlite3_bind_int(st, 11, 0);
     sqlite3_bind_int(st, 12, 0);
     sqlite3_bind_text(st, 13, SIM_COMPLETED, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 14, "default", -1, SQLITE_STATIC);
 }
 
 /* One transaction, as the recorder's run is: BEGIN IMMEDIATE ... COMMIT. */
@@ -257,7 +260,9 @@ static int time_insert(const bench_opts *o, const char *path, int64_t rows, outc
 {
     sqlite3 *db;
     double t0 = util_wall_s();
-    int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    /* opened as the recorder opens its file */
+    int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+                                            SQLITE_OPEN_NOMUTEX, NULL);
     if (rc == SQLITE_OK) rc = insert_rows(db, rows);
     if (rc) fprintf(stderr, "bench_engine: %s: bare insert: %s\n", path, sqlite3_errmsg(db));
     sqlite3_close(db);

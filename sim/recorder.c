@@ -194,7 +194,9 @@ int sim_recorder_open(const char *path, sim_recorder **out, util_diag *d)
     r->pending = util_xmalloc(REORDER_ROWS * sizeof *r->pending);
     r->created = !exists;
     r->need_schema = !exists;
-    int flags = SQLITE_OPEN_READWRITE | (exists ? 0 : SQLITE_OPEN_CREATE);
+    /* One connection, used by one thread: SQLite's per-call mutex is pure
+     * cost (about 5% of a 1M-request record in a profile). */
+    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (exists ? 0 : SQLITE_OPEN_CREATE);
     int rc = UTIL_OK;
     if (sqlite3_open_v2(path, &r->db, flags, NULL) != SQLITE_OK) {
         rc = util_diag_add(d, "%s: cannot open: %s", path,
