@@ -163,6 +163,23 @@ static void test_fan_out(void)
     sqlite3_close(db);
 }
 
+/* A closed-loop user's next task follows its last task's end. */
+static void test_closed_tasks(void)
+{
+    sqlite3 *db = run_db(BASE, (const char *[]){"stop.requests=200",
+                                                "workload.arrival={\"process\": \"closed\", "
+                                                "\"users\": 1, \"think_s\": {\"dist\": "
+                                                "\"fixed\", \"value\": 0.5}}",
+                                                "workload.agent={\"mode\": \"parallel\", "
+                                                "\"calls\": 3}",
+                                                NULL});
+    is_near(q1(db, "SELECT count(*) FROM tasks"), 200, 0, "closed loop: 200 tasks of one user");
+    is_near(q1(db, "SELECT max(abs(b.start_s - a.finish_s - 0.5)) FROM tasks a JOIN tasks b"
+                   " ON b.id = a.id + 1"),
+            0, 1e-9, "each starts 0.5 s (the think time) after the last one ended");
+    sqlite3_close(db);
+}
+
 /* ---- classes ---- */
 
 static void test_classes(void)
@@ -652,6 +669,7 @@ int main(int argc, char **argv)
     test_tail_amplification();
     test_sequential();
     test_fan_out();
+    test_closed_tasks();
     test_classes();
     test_class_report();
     test_trace_replay();
