@@ -43,7 +43,40 @@ typedef struct an_slo {
     bool set; /* at least one is */
 } an_slo;
 
-/* The per-request sections of a report, over every request or one class. */
+/* The metrics a target or a curve can name. */
+typedef enum an_metric { AN_TTFT, AN_TPOT, AN_TPOT_INCL_TTFT, AN_E2E, AN_N_METRICS } an_metric;
+/* "ttft", "tpot", "tpot_incl_ttft", "e2e" (request_metrics' columns, less _s). */
+extern const char *const an_metric_names[];
+
+/* A percentile target, `--slo ttft_p99=2`: met when the percentile of the
+ * measured requests is at most the threshold. */
+typedef struct an_target {
+    const char *cls;  /* NULL: every request */
+    an_metric metric;
+    double q;         /* 0.99 */
+    double threshold_s;
+    /* computed */
+    double value_s, margin_s; /* threshold - value */
+    bool met;
+} an_target;
+
+/* What-if inputs: thresholds replacing the stored scenario's, key by key. */
+typedef struct an_class_slo {
+    const char *cls;
+    an_slo slo;
+} an_class_slo;
+
+typedef struct an_options {
+    an_slo slo;                  /* keys that are not > 0 keep the scenario's */
+    an_class_slo *class_slo;     /* one class's keys (after slo) */
+    int n_class_slo;
+    an_target *targets;          /* filled in by the report */
+    int n_targets;
+    bool by_replica;             /* per-replica request sections too */
+} an_options;
+
+/* The per-request sections of a report, over every request, one class or
+ * the requests one replica served. */
 typedef struct an_section {
     /* counts; ended = completed, rejected or timed out after warm-up */
     int64_t arrived, completed, measured, rejected, timed_out, unfinished;
@@ -53,6 +86,7 @@ typedef struct an_section {
     /* throughput over the window */
     double window_s;
     double requests_per_s, input_tokens_per_s, output_tokens_per_s;
+    double input_tokens, output_tokens; /* of the measured requests */
     an_stats per_user_tokens_per_s; /* 1 / TPOT per request */
     /* SLO attainment: good of ended requests; NAN when no SLO applies */
     an_slo slo;
@@ -74,35 +108,167 @@ typedef struct an_class {
     an_tasks tasks;
 } an_class;
 
+/* Utilisation of one replica (or, in an_report.use, of all together).
+ * Busy, MFU and MBU as in docs/metrics.md; KV and queue are time-weighted
+ * over the simulated time, with their peaks. */
+typedef struct an_use {
+    int replica;      /* -1: the whole cluster */
+    char *pool, *gpu; /* NULL for the cluster */
+    int gpus;
+    double busy_fraction, mean_batch, mfu, mbu;
+    double kv_mean_fraction, kv_peak_fraction;
+    double queue_mean;
+    int64_t queue_peak;
+    double gpu_j, mean_gpu_w; /* over the whole run, idle time at idle power */
+    an_section req;           /* requests it prefilled (with options.by_replica) */
+} an_use;
+
+/* Cost over the measurement window: every GPU, busy or idle. */
+typedef struct an_cost {
+    int gpu_count;
+    double usd_per_gpu_hour; /* mean over the GPUs */
+    double overhead_fraction;
+    double gpu_hours, usd;
+    double usd_per_million_output_tokens, usd_per_million_total_tokens, usd_per_request;
+    double utilisation; /* the busy fraction the cost was paid at */
+    double usd_per_million_output_tokens_at_full_utilisation; /* x utilisation */
+} an_cost;
+
+/* Energy over the measurement window at the run's mean power: GPU (the
+ * boards) and wall ((GPU + host) x PUE). */
+typedef struct an_energy {
+    double host_w_per_gpu, pue;
+    double gpu_j, wall_j, gpu_wh, wall_wh;
+    double gpu_j_per_output_token, wall_j_per_output_token, mean_gpu_w;
+} an_energy;
+
 typedef struct an_report {
     /* run */
     int64_t run_id;
     char *name, *status;
     int64_t seed, events;
     double sim_time_s, wall_time_s, warmup_s;
+    double timeout_s; /* workload.timeout_s; 0: none */
     /* every request; with classes, SLO attainment sums theirs */
     an_section req;
     an_tasks tasks;     /* count == 0: the run had no agent tasks */
     an_class *classes;  /* workload.classes in order, or one named "default" */
     int n_classes;
     bool has_classes;   /* the scenario defines workload.classes */
-    /* utilisation, from the replicas' records */
-    int replicas;
-    double busy_fraction, mean_batch, mfu, mbu, kv_peak_fraction;
+    an_target *targets; /* options' percentile targets, evaluated */
+    int n_targets;
+    bool slo_whatif;    /* options replaced some of the scenario's thresholds */
+    /* resources */
+    an_use use;         /* the cluster */
+    an_use *replicas;   /* each replica */
+    int n_replicas;
+    bool by_replica;
+    an_cost cost;
+    an_energy energy;
 } an_report;
 
 /* Opens a database read-only, refusing files that are not servesim's. */
 int an_open(const char *path, sqlite3 **out, util_diag *d);
 /* The id of the newest run. */
 int an_last_run(sqlite3 *db, const char *origin, int64_t *run_id, util_diag *d);
-/* Computes the report of one run. */
+/* Computes the report of one run, as stored. */
 int an_report_compute(sqlite3 *db, int64_t run_id, an_report *out, util_diag *d);
+/* The same with what-if thresholds and percentile targets (opt may be NULL). */
+int an_report_compute_with(sqlite3 *db, int64_t run_id, const an_options *opt, an_report *out,
+                           util_diag *d);
 void an_report_fini(an_report *r);
+
+/* Parses one `--slo` argument into opt: KEY=SECONDS where KEY is ttft, tpot
+ * or e2e (a threshold), METRIC_pNN (a percentile target: ttft_p99, e2e_p99.9),
+ * either prefixed by a class name and a dot (chat.ttft). */
+int an_options_add_slo(an_options *opt, const char *arg, util_diag *d);
+void an_options_fini(an_options *opt);
 
 /* The report as the `--json` object (caller frees with cJSON_Delete);
  * "classes" is there when the scenario defines them or by_class asks. */
 cJSON *an_report_json(const an_report *r, bool by_class);
 /* The report as a readable table; by_class adds one block per class. */
 void an_report_print(const an_report *r, bool by_class, FILE *out);
+/* Any JSON report object as CSV, one row per metric (path,value), or as
+ * Markdown tables. */
+void an_json_print_csv(const cJSON *report, FILE *out);
+void an_json_print_markdown(const cJSON *report, FILE *out);
+
+/* ---- metric definitions side by side (definitions.c) ---- */
+
+/* One per-token latency as one tool defines it, aggregated and summarised
+ * as that tool does. */
+typedef struct an_definition {
+    const char *name;     /* "tpot" */
+    const char *formula;  /* "(e2e - ttft) / (output - 1), per request" */
+    const char *tools;    /* "vLLM TPOT, GenAI-Perf ITL, GuideLLM ITL, inference-perf TPOT" */
+    const char *method;   /* "request-weighted, linear interpolation" */
+    an_stats stats;       /* n: samples; NAN when the run lacks the data */
+} an_definition;
+
+enum { AN_N_DEFINITIONS = 8 };
+
+/* Every definition of docs/metrics.md over the measured requests of a run
+ * (pooled ITL needs the iterations table: servesim run --record-iterations). */
+int an_definitions(sqlite3 *db, int64_t run_id, an_definition out[AN_N_DEFINITIONS],
+                   util_diag *d);
+cJSON *an_definitions_json(const an_definition *defs);
+void an_definitions_print(const an_definition *defs, FILE *out);
+
+/* ---- SLO curve (definitions.c) ---- */
+
+/* Attainment against a threshold on one metric: the share of ended requests
+ * after warm-up (rejected and timed-out ones fail) whose metric is at most
+ * the threshold.  `points` thresholds spread over the measured values, and
+ * the thresholds that 50, 90, 95, 99 and 99.9% attainment need. */
+typedef struct an_curve_point {
+    double threshold_s, attainment;
+} an_curve_point;
+
+typedef struct an_curve {
+    an_metric metric;
+    const char *cls;
+    int64_t ended, measured;
+    an_curve_point *points;
+    int n_points;
+    an_curve_point needed[5]; /* attainment 0.5, 0.9, 0.95, 0.99, 0.999: threshold, NAN when
+                               * failures make it unreachable */
+} an_curve;
+
+int an_slo_curve(sqlite3 *db, int64_t run_id, an_metric metric, const char *cls, int points,
+                 an_curve *out, util_diag *d);
+void an_curve_fini(an_curve *c);
+cJSON *an_curve_json(const an_curve *c);
+void an_curve_print(const an_curve *c, bool csv, FILE *out);
+
+/* ---- timeline (timeline.c) ---- */
+
+/* A run as a time series, for `servesim timeline`.  Interval i covers
+ * [i * interval_s, (i + 1) * interval_s); the last one ends at end_s, so it
+ * may be shorter, and its averages are over its own length.  Counts are of
+ * events in the interval, the other columns averages over it (see
+ * docs/analysis.md).  The struct owns the arrays, n long each. */
+typedef struct an_timeline {
+    int64_t run_id;
+    double interval_s;
+    double end_s;         /* the run's sim_end_s */
+    int replica;          /* the replica counted, or -1: all, summed */
+    bool has_iterations;  /* the run recorded them; else kv_occupancy and power_w are NAN */
+    size_t n;
+    int64_t *arrivals, *completions;
+    int64_t *timed_out;          /* at arrival + workload.timeout_s, when the client gave up */
+    double *output_tokens_per_s; /* completed requests: the first token at first_token_s, the
+                                  * rest evenly until finish_s */
+    double *queue, *running;     /* requests waiting (their first wait), in service */
+    double *kv_occupancy;        /* KV tokens in use / the replicas' capacity */
+    double *power_w;             /* iterations' energy, idle_w x gpus between them */
+} an_timeline;
+
+/* Computes run_id's timeline in intervals of interval_s (> 0) seconds, for
+ * replica (-1: all).  Reads each table once; memory grows with the
+ * intervals, not the rows.  Call an_timeline_fini even after a failure. */
+int an_timeline_compute(sqlite3 *db, int64_t run_id, double interval_s, int replica,
+                        an_timeline *out, util_diag *d);
+void an_timeline_fini(an_timeline *t);
 
 #endif /* AN_H */

@@ -6,6 +6,7 @@
 #include "an.h"
 
 #include <math.h>
+#include <string.h>
 
 static void add_num(cJSON *o, const char *key, double v)
 {
@@ -73,6 +74,83 @@ static void tasks_json(cJSON *o, const an_tasks *t)
     add_num(tk, "any_slow_fraction", t->any_slow_fraction);
 }
 
+static void targets_json(cJSON *slo, const an_report *r)
+{
+    if (r->n_targets == 0) return;
+    cJSON *arr = cJSON_AddArrayToObject(slo, "targets");
+    for (int i = 0; i < r->n_targets; i++) {
+        const an_target *t = &r->targets[i];
+        cJSON *o = cJSON_CreateObject();
+        if (t->cls) cJSON_AddStringToObject(o, "class", t->cls);
+        cJSON_AddStringToObject(o, "metric", an_metric_names[t->metric]);
+        cJSON_AddNumberToObject(o, "percentile", 100 * t->q);
+        cJSON_AddNumberToObject(o, "threshold_s", t->threshold_s);
+        add_num(o, "value_s", t->value_s);
+        add_num(o, "margin_s", t->margin_s);
+        cJSON_AddBoolToObject(o, "met", t->met);
+        cJSON_AddItemToArray(arr, o);
+    }
+}
+
+static void use_json(cJSON *o, const an_use *u)
+{
+    add_num(o, "busy_fraction", u->busy_fraction);
+    add_num(o, "mean_batch", u->mean_batch);
+    add_num(o, "mfu", u->mfu);
+    add_num(o, "mbu", u->mbu);
+    add_num(o, "kv_mean_fraction", u->kv_mean_fraction);
+    add_num(o, "kv_peak_fraction", u->kv_peak_fraction);
+    add_num(o, "queue_mean", u->queue_mean);
+    cJSON_AddNumberToObject(o, "queue_peak", (double)u->queue_peak);
+    add_num(o, "mean_gpu_w", u->mean_gpu_w);
+}
+
+static void cost_json(cJSON *root, const an_cost *c)
+{
+    cJSON *o = cJSON_AddObjectToObject(root, "cost");
+    cJSON_AddNumberToObject(o, "gpu_count", c->gpu_count);
+    add_num(o, "usd_per_gpu_hour", c->usd_per_gpu_hour);
+    add_num(o, "overhead_fraction", c->overhead_fraction);
+    add_num(o, "gpu_hours", c->gpu_hours);
+    add_num(o, "usd", c->usd);
+    add_num(o, "usd_per_million_output_tokens", c->usd_per_million_output_tokens);
+    add_num(o, "usd_per_million_total_tokens", c->usd_per_million_total_tokens);
+    add_num(o, "usd_per_request", c->usd_per_request);
+    add_num(o, "utilisation", c->utilisation);
+    add_num(o, "usd_per_million_output_tokens_at_full_utilisation",
+            c->usd_per_million_output_tokens_at_full_utilisation);
+}
+
+static void energy_json(cJSON *root, const an_energy *e)
+{
+    cJSON *o = cJSON_AddObjectToObject(root, "energy");
+    add_num(o, "gpu_j", e->gpu_j);
+    add_num(o, "wall_j", e->wall_j);
+    add_num(o, "gpu_wh", e->gpu_wh);
+    add_num(o, "wall_wh", e->wall_wh);
+    add_num(o, "gpu_j_per_output_token", e->gpu_j_per_output_token);
+    add_num(o, "wall_j_per_output_token", e->wall_j_per_output_token);
+    add_num(o, "mean_gpu_w", e->mean_gpu_w);
+    add_num(o, "host_w_per_gpu", e->host_w_per_gpu);
+    add_num(o, "pue", e->pue);
+}
+
+static void replicas_json(cJSON *root, const an_report *r)
+{
+    cJSON *arr = cJSON_AddArrayToObject(root, "replicas");
+    for (int i = 0; i < r->n_replicas; i++) {
+        const an_use *u = &r->replicas[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "replica", u->replica);
+        cJSON_AddStringToObject(o, "pool", u->pool);
+        cJSON_AddStringToObject(o, "gpu", u->gpu);
+        cJSON_AddNumberToObject(o, "gpus", u->gpus);
+        use_json(o, u);
+        if (r->by_replica) section_json(o, &u->req);
+        cJSON_AddItemToArray(arr, o);
+    }
+}
+
 cJSON *an_report_json(const an_report *r, bool by_class)
 {
     cJSON *root = cJSON_CreateObject();
@@ -86,14 +164,15 @@ cJSON *an_report_json(const an_report *r, bool by_class)
     cJSON_AddNumberToObject(run, "events", (double)r->events);
 
     section_json(root, &r->req);
+    targets_json(cJSON_GetObjectItem(root, "slo"), r);
     tasks_json(root, &r->tasks);
 
     cJSON *u = cJSON_AddObjectToObject(root, "utilisation");
-    add_num(u, "busy_fraction", r->busy_fraction);
-    add_num(u, "mean_batch", r->mean_batch);
-    add_num(u, "mfu", r->mfu);
-    add_num(u, "mbu", r->mbu);
-    add_num(u, "kv_peak_fraction", r->kv_peak_fraction);
+    cJSON_AddNumberToObject(u, "replicas", r->n_replicas);
+    use_json(u, &r->use);
+    cost_json(root, &r->cost);
+    energy_json(root, &r->energy);
+    replicas_json(root, r);
 
     if (r->has_classes || by_class) {
         cJSON *cls = cJSON_AddObjectToObject(root, "classes");
@@ -203,6 +282,74 @@ static void print_class(const an_class *c, double warmup_s, FILE *out)
     print_slo(&c->req, out);
 }
 
+static void print_targets(const an_report *r, FILE *out)
+{
+    for (int i = 0; i < r->n_targets; i++) {
+        const an_target *t = &r->targets[i];
+        fprintf(out, "slo target: %s%s%s p%g <= %g s: ", t->cls ? t->cls : "",
+                t->cls ? " " : "", an_metric_names[t->metric], 100 * t->q, t->threshold_s);
+        if (isnan(t->value_s)) fprintf(out, "nothing measured, not met\n");
+        else
+            fprintf(out, "%.4f s, %s (margin %+.4f s)\n", t->value_s, t->met ? "met" : "NOT met",
+                    t->margin_s);
+    }
+}
+
+static void print_use(const an_use *u, FILE *out)
+{
+    pct(out, " busy", u->busy_fraction);
+    fprintf(out, ", mean batch %.1f", u->mean_batch);
+    pct(out, ", MFU", u->mfu);
+    pct(out, ", MBU", u->mbu);
+    pct(out, ", KV mean", u->kv_mean_fraction);
+    pct(out, " (peak", u->kv_peak_fraction);
+    fprintf(out, "), queue mean %.2f (peak %lld), %.0f W\n", u->queue_mean,
+            (long long)u->queue_peak, u->mean_gpu_w);
+}
+
+static void print_cost(const an_report *r, FILE *out)
+{
+    const an_cost *c = &r->cost;
+    fprintf(out, "cost: %d GPU%s x $%.2f/GPU-hour", c->gpu_count, c->gpu_count == 1 ? "" : "s",
+            c->usd_per_gpu_hour);
+    if (c->overhead_fraction > 0) fprintf(out, " + %.0f%% overhead", 100 * c->overhead_fraction);
+    fprintf(out, " over the %.1f s window: $%.4f; $%.4f per 1M output tokens, $%.4f per 1M "
+                 "tokens, $%.6f per request\n",
+            r->req.window_s, c->usd, c->usd_per_million_output_tokens,
+            c->usd_per_million_total_tokens, c->usd_per_request);
+    pct(out, "  at the utilisation it ran at (busy", c->utilisation);
+    fprintf(out, "); kept busy all the time: $%.4f per 1M output tokens\n",
+            c->usd_per_million_output_tokens_at_full_utilisation);
+}
+
+static void print_energy(const an_energy *e, FILE *out)
+{
+    fprintf(out, "energy over the window: GPU boards %.1f Wh, %.3f J per output token (mean %.0f "
+                 "W); wall (GPU + host %.0f W/GPU) x PUE %.2f: %.1f Wh, %.3f J per output token\n",
+            e->gpu_wh, e->gpu_j_per_output_token, e->mean_gpu_w, e->host_w_per_gpu, e->pue,
+            e->wall_wh, e->wall_j_per_output_token);
+}
+
+static void print_replicas(const an_report *r, FILE *out)
+{
+    for (int i = 0; i < r->n_replicas; i++) {
+        const an_use *u = &r->replicas[i];
+        fprintf(out, "  replica %d (%s, %d x %s):", u->replica, u->pool, u->gpus, u->gpu);
+        print_use(u, out);
+    }
+}
+
+static void print_replica_sections(const an_report *r, FILE *out)
+{
+    for (int i = 0; i < r->n_replicas; i++) {
+        const an_use *u = &r->replicas[i];
+        fprintf(out, "\nreplica %d (%s) -- the requests it prefilled\n", u->replica, u->pool);
+        print_section(&u->req, r->warmup_s, out);
+        print_throughput(&u->req, out);
+        print_slo(&u->req, out);
+    }
+}
+
 void an_report_print(const an_report *r, bool by_class, FILE *out)
 {
     fprintf(out, "run %lld \"%s\" (seed %lld): %s, %.1f s simulated in %.3g s (%lld events)\n",
@@ -216,14 +363,98 @@ void an_report_print(const an_report *r, bool by_class, FILE *out)
     print_throughput(&r->req, out);
     fprintf(out, "per user (1 / tpot): mean %.1f tok/s, p50 %.1f tok/s\n",
             r->req.per_user_tokens_per_s.mean, r->req.per_user_tokens_per_s.p50);
+    if (r->slo_whatif) fprintf(out, "(what-if SLO: thresholds from the command line)\n");
     print_slo(&r->req, out);
-    fprintf(out, "utilisation (%d replica%s):", r->replicas, r->replicas == 1 ? "" : "s");
-    pct(out, " busy", r->busy_fraction);
-    fprintf(out, ", mean batch %.1f", r->mean_batch);
-    pct(out, ", MFU", r->mfu);
-    pct(out, ", MBU", r->mbu);
-    pct(out, ", KV peak", r->kv_peak_fraction);
-    fprintf(out, "\n");
+    print_targets(r, out);
+    fprintf(out, "utilisation (%d replica%s):", r->n_replicas, r->n_replicas == 1 ? "" : "s");
+    print_use(&r->use, out);
+    if (r->n_replicas > 1 || r->by_replica) print_replicas(r, out);
+    print_cost(r, out);
+    print_energy(&r->energy, out);
     if (by_class)
         for (int i = 0; i < r->n_classes; i++) print_class(&r->classes[i], r->warmup_s, out);
+    if (r->by_replica) print_replica_sections(r, out);
+}
+
+/* ---- definitions and the SLO curve ---- */
+
+cJSON *an_definitions_json(const an_definition *defs)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (int i = 0; i < AN_N_DEFINITIONS; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", defs[i].name);
+        cJSON_AddStringToObject(o, "formula", defs[i].formula);
+        cJSON_AddStringToObject(o, "tools", defs[i].tools);
+        cJSON_AddStringToObject(o, "method", defs[i].method);
+        cJSON_AddNumberToObject(o, "samples", (double)defs[i].stats.n);
+        cJSON *st = stats_json(&defs[i].stats);
+        cJSON_AddItemToObject(o, "stats", st);
+        cJSON_AddItemToArray(arr, o);
+    }
+    return arr;
+}
+
+void an_definitions_print(const an_definition *defs, FILE *out)
+{
+    fprintf(out, "per-token latency and TTFT, one run under each tool's definition (s)\n\n");
+    fprintf(out, "  %-16s", "");
+    static const char *const cols[] = {"mean", "p50", "p90", "p95", "p99", "p99.9", "max"};
+    for (int i = 0; i < 7; i++) fprintf(out, " %10s", cols[i]);
+    fprintf(out, "\n");
+    for (int i = 0; i < AN_N_DEFINITIONS; i++) {
+        stats_line(out, defs[i].name, &defs[i].stats);
+        fprintf(out, "  %16s  = %s; %s; %s\n", "", defs[i].formula, defs[i].method, defs[i].tools);
+    }
+    fprintf(out, "\n(percentiles: linear interpolates between order statistics, as numpy; nearest "
+                 "rank is sorted[floor(n p)]; weighted nearest rank is the first value whose "
+                 "cumulative weight reaches p)\n");
+}
+
+cJSON *an_curve_json(const an_curve *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "metric", an_metric_names[c->metric]);
+    if (c->cls) cJSON_AddStringToObject(o, "class", c->cls);
+    cJSON_AddNumberToObject(o, "ended", (double)c->ended);
+    cJSON_AddNumberToObject(o, "measured", (double)c->measured);
+    cJSON *pts = cJSON_AddArrayToObject(o, "points");
+    for (int i = 0; i < c->n_points; i++) {
+        cJSON *p = cJSON_CreateObject();
+        add_num(p, "threshold_s", c->points[i].threshold_s);
+        add_num(p, "attainment", c->points[i].attainment);
+        cJSON_AddItemToArray(pts, p);
+    }
+    cJSON *need = cJSON_AddArrayToObject(o, "needed");
+    for (int i = 0; i < 5; i++) {
+        cJSON *p = cJSON_CreateObject();
+        add_num(p, "attainment", c->needed[i].attainment);
+        add_num(p, "threshold_s", c->needed[i].threshold_s);
+        cJSON_AddItemToArray(need, p);
+    }
+    return o;
+}
+
+void an_curve_print(const an_curve *c, bool csv, FILE *out)
+{
+    if (csv) {
+        fprintf(out, "threshold_s,attainment\n");
+        for (int i = 0; i < c->n_points; i++)
+            fprintf(out, "%.9g,%.9g\n", c->points[i].threshold_s, c->points[i].attainment);
+        return;
+    }
+    fprintf(out, "%s attainment by threshold%s%s (%lld requests ended after warm-up, %lld "
+                 "measured; rejected and timed-out ones fail)\n\n",
+            an_metric_names[c->metric], c->cls ? ", class " : "", c->cls ? c->cls : "",
+            (long long)c->ended, (long long)c->measured);
+    fprintf(out, "  %14s  %10s\n", "threshold (s)", "attainment");
+    for (int i = 0; i < c->n_points; i++)
+        fprintf(out, "  %14.6f  %9.2f%%\n", c->points[i].threshold_s,
+                100 * c->points[i].attainment);
+    fprintf(out, "\nthreshold needed for\n");
+    for (int i = 0; i < 5; i++) {
+        fprintf(out, "  %6g%% attainment: ", 100 * c->needed[i].attainment);
+        if (isnan(c->needed[i].threshold_s)) fprintf(out, "unreachable (too many failed)\n");
+        else fprintf(out, "%.6f s\n", c->needed[i].threshold_s);
+    }
 }

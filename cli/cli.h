@@ -12,6 +12,7 @@
 
 #include <sqlite3.h>
 
+#include "an.h"
 #include "util.h"
 
 enum {
@@ -27,13 +28,42 @@ int cli_report(int argc, char **argv);
 int cli_catalog(int argc, char **argv);
 int cli_keys(int argc, char **argv);
 int cli_validate(int argc, char **argv);
+int cli_slo_curve(int argc, char **argv);
+int cli_timeline(int argc, char **argv);
 
-/* Computes run_id's report from the database and prints it as text or JSON;
- * by_class adds each class's sections. */
-int cli_print_report(sqlite3 *db, int64_t run_id, bool json, bool by_class, util_diag *d);
-/* The value of --by: "class" is the one grouping there is.  Returns
- * CLI_CONTINUE, or CLI_EXIT_USAGE after saying why. */
-int cli_parse_by(const char *cmd, const char *value, bool *by_class);
+/* How a report is shown: the options `run` and `report` share. */
+typedef enum cli_format { CLI_TEXT, CLI_JSON, CLI_CSV, CLI_MARKDOWN } cli_format;
+
+typedef struct cli_view {
+    cli_format format;
+    bool by_class, definitions;
+    an_options what_if; /* --slo thresholds and targets; --by replica */
+} cli_view;
+
+/* getopt_long entries of the shared options, and their codes. */
+#define CLI_VIEW_LONGOPTS                                                                          \
+    {"json", no_argument, NULL, 'j'}, {"csv", no_argument, NULL, 'C'},                             \
+        {"markdown", no_argument, NULL, 'M'}, {"by", required_argument, NULL, 'b'},                \
+        {"slo", required_argument, NULL, 'L'}, {"definitions", no_argument, NULL, 'D'}
+#define CLI_VIEW_USAGE                                                                             \
+    "  --slo KEY=S            what-if SLO: ttft=0.5, tpot=0.05, e2e=20 replace the scenario's\n"   \
+    "                         thresholds; CLASS.ttft=0.3 one class's; ttft_p99=2 asks whether\n"    \
+    "                         P99 TTFT is within 2 s, with the margin (repeatable)\n"           \
+    "  --by class|replica     add each request class's, or each replica's, sections\n"          \
+    "  --definitions          per-token latency under every tool's definition, side by side\n" \
+    "  --json, --csv, --markdown   the report as JSON, CSV (metric,value) or Markdown\n"
+
+/* Takes one shared option (its getopt code and value): 1 if it was one, 0
+ * if not, or CLI_EXIT_USAGE after saying what is wrong. */
+int cli_view_option(cli_view *v, const char *cmd, int code, const char *value);
+void cli_view_fini(cli_view *v);
+/* `--run ID`: the id, or 0 after saying why it is not one. */
+int64_t cli_parse_run(const char *cmd, const char *value);
+/* Opens path read-only and finds the run: run_id is kept when run was given
+ * (parsed by cli_parse_run), else the newest run's. */
+int cli_open_run(const char *path, const char *run, sqlite3 **db, int64_t *run_id, util_diag *d);
+/* Computes run_id's report from the database and prints it as v says. */
+int cli_print_report(sqlite3 *db, int64_t run_id, const cli_view *v, util_diag *d);
 
 /* Prints every message of d as "servesim: ..." and returns the exit code for
  * status. */

@@ -18,7 +18,9 @@ static const char usage[] =
     "\n"
     "commands:\n"
     "  run SCENARIO.json     simulate a scenario, record every request, print the report\n"
-    "  report FILE.db        print the report of a stored run\n"
+    "  report FILE.db        print the report of a stored run (what-if SLOs, breakdowns)\n"
+    "  slo-curve FILE.db     SLO attainment as a function of the threshold\n"
+    "  timeline FILE.db      a stored run as a time series, per interval\n"
     "  catalog [gpus|models] list the GPUs and models servesim knows\n"
     "  keys                  list every scenario key with its unit, default and range\n"
     "  validate              replay measured vLLM runs and compare (../shared/validation)\n"
@@ -68,11 +70,13 @@ int main(int argc, char **argv)
         int (*fn)(int, char **);
     } commands[] = {
         {"run", cli_run},   {"report", cli_report},     {"catalog", cli_catalog},
-        {"keys", cli_keys}, {"validate", cli_validate},
+        {"keys", cli_keys}, {"validate", cli_validate}, {"slo-curve", cli_slo_curve},
+        {"timeline", cli_timeline},
     };
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(cmd, commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
-    const char *names[] = {"run", "report", "catalog", "keys", "validate", NULL};
+    const char *names[] = {"run",      "report",    "catalog",  "keys",
+                           "validate", "slo-curve", "timeline", NULL};
     const char *near = util_closest(cmd, names);
     fprintf(stderr, "servesim: unknown command '%s'", cmd);
     if (near) fprintf(stderr, " (did you mean '%s'?)", near);

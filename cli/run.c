@@ -20,7 +20,7 @@
 
 static const char run_usage[] =
     "usage: servesim run SCENARIO.json [-o FILE.db] [--set PATH=VALUE]... [--seed N]\n"
-    "                    [--by class] [--json] [--quiet]\n"
+    "                    [--record-iterations] [--quiet] [report options]\n"
     "\n"
     "Simulates the scenario, records every request in FILE.db (default servesim.db; an\n"
     "existing servesim database gains a new run), and prints the run's report.\n"
@@ -29,9 +29,12 @@ static const char run_usage[] =
     "  --set PATH=VALUE       override a scenario key, e.g. --set workload.arrival.rate_per_s=12;\n"
     "                         VALUE is read as JSON, else as a string (repeatable)\n"
     "  --seed N               override the scenario's seed\n"
-    "  --by class             add each request class's sections to the report\n"
-    "  --json                 print the report as JSON\n"
+    "  --record-iterations    also store every engine iteration (table iterations): pooled\n"
+    "                         ITL, KV and power time series; one row per decode step\n"
     "  -q, --quiet            no progress line\n"
+    "\n"
+    "report options (as servesim report):\n"
+    CLI_VIEW_USAGE
     "\n"
     "Ctrl-C stops at the next event, keeps what was recorded, marks the run\n"
     "interrupted and exits 130.  servesim keys lists every scenario key.\n";
@@ -40,7 +43,8 @@ typedef struct run_opts {
     const char *scenario, *output, *seed;
     char **sets;
     int n_sets;
-    bool json, quiet, by_class;
+    bool quiet, iterations;
+    cli_view view;
 } run_opts;
 
 static volatile sig_atomic_t interrupted;
@@ -56,9 +60,9 @@ static int parse(int argc, char **argv, run_opts *o)
 {
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'}, {"set", required_argument, NULL, 's'},
-        {"seed", required_argument, NULL, 'S'},   {"json", no_argument, NULL, 'j'},
-        {"quiet", no_argument, NULL, 'q'},        {"help", no_argument, NULL, 'h'},
-        {"by", required_argument, NULL, 'b'},
+        {"seed", required_argument, NULL, 'S'},   {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},         {"record-iterations", no_argument, NULL, 'i'},
+        CLI_VIEW_LONGOPTS,
         {0, 0, 0, 0},
     };
     *o = (run_opts){.output = "servesim.db"};
@@ -67,15 +71,17 @@ static int parse(int argc, char **argv, run_opts *o)
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, ":o:qh", longopts, NULL)) != -1) {
+        int taken = cli_view_option(&o->view, "run", c, optarg);
+        if (taken) {
+            if (taken != 1) return taken;
+            continue;
+        }
         switch (c) {
         case 'o': o->output = optarg; break;
         case 's': o->sets[o->n_sets++] = optarg; break;
         case 'S': o->seed = optarg; break;
-        case 'j': o->json = true; break;
         case 'q': o->quiet = true; break;
-        case 'b':
-            if (cli_parse_by("run", optarg, &o->by_class) != CLI_CONTINUE) return CLI_EXIT_USAGE;
-            break;
+        case 'i': o->iterations = true; break;
         case 'h': fputs(run_usage, stdout); return CLI_EXIT_OK;
         case ':': return cli_usage_error("run", "option '%s' needs a value", argv[optind - 1]);
         default: return cli_usage_error("run", "unknown option '%s'", argv[optind - 1]);
@@ -157,7 +163,7 @@ static int simulate(const run_opts *o, const sim_scenario *sc, sim_recorder *rec
 {
     int rc = sim_recorder_begin(rec, sc, run_id, d);
     if (rc) return rc;
-    sim_sink sink = sim_recorder_sink(rec);
+    sim_sink sink = o->iterations ? sim_recorder_sink_with_iterations(rec) : sim_recorder_sink(rec);
     sim_engine *e = sim_engine_create(sc, &sink);
     progress_line pl = {util_wall_s(), 0, false};
     bool show = !o->quiet && isatty(STDERR_FILENO);
@@ -185,6 +191,7 @@ int cli_run(int argc, char **argv)
     int prc = parse(argc, argv, &o);
     if (prc != CLI_CONTINUE) {
         free(o.sets);
+        cli_view_fini(&o.view);
         return prc;
     }
     util_diag d;
@@ -199,7 +206,7 @@ int cli_run(int argc, char **argv)
         int64_t run_id = 0;
         int src = simulate(&o, &sc, rec, &run_id, &d);
         if (src == UTIL_OK || src == UTIL_EINTR) {
-            rc = cli_print_report(sim_recorder_db(rec), run_id, o.json, o.by_class, &d);
+            rc = cli_print_report(sim_recorder_db(rec), run_id, &o.view, &d);
             if (!rc) rc = src;
         } else {
             sim_recorder_abort(rec);
@@ -212,5 +219,6 @@ int cli_run(int argc, char **argv)
     mdl_catalog_destroy(cat);
     util_diag_fini(&d);
     free(o.sets);
+    cli_view_fini(&o.view);
     return code;
 }

@@ -27,6 +27,11 @@ struct mdl_catalog {
 #define GIGA 1e9
 #define GIB 1073741824.0
 
+/* Decode's share of the dynamic power range where no figure was measured:
+ * SplitwiseSim's H100 (idle 75 W, decode 380 W, prefill 700 W = TDP) gives
+ * (380 - 75) / (700 - 75). */
+#define DECODE_SHARE 0.488
+
 const util_field mdl_gpu_fields[] = {
     {.key = "id", .type = UTIL_T_STRING, .def = "\"custom\"", .doc = "catalog id"},
     {.key = "name", .type = UTIL_T_STRING, .def = "\"\"", .doc = "full name"},
@@ -44,6 +49,11 @@ const util_field mdl_gpu_fields[] = {
      .flags = UTIL_REQUIRED | UTIL_MIN_EXCLUSIVE, .doc = "board power limit"},
     {.key = "idle_w", .type = UTIL_T_NUMBER, .unit = "W", .min = 0, .max = 1e5,
      .flags = UTIL_REQUIRED, .doc = "idle draw"},
+    {.key = "prefill_w", .type = UTIL_T_NUMBER, .unit = "W", .min = 0, .max = 1e5,
+     .doc = "draw while prefilling at the default mfu (default: tdp_w)"},
+    {.key = "decode_w", .type = UTIL_T_NUMBER, .unit = "W", .min = 0, .max = 1e5,
+     .doc = "draw while decoding at the default mbu (default: idle_w + 0.488 x (tdp_w - "
+            "idle_w), SplitwiseSim's H100 ratio)"},
     {.key = "usd_per_hour", .type = UTIL_T_NUMBER, .unit = "USD/h", .min = 0, .max = 1e6,
      .flags = UTIL_REQUIRED, .doc = "price per GPU-hour"},
     {.key = "mfu", .type = UTIL_T_NUMBER, .def = "0.5", .min = 0, .max = 1,
@@ -113,6 +123,8 @@ void mdl_gpu_from_json(const cJSON *o, mdl_gpu *g)
     g->pcie_bw = num(o, "pcie_gbs") * GIGA;
     g->tdp_w = num(o, "tdp_w");
     g->idle_w = num(o, "idle_w");
+    g->prefill_w = util_json_number(o, "prefill_w", g->tdp_w);
+    g->decode_w = util_json_number(o, "decode_w", g->idle_w + DECODE_SHARE * (g->tdp_w - g->idle_w));
     g->usd_per_hour = num(o, "usd_per_hour");
     g->mfu = num(o, "mfu");
     g->mbu = num(o, "mbu");
@@ -153,9 +165,15 @@ double mdl_model_kv_bytes_per_token(const mdl_model *m)
 /* Rules that span fields of one record. */
 static int check_gpu_object(cJSON *o, const char *path, util_diag *d)
 {
-    if (num(o, "idle_w") > num(o, "tdp_w"))
-        return util_diag_add(d, "%s.idle_w: %g W is above tdp_w (%g W)", path, num(o, "idle_w"),
-                             num(o, "tdp_w"));
+    double tdp = num(o, "tdp_w"), idle = num(o, "idle_w");
+    if (idle > tdp) return util_diag_add(d, "%s.idle_w: %g W is above tdp_w (%g W)", path, idle, tdp);
+    static const char *const phases[] = {"prefill_w", "decode_w"};
+    for (int i = 0; i < 2; i++) {
+        double w = util_json_number(o, phases[i], idle);
+        if (w < idle || w > tdp)
+            return util_diag_add(d, "%s.%s: %g W is outside idle_w .. tdp_w (%g .. %g W)", path,
+                                 phases[i], w, idle, tdp);
+    }
     return UTIL_OK;
 }
 

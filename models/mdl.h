@@ -32,6 +32,7 @@ typedef struct mdl_gpu {
     double link_bw;       /* scale-up interconnect (NVLink, Infinity Fabric, PCIe), B/s aggregate */
     double pcie_bw;       /* host link, B/s per direction */
     double tdp_w, idle_w; /* board power limit and idle draw, W */
+    double prefill_w, decode_w; /* draw at the default mfu (prefill) and mbu (decode), W */
     double usd_per_hour;  /* default on-demand price per GPU-hour */
     double mfu, mbu;      /* default achievable fractions of peak compute and bandwidth */
     double overhead_s;    /* default fixed cost of one iteration (launches, scheduling), s */
@@ -49,6 +50,12 @@ typedef struct mdl_model {
 } mdl_model;
 
 /* Derived sizes. */
+/* Power drawn by `gpus` GPUs doing flops and bytes of work in `seconds`:
+ * idle plus each phase's dynamic power (prefill_w at the GPU's default mfu,
+ * decode_w at its default mbu) scaled by the achieved utilisation, capped at
+ * tdp_w per GPU.  Watts, all GPUs together. */
+double mdl_power_w(const mdl_gpu *g, int gpus, double flops, double bytes, double seconds);
+
 double mdl_model_weight_bytes(const mdl_model *m);
 double mdl_model_kv_bytes_per_token(const mdl_model *m);
 

@@ -89,7 +89,25 @@ const char sim_recorder_schema_sql[] =
     "  out_of_range_iterations INTEGER NOT NULL,"
     "  peak_flops REAL NOT NULL,"
     "  peak_bw REAL NOT NULL,"
+    "  tdp_w REAL NOT NULL,"
+    "  idle_w REAL NOT NULL,"
+    "  prefill_w REAL NOT NULL,"
+    "  decode_w REAL NOT NULL,"
+    "  energy_j REAL NOT NULL,"
+    "  kv_token_s REAL NOT NULL,"
+    "  usd_per_gpu_hour REAL NOT NULL,"
     "  PRIMARY KEY (run_id, replica));"
+    "CREATE TABLE iterations ("
+    "  run_id INTEGER NOT NULL REFERENCES runs(id),"
+    "  replica INTEGER NOT NULL,"
+    "  start_s REAL NOT NULL,"
+    "  end_s REAL NOT NULL,"
+    "  prefill_tokens INTEGER NOT NULL,"
+    "  decode_seqs INTEGER NOT NULL,"
+    "  kv_tokens INTEGER NOT NULL,"
+    "  flops REAL NOT NULL,"
+    "  bytes REAL NOT NULL,"
+    "  energy_j REAL NOT NULL);"
     "CREATE TABLE tasks ("
     "  run_id INTEGER NOT NULL REFERENCES runs(id),"
     "  id INTEGER NOT NULL,"
@@ -131,7 +149,7 @@ struct sim_recorder {
     bool need_schema; /* empty database: create the tables in the run's transaction */
     bool in_txn;
     int64_t run_id;
-    sqlite3_stmt *ins_request, *ins_replica, *ins_task;
+    sqlite3_stmt *ins_request, *ins_replica, *ins_task, *ins_iteration;
     char *error; /* message of a failed sink callback */
 };
 
@@ -230,16 +248,21 @@ static int prepare(sim_recorder *r, util_diag *d)
                               "VALUES (?1, ?2, ?3, ?16, ?17, ?18, ?4, ?5, ?6, ?7, ?8, ?9, "
                               "?10, ?11, ?12, ?13, ?14, ?15)";
     static const char task[] = "INSERT INTO tasks VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+    static const char iteration[] = "INSERT INTO iterations VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
+                                    "?8, ?9, ?10)";
     static const char rep[] = "INSERT INTO replicas (run_id, replica, pool, gpu, model, gpus, "
                               "busy_s, prefill_s, decode_s, iterations, flops, bytes, "
                               "batch_seq_s, kv_capacity_tokens, kv_peak_tokens, preemptions, "
                               "prefill_tokens, decode_tokens, swap_bytes, "
-                              "out_of_range_iterations, peak_flops, peak_bw) "
+                              "out_of_range_iterations, peak_flops, peak_bw, tdp_w, idle_w, prefill_w, "
+                              "decode_w, energy_j, kv_token_s, usd_per_gpu_hour) "
                               "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
-                              "?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)";
+                              "?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, "
+                              "?27, ?28, ?29)";
     if (sqlite3_prepare_v2(r->db, req, -1, &r->ins_request, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(r->db, rep, -1, &r->ins_replica, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(r->db, task, -1, &r->ins_task, NULL) != SQLITE_OK)
+        sqlite3_prepare_v2(r->db, task, -1, &r->ins_task, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(r->db, iteration, -1, &r->ins_iteration, NULL) != SQLITE_OK)
         return db_fail(r, d, "cannot prepare");
     return UTIL_OK;
 }
@@ -408,6 +431,13 @@ static int put_replica(void *ctx, const sim_replica_row *row)
     sqlite3_bind_int64(st, 20, row->out_of_range);
     sqlite3_bind_double(st, 21, row->peak_flops);
     sqlite3_bind_double(st, 22, row->peak_bw);
+    sqlite3_bind_double(st, 23, row->tdp_w);
+    sqlite3_bind_double(st, 24, row->idle_w);
+    sqlite3_bind_double(st, 25, row->prefill_w);
+    sqlite3_bind_double(st, 26, row->decode_w);
+    sqlite3_bind_double(st, 27, row->energy_j);
+    sqlite3_bind_double(st, 28, row->kv_token_s);
+    sqlite3_bind_double(st, 29, row->usd_per_gpu_hour);
     return step_reset(r, st);
 }
 
@@ -426,9 +456,33 @@ static int put_task(void *ctx, const sim_task_row *row)
     return step_reset(r, st);
 }
 
+static int put_iteration(void *ctx, const sim_iteration_row *row)
+{
+    sim_recorder *r = ctx;
+    sqlite3_stmt *st = r->ins_iteration;
+    sqlite3_bind_int64(st, 1, r->run_id);
+    sqlite3_bind_int(st, 2, row->replica);
+    sqlite3_bind_double(st, 3, row->start_s);
+    sqlite3_bind_double(st, 4, row->end_s);
+    sqlite3_bind_int(st, 5, row->prefill_tokens);
+    sqlite3_bind_int(st, 6, row->decode_seqs);
+    sqlite3_bind_int64(st, 7, row->kv_tokens);
+    sqlite3_bind_double(st, 8, row->flops);
+    sqlite3_bind_double(st, 9, row->bytes);
+    sqlite3_bind_double(st, 10, row->energy_j);
+    return step_reset(r, st);
+}
+
 sim_sink sim_recorder_sink(sim_recorder *r)
 {
     return (sim_sink){.ctx = r, .request = put_request, .replica = put_replica, .task = put_task};
+}
+
+sim_sink sim_recorder_sink_with_iterations(sim_recorder *r)
+{
+    sim_sink s = sim_recorder_sink(r);
+    s.iteration = put_iteration;
+    return s;
 }
 
 const char *sim_recorder_error(const sim_recorder *r)
@@ -441,7 +495,8 @@ static void finalize(sim_recorder *r)
     sqlite3_finalize(r->ins_request);
     sqlite3_finalize(r->ins_replica);
     sqlite3_finalize(r->ins_task);
-    r->ins_request = r->ins_replica = r->ins_task = NULL;
+    sqlite3_finalize(r->ins_iteration);
+    r->ins_request = r->ins_replica = r->ins_task = r->ins_iteration = NULL;
 }
 
 int sim_recorder_finish(sim_recorder *r, const char *status, double sim_end_s, double wall_s,

@@ -549,6 +549,59 @@ static void cut_run(sim__replica *rp)
     sim__heap_earlier(&rp->e->events, rp->end_slot, end);
 }
 
+/* KV tokens in use `t` decode steps into the span that is ending. */
+static int64_t kv_tokens_at(const sim__replica *rp, int64_t t)
+{
+    return (sim__kv_need(&rp->kv, t) + rp->kv_other) * rp->pool->block_tokens;
+}
+
+static void emit_iteration(sim__replica *rp, int64_t start_ns, int64_t end_ns,
+                           int32_t prefill_tokens, int32_t decode_seqs, int64_t kv_tokens,
+                           double flops, double bytes)
+{
+    sim_engine *e = rp->e;
+    const sim_pool *p = rp->pool;
+    double dur = (double)(end_ns - start_ns) / SIM__NS_PER_S;
+    sim_iteration_row row = {
+        .replica = rp->id,
+        .start_s = (double)start_ns / SIM__NS_PER_S,
+        .end_s = (double)end_ns / SIM__NS_PER_S,
+        .prefill_tokens = prefill_tokens,
+        .decode_seqs = decode_seqs,
+        .kv_tokens = kv_tokens,
+        .flops = flops,
+        .bytes = bytes,
+        .energy_j = mdl_power_w(&p->cost.gpu, p->gpus, flops, bytes, dur) * dur,
+    };
+    if (!e->sink_rc) e->sink_rc = e->sink.iteration(e->sink.ctx, &row);
+}
+
+/* With --record-iterations, every step of a decode run is a row: its times
+ * and work from the run's closed form, step by step (the one place where
+ * the engine does work per step, and only when asked). */
+static void emit_run_steps(sim__replica *rp, int64_t steps)
+{
+    mdl_step before = {0}, upto;
+    int32_t seqs = rp->n_decode + rp->n_ghost;
+    for (int64_t j = 1; j <= steps; j++) {
+        mdl_run_cost(&rp->run, j, &upto);
+        int64_t end = j == steps ? rp->e->now : rp->run_start_ns + run_ns(rp, j);
+        emit_iteration(rp, j == 1 ? rp->run_start_ns : rp->run_start_ns + run_ns(rp, j - 1), end, 0,
+                       seqs, kv_tokens_at(rp, j - 1), upto.flops - before.flops,
+                       upto.bytes - before.bytes);
+        before = upto;
+    }
+}
+
+/* Energy at the span's own utilisation, and KV in use over time (a decode
+ * run's grows: the mean of its first and last steps). */
+static void account_energy(sim__replica *rp, int64_t steps, double dur, double flops, double bytes)
+{
+    const sim_pool *p = rp->pool;
+    rp->energy_j += mdl_power_w(&p->cost.gpu, p->gpus, flops, bytes, dur) * dur;
+    rp->kv_token_s += 0.5 * (double)(kv_tokens_at(rp, 0) + kv_tokens_at(rp, steps - 1)) * dur;
+}
+
 static void account(sim__replica *rp, int64_t steps)
 {
     int64_t dur_ns = rp->e->now - rp->run_start_ns;
@@ -567,6 +620,8 @@ static void account(sim__replica *rp, int64_t steps)
         rp->flops += sum.flops;
         rp->bytes += sum.bytes;
         rp->out_of_range += sum.out_of_range;
+        account_energy(rp, steps, dur, sum.flops, sum.bytes);
+        if (rp->e->sink.iteration) emit_run_steps(rp, steps);
         return;
     }
     double share = rp->cost.time_s > 0 ? rp->cost.prefill_s / rp->cost.time_s : 0;
@@ -576,6 +631,14 @@ static void account(sim__replica *rp, int64_t steps)
     rp->flops += rp->cost.flops;
     rp->bytes += rp->cost.bytes;
     rp->out_of_range += rp->cost.out_of_range;
+    account_energy(rp, 1, dur, rp->cost.flops, rp->cost.bytes);
+    if (rp->e->sink.iteration) {
+        int32_t prefill = 0;
+        for (int i = 0; i < rp->n_chunks; i++) prefill += rp->chunks[i] ? rp->chunks[i]->chunk : 0;
+        emit_iteration(rp, rp->run_start_ns, rp->e->now, prefill,
+                       rp->decodes ? rp->n_decode + rp->n_ghost : 0, kv_tokens_at(rp, 0),
+                       rp->cost.flops, rp->cost.bytes);
+    }
 }
 
 static void complete(sim__replica *rp, sim__request *r)
@@ -697,5 +760,12 @@ void sim__replica_row(const sim__replica *rp, sim_replica_row *row)
         .out_of_range = rp->out_of_range,
         .peak_flops = cm->gpu.flops * p->gpus,
         .peak_bw = cm->gpu.mem_bw * p->gpus,
+        .tdp_w = cm->gpu.tdp_w,
+        .idle_w = cm->gpu.idle_w,
+        .prefill_w = cm->gpu.prefill_w,
+        .decode_w = cm->gpu.decode_w,
+        .energy_j = rp->energy_j,
+        .kv_token_s = rp->kv_token_s,
+        .usd_per_gpu_hour = p->usd_per_gpu_hour,
     };
 }

@@ -113,6 +113,23 @@ static const util_field cluster_fields[] = {
     {0},
 };
 
+static const util_field cost_fields[] = {
+    {.key = "usd_per_gpu_hour", .type = UTIL_T_NUMBER, .unit = "USD/h", .min = 0, .max = 1e6,
+     .doc = "price of one GPU-hour, busy or idle (default: the catalog's, per GPU)"},
+    {.key = "overhead_fraction", .type = UTIL_T_NUMBER, .def = "0", .min = 0, .max = 100,
+     .doc = "added on top of the GPU price: memory, power, infrastructure, maintenance, fees"},
+    {0},
+};
+
+static const util_field energy_fields[] = {
+    {.key = "host_w_per_gpu", .type = UTIL_T_NUMBER, .unit = "W", .min = 0, .max = 1e5,
+     .doc = "each GPU's share of the host (CPU, memory, network), always on (default: 10% of "
+            "the GPU's TDP)"},
+    {.key = "pue", .type = UTIL_T_NUMBER, .def = "1", .min = 1, .max = 10,
+     .doc = "power usage effectiveness: facility (cooling, conversion) over IT power"},
+    {0},
+};
+
 const util_field sim_scenario_fields[] = {
     {.key = "name", .type = UTIL_T_STRING, .def = "\"scenario\"",
      .doc = "label stored with the run (servesim run: the file's name without .json)"},
@@ -129,6 +146,10 @@ const util_field sim_scenario_fields[] = {
      .flags = UTIL_REQUIRED, .doc = "the traffic"},
     {.key = "slo", .type = UTIL_T_OBJECT, .sub = wl_slo_fields,
      .doc = "per-request targets; each is optional"},
+    {.key = "cost", .type = UTIL_T_OBJECT, .sub = cost_fields,
+     .doc = "what the cluster costs (the report's cost section)"},
+    {.key = "energy", .type = UTIL_T_OBJECT, .sub = energy_fields,
+     .doc = "beyond the GPUs: the host and the facility (the report's energy section)"},
     {0},
 };
 
@@ -322,6 +343,8 @@ static int build_pools(sim_scenario *sc, cJSON *cluster, const mdl_catalog *cat,
         p->index = i;
         p->first_replica = sc->replicas;
         if (build_pool(p, obj, path, cat, base_dir, d)) rc = UTIL_EINPUT;
+        p->usd_per_gpu_hour =
+            util_json_number(sc->json, "cost.usd_per_gpu_hour", p->cost.gpu.usd_per_hour);
         sc->replicas += p->replicas;
         for (int j = 0; j < i; j++)
             if (!strcmp(sc->pools[j].name, p->name))

@@ -57,6 +57,7 @@ typedef struct sim_pool {
     double swap_space_bytes;    /* host memory for swapped KV, per replica */
     double batch_timeout_s;     /* static batching */
     mdl_cost cost;              /* holds the GPU and the model */
+    double usd_per_gpu_hour;    /* cost.usd_per_gpu_hour, else the GPU's catalog price */
 } sim_pool;
 
 typedef struct sim_scenario {
@@ -126,7 +127,24 @@ typedef struct sim_replica_row {
     double swap_bytes;     /* KV copied to and from host memory */
     int64_t out_of_range;  /* table cost model: iterations looked up outside the measurements */
     double peak_flops, peak_bw; /* datasheet peaks of all its GPUs, for MFU and MBU */
+    double tdp_w, idle_w, prefill_w, decode_w; /* one GPU's draw: limit, idle, and at the
+                                                * catalog's prefill and decode efficiencies */
+    double energy_j;       /* drawn by all its GPUs while busy (idle time: idle_w) */
+    double kv_token_s;     /* integral of KV tokens in use over time */
+    double usd_per_gpu_hour;
 } sim_replica_row;
+
+/* One engine iteration (with --record-iterations): a decode run is one row
+ * per step. */
+typedef struct sim_iteration_row {
+    int replica;
+    double start_s, end_s;
+    int32_t prefill_tokens; /* prompt tokens computed */
+    int32_t decode_seqs;    /* sequences decoding a token (static batching: padding included) */
+    int64_t kv_tokens;      /* tokens' worth of KV blocks in use */
+    double flops, bytes;    /* all its GPUs */
+    double energy_j;        /* all its GPUs */
+} sim_iteration_row;
 
 /* One agent task: a user-visible job of several model calls. */
 typedef struct sim_task_row {
@@ -146,6 +164,7 @@ typedef struct sim_sink {
     int (*request)(void *ctx, const sim_request_row *row);
     int (*replica)(void *ctx, const sim_replica_row *row);
     int (*task)(void *ctx, const sim_task_row *row); /* may be NULL */
+    int (*iteration)(void *ctx, const sim_iteration_row *row); /* NULL: none are emitted */
 } sim_sink;
 
 /* ---- engine ---- */
@@ -189,6 +208,10 @@ int sim_recorder_open(const char *path, sim_recorder **out, util_diag *d);
  * whole or not at all and a failure leaves the database as it was. */
 int sim_recorder_begin(sim_recorder *r, const sim_scenario *sc, int64_t *run_id, util_diag *d);
 sim_sink sim_recorder_sink(sim_recorder *r);
+/* The sink of a recorder that also stores every iteration in `iterations`
+ * (servesim run --record-iterations): one row per engine step, so a run
+ * writes tokens / batch size more rows; off by default. */
+sim_sink sim_recorder_sink_with_iterations(sim_recorder *r);
 /* Marks the run (status "completed", "interrupted" or "failed") and commits. */
 int sim_recorder_finish(sim_recorder *r, const char *status, double sim_end_s, double wall_s,
                         int64_t events, util_diag *d);

@@ -214,6 +214,7 @@ typedef struct sim__replica {
     /* totals for the replica row */
     int64_t busy_ns, iterations, preemptions, out_of_range, prefill_tokens, decode_tokens;
     double prefill_s, decode_s, flops, bytes, batch_seq_s, swap_bytes_total;
+    double energy_j, kv_token_s;
 } sim__replica;
 
 /* ---- engine ---- */

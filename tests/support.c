@@ -119,7 +119,7 @@ const sim_request_row *support_row(const support_rows *rows, int64_t id)
     return NULL;
 }
 
-sqlite3 *support_run_db(const sim_scenario *sc, int64_t *run_id)
+static sqlite3 *run_db(const sim_scenario *sc, int64_t *run_id, bool iterations)
 {
     util_diag d;
     util_diag_init(&d);
@@ -129,7 +129,7 @@ sqlite3 *support_run_db(const sim_scenario *sc, int64_t *run_id)
         util_diag_print(&d, stdout, "# recorder");
         goto done;
     }
-    sim_sink sink = sim_recorder_sink(rec);
+    sim_sink sink = iterations ? sim_recorder_sink_with_iterations(rec) : sim_recorder_sink(rec);
     sim_engine *e = sim_engine_create(sc, &sink);
     int rc = sim_engine_run(e, NULL, NULL, NULL);
     sim_progress p;
@@ -145,4 +145,14 @@ done:
     sim_recorder_close(rec);
     util_diag_fini(&d);
     return db;
+}
+
+sqlite3 *support_run_db(const sim_scenario *sc, int64_t *run_id)
+{
+    return run_db(sc, run_id, false);
+}
+
+sqlite3 *support_run_db_iterations(const sim_scenario *sc, int64_t *run_id)
+{
+    return run_db(sc, run_id, true);
 }

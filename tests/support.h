@@ -47,5 +47,7 @@ const sim_request_row *support_row(const support_rows *rows, int64_t id);
 /* Runs sc into a fresh in-memory database; returns it (caller closes) with
  * the run's id in *run_id. */
 sqlite3 *support_run_db(const sim_scenario *sc, int64_t *run_id);
+/* The same, storing every iteration too (servesim run --record-iterations). */
+sqlite3 *support_run_db_iterations(const sim_scenario *sc, int64_t *run_id);
 
 #endif /* SUPPORT_H */

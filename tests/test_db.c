@@ -135,11 +135,11 @@ static void test_report(sqlite3 *db)
     is_near(r.req.goodput_requests_per_s, 3 / (last - 2), 1e-12, "goodput: good requests / window");
     ok(isnan(r.req.slo.e2e_s) && r.req.slo.ttft_s == 0.5, "unset SLOs stay unset");
 
-    is_near(r.busy_fraction, (4.0 + 5) / (2 * 10), 1e-12, "busy = sum busy / (replicas x time)");
-    is_near(r.mean_batch, 40.0 / 9, 1e-12, "mean batch = batch-seconds / busy seconds");
-    is_near(r.mfu, 3e15 / (1e15 * 9), 1e-12, "MFU = FLOPs / (peak x busy)");
-    is_near(r.mbu, 4e12 / (1e12 * 9), 1e-12, "MBU = bytes / (peak bandwidth x busy)");
-    is_near(r.kv_peak_fraction, 0.4, 1e-12, "KV peak is the fullest replica's");
+    is_near(r.use.busy_fraction, (4.0 + 5) / (2 * 10), 1e-12, "busy = sum busy / (replicas x time)");
+    is_near(r.use.mean_batch, 40.0 / 9, 1e-12, "mean batch = batch-seconds / busy seconds");
+    is_near(r.use.mfu, 3e15 / (1e15 * 9), 1e-12, "MFU = FLOPs / (peak x busy)");
+    is_near(r.use.mbu, 4e12 / (1e12 * 9), 1e-12, "MBU = bytes / (peak bandwidth x busy)");
+    is_near(r.use.kv_peak_fraction, 0.4, 1e-12, "KV peak is the fullest replica's");
     an_report_fini(&r);
 
     /* the view users query matches */

@@ -1,0 +1,52 @@
+/*
+ * an_int.h: what the analysis files share and nobody else needs -- the
+ * query context and the small helpers every section is computed with.
+ */
+#ifndef AN_INT_H
+#define AN_INT_H
+
+#include "an.h"
+
+/* Every query may use ?1 = run id, ?2 = warm-up seconds, ?3 = a class name
+ * and ?9 = a replica (NULL: all); binding an absent parameter is harmless,
+ * so every statement gets all four. */
+typedef struct an__query {
+    sqlite3 *db;
+    int64_t run;
+    double warmup;
+    const char *cls; /* NULL: every class */
+    int replica;     /* -1: every replica */
+} an__query;
+
+/* The filters of a class and a replica section, for tables that have both
+ * columns (requests, request_metrics), and of a class alone (tasks). */
+#define AN__IN_CLASS " AND (?3 IS NULL OR class = ?3)"
+#define AN__IN_GROUP AN__IN_CLASS " AND (?9 IS NULL OR replica = ?9)"
+
+int an__db_fail(sqlite3 *db, util_diag *d, const char *what);
+/* Prepares sql with the context's parameters bound; NULL on error. */
+sqlite3_stmt *an__prepare(const an__query *q, const char *sql);
+/* Runs a one-row query and copies its n columns as doubles (NULL -> NAN). */
+int an__row(const an__query *q, const char *sql, double *out, int n, util_diag *d);
+/* Reads the first column of every row into a new array (caller frees). */
+int an__column(const an__query *q, const char *sql, double **out, size_t *n, util_diag *d);
+/* expr over the rows of view passing filter (and the group), summarised. */
+int an__metric_of(const an__query *q, const char *view, const char *filter, const char *expr,
+                  an_stats *out, util_diag *d);
+/* expr over the measured requests (completed, after warm-up) of the group. */
+int an__metric(const an__query *q, const char *expr, an_stats *out, util_diag *d);
+/* a / b, NAN unless b > 0. */
+double an__ratio(double a, double b);
+
+/* report.c: the per-request sections of q's group (its slo set first). */
+int an__load_section(const an__query *q, an_section *s, util_diag *d);
+
+/* usage.c: utilisation per replica and overall, cost and energy (after the
+ * run's request sections); by_replica adds each replica's request sections. */
+int an__load_usage(const an__query *q, bool by_replica, an_report *r, util_diag *d);
+void an__usage_fini(an_report *r);
+
+/* whatif.c: the options' percentile targets, evaluated into r->targets. */
+int an__load_targets(const an__query *q, const an_options *opt, an_report *r, util_diag *d);
+
+#endif /* AN_INT_H */

@@ -1,0 +1,126 @@
+/*
+ * query.c: opening a servesim database read-only, and the helpers that run
+ * the report's queries with the section's parameters bound.
+ */
+#include "an_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define APPLICATION_ID 0x53657276
+
+int an__db_fail(sqlite3 *db, util_diag *d, const char *what)
+{
+    return util_diag_fail(d, "%s: %s", what, sqlite3_errmsg(db));
+}
+
+sqlite3_stmt *an__prepare(const an__query *q, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(q->db, sql, -1, &st, NULL) != SQLITE_OK) return NULL;
+    sqlite3_bind_int64(st, 1, q->run);
+    sqlite3_bind_double(st, 2, q->warmup);
+    if (q->cls) sqlite3_bind_text(st, 3, q->cls, -1, SQLITE_STATIC);
+    if (q->replica >= 0) sqlite3_bind_int(st, 9, q->replica);
+    return st;
+}
+
+int an__row(const an__query *q, const char *sql, double *out, int n, util_diag *d)
+{
+    for (int i = 0; i < n; i++) out[i] = NAN;
+    sqlite3_stmt *st = an__prepare(q, sql);
+    if (!st) return an__db_fail(q->db, d, "cannot query");
+    int rc = sqlite3_step(st);
+    for (int i = 0; i < n; i++)
+        out[i] = (rc == SQLITE_ROW && sqlite3_column_type(st, i) != SQLITE_NULL)
+                     ? sqlite3_column_double(st, i) : NAN;
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? UTIL_OK : an__db_fail(q->db, d, "cannot query");
+}
+
+int an__column(const an__query *q, const char *sql, double **out, size_t *n, util_diag *d)
+{
+    sqlite3_stmt *st = an__prepare(q, sql);
+    *out = NULL;
+    *n = 0;
+    if (!st) return an__db_fail(q->db, d, "cannot query");
+    size_t cap = 1024;
+    double *v = util_xmalloc(cap * sizeof *v);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (*n == cap) v = util_xrealloc(v, (cap *= 2) * sizeof *v);
+        v[(*n)++] = sqlite3_column_double(st, 0);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        free(v);
+        *n = 0;
+        return an__db_fail(q->db, d, "cannot read requests");
+    }
+    *out = v;
+    return UTIL_OK;
+}
+
+int an__metric_of(const an__query *q, const char *view, const char *filter, const char *expr,
+                  an_stats *out, util_diag *d)
+{
+    bool tasks = strcmp(view, "request_metrics") != 0; /* tasks have no replica */
+    char *sql = util_xasprintf("SELECT %s FROM %s WHERE run_id = ?1 AND %s%s AND %s IS NOT NULL",
+                               expr, view, filter, tasks ? AN__IN_CLASS : AN__IN_GROUP, expr);
+    double *v;
+    size_t n;
+    int rc = an__column(q, sql, &v, &n, d);
+    free(sql);
+    if (!rc) an_stats_compute(v, n, out);
+    free(v);
+    return rc;
+}
+
+int an__metric(const an__query *q, const char *expr, an_stats *out, util_diag *d)
+{
+    return an__metric_of(q, "request_metrics", "status = 'completed' AND arrival_s >= ?2", expr,
+                         out, d);
+}
+
+double an__ratio(double a, double b)
+{
+    return b > 0 ? a / b : NAN;
+}
+
+int an_open(const char *path, sqlite3 **out, util_diag *d)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) return util_diag_add(d, "%s: no such file", path);
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+        util_diag_add(d, "%s: cannot open: %s", path, db ? sqlite3_errmsg(db) : "?");
+        sqlite3_close(db);
+        return UTIL_EINPUT;
+    }
+    sqlite3_stmt *q = NULL;
+    int rc = sqlite3_prepare_v2(db, "PRAGMA application_id", -1, &q, NULL);
+    int64_t app = (rc == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW) ? sqlite3_column_int64(q, 0)
+                                                                     : -1;
+    rc = sqlite3_errcode(db);
+    sqlite3_finalize(q);
+    if (app != APPLICATION_ID) {
+        util_diag_add(d, "%s: %s", path,
+                      rc == SQLITE_NOTADB ? "not a SQLite database" : "not a servesim database");
+        sqlite3_close(db);
+        return UTIL_EINPUT;
+    }
+    *out = db;
+    return UTIL_OK;
+}
+
+int an_last_run(sqlite3 *db, const char *origin, int64_t *run_id, util_diag *d)
+{
+    an__query q = {db, 0, 0, NULL, -1};
+    double id = NAN;
+    if (an__row(&q, "SELECT max(id) FROM runs", &id, 1, d)) return UTIL_EFAIL;
+    if (isnan(id)) return util_diag_add(d, "%s: holds no runs", origin);
+    *run_id = (int64_t)id;
+    return UTIL_OK;
+}

@@ -1,0 +1,352 @@
+/*
+ * timeline.c: a stored run as a time series.  Per interval of the run it
+ * counts arrivals, completions and time-outs, and averages the output token
+ * rate, the queue, the requests in service and -- when the run recorded its
+ * iterations -- KV occupancy and power.  Memory goes to the intervals, never
+ * to the rows: each table is read once, row by row, and every row adds its
+ * share to the intervals it spans (O(span / interval) work per row), so a
+ * million requests over 20,000 s cost the same memory as ten.
+ *
+ * The columns are accumulated as integrals over each interval (request-
+ * seconds, tokens, joules, token-seconds of KV) and divided by the
+ * interval's length at the end, so an interval that a span only grazes gets
+ * exactly its overlap.
+ */
+#include "an.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Eight columns of 8 bytes: 64 MB at this many intervals.  Past it the table
+ * is unreadable anyway, and a typo such as --interval 1e-9 would otherwise
+ * ask for terabytes. */
+#define MAX_INTERVALS 1000000
+
+/* One request's row: when it reached each stage (NAN: never). */
+typedef struct req {
+    double arrival, enqueue, sched, first_token, finish;
+    double end;       /* it left: finish, time-out, the run's end */
+    int64_t output;   /* output tokens */
+    bool completed, timed_out;
+    bool front, back; /* count its prefill side (replica), its decode side */
+} req;
+
+static int db_fail(sqlite3 *db, util_diag *d, const char *what)
+{
+    return util_diag_fail(d, "%s: %s", what, sqlite3_errmsg(db));
+}
+
+/* ?1 = run id, ?2 = the replica or NULL for all. */
+static sqlite3_stmt *prepare(sqlite3 *db, const an_timeline *t, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) return NULL;
+    sqlite3_bind_int64(st, 1, t->run_id);
+    if (t->replica >= 0) sqlite3_bind_int(st, 2, t->replica);
+    return st;
+}
+
+static double column_num(sqlite3_stmt *st, int i)
+{
+    return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
+}
+
+/* A replica column; -1 for NULL (never reached one), which matches no --replica. */
+static int column_replica(sqlite3_stmt *st, int i)
+{
+    return sqlite3_column_type(st, i) == SQLITE_NULL ? -1 : sqlite3_column_int(st, i);
+}
+
+/* ---- the intervals ----------------------------------------------------- */
+
+/* The last interval ends at the run's end, so it may be shorter than the
+ * others; its averages are over its own length, not a full interval's. */
+static double width(const an_timeline *t, size_t i)
+{
+    return i + 1 == t->n ? t->end_s - (double)i * t->interval_s : t->interval_s;
+}
+
+/* The interval holding time x; times outside the run go to the first or the
+ * last, so that counts always add up to the table's. */
+static size_t index_of(const an_timeline *t, double x)
+{
+    double q = floor(x / t->interval_s);
+    if (!(q > 0)) return 0;
+    return q >= (double)t->n ? t->n - 1 : (size_t)q;
+}
+
+static void count(const an_timeline *t, int64_t *col, double x)
+{
+    if (t->n && !isnan(x)) col[index_of(t, x)]++;
+}
+
+/* Adds amount spread evenly over [a, b) to col, each interval its share of
+ * the overlap; a point (b <= a) adds it all to a's interval.  What falls
+ * outside [0, end) is dropped: nothing the engine records does. */
+static void spread(const an_timeline *t, double *col, double a, double b, double amount)
+{
+    if (!t->n || isnan(a)) return;
+    if (!(b > a)) {
+        col[index_of(t, a)] += amount;
+        return;
+    }
+    double lo = fmax(a, 0), hi = fmin(b, t->end_s);
+    for (size_t i = index_of(t, lo); i < t->n; i++) {
+        double start = (double)i * t->interval_s;
+        if (start >= hi) break;
+        double overlap = fmin(hi, start + width(t, i)) - fmax(lo, start);
+        if (overlap > 0) col[i] += amount * overlap / (b - a);
+    }
+}
+
+/* One request present over [a, b): adds its request-seconds. */
+static void occupy(const an_timeline *t, double *col, double a, double b)
+{
+    if (b > a) spread(t, col, a, b, b - a);
+}
+
+static int alloc_intervals(an_timeline *t, util_diag *d)
+{
+    double n = ceil(t->end_s / t->interval_s - 1e-9); /* 10 s in 1 s steps is 10, not 11 */
+    if (n > MAX_INTERVALS)
+        return util_diag_add(d, "interval %g s: %.0f intervals in the run's %g s (at most %d)",
+                             t->interval_s, n, t->end_s, MAX_INTERVALS);
+    t->n = n > 0 ? (size_t)n : 0;
+    size_t m = t->n ? t->n : 1; /* calloc(0) may return NULL */
+    t->arrivals = util_xcalloc(m, sizeof *t->arrivals);
+    t->completions = util_xcalloc(m, sizeof *t->completions);
+    t->timed_out = util_xcalloc(m, sizeof *t->timed_out);
+    t->output_tokens_per_s = util_xcalloc(m, sizeof *t->output_tokens_per_s);
+    t->queue = util_xcalloc(m, sizeof *t->queue);
+    t->running = util_xcalloc(m, sizeof *t->running);
+    t->kv_occupancy = util_xcalloc(m, sizeof *t->kv_occupancy);
+    t->power_w = util_xcalloc(m, sizeof *t->power_w);
+    return UTIL_OK;
+}
+
+/* ---- the run ------------------------------------------------------------ */
+
+/* Its end, and the clients' time-out (NAN: none) from the stored scenario:
+ * a timed-out request's row does not say when its client gave up. */
+static int load_run(sqlite3 *db, an_timeline *t, double *timeout_s, util_diag *d)
+{
+    sqlite3_stmt *st = prepare(db, t, "SELECT sim_end_s, scenario FROM runs WHERE id = ?1");
+    if (!st) return db_fail(db, d, "cannot read runs");
+    if (sqlite3_step(st) != SQLITE_ROW) {
+        sqlite3_finalize(st);
+        return util_diag_add(d, "no run with id %lld", (long long)t->run_id);
+    }
+    t->end_s = column_num(st, 0);
+    const unsigned char *text = sqlite3_column_text(st, 1);
+    cJSON *sc = cJSON_Parse(text ? (const char *)text : "");
+    sqlite3_finalize(st);
+    if (!sc) return util_diag_add(d, "run %lld: stored scenario is not JSON", (long long)t->run_id);
+    *timeout_s = util_json_number(sc, "workload.timeout_s", NAN);
+    cJSON_Delete(sc);
+    if (isnan(t->end_s))
+        return util_diag_add(d, "run %lld: no end time (sim_end_s is NULL)", (long long)t->run_id);
+    return UTIL_OK;
+}
+
+/* The KV capacity of the counted replicas; refuses a --replica the run does
+ * not have. */
+static int load_capacity(sqlite3 *db, an_timeline *t, double *kv_capacity, util_diag *d)
+{
+    sqlite3_stmt *st = prepare(db, t, "SELECT count(*), total(kv_capacity_tokens) FROM replicas"
+                                      " WHERE run_id = ?1 AND (?2 IS NULL OR replica = ?2)");
+    if (!st) return db_fail(db, d, "cannot read replicas");
+    int rc = sqlite3_step(st);
+    int64_t n = sqlite3_column_int64(st, 0);
+    *kv_capacity = sqlite3_column_double(st, 1);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW) return db_fail(db, d, "cannot read replicas");
+    if (t->replica >= 0 && n == 0)
+        return util_diag_add(d, "run %lld has no replica %d", (long long)t->run_id, t->replica);
+    return UTIL_OK;
+}
+
+/* ---- requests ----------------------------------------------------------- */
+
+/* When it left: its last token; its client's time-out (exact: the engine
+ * drops it then, wherever it is); the end of an interrupted run for one in
+ * flight; else (rejected) the last time its row knows. */
+static double end_of(const req *r, const char *status, double timeout_s, double run_end)
+{
+    if (!isnan(r->finish)) return r->finish;
+    if (r->timed_out && !isnan(timeout_s)) return r->arrival + timeout_s;
+    if (!strcmp(status, "unfinished")) return run_end;
+    return fmax(fmax(r->arrival, r->enqueue), fmax(r->sched, r->first_token));
+}
+
+static req read_request(sqlite3_stmt *st, const an_timeline *t, double timeout_s)
+{
+    const char *status = (const char *)sqlite3_column_text(st, 6);
+    if (!status) status = "";
+    req r = {
+        .arrival = column_num(st, 0), .enqueue = column_num(st, 1),
+        .sched = column_num(st, 2), .first_token = column_num(st, 3),
+        .finish = column_num(st, 4), .output = sqlite3_column_int64(st, 5),
+        .completed = !strcmp(status, "completed"), .timed_out = !strcmp(status, "timed_out"),
+    };
+    r.end = end_of(&r, status, timeout_s, t->end_s);
+    /* Disaggregated, the decode replica holds it from its first token on. */
+    int front = column_replica(st, 7), back = column_replica(st, 8);
+    if (back < 0) back = front;
+    r.front = t->replica < 0 || front == t->replica;
+    r.back = t->replica < 0 || back == t->replica;
+    return r;
+}
+
+/* The prefill side -- arrival, its wait, the time-out, service up to the
+ * first token, the first token -- goes to `replica`; the rest -- service
+ * after the first token (a disaggregated KV transfer and decode queue
+ * included), the other tokens, completion -- to `decode_replica`, or to
+ * `replica` without disaggregation.  Only the first wait is known: a
+ * preempted request's later waits count as service. */
+static void add_request(an_timeline *t, const req *r)
+{
+    double split = isnan(r->first_token) ? r->end : r->first_token;
+    if (r->front) {
+        count(t, t->arrivals, r->arrival);
+        if (r->timed_out) count(t, t->timed_out, r->end);
+        if (!isnan(r->enqueue))
+            occupy(t, t->queue, r->enqueue, isnan(r->sched) ? r->end : r->sched);
+        if (!isnan(r->sched)) occupy(t, t->running, r->sched, split);
+        if (r->completed) spread(t, t->output_tokens_per_s, r->first_token, r->first_token, 1);
+    }
+    if (r->back) {
+        if (!isnan(r->sched)) occupy(t, t->running, split, r->end);
+        if (r->completed) {
+            count(t, t->completions, r->finish);
+            /* the rest of the reply, evenly between the first token and the last */
+            if (r->output > 1)
+                spread(t, t->output_tokens_per_s, r->first_token, r->finish,
+                       (double)(r->output - 1));
+        }
+    }
+}
+
+static int add_requests(sqlite3 *db, an_timeline *t, double timeout_s, util_diag *d)
+{
+    sqlite3_stmt *st = prepare(db, t,
+                               "SELECT arrival_s, enqueue_s, first_scheduled_s, first_token_s,"
+                               " finish_s, output_tokens, status, replica, decode_replica"
+                               " FROM requests WHERE run_id = ?1"
+                               " AND (?2 IS NULL OR replica = ?2 OR decode_replica = ?2)");
+    if (!st) return db_fail(db, d, "cannot read requests");
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        req r = read_request(st, t, timeout_s);
+        add_request(t, &r);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? UTIL_OK : db_fail(db, d, "cannot read requests");
+}
+
+/* ---- iterations --------------------------------------------------------- */
+
+/* Whether the run recorded its iterations (servesim run --record-iterations);
+ * databases from before the table existed have none. */
+static int has_iterations(sqlite3 *db, const an_timeline *t, bool *has, util_diag *d)
+{
+    sqlite3_stmt *st = prepare(db, t, "SELECT count(*) FROM sqlite_master"
+                                      " WHERE type = 'table' AND name = 'iterations'");
+    if (!st) return db_fail(db, d, "cannot read the schema");
+    *has = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) > 0;
+    sqlite3_finalize(st);
+    if (!*has) return UTIL_OK;
+    st = prepare(db, t, "SELECT EXISTS (SELECT 1 FROM iterations WHERE run_id = ?1)");
+    if (!st) return db_fail(db, d, "cannot read iterations");
+    *has = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) > 0;
+    sqlite3_finalize(st);
+    return UTIL_OK;
+}
+
+/* The counted replicas' idle draw, in W; every GPU draws idle_w. */
+static int load_idle_w(sqlite3 *db, const an_timeline *t, double *idle_w, util_diag *d)
+{
+    sqlite3_stmt *st = prepare(db, t, "SELECT total(idle_w * gpus) FROM replicas"
+                                      " WHERE run_id = ?1 AND (?2 IS NULL OR replica = ?2)");
+    if (!st) return db_fail(db, d, "cannot read replicas");
+    int rc = sqlite3_step(st);
+    *idle_w = sqlite3_column_double(st, 0);
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? UTIL_OK : db_fail(db, d, "cannot read replicas");
+}
+
+/* Until the division in finish(), kv_occupancy holds KV token-seconds and
+ * power_w the joules drawn beyond idle: an iteration's energy replaces its
+ * replica's idle draw for as long as it runs.  Between iterations a replica
+ * counts as holding no KV, since one with requests in hand iterates without
+ * pause (a disaggregated prefill replica keeping blocks through a KV transfer
+ * is the exception this misses). */
+static int add_iterations(sqlite3 *db, an_timeline *t, util_diag *d)
+{
+    sqlite3_stmt *st = prepare(db, t,
+                               "SELECT i.start_s, i.end_s, i.kv_tokens, i.energy_j,"
+                               " r.idle_w * r.gpus FROM iterations i JOIN replicas r"
+                               " ON r.run_id = i.run_id AND r.replica = i.replica"
+                               " WHERE i.run_id = ?1 AND (?2 IS NULL OR i.replica = ?2)");
+    if (!st) return db_fail(db, d, "cannot read iterations");
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        double a = sqlite3_column_double(st, 0), b = sqlite3_column_double(st, 1);
+        double kv = sqlite3_column_double(st, 2), energy = sqlite3_column_double(st, 3);
+        double idle_w = sqlite3_column_double(st, 4);
+        spread(t, t->kv_occupancy, a, b, kv * (b - a));
+        spread(t, t->power_w, a, b, energy - idle_w * (b - a));
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? UTIL_OK : db_fail(db, d, "cannot read iterations");
+}
+
+/* ---- the whole ---------------------------------------------------------- */
+
+/* Integrals over each interval become averages over it. */
+static void finish(an_timeline *t, bool iterations, double kv_capacity, double idle_w)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        double w = width(t, i);
+        t->output_tokens_per_s[i] /= w;
+        t->queue[i] /= w;
+        t->running[i] /= w;
+        t->kv_occupancy[i] = iterations && kv_capacity > 0 ? t->kv_occupancy[i] / (w * kv_capacity)
+                                                           : NAN;
+        t->power_w[i] = iterations ? (t->power_w[i] + idle_w * w) / w : NAN;
+    }
+}
+
+int an_timeline_compute(sqlite3 *db, int64_t run_id, double interval_s, int replica,
+                        an_timeline *t, util_diag *d)
+{
+    memset(t, 0, sizeof *t);
+    t->run_id = run_id;
+    t->interval_s = interval_s;
+    t->replica = replica < 0 ? -1 : replica;
+    if (!(interval_s > 0) || !isfinite(interval_s))
+        return util_diag_add(d, "interval %g s: must be a positive number of seconds", interval_s);
+    double timeout_s = NAN, kv_capacity = 0, idle_w = 0;
+    int rc = load_run(db, t, &timeout_s, d);
+    if (!rc) rc = load_capacity(db, t, &kv_capacity, d);
+    if (!rc) rc = alloc_intervals(t, d);
+    if (!rc) rc = add_requests(db, t, timeout_s, d);
+    if (!rc) rc = has_iterations(db, t, &t->has_iterations, d);
+    if (!rc && t->has_iterations) rc = load_idle_w(db, t, &idle_w, d);
+    if (!rc && t->has_iterations) rc = add_iterations(db, t, d);
+    if (!rc) finish(t, t->has_iterations, kv_capacity, idle_w);
+    return rc;
+}
+
+void an_timeline_fini(an_timeline *t)
+{
+    free(t->arrivals);
+    free(t->completions);
+    free(t->timed_out);
+    free(t->output_tokens_per_s);
+    free(t->queue);
+    free(t->running);
+    free(t->kv_occupancy);
+    free(t->power_w);
+    memset(t, 0, sizeof *t);
+}

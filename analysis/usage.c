@@ -1,0 +1,235 @@
+/*
+ * usage.c: what the run used and what it cost -- utilisation per replica and
+ * for the cluster, the cost of the GPUs over the measurement window, and
+ * their energy, at the GPU and at the wall.  Everything comes from the
+ * `replicas` rows (busy time, work, KV integral, energy while busy, power
+ * and price figures) and the request rows (queue length).
+ *
+ * Time bases: utilisation and mean power are over the simulated time, so an
+ * idle replica shows as idle; cost and energy are over the measurement
+ * window, the same window the throughputs divide by, so that cost and energy
+ * per token are per token the report counted.
+ */
+#include "an_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A replica's row, as the sums it is made of. */
+typedef struct replica_row {
+    int replica, gpus;
+    char *pool, *gpu;
+    double busy_s, batch_seq_s, flops, bytes, peak_flops, peak_bw;
+    double kv_capacity, kv_peak, kv_token_s;
+    double tdp_w, idle_w, energy_j, usd_per_gpu_hour;
+} replica_row;
+
+static int read_replicas(const an__query *q, replica_row **out, int *n, util_diag *d)
+{
+    sqlite3_stmt *st = an__prepare(
+        q, "SELECT replica, gpus, pool, gpu, busy_s, batch_seq_s, flops, bytes, peak_flops,"
+           " peak_bw, kv_capacity_tokens, kv_peak_tokens, kv_token_s, tdp_w, idle_w, energy_j,"
+           " usd_per_gpu_hour FROM replicas WHERE run_id = ?1 ORDER BY replica");
+    if (!st) return an__db_fail(q->db, d, "cannot read replicas");
+    int cap = 8, rc;
+    replica_row *v = util_xmalloc((size_t)cap * sizeof *v);
+    *n = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (*n == cap) v = util_xrealloc(v, (size_t)(cap *= 2) * sizeof *v);
+        replica_row *x = &v[(*n)++];
+        x->replica = sqlite3_column_int(st, 0);
+        x->gpus = sqlite3_column_int(st, 1);
+        x->pool = util_xstrdup((const char *)sqlite3_column_text(st, 2));
+        x->gpu = util_xstrdup((const char *)sqlite3_column_text(st, 3));
+        double *f[] = {&x->busy_s,     &x->batch_seq_s, &x->flops,      &x->bytes,
+                       &x->peak_flops, &x->peak_bw,     &x->kv_capacity, &x->kv_peak,
+                       &x->kv_token_s, &x->tdp_w,       &x->idle_w,     &x->energy_j,
+                       &x->usd_per_gpu_hour};
+        for (int i = 0; i < 13; i++) *f[i] = sqlite3_column_double(st, 4 + i);
+    }
+    sqlite3_finalize(st);
+    *out = v;
+    return rc == SQLITE_DONE ? UTIL_OK : an__db_fail(q->db, d, "cannot read replicas");
+}
+
+/* ---- queue length, from the request rows ---- */
+
+/* When a queued request stopped waiting: scheduled, else timed out (its
+ * client's deadline), else still waiting at the end of an interrupted run.
+ * ?7 = timeout_s, ?8 = the run's end.  Rejected requests never wait. */
+#define LEFT_QUEUE                                                                                 \
+    "coalesce(first_scheduled_s, CASE status WHEN 'timed_out' THEN arrival_s + ?7"               \
+    " WHEN 'unfinished' THEN ?8 END)"
+#define QUEUED " enqueue_s IS NOT NULL AND " LEFT_QUEUE " IS NOT NULL"
+
+static sqlite3_stmt *prepare_queue(const an__query *q, const an_report *r, const char *sql)
+{
+    sqlite3_stmt *st = an__prepare(q, sql);
+    if (st) {
+        sqlite3_bind_double(st, 7, r->timeout_s);
+        sqlite3_bind_double(st, 8, r->sim_time_s);
+    }
+    return st;
+}
+
+/* Time-weighted mean (total waiting time over the simulated time, which is
+ * the time average of the queue's length) and the peak, by a sweep over the
+ * enqueue and leave instants (a leave sorts before an enqueue at the same
+ * instant: a request handed straight on never stands in line). */
+static int load_queue(const an__query *q, const an_report *r, an_use *u, util_diag *d)
+{
+    static const char sql[] =
+        "WITH w AS (SELECT enqueue_s AS a, " LEFT_QUEUE " AS b FROM requests"
+        " WHERE run_id = ?1 AND (?9 IS NULL OR replica = ?9) AND" QUEUED "),"
+        " ev(t, k) AS (SELECT a, 1 FROM w UNION ALL SELECT b, -1 FROM w)"
+        " SELECT (SELECT total(b - a) FROM w),"
+        " (SELECT max(n) FROM (SELECT sum(k) OVER (ORDER BY t, k ROWS UNBOUNDED PRECEDING) AS n"
+        " FROM ev))";
+    sqlite3_stmt *st = prepare_queue(q, r, sql);
+    if (!st) return an__db_fail(q->db, d, "cannot query the queue");
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        u->queue_mean = an__ratio(sqlite3_column_double(st, 0), r->sim_time_s);
+        u->queue_peak = sqlite3_column_int64(st, 1);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? UTIL_OK : an__db_fail(q->db, d, "cannot query the queue");
+}
+
+/* ---- utilisation ---- */
+
+/* MFU and MBU are achieved over peak while busy; the busy fraction says how
+ * much of the simulated time that was.  Energy: busy energy as the engine
+ * integrated it, plus idle power for the rest of the run. */
+static void sum_use(const replica_row *x, int n, double sim_s, an_use *u)
+{
+    double busy = 0, seq_s = 0, flops = 0, peak_f = 0, bytes = 0, peak_b = 0;
+    double kv_s = 0, kv_cap = 0, energy = 0;
+    u->kv_peak_fraction = NAN;
+    for (int i = 0; i < n; i++) {
+        busy += x[i].busy_s;
+        seq_s += x[i].batch_seq_s;
+        flops += x[i].flops;
+        peak_f += x[i].peak_flops * x[i].busy_s;
+        bytes += x[i].bytes;
+        peak_b += x[i].peak_bw * x[i].busy_s;
+        kv_s += x[i].kv_token_s;
+        kv_cap += x[i].kv_capacity;
+        energy += x[i].energy_j + x[i].idle_w * x[i].gpus * fmax(0, sim_s - x[i].busy_s);
+        double peak = an__ratio(x[i].kv_peak, x[i].kv_capacity);
+        if (isnan(u->kv_peak_fraction) || peak > u->kv_peak_fraction) u->kv_peak_fraction = peak;
+        u->gpus += x[i].gpus;
+    }
+    u->busy_fraction = an__ratio(busy, n * sim_s);
+    u->mean_batch = an__ratio(seq_s, busy);
+    u->mfu = an__ratio(flops, peak_f);
+    u->mbu = an__ratio(bytes, peak_b);
+    u->kv_mean_fraction = an__ratio(kv_s, kv_cap * sim_s);
+    u->gpu_j = energy;
+    u->mean_gpu_w = an__ratio(energy, sim_s);
+}
+
+static int load_replica(an__query *q, bool by_replica, const replica_row *x, an_report *r,
+                        an_use *u, util_diag *d)
+{
+    u->replica = x->replica;
+    u->pool = util_xstrdup(x->pool);
+    u->gpu = util_xstrdup(x->gpu);
+    sum_use(x, 1, r->sim_time_s, u);
+    q->replica = x->replica;
+    int rc = load_queue(q, r, u, d);
+    if (!rc && by_replica) {
+        u->req.slo = r->req.slo;
+        rc = an__load_section(q, &u->req, d);
+    }
+    q->replica = -1;
+    return rc;
+}
+
+/* ---- cost and energy ---- */
+
+/* Every GPU is paid for, busy or idle, over the window. */
+static void load_cost(const replica_row *x, int n, an_report *r)
+{
+    an_cost *c = &r->cost;
+    const an_section *s = &r->req;
+    double usd_per_hour = 0; /* the cluster's */
+    c->gpu_count = 0;
+    for (int i = 0; i < n; i++) {
+        c->gpu_count += x[i].gpus;
+        usd_per_hour += x[i].gpus * x[i].usd_per_gpu_hour;
+    }
+    double hours = s->window_s / 3600;
+    c->usd_per_gpu_hour = an__ratio(usd_per_hour, c->gpu_count);
+    c->gpu_hours = c->gpu_count * hours;
+    c->usd = usd_per_hour * hours * (1 + c->overhead_fraction);
+    c->usd_per_million_output_tokens = an__ratio(c->usd, s->output_tokens / 1e6);
+    c->usd_per_million_total_tokens = an__ratio(c->usd, (s->input_tokens + s->output_tokens) / 1e6);
+    c->usd_per_request = an__ratio(c->usd, (double)s->measured);
+    c->utilisation = r->use.busy_fraction;
+    /* the same cluster kept busy all the time, at the throughput it has while busy */
+    c->usd_per_million_output_tokens_at_full_utilisation =
+        c->usd_per_million_output_tokens * c->utilisation;
+}
+
+/* GPU energy over the window at the run's mean GPU power; the wall adds the
+ * hosts' share (default 10% of each GPU's TDP) and the facility (PUE). */
+static void load_energy(const replica_row *x, int n, an_report *r)
+{
+    an_energy *e = &r->energy;
+    double host_w = 0;
+    int gpus = 0;
+    for (int i = 0; i < n; i++) {
+        double per_gpu = isnan(e->host_w_per_gpu) ? 0.1 * x[i].tdp_w : e->host_w_per_gpu;
+        host_w += per_gpu * x[i].gpus;
+        gpus += x[i].gpus;
+    }
+    e->host_w_per_gpu = an__ratio(host_w, gpus);
+    double window = r->req.window_s;
+    e->mean_gpu_w = r->use.mean_gpu_w;
+    e->gpu_j = e->mean_gpu_w * window;
+    e->wall_j = (e->gpu_j + host_w * window) * e->pue;
+    e->gpu_wh = e->gpu_j / 3600;
+    e->wall_wh = e->wall_j / 3600;
+    e->gpu_j_per_output_token = an__ratio(e->gpu_j, r->req.output_tokens);
+    e->wall_j_per_output_token = an__ratio(e->wall_j, r->req.output_tokens);
+}
+
+int an__load_usage(const an__query *cq, bool by_replica, an_report *r, util_diag *d)
+{
+    an__query q = *cq;
+    replica_row *x = NULL;
+    int n = 0;
+    int rc = read_replicas(&q, &x, &n, d);
+    r->use.replica = -1;
+    r->by_replica = by_replica;
+    if (!rc) {
+        sum_use(x, n, r->sim_time_s, &r->use);
+        rc = load_queue(&q, r, &r->use, d);
+    }
+    r->replicas = util_xcalloc((size_t)(n ? n : 1), sizeof *r->replicas);
+    for (int i = 0; !rc && i < n; i++, r->n_replicas++)
+        rc = load_replica(&q, by_replica, &x[i], r, &r->replicas[i], d);
+    if (!rc) {
+        load_cost(x, n, r);
+        load_energy(x, n, r);
+    }
+    for (int i = 0; i < n; i++) {
+        free(x[i].pool);
+        free(x[i].gpu);
+    }
+    free(x);
+    return rc;
+}
+
+void an__usage_fini(an_report *r)
+{
+    for (int i = 0; i < r->n_replicas; i++) {
+        free(r->replicas[i].pool);
+        free(r->replicas[i].gpu);
+    }
+    free(r->replicas);
+    r->replicas = NULL;
+    r->n_replicas = 0;
+}

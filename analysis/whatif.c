@@ -1,0 +1,168 @@
+/*
+ * whatif.c: SLOs asked of a stored run -- thresholds that replace the
+ * scenario's (`--slo ttft=0.5`, per class `--slo chat.ttft=0.3`) and
+ * percentile targets answered yes or no with their margin
+ * (`--slo ttft_p99=2`).  Nothing is simulated again: attainment is a count
+ * over the stored rows, a percentile a sort of one column.
+ */
+#include "an_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const an_metric_names[] = {"ttft", "tpot", "tpot_incl_ttft", "e2e", NULL};
+
+static double *slo_key(an_slo *s, an_metric m)
+{
+    switch (m) {
+    case AN_TTFT: return &s->ttft_s;
+    case AN_TPOT: return &s->tpot_s;
+    case AN_E2E: return &s->e2e_s;
+    default: return NULL; /* tpot_incl_ttft has no threshold in the scenario */
+    }
+}
+
+static char *copy_n(const char *s, size_t n);
+
+static an_slo *class_slo(an_options *opt, const char *cls, size_t len)
+{
+    for (int i = 0; i < opt->n_class_slo; i++)
+        if (strlen(opt->class_slo[i].cls) == len && !strncmp(opt->class_slo[i].cls, cls, len))
+            return &opt->class_slo[i].slo;
+    opt->class_slo = util_xrealloc(opt->class_slo,
+                                   (size_t)(opt->n_class_slo + 1) * sizeof *opt->class_slo);
+    an_class_slo *c = &opt->class_slo[opt->n_class_slo++];
+    c->cls = copy_n(cls, len);
+    c->slo = (an_slo){NAN, NAN, NAN, false};
+    return &c->slo;
+}
+
+/* "p99" -> 0.99, "p99.9" -> 0.999; -1 if it is not a percentile. */
+static double parse_percentile(const char *s, size_t len)
+{
+    if (len < 2 || s[0] != 'p') return -1;
+    char buf[32];
+    if (len >= sizeof buf) return -1;
+    memcpy(buf, s + 1, len - 1);
+    buf[len - 1] = '\0';
+    char *end;
+    double p = strtod(buf, &end);
+    return (*end || !(p > 0 && p <= 100)) ? -1 : p / 100;
+}
+
+/* "ttft" (q = 0: a threshold) or "ttft_p99.9" (q = 0.999: a percentile
+ * target); false if key is neither. */
+static bool parse_key(const char *key, size_t len, an_metric *m, double *q)
+{
+    for (int i = 0; an_metric_names[i]; i++) {
+        size_t n = strlen(an_metric_names[i]);
+        if (n > len || strncmp(an_metric_names[i], key, n)) continue;
+        *m = (an_metric)i;
+        *q = 0;
+        if (n == len) return true;
+        if (key[n] == '_' && (*q = parse_percentile(key + n + 1, len - n - 1)) > 0) return true;
+    }
+    return false;
+}
+
+static char *copy_n(const char *s, size_t n)
+{
+    char *c = util_xmalloc(n + 1);
+    memcpy(c, s, n);
+    c[n] = '\0';
+    return c;
+}
+
+int an_options_add_slo(an_options *opt, const char *arg, util_diag *d)
+{
+    const char *eq = strchr(arg, '=');
+    char *end = NULL;
+    double v = eq ? strtod(eq + 1, &end) : NAN;
+    if (!eq || end == eq + 1 || *end || !(v > 0) || !isfinite(v))
+        return util_diag_add(d, "--slo %s: expected KEY=SECONDS with SECONDS > 0 (ttft=0.5, "
+                                "tpot_p99=0.05, chat.e2e=20)", arg);
+    an_metric m;
+    double q;
+    const char *cls = NULL, *key = arg;
+    if (!parse_key(arg, (size_t)(eq - arg), &m, &q)) { /* chat.ttft: a class's */
+        const char *dot = memchr(arg, '.', (size_t)(eq - arg));
+        if (!dot || dot == arg || !parse_key(dot + 1, (size_t)(eq - dot - 1), &m, &q))
+            return util_diag_add(d, "--slo %s: unknown key (expected [CLASS.]METRIC[_pNN] with "
+                                    "METRIC one of ttft, tpot, tpot_incl_ttft, e2e)", arg);
+        cls = arg;
+        key = dot + 1;
+    }
+    size_t cls_len = cls ? (size_t)(key - 1 - cls) : 0;
+    if (q > 0) {
+        opt->targets = util_xrealloc(opt->targets,
+                                     (size_t)(opt->n_targets + 1) * sizeof *opt->targets);
+        opt->targets[opt->n_targets++] = (an_target){
+            .cls = cls ? copy_n(cls, cls_len) : NULL, .metric = m, .q = q, .threshold_s = v};
+        return UTIL_OK;
+    }
+    an_slo *s = cls ? class_slo(opt, cls, cls_len) : &opt->slo;
+    double *k = slo_key(s, m);
+    if (!k)
+        return util_diag_add(d, "--slo %s: tpot_incl_ttft can be a percentile target "
+                                "(tpot_incl_ttft_p99=...) but not a per-request threshold", arg);
+    *k = v;
+    s->set = true;
+    return UTIL_OK;
+}
+
+void an_options_fini(an_options *opt)
+{
+    for (int i = 0; i < opt->n_class_slo; i++) free((char *)opt->class_slo[i].cls);
+    for (int i = 0; i < opt->n_targets; i++) free((char *)opt->targets[i].cls);
+    free(opt->class_slo);
+    free(opt->targets);
+    memset(opt, 0, sizeof *opt);
+}
+
+/* ---- percentile targets ---- */
+
+static int load_target(an__query *q, an_target *t, util_diag *d)
+{
+    char *sql = util_xasprintf("SELECT %s_s FROM request_metrics WHERE run_id = ?1 AND"
+                               " status = 'completed' AND arrival_s >= ?2" AN__IN_GROUP
+                               " AND %s_s IS NOT NULL ORDER BY 1",
+                               an_metric_names[t->metric], an_metric_names[t->metric]);
+    q->cls = t->cls;
+    double *v;
+    size_t n;
+    int rc = an__column(q, sql, &v, &n, d);
+    free(sql);
+    q->cls = NULL;
+    if (rc) return rc;
+    t->value_s = an_quantile_sorted(v, n, t->q);
+    t->margin_s = t->threshold_s - t->value_s;
+    t->met = t->value_s <= t->threshold_s; /* false when nothing was measured (NAN) */
+    free(v);
+    return UTIL_OK;
+}
+
+int an__load_targets(const an__query *cq, const an_options *opt, an_report *r, util_diag *d)
+{
+    an__query q = *cq;
+    r->targets = util_xcalloc((size_t)opt->n_targets, sizeof *r->targets);
+    for (int i = 0; i < opt->n_targets; i++) {
+        r->targets[i] = opt->targets[i];
+        if (r->targets[i].cls) { /* the report outlives the options */
+            bool known = false;
+            for (int k = 0; k < r->n_classes; k++)
+                if (!strcmp(r->classes[k].name, r->targets[i].cls)) {
+                    r->targets[i].cls = r->classes[k].name;
+                    known = true;
+                }
+            if (!known) {
+                r->n_targets = i;
+                return util_diag_add(d, "--slo: run %lld has no class '%s'", (long long)r->run_id,
+                                     opt->targets[i].cls);
+            }
+        }
+        r->n_targets = i + 1;
+        if (load_target(&q, &r->targets[i], d)) return UTIL_EFAIL;
+    }
+    return UTIL_OK;
+}

@@ -1,0 +1,103 @@
+/*
+ * compare.c: `servesim compare` -- two stored runs side by side, from their
+ * databases alone: the scenario keys that differ, then each metric of the
+ * report with its absolute and relative difference (analysis/compare.c).
+ */
+#include "cli.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "an.h"
+
+static const char compare_usage[] =
+    "usage: servesim compare A.db B.db [--run-a ID] [--run-b ID] [--json] [--all]\n"
+    "\n"
+    "Puts two stored runs side by side: the scenario keys that differ first, then\n"
+    "every metric of the report (classes included) with B - A and (B - A) / |A|.\n"
+    "A and B may be the same file, with different runs.\n"
+    "\n"
+    "  --run-a ID   the run of A.db (default: the newest)\n"
+    "  --run-b ID   the run of B.db (default: the newest)\n"
+    "  --all        list the metrics that are equal too (--json always lists all)\n"
+    "  --json       print the comparison as JSON\n";
+
+/* --run-a or --run-b; a side left at 0 gets its file's newest run. */
+static int parse_run(const char *opt, const char *value, int64_t *run)
+{
+    char *end;
+    *run = strtoll(value, &end, 10);
+    if (*end || end == value || *run < 1)
+        return cli_usage_error("compare", "%s %s: expected a run id (1, 2, ...)", opt, value);
+    return CLI_CONTINUE;
+}
+
+static int parse_options(int argc, char **argv, an_run_ref *a, an_run_ref *b, bool *json, bool *all)
+{
+    static const struct option longopts[] = {
+        {"run-a", required_argument, NULL, 'a'}, {"run-b", required_argument, NULL, 'b'},
+        {"json", no_argument, NULL, 'j'},        {"all", no_argument, NULL, 'A'},
+        {"help", no_argument, NULL, 'h'},        {0, 0, 0, 0},
+    };
+    optind = 1;
+    opterr = 0;
+    int c, rc = CLI_CONTINUE;
+    while (rc == CLI_CONTINUE && (c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'a': rc = parse_run("--run-a", optarg, &a->run); break;
+        case 'b': rc = parse_run("--run-b", optarg, &b->run); break;
+        case 'j': *json = true; break;
+        case 'A': *all = true; break;
+        case 'h': fputs(compare_usage, stdout); return CLI_EXIT_OK;
+        case ':': return cli_usage_error("compare", "option '%s' needs a value", argv[optind - 1]);
+        default: return cli_usage_error("compare", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (rc != CLI_CONTINUE) return rc;
+    if (optind != argc - 2) return cli_usage_error("compare", "expected two files, A.db B.db");
+    a->file = argv[optind];
+    b->file = argv[optind + 1];
+    return CLI_CONTINUE;
+}
+
+/* Opens a side's file and picks its newest run unless one was asked for. */
+static int open_side(an_run_ref *s, util_diag *d)
+{
+    int rc = an_open(s->file, &s->db, d);
+    if (!rc && !s->run) rc = an_last_run(s->db, s->file, &s->run, d);
+    return rc;
+}
+
+static int print_comparison(const cJSON *cmp, bool json, bool all, util_diag *d)
+{
+    if (json) {
+        char *text = cJSON_Print(cmp);
+        printf("%s\n", text);
+        free(text);
+    } else {
+        an_compare_print(cmp, all, stdout);
+    }
+    return fflush(stdout) ? util_diag_fail(d, "cannot write the comparison") : UTIL_OK;
+}
+
+int cli_compare(int argc, char **argv)
+{
+    an_run_ref a = {0}, b = {0};
+    bool json = false, all = false;
+    int code = parse_options(argc, argv, &a, &b, &json, &all);
+    if (code != CLI_CONTINUE) return code;
+    util_diag d;
+    util_diag_init(&d);
+    cJSON *cmp = NULL;
+    int rc = open_side(&a, &d);
+    if (!rc) rc = open_side(&b, &d);
+    if (!rc) rc = an_compare(&a, &b, &cmp, &d);
+    if (!rc) rc = print_comparison(cmp, json, all, &d);
+    code = cli_fail(&d, rc);
+    cJSON_Delete(cmp);
+    sqlite3_close(a.db);
+    sqlite3_close(b.db);
+    util_diag_fini(&d);
+    return code;
+}

@@ -1,0 +1,230 @@
+/*
+ * timeline.c: `servesim timeline` -- a stored run as a time series, one row
+ * per interval, as an aligned table, CSV or JSON.  The numbers come from
+ * an_timeline_compute; this file only parses options and prints, one row at
+ * a time, so the output never needs more memory than the intervals.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "an.h"
+
+static const char timeline_usage[] =
+    "usage: servesim timeline FILE.db [--run ID] [--interval S] [--replica K] [--csv | --json]\n"
+    "\n"
+    "Prints a stored run (default: the newest) as a time series, one row per\n"
+    "interval [t, t+S) from 0 to the run's end, computed from the database alone:\n"
+    "arrivals, completions and time-outs in it, and the average output token rate,\n"
+    "requests waiting and in service, KV occupancy and power over it (the last two\n"
+    "need `servesim run --record-iterations`; empty otherwise).\n"
+    "\n"
+    "  --run ID       which run (servesim numbers runs 1, 2, ... in each database)\n"
+    "  --interval S   interval length in seconds (default 1)\n"
+    "  --replica K    only replica K (disaggregated: its prefill or decode side)\n"
+    "  --csv          print CSV: a header row, then one row per interval\n"
+    "  --json         print a JSON array of one object per interval\n";
+
+typedef enum format { TEXT, CSV, JSON } format;
+
+/* The columns in order, named with their unit as in every format; width
+ * and decimals are the aligned table's. */
+enum { T_S, ARRIVALS, COMPLETIONS, TIMED_OUT, TOKENS, QUEUE, RUNNING, KV, POWER, N_COLUMNS };
+
+static const struct column {
+    const char *name;
+    int width, decimals;
+} columns[N_COLUMNS] = {
+    {"t_s", 10, 3},
+    {"arrivals", 9, 0},
+    {"completions", 12, 0},
+    {"timed_out", 10, 0},
+    {"output_tokens_per_s", 20, 1},
+    {"queue", 9, 2},         /* requests */
+    {"running", 9, 2},       /* requests */
+    {"kv_occupancy", 13, 3}, /* fraction of the KV cache */
+    {"power_w", 10, 1},
+};
+
+/* Column c of interval i; NAN: no value (no iterations recorded). */
+static double value(const an_timeline *t, size_t i, int c)
+{
+    switch (c) {
+    case T_S: return (double)i * t->interval_s;
+    case ARRIVALS: return (double)t->arrivals[i];
+    case COMPLETIONS: return (double)t->completions[i];
+    case TIMED_OUT: return (double)t->timed_out[i];
+    case TOKENS: return t->output_tokens_per_s[i];
+    case QUEUE: return t->queue[i];
+    case RUNNING: return t->running[i];
+    case KV: return t->kv_occupancy[i];
+    default: return t->power_w[i];
+    }
+}
+
+static void print_text(const an_timeline *t, FILE *out)
+{
+    fprintf(out, "run %lld: %g s intervals from 0 to %g s, %s", (long long)t->run_id,
+            t->interval_s, t->end_s, t->replica < 0 ? "all replicas" : "replica ");
+    if (t->replica >= 0) fprintf(out, "%d", t->replica);
+    fputs(t->has_iterations ? "\n" : " (no iterations recorded: no KV or power)\n", out);
+    for (int c = 0; c < N_COLUMNS; c++) fprintf(out, "%*s", columns[c].width, columns[c].name);
+    fputc('\n', out);
+    for (size_t i = 0; i < t->n; i++) {
+        for (int c = 0; c < N_COLUMNS; c++) {
+            double v = value(t, i, c);
+            if (isnan(v)) fprintf(out, "%*s", columns[c].width, "-");
+            else fprintf(out, "%*.*f", columns[c].width, columns[c].decimals, v);
+        }
+        fputc('\n', out);
+    }
+}
+
+/* Ten significant digits: exact for counts and interval starts, and enough
+ * that the columns still add up to the run's totals. */
+static void print_csv(const an_timeline *t, FILE *out)
+{
+    for (int c = 0; c < N_COLUMNS; c++) fprintf(out, "%s%s", c ? "," : "", columns[c].name);
+    fputc('\n', out);
+    for (size_t i = 0; i < t->n; i++) {
+        for (int c = 0; c < N_COLUMNS; c++) {
+            double v = value(t, i, c);
+            if (c) fputc(',', out);
+            if (!isnan(v)) fprintf(out, "%.10g", v);
+        }
+        fputc('\n', out);
+    }
+}
+
+/* Written by hand rather than through cJSON: a tree of a million intervals
+ * would cost far more than the intervals themselves. */
+static void print_json(const an_timeline *t, FILE *out)
+{
+    fputc('[', out);
+    for (size_t i = 0; i < t->n; i++) {
+        fputs(i ? ",\n  {" : "\n  {", out);
+        for (int c = 0; c < N_COLUMNS; c++) {
+            double v = value(t, i, c);
+            fprintf(out, "%s\"%s\": ", c ? ", " : "", columns[c].name);
+            if (isnan(v)) fputs("null", out);
+            else fprintf(out, "%.10g", v);
+        }
+        fputc('}', out);
+    }
+    fputs(t->n ? "\n]\n" : "]\n", out);
+}
+
+static int print_timeline(sqlite3 *db, int64_t run_id, double interval_s, int replica, format f,
+                          util_diag *d)
+{
+    an_timeline t;
+    int rc = an_timeline_compute(db, run_id, interval_s, replica, &t, d);
+    if (!rc) {
+        if (f == CSV) print_csv(&t, stdout);
+        else if (f == JSON) print_json(&t, stdout);
+        else print_text(&t, stdout);
+    }
+    an_timeline_fini(&t);
+    if (!rc && fflush(stdout)) rc = util_diag_fail(d, "cannot write the timeline");
+    return rc;
+}
+
+/* The command line, checked. */
+typedef struct options {
+    const char *path;
+    const char *run; /* NULL: the newest */
+    int64_t run_id;
+    double interval_s;
+    int replica; /* -1: all */
+    format f;
+} options;
+
+static bool parse_int(const char *text, long long min, long long max, long long *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (*end || end == text || errno || v < min || v > max) return false;
+    *out = v;
+    return true;
+}
+
+static int parse_value(int c, const char *arg, options *o)
+{
+    long long v;
+    char *end;
+    switch (c) {
+    case 'r':
+        o->run = arg;
+        return (o->run_id = cli_parse_run("timeline", arg)) ? CLI_CONTINUE : CLI_EXIT_USAGE;
+    case 'k':
+        if (!parse_int(arg, 0, INT_MAX, &v))
+            return cli_usage_error("timeline", "--replica %s: expected a replica (0, 1, ...)", arg);
+        o->replica = (int)v;
+        return CLI_CONTINUE;
+    default:
+        o->interval_s = strtod(arg, &end);
+        if (*end || end == arg || !isfinite(o->interval_s) || !(o->interval_s > 0))
+            return cli_usage_error("timeline", "--interval %s: expected seconds > 0", arg);
+        return CLI_CONTINUE;
+    }
+}
+
+static int parse_options(int argc, char **argv, options *o)
+{
+    static const struct option longopts[] = {
+        {"run", required_argument, NULL, 'r'},
+        {"interval", required_argument, NULL, 'i'},
+        {"replica", required_argument, NULL, 'k'},
+        {"csv", no_argument, NULL, 'c'},
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {0, 0, 0, 0},
+    };
+    *o = (options){.interval_s = 1, .replica = -1, .f = TEXT};
+    bool csv = false, json = false;
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'r':
+        case 'i':
+        case 'k':
+            if (parse_value(c, optarg, o) != CLI_CONTINUE) return CLI_EXIT_USAGE;
+            break;
+        case 'c': csv = true; break;
+        case 'j': json = true; break;
+        case 'h': fputs(timeline_usage, stdout); return CLI_EXIT_OK;
+        case ':': return cli_usage_error("timeline", "option '%s' needs a value", argv[optind - 1]);
+        default: return cli_usage_error("timeline", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (csv && json) return cli_usage_error("timeline", "--csv and --json: choose one");
+    o->f = csv ? CSV : json ? JSON : TEXT;
+    if (optind != argc - 1) return cli_usage_error("timeline", "expected one FILE.db");
+    o->path = argv[optind];
+    return CLI_CONTINUE;
+}
+
+int cli_timeline(int argc, char **argv)
+{
+    options o;
+    int code = parse_options(argc, argv, &o);
+    if (code != CLI_CONTINUE) return code;
+    util_diag d;
+    util_diag_init(&d);
+    sqlite3 *db = NULL;
+    int rc = cli_open_run(o.path, o.run, &db, &o.run_id, &d);
+    if (!rc) rc = print_timeline(db, o.run_id, o.interval_s, o.replica, o.f, &d);
+    code = cli_fail(&d, rc);
+    sqlite3_close(db);
+    util_diag_fini(&d);
+    return code;
+}

@@ -1,0 +1,527 @@
+/*
+ * test_analysis.c: what is asked of stored runs -- what-if SLOs against
+ * direct SQL counts, percentile targets, every tool's per-token latency
+ * against independent computations over the rows, the SLO curve, cost and
+ * energy arithmetic on hand-built runs (the seed's figures), the power model
+ * against its catalog figures, and utilisation's queue and KV figures.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support.h"
+#include "tap.h"
+
+#define QUICK                                                                                      \
+    "{\"seed\": 3, \"warmup_s\": 5, \"stop\": {\"requests\": 1500}, \"cluster\": {\"gpu\": "       \
+    "\"h100-sxm\", \"model\": \"llama-3.1-8b\"}, \"workload\": {\"arrival\": {\"process\": "       \
+    "\"poisson\", \"rate_per_s\": 12}, \"prompt_tokens\": {\"dist\": \"lognormal\", \"median\": "  \
+    "800, \"sigma\": 0.8, \"max\": 8192}, \"output_tokens\": {\"dist\": \"lognormal\", "            \
+    "\"median\": 150, \"sigma\": 0.7, \"max\": 2048}}, \"slo\": {\"ttft_s\": 0.5, \"tpot_s\": "     \
+    "0.05}}"
+
+static sqlite3 *run_db(const char *json, const char *const *sets, bool iterations)
+{
+    sim_scenario sc;
+    if (support_scenario(json, sets, &sc, NULL)) return NULL;
+    int64_t run;
+    sqlite3 *db = iterations ? support_run_db_iterations(&sc, &run) : support_run_db(&sc, &run);
+    sim_scenario_fini(&sc);
+    return db;
+}
+
+static double q1(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    double v = NAN;
+    if (db && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+        v = sqlite3_column_double(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+/* Every value of a one-column query, in its order. */
+static double *column(sqlite3 *db, const char *sql, size_t *n)
+{
+    sqlite3_stmt *st;
+    size_t cap = 1024;
+    double *v = util_xmalloc(cap * sizeof *v);
+    *n = 0;
+    sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (*n == cap) v = util_xrealloc(v, (cap *= 2) * sizeof *v);
+        v[(*n)++] = sqlite3_column_double(st, 0);
+    }
+    sqlite3_finalize(st);
+    return v;
+}
+
+/* numpy's linear percentile of sorted values, written out independently. */
+static double np_percentile(const double *v, size_t n, double q)
+{
+    double h = (double)(n - 1) * q;
+    size_t lo = (size_t)floor(h);
+    return lo + 1 < n ? v[lo] + (h - (double)lo) * (v[lo + 1] - v[lo]) : v[lo];
+}
+
+static bool report_with(sqlite3 *db, const char *const *slo, bool by_replica, an_report *r)
+{
+    util_diag d;
+    util_diag_init(&d);
+    an_options opt = {.by_replica = by_replica};
+    bool ok = true;
+    for (; slo && *slo; slo++) ok &= an_options_add_slo(&opt, *slo, &d) == UTIL_OK;
+    ok = ok && db && an_report_compute_with(db, 1, &opt, r, &d) == UTIL_OK;
+    util_diag_print(&d, stdout, "# report");
+    an_options_fini(&opt);
+    util_diag_fini(&d);
+    return ok;
+}
+
+/* ---- what-if SLOs ---- */
+
+static void test_whatif(sqlite3 *db)
+{
+    double ended = q1(db, "SELECT count(*) FROM requests WHERE arrival_s >= 5 AND status IN "
+                          "('completed', 'rejected', 'timed_out')");
+    static const char *const cases[][2] = {
+        {"ttft=0.05", "ttft_s <= 0.05 AND coalesce(tpot_s, 0) <= 0.05"},
+        {"ttft=0.2", "ttft_s <= 0.2 AND coalesce(tpot_s, 0) <= 0.05"},
+        {"tpot=0.012", "ttft_s <= 0.5 AND coalesce(tpot_s, 0) <= 0.012"},
+        {"e2e=3", "ttft_s <= 0.5 AND coalesce(tpot_s, 0) <= 0.05 AND e2e_s <= 3"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *sql = util_xasprintf("SELECT count(*) FROM request_metrics WHERE arrival_s >= 5 AND "
+                                   "status = 'completed' AND %s",
+                                   cases[i][1]);
+        double good = q1(db, sql);
+        free(sql);
+        an_report r;
+        if (!report_with(db, (const char *const[]){cases[i][0], NULL}, false, &r)) {
+            ok(false, "--slo %s", cases[i][0]);
+            continue;
+        }
+        is_near(r.req.attainment, good / ended, 1e-12,
+                "--slo %s: attainment %.4f equals a direct SQL count (%g of %g)", cases[i][0],
+                r.req.attainment, good, ended);
+        ok(r.slo_whatif, "and is marked as a what-if");
+        an_report_fini(&r);
+    }
+
+    /* percentile targets: value, verdict and margin */
+    size_t n;
+    double *v = column(db, "SELECT ttft_s FROM request_metrics WHERE status = 'completed' AND "
+                           "arrival_s >= 5 ORDER BY ttft_s", &n);
+    double p99 = np_percentile(v, n, 0.99), p999 = np_percentile(v, n, 0.999);
+    free(v);
+    an_report r;
+    char yes[64], no[64];
+    snprintf(yes, sizeof yes, "ttft_p99=%.17g", p99 * 1.01);
+    snprintf(no, sizeof no, "ttft_p99.9=%.17g", p999 * 0.99);
+    if (report_with(db, (const char *const[]){yes, no, NULL}, false, &r)) {
+        ok(r.n_targets == 2 && fabs(r.targets[0].value_s - p99) < 1e-12 && r.targets[0].met &&
+               fabs(r.targets[0].margin_s - 0.01 * p99) < 1e-12,
+           "ttft_p99 target: P99 %.4f s met with margin %.4f s", r.targets[0].value_s,
+           r.targets[0].margin_s);
+        ok(fabs(r.targets[1].value_s - p999) < 1e-12 && !r.targets[1].met &&
+               r.targets[1].margin_s < 0,
+           "ttft_p99.9 target below the value: not met, negative margin");
+        an_report_fini(&r);
+    }
+
+    util_diag d;
+    util_diag_init(&d);
+    an_options opt = {0};
+    ok(an_options_add_slo(&opt, "ttft=-1", &d) == UTIL_EINPUT &&
+           an_options_add_slo(&opt, "ttfb=1", &d) == UTIL_EINPUT &&
+           an_options_add_slo(&opt, "ttft_q99=1", &d) == UTIL_EINPUT,
+       "bad --slo values and keys are refused");
+    an_options_fini(&opt);
+    util_diag_fini(&d);
+}
+
+static void test_class_whatif(void)
+{
+    sqlite3 *db = run_db(QUICK, (const char *const[]){
+                                    "workload.classes=[{\"name\": \"chat\", \"weight\": 1, "
+                                    "\"slo\": {\"ttft_s\": 0.3}}, {\"name\": \"batch\", "
+                                    "\"weight\": 1}]",
+                                    NULL},
+                         false);
+    an_report r;
+    if (!report_with(db, (const char *const[]){"ttft=0.05", "chat.ttft=0.1", NULL}, false, &r)) {
+        ok(false, "class what-if");
+        sqlite3_close(db);
+        return;
+    }
+    ok(r.classes[0].req.slo.ttft_s == 0.1 && r.classes[1].req.slo.ttft_s == 0.05 &&
+           r.classes[0].req.slo.tpot_s == 0.05,
+       "--slo ttft replaces the run's, CLASS.ttft one class's; unnamed keys stay the scenario's");
+    double good = q1(db, "SELECT count(*) FROM request_metrics WHERE arrival_s >= 5 AND status = "
+                         "'completed' AND coalesce(tpot_s, 0) <= 0.05 AND ttft_s <= CASE class "
+                         "WHEN 'chat' THEN 0.1 ELSE 0.05 END");
+    is_int(r.req.good, (int64_t)good, "the run's good requests: each class by its own targets");
+    an_report_fini(&r);
+    util_diag d;
+    util_diag_init(&d);
+    an_options opt = {0};
+    an_options_add_slo(&opt, "chta.ttft=0.1", &d);
+    ok(an_report_compute_with(db, 1, &opt, &r, &d) == UTIL_EINPUT && d.count &&
+           strstr(d.msgs[0], "no class 'chta'"),
+       "a what-if for a class the run lacks is an error, not a no-op");
+    an_report_fini(&r);
+    an_options_fini(&opt);
+    util_diag_fini(&d);
+    sqlite3_close(db);
+}
+
+/* ---- definitions ---- */
+
+/* GuideLLM: the first value whose cumulative weight share reaches q. */
+static double weighted_nearest(sqlite3 *db, const char *sql, double q)
+{
+    sqlite3_stmt *st;
+    sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    double total = q1(db, "SELECT total(output_tokens) FROM request_metrics WHERE status = "
+                          "'completed' AND arrival_s >= 5"),
+           cum = 0, v = NAN;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        v = sqlite3_column_double(st, 0);
+        if ((cum += sqlite3_column_double(st, 1)) / total >= q) break;
+    }
+    sqlite3_finalize(st);
+    return v;
+}
+
+static void test_definitions(sqlite3 *db)
+{
+    util_diag d;
+    util_diag_init(&d);
+    an_definition defs[AN_N_DEFINITIONS];
+    if (an_definitions(db, 1, defs, &d)) {
+        ok(false, "definitions");
+        util_diag_fini(&d);
+        return;
+    }
+    size_t n;
+    double *v = column(db, "SELECT tpot_s FROM request_metrics WHERE status = 'completed' AND "
+                           "arrival_s >= 5 AND tpot_s IS NOT NULL ORDER BY 1", &n);
+    is_near(defs[0].stats.p99, np_percentile(v, n, 0.99), 1e-15, "tpot p99: numpy's percentile");
+    is_near(defs[1].stats.p99, v[(size_t)floor(0.99 * (double)n)], 1e-15,
+            "tpot_mlperf p99: sorted[floor(n p)]");
+    free(v);
+    is_near(defs[4].stats.p90,
+            weighted_nearest(db, "SELECT tpot_incl_ttft_s, output_tokens FROM request_metrics "
+                                 "WHERE status = 'completed' AND arrival_s >= 5 ORDER BY 1", 0.9),
+            1e-15, "tpot_guidellm p90: token-weighted nearest rank");
+    is_near(defs[4].stats.mean,
+            q1(db, "SELECT total(tpot_incl_ttft_s * output_tokens) / total(output_tokens) FROM "
+                   "request_metrics WHERE status = 'completed' AND arrival_s >= 5"),
+            1e-12, "and its mean is token-weighted");
+    /* pooled ITL: every iteration's duration once per decoding sequence */
+    sqlite3_stmt *st;
+    sqlite3_prepare_v2(db, "SELECT end_s - start_s, decode_seqs FROM iterations WHERE start_s >= 5"
+                           " AND decode_seqs > 0 ORDER BY 1", -1, &st, NULL);
+    size_t cap = 1 << 16, m = 0;
+    double *gaps = util_xmalloc(cap * sizeof *gaps);
+    while (sqlite3_step(st) == SQLITE_ROW)
+        for (int k = 0; k < sqlite3_column_int(st, 1); k++) {
+            if (m == cap) gaps = util_xrealloc(gaps, (cap *= 2) * sizeof *gaps);
+            gaps[m++] = sqlite3_column_double(st, 0);
+        }
+    sqlite3_finalize(st);
+    ok(m > 0 && fabs(defs[5].stats.p99 - np_percentile(gaps, m, 0.99)) < 1e-12 &&
+           fabs(defs[5].stats.p50 - np_percentile(gaps, m, 0.5)) < 1e-12,
+       "itl_pooled: numpy's percentile over every token gap (%zu gaps)", m);
+    ok(defs[5].stats.p99 > defs[0].stats.p99,
+       "pooled ITL's tail (%.4f s) is heavier than TPOT's (%.4f s): prefills stall decodes",
+       defs[5].stats.p99, defs[0].stats.p99);
+    free(gaps);
+    util_diag_fini(&d);
+}
+
+static void test_curve(sqlite3 *db)
+{
+    util_diag d;
+    util_diag_init(&d);
+    an_curve c;
+    if (an_slo_curve(db, 1, AN_TTFT, NULL, 11, &c, &d)) {
+        ok(false, "slo curve");
+        util_diag_fini(&d);
+        return;
+    }
+    bool counts = true, rising = true;
+    for (int i = 0; i < c.n_points; i++) {
+        char *sql = util_xasprintf("SELECT count(*) FROM request_metrics WHERE status = "
+                                   "'completed' AND arrival_s >= 5 AND ttft_s <= %.17g",
+                                   c.points[i].threshold_s);
+        counts &= fabs(c.points[i].attainment - q1(db, sql) / (double)c.ended) < 1e-12;
+        free(sql);
+        rising &= i == 0 || c.points[i].attainment >= c.points[i - 1].attainment;
+    }
+    ok(c.n_points == 11 && counts, "each point's attainment is a direct count over ended requests");
+    ok(rising && c.points[10].attainment == 1, "the curve rises to 1 at the largest value");
+    char *at = util_xasprintf("SELECT count(*) FROM request_metrics WHERE status = 'completed' AND "
+                              "arrival_s >= 5 AND ttft_s <= %.17g", c.needed[3].threshold_s);
+    char *below = util_xasprintf("SELECT count(*) FROM request_metrics WHERE status = "
+                                 "'completed' AND arrival_s >= 5 AND ttft_s < %.17g",
+                                 c.needed[3].threshold_s);
+    ok(q1(db, at) / (double)c.ended >= 0.99 && q1(db, below) / (double)c.ended < 0.99,
+       "the threshold 99%% needs (%.4f s) is the smallest that reaches 99%%",
+       c.needed[3].threshold_s);
+    free(at);
+    free(below);
+    an_curve_fini(&c);
+    util_diag_fini(&d);
+}
+
+/* ---- utilisation ---- */
+
+static void test_use(sqlite3 *db)
+{
+    an_report r;
+    if (!report_with(db, NULL, true, &r)) {
+        ok(false, "report by replica");
+        return;
+    }
+    double end = q1(db, "SELECT sim_end_s FROM runs");
+    is_near(r.use.queue_mean,
+            q1(db, "SELECT total(first_scheduled_s - enqueue_s) FROM requests") / end, 1e-12,
+            "queue mean = total waiting time / simulated time (Little's law)");
+    /* the peak by an independent sweep over +1 / -1 events */
+    size_t n, m;
+    double *in = column(db, "SELECT enqueue_s FROM requests ORDER BY 1", &n);
+    double *outq = column(db, "SELECT first_scheduled_s FROM requests ORDER BY 1", &m);
+    int64_t len = 0, peak = 0;
+    for (size_t i = 0, j = 0; i < n;) {
+        if (j < m && outq[j] <= in[i]) len--, j++;
+        else if (++len > peak) peak = len, i++;
+        else i++;
+    }
+    free(in);
+    free(outq);
+    is_int(r.use.queue_peak, peak, "queue peak = the sweep's maximum (%lld)", (long long)peak);
+    ok(r.use.kv_mean_fraction > 0 && r.use.kv_mean_fraction <= r.use.kv_peak_fraction,
+       "KV mean (%.3f) is positive and at most the peak (%.3f)", r.use.kv_mean_fraction,
+       r.use.kv_peak_fraction);
+    ok(r.n_replicas == 1 && r.replicas[0].req.arrived == r.req.arrived,
+       "--by replica: one replica's requests are the run's");
+    /* every iteration's energy and time add up to the replica's */
+    is_near(q1(db, "SELECT total(energy_j) FROM iterations"),
+            q1(db, "SELECT energy_j FROM replicas"),
+            1e-9 * q1(db, "SELECT energy_j FROM replicas"),
+            "iterations' energy sums to the replica's busy energy");
+    is_near(q1(db, "SELECT total(end_s - start_s) FROM iterations"),
+            q1(db, "SELECT busy_s FROM replicas"), 1e-6, "and their durations to its busy time");
+    is_near(q1(db, "SELECT total(decode_seqs) FROM iterations"),
+            q1(db, "SELECT decode_tokens FROM replicas"), 0,
+            "and their decoding sequences to its decode tokens");
+    an_report_fini(&r);
+}
+
+/* ---- power, cost and energy ---- */
+
+/* Busy power per GPU of a run (W). */
+static double busy_w(sqlite3 *db)
+{
+    return q1(db, "SELECT energy_j / busy_s / gpus FROM replicas");
+}
+
+static void test_power(void)
+{
+    /* prompts only: compute-bound at the catalog's mfu, so prefill_w (700 W on an H100) */
+    sqlite3 *pre = run_db(QUICK, (const char *const[]){
+                                     "workload.output_tokens={\"dist\": \"fixed\", \"value\": 1}",
+                                     "workload.prompt_tokens={\"dist\": \"fixed\", \"value\": 4096}",
+                                     "cluster.cost_model.iteration_overhead_s=0", NULL},
+                          false);
+    /* long replies, small batch: bandwidth-bound below the catalog's mbu */
+    sqlite3 *dec = run_db(QUICK, (const char *const[]){
+                                     "workload.output_tokens={\"dist\": \"fixed\", \"value\": 500}",
+                                     "workload.prompt_tokens={\"dist\": \"fixed\", \"value\": 50}",
+                                     "workload.arrival.rate_per_s=1", NULL},
+                          false);
+    double wp = busy_w(pre), wd = busy_w(dec);
+    is_near(wp, 700, 7, "prefill at the catalog's MFU draws the H100's prefill figure (%.0f W)", wp);
+    ok(wd > 75 && wd < 380,
+       "decoding a few sequences draws between idle (75 W) and the decode figure (%.0f W)", wd);
+    double mbu = q1(dec, "SELECT bytes / (peak_bw * busy_s) FROM replicas");
+    double mfu = q1(dec, "SELECT flops / (peak_flops * busy_s) FROM replicas");
+    /* the model is linear below the TDP cap, so the run's mean power is the
+     * power at the run's mean utilisation, exactly */
+    is_near(wd, 75 + 625 * mfu / 0.5 + 305 * mbu / 0.75, 1e-9 * wd,
+            "and is idle + (prefill - idle) MFU / mfu + (decode - idle) MBU / mbu "
+            "(MFU %.3f, MBU %.3f)", mfu, mbu);
+    sqlite3_close(pre);
+    sqlite3_close(dec);
+}
+
+/* A run of two requests, 0..10 s, on one replica of `gpus` GPUs that is
+ * busy `busy_s` with `energy_j`: the seed's arithmetic, by hand. */
+static sqlite3 *hand_run(int gpus, double usd_per_gpu_hour, double busy_s, double energy_j,
+                         int32_t output_tokens, const char *extra)
+{
+    char *json = util_xasprintf(
+        "{\"name\": \"hand\", \"stop\": {\"requests\": 2}, \"cluster\": {\"gpu\": \"h100-sxm\", "
+        "\"model\": \"llama-3.1-8b\"}, \"workload\": {\"arrival\": {\"rate_per_s\": 1}, "
+        "\"prompt_tokens\": {\"dist\": \"fixed\", \"value\": 10}, \"output_tokens\": {\"dist\": "
+        "\"fixed\", \"value\": 10}}%s}",
+        extra);
+    sim_scenario sc;
+    support_scenario(json, NULL, &sc, NULL);
+    free(json);
+    util_diag d;
+    util_diag_init(&d);
+    sim_recorder *rec;
+    int64_t run;
+    sim_recorder_open(":memory:", &rec, &d);
+    sim_recorder_begin(rec, &sc, &run, &d);
+    sim_sink sink = sim_recorder_sink(rec);
+    for (int i = 0; i < 2; i++) {
+        sim_request_row r = {.id = i, .cls = "default", .task_id = -1, .call_index = -1,
+                             .replica = 0, .decode_replica = -1, .status = SIM_COMPLETED,
+                             .arrival_s = 0, .enqueue_s = 0, .first_scheduled_s = 0,
+                             .first_token_s = 1, .finish_s = 10, .decode_enqueue_s = NAN,
+                             .prompt_tokens = 1000, .output_tokens = output_tokens / 2};
+        sink.request(sink.ctx, &r);
+    }
+    sim_replica_row rp = {.replica = 0, .pool = "default", .gpu = "h100-sxm",
+                          .model = "llama-3.1-8b", .gpus = gpus, .busy_s = busy_s,
+                          .kv_capacity_tokens = 1000, .peak_flops = 1e15, .peak_bw = 1e12,
+                          .tdp_w = 700, .idle_w = 100, .prefill_w = 700, .decode_w = 380,
+                          .energy_j = energy_j, .usd_per_gpu_hour = usd_per_gpu_hour};
+    sink.replica(sink.ctx, &rp);
+    sim_recorder_finish(rec, "completed", 10, 0, 1, &d);
+    sqlite3 *db = sim_recorder_release(rec); /* the recorder is gone, its database ours */
+    sim_scenario_fini(&sc);
+    util_diag_print(&d, stdout, "# hand");
+    util_diag_fini(&d);
+    return db;
+}
+
+static void test_cost_energy(void)
+{
+    /* $10 for 1M tokens is $10 per million: one GPU at $3600/h for the 10 s window */
+    sqlite3 *db = hand_run(1, 3600, 10, 3600, 1000000, "");
+    an_report r;
+    if (report_with(db, NULL, false, &r)) {
+        is_near(r.cost.usd, 10, 1e-9, "one GPU at $3600/h for 10 s costs $10");
+        is_near(r.cost.usd_per_million_output_tokens, 10, 1e-9,
+                "$10 for 1M output tokens is $10 per million");
+        is_near(r.cost.usd_per_million_total_tokens, 10 / 1.002, 1e-9,
+                "per million tokens, prompts (2000) included");
+        is_near(r.cost.gpu_hours, 10.0 / 3600, 1e-15, "GPU-hours = GPUs x window");
+        an_report_fini(&r);
+    }
+    sqlite3_close(db);
+
+    /* 3,600 J for 1,000 tokens is 3.6 J/token and 1 Wh */
+    db = hand_run(1, 1, 10, 3600, 1000, ", \"energy\": {\"host_w_per_gpu\": 40, \"pue\": 1.5}");
+    if (report_with(db, NULL, false, &r)) {
+        is_near(r.energy.gpu_j, 3600, 1e-9, "GPU energy: 360 W busy for the whole 10 s window");
+        is_near(r.energy.gpu_j_per_output_token, 3.6, 1e-12, "3,600 J for 1,000 tokens: 3.6 J/token");
+        is_near(r.energy.gpu_wh, 1, 1e-12, "and 1 Wh");
+        is_near(r.energy.wall_j, (3600 + 40 * 10) * 1.5, 1e-9,
+                "wall = (GPU + host 40 W x 10 s) x PUE 1.5 = 6,000 J");
+        ok(r.energy.wall_j >= r.energy.gpu_j, "GPU energy <= wall energy");
+        an_report_fini(&r);
+    }
+    sqlite3_close(db);
+
+    /* an idle cluster: 2 GPUs busy 1 s of 10 draw idle power the other 9 */
+    db = hand_run(2, 3, 1, 1000, 1000, ", \"cost\": {\"overhead_fraction\": 0.5}");
+    if (report_with(db, NULL, false, &r)) {
+        is_near(r.energy.gpu_j, 1000 + 100 * 2 * 9, 1e-9, "idle GPUs draw idle power");
+        is_near(r.cost.usd, 2 * 3 * 10.0 / 3600 * 1.5, 1e-12,
+                "cost is every GPU, busy or idle, plus the 50%% overhead");
+        is_near(r.cost.usd_per_million_output_tokens_at_full_utilisation,
+                r.cost.usd_per_million_output_tokens * 0.1, 1e-12,
+                "kept busy all the time it would cost its busy fraction (10%%) as much per token");
+        an_report_fini(&r);
+    }
+    sqlite3_close(db);
+}
+
+/* The same cluster at falling load: the same price per hour, a rising price
+ * per token. */
+static void test_cost_by_load(void)
+{
+    const char *rates[] = {"workload.arrival.rate_per_s=12", "workload.arrival.rate_per_s=4",
+                           "workload.arrival.rate_per_s=1"};
+    double per_hour[3], per_token[3];
+    for (int i = 0; i < 3; i++) {
+        sqlite3 *db = run_db(QUICK, (const char *const[]){rates[i], "stop.requests=600", NULL},
+                             false);
+        an_report r;
+        per_hour[i] = per_token[i] = NAN;
+        if (report_with(db, NULL, false, &r)) {
+            per_hour[i] = r.cost.usd / (r.req.window_s / 3600);
+            per_token[i] = r.cost.usd_per_million_output_tokens;
+            ok(r.energy.gpu_j <= r.energy.wall_j, "%s: GPU energy <= wall energy", rates[i]);
+            an_report_fini(&r);
+        }
+        sqlite3_close(db);
+    }
+    ok(fabs(per_hour[0] - per_hour[2]) < 1e-9 && fabs(per_hour[1] - per_hour[2]) < 1e-9,
+       "the cluster costs the same per hour at any load ($%.2f)", per_hour[0]);
+    ok(per_token[0] < per_token[1] && per_token[1] < per_token[2],
+       "and more per token as load falls: $%.3f, $%.3f, $%.3f per 1M output tokens",
+       per_token[0], per_token[1], per_token[2]);
+}
+
+/* ---- formats ---- */
+
+static int count_leaves(const cJSON *o)
+{
+    if (!cJSON_IsObject(o) && !cJSON_IsArray(o)) return 1;
+    int n = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, o) n += count_leaves(c);
+    return n;
+}
+
+static void test_formats(sqlite3 *db)
+{
+    an_report r;
+    if (!report_with(db, NULL, false, &r)) return;
+    cJSON *j = an_report_json(&r, false);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    an_json_print_csv(j, f);
+    fclose(f);
+    int lines = 0;
+    for (size_t i = 0; i < len; i++) lines += buf[i] == '\n';
+    is_int(lines, count_leaves(j) + 1, "CSV: a header and one row per metric");
+    char *want = util_xasprintf("\ncost.usd,%.10g\n", r.cost.usd);
+    has_str(buf, want, "with the JSON's values");
+    free(want);
+    free(buf);
+    f = open_memstream(&buf, &len);
+    an_json_print_markdown(j, f);
+    fclose(f);
+    has_str(buf, "## latency\n\n| metric | mean | p50 |", "Markdown: the latency table");
+    has_str(buf, "## energy\n\n| metric | value |", "and a table per section");
+    free(buf);
+    cJSON_Delete(j);
+    an_report_fini(&r);
+}
+
+int main(void)
+{
+    if (support_init()) return 1;
+    sqlite3 *db = run_db(QUICK, NULL, true);
+    test_whatif(db);
+    test_class_whatif();
+    test_definitions(db);
+    test_curve(db);
+    test_use(db);
+    test_formats(db);
+    sqlite3_close(db);
+    test_power();
+    test_cost_energy();
+    test_cost_by_load();
+    support_fini();
+    return tap_done();
+}
