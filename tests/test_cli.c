@@ -285,6 +285,47 @@ static void test_classes(void)
     free(db);
 }
 
+/* What a stored run can be asked: what-if SLOs, other formats, the
+ * definitions table, the SLO curve, iterations. */
+static void test_questions(const char *quick)
+{
+    char *db = in_dir("q.db");
+    result r = sv("run", quick, "-o", db, "-q", "--record-iterations", "--set", "stop.requests=300",
+                  "--csv", NULL);
+    ok(r.status == 0 && !strncmp(r.out, "metric,value\n", 13), "run --csv prints metric,value rows");
+    has_str(r.out, "\nenergy.gpu_j_per_output_token,", "with energy");
+    has_str(r.out, "\ncost.usd_per_million_output_tokens,", "and cost");
+    drop(&r);
+    r = sv("report", db, "--slo", "ttft=0.001", "--slo", "ttft_p99=100", NULL);
+    ok(r.status == 0, "report --slo");
+    has_str(r.out, "(what-if SLO", "says the thresholds are a what-if");
+    has_str(r.out, "slo: ttft <= 0.001 s, tpot <= 0.05 s, e2e <= 30 s: attainment 0.0%",
+            "with the new threshold and the scenario's others");
+    has_str(r.out, "slo target: ttft p99 <= 100 s: ", "and answers the percentile target");
+    has_str(r.out, ", met (margin +", "with its margin");
+    drop(&r);
+    r = sv("report", db, "--slo", "ttft", NULL);
+    ok(r.status == 2 && strstr(r.err, "--slo ttft: expected KEY=SECONDS"), "a bad --slo is bad usage");
+    drop(&r);
+    r = sv("report", db, "--definitions", NULL);
+    ok(r.status == 0 && strstr(r.out, "itl_pooled") && strstr(r.out, "MLPerf"),
+       "--definitions prints every tool's definition");
+    drop(&r);
+    r = sv("report", db, "--markdown", "--by", "replica", NULL);
+    ok(r.status == 0 && strstr(r.out, "## replicas\n"), "--markdown --by replica");
+    drop(&r);
+    r = sv("slo-curve", db, "--metric", "tpot", "--points", "5", NULL);
+    ok(r.status == 0 && strstr(r.out, "tpot attainment by threshold") &&
+           strstr(r.out, "99% attainment: "),
+       "slo-curve prints the curve and the thresholds targets need");
+    drop(&r);
+    r = sv("slo-curve", db, "--metric", "latency", NULL);
+    ok(r.status == 2, "slo-curve with an unknown metric is bad usage");
+    drop(&r);
+    unlink(db);
+    free(db);
+}
+
 /* Ctrl-C: the run stops, keeps its rows, is marked interrupted, exits 130. */
 static void test_interrupt(const char *quick)
 {
@@ -326,6 +367,7 @@ int main(int argc, char **argv)
     test_bad_input(quick);
     test_catalog_keys();
     test_classes();
+    test_questions(quick);
     test_interrupt(quick);
     const char *junk[] = {"a.db", "notes.txt", "broken.json", "stdout", "stderr", NULL};
     for (const char **p = junk; *p; p++) {
