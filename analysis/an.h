@@ -271,4 +271,30 @@ int an_timeline_compute(sqlite3 *db, int64_t run_id, double interval_s, int repl
                         an_timeline *out, util_diag *d);
 void an_timeline_fini(an_timeline *t);
 
+/* ---- comparing two runs ---- */
+
+/* One side of a comparison: a run of an open database, and the file it came
+ * from, which names it in messages and in the comparison. */
+typedef struct an_run_ref {
+    sqlite3 *db;
+    const char *file;
+    int64_t run;
+} an_run_ref;
+
+/* A JSON value's leaves as one object keyed by dotted path ("a.b", arrays
+ * as "a.c[0]"), in document order; an empty object or array is a leaf.
+ * Caller frees with cJSON_Delete. */
+cJSON *an_json_flatten(const cJSON *root);
+/* Compares run b with run a: the `compare --json` object (caller frees),
+ * {"a"/"b": {file, run, name}, "scenario": [{path, a, b}] for each stored
+ * scenario key that differs (a side without the key has no "a" or "b"),
+ * "metrics": [{path, a, b, diff, rel}] for every number of the reports with
+ * classes, less run.wall_time_s, run.id and run.name}.  diff is B - A and
+ * rel is 100 (B - A) / |A|, both null when a side is null or absent, rel also
+ * when A is 0.  A missing run is an input error naming its file. */
+int an_compare(const an_run_ref *a, const an_run_ref *b, cJSON **out, util_diag *d);
+/* The comparison as text: the scenario keys that differ, then the metrics
+ * that differ (all: every metric), with units named by their keys. */
+void an_compare_print(const cJSON *cmp, bool all, FILE *out);
+
 #endif /* AN_H */
