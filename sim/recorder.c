@@ -45,7 +45,9 @@ const char sim_recorder_schema_sql[] =
     "  status TEXT NOT NULL,"
     "  sim_end_s REAL,"
     "  wall_s REAL,"
-    "  events INTEGER);"
+    "  events INTEGER,"
+    "  overrides TEXT,"
+    "  sweep TEXT);"
     "CREATE TABLE requests ("
     "  run_id INTEGER NOT NULL REFERENCES runs(id),"
     "  id INTEGER NOT NULL,"
@@ -151,6 +153,7 @@ struct sim_recorder {
     int64_t run_id;
     sqlite3_stmt *ins_request, *ins_replica, *ins_task, *ins_iteration;
     char *error; /* message of a failed sink callback */
+    sim_run_label label;
 };
 
 static int db_fail(sim_recorder *r, util_diag *d, const char *what)
@@ -274,8 +277,9 @@ static int insert_run(sim_recorder *r, const sim_scenario *sc, util_diag *d)
     char *scenario = cJSON_PrintUnformatted(sc->json);
     sqlite3_stmt *st;
     int rc = sqlite3_prepare_v2(r->db,
-                                "INSERT INTO runs (name, seed, scenario, version, started_at, "
-                                "status) VALUES (?1, ?2, ?3, ?4, ?5, 'running')",
+                                "INSERT INTO runs (id, name, seed, scenario, version, started_at, "
+                                "status, overrides, sweep) VALUES (?6, ?1, ?2, ?3, ?4, ?5, "
+                                "'running', ?7, ?8)",
                                 -1, &st, NULL);
     if (rc == SQLITE_OK) {
         sqlite3_bind_text(st, 1, sc->name, -1, SQLITE_STATIC);
@@ -283,6 +287,9 @@ static int insert_run(sim_recorder *r, const sim_scenario *sc, util_diag *d)
         sqlite3_bind_text(st, 3, scenario, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 4, SERVESIM_VERSION, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 5, started, -1, SQLITE_STATIC);
+        if (r->label.run_id > 0) sqlite3_bind_int64(st, 6, r->label.run_id);
+        if (r->label.overrides) sqlite3_bind_text(st, 7, r->label.overrides, -1, SQLITE_STATIC);
+        if (r->label.sweep) sqlite3_bind_text(st, 8, r->label.sweep, -1, SQLITE_STATIC);
         rc = sqlite3_step(st);
     }
     sqlite3_finalize(st);
@@ -471,6 +478,11 @@ static int put_iteration(void *ctx, const sim_iteration_row *row)
     sqlite3_bind_double(st, 9, row->bytes);
     sqlite3_bind_double(st, 10, row->energy_j);
     return step_reset(r, st);
+}
+
+void sim_recorder_label(sim_recorder *r, const sim_run_label *label)
+{
+    r->label = *label;
 }
 
 sim_sink sim_recorder_sink(sim_recorder *r)

@@ -204,6 +204,14 @@ extern const char sim_recorder_schema_sql[];
  * SQLite database of some other program, is refused (UTIL_EINPUT) and left
  * untouched.  Nothing is written until sim_recorder_begin. */
 int sim_recorder_open(const char *path, sim_recorder **out, util_diag *d);
+/* What the next run is, beyond its scenario (the strings are borrowed
+ * until sim_recorder_begin). */
+typedef struct sim_run_label {
+    const char *overrides; /* JSON object of the overrides applied (--set, --vary), or NULL */
+    const char *sweep;     /* the sweep it is a point of, or NULL */
+    int64_t run_id;        /* > 0: this id (a sweep's point, numbered in advance) */
+} sim_run_label;
+void sim_recorder_label(sim_recorder *r, const sim_run_label *label);
 /* Starts a run: one transaction holds the whole run, so a run is recorded
  * whole or not at all and a failure leaves the database as it was. */
 int sim_recorder_begin(sim_recorder *r, const sim_scenario *sc, int64_t *run_id, util_diag *d);
