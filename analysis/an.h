@@ -48,12 +48,13 @@ typedef enum an_metric { AN_TTFT, AN_TPOT, AN_TPOT_INCL_TTFT, AN_E2E, AN_N_METRI
 /* "ttft", "tpot", "tpot_incl_ttft", "e2e" (request_metrics' columns, less _s). */
 extern const char *const an_metric_names[];
 
-/* A percentile target, `--slo ttft_p99=2`: met when the percentile of the
- * measured requests is at most the threshold. */
+/* A percentile target, `--slo ttft_p99=2` (or a mean, `ttft_mean=0.5`): met
+ * when the percentile (mean) of the measured requests is at most the
+ * threshold. */
 typedef struct an_target {
     const char *cls;  /* NULL: every request */
     an_metric metric;
-    double q;         /* 0.99 */
+    double q;         /* 0.99; NAN: the mean */
     double threshold_s;
     /* computed */
     double value_s, margin_s; /* threshold - value */

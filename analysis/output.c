@@ -83,7 +83,8 @@ static void targets_json(cJSON *slo, const an_report *r)
         cJSON *o = cJSON_CreateObject();
         if (t->cls) cJSON_AddStringToObject(o, "class", t->cls);
         cJSON_AddStringToObject(o, "metric", an_metric_names[t->metric]);
-        cJSON_AddNumberToObject(o, "percentile", 100 * t->q);
+        if (isnan(t->q)) cJSON_AddStringToObject(o, "statistic", "mean");
+        else cJSON_AddNumberToObject(o, "percentile", 100 * t->q);
         cJSON_AddNumberToObject(o, "threshold_s", t->threshold_s);
         add_num(o, "value_s", t->value_s);
         add_num(o, "margin_s", t->margin_s);
@@ -286,8 +287,11 @@ static void print_targets(const an_report *r, FILE *out)
 {
     for (int i = 0; i < r->n_targets; i++) {
         const an_target *t = &r->targets[i];
-        fprintf(out, "slo target: %s%s%s p%g <= %g s: ", t->cls ? t->cls : "",
-                t->cls ? " " : "", an_metric_names[t->metric], 100 * t->q, t->threshold_s);
+        char stat[16];
+        if (isnan(t->q)) snprintf(stat, sizeof stat, "mean");
+        else snprintf(stat, sizeof stat, "p%g", 100 * t->q);
+        fprintf(out, "slo target: %s%s%s %s <= %g s: ", t->cls ? t->cls : "", t->cls ? " " : "",
+                an_metric_names[t->metric], stat, t->threshold_s);
         if (isnan(t->value_s)) fprintf(out, "nothing measured, not met\n");
         else
             fprintf(out, "%.4f s, %s (margin %+.4f s)\n", t->value_s, t->met ? "met" : "NOT met",

@@ -51,8 +51,9 @@ static double parse_percentile(const char *s, size_t len)
     return (*end || !(p > 0 && p <= 100)) ? -1 : p / 100;
 }
 
-/* "ttft" (q = 0: a threshold) or "ttft_p99.9" (q = 0.999: a percentile
- * target); false if key is neither. */
+/* "ttft" (q = 0: a threshold), "ttft_p99.9" (q = 0.999: a percentile
+ * target) or "ttft_mean" (q = NAN: a target on the mean); false if key is
+ * none of them. */
 static bool parse_key(const char *key, size_t len, an_metric *m, double *q)
 {
     for (int i = 0; an_metric_names[i]; i++) {
@@ -61,6 +62,10 @@ static bool parse_key(const char *key, size_t len, an_metric *m, double *q)
         *m = (an_metric)i;
         *q = 0;
         if (n == len) return true;
+        if (key[n] == '_' && len - n - 1 == 4 && !strncmp(key + n + 1, "mean", 4)) {
+            *q = NAN;
+            return true;
+        }
         if (key[n] == '_' && (*q = parse_percentile(key + n + 1, len - n - 1)) > 0) return true;
     }
     return false;
@@ -94,7 +99,7 @@ int an_options_add_slo(an_options *opt, const char *arg, util_diag *d)
         key = dot + 1;
     }
     size_t cls_len = cls ? (size_t)(key - 1 - cls) : 0;
-    if (q > 0) {
+    if (q > 0 || isnan(q)) {
         opt->targets = util_xrealloc(opt->targets,
                                      (size_t)(opt->n_targets + 1) * sizeof *opt->targets);
         opt->targets[opt->n_targets++] = (an_target){
@@ -135,7 +140,9 @@ static int load_target(an__query *q, an_target *t, util_diag *d)
     free(sql);
     q->cls = NULL;
     if (rc) return rc;
-    t->value_s = an_quantile_sorted(v, n, t->q);
+    double sum = 0;
+    for (size_t i = 0; i < n; i++) sum += v[i];
+    t->value_s = isnan(t->q) ? (n ? sum / (double)n : NAN) : an_quantile_sorted(v, n, t->q);
     t->margin_s = t->threshold_s - t->value_s;
     t->met = t->value_s <= t->threshold_s; /* false when nothing was measured (NAN) */
     free(v);

@@ -31,6 +31,8 @@ int cli_validate(int argc, char **argv);
 int cli_compare(int argc, char **argv);
 int cli_slo_curve(int argc, char **argv);
 int cli_timeline(int argc, char **argv);
+int cli_sweep(int argc, char **argv);
+int cli_plan(int argc, char **argv);
 
 /* How a report is shown: the options `run` and `report` share. */
 typedef enum cli_format { CLI_TEXT, CLI_JSON, CLI_CSV, CLI_MARKDOWN } cli_format;
@@ -58,6 +60,10 @@ typedef struct cli_view {
  * if not, or CLI_EXIT_USAGE after saying what is wrong. */
 int cli_view_option(cli_view *v, const char *cmd, int code, const char *value);
 void cli_view_fini(cli_view *v);
+/* Reads a scenario file with --set overrides and --seed (may be NULL)
+ * applied, unvalidated; a scenario without a name is named after its file. */
+int cli_read_scenario(const char *path, char **sets, int n_sets, const char *seed, cJSON **out,
+                      util_diag *d);
 /* `--run ID`: the id, or 0 after saying why it is not one. */
 int64_t cli_parse_run(const char *cmd, const char *value);
 /* Opens path read-only and finds the run: run_id is kept when run was given

@@ -21,6 +21,9 @@ static const char usage[] =
     "  report FILE.db        print the report of a stored run (what-if SLOs, breakdowns)\n"
     "  slo-curve FILE.db     SLO attainment as a function of the threshold\n"
     "  timeline FILE.db      a stored run as a time series, per interval\n"
+    "  sweep SCENARIO.json   run a grid of overrides in parallel, one run per point\n"
+    "  plan SCENARIO.json    the highest rate, fewest replicas or cheapest configuration\n"
+    "                        meeting latency targets\n"
     "  compare A.db B.db     two stored runs side by side: scenario keys, then metrics\n"
     "  catalog [gpus|models] list the GPUs and models servesim knows\n"
     "  keys                  list every scenario key with its unit, default and range\n"
@@ -72,12 +75,14 @@ int main(int argc, char **argv)
     } commands[] = {
         {"run", cli_run},   {"report", cli_report},     {"catalog", cli_catalog},
         {"keys", cli_keys}, {"validate", cli_validate}, {"slo-curve", cli_slo_curve},
-        {"timeline", cli_timeline}, {"compare", cli_compare},
+        {"timeline", cli_timeline},
+        {"sweep", cli_sweep},       {"plan", cli_plan}, {"compare", cli_compare},
     };
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(cmd, commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
     const char *names[] = {"run",      "report",    "catalog",  "keys",    "validate",
-                           "slo-curve", "timeline", "compare", NULL};
+                           "slo-curve", "timeline", "compare", "sweep",   "plan",
+                           NULL};
     const char *near = util_closest(cmd, names);
     fprintf(stderr, "servesim: unknown command '%s'", cmd);
     if (near) fprintf(stderr, " (did you mean '%s'?)", near);

@@ -106,22 +106,21 @@ static void name_after_file(cJSON *root, const char *path)
     free(name);
 }
 
-/* The scenario with its overrides, validated; nothing is written yet. */
-static int load_scenario(const run_opts *o, const mdl_catalog *cat, sim_scenario *sc,
-                         util_diag *d)
+int cli_read_scenario(const char *path, char **sets, int n_sets, const char *seed_arg,
+                      cJSON **out, util_diag *d)
 {
     cJSON *root;
-    int rc = util_json_read_file(o->scenario, &root, d);
+    int rc = util_json_read_file(path, &root, d);
     if (rc) return rc;
     if (cJSON_IsObject(root) && !cJSON_GetObjectItemCaseSensitive(root, "name"))
-        name_after_file(root, o->scenario);
-    for (int i = 0; i < o->n_sets; i++)
-        if (cJSON_IsObject(root) && util_json_set(root, o->sets[i], d)) rc = UTIL_EINPUT;
-    if (o->seed) {
+        name_after_file(root, path);
+    for (int i = 0; i < n_sets; i++)
+        if (cJSON_IsObject(root) && util_json_set(root, sets[i], d)) rc = UTIL_EINPUT;
+    if (seed_arg) {
         char *end;
-        unsigned long long seed = strtoull(o->seed, &end, 10);
-        if (*o->seed == '-' || *end || end == o->seed || seed > (1ull << 53))
-            rc = util_diag_add(d, "--seed %s: expected a whole number from 0 to 2^53", o->seed);
+        unsigned long long seed = strtoull(seed_arg, &end, 10);
+        if (*seed_arg == '-' || *end || end == seed_arg || seed > (1ull << 53))
+            rc = util_diag_add(d, "--seed %s: expected a whole number from 0 to 2^53", seed_arg);
         else if (cJSON_IsObject(root)) {
             cJSON_DeleteItemFromObjectCaseSensitive(root, "seed");
             cJSON_AddNumberToObject(root, "seed", (double)seed);
@@ -131,6 +130,17 @@ static int load_scenario(const run_opts *o, const mdl_catalog *cat, sim_scenario
         cJSON_Delete(root);
         return rc;
     }
+    *out = root;
+    return UTIL_OK;
+}
+
+/* The scenario with its overrides, validated; nothing is written yet. */
+static int load_scenario(const run_opts *o, const mdl_catalog *cat, sim_scenario *sc,
+                         util_diag *d)
+{
+    cJSON *root;
+    int rc = cli_read_scenario(o->scenario, o->sets, o->n_sets, o->seed, &root, d);
+    if (rc) return rc;
     char *dir = util_dirname(o->scenario);
     rc = sim_scenario_load(root, cat, dir, sc, d);
     free(dir);

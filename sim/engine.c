@@ -212,6 +212,11 @@ static void drain(sim_engine *e)
     for (const sim__task *t = e->tasks; t; t = t->next) sim__task_record(e, t, SIM_UNFINISHED, -1);
 }
 
+void sim_engine_limit_in_flight(sim_engine *e, int64_t limit)
+{
+    e->in_flight_limit = limit;
+}
+
 int sim_engine_run(sim_engine *e, const volatile sig_atomic_t *stop, sim_progress_fn progress,
                    void *arg)
 {
@@ -225,13 +230,17 @@ int sim_engine_run(sim_engine *e, const volatile sig_atomic_t *stop, sim_progres
         assert(ev.at >= e->now); /* simulated time never runs backwards */
         e->now = ev.at;
         ev.fn(e, ev.subject, ev.arg);
+        if (e->in_flight_limit && e->next_request_id - e->done > e->in_flight_limit) {
+            rc = SIM_EOVERLOAD;
+            break;
+        }
         if (++e->events_run % PROGRESS_EVERY == 0 && progress) {
             sim_progress p;
             sim_engine_progress(e, &p);
             progress(&p, arg);
         }
     }
-    if (rc == UTIL_EINTR) drain(e);
+    if (rc == UTIL_EINTR || rc == SIM_EOVERLOAD) drain(e);
     emit_replicas(e);
     return e->sink_rc || e->failed ? UTIL_EFAIL : rc;
 }

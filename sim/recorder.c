@@ -299,19 +299,25 @@ static int insert_run(sim_recorder *r, const sim_scenario *sc, util_diag *d)
     return UTIL_OK;
 }
 
-int sim_recorder_begin(sim_recorder *r, const sim_scenario *sc, int64_t *run_id, util_diag *d)
+/* BEGIN IMMEDIATE, and the tables if the file is new. */
+static int begin(sim_recorder *r, util_diag *d)
 {
     int rc = exec(r, "BEGIN IMMEDIATE", d);
     if (rc) return rc;
     r->in_txn = true;
-    if (r->need_schema) {
-        char *pragmas = util_xasprintf("PRAGMA application_id = %d; PRAGMA user_version = %d;",
-                                       APPLICATION_ID, SCHEMA_VERSION);
-        rc = exec(r, pragmas, d);
-        free(pragmas);
-        if (!rc) rc = exec(r, sim_recorder_schema_sql, d);
-        if (rc) return rc;
-    }
+    if (!r->need_schema) return UTIL_OK;
+    char *pragmas = util_xasprintf("PRAGMA application_id = %d; PRAGMA user_version = %d;",
+                                   APPLICATION_ID, SCHEMA_VERSION);
+    rc = exec(r, pragmas, d);
+    free(pragmas);
+    if (!rc) rc = exec(r, sim_recorder_schema_sql, d);
+    return rc;
+}
+
+int sim_recorder_begin(sim_recorder *r, const sim_scenario *sc, int64_t *run_id, util_diag *d)
+{
+    int rc = begin(r, d);
+    if (rc) return rc;
     if ((rc = insert_run(r, sc, d)) || (rc = prepare(r, d))) return rc;
     *run_id = r->run_id;
     return UTIL_OK;
@@ -553,6 +559,40 @@ void sim_recorder_abort(sim_recorder *r)
         free(journal);
         r->created = false;
     }
+}
+
+/* The tables in the order a point's rows must arrive (runs first: the
+ * others reference it). */
+static const char *const merged_tables[] = {"runs", "requests", "replicas", "tasks", "iterations",
+                                            NULL};
+
+int sim_recorder_merge(sim_recorder *r, const char *path, util_diag *d)
+{
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(r->db, "ATTACH ?1 AS point", -1, &st, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+        rc = sqlite3_step(st);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return db_fail(r, d, "cannot open a point's database");
+    rc = begin(r, d);
+    for (int i = 0; !rc && merged_tables[i]; i++) {
+        /* the same schema on both sides: whole rows copied as they are */
+        char *sql = util_xasprintf("INSERT INTO main.%s SELECT * FROM point.%s", merged_tables[i],
+                                   merged_tables[i]);
+        rc = exec(r, sql, d);
+        free(sql);
+    }
+    if (!rc) rc = exec(r, "COMMIT", d);
+    if (rc) sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
+    r->in_txn = false;
+    if (!rc) {
+        r->need_schema = false;
+        r->created = false; /* it holds a committed run: the user's now */
+    }
+    sqlite3_exec(r->db, "DETACH point", NULL, NULL, NULL);
+    return rc;
 }
 
 sqlite3 *sim_recorder_db(sim_recorder *r)

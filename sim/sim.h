@@ -178,13 +178,22 @@ typedef struct sim_progress {
 
 typedef void (*sim_progress_fn)(const sim_progress *p, void *arg);
 
+/* sim_engine_run's status when more requests were in flight than the
+ * engine's limit: the cluster could not keep up with its arrivals. */
+enum { SIM_EOVERLOAD = -10 };
+
 /* The scenario must outlive the engine. */
 sim_engine *sim_engine_create(const sim_scenario *sc, const sim_sink *sink);
 void sim_engine_destroy(sim_engine *e);
+/* Stops a run as overloaded once more than limit requests are in flight
+ * (sent and not ended), so that no run of an overloaded cluster lasts
+ * longer than its limit's worth of backlog; 0: no limit. */
+void sim_engine_limit_in_flight(sim_engine *e, int64_t limit);
 /* Runs to the end, or until *stop becomes non-zero (checked before every
  * event), calling progress every few thousand events.  Returns 0, UTIL_EINTR
- * when stopped (in-flight requests are emitted as unfinished), or UTIL_EFAIL
- * when the sink failed. */
+ * when stopped, SIM_EOVERLOAD when the in-flight limit was passed (either
+ * way in-flight requests are emitted as unfinished), or UTIL_EFAIL when the
+ * sink failed. */
 int sim_engine_run(sim_engine *e, const volatile sig_atomic_t *stop, sim_progress_fn progress,
                    void *arg);
 void sim_engine_progress(const sim_engine *e, sim_progress *out);
@@ -223,6 +232,10 @@ sim_sink sim_recorder_sink_with_iterations(sim_recorder *r);
 /* Marks the run (status "completed", "interrupted" or "failed") and commits. */
 int sim_recorder_finish(sim_recorder *r, const char *status, double sim_end_s, double wall_s,
                         int64_t events, util_diag *d);
+/* Copies every run of the servesim database at path (a sweep's point,
+ * simulated elsewhere, its run ids numbered for this file) in one
+ * transaction: all of it or nothing. */
+int sim_recorder_merge(sim_recorder *r, const char *path, util_diag *d);
 /* Rolls the run back; a database file this recorder created is removed. */
 void sim_recorder_abort(sim_recorder *r);
 /* The message of a failed sink callback. */

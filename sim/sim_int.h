@@ -247,6 +247,7 @@ struct sim_engine {
     bool failed;
     int64_t stop_ns;       /* arrivals at or after this time are not made */
     int64_t arrived, done, next_request_id, next_task_id;
+    int64_t in_flight_limit; /* 0: none */
     sim__task *tasks, *free_tasks;
 };
 

@@ -1,0 +1,200 @@
+/*
+ * pl: capacity planning -- many runs of one scenario.  A sweep runs a grid
+ * of overrides (and seeds) in worker processes, each point a run of the
+ * sweep's database; a plan searches an arrival rate, a replica count or a
+ * configuration for the best one that meets a set of targets.
+ *
+ * Workers never share a database: each point is simulated into a file (or
+ * memory) of its own and summarised there, in parallel; the parent process
+ * is the one writer of the sweep's database and copies each finished point
+ * into it in one transaction.  Points are numbered before they run and
+ * their seeds fixed, so a sweep's result does not depend on how many
+ * workers ran it, or in what order they finished.
+ */
+#ifndef PL_H
+#define PL_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sim.h"
+#include "util.h"
+
+/* ---- values and grids ---- */
+
+/* One varied key: `--vary PATH=VALUES`. */
+typedef struct pl_axis {
+    char *path;
+    cJSON *values; /* an array of JSON values */
+} pl_axis;
+
+/* Parses `PATH=VALUES`: a list (`1,2,4,8`, each item JSON or else a
+ * string: `h100-sxm,a100-80gb`), a range (`2:40:2`, both ends included) or
+ * a log range (`1:256:x2`). */
+int pl_axis_parse(const char *arg, pl_axis *out, util_diag *d);
+void pl_axis_fini(pl_axis *a);
+
+/* ---- one point ---- */
+
+/* A point: the base scenario with overrides and a seed. */
+typedef struct pl_point {
+    cJSON *overrides; /* object: dotted path -> JSON value */
+    int64_t seed;
+    int64_t run_id;   /* in the sweep's database; 0: not stored */
+} pl_point;
+
+/* The figures a sweep prints and a plan decides on, from a point's report. */
+typedef struct pl_summary {
+    int64_t run_id;
+    bool overloaded;
+    int64_t measured;
+    double ttft_p50, ttft_p99, tpot_p50, tpot_p99;
+    double requests_per_s, output_tokens_per_s, goodput_requests_per_s, attainment;
+    double busy_fraction, usd_per_million_output_tokens, j_per_output_token;
+    int n_targets;
+    double target_value[8]; /* each target's value (percentile or mean), seconds */
+} pl_summary;
+
+/* A scenario to run points of: its text after --set overrides, where its
+ * files are, and what to ask of each point. */
+typedef struct pl_base {
+    const mdl_catalog *catalog;
+    const char *json;      /* the scenario (and --set) as JSON text */
+    const char *base_dir;  /* its folder, for the files it names */
+    const char *sweep;     /* label stored with each run; NULL for a plan's points */
+    char **slo_args;       /* --slo / --target arguments, for summaries */
+    int n_slo_args;
+} pl_base;
+
+/* Builds the point's scenario text (validated), or returns UTIL_EINPUT with
+ * messages naming the point's overrides. */
+int pl_point_scenario(const pl_base *b, const pl_point *p, char **json, util_diag *d);
+/* Simulates a point into the database at path (":memory:" for none kept),
+ * with an in-flight limit that classifies overload, and summarises it. */
+int pl_point_run(const pl_base *b, const pl_point *p, const char *path, pl_summary *out,
+                 util_diag *d);
+
+/* A summary as JSON (caller frees), and back. */
+cJSON *pl_summary_json(const pl_summary *s);
+void pl_summary_from_json(const cJSON *o, pl_summary *s);
+/* The figures of a run already stored (a resumed sweep's). */
+int pl_summarise(sqlite3 *db, int64_t run, const pl_base *b, pl_summary *out, util_diag *d);
+
+/* ---- workers ---- */
+
+/* A job's text in, a result's text out, in a worker process. */
+typedef char *(*pl_job_fn)(const char *job, void *ctx);
+
+typedef struct pl_pool pl_pool;
+
+/* Starts n worker processes running fn. */
+pl_pool *pl_pool_start(int n, pl_job_fn fn, void *ctx);
+/* Hands a job (one line of text) to an idle worker: false when none is. */
+bool pl_pool_submit(pl_pool *p, int64_t tag, const char *job);
+/* Waits for a result: its tag and text (caller frees); false when no job is
+ * out, or when *stop became non-zero. */
+bool pl_pool_wait(pl_pool *p, const volatile sig_atomic_t *stop, int64_t *tag, char **result);
+int pl_pool_busy(const pl_pool *p);
+/* Stops the workers (killing any mid-job) and waits for them. */
+void pl_pool_stop(pl_pool *p);
+/* The number of processors online, for the default -j. */
+int pl_cores(void);
+
+/* ---- sweeps ---- */
+
+typedef struct pl_sweep_opts {
+    pl_base base;
+    pl_axis *axes;
+    int n_axes;
+    int seeds;      /* repetitions of each point, seeds seed, seed + 1, ... */
+    int64_t seed;   /* the scenario's */
+    int jobs;
+    bool resume;
+    const char *output;
+    bool progress;  /* a progress bar on stderr */
+} pl_sweep_opts;
+
+typedef struct pl_sweep_row {
+    pl_point point;
+    pl_summary s;
+} pl_sweep_row;
+
+typedef struct pl_sweep_result {
+    pl_sweep_row *rows; /* grid order */
+    int n_rows;
+    int ran, resumed;   /* points run now, points found done */
+    bool interrupted;
+} pl_sweep_result;
+
+/* Runs the grid into opts->output: every point not already there (resume),
+ * stopping cleanly when *stop becomes non-zero (finished points are kept).
+ * Returns 0, UTIL_EINTR, UTIL_EINPUT (a bad point: nothing was run) or
+ * UTIL_EFAIL. */
+int pl_sweep_run(const pl_sweep_opts *opts, const volatile sig_atomic_t *stop,
+                 pl_sweep_result *out, util_diag *d);
+void pl_sweep_result_fini(pl_sweep_result *r);
+cJSON *pl_sweep_json(const pl_sweep_opts *opts, const pl_sweep_result *r);
+void pl_sweep_print(const pl_sweep_opts *opts, const pl_sweep_result *r, FILE *out);
+
+/* ---- plans ---- */
+
+typedef enum pl_goal { PL_MAX_RATE, PL_MIN_REPLICAS, PL_CHEAPEST } pl_goal;
+
+/* A target: `ttft_p99<=2` (a percentile or `_mean` of the measured
+ * requests), or `ttft<=0.5` (a per-request SLO, met by the attainment
+ * goal's share of the requests). */
+typedef struct pl_target {
+    char *text;   /* as given */
+    char *slo;    /* the --slo form (ttft_p99=2) */
+    bool per_request;
+    int index;    /* per_request: which key; else which summary target */
+    double threshold;
+} pl_target;
+
+typedef struct pl_plan_opts {
+    pl_base base;
+    pl_goal goal;
+    pl_target *targets;
+    int n_targets;
+    double attainment;   /* goal for per-request targets */
+    double rate;         /* min-replicas, cheapest: the arrival rate */
+    pl_axis *candidates; /* cheapest: candidate keys (cluster.gpu, ...) */
+    int n_candidates;
+    int seeds;           /* per evaluated point */
+    int jobs;
+    double confidence;   /* of each point's verdict, e.g. 0.95 */
+    double rel_tol;      /* max-rate: stop when the bracket is this narrow, relatively */
+    int max_replicas;
+} pl_plan_opts;
+
+/* One configuration tried: its overrides, verdict and figures (means over
+ * its seeds, with the half-width of their interval). */
+typedef struct pl_trial {
+    cJSON *overrides;
+    bool met, overloaded;
+    int seeds;
+    double value[8], half[8]; /* each target's mean value and interval half-width */
+    double attainment, usd_per_million_output_tokens, busy_fraction, output_tokens_per_s;
+} pl_trial;
+
+typedef struct pl_plan_result {
+    bool found;
+    double max_rate, rate_lo, rate_hi; /* max-rate: the answer and its bracket */
+    int replicas;                      /* min-replicas */
+    int best;                          /* cheapest: index into trials of the chosen */
+    pl_trial *trials;
+    int n_trials;
+} pl_plan_result;
+
+/* Parses `METRIC<=SECONDS` (METRIC as for --slo: ttft_p99, tpot_mean, e2e). */
+int pl_target_parse(const char *text, pl_target *out, util_diag *d);
+void pl_target_fini(pl_target *t);
+int pl_plan_run(const pl_plan_opts *opts, const volatile sig_atomic_t *stop,
+                pl_plan_result *out, util_diag *d);
+void pl_plan_result_fini(pl_plan_result *r);
+cJSON *pl_plan_json(const pl_plan_opts *opts, const pl_plan_result *r);
+void pl_plan_print(const pl_plan_opts *opts, const pl_plan_result *r, FILE *out);
+
+#endif /* PL_H */

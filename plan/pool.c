@@ -1,0 +1,166 @@
+/*
+ * pool.c: worker processes.  Each worker reads jobs, one line of text each,
+ * from a pipe, runs them and writes each result as one line to another
+ * pipe; the parent hands jobs to idle workers and waits on their results
+ * with poll(), so a slow point never holds up the others.  Processes, not
+ * threads: a point is a whole simulation with its own SQLite connection,
+ * and a worker that crashes takes nothing else with it.
+ */
+#include "pl.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+typedef struct worker {
+    pid_t pid;
+    FILE *jobs;      /* to the worker */
+    int results;     /* from the worker */
+    bool busy;
+    int64_t tag;
+    char *buf;       /* a result line as it arrives */
+    size_t len, cap;
+} worker;
+
+struct pl_pool {
+    worker *w;
+    int n, busy;
+};
+
+int pl_cores(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+/* The worker's life: jobs until the parent closes the pipe. */
+static void serve(FILE *in, int out, pl_job_fn fn, void *ctx)
+{
+    signal(SIGINT, SIG_IGN); /* Ctrl-C is the parent's to handle: it stops us */
+    char *line = NULL;
+    size_t cap = 0;
+    while (getline(&line, &cap, in) > 0) {
+        char *result = fn(line, ctx);
+        size_t len = strlen(result), off = 0;
+        result[len] = '\n'; /* the line's end replaces the terminator */
+        while (off < len + 1) {
+            ssize_t k = write(out, result + off, len + 1 - off);
+            if (k < 0 && errno == EINTR) continue;
+            if (k <= 0) _exit(1);
+            off += (size_t)k;
+        }
+        free(result);
+    }
+    free(line);
+    _exit(0);
+}
+
+pl_pool *pl_pool_start(int n, pl_job_fn fn, void *ctx)
+{
+    pl_pool *p = util_xcalloc(1, sizeof *p);
+    p->w = util_xcalloc((size_t)n, sizeof *p->w);
+    fflush(NULL); /* nothing buffered is written twice */
+    for (int i = 0; i < n; i++) {
+        int down[2], up[2];
+        if (pipe(down) || pipe(up)) abort();
+        pid_t pid = fork();
+        if (pid < 0) abort();
+        if (pid == 0) {
+            close(down[1]);
+            close(up[0]);
+            for (int j = 0; j < i; j++) { /* the other workers' pipes are not ours */
+                fclose(p->w[j].jobs);
+                close(p->w[j].results);
+            }
+            serve(fdopen(down[0], "r"), up[1], fn, ctx);
+        }
+        close(down[0]);
+        close(up[1]);
+        p->w[i] = (worker){.pid = pid, .jobs = fdopen(down[1], "w"), .results = up[0]};
+        p->n++;
+    }
+    return p;
+}
+
+bool pl_pool_submit(pl_pool *p, int64_t tag, const char *job)
+{
+    for (int i = 0; i < p->n; i++) {
+        worker *w = &p->w[i];
+        if (w->busy) continue;
+        fprintf(w->jobs, "%s\n", job);
+        fflush(w->jobs);
+        w->busy = true;
+        w->tag = tag;
+        w->len = 0;
+        p->busy++;
+        return true;
+    }
+    return false;
+}
+
+int pl_pool_busy(const pl_pool *p)
+{
+    return p->busy;
+}
+
+/* Reads what worker w has sent; true with a whole line in w->buf. */
+static bool read_some(worker *w)
+{
+    if (w->cap - w->len < 4096) w->buf = util_xrealloc(w->buf, w->cap = 2 * w->cap + 8192);
+    ssize_t k = read(w->results, w->buf + w->len, w->cap - w->len - 1);
+    if (k <= 0) { /* the worker died mid-job: report it as the job's result */
+        w->len = (size_t)snprintf(w->buf, w->cap, "{\"ok\": false, \"error\": \"a worker "
+                                                  "process died (pid %d)\"}\n", (int)w->pid);
+        return true;
+    }
+    w->len += (size_t)k;
+    w->buf[w->len] = '\0';
+    return w->len > 0 && w->buf[w->len - 1] == '\n';
+}
+
+bool pl_pool_wait(pl_pool *p, const volatile sig_atomic_t *stop, int64_t *tag, char **result)
+{
+    struct pollfd *fds = util_xmalloc((size_t)p->n * sizeof *fds);
+    int *who = util_xmalloc((size_t)p->n * sizeof *who);
+    bool got = false;
+    while (p->busy > 0 && !got && !(stop && *stop)) {
+        int m = 0;
+        for (int i = 0; i < p->n; i++)
+            if (p->w[i].busy) {
+                fds[m] = (struct pollfd){.fd = p->w[i].results, .events = POLLIN};
+                who[m++] = i;
+            }
+        if (poll(fds, (nfds_t)m, 200) <= 0) continue; /* a timeout or a signal: check stop */
+        for (int k = 0; k < m && !got; k++) {
+            worker *w = &p->w[who[k]];
+            if (!(fds[k].revents & (POLLIN | POLLHUP | POLLERR)) || !read_some(w)) continue;
+            w->buf[w->len - 1] = '\0';
+            *result = util_xstrdup(w->buf);
+            *tag = w->tag;
+            w->busy = false;
+            p->busy--;
+            got = true;
+        }
+    }
+    free(fds);
+    free(who);
+    return got;
+}
+
+void pl_pool_stop(pl_pool *p)
+{
+    if (!p) return;
+    for (int i = 0; i < p->n; i++) {
+        worker *w = &p->w[i];
+        fclose(w->jobs); /* an idle worker reads the end and exits */
+        if (w->busy) kill(w->pid, SIGKILL);
+        close(w->results);
+    }
+    for (int i = 0; i < p->n; i++) waitpid(p->w[i].pid, NULL, 0);
+    for (int i = 0; i < p->n; i++) free(p->w[i].buf);
+    free(p->w);
+    free(p);
+}

@@ -1,0 +1,303 @@
+/*
+ * sweep.c: a grid of points run by worker processes into one database.
+ *
+ * Every point is validated before anything runs (a bad value is bad input,
+ * and nothing is written), numbered with its run id, and given its seed;
+ * workers simulate points into files of their own next to the output and
+ * summarise them there; the parent merges each finished file into the
+ * output in one transaction and removes it.  So an interrupted sweep holds
+ * exactly the points that finished, and `--resume` finds them by their
+ * overrides and seed and runs the rest.
+ */
+#include "pl.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util.h"
+
+/* ---- the grid ---- */
+
+static int grid_size(const pl_sweep_opts *o)
+{
+    int n = 1;
+    for (int i = 0; i < o->n_axes; i++) n *= cJSON_GetArraySize(o->axes[i].values);
+    return n * o->seeds;
+}
+
+/* Point i: the first axis varies slowest, the seed fastest. */
+static void grid_point(const pl_sweep_opts *o, int i, pl_point *p)
+{
+    p->overrides = cJSON_CreateObject();
+    p->seed = o->seed + i % o->seeds;
+    int rest = i / o->seeds;
+    for (int a = o->n_axes - 1; a >= 0; a--) {
+        int n = cJSON_GetArraySize(o->axes[a].values);
+        cJSON *v = cJSON_Duplicate(cJSON_GetArrayItem(o->axes[a].values, rest % n), 1);
+        rest /= n;
+        cJSON_AddItemToObject(p->overrides, o->axes[a].path, v);
+    }
+    /* keep the axes' order in the object: it is the point's stored identity */
+    cJSON *ordered = cJSON_CreateObject();
+    for (int a = 0; a < o->n_axes; a++)
+        cJSON_AddItemToObject(ordered, o->axes[a].path,
+                              cJSON_DetachItemFromObjectCaseSensitive(p->overrides, o->axes[a].path));
+    cJSON_Delete(p->overrides);
+    p->overrides = ordered;
+}
+
+static char *point_name(const pl_point *p)
+{
+    char *o = cJSON_PrintUnformatted(p->overrides);
+    char *s = util_xasprintf("point %s seed %lld", o, (long long)p->seed);
+    free(o);
+    return s;
+}
+
+/* Each point's scenario must load: a typo in a value is found before any
+ * run, and named by its point. */
+static int validate(const pl_sweep_opts *o, const pl_sweep_result *r, util_diag *d)
+{
+    int rc = UTIL_OK;
+    for (int i = 0; i < r->n_rows && d->count < 20; i++) {
+        util_diag one;
+        util_diag_init(&one);
+        char *json = NULL;
+        sim_scenario sc;
+        int prc = pl_point_scenario(&o->base, &r->rows[i].point, &json, &one);
+        if (!prc) {
+            prc = sim_scenario_load(cJSON_Parse(json), o->base.catalog, o->base.base_dir, &sc, &one);
+            sim_scenario_fini(&sc);
+        }
+        if (prc) {
+            char *name = point_name(&r->rows[i].point);
+            for (int k = 0; k < one.count; k++) util_diag_add(d, "%s: %s", name, one.msgs[k]);
+            free(name);
+            rc = UTIL_EINPUT;
+        }
+        free(json);
+        util_diag_fini(&one);
+    }
+    return rc;
+}
+
+/* ---- the database: what is done, what to number ---- */
+
+static int64_t max_run_id(sqlite3 *db)
+{
+    sqlite3_stmt *st;
+    int64_t id = 0;
+    if (sqlite3_prepare_v2(db, "SELECT max(id) FROM runs", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        id = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return id;
+}
+
+/* Points already in the database: run ids filled in for them; returns how
+ * many, or -1 on error. */
+static int find_done(sqlite3 *db, const char *label, pl_sweep_result *r)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT id, overrides, seed FROM runs WHERE sweep = ?1", -1, &st,
+                           NULL) != SQLITE_OK)
+        return sqlite3_errcode(db) == SQLITE_ERROR ? 0 : -1; /* a file without runs yet */
+    sqlite3_bind_text(st, 1, label, -1, SQLITE_STATIC);
+    int found = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *o = (const char *)sqlite3_column_text(st, 1);
+        int64_t seed = sqlite3_column_int64(st, 2);
+        for (int i = 0; i < r->n_rows; i++) {
+            pl_point *p = &r->rows[i].point;
+            char *mine = cJSON_PrintUnformatted(p->overrides);
+            if (!p->run_id && o && !strcmp(mine, o) && p->seed == seed) {
+                p->run_id = sqlite3_column_int64(st, 0);
+                found++;
+            }
+            free(mine);
+        }
+    }
+    sqlite3_finalize(st);
+    return found;
+}
+
+/* ---- workers ---- */
+
+static char *temp_path(const pl_sweep_opts *o, int64_t run_id)
+{
+    return util_xasprintf("%s.point-%lld.tmp", o->output, (long long)run_id);
+}
+
+/* A point's file, and the rollback journal SQLite keeps beside it while it
+ * writes (a worker killed mid-run leaves one). */
+static void remove_point_file(const char *path)
+{
+    char *journal = util_xasprintf("%s-journal", path);
+    unlink(path);
+    unlink(journal);
+    free(journal);
+}
+
+static char *run_job(const char *job, void *ctx)
+{
+    const pl_base *b = ctx;
+    cJSON *j = cJSON_Parse(job);
+    pl_point p = {cJSON_GetObjectItemCaseSensitive(j, "overrides"),
+                  (int64_t)util_json_number(j, "seed", 0), (int64_t)util_json_number(j, "run_id", 0)};
+    const char *path = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "path"));
+    util_diag d;
+    util_diag_init(&d);
+    pl_summary s;
+    remove_point_file(path); /* a file left by an interrupted sweep */
+    int rc = pl_point_run(b, &p, path, &s, &d);
+    cJSON *out = cJSON_CreateObject();
+    cJSON_AddBoolToObject(out, "ok", rc == UTIL_OK);
+    if (rc == UTIL_OK) {
+        cJSON_AddItemToObject(out, "summary", pl_summary_json(&s));
+    } else {
+        char *msg = util_xstrdup(d.count ? d.msgs[0] : "the point failed");
+        cJSON_AddStringToObject(out, "error", msg);
+        free(msg);
+        remove_point_file(path);
+    }
+    char *text = cJSON_PrintUnformatted(out);
+    cJSON_Delete(out);
+    cJSON_Delete(j);
+    util_diag_fini(&d);
+    return text;
+}
+
+static char *job_text(const pl_sweep_opts *o, const pl_point *p)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddItemToObject(j, "overrides", cJSON_Duplicate(p->overrides, 1));
+    cJSON_AddNumberToObject(j, "seed", (double)p->seed);
+    cJSON_AddNumberToObject(j, "run_id", (double)p->run_id);
+    char *path = temp_path(o, p->run_id);
+    cJSON_AddStringToObject(j, "path", path);
+    free(path);
+    char *text = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    return text;
+}
+
+/* ---- progress ---- */
+
+static void progress(const pl_sweep_opts *o, int done, int total, double start)
+{
+    if (!o->progress) return;
+    double el = util_wall_s() - start;
+    int width = 30, fill = total ? width * done / total : width;
+    fprintf(stderr, "\r  [%.*s%*s] %d/%d points, %.0f s elapsed", fill,
+            "##############################", width - fill, "", done, total, el);
+    if (done > 0 && done < total) fprintf(stderr, ", ~%.0f s left", el / done * (total - done));
+    fprintf(stderr, "\033[K");
+    if (done == total) fprintf(stderr, "\r\033[K");
+}
+
+/* ---- the sweep ---- */
+
+/* Hands out points and merges what comes back, until all are done or
+ * *stop is raised. */
+static int drive(const pl_sweep_opts *o, sim_recorder *rec, int *todo, int n_todo,
+                 const volatile sig_atomic_t *stop, pl_sweep_result *r, util_diag *d)
+{
+    pl_pool *pool = pl_pool_start(o->jobs, run_job, (void *)&o->base);
+    int next = 0, done = 0, rc = UTIL_OK;
+    bool *out = util_xcalloc((size_t)r->n_rows, sizeof *out);
+    double start = util_wall_s();
+    progress(o, 0, n_todo, start);
+    while (!rc && done < n_todo && !(stop && *stop)) {
+        while (next < n_todo) { /* keep every worker busy */
+            char *job = job_text(o, &r->rows[todo[next]].point);
+            bool taken = pl_pool_submit(pool, todo[next], job);
+            free(job);
+            if (!taken) break;
+            out[todo[next++]] = true;
+        }
+        int64_t tag;
+        char *text;
+        if (!pl_pool_wait(pool, stop, &tag, &text)) continue;
+        pl_sweep_row *row = &r->rows[tag];
+        out[tag] = false;
+        cJSON *res = cJSON_Parse(text);
+        free(text);
+        char *path = temp_path(o, row->point.run_id);
+        if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(res, "ok"))) {
+            char *name = point_name(&row->point);
+            rc = util_diag_fail(d, "%s: %s", name,
+                                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(res, "error")));
+            free(name);
+        } else {
+            pl_summary_from_json(cJSON_GetObjectItemCaseSensitive(res, "summary"), &row->s);
+            rc = sim_recorder_merge(rec, path, d);
+            remove_point_file(path);
+            r->ran++;
+            progress(o, ++done, n_todo, start);
+        }
+        free(path);
+        cJSON_Delete(res);
+    }
+    pl_pool_stop(pool);
+    for (int i = 0; i < r->n_rows; i++) /* points cut short leave no file behind */
+        if (out[i]) {
+            char *path = temp_path(o, r->rows[i].point.run_id);
+            remove_point_file(path);
+            free(path);
+        }
+    free(out);
+    if (!rc && done < n_todo) {
+        r->interrupted = true;
+        if (o->progress) fprintf(stderr, "\r\033[K");
+        return UTIL_EINTR;
+    }
+    return rc;
+}
+
+int pl_sweep_run(const pl_sweep_opts *o, const volatile sig_atomic_t *stop, pl_sweep_result *r,
+                 util_diag *d)
+{
+    memset(r, 0, sizeof *r);
+    r->n_rows = grid_size(o);
+    r->rows = util_xcalloc((size_t)r->n_rows, sizeof *r->rows);
+    for (int i = 0; i < r->n_rows; i++) grid_point(o, i, &r->rows[i].point);
+    int rc = validate(o, r, d);
+    sim_recorder *rec = NULL;
+    if (!rc) rc = sim_recorder_open(o->output, &rec, d);
+    if (rc) {
+        sim_recorder_close(rec);
+        return rc;
+    }
+    sqlite3 *db = sim_recorder_db(rec);
+    int found = find_done(db, o->base.sweep, r);
+    if (found > 0 && !o->resume)
+        rc = util_diag_add(d, "%s already holds sweep '%s' (%d of its points): --resume runs the "
+                              "missing ones, or write to another file",
+                           o->output, o->base.sweep, found);
+    int *todo = util_xmalloc((size_t)r->n_rows * sizeof *todo), n_todo = 0;
+    int64_t id = max_run_id(db);
+    for (int i = 0; !rc && i < r->n_rows; i++) {
+        pl_sweep_row *row = &r->rows[i];
+        if (row->point.run_id) { /* done before */
+            rc = pl_summarise(db, row->point.run_id, &o->base, &row->s, d);
+            r->resumed++;
+        } else {
+            row->point.run_id = ++id; /* numbered before they run: the same ids for any -j */
+            todo[n_todo++] = i;
+        }
+    }
+    if (!rc) rc = drive(o, rec, todo, n_todo, stop, r, d);
+    free(todo);
+    if (rc && rc != UTIL_EINTR && r->ran == 0 && r->resumed == 0) sim_recorder_abort(rec);
+    sim_recorder_close(rec);
+    return rc;
+}
+
+void pl_sweep_result_fini(pl_sweep_result *r)
+{
+    for (int i = 0; i < r->n_rows; i++) cJSON_Delete(r->rows[i].point.overrides);
+    free(r->rows);
+    memset(r, 0, sizeof *r);
+}

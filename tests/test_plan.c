@@ -1,0 +1,402 @@
+/*
+ * test_plan.c: sweeps and plans.  A sweep gives the same database whatever
+ * the number of workers; --resume runs only the missing points; an
+ * interrupted sweep keeps its finished points and leaves no stray files;
+ * the max-rate search on an M/D/1 queue finds the rate Pollaczek-Khinchine
+ * gives for a mean-TTFT target; min-replicas on M/M/c with a central queue
+ * finds what Erlang C gives; an overloaded point is classified and stopped
+ * early.  argv[1] is the built servesim, argv[2] the source root.
+ */
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pl.h"
+#include "support.h"
+#include "tap.h"
+
+static char dir[] = "/tmp/servesim-plan-XXXXXX";
+static const char *servesim;
+
+#define SMALL                                                                                      \
+    "{\"name\": \"small\", \"seed\": 4, \"stop\": {\"requests\": 300}, \"cluster\": {\"gpu\": "    \
+    "\"h100-sxm\", \"model\": \"llama-3.1-8b\"}, \"workload\": {\"arrival\": {\"process\": "       \
+    "\"poisson\", \"rate_per_s\": 10}, \"prompt_tokens\": {\"dist\": \"lognormal\", \"median\": "  \
+    "500, \"sigma\": 0.8, \"max\": 4096}, \"output_tokens\": {\"dist\": \"lognormal\", "           \
+    "\"median\": 100, \"sigma\": 0.6, \"max\": 1024}}, \"slo\": {\"ttft_s\": 0.5}}"
+
+/* M/D/1: one sequence at a time, every request one 0.1 s iteration. */
+#define MD1                                                                                        \
+    "{\"name\": \"md1\", \"seed\": 1, \"stop\": {\"requests\": 20000}, \"warmup_s\": 200, "        \
+    "\"cluster\": {\"gpu\": \"h100-sxm\", \"model\": \"llama-3.1-8b\", \"scheduler\": "           \
+    "{\"max_batch\": 1, \"max_batched_tokens\": 1000000, \"activation_reserve_gib\": 1}, "         \
+    "\"cost_model\": {\"kind\": \"linear\", \"iteration_s\": 0.1, \"prefill_s_per_token\": 0, "    \
+    "\"decode_step_s\": 0, \"decode_s_per_seq\": 0}}, \"workload\": {\"arrival\": {\"process\": "  \
+    "\"poisson\", \"rate_per_s\": 4}, \"prompt_tokens\": {\"dist\": \"fixed\", \"value\": 100}, "   \
+    "\"output_tokens\": {\"dist\": \"fixed\", \"value\": 1}}}"
+
+/* M/M/c: exponential service of mean 1 s, one queue for every replica. */
+#define MMC                                                                                        \
+    "{\"name\": \"mmc\", \"seed\": 1, \"stop\": {\"requests\": 8000}, \"warmup_s\": 300, "         \
+    "\"cluster\": {\"gpu\": \"h100-sxm\", \"model\": \"llama-3.1-8b\", \"router\": "              \
+    "\"central_queue\", \"scheduler\": {\"max_batch\": 1, \"max_batched_tokens\": 1000000, "       \
+    "\"activation_reserve_gib\": 1}, \"cost_model\": {\"kind\": \"linear\", "                     \
+    "\"prefill_s_per_token\": 0.001}}, \"workload\": {\"arrival\": {\"process\": \"poisson\", "    \
+    "\"rate_per_s\": 2.1}, \"prompt_tokens\": {\"dist\": \"exponential\", \"mean\": 1000}, "       \
+    "\"output_tokens\": {\"dist\": \"fixed\", \"value\": 1}}}"
+
+static char *in_dir(const char *name)
+{
+    return util_xasprintf("%s/%s", dir, name);
+}
+
+/* ---- sweeps ---- */
+
+static pl_sweep_opts sweep_opts(const char *json, pl_axis *axes, int n_axes, const char *out,
+                                int jobs)
+{
+    pl_base b = {.catalog = support_catalog, .json = json, .sweep = "test sweep"};
+    return (pl_sweep_opts){.base = b, .axes = axes, .n_axes = n_axes, .seeds = 2, .seed = 4,
+                           .jobs = jobs, .output = out};
+}
+
+/* Every row of every table, as text (wall-clock columns left out). */
+static char *dump(const char *path)
+{
+    sqlite3 *db;
+    sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
+    static const char *const sql[] = {
+        "SELECT id, name, seed, scenario, status, sim_end_s, events, overrides, sweep FROM runs "
+        "ORDER BY id",
+        "SELECT * FROM requests ORDER BY run_id, id",
+        "SELECT * FROM replicas ORDER BY run_id, replica",
+    };
+    size_t cap = 1 << 20, len = 0;
+    char *s = util_xmalloc(cap);
+    for (int q = 0; q < 3; q++) {
+        sqlite3_stmt *st;
+        sqlite3_prepare_v2(db, sql[q], -1, &st, NULL);
+        while (sqlite3_step(st) == SQLITE_ROW)
+            for (int c = 0; c < sqlite3_column_count(st); c++) {
+                const char *v = (const char *)sqlite3_column_text(st, c);
+                size_t n = strlen(v ? v : "") + 1;
+                if (len + n + 1 > cap) s = util_xrealloc(s, cap *= 2);
+                memcpy(s + len, v ? v : "", n - 1);
+                len += n;
+                s[len - 1] = c + 1 < sqlite3_column_count(st) ? ',' : '\n';
+            }
+        sqlite3_finalize(st);
+    }
+    s[len] = '\0';
+    sqlite3_close(db);
+    return s;
+}
+
+static void test_sweep(void)
+{
+    util_diag d;
+    util_diag_init(&d);
+    pl_axis axes[2];
+    pl_axis_parse("workload.arrival.rate_per_s=4:16:x2", &axes[0], &d);
+    pl_axis_parse("cluster.gpu=h100-sxm,a100-80gb", &axes[1], &d);
+    ok(cJSON_GetArraySize(axes[0].values) == 3 && cJSON_GetArraySize(axes[1].values) == 2,
+       "a log range 4:16:x2 is 4, 8, 16; a list of names two strings");
+    char *one = in_dir("one.db"), *two = in_dir("two.db");
+    pl_sweep_opts o1 = sweep_opts(SMALL, axes, 2, one, 1), o2 = sweep_opts(SMALL, axes, 2, two, 2);
+    pl_sweep_result r1, r2;
+    int rc1 = pl_sweep_run(&o1, NULL, &r1, &d), rc2 = pl_sweep_run(&o2, NULL, &r2, &d);
+    util_diag_print(&d, stdout, "# sweep");
+    ok(rc1 == 0 && rc2 == 0 && r1.ran == 12 && r2.ran == 12,
+       "a 3 x 2 grid with 2 seeds runs 12 points (-j 1 and -j 2)");
+    char *a = dump(one), *b = dump(two);
+    ok(strlen(a) > 10000 && !strcmp(a, b), "-j 1 and -j 2 write identical databases (%zu bytes "
+                                           "of rows)", strlen(a));
+    free(b);
+    bool same = true;
+    for (int i = 0; i < r1.n_rows; i++)
+        same &= r1.rows[i].s.run_id == r2.rows[i].s.run_id &&
+                r1.rows[i].s.ttft_p99 == r2.rows[i].s.ttft_p99;
+    ok(same, "and identical tables");
+
+    /* two points lost: --resume runs those two and nothing else */
+    sqlite3 *db;
+    sqlite3_open(one, &db);
+    sqlite3_exec(db, "DELETE FROM requests WHERE run_id IN (3, 8); DELETE FROM replicas WHERE "
+                     "run_id IN (3, 8); DELETE FROM runs WHERE id IN (3, 8);", NULL, NULL, NULL);
+    sqlite3_close(db);
+    pl_sweep_result again;
+    util_diag_clear(&d);
+    ok(pl_sweep_run(&o1, NULL, &again, &d) == UTIL_EINPUT && d.count &&
+           strstr(d.msgs[0], "--resume"),
+       "the same sweep again without --resume is refused, pointing at --resume");
+    pl_sweep_result_fini(&again);
+    o1.resume = true;
+    util_diag_clear(&d);
+    int rc = pl_sweep_run(&o1, NULL, &again, &d);
+    ok(rc == 0 && again.ran == 2 && again.resumed == 10,
+       "--resume runs only the 2 missing points (%d run, %d found)", again.ran, again.resumed);
+    char *c = dump(one);
+    b = dump(two);
+    /* the resumed points take new ids: compare everything else */
+    ok(again.n_rows == 12 && again.rows[2].s.ttft_p99 == r1.rows[2].s.ttft_p99 &&
+           again.rows[7].s.ttft_p99 == r1.rows[7].s.ttft_p99,
+       "and they come out as they did the first time");
+    free(b);
+    free(c);
+    pl_sweep_result_fini(&again);
+    pl_sweep_result_fini(&r1);
+    pl_sweep_result_fini(&r2);
+    free(a);
+    unlink(one);
+    unlink(two);
+    free(one);
+    free(two);
+
+    pl_axis bad;
+    util_diag_clear(&d);
+    ok(pl_axis_parse("workload.arrival.rate_per_s=4:1:1", &bad, &d) == UTIL_EINPUT &&
+           pl_axis_parse("x=1:4:x1", &bad, &d) == UTIL_EINPUT,
+       "a range that runs backwards or a factor of 1 is refused");
+    pl_axis_fini(&axes[0]);
+    pl_axis_fini(&axes[1]);
+    util_diag_fini(&d);
+}
+
+/* Ctrl-C in the middle of a sweep: finished points kept, no stray files,
+ * and --resume finishes the grid. */
+static void test_interrupt(const char *root)
+{
+    char *db = in_dir("int.db"), *scen = util_xasprintf("%s/examples/quickstart.json", root);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int null = open("/dev/null", 1);
+        dup2(null, 1);
+        dup2(null, 2);
+        execl(servesim, servesim, "sweep", scen, "--vary", "workload.arrival.rate_per_s=2:40:2",
+              "--set", "stop.requests=3000", "-j", "2", "-o", db, (char *)NULL);
+        _exit(127);
+    }
+    /* wait for a first point to be merged, then interrupt */
+    for (int i = 0; i < 200; i++) {
+        sqlite3 *h;
+        int n = 0;
+        if (access(db, F_OK) == 0 && sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == 0) {
+            sqlite3_stmt *st;
+            if (sqlite3_prepare_v2(h, "SELECT count(*) FROM runs", -1, &st, NULL) == SQLITE_OK &&
+                sqlite3_step(st) == SQLITE_ROW)
+                n = sqlite3_column_int(st, 0);
+            sqlite3_finalize(st);
+        }
+        sqlite3_close(h);
+        if (n > 0) break;
+        nanosleep(&(struct timespec){0, 20000000}, NULL);
+    }
+    kill(pid, SIGINT);
+    int status;
+    waitpid(pid, &status, 0);
+    ok(WIFEXITED(status) && (WEXITSTATUS(status) == 130 || WEXITSTATUS(status) == 0),
+       "Ctrl-C stops the sweep (exit %d)", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    sqlite3 *h;
+    sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL);
+    sqlite3_stmt *st;
+    sqlite3_prepare_v2(h, "SELECT count(*), total(status = 'completed') FROM runs", -1, &st, NULL);
+    sqlite3_step(st);
+    int kept = sqlite3_column_int(st, 0), whole = sqlite3_column_int(st, 1);
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    ok(kept >= 1 && kept == whole, "every kept point is whole (%d of 20)", kept);
+    char *cmd = util_xasprintf("ls %s | grep -c tmp", dir);
+    FILE *f = popen(cmd, "r");
+    int stray = -1;
+    if (fscanf(f, "%d", &stray) != 1) stray = -1;
+    pclose(f);
+    free(cmd);
+    ok(stray == 0, "no point's temporary file is left behind");
+    pid = fork();
+    if (pid == 0) {
+        int null = open("/dev/null", 1);
+        dup2(null, 1);
+        execl(servesim, servesim, "sweep", scen, "--vary", "workload.arrival.rate_per_s=2:40:2",
+              "--set", "stop.requests=3000", "-j", "2", "-o", db, "--resume", (char *)NULL);
+        _exit(127);
+    }
+    waitpid(pid, &status, 0);
+    sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL);
+    sqlite3_prepare_v2(h, "SELECT count(*) FROM runs", -1, &st, NULL);
+    sqlite3_step(st);
+    int all = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 && all == 20,
+       "--resume finishes the grid: %d points", all);
+    unlink(db);
+    free(db);
+    free(scen);
+}
+
+/* ---- plans ---- */
+
+static pl_plan_opts plan_opts(const char *json, const char *target, pl_goal goal, double rate,
+                              pl_target *t, char **slo)
+{
+    util_diag d;
+    util_diag_init(&d);
+    pl_target_parse(target, t, &d);
+    util_diag_fini(&d);
+    slo[0] = t->slo;
+    pl_base b = {.catalog = support_catalog, .json = json, .slo_args = slo, .n_slo_args = 1};
+    return (pl_plan_opts){.base = b, .goal = goal, .targets = t, .n_targets = 1,
+                          .attainment = 0.9, .rate = rate, .seeds = 3, .jobs = 2,
+                          .confidence = 0.95, .rel_tol = 0.02, .max_replicas = 16};
+}
+
+static void test_max_rate(void)
+{
+    /* M/D/1, D = 0.1 s: mean TTFT = D + rho D / (2 (1 - rho)); 0.3 s at rho = 0.8, 8 req/s */
+    pl_target t;
+    char *slo[1];
+    pl_plan_opts o = plan_opts(MD1, "ttft_mean<=0.3", PL_MAX_RATE, NAN, &t, slo);
+    pl_plan_result r;
+    util_diag d;
+    util_diag_init(&d);
+    int rc = pl_plan_run(&o, NULL, &r, &d);
+    util_diag_print(&d, stdout, "# plan");
+    ok(rc == 0 && r.found, "max-rate finds a rate");
+    /* the bracket, widened by what the sampling allows at its ends: the
+     * interval's half-width on the mean TTFT, through the closed form's slope */
+    const double D = 0.1;
+    const double rho = 0.8, h = 1e-6;
+    double f0 = D + rho * D / (2 * (1 - rho)), f1 = D + (rho + h) * D / (2 * (1 - rho - h));
+    double slope = (f1 - f0) / h * D; /* d(mean TTFT) / d(rate) at 8 req/s: rho = rate x D */
+    double half = r.found ? r.trials[r.best].half[0] : 0;
+    double slack = half / slope;
+    ok(r.found && 8 >= r.rate_lo - slack && 8 <= r.rate_hi + slack,
+       "M/D/1: Pollaczek-Khinchine gives 8 req/s for a 0.3 s mean TTFT; the plan says %.3f "
+       "(met at %.3f, not at %.3f, +- %.3f from the seeds' interval)",
+       r.max_rate, r.rate_lo, r.rate_hi, slack);
+    ok(r.found && (r.rate_hi - r.rate_lo) / r.rate_lo <= 0.02 + 1e-12,
+       "the bracket is within the 2%% asked for");
+    bool bounded = true;
+    for (int i = 0; i < r.n_trials; i++) bounded &= r.trials[i].seeds <= 24;
+    ok(bounded, "every point ran a bounded number of seeds");
+    pl_plan_result_fini(&r);
+    pl_target_fini(&t);
+    util_diag_fini(&d);
+}
+
+/* Erlang C: P(wait) for c servers at offered load a. */
+static double erlang_c(int c, double a)
+{
+    double sum = 0, term = 1;
+    for (int k = 0; k < c; k++) {
+        sum += term;
+        term *= a / (k + 1);
+    }
+    double top = term * c / (c - a);
+    return top / (sum + top);
+}
+
+static void test_min_replicas(void)
+{
+    /* lambda 2.1, mu 1: mean TTFT = 1 + C(c, 2.1) / (c - 2.1) */
+    const double lambda = 2.1, target = 1.2;
+    int want = 3;
+    while (1 + erlang_c(want, lambda) / (want - lambda) > target) want++;
+    pl_target t;
+    char *slo[1];
+    pl_plan_opts o = plan_opts(MMC, "ttft_mean<=1.2", PL_MIN_REPLICAS, lambda, &t, slo);
+    pl_plan_result r;
+    util_diag d;
+    util_diag_init(&d);
+    int rc = pl_plan_run(&o, NULL, &r, &d);
+    util_diag_print(&d, stdout, "# plan");
+    ok(rc == 0 && r.found && r.replicas == want,
+       "M/M/c: Erlang C needs %d replicas for a %.1f s mean TTFT at %.1f req/s; the plan says %d "
+       "(%.3f s there)", want, target, lambda, r.replicas,
+       r.found ? r.trials[r.best].value[0] : NAN);
+    pl_plan_result_fini(&r);
+    pl_target_fini(&t);
+    util_diag_fini(&d);
+}
+
+static void test_cheapest(void)
+{
+    pl_target t;
+    char *slo[1];
+    pl_plan_opts o = plan_opts(SMALL, "ttft_p99<=0.5", PL_CHEAPEST, 12, &t, slo);
+    util_diag d;
+    util_diag_init(&d);
+    pl_axis gpus;
+    pl_axis_parse("cluster.gpu=h100-sxm,l40s", &gpus, &d);
+    o.candidates = &gpus;
+    o.n_candidates = 1;
+    pl_plan_result r;
+    int rc = pl_plan_run(&o, NULL, &r, &d);
+    util_diag_print(&d, stdout, "# plan");
+    bool cheapest = rc == 0 && r.found;
+    for (int i = 0; cheapest && i < r.n_trials; i++)
+        if (r.trials[i].met)
+            cheapest &= r.trials[r.best].usd_per_million_output_tokens <=
+                        r.trials[i].usd_per_million_output_tokens;
+    ok(cheapest, "cheapest: no configuration that meets the target costs less per token");
+    pl_plan_result_fini(&r);
+    pl_axis_fini(&gpus);
+    pl_target_fini(&t);
+    util_diag_fini(&d);
+}
+
+/* Ten times what one H100 can serve, a million requests asked for: the run
+ * is stopped by its backlog long before, and marked overloaded. */
+static void test_overload(void)
+{
+    pl_base b = {.catalog = support_catalog, .json = SMALL};
+    pl_point p = {cJSON_Parse("{\"workload.arrival.rate_per_s\": 2000, \"stop.requests\": "
+                              "1000000}"),
+                  1, 0};
+    pl_summary s;
+    util_diag d;
+    util_diag_init(&d);
+    double t0 = util_wall_s();
+    char *path = in_dir("over.db");
+    int rc = pl_point_run(&b, &p, path, &s, &d);
+    double took = util_wall_s() - t0;
+    util_diag_print(&d, stdout, "# point");
+    sqlite3 *db;
+    sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
+    sqlite3_stmt *st;
+    sqlite3_prepare_v2(db, "SELECT count(*) FROM requests", -1, &st, NULL);
+    sqlite3_step(st);
+    int sent = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    ok(rc == 0 && s.overloaded, "an overloaded point is classified as overloaded");
+    ok(sent < 10000, "and stopped by its backlog after %d of the million requests (%.2f s)", sent,
+       took);
+    unlink(path);
+    free(path);
+    cJSON_Delete(p.overrides);
+    util_diag_fini(&d);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3 || support_init() || !mkdtemp(dir)) {
+        printf("Bail out! usage: test_plan SERVESIM SOURCE_ROOT\n");
+        return 1;
+    }
+    servesim = argv[1];
+    test_sweep();
+    test_interrupt(argv[2]);
+    test_max_rate();
+    test_min_replicas();
+    test_cheapest();
+    test_overload();
+    support_fini();
+    rmdir(dir);
+    return tap_done();
+}
