@@ -172,6 +172,7 @@ int pl_point_run(const pl_base *b, const pl_point *p, const char *path, pl_summa
     if (!rc) {
         sim_run_label label = {overrides, b->sweep, p->run_id};
         sim_recorder_label(rec, &label);
+        sim_recorder_scratch(rec); /* a point's file is merged, then deleted */
         rc = simulate(&sc, rec, &run, d);
         if (rc) sim_recorder_abort(rec);
     }

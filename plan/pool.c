@@ -1,8 +1,10 @@
 /*
  * pool.c: worker processes.  Each worker reads jobs, one line of text each,
  * from a pipe, runs them and writes each result as one line to another
- * pipe; the parent hands jobs to idle workers and waits on their results
- * with poll(), so a slow point never holds up the others.  Processes, not
+ * pipe; the parent hands jobs to workers and waits on their results with
+ * poll(), so a slow point never holds up the others.  Each worker holds up
+ * to DEPTH jobs, so that it starts its next one at once while the parent is
+ * busy with its last result.  Processes, not
  * threads: a point is a whole simulation with its own SQLite connection,
  * and a worker that crashes takes nothing else with it.
  */
@@ -15,12 +17,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#define DEPTH 2
+
 typedef struct worker {
     pid_t pid;
     FILE *jobs;      /* to the worker */
     int results;     /* from the worker */
-    bool busy;
-    int64_t tag;
+    int held;        /* jobs handed to it and not answered */
+    int64_t tags[DEPTH]; /* theirs, oldest first: answers come in order */
     char *buf;       /* a result line as it arrives */
     size_t len, cap;
 } worker;
@@ -87,18 +91,15 @@ pl_pool *pl_pool_start(int n, pl_job_fn fn, void *ctx)
 
 bool pl_pool_submit(pl_pool *p, int64_t tag, const char *job)
 {
-    for (int i = 0; i < p->n; i++) {
-        worker *w = &p->w[i];
-        if (w->busy) continue;
-        fprintf(w->jobs, "%s\n", job);
-        fflush(w->jobs);
-        w->busy = true;
-        w->tag = tag;
-        w->len = 0;
-        p->busy++;
-        return true;
-    }
-    return false;
+    worker *w = NULL; /* the one holding fewest jobs */
+    for (int i = 0; i < p->n; i++)
+        if (p->w[i].held < DEPTH && (!w || p->w[i].held < w->held)) w = &p->w[i];
+    if (!w) return false;
+    fprintf(w->jobs, "%s\n", job);
+    fflush(w->jobs);
+    w->tags[w->held++] = tag;
+    p->busy++;
+    return true;
 }
 
 int pl_pool_busy(const pl_pool *p)
@@ -106,9 +107,11 @@ int pl_pool_busy(const pl_pool *p)
     return p->busy;
 }
 
-/* Reads what worker w has sent; true with a whole line in w->buf. */
+/* Reads what worker w has sent; true with a whole line at the start of
+ * w->buf. */
 static bool read_some(worker *w)
 {
+    if (w->len && memchr(w->buf, '\n', w->len)) return true; /* came with an earlier one */
     if (w->cap - w->len < 4096) w->buf = util_xrealloc(w->buf, w->cap = 2 * w->cap + 8192);
     ssize_t k = read(w->results, w->buf + w->len, w->cap - w->len - 1);
     if (k <= 0) { /* the worker died mid-job: report it as the job's result */
@@ -117,8 +120,30 @@ static bool read_some(worker *w)
         return true;
     }
     w->len += (size_t)k;
-    w->buf[w->len] = '\0';
-    return w->len > 0 && w->buf[w->len - 1] == '\n';
+    return memchr(w->buf, '\n', w->len) != NULL;
+}
+
+/* Takes the first whole line out of w->buf. */
+static char *take_line(worker *w)
+{
+    char *nl = memchr(w->buf, '\n', w->len);
+    size_t n = (size_t)(nl - w->buf);
+    char *line = util_xmalloc(n + 1);
+    memcpy(line, w->buf, n);
+    line[n] = '\0';
+    memmove(w->buf, nl + 1, w->len - n - 1);
+    w->len -= n + 1;
+    return line;
+}
+
+/* Hands out w's oldest answer. */
+static bool deliver(pl_pool *p, worker *w, int64_t *tag, char **result)
+{
+    *result = take_line(w);
+    *tag = w->tags[0];
+    memmove(w->tags, w->tags + 1, (size_t)(--w->held) * sizeof *w->tags);
+    p->busy--;
+    return true;
 }
 
 bool pl_pool_wait(pl_pool *p, const volatile sig_atomic_t *stop, int64_t *tag, char **result)
@@ -128,21 +153,20 @@ bool pl_pool_wait(pl_pool *p, const volatile sig_atomic_t *stop, int64_t *tag, c
     bool got = false;
     while (p->busy > 0 && !got && !(stop && *stop)) {
         int m = 0;
-        for (int i = 0; i < p->n; i++)
-            if (p->w[i].busy) {
+        for (int i = 0; i < p->n && !got; i++) { /* an answer already read comes first */
+            worker *w = &p->w[i];
+            if (w->held && w->len && memchr(w->buf, '\n', w->len)) got = deliver(p, w, tag, result);
+        }
+        for (int i = 0; i < p->n && !got; i++)
+            if (p->w[i].held) {
                 fds[m] = (struct pollfd){.fd = p->w[i].results, .events = POLLIN};
                 who[m++] = i;
             }
-        if (poll(fds, (nfds_t)m, 200) <= 0) continue; /* a timeout or a signal: check stop */
+        if (got || poll(fds, (nfds_t)m, 200) <= 0) continue; /* a timeout or a signal: check stop */
         for (int k = 0; k < m && !got; k++) {
             worker *w = &p->w[who[k]];
-            if (!(fds[k].revents & (POLLIN | POLLHUP | POLLERR)) || !read_some(w)) continue;
-            w->buf[w->len - 1] = '\0';
-            *result = util_xstrdup(w->buf);
-            *tag = w->tag;
-            w->busy = false;
-            p->busy--;
-            got = true;
+            if ((fds[k].revents & (POLLIN | POLLHUP | POLLERR)) && read_some(w))
+                got = deliver(p, w, tag, result);
         }
     }
     free(fds);
@@ -156,7 +180,7 @@ void pl_pool_stop(pl_pool *p)
     for (int i = 0; i < p->n; i++) {
         worker *w = &p->w[i];
         fclose(w->jobs); /* an idle worker reads the end and exits */
-        if (w->busy) kill(w->pid, SIGKILL);
+        if (w->held) kill(w->pid, SIGKILL);
         close(w->results);
     }
     for (int i = 0; i < p->n; i++) waitpid(p->w[i].pid, NULL, 0);

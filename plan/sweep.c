@@ -199,6 +199,19 @@ static void progress(const pl_sweep_opts *o, int done, int total, double start)
 
 /* ---- the sweep ---- */
 
+/* Keeps every worker busy while points remain. */
+static void submit(const pl_sweep_opts *o, pl_pool *pool, const int *todo, int n_todo, int *next,
+                   const pl_sweep_result *r, bool *out)
+{
+    while (*next < n_todo) {
+        char *job = job_text(o, &r->rows[todo[*next]].point);
+        bool taken = pl_pool_submit(pool, todo[*next], job);
+        free(job);
+        if (!taken) return;
+        out[todo[(*next)++]] = true;
+    }
+}
+
 /* Hands out points and merges what comes back, until all are done or
  * *stop is raised. */
 static int drive(const pl_sweep_opts *o, sim_recorder *rec, int *todo, int n_todo,
@@ -210,18 +223,14 @@ static int drive(const pl_sweep_opts *o, sim_recorder *rec, int *todo, int n_tod
     double start = util_wall_s();
     progress(o, 0, n_todo, start);
     while (!rc && done < n_todo && !(stop && *stop)) {
-        while (next < n_todo) { /* keep every worker busy */
-            char *job = job_text(o, &r->rows[todo[next]].point);
-            bool taken = pl_pool_submit(pool, todo[next], job);
-            free(job);
-            if (!taken) break;
-            out[todo[next++]] = true;
-        }
+        submit(o, pool, todo, n_todo, &next, r, out);
         int64_t tag;
         char *text;
         if (!pl_pool_wait(pool, stop, &tag, &text)) continue;
         pl_sweep_row *row = &r->rows[tag];
         out[tag] = false;
+        if (!(stop && *stop)) submit(o, pool, todo, n_todo, &next, r, out); /* before merging:
+                                                                        * no worker waits on it */
         cJSON *res = cJSON_Parse(text);
         free(text);
         char *path = temp_path(o, row->point.run_id);

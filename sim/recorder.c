@@ -486,6 +486,14 @@ static int put_iteration(void *ctx, const sim_iteration_row *row)
     return step_reset(r, st);
 }
 
+void sim_recorder_scratch(sim_recorder *r)
+{
+    /* a file that is thrown away if anything goes wrong needs neither a
+     * journal on disk nor an fsync per commit */
+    sqlite3_exec(r->db, "PRAGMA synchronous = OFF; PRAGMA journal_mode = MEMORY;", NULL, NULL,
+                 NULL);
+}
+
 void sim_recorder_label(sim_recorder *r, const sim_run_label *label)
 {
     r->label = *label;

@@ -221,6 +221,9 @@ typedef struct sim_run_label {
     int64_t run_id;        /* > 0: this id (a sweep's point, numbered in advance) */
 } sim_run_label;
 void sim_recorder_label(sim_recorder *r, const sim_run_label *label);
+/* Marks the file as scratch -- a sweep's point, merged and deleted -- so
+ * that commits skip the fsyncs a user's database gets. */
+void sim_recorder_scratch(sim_recorder *r);
 /* Starts a run: one transaction holds the whole run, so a run is recorded
  * whole or not at all and a failure leaves the database as it was. */
 int sim_recorder_begin(sim_recorder *r, const sim_scenario *sc, int64_t *run_id, util_diag *d);
