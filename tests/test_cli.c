@@ -326,6 +326,42 @@ static void test_questions(const char *quick)
     free(db);
 }
 
+/* sweep and plan from the command line: bad input is caught before anything
+ * runs; the table and the plan's answer come out. */
+static void test_sweep_plan(const char *quick)
+{
+    char *db = in_dir("sw.db");
+    result r = sv("sweep", quick, "--vary", "cluster.gpu=h100-sxm,h300", "-o", db, NULL);
+    ok(r.status == 2 && strstr(r.err, "point {\"cluster.gpu\":\"h300\"} seed 1: cluster.gpu: "
+                                      "unknown GPU 'h300'") && access(db, F_OK) != 0,
+       "a bad value is named with its point, and nothing is written");
+    drop(&r);
+    r = sv("sweep", quick, "--vary", "workload.arrival.rate_per_s=5:1:1", NULL);
+    ok(r.status == 2 && strstr(r.err, "STOP is below START"), "a backwards range is bad usage");
+    drop(&r);
+    r = sv("sweep", quick, "--vary", "workload.arrival.rate_per_s=4,8", "--set", "stop.requests=200",
+           "-o", db, "-j", "2", "--json", NULL);
+    cJSON *j = cJSON_Parse(r.out);
+    ok(r.status == 0 && cJSON_GetArraySize(j) == 2 &&
+           util_json_number(cJSON_GetArrayItem(j, 1), "run_id", 0) == 2,
+       "sweep --json: one object per point, numbered runs");
+    cJSON_Delete(j);
+    drop(&r);
+    r = sv("report", db, "--run", "2", "--json", NULL);
+    j = cJSON_Parse(r.out);
+    ok(j && util_json_number(j, "requests.arrived", 0) == 200, "each point is a run of the file");
+    cJSON_Delete(j);
+    drop(&r);
+    r = sv("plan", quick, "--target", "ttft_p99<=2", NULL);
+    ok(r.status == 2 && strstr(r.err, "give --find"), "plan without --find is bad usage");
+    drop(&r);
+    r = sv("plan", quick, "--target", "ttft_p99=2", "--find", "max-rate", NULL);
+    ok(r.status == 2 && strstr(r.err, "expected METRIC<=SECONDS"), "a target needs <=");
+    drop(&r);
+    unlink(db);
+    free(db);
+}
+
 /* Ctrl-C: the run stops, keeps its rows, is marked interrupted, exits 130. */
 static void test_interrupt(const char *quick)
 {
@@ -368,6 +404,7 @@ int main(int argc, char **argv)
     test_catalog_keys();
     test_classes();
     test_questions(quick);
+    test_sweep_plan(quick);
     test_interrupt(quick);
     const char *junk[] = {"a.db", "notes.txt", "broken.json", "stdout", "stderr", NULL};
     for (const char **p = junk; *p; p++) {
