@@ -298,4 +298,88 @@ int an_compare(const an_run_ref *a, const an_run_ref *b, cJSON **out, util_diag 
  * that differ (all: every metric), with units named by their keys. */
 void an_compare_print(const cJSON *cmp, bool all, FILE *out);
 
+/* ---- plots (plot.c gathers, draw.c draws) ---- */
+
+/* A figure gathered from a database for `servesim plot`: panels stacked
+ * over one x axis, each with its series and dashed guide lines (SLO
+ * thresholds, attainment targets).  an_plot_compute fills it for one kind;
+ * an_plot_svg and an_plot_text draw the same figure.  A series holds exactly
+ * the numbers it plots (no NaN), so a reader of the SVG gets the database's
+ * values back.  The figure owns every string and array. */
+typedef enum an_plot_kind {
+    AN_PLOT_LATENCY_LOAD,           /* a sweep: P50/P90/P99 TTFT and TPOT against the varied key */
+    AN_PLOT_THROUGHPUT_CONCURRENCY, /* a sweep over users: total and per-user tokens/s */
+    AN_PLOT_CDF,                    /* runs: empirical CDF of one metric */
+    AN_PLOT_TIMELINE,               /* a run: queue, batch, KV, tokens/s over time */
+    AN_PLOT_SLO_CURVE,              /* a run: attainment against the threshold */
+    AN_N_PLOT_KINDS
+} an_plot_kind;
+/* "latency-load", "throughput-concurrency", "cdf", "timeline", "slo-curve", NULL. */
+extern const char *const an_plot_kind_names[];
+
+typedef struct an_plot_series {
+    char *name;    /* the legend's text: "p99 ttft" */
+    double *x, *y; /* n points, finite */
+    size_t n;
+} an_plot_series;
+
+/* A dashed reference line across the panel: y = at, or x = at (vertical). */
+typedef struct an_plot_guide {
+    char *label; /* "SLO ttft_s = 0.5 s"; SLO thresholds start with "SLO " */
+    double at;
+    bool vertical;
+} an_plot_guide;
+
+typedef struct an_plot_panel {
+    char *y_label; /* with its unit: "TTFT (s)" */
+    an_plot_series *series;
+    int n_series;
+    an_plot_guide *guides;
+    int n_guides;
+} an_plot_panel;
+
+typedef struct an_plot {
+    char *title;   /* names the file and the run(s) */
+    char *x_label; /* with its unit */
+    bool log_x;
+    an_plot_panel *panels;
+    int n_panels;
+    double *overloaded_x; /* sweeps: x values whose every run was overloaded (no point) */
+    size_t n_overloaded;
+    char **notes; /* lines under the figure: what a point averages, what was left out */
+    int n_notes;
+} an_plot;
+
+/* What to plot.  Sweeps are the runs sharing a runs.sweep label; their x is
+ * the key of runs.overrides (else of the stored scenario) named by x_key,
+ * each point the mean over the runs with the same x (seeds), overloaded runs
+ * left out; other keys that vary make one series per combination. */
+typedef struct an_plot_request {
+    an_plot_kind kind;
+    const char *file;     /* names the figure and its messages */
+    const int64_t *runs;  /* cdf: each; timeline, slo-curve: the first; none: the newest */
+    int n_runs;
+    const char *sweep;    /* NULL: the newest sweep */
+    const char *x_key;    /* NULL: the one key (seed aside) that varies; throughput-concurrency:
+                           * workload.arrival.users */
+    an_metric metric;     /* cdf, slo-curve */
+    double interval_s;    /* timeline; 0: 1 s */
+    int points;           /* slo-curve thresholds; 0: 101 */
+    bool log_x;
+} an_plot_request;
+
+/* Gathers the figure; bad input (no such run or sweep, no key to plot
+ * against) is UTIL_EINPUT with a message naming the file.  Call an_plot_fini
+ * even after a failure. */
+int an_plot_compute(sqlite3 *db, const an_plot_request *req, an_plot *out, util_diag *d);
+void an_plot_fini(an_plot *p);
+/* A self-contained SVG document.  Each series is a <polyline class="series"
+ * data-series="NAME" data-x="..." data-y="..."> whose data attributes hold
+ * its values (%.17g: they read back exactly); each guide a <line
+ * class="guide" data-guide="LABEL" data-at="...">. */
+void an_plot_svg(const an_plot *p, FILE *out);
+/* The figure in text: each panel a grid of width x height characters, one
+ * marker character per series, values on both axes, then a legend. */
+void an_plot_text(const an_plot *p, int width, int height, FILE *out);
+
 #endif /* AN_H */

@@ -33,6 +33,7 @@ int cli_slo_curve(int argc, char **argv);
 int cli_timeline(int argc, char **argv);
 int cli_sweep(int argc, char **argv);
 int cli_plan(int argc, char **argv);
+int cli_plot(int argc, char **argv);
 
 /* How a report is shown: the options `run` and `report` share. */
 typedef enum cli_format { CLI_TEXT, CLI_JSON, CLI_CSV, CLI_MARKDOWN } cli_format;

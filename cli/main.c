@@ -25,6 +25,7 @@ static const char usage[] =
     "  plan SCENARIO.json    the highest rate, fewest replicas or cheapest configuration\n"
     "                        meeting latency targets\n"
     "  compare A.db B.db     two stored runs side by side: scenario keys, then metrics\n"
+    "  plot FILE.db KIND     a figure of stored runs: SVG (-o FILE.svg) or text (--terminal)\n"
     "  catalog [gpus|models] list the GPUs and models servesim knows\n"
     "  keys                  list every scenario key with its unit, default and range\n"
     "  validate              replay measured vLLM runs and compare (../shared/validation)\n"
@@ -77,12 +78,13 @@ int main(int argc, char **argv)
         {"keys", cli_keys}, {"validate", cli_validate}, {"slo-curve", cli_slo_curve},
         {"timeline", cli_timeline},
         {"sweep", cli_sweep},       {"plan", cli_plan}, {"compare", cli_compare},
+        {"plot", cli_plot},
     };
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(cmd, commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
     const char *names[] = {"run",      "report",    "catalog",  "keys",    "validate",
                            "slo-curve", "timeline", "compare", "sweep",   "plan",
-                           NULL};
+                           "plot",     NULL};
     const char *near = util_closest(cmd, names);
     fprintf(stderr, "servesim: unknown command '%s'", cmd);
     if (near) fprintf(stderr, " (did you mean '%s'?)", near);

@@ -1,0 +1,651 @@
+/*
+ * test_plot.c: `servesim plot` as users run it, and its figures read back.
+ * Runs are made with the servesim binary and labelled as a sweep's points
+ * with SQL (runs.sweep, runs.overrides), as a sweep would store them.  Every
+ * SVG must be well-formed XML with a title, a legend and axis labels with
+ * units, and its series' data attributes must equal the database: a sweep's
+ * P99 TTFT the mean over seeds of a percentile computed here from the rows,
+ * a CDF the sorted measured values, the timeline and the SLO curve what
+ * an_timeline_compute and an_slo_curve give.  argv[1] is the servesim binary,
+ * argv[2] the source root (for examples/quickstart.json).
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "an.h"
+#include "tap.h"
+
+static const char *servesim, *quick;
+static char dir[] = "/tmp/servesim-plot-XXXXXX";
+
+/* ---- running servesim ------------------------------------------------------ */
+
+typedef struct result {
+    int status;
+    char *out; /* stdout and stderr */
+} result;
+
+static char *read_stream(FILE *f)
+{
+    size_t n = 0, cap = 4096, got;
+    char *s = util_xmalloc(cap);
+    while ((got = fread(s + n, 1, cap - n - 1, f)) > 0)
+        if ((n += got) + 1 == cap) s = util_xrealloc(s, cap *= 2);
+    s[n] = '\0';
+    return s;
+}
+
+static result sv(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static result sv(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *args = util_xvasprintf(fmt, ap);
+    va_end(ap);
+    char *cmd = util_xasprintf("'%s' %s 2>&1", servesim, args);
+    FILE *p = popen(cmd, "r");
+    char *out = read_stream(p);
+    int st = pclose(p);
+    free(cmd);
+    free(args);
+    return (result){WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+}
+
+static char *in_dir(const char *name)
+{
+    return util_xasprintf("%s/%s", dir, name);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char *s = f ? read_stream(f) : util_xstrdup("");
+    if (f) fclose(f);
+    return s;
+}
+
+/* quickstart.json with 200 requests and the given options, into db. */
+static void run_into(const char *db, const char *options)
+{
+    result r = sv("run '%s' -o '%s' -q --set stop.requests=200 %s", quick, db, options);
+    ok(r.status == 0, "servesim run %s", options);
+    free(r.out);
+}
+
+static void sql(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sql(const char *path, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *text = util_xvasprintf(fmt, ap), *err = NULL;
+    va_end(ap);
+    sqlite3 *db = NULL;
+    sqlite3_open(path, &db);
+    if (sqlite3_exec(db, text, NULL, NULL, &err) != SQLITE_OK) tap_diag("%s: %s", text, err);
+    sqlite3_free(err);
+    sqlite3_close(db);
+    free(text);
+}
+
+/* Labels runs first..last as points of sweep, overrides holding the keys. */
+static void label(const char *path, int first, int last, const char *sweep, const char *keys)
+{
+    sql(path,
+        "UPDATE runs SET sweep = '%s', overrides = json_object(%s) WHERE id BETWEEN %d AND %d",
+        sweep, keys, first, last);
+}
+
+/* ---- reading an SVG back ------------------------------------------------- */
+
+static bool name_char(char c)
+{
+    return isalnum((unsigned char)c) || c == '-' || c == '_' || c == ':' || c == '.';
+}
+
+/* An entity reference at s, or NULL. */
+static const char *entity(const char *s)
+{
+    static const char *const known[] = {"&amp;", "&lt;", "&gt;", "&quot;", "&apos;"};
+    for (int i = 0; i < 5; i++)
+        if (!strncmp(s, known[i], strlen(known[i]))) return s + strlen(known[i]);
+    if (s[1] != '#') return NULL;
+    const char *e = s + 2;
+    while (isalnum((unsigned char)*e))
+        e++;
+    return *e == ';' && e > s + 2 ? e + 1 : NULL;
+}
+
+/* Text or an attribute value up to stop: no '<', entities only. */
+static const char *chars(const char *s, char stop)
+{
+    while (*s && *s != stop) {
+        if (*s == '<') return NULL;
+        if (*s == '&' && !(s = entity(s)))
+            return NULL;
+        else if (*s != '&')
+            s++;
+    }
+    return s;
+}
+
+/* One start or end tag at s (after '<'); pushes or pops the stack. */
+static const char *tag(const char *s, const char **stack, int *depth)
+{
+    bool end = *s == '/';
+    const char *name = s += end, *e = name;
+    while (name_char(*e))
+        e++;
+    if (e == name) return NULL;
+    if (end) {
+        if (!*depth || strncmp(stack[*depth - 1], name, (size_t)(e - name)) ||
+            name_char(stack[*depth - 1][e - name]))
+            return NULL;
+        --*depth;
+        return *e == '>' ? e + 1 : NULL;
+    }
+    for (s = e;;) {
+        while (isspace((unsigned char)*s))
+            s++;
+        if (!strncmp(s, "/>", 2)) return s + 2;
+        if (*s == '>') break;
+        const char *a = s;
+        while (name_char(*s))
+            s++;
+        if (s == a || s[0] != '=' || s[1] != '"' || !(s = chars(s + 2, '"')) || !*s) return NULL;
+        s++;
+    }
+    if (*depth == 64) return NULL;
+    stack[(*depth)++] = name;
+    return s + 1;
+}
+
+/* Whether s is well-formed XML as far as an SVG goes: a declaration,
+ * comments, one root element, nested tags with quoted attributes, text with
+ * entity references only. */
+static bool well_formed(const char *s)
+{
+    const char *stack[64];
+    int depth = 0, roots = 0;
+    while (s && *s) {
+        if (*s != '<') {
+            if (!depth && !isspace((unsigned char)*s)) return false;
+            s = chars(s, '<');
+        } else if (!strncmp(s, "<?", 2) || !strncmp(s, "<!--", 4)) {
+            s = strstr(s, s[1] == '?' ? "?>" : "-->");
+            if (s) s += s[0] == '?' ? 2 : 3;
+        } else {
+            roots += !depth && s[1] != '/';
+            s = tag(s + 1, stack, &depth);
+        }
+    }
+    return s && depth == 0 && roots == 1;
+}
+
+/* The checker itself, so that a pass means something. */
+static void test_well_formed(void)
+{
+    ok(well_formed("<?xml version=\"1.0\"?>\n<svg a=\"1 &amp; 2\"><g><t>x &lt; y</t></g>"
+                   "<line/></svg>\n"),
+       "xml: a declaration, nesting, entities, an empty element");
+    ok(!well_formed("<svg><g></svg></g>") && !well_formed("<svg><g></svg>"),
+       "xml: tags that cross or stay open are not");
+    ok(!well_formed("<svg a=\"x < y\"/>") && !well_formed("<svg>R&D</svg>") &&
+           !well_formed("<svg a=1/>") && !well_formed("<svg/><svg/>"),
+       "xml: '<' in a value, a bare '&', an unquoted value, two roots are not");
+}
+
+/* The numbers of attribute attr in the element holding the attribute
+ * data-series="name"; n = -1 when there is no such series. */
+static double *series_attr(const char *svg, const char *name, const char *attr, int *n)
+{
+    char *key = util_xasprintf("data-series=\"%s\"", name);
+    const char *at = strstr(svg, key), *close = at ? strstr(at, "/>") : NULL;
+    free(key);
+    *n = -1;
+    char *want = util_xasprintf(" %s=\"", attr);
+    const char *v = at ? strstr(at, want) : NULL;
+    size_t skip = strlen(want);
+    free(want);
+    if (!v || v > close) return NULL;
+    double *out = util_xmalloc(strlen(v) * sizeof *out);
+    char *end;
+    for (v += skip, *n = 0; *v != '"'; v = end)
+        out[(*n)++] = strtod(v, &end);
+    return out;
+}
+
+/* A series' points as the figure holds them. */
+typedef struct points {
+    double *x, *y;
+    int n;
+} points;
+
+static points series(const char *svg, const char *name)
+{
+    points p;
+    int ny;
+    p.x = series_attr(svg, name, "data-x", &p.n);
+    p.y = series_attr(svg, name, "data-y", &ny);
+    if (ny != p.n) p.n = -1;
+    return p;
+}
+
+static void points_fini(points *p)
+{
+    free(p->x);
+    free(p->y);
+}
+
+/* How many points the series has; -1: there is no such series. */
+static int count(const char *svg, const char *name)
+{
+    points p = series(svg, name);
+    points_fini(&p);
+    return p.n;
+}
+
+/* Every axis label names a unit in parentheses, and there are at least two. */
+static bool axis_units(const char *svg)
+{
+    int n = 0;
+    for (const char *s = svg; (s = strstr(s, "class=\"axis-label\"")); s++, n++) {
+        const char *text = strchr(s, '>'), *end = strstr(s, "</text>");
+        if (!text || !end || end[-1] != ')' || !memchr(text, '(', (size_t)(end - text)))
+            return false;
+    }
+    return n >= 2;
+}
+
+/* Draws db as kind with extra options into an SVG; returns the text. */
+static char *plot_svg(const char *db, const char *kind, const char *options)
+{
+    char *path = in_dir("plot.svg");
+    unlink(path);
+    result r = sv("plot '%s' %s -o '%s' %s", db, kind, path, options);
+    if (r.status) tap_diag("plot %s %s: %s", kind, options, r.out);
+    free(r.out);
+    char *svg = slurp(path);
+    free(path);
+    return svg;
+}
+
+/* The common checks every figure passes. */
+static void check_figure(const char *svg, const char *db, const char *kind)
+{
+    ok(well_formed(svg), "%s: the SVG is well-formed XML", kind);
+    ok(axis_units(svg), "%s: the axis labels carry units", kind);
+    ok(strstr(svg, "class=\"legend\"") && strstr(svg, "class=\"legend-label\""), "%s: a legend",
+       kind);
+    char *title = util_xasprintf("<title>%s: ", db);
+    const char *at = strstr(svg, title), *end = at ? strstr(at, "</title>") : NULL;
+    const char *run = at ? strstr(at, "run") : NULL;
+    ok(end && run && run < end && strstr(svg, "class=\"title\""),
+       "%s: a title naming the file and the runs", kind);
+    ok(!strstr(svg, "href") && !strstr(svg, "<script") && !strstr(svg, "@import"),
+       "%s: self-contained", kind);
+    free(title);
+}
+
+/* ---- what the database says, computed here --------------------------------- */
+
+static sqlite3 *open_db(const char *path)
+{
+    util_diag d;
+    util_diag_init(&d);
+    sqlite3 *db = NULL;
+    if (an_open(path, &db, &d)) util_diag_print(&d, stdout, "# open");
+    util_diag_fini(&d);
+    return db;
+}
+
+/* The measured requests' column of a run, sorted by SQL (the runs here have
+ * at most 400 requests). */
+static double *measured(sqlite3 *db, int64_t run, const char *column, int *n)
+{
+    char *q = util_xasprintf("SELECT %s FROM request_metrics WHERE run_id = %lld AND status ="
+                             " 'completed' AND %s IS NOT NULL AND arrival_s >= (SELECT"
+                             " json_extract(scenario, '$.warmup_s') FROM runs WHERE id = %lld)"
+                             " ORDER BY 1",
+                             column, (long long)run, column, (long long)run);
+    sqlite3_stmt *st;
+    sqlite3_prepare_v2(db, q, -1, &st, NULL);
+    free(q);
+    double *v = util_xmalloc(4096 * sizeof *v);
+    for (*n = 0; *n < 4096 && sqlite3_step(st) == SQLITE_ROW; ++*n)
+        v[*n] = sqlite3_column_double(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+/* numpy's default percentile: linear between the order statistics. */
+static double percentile(const double *sorted, int n, double q)
+{
+    double h = (n - 1) * q, lo = floor(h);
+    int i = (int)lo;
+    return i + 1 < n ? sorted[i] + (h - lo) * (sorted[i + 1] - sorted[i]) : sorted[i];
+}
+
+static double p99_ttft(sqlite3 *db, int64_t run)
+{
+    int n;
+    double *v = measured(db, run, "ttft_s", &n), p = percentile(v, n, 0.99);
+    free(v);
+    return p;
+}
+
+/* ---- the kinds -------------------------------------------------------------- */
+
+/* Runs 1-8: rates 2, 4, 8, 16 by seeds 1 and 2, as sweep s1; run 6 (rate 8,
+ * seed 2) and both at rate 16 overloaded.  Runs 9-12: sweep s2 varies the
+ * rate and the batch limit, without an SLO. */
+static void make_sweeps(const char *db)
+{
+    const char *rates[] = {"2", "4", "8", "16"};
+    for (int i = 0; i < 8; i++) {
+        char *o = util_xasprintf("--set workload.arrival.rate_per_s=%s --seed %d", rates[i / 2],
+                                 1 + i % 2);
+        run_into(db, o);
+        free(o);
+    }
+    label(db, 1, 8, "s1",
+          "'workload.arrival.rate_per_s', json_extract(scenario, "
+          "'$.workload.arrival.rate_per_s'), 'seed', seed");
+    sql(db, "UPDATE runs SET status = 'overloaded' WHERE id IN (6, 7, 8)");
+    for (int i = 0; i < 4; i++) {
+        char *o = util_xasprintf("--set slo={} --set workload.arrival.rate_per_s=%s "
+                                 "--set cluster.scheduler.max_batch=%s",
+                                 rates[i % 2], i < 2 ? "8" : "256");
+        run_into(db, o);
+        free(o);
+    }
+    label(db, 9, 12, "s2",
+          "'workload.arrival.rate_per_s', json_extract(scenario, "
+          "'$.workload.arrival.rate_per_s'), 'cluster.scheduler.max_batch', "
+          "json_extract(scenario, '$.cluster.scheduler.max_batch')");
+}
+
+static void test_latency_load(const char *path)
+{
+    char *svg = plot_svg(path, "latency-load", "--sweep s1");
+    check_figure(svg, path, "latency-load");
+    points p = series(svg, "p99 ttft");
+    sqlite3 *db = open_db(path);
+    is_int(p.n, 3, "s1: points at rates 2, 4, 8; 16 had only overloaded runs");
+    double want[3] = {(p99_ttft(db, 1) + p99_ttft(db, 2)) / 2,
+                      (p99_ttft(db, 3) + p99_ttft(db, 4)) / 2, p99_ttft(db, 5)};
+    for (int i = 0; i < 3 && p.n == 3; i++) {
+        /* the report interpolates with GSL's formula: equal up to the last bits */
+        is_near(p.x[i], 2 << i, 0, "point %d: x is the rate", i);
+        is_near(p.y[i], want[i], 1e-12 * want[i],
+                "point %d: P99 TTFT is the mean over seeds of the rows' percentile", i);
+    }
+    ok(count(svg, "p50 tpot") == 3 && count(svg, "p90 ttft") == 3, "P50/P90 and TPOT too");
+    has_str(svg, "each point: the mean over the 1 to 2 runs", "a note says points average seeds");
+    has_str(svg, "x = 8: 1 of 2 runs overloaded", "and which overloaded runs were left out");
+    has_str(svg, "class=\"overloaded\" data-x=\"16\"", "an x with only overloaded runs is marked");
+    has_str(svg, "data-guide=\"SLO ttft_s = 0.5 s\" data-at=\"0.5\"", "the TTFT SLO is drawn");
+    has_str(svg, "data-guide=\"SLO tpot_s = 0.05 s\"", "and the TPOT SLO");
+    points_fini(&p);
+    free(svg);
+
+    result r = sv("plot '%s' latency-load --terminal", path);
+    ok(r.status == 2 && strstr(r.out, "sweep 's2': 2 keys vary") && strstr(r.out, "--x"),
+       "s2 (the newest) varies two keys: --x is needed");
+    free(r.out);
+    svg = plot_svg(path, "latency-load", "--x workload.arrival.rate_per_s");
+    p = series(svg, "p99 ttft (cluster.scheduler.max_batch=8)");
+    ok(p.n == 2 && fabs(p.y[0] - p99_ttft(db, 9)) <= 1e-12 * p.y[0] &&
+           fabs(p.y[1] - p99_ttft(db, 10)) <= 1e-12 * p.y[1],
+       "with --x: one series per value of the other key, one run a point");
+    is_int(count(svg, "p99 ttft (cluster.scheduler.max_batch=256)"), 2, "and the other value");
+    ok(!strstr(svg, "data-guide=\"SLO"), "no SLO in the scenario: no threshold line");
+    check_figure(svg, path, "latency-load --x");
+    points_fini(&p);
+    free(svg);
+    sqlite3_close(db);
+}
+
+static void test_throughput(const char *path)
+{
+    for (int users = 1; users <= 16; users *= 4) {
+        char *o = util_xasprintf("--set 'workload.arrival={\"process\": \"closed\", "
+                                 "\"users\": %d}'",
+                                 users);
+        run_into(path, o);
+        free(o);
+    }
+    label(path, 1, 3, "users",
+          "'workload.arrival.users', json_extract(scenario, "
+          "'$.workload.arrival.users')");
+    char *svg = plot_svg(path, "throughput-concurrency", "");
+    check_figure(svg, path, "throughput-concurrency");
+    points total = series(svg, "output tokens/s"),
+           each = series(svg, "per-user tokens/s (mean 1/TPOT)");
+    is_int(total.n, 3, "one point per user count");
+    sqlite3 *db = open_db(path);
+    for (int i = 0; i < 3 && total.n == 3 && each.n == 3; i++) {
+        an_report rep;
+        util_diag d;
+        util_diag_init(&d);
+        an_report_compute(db, i + 1, &rep, &d);
+        /* relative 1e-12, not ==: under valgrind this process's arithmetic may
+         * differ from the (native) servesim's in the last bit */
+        double tot = rep.req.output_tokens_per_s, per = rep.req.per_user_tokens_per_s.mean;
+        ok(total.x[i] == 1 << (2 * i) && fabs(total.y[i] - tot) <= 1e-12 * tot &&
+               fabs(each.y[i] - per) <= 1e-12 * per,
+           "%g users: total and per-user tokens/s are the report's", total.x[i]);
+        an_report_fini(&rep);
+        util_diag_fini(&d);
+    }
+    ok(total.n == 3 && total.y[2] > total.y[0] && each.y[2] < each.y[0],
+       "more users: more tokens in all, fewer each");
+    points_fini(&total);
+    points_fini(&each);
+    sqlite3_close(db);
+    free(svg);
+}
+
+static void test_cdf(const char *path)
+{
+    char *svg = plot_svg(path, "cdf", "--run 1 --run 2");
+    check_figure(svg, path, "cdf");
+    sqlite3 *db = open_db(path);
+    for (int run = 1; run <= 2; run++) {
+        char name[16];
+        snprintf(name, sizeof name, "run %d", run);
+        int n;
+        double *v = measured(db, run, "ttft_s", &n);
+        points p = series(svg, name);
+        bool same = p.n == n && n > 100;
+        for (int i = 0; same && i < n; i++)
+            same = p.x[i] == v[i] && p.y[i] == (i + 1.0) / n;
+        ok(same, "run %d: the CDF is the sorted measured TTFTs at (i + 1) / n", run);
+        points_fini(&p);
+        free(v);
+    }
+    has_str(svg, "data-guide=\"SLO ttft_s = 0.5 s\"", "the SLO threshold is drawn");
+    has_str(svg, "data-x-scale=\"linear\"", "a linear x axis");
+    char *logged = plot_svg(path, "cdf", "--run 1 --run 2 --log");
+    has_str(logged, "data-x-scale=\"log\"", "--log: a log x axis");
+    const char *a = strstr(svg, "points=\""), *b = strstr(logged, "points=\"");
+    ok(a && b && strncmp(a, b, 200) != 0, "--log moves the points");
+    points lin = series(svg, "run 1"), lg = series(logged, "run 1");
+    ok(lin.n == lg.n && lin.n > 0 && !memcmp(lin.x, lg.x, (size_t)lin.n * sizeof *lin.x),
+       "but not the values");
+    points_fini(&lin);
+    points_fini(&lg);
+    free(logged);
+    free(svg);
+
+    svg = plot_svg(path, "cdf", "--metric tpot");
+    int n;
+    double *v = measured(db, 2, "tpot_s", &n);
+    points p = series(svg, "run 2");
+    ok(p.n == n && p.x[n - 1] == v[n - 1], "--metric tpot: the newest run's TPOTs");
+    has_str(svg, "TPOT (s)", "named on the axis");
+    points_fini(&p);
+    free(v);
+    free(svg);
+    sqlite3_close(db);
+}
+
+static void test_timeline(const char *path)
+{
+    char *svg = plot_svg(path, "timeline", "--run 1 --interval 2");
+    check_figure(svg, path, "timeline");
+    sqlite3 *db = open_db(path);
+    an_timeline t;
+    util_diag d;
+    util_diag_init(&d);
+    an_timeline_compute(db, 1, 2, -1, &t, &d);
+    struct {
+        const char *name;
+        const double *v;
+    } cols[] = {{"queue", t.queue},
+                {"running", t.running},
+                {"kv occupancy", t.kv_occupancy},
+                {"output tokens/s", t.output_tokens_per_s}};
+    for (int c = 0; c < 4; c++) {
+        points p = series(svg, cols[c].name);
+        bool same = p.n == (int)t.n && t.n > 10;
+        for (size_t i = 0; same && i < t.n; i++)
+            same = p.x[i] == i * 2.0 && p.y[i] == cols[c].v[i];
+        ok(same, "timeline %s: every interval as an_timeline_compute has it", cols[c].name);
+        points_fini(&p);
+    }
+    an_timeline_fini(&t);
+    util_diag_fini(&d);
+    sqlite3_close(db);
+    free(svg);
+    svg = plot_svg(path, "timeline", "--run 2");
+    ok(count(svg, "queue") > 0 && count(svg, "kv occupancy") == -1,
+       "a run without iterations: no KV panel");
+    free(svg);
+}
+
+static void test_curve(const char *path)
+{
+    char *svg = plot_svg(path, "slo-curve", "--run 1");
+    check_figure(svg, path, "slo-curve");
+    sqlite3 *db = open_db(path);
+    an_curve c;
+    util_diag d;
+    util_diag_init(&d);
+    an_slo_curve(db, 1, AN_TTFT, NULL, 101, &c, &d);
+    points p = series(svg, "attainment");
+    bool same = p.n == c.n_points && p.n == 101;
+    for (int i = 0; same && i < p.n; i++)
+        same = p.x[i] == c.points[i].threshold_s && p.y[i] == c.points[i].attainment;
+    ok(same, "the curve is an_slo_curve's, 101 thresholds");
+    char *need = util_xasprintf("data-guide=\"99%% needs %.4g s\" data-at=\"%.17g\"",
+                                c.needed[3].threshold_s, c.needed[3].threshold_s);
+    has_str(svg, need, "the threshold 99%% needs is marked");
+    has_str(svg, "data-guide=\"90% attainment\" data-at=\"0.90000000000000002\"",
+            "a guide at 90%%");
+    has_str(svg, "data-guide=\"SLO ttft_s = 0.5 s\"", "and the scenario's threshold");
+    free(need);
+    points_fini(&p);
+    an_curve_fini(&c);
+    util_diag_fini(&d);
+    sqlite3_close(db);
+    free(svg);
+}
+
+/* ---- the terminal and bad input ----------------------------------------------- */
+
+/* Lines of the grid: ten characters of value, then " |". */
+static int grid_rows(const char *s)
+{
+    int n = 0;
+    for (const char *line = s; *line;) {
+        size_t len = strcspn(line, "\n");
+        n += len > 12 && line[10] == ' ' && line[11] == '|';
+        line += len + (line[len] == '\n');
+    }
+    return n;
+}
+
+static void test_terminal(const char *sweeps, const char *runs)
+{
+    result r = sv("plot '%s' cdf --run 1 --run 2 --terminal", runs);
+    ok(r.status == 0, "cdf --terminal exits 0");
+    is_int(grid_rows(r.out), 20, "one panel: 20 rows");
+    has_str(r.out, "legend:  * run 1  o run 2  : SLO ttft_s = 0.5 s", "a legend");
+    has_str(r.out, "TTFT (s)", "the x label");
+    free(r.out);
+    r = sv("plot '%s' timeline --run 1 --terminal", runs);
+    is_int(grid_rows(r.out), 80, "timeline with iterations: four panels of 20 rows");
+    free(r.out);
+    r = sv("plot '%s' latency-load --sweep s1 --terminal", sweeps);
+    is_int(grid_rows(r.out), 40, "latency-load: two panels");
+    has_str(r.out, "! every run overloaded", "the overloaded x is in the legend");
+    free(r.out);
+}
+
+static void test_bad_input(const char *sweeps, const char *runs)
+{
+    struct {
+        const char *db, *args, *message;
+    } bad[] = {
+        {"/nonexistent/x.db", "cdf --terminal", "no such file"},
+        {runs, "cdf --run 9 --terminal", "no run with id 9"},
+        {runs, "latency-load --terminal", "holds no sweep"},
+        {sweeps, "latency-load --sweep nope --terminal", "no sweep 'nope'"},
+        {sweeps, "cfd --terminal", "unknown KIND 'cfd' (did you mean 'cdf'?)"},
+        {runs, "cdf --metric ttfb --terminal", "--metric ttfb: expected ttft"},
+        {runs, "cdf", "give -o FILE.svg or --terminal"},
+        {runs, "timeline --log --terminal", "timeline does not take --log"},
+        {runs, "slo-curve --run 1 --run 2 --terminal", "slo-curve draws one run"},
+        {sweeps, "latency-load --sweep s1 --x workload.nothing --terminal",
+         "run 1 has no workload.nothing"},
+        {sweeps, "throughput-concurrency --sweep s1 --terminal",
+         "run 1 has no workload.arrival.users"},
+        {runs, "", "expected FILE.db and KIND"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        result r = sv("plot '%s' %s", bad[i].db, bad[i].args);
+        ok(r.status == 2 && strstr(r.out, bad[i].message), "exit 2: %s says '%s'", bad[i].args,
+           bad[i].message);
+        if (r.status != 2 || !strstr(r.out, bad[i].message)) tap_diag("%d: %s", r.status, r.out);
+        free(r.out);
+    }
+    result r = sv("plot --help");
+    ok(r.status == 0 && strstr(r.out, "usage: servesim plot"), "plot --help");
+    free(r.out);
+    r = sv("--help");
+    has_str(r.out, "plot FILE.db KIND", "servesim --help lists plot");
+    free(r.out);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3 || !mkdtemp(dir)) {
+        printf("Bail out! usage: test_plot SERVESIM SOURCE_ROOT\n");
+        return 1;
+    }
+    servesim = argv[1];
+    char *q = util_xasprintf("%s/examples/quickstart.json", argv[2]);
+    quick = q;
+    char *sweeps = in_dir("sweeps.db"), *users = in_dir("users.db"), *runs = in_dir("runs.db");
+    test_well_formed();
+    make_sweeps(sweeps);
+    run_into(runs, "--record-iterations --set stop.requests=400");
+    run_into(runs, "--set workload.arrival.rate_per_s=5");
+    test_latency_load(sweeps);
+    test_throughput(users);
+    test_cdf(runs);
+    test_timeline(runs);
+    test_curve(runs);
+    test_terminal(sweeps, runs);
+    test_bad_input(sweeps, runs);
+    char *junk[] = {sweeps, users, runs, in_dir("plot.svg")};
+    for (int i = 0; i < 4; i++) {
+        unlink(junk[i]);
+        free(junk[i]);
+    }
+    rmdir(dir);
+    free(q);
+    return tap_done();
+}
