@@ -33,6 +33,7 @@ int cli_slo_curve(int argc, char **argv);
 int cli_timeline(int argc, char **argv);
 int cli_sweep(int argc, char **argv);
 int cli_plan(int argc, char **argv);
+int cli_lesson(int argc, char **argv);
 int cli_plot(int argc, char **argv);
 
 /* How a report is shown: the options `run` and `report` share. */

@@ -22,6 +22,7 @@ static const char usage[] =
     "  slo-curve FILE.db     SLO attainment as a function of the threshold\n"
     "  timeline FILE.db      a stored run as a time series, per interval\n"
     "  sweep SCENARIO.json   run a grid of overrides in parallel, one run per point\n"
+    "  lesson [NAME]         the effects behind \"performance is not one number\", run live\n"
     "  plan SCENARIO.json    the highest rate, fewest replicas or cheapest configuration\n"
     "                        meeting latency targets\n"
     "  compare A.db B.db     two stored runs side by side: scenario keys, then metrics\n"
@@ -78,13 +79,13 @@ int main(int argc, char **argv)
         {"keys", cli_keys}, {"validate", cli_validate}, {"slo-curve", cli_slo_curve},
         {"timeline", cli_timeline},
         {"sweep", cli_sweep},       {"plan", cli_plan}, {"compare", cli_compare},
-        {"plot", cli_plot},
+        {"plot", cli_plot}, {"lesson", cli_lesson},
     };
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(cmd, commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
     const char *names[] = {"run",      "report",    "catalog",  "keys",    "validate",
                            "slo-curve", "timeline", "compare", "sweep",   "plan",
-                           "plot",     NULL};
+                           "plot",     "lesson",    NULL};
     const char *near = util_closest(cmd, names);
     fprintf(stderr, "servesim: unknown command '%s'", cmd);
     if (near) fprintf(stderr, " (did you mean '%s'?)", near);

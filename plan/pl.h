@@ -76,6 +76,11 @@ int pl_point_scenario(const pl_base *b, const pl_point *p, char **json, util_dia
 int pl_point_run(const pl_base *b, const pl_point *p, const char *path, pl_summary *out,
                  util_diag *d);
 
+/* Simulates a point in memory and returns its whole report as the `report
+ * --json` object, classes included (caller frees); with iterations, also
+ * "definitions": every tool's per-token latency (report --definitions). */
+int pl_point_report(const pl_base *b, const pl_point *p, bool iterations, cJSON **report,
+                    util_diag *d);
 /* A summary as JSON (caller frees), and back. */
 cJSON *pl_summary_json(const pl_summary *s);
 void pl_summary_from_json(const cJSON *o, pl_summary *s);

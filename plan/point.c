@@ -229,3 +229,49 @@ void pl_summary_from_json(const cJSON *o, pl_summary *s)
     cJSON_ArrayForEach(v, t) if (s->n_targets < 8) s->target_value[s->n_targets++] =
         cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
+
+/* ---- a point's whole report ---- */
+
+int pl_point_report(const pl_base *b, const pl_point *p, bool iterations, cJSON **report,
+                    util_diag *d)
+{
+    *report = NULL;
+    char *json = NULL;
+    int rc = pl_point_scenario(b, p, &json, d);
+    if (rc) return rc;
+    sim_scenario sc;
+    rc = sim_scenario_load(cJSON_Parse(json), b->catalog, b->base_dir, &sc, d);
+    sim_recorder *rec = NULL;
+    if (!rc) rc = sim_recorder_open(":memory:", &rec, d);
+    int64_t run = 0;
+    if (!rc) rc = sim_recorder_begin(rec, &sc, &run, d);
+    if (!rc) {
+        sim_sink sink = iterations ? sim_recorder_sink_with_iterations(rec) : sim_recorder_sink(rec);
+        sim_engine *e = sim_engine_create(&sc, &sink);
+        sim_engine_limit_in_flight(e, in_flight_limit(&sc));
+        int erc = sim_engine_run(e, NULL, NULL, NULL);
+        sim_progress pr;
+        sim_engine_progress(e, &pr);
+        sim_engine_destroy(e);
+        rc = erc == UTIL_OK || erc == SIM_EOVERLOAD
+                 ? sim_recorder_finish(rec, erc ? "overloaded" : "completed", pr.sim_s, 0,
+                                       pr.events, d)
+                 : util_diag_fail(d, "%s", sim_recorder_error(rec));
+    }
+    an_options opt = {0};
+    for (int i = 0; !rc && i < b->n_slo_args; i++) rc = an_options_add_slo(&opt, b->slo_args[i], d);
+    an_report r = {0};
+    if (!rc) rc = an_report_compute_with(sim_recorder_db(rec), run, &opt, &r, d);
+    if (!rc) {
+        *report = an_report_json(&r, true);
+        an_definition defs[AN_N_DEFINITIONS];
+        if (iterations && !(rc = an_definitions(sim_recorder_db(rec), run, defs, d)))
+            cJSON_AddItemToObject(*report, "definitions", an_definitions_json(defs));
+    }
+    an_report_fini(&r);
+    an_options_fini(&opt);
+    sim_recorder_close(rec);
+    sim_scenario_fini(&sc);
+    free(json);
+    return rc;
+}

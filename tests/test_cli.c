@@ -362,6 +362,31 @@ static void test_sweep_plan(const char *quick)
     free(db);
 }
 
+/* servesim lesson: the list, a lesson with its figure, and a typo. */
+static void test_lesson_cli(void)
+{
+    result r = sv("lesson", NULL);
+    ok(r.status == 0 && strstr(r.out, "two-clocks") && strstr(r.out, "fan-out"),
+       "servesim lesson lists the lessons");
+    drop(&r);
+    char *svg = in_dir("tail.svg");
+    r = sv("lesson", "tail", "--quick", "--plot", svg, NULL);
+    char *text = read_all(svg);
+    ok(r.status == 0 && strstr(r.out, "lesson tail:") && strstr(text, "<svg") &&
+           strstr(text, "data-series=\"p99\""),
+       "lesson tail --plot prints its table and findings and draws its figure");
+    free(text);
+    drop(&r);
+    unlink(svg);
+    free(svg);
+    r = sv("lesson", "tails", NULL);
+    ok(r.status == 2 && strstr(r.err, "did you mean 'tail'"), "a misspelt lesson is bad usage");
+    drop(&r);
+    r = sv("lesson", "tail", "--quick", "--set", "lesson.slow_fractions=[0.05]", NULL);
+    ok(r.status == 2 && strstr(r.err, "at least two"), "a knob out of shape is bad input");
+    drop(&r);
+}
+
 /* Ctrl-C: the run stops, keeps its rows, is marked interrupted, exits 130. */
 static void test_interrupt(const char *quick)
 {
@@ -405,6 +430,7 @@ int main(int argc, char **argv)
     test_classes();
     test_questions(quick);
     test_sweep_plan(quick);
+    test_lesson_cli();
     test_interrupt(quick);
     const char *junk[] = {"a.db", "notes.txt", "broken.json", "stdout", "stderr", NULL};
     for (const char **p = junk; *p; p++) {

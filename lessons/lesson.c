@@ -1,0 +1,285 @@
+/*
+ * lesson.c: running a lesson -- its shipped file, --set, the points in
+ * worker processes -- and showing what it found: a table, sentences, a
+ * figure.
+ */
+#include "ls.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+const ls_lesson *ls_find(const char *name)
+{
+    for (const ls_lesson *l = ls_lessons; l->name; l++)
+        if (!strcmp(l->name, name)) return l;
+    return NULL;
+}
+
+/* ---- points ---- */
+
+static char *report_job(const char *job, void *ctx)
+{
+    const pl_base *b = ctx;
+    cJSON *j = cJSON_Parse(job);
+    pl_point p = {cJSON_GetObjectItemCaseSensitive(j, "overrides"),
+                  (int64_t)util_json_number(j, "seed", 1), 0};
+    bool iterations = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "iterations"));
+    util_diag d;
+    util_diag_init(&d);
+    cJSON *report = NULL;
+    int rc = pl_point_report(b, &p, iterations, &report, &d);
+    cJSON *out = cJSON_CreateObject();
+    if (rc) cJSON_AddStringToObject(out, "error", d.count ? d.msgs[0] : "the point failed");
+    else cJSON_AddItemToObject(out, "report", report);
+    char *text = cJSON_PrintUnformatted(out);
+    cJSON_Delete(out);
+    cJSON_Delete(j);
+    util_diag_fini(&d);
+    return text;
+}
+
+int ls_points(ls_context *c, cJSON *const *overrides, int n, bool iterations, cJSON **reports,
+              util_diag *d)
+{
+    cJSON *root = cJSON_Parse(c->base.json);
+    double seed = util_json_number(root, "seed", 1);
+    cJSON_Delete(root);
+    int next = 0, done = 0, rc = UTIL_OK;
+    for (int i = 0; i < n; i++) reports[i] = NULL;
+    while (!rc && done < n) {
+        while (next < n) {
+            cJSON *j = cJSON_CreateObject();
+            cJSON_AddItemToObject(j, "overrides", cJSON_Duplicate(overrides[next], 1));
+            cJSON_AddNumberToObject(j, "seed", seed);
+            cJSON_AddBoolToObject(j, "iterations", iterations);
+            char *text = cJSON_PrintUnformatted(j);
+            cJSON_Delete(j);
+            bool taken = pl_pool_submit(c->pool, next, text);
+            free(text);
+            if (!taken) break;
+            next++;
+        }
+        int64_t tag;
+        char *text;
+        if (!pl_pool_wait(c->pool, NULL, &tag, &text)) break;
+        cJSON *res = cJSON_Parse(text);
+        free(text);
+        cJSON *report = cJSON_DetachItemFromObjectCaseSensitive(res, "report");
+        if (report) reports[tag] = report;
+        else rc = util_diag_fail(d, "%s", cJSON_GetStringValue(cJSON_GetObjectItem(res, "error")));
+        cJSON_Delete(res);
+        done++;
+    }
+    return rc;
+}
+
+/* ---- knobs and numbers ---- */
+
+double ls_knob(const ls_context *c, const char *path, double dflt)
+{
+    return util_json_number(c->knobs, path, dflt);
+}
+
+double *ls_knobs(const ls_context *c, const char *path, int *n)
+{
+    const cJSON *a = util_json_get(c->knobs, path), *v;
+    *n = 0;
+    double *out = util_xcalloc((size_t)(cJSON_GetArraySize(a) + 1), sizeof *out);
+    cJSON_ArrayForEach(v, a) if (cJSON_IsNumber(v)) out[(*n)++] = v->valuedouble;
+    return out;
+}
+
+double ls_num(const cJSON *report, const char *path)
+{
+    return util_json_number(report, path, NAN);
+}
+
+cJSON *ls_with(const char *path, double v)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, path, v);
+    return o;
+}
+
+cJSON *ls_row(ls_result *r)
+{
+    cJSON *row = cJSON_CreateObject();
+    cJSON_AddItemToArray(r->table, row);
+    return row;
+}
+
+void ls_say(ls_result *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char buf[1024];
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    r->findings = util_xrealloc(r->findings, (size_t)(r->n_findings + 1) * sizeof *r->findings);
+    r->findings[r->n_findings++] = util_xstrdup(buf);
+}
+
+void ls_keep(ls_result *r, const char *name, double v)
+{
+    if (isnan(v)) cJSON_AddNullToObject(r->numbers, name);
+    else cJSON_AddNumberToObject(r->numbers, name, v);
+}
+
+/* ---- the figure ---- */
+
+void ls_plot_init(ls_result *r, const char *title, const char *x_label, bool log_x)
+{
+    r->has_plot = true;
+    r->plot = (an_plot){.title = util_xstrdup(title), .x_label = util_xstrdup(x_label),
+                        .log_x = log_x};
+}
+
+int ls_plot_panel(ls_result *r, const char *y_label)
+{
+    an_plot *p = &r->plot;
+    p->panels = util_xrealloc(p->panels, (size_t)(p->n_panels + 1) * sizeof *p->panels);
+    p->panels[p->n_panels] = (an_plot_panel){.y_label = util_xstrdup(y_label)};
+    return p->n_panels++;
+}
+
+void ls_plot_series(ls_result *r, int panel, const char *name, const double *x, const double *y,
+                    int n)
+{
+    an_plot_panel *pn = &r->plot.panels[panel];
+    pn->series = util_xrealloc(pn->series, (size_t)(pn->n_series + 1) * sizeof *pn->series);
+    an_plot_series *s = &pn->series[pn->n_series++];
+    *s = (an_plot_series){.name = util_xstrdup(name), .x = util_xmalloc((size_t)(n + 1) * sizeof(double)),
+                          .y = util_xmalloc((size_t)(n + 1) * sizeof(double))};
+    for (int i = 0; i < n; i++) /* a series holds the points it plots: none missing */
+        if (isfinite(x[i]) && isfinite(y[i])) {
+            s->x[s->n] = x[i];
+            s->y[s->n++] = y[i];
+        }
+}
+
+void ls_plot_guide(ls_result *r, int panel, const char *label, double at, bool vertical)
+{
+    an_plot_panel *pn = &r->plot.panels[panel];
+    pn->guides = util_xrealloc(pn->guides, (size_t)(pn->n_guides + 1) * sizeof *pn->guides);
+    pn->guides[pn->n_guides++] =
+        (an_plot_guide){.label = util_xstrdup(label), .at = at, .vertical = vertical};
+}
+
+/* ---- running one ---- */
+
+/* The file with --set applied, split into its knobs and its scenario. */
+static int load(const ls_lesson *l, char **sets, int n_sets, cJSON **knobs, char **scenario,
+                util_diag *d)
+{
+    cJSON *root = cJSON_Parse(l->file);
+    if (!root) return util_diag_fail(d, "lesson %s: its file is not JSON", l->name);
+    int rc = UTIL_OK;
+    for (int i = 0; i < n_sets; i++)
+        if (util_json_set(root, sets[i], d)) rc = UTIL_EINPUT;
+    *knobs = cJSON_DetachItemFromObjectCaseSensitive(root, "lesson");
+    *scenario = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    return rc;
+}
+
+int ls_run(const ls_lesson *l, const mdl_catalog *cat, char **sets, int n_sets, bool quick,
+           int jobs, ls_result *out, util_diag *d)
+{
+    memset(out, 0, sizeof *out);
+    out->table = cJSON_CreateArray();
+    out->numbers = cJSON_CreateObject();
+    cJSON *knobs = NULL;
+    char *scenario = NULL;
+    int rc = load(l, sets, n_sets, &knobs, &scenario, d);
+    ls_context c = {.knobs = knobs, .base = {.catalog = cat, .json = scenario}, .quick = quick,
+                    .jobs = jobs};
+    if (!rc) {
+        /* the scenario must load before any worker runs it: its errors are the user's */
+        sim_scenario sc;
+        rc = sim_scenario_load(cJSON_Parse(scenario), cat, NULL, &sc, d);
+        sim_scenario_fini(&sc);
+    }
+    if (!rc) {
+        c.pool = pl_pool_start(jobs, report_job, (void *)&c.base);
+        rc = l->run(&c, out, d);
+        pl_pool_stop(c.pool);
+    }
+    cJSON_Delete(knobs);
+    free(scenario);
+    return rc;
+}
+
+void ls_result_fini(ls_result *r)
+{
+    cJSON_Delete(r->table);
+    cJSON_Delete(r->numbers);
+    for (int i = 0; i < r->n_findings; i++) free(r->findings[i]);
+    free(r->findings);
+    if (r->has_plot) an_plot_fini(&r->plot);
+    memset(r, 0, sizeof *r);
+}
+
+/* ---- showing it ---- */
+
+/* A cell as text: whole numbers whole, others to four significant digits. */
+static char *cell_text(const cJSON *v)
+{
+    if (cJSON_IsString(v)) return util_xstrdup(v->valuestring);
+    if (!cJSON_IsNumber(v)) return util_xstrdup("-");
+    double x = v->valuedouble;
+    if (x == floor(x) && fabs(x) < 1e9) return util_xasprintf("%.0f", x);
+    return util_xasprintf("%.4g", x);
+}
+
+/* Each column as wide as its widest cell: numbers to the right, text to
+ * the left. */
+void ls_print(const ls_lesson *l, const ls_result *r, FILE *out)
+{
+    fprintf(out, "lesson %s: %s\n\n", l->name, l->summary);
+    const cJSON *first = cJSON_GetArrayItem(r->table, 0), *c, *row;
+    int ncol = cJSON_GetArraySize(first), k = 0;
+    int *width = util_xcalloc((size_t)ncol + 1, sizeof *width);
+    cJSON_ArrayForEach(c, first) width[k++] = (int)strlen(c->string);
+    cJSON_ArrayForEach(row, r->table) {
+        k = 0;
+        cJSON_ArrayForEach(c, first) {
+            char *t = cell_text(cJSON_GetObjectItemCaseSensitive(row, c->string));
+            if ((int)strlen(t) > width[k]) width[k] = (int)strlen(t);
+            k++;
+            free(t);
+        }
+    }
+    k = 0;
+    cJSON_ArrayForEach(c, first) { /* a text column's header to the left too */
+        fprintf(out, "  %*s", cJSON_IsString(c) ? -width[k] : width[k], c->string);
+        k++;
+    }
+    fprintf(out, "\n");
+    cJSON_ArrayForEach(row, r->table) {
+        k = 0;
+        cJSON_ArrayForEach(c, first) {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(row, c->string);
+            char *t = cell_text(v);
+            fprintf(out, "  %*s", cJSON_IsString(v) ? -width[k] : width[k], t);
+            k++;
+            free(t);
+        }
+        fprintf(out, "\n");
+    }
+    fprintf(out, "\n");
+    for (int i = 0; i < r->n_findings; i++) fprintf(out, "- %s\n", r->findings[i]);
+    free(width);
+}
+
+cJSON *ls_json(const ls_lesson *l, const ls_result *r)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "lesson", l->name);
+    cJSON_AddItemToObject(j, "table", cJSON_Duplicate(r->table, 1));
+    cJSON *f = cJSON_AddArrayToObject(j, "findings");
+    for (int i = 0; i < r->n_findings; i++) cJSON_AddItemToArray(f, cJSON_CreateString(r->findings[i]));
+    cJSON_AddItemToObject(j, "numbers", cJSON_Duplicate(r->numbers, 1));
+    return j;
+}
