@@ -33,8 +33,6 @@ int an__column(const an__query *q, const char *sql, double **out, size_t *n, uti
 /* expr over the rows of view passing filter (and the group), summarised. */
 int an__metric_of(const an__query *q, const char *view, const char *filter, const char *expr,
                   an_stats *out, util_diag *d);
-/* expr over the measured requests (completed, after warm-up) of the group. */
-int an__metric(const an__query *q, const char *expr, an_stats *out, util_diag *d);
 /* a / b, NAN unless b > 0. */
 double an__ratio(double a, double b);
 

@@ -78,12 +78,6 @@ int an__metric_of(const an__query *q, const char *view, const char *filter, cons
     return rc;
 }
 
-int an__metric(const an__query *q, const char *expr, an_stats *out, util_diag *d)
-{
-    return an__metric_of(q, "request_metrics", "status = 'completed' AND arrival_s >= ?2", expr,
-                         out, d);
-}
-
 double an__ratio(double a, double b)
 {
     return b > 0 ? a / b : NAN;

@@ -46,32 +46,28 @@ int ls_points(ls_context *c, cJSON *const *overrides, int n, bool iterations, cJ
     cJSON *root = cJSON_Parse(c->base.json);
     double seed = util_json_number(root, "seed", 1);
     cJSON_Delete(root);
-    int next = 0, done = 0, rc = UTIL_OK;
-    for (int i = 0; i < n; i++) reports[i] = NULL;
-    while (!rc && done < n) {
-        while (next < n) {
-            cJSON *j = cJSON_CreateObject();
-            cJSON_AddItemToObject(j, "overrides", cJSON_Duplicate(overrides[next], 1));
-            cJSON_AddNumberToObject(j, "seed", seed);
-            cJSON_AddBoolToObject(j, "iterations", iterations);
-            char *text = cJSON_PrintUnformatted(j);
-            cJSON_Delete(j);
-            bool taken = pl_pool_submit(c->pool, next, text);
-            free(text);
-            if (!taken) break;
-            next++;
-        }
-        int64_t tag;
-        char *text;
-        if (!pl_pool_wait(c->pool, NULL, &tag, &text)) break;
-        cJSON *res = cJSON_Parse(text);
-        free(text);
-        cJSON *report = cJSON_DetachItemFromObjectCaseSensitive(res, "report");
-        if (report) reports[tag] = report;
-        else rc = util_diag_fail(d, "%s", cJSON_GetStringValue(cJSON_GetObjectItem(res, "error")));
-        cJSON_Delete(res);
-        done++;
+    int rc = UTIL_OK;
+    char **jobs = util_xcalloc((size_t)n + 1, sizeof *jobs), **results = util_xcalloc((size_t)n + 1, sizeof *results);
+    for (int i = 0; i < n; i++) {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddItemToObject(j, "overrides", cJSON_Duplicate(overrides[i], 1));
+        cJSON_AddNumberToObject(j, "seed", seed);
+        cJSON_AddBoolToObject(j, "iterations", iterations);
+        jobs[i] = cJSON_PrintUnformatted(j);
+        cJSON_Delete(j);
     }
+    pl_pool_map(c->pool, jobs, n, NULL, results);
+    for (int i = 0; i < n; i++) {
+        cJSON *res = cJSON_Parse(results[i]);
+        reports[i] = cJSON_DetachItemFromObjectCaseSensitive(res, "report");
+        if (!reports[i] && !rc)
+            rc = util_diag_fail(d, "%s", cJSON_GetStringValue(cJSON_GetObjectItem(res, "error")));
+        cJSON_Delete(res);
+        free(jobs[i]);
+        free(results[i]);
+    }
+    free(jobs);
+    free(results);
     return rc;
 }
 

@@ -81,6 +81,10 @@ int pl_point_run(const pl_base *b, const pl_point *p, const char *path, pl_summa
  * "definitions": every tool's per-token latency (report --definitions). */
 int pl_point_report(const pl_base *b, const pl_point *p, bool iterations, cJSON **report,
                     util_diag *d);
+/* A worker's job (a pl_job_fn, base a pl_base): {"overrides", "seed",
+ * "run_id", "path"} -- without "path", in memory -- run with pl_point_run;
+ * the result is {"ok": true, "summary": {...}} or {"ok": false, "error"}. */
+char *pl_point_job(const char *job, void *base);
 /* A summary as JSON (caller frees), and back. */
 cJSON *pl_summary_json(const pl_summary *s);
 void pl_summary_from_json(const cJSON *o, pl_summary *s);
@@ -102,6 +106,11 @@ bool pl_pool_submit(pl_pool *p, int64_t tag, const char *job);
  * out, or when *stop became non-zero. */
 bool pl_pool_wait(pl_pool *p, const volatile sig_atomic_t *stop, int64_t *tag, char **result);
 int pl_pool_busy(const pl_pool *p);
+/* Runs every job and waits for all: results[i] is job i's (caller frees;
+ * NULL for a job cut short).  Returns how many finished: n, unless *stop
+ * was raised. */
+int pl_pool_map(pl_pool *p, char *const *jobs, int n, const volatile sig_atomic_t *stop,
+                char **results);
 /* Stops the workers (killing any mid-job) and waits for them. */
 void pl_pool_stop(pl_pool *p);
 /* The number of processors online, for the default -j. */

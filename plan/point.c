@@ -230,6 +230,29 @@ void pl_summary_from_json(const cJSON *o, pl_summary *s)
         cJSON_IsNumber(v) ? v->valuedouble : NAN;
 }
 
+/* ---- a point as a worker's job ---- */
+
+char *pl_point_job(const char *job, void *base)
+{
+    cJSON *j = cJSON_Parse(job);
+    pl_point p = {cJSON_GetObjectItemCaseSensitive(j, "overrides"),
+                  (int64_t)util_json_number(j, "seed", 0), (int64_t)util_json_number(j, "run_id", 0)};
+    const char *path = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "path"));
+    util_diag d;
+    util_diag_init(&d);
+    pl_summary s;
+    int rc = pl_point_run(base, &p, path ? path : ":memory:", &s, &d);
+    cJSON *out = cJSON_CreateObject();
+    cJSON_AddBoolToObject(out, "ok", rc == UTIL_OK);
+    if (rc == UTIL_OK) cJSON_AddItemToObject(out, "summary", pl_summary_json(&s));
+    else cJSON_AddStringToObject(out, "error", d.count ? d.msgs[0] : "the point failed");
+    char *text = cJSON_PrintUnformatted(out);
+    cJSON_Delete(out);
+    cJSON_Delete(j);
+    util_diag_fini(&d);
+    return text;
+}
+
 /* ---- a point's whole report ---- */
 
 int pl_point_report(const pl_base *b, const pl_point *p, bool iterations, cJSON **report,

@@ -174,6 +174,22 @@ bool pl_pool_wait(pl_pool *p, const volatile sig_atomic_t *stop, int64_t *tag, c
     return got;
 }
 
+int pl_pool_map(pl_pool *p, char *const *jobs, int n, const volatile sig_atomic_t *stop,
+                char **results)
+{
+    int next = 0, done = 0;
+    for (int i = 0; i < n; i++) results[i] = NULL;
+    while (done < n) {
+        while (next < n && pl_pool_submit(p, next, jobs[next])) next++;
+        int64_t tag;
+        char *text;
+        if (!pl_pool_wait(p, stop, &tag, &text)) break;
+        results[tag] = text;
+        done++;
+    }
+    return done;
+}
+
 void pl_pool_stop(pl_pool *p)
 {
     if (!p) return;

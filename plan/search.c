@@ -66,59 +66,32 @@ typedef struct search {
     util_diag *d;
 } search;
 
-static char *memory_job(const char *job, void *ctx)
-{
-    const pl_base *b = ctx;
-    cJSON *j = cJSON_Parse(job);
-    pl_point p = {cJSON_GetObjectItemCaseSensitive(j, "overrides"),
-                  (int64_t)util_json_number(j, "seed", 0), 0};
-    util_diag d;
-    util_diag_init(&d);
-    pl_summary s;
-    int rc = pl_point_run(b, &p, ":memory:", &s, &d);
-    cJSON *out = cJSON_CreateObject();
-    cJSON_AddBoolToObject(out, "ok", rc == UTIL_OK);
-    if (rc == UTIL_OK) cJSON_AddItemToObject(out, "summary", pl_summary_json(&s));
-    else cJSON_AddStringToObject(out, "error", d.count ? d.msgs[0] : "the point failed");
-    char *text = cJSON_PrintUnformatted(out);
-    cJSON_Delete(out);
-    cJSON_Delete(j);
-    util_diag_fini(&d);
-    return text;
-}
-
 /* Runs seeds [from, to) of a configuration into s[]. */
 static int run_seeds(search *x, const cJSON *overrides, int from, int to, pl_summary *s)
 {
-    int next = from, done = from, rc = UTIL_OK;
-    while (!rc && done < to) {
-        while (next < to) {
-            cJSON *j = cJSON_CreateObject();
-            cJSON_AddItemToObject(j, "overrides", cJSON_Duplicate(overrides, 1));
-            cJSON_AddNumberToObject(j, "seed", (double)(x->seed + next));
-            char *job = cJSON_PrintUnformatted(j);
-            cJSON_Delete(j);
-            bool taken = pl_pool_submit(x->pool, next, job);
-            free(job);
-            if (!taken) break;
-            next++;
-        }
-        int64_t tag;
-        char *text;
-        if (!pl_pool_wait(x->pool, x->stop, &tag, &text)) {
-            rc = UTIL_EINTR;
-            break;
-        }
-        cJSON *res = cJSON_Parse(text);
-        free(text);
-        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(res, "ok")))
-            pl_summary_from_json(cJSON_GetObjectItemCaseSensitive(res, "summary"), &s[tag]);
-        else
+    int n = to - from, rc = UTIL_OK;
+    char **jobs = util_xcalloc((size_t)n, sizeof *jobs), **results = util_xcalloc((size_t)n, sizeof *results);
+    for (int i = 0; i < n; i++) {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddItemToObject(j, "overrides", cJSON_Duplicate(overrides, 1));
+        cJSON_AddNumberToObject(j, "seed", (double)(x->seed + from + i));
+        jobs[i] = cJSON_PrintUnformatted(j);
+        cJSON_Delete(j);
+    }
+    if (pl_pool_map(x->pool, jobs, n, x->stop, results) < n) rc = UTIL_EINTR;
+    for (int i = 0; i < n; i++) {
+        cJSON *res = cJSON_Parse(results[i]);
+        if (!rc && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(res, "ok")))
+            pl_summary_from_json(cJSON_GetObjectItemCaseSensitive(res, "summary"), &s[from + i]);
+        else if (!rc)
             rc = util_diag_fail(x->d, "%s", cJSON_GetStringValue(
                                                cJSON_GetObjectItemCaseSensitive(res, "error")));
         cJSON_Delete(res);
-        done++;
+        free(jobs[i]);
+        free(results[i]);
     }
+    free(jobs);
+    free(results);
     return rc;
 }
 
@@ -345,7 +318,7 @@ int pl_plan_run(const pl_plan_opts *o, const volatile sig_atomic_t *stop, pl_pla
     cJSON *root = cJSON_Parse(o->base.json);
     int64_t seed = (int64_t)util_json_number(root, "seed", 1);
     cJSON_Delete(root);
-    search x = {o, seed, pl_pool_start(jobs > 0 ? jobs : 1, memory_job, (void *)&o->base), stop, r,
+    search x = {o, seed, pl_pool_start(jobs > 0 ? jobs : 1, pl_point_job, (void *)&o->base), stop, r,
                 d};
     int rc = o->goal == PL_MAX_RATE ? max_rate(&x)
            : o->goal == PL_MIN_REPLICAS ? min_replicas(&x)

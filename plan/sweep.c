@@ -140,33 +140,20 @@ static void remove_point_file(const char *path)
     free(journal);
 }
 
+/* A point into its own file: the file an interrupted sweep may have left is
+ * removed first, and a failed point leaves none. */
 static char *run_job(const char *job, void *ctx)
 {
-    const pl_base *b = ctx;
     cJSON *j = cJSON_Parse(job);
-    pl_point p = {cJSON_GetObjectItemCaseSensitive(j, "overrides"),
-                  (int64_t)util_json_number(j, "seed", 0), (int64_t)util_json_number(j, "run_id", 0)};
-    const char *path = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "path"));
-    util_diag d;
-    util_diag_init(&d);
-    pl_summary s;
-    remove_point_file(path); /* a file left by an interrupted sweep */
-    int rc = pl_point_run(b, &p, path, &s, &d);
-    cJSON *out = cJSON_CreateObject();
-    cJSON_AddBoolToObject(out, "ok", rc == UTIL_OK);
-    if (rc == UTIL_OK) {
-        cJSON_AddItemToObject(out, "summary", pl_summary_json(&s));
-    } else {
-        char *msg = util_xstrdup(d.count ? d.msgs[0] : "the point failed");
-        cJSON_AddStringToObject(out, "error", msg);
-        free(msg);
-        remove_point_file(path);
-    }
-    char *text = cJSON_PrintUnformatted(out);
-    cJSON_Delete(out);
+    char *path = util_xstrdup(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "path")));
     cJSON_Delete(j);
-    util_diag_fini(&d);
-    return text;
+    remove_point_file(path);
+    char *result = pl_point_job(job, ctx);
+    cJSON *res = cJSON_Parse(result);
+    if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(res, "ok"))) remove_point_file(path);
+    cJSON_Delete(res);
+    free(path);
+    return result;
 }
 
 static char *job_text(const pl_sweep_opts *o, const pl_point *p)
@@ -200,36 +187,36 @@ static void progress(const pl_sweep_opts *o, int done, int total, double start)
 /* ---- the sweep ---- */
 
 /* Keeps every worker busy while points remain. */
-static void submit(const pl_sweep_opts *o, pl_pool *pool, const int *todo, int n_todo, int *next,
+static void submit(const pl_sweep_opts *o, pl_pool *pool, const int *to_run, int n_to_run, int *next,
                    const pl_sweep_result *r, bool *out)
 {
-    while (*next < n_todo) {
-        char *job = job_text(o, &r->rows[todo[*next]].point);
-        bool taken = pl_pool_submit(pool, todo[*next], job);
+    while (*next < n_to_run) {
+        char *job = job_text(o, &r->rows[to_run[*next]].point);
+        bool taken = pl_pool_submit(pool, to_run[*next], job);
         free(job);
         if (!taken) return;
-        out[todo[(*next)++]] = true;
+        out[to_run[(*next)++]] = true;
     }
 }
 
 /* Hands out points and merges what comes back, until all are done or
  * *stop is raised. */
-static int drive(const pl_sweep_opts *o, sim_recorder *rec, int *todo, int n_todo,
+static int drive(const pl_sweep_opts *o, sim_recorder *rec, int *to_run, int n_to_run,
                  const volatile sig_atomic_t *stop, pl_sweep_result *r, util_diag *d)
 {
     pl_pool *pool = pl_pool_start(o->jobs, run_job, (void *)&o->base);
     int next = 0, done = 0, rc = UTIL_OK;
     bool *out = util_xcalloc((size_t)r->n_rows, sizeof *out);
     double start = util_wall_s();
-    progress(o, 0, n_todo, start);
-    while (!rc && done < n_todo && !(stop && *stop)) {
-        submit(o, pool, todo, n_todo, &next, r, out);
+    progress(o, 0, n_to_run, start);
+    while (!rc && done < n_to_run && !(stop && *stop)) {
+        submit(o, pool, to_run, n_to_run, &next, r, out);
         int64_t tag;
         char *text;
         if (!pl_pool_wait(pool, stop, &tag, &text)) continue;
         pl_sweep_row *row = &r->rows[tag];
         out[tag] = false;
-        if (!(stop && *stop)) submit(o, pool, todo, n_todo, &next, r, out); /* before merging:
+        if (!(stop && *stop)) submit(o, pool, to_run, n_to_run, &next, r, out); /* before merging:
                                                                         * no worker waits on it */
         cJSON *res = cJSON_Parse(text);
         free(text);
@@ -244,7 +231,7 @@ static int drive(const pl_sweep_opts *o, sim_recorder *rec, int *todo, int n_tod
             rc = sim_recorder_merge(rec, path, d);
             remove_point_file(path);
             r->ran++;
-            progress(o, ++done, n_todo, start);
+            progress(o, ++done, n_to_run, start);
         }
         free(path);
         cJSON_Delete(res);
@@ -257,7 +244,7 @@ static int drive(const pl_sweep_opts *o, sim_recorder *rec, int *todo, int n_tod
             free(path);
         }
     free(out);
-    if (!rc && done < n_todo) {
+    if (!rc && done < n_to_run) {
         r->interrupted = true;
         if (o->progress) fprintf(stderr, "\r\033[K");
         return UTIL_EINTR;
@@ -285,7 +272,7 @@ int pl_sweep_run(const pl_sweep_opts *o, const volatile sig_atomic_t *stop, pl_s
         rc = util_diag_add(d, "%s already holds sweep '%s' (%d of its points): --resume runs the "
                               "missing ones, or write to another file",
                            o->output, o->base.sweep, found);
-    int *todo = util_xmalloc((size_t)r->n_rows * sizeof *todo), n_todo = 0;
+    int *to_run = util_xmalloc((size_t)r->n_rows * sizeof *to_run), n_to_run = 0;
     int64_t id = max_run_id(db);
     for (int i = 0; !rc && i < r->n_rows; i++) {
         pl_sweep_row *row = &r->rows[i];
@@ -294,11 +281,11 @@ int pl_sweep_run(const pl_sweep_opts *o, const volatile sig_atomic_t *stop, pl_s
             r->resumed++;
         } else {
             row->point.run_id = ++id; /* numbered before they run: the same ids for any -j */
-            todo[n_todo++] = i;
+            to_run[n_to_run++] = i;
         }
     }
-    if (!rc) rc = drive(o, rec, todo, n_todo, stop, r, d);
-    free(todo);
+    if (!rc) rc = drive(o, rec, to_run, n_to_run, stop, r, d);
+    free(to_run);
     if (rc && rc != UTIL_EINTR && r->ran == 0 && r->resumed == 0) sim_recorder_abort(rec);
     sim_recorder_close(rec);
     return rc;

@@ -3,6 +3,7 @@
  */
 #include "support.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,4 +156,30 @@ sqlite3 *support_run_db(const sim_scenario *sc, int64_t *run_id)
 sqlite3 *support_run_db_iterations(const sim_scenario *sc, int64_t *run_id)
 {
     return run_db(sc, run_id, true);
+}
+
+sqlite3 *support_run_json(const char *json, const char *const *sets, bool iterations)
+{
+    sim_scenario sc;
+    if (support_scenario(json, sets, &sc, NULL)) {
+        sim_scenario_fini(&sc);
+        return NULL;
+    }
+    int64_t run;
+    sqlite3 *db = run_db(&sc, &run, iterations);
+    sim_scenario_fini(&sc);
+    return db;
+}
+
+double support_q1(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    double v = NAN;
+    if (db && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+        v = sqlite3_column_double(st, 0);
+    else if (db && !st)
+        printf("# %s: %s\n", sql, sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    return v;
 }

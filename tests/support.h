@@ -49,5 +49,12 @@ const sim_request_row *support_row(const support_rows *rows, int64_t id);
 sqlite3 *support_run_db(const sim_scenario *sc, int64_t *run_id);
 /* The same, storing every iteration too (servesim run --record-iterations). */
 sqlite3 *support_run_db_iterations(const sim_scenario *sc, int64_t *run_id);
+/* Builds the scenario from JSON text and overrides and runs it into a fresh
+ * in-memory database (its run is 1); NULL if the scenario is invalid (its
+ * messages are printed as TAP comments) or the run failed. */
+sqlite3 *support_run_json(const char *json, const char *const *sets, bool iterations);
+/* The first column of a one-row query as a number (NAN for NULL, no row or
+ * an error, which is printed as a TAP comment). */
+double support_q1(sqlite3 *db, const char *sql);
 
 #endif /* SUPPORT_H */

@@ -20,26 +20,6 @@
     "\"median\": 150, \"sigma\": 0.7, \"max\": 2048}}, \"slo\": {\"ttft_s\": 0.5, \"tpot_s\": "     \
     "0.05}}"
 
-static sqlite3 *run_db(const char *json, const char *const *sets, bool iterations)
-{
-    sim_scenario sc;
-    if (support_scenario(json, sets, &sc, NULL)) return NULL;
-    int64_t run;
-    sqlite3 *db = iterations ? support_run_db_iterations(&sc, &run) : support_run_db(&sc, &run);
-    sim_scenario_fini(&sc);
-    return db;
-}
-
-static double q1(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *st = NULL;
-    double v = NAN;
-    if (db && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
-        v = sqlite3_column_double(st, 0);
-    sqlite3_finalize(st);
-    return v;
-}
 
 /* Every value of a one-column query, in its order. */
 static double *column(sqlite3 *db, const char *sql, size_t *n)
@@ -83,7 +63,7 @@ static bool report_with(sqlite3 *db, const char *const *slo, bool by_replica, an
 
 static void test_whatif(sqlite3 *db)
 {
-    double ended = q1(db, "SELECT count(*) FROM requests WHERE arrival_s >= 5 AND status IN "
+    double ended = support_q1(db, "SELECT count(*) FROM requests WHERE arrival_s >= 5 AND status IN "
                           "('completed', 'rejected', 'timed_out')");
     static const char *const cases[][2] = {
         {"ttft=0.05", "ttft_s <= 0.05 AND coalesce(tpot_s, 0) <= 0.05"},
@@ -95,7 +75,7 @@ static void test_whatif(sqlite3 *db)
         char *sql = util_xasprintf("SELECT count(*) FROM request_metrics WHERE arrival_s >= 5 AND "
                                    "status = 'completed' AND %s",
                                    cases[i][1]);
-        double good = q1(db, sql);
+        double good = support_q1(db, sql);
         free(sql);
         an_report r;
         if (!report_with(db, (const char *const[]){cases[i][0], NULL}, false, &r)) {
@@ -143,7 +123,7 @@ static void test_whatif(sqlite3 *db)
 
 static void test_class_whatif(void)
 {
-    sqlite3 *db = run_db(QUICK, (const char *const[]){
+    sqlite3 *db = support_run_json(QUICK, (const char *const[]){
                                     "workload.classes=[{\"name\": \"chat\", \"weight\": 1, "
                                     "\"slo\": {\"ttft_s\": 0.3}}, {\"name\": \"batch\", "
                                     "\"weight\": 1}]",
@@ -158,7 +138,7 @@ static void test_class_whatif(void)
     ok(r.classes[0].req.slo.ttft_s == 0.1 && r.classes[1].req.slo.ttft_s == 0.05 &&
            r.classes[0].req.slo.tpot_s == 0.05,
        "--slo ttft replaces the run's, CLASS.ttft one class's; unnamed keys stay the scenario's");
-    double good = q1(db, "SELECT count(*) FROM request_metrics WHERE arrival_s >= 5 AND status = "
+    double good = support_q1(db, "SELECT count(*) FROM request_metrics WHERE arrival_s >= 5 AND status = "
                          "'completed' AND coalesce(tpot_s, 0) <= 0.05 AND ttft_s <= CASE class "
                          "WHEN 'chat' THEN 0.1 ELSE 0.05 END");
     is_int(r.req.good, (int64_t)good, "the run's good requests: each class by its own targets");
@@ -183,7 +163,7 @@ static double weighted_nearest(sqlite3 *db, const char *sql, double q)
 {
     sqlite3_stmt *st;
     sqlite3_prepare_v2(db, sql, -1, &st, NULL);
-    double total = q1(db, "SELECT total(output_tokens) FROM request_metrics WHERE status = "
+    double total = support_q1(db, "SELECT total(output_tokens) FROM request_metrics WHERE status = "
                           "'completed' AND arrival_s >= 5"),
            cum = 0, v = NAN;
     while (sqlite3_step(st) == SQLITE_ROW) {
@@ -216,7 +196,7 @@ static void test_definitions(sqlite3 *db)
                                  "WHERE status = 'completed' AND arrival_s >= 5 ORDER BY 1", 0.9),
             1e-15, "tpot_guidellm p90: token-weighted nearest rank");
     is_near(defs[4].stats.mean,
-            q1(db, "SELECT total(tpot_incl_ttft_s * output_tokens) / total(output_tokens) FROM "
+            support_q1(db, "SELECT total(tpot_incl_ttft_s * output_tokens) / total(output_tokens) FROM "
                    "request_metrics WHERE status = 'completed' AND arrival_s >= 5"),
             1e-12, "and its mean is token-weighted");
     /* pooled ITL: every iteration's duration once per decoding sequence */
@@ -256,7 +236,7 @@ static void test_curve(sqlite3 *db)
         char *sql = util_xasprintf("SELECT count(*) FROM request_metrics WHERE status = "
                                    "'completed' AND arrival_s >= 5 AND ttft_s <= %.17g",
                                    c.points[i].threshold_s);
-        counts &= fabs(c.points[i].attainment - q1(db, sql) / (double)c.ended) < 1e-12;
+        counts &= fabs(c.points[i].attainment - support_q1(db, sql) / (double)c.ended) < 1e-12;
         free(sql);
         rising &= i == 0 || c.points[i].attainment >= c.points[i - 1].attainment;
     }
@@ -267,7 +247,7 @@ static void test_curve(sqlite3 *db)
     char *below = util_xasprintf("SELECT count(*) FROM request_metrics WHERE status = "
                                  "'completed' AND arrival_s >= 5 AND ttft_s < %.17g",
                                  c.needed[3].threshold_s);
-    ok(q1(db, at) / (double)c.ended >= 0.99 && q1(db, below) / (double)c.ended < 0.99,
+    ok(support_q1(db, at) / (double)c.ended >= 0.99 && support_q1(db, below) / (double)c.ended < 0.99,
        "the threshold 99%% needs (%.4f s) is the smallest that reaches 99%%",
        c.needed[3].threshold_s);
     free(at);
@@ -285,9 +265,9 @@ static void test_use(sqlite3 *db)
         ok(false, "report by replica");
         return;
     }
-    double end = q1(db, "SELECT sim_end_s FROM runs");
+    double end = support_q1(db, "SELECT sim_end_s FROM runs");
     is_near(r.use.queue_mean,
-            q1(db, "SELECT total(first_scheduled_s - enqueue_s) FROM requests") / end, 1e-12,
+            support_q1(db, "SELECT total(first_scheduled_s - enqueue_s) FROM requests") / end, 1e-12,
             "queue mean = total waiting time / simulated time (Little's law)");
     /* the peak by an independent sweep over +1 / -1 events */
     size_t n, m;
@@ -308,14 +288,14 @@ static void test_use(sqlite3 *db)
     ok(r.n_replicas == 1 && r.replicas[0].req.arrived == r.req.arrived,
        "--by replica: one replica's requests are the run's");
     /* every iteration's energy and time add up to the replica's */
-    is_near(q1(db, "SELECT total(energy_j) FROM iterations"),
-            q1(db, "SELECT energy_j FROM replicas"),
-            1e-9 * q1(db, "SELECT energy_j FROM replicas"),
+    is_near(support_q1(db, "SELECT total(energy_j) FROM iterations"),
+            support_q1(db, "SELECT energy_j FROM replicas"),
+            1e-9 * support_q1(db, "SELECT energy_j FROM replicas"),
             "iterations' energy sums to the replica's busy energy");
-    is_near(q1(db, "SELECT total(end_s - start_s) FROM iterations"),
-            q1(db, "SELECT busy_s FROM replicas"), 1e-6, "and their durations to its busy time");
-    is_near(q1(db, "SELECT total(decode_seqs) FROM iterations"),
-            q1(db, "SELECT decode_tokens FROM replicas"), 0,
+    is_near(support_q1(db, "SELECT total(end_s - start_s) FROM iterations"),
+            support_q1(db, "SELECT busy_s FROM replicas"), 1e-6, "and their durations to its busy time");
+    is_near(support_q1(db, "SELECT total(decode_seqs) FROM iterations"),
+            support_q1(db, "SELECT decode_tokens FROM replicas"), 0,
             "and their decoding sequences to its decode tokens");
     an_report_fini(&r);
 }
@@ -325,19 +305,19 @@ static void test_use(sqlite3 *db)
 /* Busy power per GPU of a run (W). */
 static double busy_w(sqlite3 *db)
 {
-    return q1(db, "SELECT energy_j / busy_s / gpus FROM replicas");
+    return support_q1(db, "SELECT energy_j / busy_s / gpus FROM replicas");
 }
 
 static void test_power(void)
 {
     /* prompts only: compute-bound at the catalog's mfu, so prefill_w (700 W on an H100) */
-    sqlite3 *pre = run_db(QUICK, (const char *const[]){
+    sqlite3 *pre = support_run_json(QUICK, (const char *const[]){
                                      "workload.output_tokens={\"dist\": \"fixed\", \"value\": 1}",
                                      "workload.prompt_tokens={\"dist\": \"fixed\", \"value\": 4096}",
                                      "cluster.cost_model.iteration_overhead_s=0", NULL},
                           false);
     /* long replies, small batch: bandwidth-bound below the catalog's mbu */
-    sqlite3 *dec = run_db(QUICK, (const char *const[]){
+    sqlite3 *dec = support_run_json(QUICK, (const char *const[]){
                                      "workload.output_tokens={\"dist\": \"fixed\", \"value\": 500}",
                                      "workload.prompt_tokens={\"dist\": \"fixed\", \"value\": 50}",
                                      "workload.arrival.rate_per_s=1", NULL},
@@ -346,8 +326,8 @@ static void test_power(void)
     is_near(wp, 700, 7, "prefill at the catalog's MFU draws the H100's prefill figure (%.0f W)", wp);
     ok(wd > 75 && wd < 380,
        "decoding a few sequences draws between idle (75 W) and the decode figure (%.0f W)", wd);
-    double mbu = q1(dec, "SELECT bytes / (peak_bw * busy_s) FROM replicas");
-    double mfu = q1(dec, "SELECT flops / (peak_flops * busy_s) FROM replicas");
+    double mbu = support_q1(dec, "SELECT bytes / (peak_bw * busy_s) FROM replicas");
+    double mfu = support_q1(dec, "SELECT flops / (peak_flops * busy_s) FROM replicas");
     /* the model is linear below the TDP cap, so the run's mean power is the
      * power at the run's mean utilisation, exactly */
     is_near(wd, 75 + 625 * mfu / 0.5 + 305 * mbu / 0.75, 1e-9 * wd,
@@ -451,7 +431,7 @@ static void test_cost_by_load(void)
                            "workload.arrival.rate_per_s=1"};
     double per_hour[3], per_token[3];
     for (int i = 0; i < 3; i++) {
-        sqlite3 *db = run_db(QUICK, (const char *const[]){rates[i], "stop.requests=600", NULL},
+        sqlite3 *db = support_run_json(QUICK, (const char *const[]){rates[i], "stop.requests=600", NULL},
                              false);
         an_report r;
         per_hour[i] = per_token[i] = NAN;
@@ -511,7 +491,7 @@ static void test_formats(sqlite3 *db)
 int main(void)
 {
     if (support_init()) return 1;
-    sqlite3 *db = run_db(QUICK, NULL, true);
+    sqlite3 *db = support_run_json(QUICK, NULL, true);
     test_whatif(db);
     test_class_whatif();
     test_definitions(db);

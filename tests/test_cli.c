@@ -12,71 +12,21 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "runner.h"
 #include "tap.h"
 #include "util.h"
 
 static const char *servesim, *root;
 static char dir[] = "/tmp/servesim-cli-XXXXXX";
 
-typedef struct result {
-    int status; /* exit status, or 128 + signal */
-    char *out, *err;
-} result;
-
-static char *read_all(const char *path)
-{
-    util_diag d;
-    util_diag_init(&d);
-    char *s = NULL;
-    if (util_read_file(path, &s, NULL, &d)) s = util_xstrdup("");
-    util_diag_fini(&d);
-    return s;
-}
-
-static pid_t spawn(char *const *args, const char *out, const char *err)
-{
-    pid_t pid = fork();
-    if (pid == 0) {
-        int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        dup2(o, STDOUT_FILENO);
-        dup2(e, STDERR_FILENO);
-        execv(servesim, args);
-        _exit(127);
-    }
-    return pid;
-}
-
-static result finish(pid_t pid, const char *out, const char *err)
-{
-    int st = 0;
-    waitpid(pid, &st, 0);
-    result r = {WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), read_all(out),
-                read_all(err)};
-    return r;
-}
-
-/* Runs servesim with up to 15 arguments (NULL-terminated). */
+/* Runs servesim with up to 30 arguments (NULL-terminated). */
 static result sv(const char *a0, ...)
 {
-    char *args[17] = {(char *)servesim};
     va_list ap;
     va_start(ap, a0);
-    int n = 1;
-    for (const char *a = a0; a && n < 16; a = va_arg(ap, const char *)) args[n++] = (char *)a;
+    result r = runner_vrun(servesim, dir, a0, ap);
     va_end(ap);
-    args[n] = NULL;
-    char *out = util_xasprintf("%s/stdout", dir), *err = util_xasprintf("%s/stderr", dir);
-    result r = finish(spawn(args, out, err), out, err);
-    free(out);
-    free(err);
     return r;
-}
-
-static void drop(result *r)
-{
-    free(r->out);
-    free(r->err);
 }
 
 static char *in_dir(const char *name)
@@ -88,27 +38,27 @@ static void test_basics(void)
 {
     result r = sv("--version", NULL);
     ok(r.status == 0 && !strncmp(r.out, "servesim ", 9), "--version");
-    drop(&r);
+    runner_drop(&r);
     r = sv("--help", NULL);
     ok(r.status == 0, "--help exits 0");
     has_str(r.out, "run SCENARIO.json", "and lists the commands");
-    drop(&r);
+    runner_drop(&r);
     const char *cmds[] = {"run", "report", "catalog", "keys"};
     for (int i = 0; i < 4; i++) {
         r = sv(cmds[i], "--help", NULL);
         ok(r.status == 0 && strstr(r.out, "usage: servesim"), "%s --help", cmds[i]);
-        drop(&r);
+        runner_drop(&r);
     }
     r = sv("simulate", NULL);
     ok(r.status == 2, "an unknown command is bad usage (2)");
-    drop(&r);
+    runner_drop(&r);
     r = sv("run", "--frobnicate", "x.json", NULL);
     ok(r.status == 2, "an unknown option is bad usage (2)");
     has_str(r.err, "unknown option '--frobnicate'", "and is named");
-    drop(&r);
+    runner_drop(&r);
     r = sv("run", NULL);
     ok(r.status == 2 && strstr(r.err, "missing SCENARIO.json"), "run without a scenario");
-    drop(&r);
+    runner_drop(&r);
 }
 
 static void test_run_and_report(const char *quick)
@@ -132,7 +82,7 @@ static void test_run_and_report(const char *quick)
     result rep = sv("report", db, "--json", NULL);
     ok(rep.status == 0, "report exits 0");
     is_str(rep.out, run.out, "report --json prints exactly what run --json printed");
-    drop(&rep);
+    runner_drop(&rep);
 
     result again = sv("run", quick, "-o", db, "--set", "stop.requests=300", "--seed", "5",
                       "--json", "-q", NULL);
@@ -143,25 +93,25 @@ static void test_run_and_report(const char *quick)
     rep = sv("report", db, "--run", "1", "--json", NULL);
     is_str(rep.out, run.out, "run 1 is unchanged by run 2");
     ok(strcmp(again.out, run.out) != 0, "another seed gives another report");
-    drop(&rep);
-    drop(&again);
+    runner_drop(&rep);
+    runner_drop(&again);
 
     rep = sv("report", db, NULL);
     ok(rep.status == 0, "the text report");
     has_str(rep.out, "run 2 \"quickstart\" (seed 5): completed", "names the newest run");
     has_str(rep.out, "  ttft ", "has a TTFT row");
     has_str(rep.out, "throughput over", "and throughput");
-    drop(&rep);
+    runner_drop(&rep);
     rep = sv("report", db, "--run", "9", NULL);
     ok(rep.status == 2 && strstr(rep.err, "no run with id 9"), "a missing run id is bad input");
-    drop(&rep);
-    drop(&run);
+    runner_drop(&rep);
+    runner_drop(&run);
     free(db);
 }
 
 static bool same_file(const char *path, const char *before)
 {
-    char *now = read_all(path);
+    char *now = runner_read(path);
     bool same = !strcmp(now, before);
     free(now);
     return same;
@@ -169,20 +119,20 @@ static bool same_file(const char *path, const char *before)
 
 static void test_bad_input(const char *quick)
 {
-    char *db = in_dir("a.db"), *before = read_all(db);
+    char *db = in_dir("a.db"), *before = runner_read(db);
     result r = sv("run", quick, "-o", db, "--set", "workload.arrival.rate_per_s=-1", "--set",
                   "cluster.gpu=h300", NULL);
     ok(r.status == 2, "a bad override is bad input (2)");
     has_str(r.err, "workload.arrival.rate_per_s: -1 is out of range", "named by its path");
     has_str(r.err, "cluster.gpu: unknown GPU 'h300'", "every error, not just the first");
     ok(same_file(db, before), "the existing database is untouched");
-    drop(&r);
+    runner_drop(&r);
     free(before);
 
     char *fresh = in_dir("fresh.db");
     r = sv("run", quick, "-o", fresh, "--set", "stop={}", NULL);
     ok(r.status == 2 && access(fresh, F_OK) != 0, "a bad scenario creates no database");
-    drop(&r);
+    runner_drop(&r);
 
     char *notes = in_dir("notes.txt");
     FILE *f = fopen(notes, "w");
@@ -191,7 +141,7 @@ static void test_bad_input(const char *quick)
     r = sv("run", quick, "-o", notes, "-q", NULL);
     ok(r.status == 2 && strstr(r.err, "not a SQLite database"), "-o on a text file is refused");
     ok(same_file(notes, "my notes\n"), "and the file is left as it was");
-    drop(&r);
+    runner_drop(&r);
 
     char *broken = in_dir("broken.json");
     f = fopen(broken, "w");
@@ -200,13 +150,13 @@ static void test_bad_input(const char *quick)
     r = sv("run", broken, "-o", fresh, NULL);
     ok(r.status == 2, "malformed JSON is bad input");
     has_str(r.err, "broken.json:3:10: invalid JSON", "reported with file:line:column");
-    drop(&r);
+    runner_drop(&r);
     r = sv("run", "/nonexistent/s.json", NULL);
     ok(r.status == 2 && strstr(r.err, "/nonexistent/s.json: cannot open"), "a missing file");
-    drop(&r);
+    runner_drop(&r);
     r = sv("report", notes, NULL);
     ok(r.status == 2, "report of a file that is not a database is bad input");
-    drop(&r);
+    runner_drop(&r);
     free(db);
     free(fresh);
     free(notes);
@@ -217,7 +167,7 @@ static void test_catalog_keys(void)
 {
     result r = sv("catalog", "gpus", NULL);
     ok(r.status == 0 && strstr(r.out, "h100-sxm") && strstr(r.out, "mi300x"), "catalog gpus");
-    drop(&r);
+    runner_drop(&r);
     r = sv("catalog", "--json", NULL);
     cJSON *j = cJSON_Parse(r.out);
     ok(j && cJSON_GetArraySize(cJSON_GetObjectItem(j, "gpus")) == 11 &&
@@ -226,13 +176,13 @@ static void test_catalog_keys(void)
     ok(j && util_json_get(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "gpus"), 0), "source"),
        "each entry carries its source");
     cJSON_Delete(j);
-    drop(&r);
+    runner_drop(&r);
     r = sv("catalog", "tpus", NULL);
     ok(r.status == 2, "an unknown catalog section is bad usage");
-    drop(&r);
+    runner_drop(&r);
     r = sv("keys", NULL);
     ok(r.status == 0 && strstr(r.out, "`workload.arrival.rate_per_s`"), "keys lists scenario keys");
-    drop(&r);
+    runner_drop(&r);
 }
 
 /* Classes and agent tasks from the command line: --by class, and a trace
@@ -245,7 +195,7 @@ static void test_classes(void)
     ok(r.status == 0, "the agents example runs");
     has_str(r.out, "\nclass \"chat\"\n", "--by class prints each class");
     has_str(r.out, "tasks: ", "and the agent tasks");
-    drop(&r);
+    runner_drop(&r);
     r = sv("report", db, "--json", NULL);
     cJSON *j = cJSON_Parse(r.out);
     ok(j && util_json_get(j, "classes.agent.tasks.any_slow_fraction") &&
@@ -256,10 +206,10 @@ static void test_classes(void)
            util_json_number(j, "classes.agent.slo.ttft_s", 0) == 1,
        "a class's SLO: its own keys, the scenario's for the rest");
     cJSON_Delete(j);
-    drop(&r);
+    runner_drop(&r);
     r = sv("report", db, "--by", "user", NULL);
     ok(r.status == 2 && strstr(r.err, "--by user"), "--by names a grouping that exists");
-    drop(&r);
+    runner_drop(&r);
     unlink(db);
 
     char *trace = in_dir("bad.csv"), *scen = in_dir("trace.json");
@@ -276,7 +226,7 @@ static void test_classes(void)
        "a malformed trace row (relative to the scenario) is bad input, at FILE:LINE, and no "
        "database is made");
     tap_diag("%s", r.err);
-    drop(&r);
+    runner_drop(&r);
     unlink(trace);
     unlink(scen);
     free(trace);
@@ -295,7 +245,7 @@ static void test_questions(const char *quick)
     ok(r.status == 0 && !strncmp(r.out, "metric,value\n", 13), "run --csv prints metric,value rows");
     has_str(r.out, "\nenergy.gpu_j_per_output_token,", "with energy");
     has_str(r.out, "\ncost.usd_per_million_output_tokens,", "and cost");
-    drop(&r);
+    runner_drop(&r);
     r = sv("report", db, "--slo", "ttft=0.001", "--slo", "ttft_p99=100", NULL);
     ok(r.status == 0, "report --slo");
     has_str(r.out, "(what-if SLO", "says the thresholds are a what-if");
@@ -303,25 +253,25 @@ static void test_questions(const char *quick)
             "with the new threshold and the scenario's others");
     has_str(r.out, "slo target: ttft p99 <= 100 s: ", "and answers the percentile target");
     has_str(r.out, ", met (margin +", "with its margin");
-    drop(&r);
+    runner_drop(&r);
     r = sv("report", db, "--slo", "ttft", NULL);
     ok(r.status == 2 && strstr(r.err, "--slo ttft: expected KEY=SECONDS"), "a bad --slo is bad usage");
-    drop(&r);
+    runner_drop(&r);
     r = sv("report", db, "--definitions", NULL);
     ok(r.status == 0 && strstr(r.out, "itl_pooled") && strstr(r.out, "MLPerf"),
        "--definitions prints every tool's definition");
-    drop(&r);
+    runner_drop(&r);
     r = sv("report", db, "--markdown", "--by", "replica", NULL);
     ok(r.status == 0 && strstr(r.out, "## replicas\n"), "--markdown --by replica");
-    drop(&r);
+    runner_drop(&r);
     r = sv("slo-curve", db, "--metric", "tpot", "--points", "5", NULL);
     ok(r.status == 0 && strstr(r.out, "tpot attainment by threshold") &&
            strstr(r.out, "99% attainment: "),
        "slo-curve prints the curve and the thresholds targets need");
-    drop(&r);
+    runner_drop(&r);
     r = sv("slo-curve", db, "--metric", "latency", NULL);
     ok(r.status == 2, "slo-curve with an unknown metric is bad usage");
-    drop(&r);
+    runner_drop(&r);
     unlink(db);
     free(db);
 }
@@ -335,10 +285,10 @@ static void test_sweep_plan(const char *quick)
     ok(r.status == 2 && strstr(r.err, "point {\"cluster.gpu\":\"h300\"} seed 1: cluster.gpu: "
                                       "unknown GPU 'h300'") && access(db, F_OK) != 0,
        "a bad value is named with its point, and nothing is written");
-    drop(&r);
+    runner_drop(&r);
     r = sv("sweep", quick, "--vary", "workload.arrival.rate_per_s=5:1:1", NULL);
     ok(r.status == 2 && strstr(r.err, "STOP is below START"), "a backwards range is bad usage");
-    drop(&r);
+    runner_drop(&r);
     r = sv("sweep", quick, "--vary", "workload.arrival.rate_per_s=4,8", "--set", "stop.requests=200",
            "-o", db, "-j", "2", "--json", NULL);
     cJSON *j = cJSON_Parse(r.out);
@@ -346,18 +296,18 @@ static void test_sweep_plan(const char *quick)
            util_json_number(cJSON_GetArrayItem(j, 1), "run_id", 0) == 2,
        "sweep --json: one object per point, numbered runs");
     cJSON_Delete(j);
-    drop(&r);
+    runner_drop(&r);
     r = sv("report", db, "--run", "2", "--json", NULL);
     j = cJSON_Parse(r.out);
     ok(j && util_json_number(j, "requests.arrived", 0) == 200, "each point is a run of the file");
     cJSON_Delete(j);
-    drop(&r);
+    runner_drop(&r);
     r = sv("plan", quick, "--target", "ttft_p99<=2", NULL);
     ok(r.status == 2 && strstr(r.err, "give --find"), "plan without --find is bad usage");
-    drop(&r);
+    runner_drop(&r);
     r = sv("plan", quick, "--target", "ttft_p99=2", "--find", "max-rate", NULL);
     ok(r.status == 2 && strstr(r.err, "expected METRIC<=SECONDS"), "a target needs <=");
-    drop(&r);
+    runner_drop(&r);
     unlink(db);
     free(db);
 }
@@ -368,23 +318,23 @@ static void test_lesson_cli(void)
     result r = sv("lesson", NULL);
     ok(r.status == 0 && strstr(r.out, "two-clocks") && strstr(r.out, "fan-out"),
        "servesim lesson lists the lessons");
-    drop(&r);
+    runner_drop(&r);
     char *svg = in_dir("tail.svg");
     r = sv("lesson", "tail", "--quick", "--plot", svg, NULL);
-    char *text = read_all(svg);
+    char *text = runner_read(svg);
     ok(r.status == 0 && strstr(r.out, "lesson tail:") && strstr(text, "<svg") &&
            strstr(text, "data-series=\"p99\""),
        "lesson tail --plot prints its table and findings and draws its figure");
     free(text);
-    drop(&r);
+    runner_drop(&r);
     unlink(svg);
     free(svg);
     r = sv("lesson", "tails", NULL);
     ok(r.status == 2 && strstr(r.err, "did you mean 'tail'"), "a misspelt lesson is bad usage");
-    drop(&r);
+    runner_drop(&r);
     r = sv("lesson", "tail", "--quick", "--set", "lesson.slow_fractions=[0.05]", NULL);
     ok(r.status == 2 && strstr(r.err, "at least two"), "a knob out of shape is bad input");
-    drop(&r);
+    runner_drop(&r);
 }
 
 /* Ctrl-C: the run stops, keeps its rows, is marked interrupted, exits 130. */
@@ -393,24 +343,24 @@ static void test_interrupt(const char *quick)
     char *db = in_dir("long.db"), *out = in_dir("o"), *err = in_dir("e");
     char *args[] = {(char *)servesim, "run", (char *)quick, "-o", db, "--set",
                     "stop.requests=100000000", "--set", "warmup_s=0", "--json", NULL};
-    pid_t pid = spawn(args, out, err);
+    pid_t pid = runner_spawn(servesim, args, out, err);
     struct timespec ts = {0, 700 * 1000 * 1000};
     nanosleep(&ts, NULL);
     kill(pid, SIGINT);
-    result r = finish(pid, out, err);
+    result r = runner_finish(pid, out, err);
     is_int(r.status, 130, "Ctrl-C exits 130");
     cJSON *j = cJSON_Parse(r.out);
     is_str(j ? cJSON_GetStringValue(util_json_get(j, "run.status")) : NULL, "interrupted",
            "the run is marked interrupted");
     ok(util_json_number(j, "requests.completed", 0) > 0, "what was recorded is kept");
     cJSON_Delete(j);
-    drop(&r);
+    runner_drop(&r);
     r = sv("report", db, "--json", NULL);
     j = cJSON_Parse(r.out);
     is_str(j ? cJSON_GetStringValue(util_json_get(j, "run.status")) : NULL, "interrupted",
            "and committed to the database");
     cJSON_Delete(j);
-    drop(&r);
+    runner_drop(&r);
     unlink(db);
     free(db);
     free(out);

@@ -33,29 +33,9 @@ static const char *shared; /* ../shared */
     "\"rate_per_s\": 20}, \"prompt_tokens\": {\"dist\": \"fixed\", \"value\": 100}, "              \
     "\"output_tokens\": {\"dist\": \"uniform\", \"min\": 2, \"max\": 20}}}"
 
-/* Runs a scenario into an in-memory database (NULL if it did not run). */
 static sqlite3 *run_db(const char *json, const char *const *sets)
 {
-    sim_scenario sc;
-    if (support_scenario(json, sets, &sc, NULL)) return NULL;
-    int64_t run;
-    sqlite3 *db = support_run_db(&sc, &run);
-    sim_scenario_fini(&sc);
-    return db;
-}
-
-/* The first column of a one-row query (NAN for NULL or an error). */
-static double q1(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *st = NULL;
-    double v = NAN;
-    if (db && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
-        v = sqlite3_column_double(st, 0);
-    else if (db && !st)
-        tap_diag("%s: %s", sql, sqlite3_errmsg(db));
-    sqlite3_finalize(st);
-    return v;
+    return support_run_json(json, sets, false);
 }
 
 static bool report(sqlite3 *db, an_report *r)
@@ -119,17 +99,17 @@ static void test_sequential(void)
                                "\"tool_output_tokens\": {\"dist\": \"fixed\", \"value\": 7}, "
                                "\"tool_s\": {\"dist\": \"fixed\", \"value\": 0.3}}",
                                NULL});
-    is_near(q1(db, "SELECT count(*) FROM requests a JOIN requests b ON a.task_id = b.task_id"
+    is_near(support_q1(db, "SELECT count(*) FROM requests a JOIN requests b ON a.task_id = b.task_id"
                    " AND b.call_index = a.call_index + 1"),
             1500, 0, "sequential: 3 links in each of 500 chains");
-    is_near(q1(db, "SELECT count(*) FROM requests a JOIN requests b ON a.task_id = b.task_id"
+    is_near(support_q1(db, "SELECT count(*) FROM requests a JOIN requests b ON a.task_id = b.task_id"
                    " AND b.call_index = a.call_index + 1"
                    " WHERE b.prompt_tokens <> a.prompt_tokens + a.output_tokens + 7"),
             0, 0, "each prompt is the last prompt + its output + the tool's 7 tokens");
-    is_near(q1(db, "SELECT max(abs(b.arrival_s - a.finish_s - 0.3)) FROM requests a"
+    is_near(support_q1(db, "SELECT max(abs(b.arrival_s - a.finish_s - 0.3)) FROM requests a"
                    " JOIN requests b ON a.task_id = b.task_id AND b.call_index = a.call_index + 1"),
             0, 1e-9, "each call is sent 0.3 s (the tool) after the last finished");
-    is_near(q1(db, "SELECT count(*) FROM tasks t WHERE finish_s <> (SELECT max(finish_s)"
+    is_near(support_q1(db, "SELECT count(*) FROM tasks t WHERE finish_s <> (SELECT max(finish_s)"
                    " FROM requests r WHERE r.task_id = t.id) OR start_s <> (SELECT min(arrival_s)"
                    " FROM requests r WHERE r.task_id = t.id) OR calls <> 4"),
             0, 0, "a task runs from its first call's sending to its last call's finish");
@@ -142,10 +122,10 @@ static void test_fan_out(void)
                                                 "workload.agent={\"mode\": \"parallel\", "
                                                 "\"calls\": 5}",
                                                 NULL});
-    is_near(q1(db, "SELECT count(*) FROM (SELECT task_id FROM requests GROUP BY task_id"
+    is_near(support_q1(db, "SELECT count(*) FROM (SELECT task_id FROM requests GROUP BY task_id"
                    " HAVING count(*) = 5 AND min(arrival_s) = max(arrival_s))"),
             500, 0, "parallel: the 5 calls of each task are sent at once");
-    is_near(q1(db, "SELECT count(*) FROM tasks t WHERE finish_s <> (SELECT max(finish_s)"
+    is_near(support_q1(db, "SELECT count(*) FROM tasks t WHERE finish_s <> (SELECT max(finish_s)"
                    " FROM requests r WHERE r.task_id = t.id)"),
             0, 0, "and the task ends with its last call");
     sqlite3_close(db);
@@ -153,7 +133,7 @@ static void test_fan_out(void)
     db = run_db(BASE, (const char *[]){"stop.requests=500",
                                        "workload.agent={\"mode\": \"map_reduce\", \"calls\": 5}",
                                        NULL});
-    is_near(q1(db, "SELECT count(*) FROM requests a WHERE call_index = 5 AND prompt_tokens ="
+    is_near(support_q1(db, "SELECT count(*) FROM requests a WHERE call_index = 5 AND prompt_tokens ="
                    " (SELECT sum(output_tokens) FROM requests f WHERE f.task_id = a.task_id"
                    " AND f.call_index < 5) AND arrival_s = (SELECT max(finish_s) FROM requests f"
                    " WHERE f.task_id = a.task_id AND f.call_index < 5)"),
@@ -173,8 +153,8 @@ static void test_closed_tasks(void)
                                                 "workload.agent={\"mode\": \"parallel\", "
                                                 "\"calls\": 3}",
                                                 NULL});
-    is_near(q1(db, "SELECT count(*) FROM tasks"), 200, 0, "closed loop: 200 tasks of one user");
-    is_near(q1(db, "SELECT max(abs(b.start_s - a.finish_s - 0.5)) FROM tasks a JOIN tasks b"
+    is_near(support_q1(db, "SELECT count(*) FROM tasks"), 200, 0, "closed loop: 200 tasks of one user");
+    is_near(support_q1(db, "SELECT max(abs(b.start_s - a.finish_s - 0.5)) FROM tasks a JOIN tasks b"
                    " ON b.id = a.id + 1"),
             0, 1e-9, "each starts 0.5 s (the think time) after the last one ended");
     sqlite3_close(db);
@@ -192,20 +172,20 @@ static void test_classes(void)
                                "\"value\": 9}}, {\"name\": \"own\", \"arrival\": {\"process\": "
                                "\"constant\", \"rate_per_s\": 0.5}}]",
                                NULL});
-    double shared_n = q1(db, "SELECT count(*) FROM requests WHERE class <> 'own'");
+    double shared_n = support_q1(db, "SELECT count(*) FROM requests WHERE class <> 'own'");
     const char *names[] = {"a", "b", "c"};
     const double weights[] = {1, 3, 6};
     for (int i = 0; i < 3; i++) {
         char sql[128];
         snprintf(sql, sizeof sql, "SELECT count(*) FROM requests WHERE class = '%s'", names[i]);
-        double share = q1(db, sql) / shared_n, want = weights[i] / 10;
+        double share = support_q1(db, sql) / shared_n, want = weights[i] / 10;
         is_near(share, want, Z * sqrt(want * (1 - want) / shared_n),
                 "class %s: %.4f of the shared stream's %g requests (weight %g of 10)", names[i],
                 share, shared_n, weights[i]);
     }
-    is_near(q1(db, "SELECT count(*) FROM requests WHERE class = 'own'"), 200, 0,
+    is_near(support_q1(db, "SELECT count(*) FROM requests WHERE class = 'own'"), 200, 0,
             "a class with its own constant arrivals: 0.5 req/s for 400 s");
-    is_near(q1(db, "SELECT count(*) FROM requests WHERE class = 'c' AND output_tokens <> 9"), 0, 0,
+    is_near(support_q1(db, "SELECT count(*) FROM requests WHERE class = 'c' AND output_tokens <> 9"), 0, 0,
             "a class's own length distribution");
     sqlite3_close(db);
 }
@@ -320,13 +300,13 @@ static void test_trace_replay(void)
     char *json = trace_scenario(path, "");
     sqlite3 *db = run_db(json, NULL);
     free(json);
-    is_near(q1(db, "SELECT count(*) FROM requests"), tr.n, 0, "replay: one request per row (%d)",
+    is_near(support_q1(db, "SELECT count(*) FROM requests"), tr.n, 0, "replay: one request per row (%d)",
             tr.n);
     ok(arrival_error(db, &tr, 0, 0, tr.n, 0, 1, 0) <= ns,
        "every arrival is the trace's, to the nanosecond");
-    is_near(q1(db, "SELECT sum(prompt_tokens) FROM requests"), prompts, 0,
+    is_near(support_q1(db, "SELECT sum(prompt_tokens) FROM requests"), prompts, 0,
             "prompt tokens sum to the trace's %g", prompts);
-    is_near(q1(db, "SELECT sum(output_tokens) FROM requests"), outputs, 0,
+    is_near(support_q1(db, "SELECT sum(output_tokens) FROM requests"), outputs, 0,
             "output tokens sum to the trace's %g", outputs);
     sqlite3_close(db);
 
@@ -348,7 +328,7 @@ static void test_trace_replay(void)
         kept = prompt == (b ? 10 : tr.prompt[id]) && sqlite3_column_int(st, 3) == tr.output[id];
     }
     sqlite3_finalize(st);
-    ok(kept && q1(db, "SELECT count(DISTINCT class) FROM requests") == 2,
+    ok(kept && support_q1(db, "SELECT count(DISTINCT class) FROM requests") == 2,
        "a class's own prompt_tokens replaces the trace's prompts; its outputs stay the trace's");
     sqlite3_close(db);
 
@@ -361,7 +341,7 @@ static void test_trace_replay(void)
     json = trace_scenario(path, ", \"rate_per_s\": 8");
     db = run_db(json, NULL);
     free(json);
-    double span = q1(db, "SELECT max(arrival_s) - min(arrival_s) FROM requests");
+    double span = support_q1(db, "SELECT max(arrival_s) - min(arrival_s) FROM requests");
     is_near((tr.n - 1) / span, 8, 1e-6, "rate_per_s 8: the mean rate over the span is 8 req/s");
     ok(arrival_error(db, &tr, 0, 0, tr.n, 0, (tr.n - 1) / (tr.t[tr.n - 1] - tr.t[0]) / 8, 0) <=
            ns * 2,
@@ -373,7 +353,7 @@ static void test_trace_replay(void)
     json = trace_scenario(path, ", \"start_s\": 20, \"limit\": 30");
     db = run_db(json, NULL);
     free(json);
-    ok(q1(db, "SELECT count(*) FROM requests") == 30 &&
+    ok(support_q1(db, "SELECT count(*) FROM requests") == 30 &&
            arrival_error(db, &tr, 0, first, 30, 20, 1, 0) <= ns,
        "start_s 20, limit 30: rows %d.. replayed from time 0", first);
     sqlite3_close(db);
@@ -385,7 +365,7 @@ static void test_trace_replay(void)
     int in_window = 0;
     for (int pass = 0; pass < 3; pass++)
         for (int i = 0; i < tr.n; i++) in_window += pass * period + tr.t[i] < 120;
-    ok(q1(db, "SELECT count(*) FROM requests") == in_window &&
+    ok(support_q1(db, "SELECT count(*) FROM requests") == in_window &&
            arrival_error(db, &tr, tr.n, 0, tr.n, 0, 1, period) <= ns * 4,
        "loop: the second pass is the first shifted by its span and one mean gap (%d in 120 s)",
        in_window);
@@ -411,10 +391,10 @@ static void test_azure_replay(void)
     char *json = trace_scenario(path, ", \"limit\": 2000");
     sqlite3 *db = run_db(json, NULL);
     free(json);
-    ok(n == 2000 && q1(db, "SELECT sum(prompt_tokens) FROM requests") == prompts &&
-           q1(db, "SELECT sum(output_tokens) FROM requests") == outputs,
+    ok(n == 2000 && support_q1(db, "SELECT sum(prompt_tokens) FROM requests") == prompts &&
+           support_q1(db, "SELECT sum(output_tokens) FROM requests") == outputs,
        "azure: the first 2000 rows' tokens (%g, %g)", prompts, outputs);
-    is_near(q1(db, "SELECT max(arrival_s) FROM requests"), last, 0.5e-9 + 1e-12,
+    is_near(support_q1(db, "SELECT max(arrival_s) FROM requests"), last, 0.5e-9 + 1e-12,
             "azure: the 2000th arrival %.7f s after the first", last);
     sqlite3_close(db);
     free(path);
@@ -455,7 +435,7 @@ static void test_empirical_lengths(void)
                                "\"%s\", \"column\": \"input\"}",
                                path);
     sqlite3 *db = run_db(BASE, (const char *[]){set, NULL});
-    double got = q1(db, "SELECT avg(prompt_tokens) FROM requests");
+    double got = support_q1(db, "SELECT avg(prompt_tokens) FROM requests");
     is_near(got, mean, Z * sqrt(var / 3000), "empirical prompts: mean %.1f, the column's %.1f", got,
             mean);
     bool all_in = db != NULL;
@@ -528,14 +508,14 @@ static void test_stragglers(void)
                                                 "\"extra_s\": {\"dist\": \"fixed\", \"value\": "
                                                 "1.5}}",
                                                 NULL});
-    double frac = q1(db, "SELECT avg(slow) FROM requests");
+    double frac = support_q1(db, "SELECT avg(slow) FROM requests");
     is_near(frac, 0.3, Z * sqrt(0.21 / 4000), "requests.slow marks %.4f of calls (p = 0.3)", frac);
-    is_near(q1(db, "SELECT max(abs(enqueue_s - arrival_s - 1.5 * slow)) FROM requests"), 0, 1e-9,
+    is_near(support_q1(db, "SELECT max(abs(enqueue_s - arrival_s - 1.5 * slow)) FROM requests"), 0, 1e-9,
             "a slow call reaches its replica 1.5 s late; the others at once");
-    ok(q1(db, "SELECT min(first_token_s - arrival_s) FROM requests WHERE slow") >= 1.5,
+    ok(support_q1(db, "SELECT min(first_token_s - arrival_s) FROM requests WHERE slow") >= 1.5,
        "the wait counts in TTFT");
     /* While a straggler waits, the GPUs serve whoever came after it. */
-    ok(q1(db, "SELECT count(*) FROM requests s JOIN requests o ON o.id > s.id AND"
+    ok(support_q1(db, "SELECT count(*) FROM requests s JOIN requests o ON o.id > s.id AND"
               " o.finish_s < s.enqueue_s WHERE s.slow AND NOT o.slow") > 100,
        "calls sent after a straggler finish before it reaches the router");
     sqlite3_close(db);
@@ -575,15 +555,15 @@ static void test_timeouts(void)
     /* A and B hog the GPU, C waits behind them, D comes later. */
     char *path = write_trace("0,100,1000\n0,100,1000\n0,100,5\n0.5,100,5\n");
     sqlite3 *no = timeout_run(path, 0), *db = timeout_run(path, 2);
-    is_near(q1(no, "SELECT finish_s FROM requests WHERE id = 3"), 20.1, 1e-9,
+    is_near(support_q1(no, "SELECT finish_s FROM requests WHERE id = 3"), 20.1, 1e-9,
             "without a time-out D waits for both hogs and C (finishes at 20.1 s)");
-    is_near(q1(db, "SELECT count(*) FROM requests WHERE status = 'timed_out' AND id < 3"), 3, 0,
+    is_near(support_q1(db, "SELECT count(*) FROM requests WHERE status = 'timed_out' AND id < 3"), 3, 0,
             "with timeout_s 2, A, B and C time out at 2 s");
-    is_near(q1(db, "SELECT count(*) FROM requests WHERE id = 2 AND first_scheduled_s IS NULL"), 1,
+    is_near(support_q1(db, "SELECT count(*) FROM requests WHERE id = 2 AND first_scheduled_s IS NULL"), 1,
             0, "C timed out in the queue, never scheduled");
-    is_near(q1(db, "SELECT first_scheduled_s FROM requests WHERE id = 3"), 2, 1e-9,
+    is_near(support_q1(db, "SELECT first_scheduled_s FROM requests WHERE id = 3"), 2, 1e-9,
             "A's GPU is freed at once: D starts at 2 s");
-    is_near(q1(db, "SELECT finish_s FROM requests WHERE id = 3 AND status = 'completed'"), 2.05,
+    is_near(support_q1(db, "SELECT finish_s FROM requests WHERE id = 3 AND status = 'completed'"), 2.05,
             1e-9, "and completes at 2.05 s");
     an_report r;
     if (report(db, &r)) {
@@ -621,11 +601,11 @@ static void test_timeouts_free_kv(void)
         path);
     sqlite3 *db = run_db(json, NULL);
     free(json);
-    is_near(q1(db, "SELECT count(*) FROM requests WHERE status = 'timed_out'"), 60, 0,
+    is_near(support_q1(db, "SELECT count(*) FROM requests WHERE status = 'timed_out'"), 60, 0,
             "60 long replies time out mid-decode");
-    ok(q1(db, "SELECT max(kv_peak_tokens) FROM replicas") > 60000,
-       "they had filled the cache (peak %g tokens)", q1(db, "SELECT max(kv_peak_tokens) FROM replicas"));
-    is_near(q1(db, "SELECT count(*) FROM requests WHERE id = 60 AND status = 'completed'"), 1, 0,
+    ok(support_q1(db, "SELECT max(kv_peak_tokens) FROM replicas") > 60000,
+       "they had filled the cache (peak %g tokens)", support_q1(db, "SELECT max(kv_peak_tokens) FROM replicas"));
+    is_near(support_q1(db, "SELECT count(*) FROM requests WHERE id = 60 AND status = 'completed'"), 1, 0,
             "then a 60000-token prompt fits: every block came back");
     sqlite3_close(db);
     unlink(path);
@@ -647,11 +627,11 @@ static void test_timeout_storm(void)
                                                     "workload.timeout_s=1", "cluster.replicas=1",
                                                     "cluster.scheduler.kv_blocks=2000", policy,
                                                     NULL});
-        double timed_out = q1(db, "SELECT count(*) FROM requests WHERE status = 'timed_out'");
-        ok(q1(db, "SELECT count(*) FROM requests WHERE status IN ('completed', 'timed_out')") ==
+        double timed_out = support_q1(db, "SELECT count(*) FROM requests WHERE status = 'timed_out'");
+        ok(support_q1(db, "SELECT count(*) FROM requests WHERE status IN ('completed', 'timed_out')") ==
                    3000 &&
                timed_out > 1000 &&
-               q1(db, "SELECT count(*) FROM requests WHERE status = 'completed' AND "
+               support_q1(db, "SELECT count(*) FROM requests WHERE status = 'completed' AND "
                       "finish_s - arrival_s > 1 + 1e-9") == 0,
            "%s: 3000 requests, each completed within 1 s or timed out (%g)", policies[i],
            timed_out);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "support.h"
+#include "runner.h"
 #include "tap.h"
 
 #define SCENARIO                                                                               \
@@ -238,62 +239,26 @@ static void test_no_run(void)
 
 /* ---- the command ---- */
 
-typedef struct result {
-    int status;
-    char *out, *err;
-} result;
-
 static char *in_dir(const char *name)
 {
     return util_xasprintf("%s/%s", dir, name);
 }
 
-static char *slurp(const char *path)
-{
-    util_diag d;
-    util_diag_init(&d);
-    char *s = NULL;
-    if (util_read_file(path, &s, NULL, &d)) s = util_xstrdup("");
-    util_diag_fini(&d);
-    return s;
-}
-
-/* Runs servesim with up to 14 arguments (NULL-terminated). */
+/* Runs servesim with up to 30 arguments (NULL-terminated). */
 static result sv(const char *a0, ...)
 {
-    char *args[16] = {(char *)servesim};
     va_list ap;
     va_start(ap, a0);
-    int n = 1;
-    for (const char *s = a0; s && n < 15; s = va_arg(ap, const char *)) args[n++] = (char *)s;
+    result r = runner_vrun(servesim, dir, a0, ap);
     va_end(ap);
-    char *out = in_dir("stdout"), *err = in_dir("stderr");
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600), STDOUT_FILENO);
-        dup2(open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600), STDERR_FILENO);
-        execv(servesim, args);
-        _exit(127);
-    }
-    int st = 0;
-    waitpid(pid, &st, 0);
-    result r = {WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), slurp(out), slurp(err)};
-    free(out);
-    free(err);
     return r;
-}
-
-static void drop(result *r)
-{
-    free(r->out);
-    free(r->err);
 }
 
 static void run_into(const char *quick, const char *db, const char *rate)
 {
     result r = sv("run", quick, "-o", db, "--set", "stop.requests=200", "--set", rate, "-q", NULL);
     ok(r.status == 0, "servesim run %s", rate);
-    drop(&r);
+    runner_drop(&r);
 }
 
 static void test_cli(const char *quick)
@@ -304,49 +269,49 @@ static void test_cli(const char *quick)
 
     result r = sv("--help", NULL);
     has_str(r.out, "compare A.db B.db", "servesim --help lists compare");
-    drop(&r);
+    runner_drop(&r);
     r = sv("compare", "--help", NULL);
     ok(r.status == 0 && strstr(r.out, "usage: servesim compare"), "compare --help");
-    drop(&r);
+    runner_drop(&r);
 
     r = sv("compare", a, b, NULL);
     ok(r.status == 0, "compare exits 0");
     has_str(r.out, "workload.arrival.rate_per_s: 5 -> 10", "and names the key that differs");
-    drop(&r);
+    runner_drop(&r);
 
     r = sv("compare", a, b, "--json", NULL);
     cJSON *j = cJSON_Parse(r.out);
     ok(r.status == 0 && n_scenario(j) == 1 && metric(j, "throughput.requests_per_s"),
        "--json: the scenario key and the metrics");
     cJSON_Delete(j);
-    drop(&r);
+    runner_drop(&r);
 
     run_into(quick, a, "workload.arrival.rate_per_s=10"); /* a.db now holds runs 1 and 2 */
     r = sv("compare", a, a, "--run-a", "1", "--run-b", "2", NULL);
     ok(r.status == 0 && strstr(r.out, "rate_per_s: 5 -> 10"), "two runs of one file");
-    drop(&r);
+    runner_drop(&r);
     r = sv("compare", a, b, "--all", NULL);
     ok(r.status == 0 && strstr(r.out, "scenario: identical") && strstr(r.out, "requests.arrived"),
        "--all: equal metrics listed too");
-    drop(&r);
+    runner_drop(&r);
 
     char *missing = in_dir("missing.db");
     r = sv("compare", a, missing, NULL);
     ok(r.status == 2, "a missing file: exit 2");
     has_str(r.err, missing, "naming the file");
-    drop(&r);
+    runner_drop(&r);
     FILE *f = fopen(text, "w");
     fputs("not a database\n", f);
     fclose(f);
     r = sv("compare", text, b, NULL);
     ok(r.status == 2 && strstr(r.err, text), "not a database: exit 2, the file named");
-    drop(&r);
+    runner_drop(&r);
     r = sv("compare", a, b, "--run-b", "9", NULL);
     ok(r.status == 2 && strstr(r.err, "b.db: no run with id 9"), "no such run: exit 2");
-    drop(&r);
+    runner_drop(&r);
     r = sv("compare", a, NULL);
     ok(r.status == 2, "one file is bad usage");
-    drop(&r);
+    runner_drop(&r);
 
     char *junk[] = {a, b, text, missing};
     for (int i = 0; i < 4; i++) {

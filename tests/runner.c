@@ -1,0 +1,60 @@
+/*
+ * runner.c: see runner.h.
+ */
+#include "runner.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "util.h"
+
+char *runner_read(const char *path)
+{
+    util_diag d;
+    util_diag_init(&d);
+    char *s = NULL;
+    if (util_read_file(path, &s, NULL, &d)) s = util_xstrdup("");
+    util_diag_fini(&d);
+    return s;
+}
+
+pid_t runner_spawn(const char *exe, char *const *argv, const char *out, const char *err)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600), STDOUT_FILENO);
+        dup2(open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600), STDERR_FILENO);
+        execv(exe, argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+result runner_finish(pid_t pid, const char *out, const char *err)
+{
+    int st = 0;
+    waitpid(pid, &st, 0);
+    return (result){WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), runner_read(out),
+                    runner_read(err)};
+}
+
+result runner_vrun(const char *exe, const char *dir, const char *a0, va_list ap)
+{
+    char *args[32] = {(char *)exe};
+    int n = 1;
+    for (const char *a = a0; a && n < 31; a = va_arg(ap, const char *)) args[n++] = (char *)a;
+    args[n] = NULL;
+    char *out = util_xasprintf("%s/stdout", dir), *err = util_xasprintf("%s/stderr", dir);
+    result r = runner_finish(runner_spawn(exe, args, out, err), out, err);
+    free(out);
+    free(err);
+    return r;
+}
+
+void runner_drop(result *r)
+{
+    free(r->out);
+    free(r->err);
+}

@@ -1,0 +1,28 @@
+/*
+ * runner.h: running the servesim binary from a test -- its exit status and
+ * what it printed, each stream to a file and read back.
+ */
+#ifndef RUNNER_H
+#define RUNNER_H
+
+#include <stdarg.h>
+#include <sys/types.h>
+
+typedef struct result {
+    int status; /* exit status, or 128 + signal */
+    char *out, *err;
+} result;
+
+/* A whole file ("" when it cannot be read); caller frees. */
+char *runner_read(const char *path);
+/* Starts exe with argv (argv[0] included, NULL-terminated), stdout and
+ * stderr to the files out and err. */
+pid_t runner_spawn(const char *exe, char *const *argv, const char *out, const char *err);
+/* Waits for pid and reads what it printed. */
+result runner_finish(pid_t pid, const char *out, const char *err);
+/* Runs exe with the arguments a0, ... up to a NULL (at most 30), printing
+ * into dir/stdout and dir/stderr. */
+result runner_vrun(const char *exe, const char *dir, const char *a0, va_list ap);
+void runner_drop(result *r);
+
+#endif /* RUNNER_H */
