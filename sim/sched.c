@@ -57,9 +57,9 @@ static void swap_in(sim__replica *rp, int preempted)
 static int64_t head_chunk(const sim__replica *rp, const sim__request *r, int64_t budget,
                           bool chunking)
 {
-    int64_t todo = r->prefill_target - sim__cached_prefix(rp, r);
-    if (chunking) return todo < budget ? todo : budget;
-    return todo <= budget ? todo : 0;
+    int64_t left = r->prefill_target - sim__cached_prefix(rp, r);
+    if (chunking) return left < budget ? left : budget;
+    return left <= budget ? left : 0;
 }
 
 /* KV blocks admitting the head would take. */
@@ -102,8 +102,8 @@ static void admit_waiting(sim__replica *rp, int64_t *budget, bool chunking)
 static void continue_partials(sim__replica *rp, int64_t *budget)
 {
     for (sim__request *r = rp->partial.head; r && *budget > 0; r = r->next) {
-        int64_t todo = r->prefill_target - r->cached;
-        int64_t chunk = todo < *budget ? todo : *budget;
+        int64_t left = r->prefill_target - r->cached;
+        int64_t chunk = left < *budget ? left : *budget;
         int64_t need = blocks_for(rp, r->cached + chunk) - r->blocks;
         if (sim__replica_free_blocks(rp) < need) break;
         sim__hold_blocks(rp, r, need);
