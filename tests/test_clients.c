@@ -4,7 +4,7 @@
  * 1 - (1 - p)^n, the shape of sequential, parallel and map-reduce tasks,
  * trace replay and its options, class shares, the pre-model delay and
  * stragglers before the router, and client time-outs freeing the GPU.
- * argv[1] is the source root (the traces are in ../shared).
+ * argv[1] is the source root (the traces are in its data/).
  *
  * Statistical checks allow Z standard errors of the sample at hand: with a
  * fixed seed they are deterministic, and Z = 4 keeps the chance that a
@@ -21,7 +21,7 @@
 
 #define Z 4.0
 
-static const char *shared; /* ../shared */
+static const char *shared; /* the source root's data/ */
 
 /* Tiny requests on a linear model: runs of thousands of tasks take
  * milliseconds, and nothing queues unless a test makes it. */
@@ -645,7 +645,7 @@ int main(int argc, char **argv)
         printf("Bail out! usage: test_clients SOURCE_ROOT\n");
         return 1;
     }
-    shared = util_xasprintf("%s/../shared", argv[1]);
+    shared = util_xasprintf("%s/data", argv[1]);
     test_tail_amplification();
     test_sequential();
     test_fan_out();
