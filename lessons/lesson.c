@@ -165,15 +165,44 @@ void ls_plot_guide(ls_result *r, int panel, const char *label, double at, bool v
 
 /* ---- running one ---- */
 
+/* Every key --set gave the lesson object is one of the file's own knobs
+ * (the lessons read only those, so any other would be silently ignored):
+ * path names the object, shipped its keys in the file. */
+static int check_knobs(const cJSON *given, const cJSON *shipped, const char *path, util_diag *d)
+{
+    if (!cJSON_IsObject(given))
+        return util_diag_add(d, "%s: expected an object of the lesson's knobs", path);
+    int n = 0, rc = UTIL_OK;
+    const cJSON *k;
+    cJSON_ArrayForEach(k, shipped) n++;
+    const char **known = util_xcalloc((size_t)n + 1, sizeof *known);
+    n = 0;
+    cJSON_ArrayForEach(k, shipped) known[n++] = k->string;
+    cJSON_ArrayForEach(k, given) {
+        util_clip_buf cb;
+        const cJSON *own = cJSON_GetObjectItemCaseSensitive(shipped, k->string);
+        char *p = util_xasprintf("%s.%s", path, util_clip(k->string, &cb));
+        if (!own) rc = util_diag_unknown(d, p, "knob", k->string, known);
+        else if (cJSON_IsObject(own) && check_knobs(k, own, p, d)) rc = UTIL_EINPUT;
+        free(p);
+    }
+    free(known);
+    return rc;
+}
+
 /* The file with --set applied, split into its knobs and its scenario. */
 static int load(const ls_lesson *l, char **sets, int n_sets, cJSON **knobs, char **scenario,
                 util_diag *d)
 {
     cJSON *root = cJSON_Parse(l->file);
     if (!root) return util_diag_fail(d, "lesson %s: its file is not JSON", l->name);
+    cJSON *shipped = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(root, "lesson"), 1);
     int rc = UTIL_OK;
     for (int i = 0; i < n_sets; i++)
         if (util_json_set(root, sets[i], d)) rc = UTIL_EINPUT;
+    const cJSON *given = cJSON_GetObjectItemCaseSensitive(root, "lesson");
+    if (!rc && (given || shipped) && check_knobs(given, shipped, "lesson", d)) rc = UTIL_EINPUT;
+    cJSON_Delete(shipped);
     *knobs = cJSON_DetachItemFromObjectCaseSensitive(root, "lesson");
     *scenario = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);

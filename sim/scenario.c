@@ -27,7 +27,7 @@ static const char *const routers[] = {"round_robin",  "random",        "least_ou
 static const util_field stop_fields[] = {
     {.key = "requests", .type = UTIL_T_INTEGER, .unit = "requests", .min = 1, .max = 1e13,
      .doc = "arrivals stop after this many requests"},
-    {.key = "duration_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0, .max = 1e9,
+    {.key = "duration_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0, .max = WL_HORIZON_S,
      .flags = UTIL_MIN_EXCLUSIVE, .doc = "arrivals stop at this simulated time"},
     {0},
 };
@@ -90,8 +90,8 @@ static const util_field disagg_fields[] = {
      .doc = "the pool that prefills prompts"},
     {.key = "decode", .type = UTIL_T_STRING, .flags = UTIL_REQUIRED,
      .doc = "the pool that decodes"},
-    {.key = "link_gbs", .type = UTIL_T_NUMBER, .unit = "GB/s", .min = 0, .max = 1e6,
-     .flags = UTIL_REQUIRED | UTIL_MIN_EXCLUSIVE, .doc = "bandwidth of the KV transfer link"},
+    {.key = "link_gbs", .type = UTIL_T_NUMBER, .unit = "GB/s", .min = 0.01, .max = 1e4,
+     .flags = UTIL_REQUIRED, .doc = "bandwidth of the KV transfer link"},
     {.key = "link_latency_s", .type = UTIL_T_NUMBER, .unit = "s", .def = "0", .min = 0,
      .max = 10, .doc = "fixed latency of one KV transfer"},
     {0},
@@ -114,7 +114,7 @@ static const util_field cluster_fields[] = {
 };
 
 static const util_field cost_fields[] = {
-    {.key = "usd_per_gpu_hour", .type = UTIL_T_NUMBER, .unit = "USD/h", .min = 0, .max = 1e6,
+    {.key = "usd_per_gpu_hour", .type = UTIL_T_NUMBER, .unit = "USD/h", .min = 0, .max = 100,
      .doc = "price of one GPU-hour, busy or idle (default: the catalog's, per GPU)"},
     {.key = "overhead_fraction", .type = UTIL_T_NUMBER, .def = "0", .min = 0, .max = 100,
      .doc = "added on top of the GPU price: memory, power, infrastructure, maintenance, fees"},
@@ -122,7 +122,7 @@ static const util_field cost_fields[] = {
 };
 
 static const util_field energy_fields[] = {
-    {.key = "host_w_per_gpu", .type = UTIL_T_NUMBER, .unit = "W", .min = 0, .max = 1e5,
+    {.key = "host_w_per_gpu", .type = UTIL_T_NUMBER, .unit = "W", .min = 0, .max = 1e4,
      .doc = "each GPU's share of the host (CPU, memory, network), always on (default: 10% of "
             "the GPU's TDP)"},
     {.key = "pue", .type = UTIL_T_NUMBER, .def = "1", .min = 1, .max = 10,
@@ -138,7 +138,8 @@ const util_field sim_scenario_fields[] = {
     {.key = "stop", .type = UTIL_T_OBJECT, .sub = stop_fields,
      .doc = "when arrivals stop (at least one of its keys, unless a trace ends them); requests "
             "in flight then finish"},
-    {.key = "warmup_s", .type = UTIL_T_NUMBER, .unit = "s", .def = "0", .min = 0, .max = 1e9,
+    {.key = "warmup_s", .type = UTIL_T_NUMBER, .unit = "s", .def = "0", .min = 0,
+     .max = WL_HORIZON_S,
      .doc = "requests arriving earlier are simulated and stored but left out of the report"},
     {.key = "cluster", .type = UTIL_T_OBJECT, .sub = cluster_fields, .flags = UTIL_REQUIRED,
      .doc = "the serving cluster"},
@@ -292,7 +293,8 @@ static int find_pool(const sim_scenario *sc, const cJSON *name, const char *path
 {
     for (int i = 0; i < sc->n_pools; i++)
         if (!strcmp(sc->pools[i].name, name->valuestring)) return i;
-    util_diag_add(d, "%s: no pool named '%s'", path, name->valuestring);
+    util_clip_buf cb;
+    util_diag_add(d, "%s: no pool named '%s'", path, util_clip(name->valuestring, &cb));
     return -1;
 }
 
@@ -346,9 +348,11 @@ static int build_pools(sim_scenario *sc, cJSON *cluster, const mdl_catalog *cat,
         p->usd_per_gpu_hour =
             util_json_number(sc->json, "cost.usd_per_gpu_hour", p->cost.gpu.usd_per_hour);
         sc->replicas += p->replicas;
+        util_clip_buf cb;
         for (int j = 0; j < i; j++)
             if (!strcmp(sc->pools[j].name, p->name))
-                rc = util_diag_add(d, "%s.name: '%s' is used twice", path, p->name);
+                rc = util_diag_add(d, "%s.name: '%s' is used twice", path,
+                                   util_clip(p->name, &cb));
         free(path);
     }
     return rc;
@@ -363,6 +367,37 @@ static bool ends_alone(const wl_spec *w)
         if (w->streams[i].process != WL_TRACE || w->streams[i].loop) return false;
     }
     return true;
+}
+
+/* The last arrival a workload of traces that end by themselves makes: the
+ * latest last replayed request of its streams in use. */
+static double last_arrival_s(const wl_spec *w)
+{
+    double last = 0;
+    for (int i = 0; i < w->n_streams; i++)
+        if ((i > 0 || w->shared_used) && w->streams[i].last_s > last) last = w->streams[i].last_s;
+    return last;
+}
+
+/* A warm-up must leave a measurement window: requests arriving before it
+ * are left out of the report, so one past every arrival measures nothing --
+ * refused here rather than reported as an empty run. */
+static int check_warmup(const sim_scenario *sc, util_diag *d)
+{
+    if (sc->warmup_s <= 0) return UTIL_OK;
+    if (sc->stop_duration_s > 0 && sc->warmup_s >= sc->stop_duration_s)
+        return util_diag_add(d, "warmup_s: %g s is not before stop.duration_s (%g s): arrivals "
+                                "stop at stop.duration_s and requests arriving before warmup_s "
+                                "are left out of the report, so nothing would be measured",
+                             sc->warmup_s, sc->stop_duration_s);
+    if (!ends_alone(&sc->workload)) return UTIL_OK;
+    double last = last_arrival_s(&sc->workload);
+    if (sc->warmup_s >= last)
+        return util_diag_add(d, "warmup_s: %g s is not before the trace's last replayed arrival "
+                                "(at %g s): requests arriving before warmup_s are left out of "
+                                "the report, so nothing would be measured",
+                             sc->warmup_s, last);
+    return UTIL_OK;
 }
 
 static int build(sim_scenario *sc, const mdl_catalog *cat, const char *base_dir, util_diag *d)
@@ -382,6 +417,7 @@ static int build(sim_scenario *sc, const mdl_catalog *cat, const char *base_dir,
         rc = util_diag_add(d, "stop: set requests, duration_s or both (arrivals stop at "
                               "whichever comes first; traces that do not loop also stop at "
                               "their end)");
+    if (!rc && check_warmup(sc, d)) rc = UTIL_EINPUT;
     return rc;
 }
 

@@ -79,6 +79,73 @@ static void test_messages(void)
     sim_scenario_fini(&sc);
 }
 
+/* Bounds that keep time within the int64-nanosecond horizon, datasheet
+ * figures in their units, and warm-ups that leave something to measure. */
+static void test_bounds(void)
+{
+    expect("stop.duration_s=2e9", "stop.duration_s: 2e+09 is out of range (expected > 0 and "
+                                  "<= 1e+09 seconds)");
+    expect("warmup_s=1e10", "warmup_s: 1e+10 is out of range");
+    expect("slo.ttft_s=500", "slo.ttft_s: 500 is out of range (expected > 0 and <= 300 seconds)");
+    expect("slo.tpot_s=50", "slo.tpot_s: 50 is out of range (expected > 0 and <= 10 seconds)");
+    expect("cluster.gpu={\"bf16_tflops\": 362, \"memory_gib\": 48, \"memory_bw_tbs\": 864, "
+           "\"tdp_w\": 350, \"idle_w\": 53, \"usd_per_hour\": 1.24}",
+           "cluster.gpu.memory_bw_tbs: 864 is out of range (expected >= 0.05 and <= 50 TB/s)");
+    expect("cluster.gpu={\"bf16_tflops\": 362000, \"memory_gib\": 49152, \"memory_bw_tbs\": 0.8, "
+           "\"tdp_w\": 350000, \"idle_w\": 53, \"usd_per_hour\": 124, \"pcie_gbs\": 0}",
+           "cluster.gpu.bf16_tflops: 362000 is out of range (expected >= 0.1 and <= 100000 "
+           "TFLOP/s)");
+    const char *gpu[] = {"cluster.gpu={\"bf16_tflops\": 362000, \"memory_gib\": 49152, "
+                         "\"memory_bw_tbs\": 0.8, \"tdp_w\": 350000, \"idle_w\": 53, "
+                         "\"usd_per_hour\": 124, \"pcie_gbs\": 0}",
+                         NULL};
+    char *e = errors_with(gpu);
+    has_str(e, "cluster.gpu.memory_gib: 49152 is out of range", "memory in MiB, not GiB");
+    has_str(e, "cluster.gpu.tdp_w: 350000 is out of range", "power in mW");
+    has_str(e, "cluster.gpu.usd_per_hour: 124 is out of range", "a price in cents");
+    has_str(e, "cluster.gpu.pcie_gbs: 0 is out of range", "a host link of 0 GB/s (infinite swaps)");
+    free(e);
+    expect("cluster.model={\"layers\": 32, \"hidden\": 4096, \"heads\": 32, \"kv_heads\": 8, "
+           "\"head_dim\": 128, \"ffn\": 14336, \"vocab\": 128256, \"max_context\": 131072, "
+           "\"params_b\": 8030000000}",
+           "cluster.model.params_b: 8.03e+09 is out of range (expected > 0 and <= 10000 1e9 "
+           "params)");
+
+    const char *warm[] = {"stop.duration_s=60", "warmup_s=60", NULL};
+    e = errors_with(warm);
+    has_str(e, "warmup_s: 60 s is not before stop.duration_s (60 s): arrivals stop at "
+               "stop.duration_s and requests arriving before warmup_s are left out of the "
+               "report, so nothing would be measured",
+            "a warm-up as long as the run is refused, saying why");
+    free(e);
+    const char *fine[] = {"stop.duration_s=60", "warmup_s=59", NULL};
+    e = errors_with(fine);
+    is_str(e, "", "a warm-up shorter than stop.duration_s is fine");
+    free(e);
+}
+
+/* The catalog is checked with the same tables: a figure in the wrong unit
+ * in catalog.json is refused too, and every shipped entry is within them. */
+static void test_catalog_ranges(void)
+{
+    util_diag d;
+    util_diag_init(&d);
+    mdl_catalog *c = NULL;
+    ok(mdl_catalog_load_default(&c, &d) == 0, "every shipped GPU and model is within the ranges");
+    if (d.count) tap_diag("%s", d.msgs[0]);
+    mdl_catalog_destroy(c);
+    c = NULL;
+    const char *text = "{\"gpus\": [{\"id\": \"l40s\", \"bf16_tflops\": 362.05, "
+                       "\"memory_gib\": 48, \"memory_bw_tbs\": 864, \"tdp_w\": 350, \"idle_w\": 53, "
+                       "\"usd_per_hour\": 1.24}], \"models\": []}";
+    ok(mdl_catalog_load_json(text, "catalog.json", &c, &d) == UTIL_EINPUT && !c,
+       "a catalog entry with GB/s as TB/s is refused");
+    has_str(d.count ? d.msgs[0] : "", "catalog.json: gpus[0].memory_bw_tbs: 864 is out of range "
+                                      "(expected >= 0.05 and <= 50 TB/s)",
+            "named by its place in the catalog");
+    util_diag_fini(&d);
+}
+
 static void test_effective(void)
 {
     sim_scenario sc;
@@ -138,6 +205,8 @@ int main(int argc, char **argv)
 {
     if (support_init()) return 1;
     test_messages();
+    test_bounds();
+    test_catalog_ranges();
     test_effective();
     if (argc > 1) test_docs(argv[1]);
     support_fini();

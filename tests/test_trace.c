@@ -343,6 +343,123 @@ static void test_long_line(void)
     free(text);
 }
 
+/* Times past the 1e9 s horizon, a line past the 4 MiB cap, a NUL byte and
+ * files that are not regular files are input errors with FILE:LINE. */
+static void test_bounds(void)
+{
+    expect_error("0,1,1\n1e10,1,1\n", WL_TRACE_AUTO,
+                 ":2: field 1 (arrival_time_s): beyond the simulation's horizon, 1e9 s (31.7 "
+                 "years), got '1e10'",
+                 "csv: a time past the horizon");
+    expect_error("TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:17:03,1,1\n"
+                 "2057-01-01 00:00:00,1,1\n",
+                 WL_TRACE_AUTO,
+                 ":3: field 1 (TIMESTAMP): beyond the simulation's horizon, 1e9 s (31.7 years) "
+                 "after the first request, got '2057-01-01 00:00:00'",
+                 "azure: 33 years after the first request");
+    expect_error("{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 2}\n"
+                 "{\"timestamp\": 1e13, \"input_length\": 5, \"output_length\": 2}\n",
+                 WL_TRACE_AUTO,
+                 ":2: field 1 (timestamp): beyond the simulation's horizon, 1e9 s (31.7 years) "
+                 "after the first request, got '10000000000000'",
+                 "mooncake: 1e13 ms");
+    expect_error("{\"timestamp\": 1e309, \"input_length\": 5, \"output_length\": 2}\n",
+                 WL_TRACE_AUTO,
+                 ":1: field 1 (timestamp): a number out of range (beyond 1.8e308, not a finite "
+                 "double)",
+                 "mooncake: 1e309 is not a finite number");
+
+    /* a line of 5 MiB without a newline, after a good one */
+    size_t big = 5u << 20;
+    char *text = util_xmalloc(big + 16);
+    strcpy(text, "0,1,1\n");
+    memset(text + 6, '7', big);
+    text[6 + big] = '\0';
+    expect_error(text, WL_TRACE_AUTO, ":2: a line longer than 4 MiB (not a trace file?)",
+                 "a line past the cap is refused, with its number");
+    free(text);
+
+    char *path = util_xstrdup("/tmp/servesim-trace-XXXXXX");
+    FILE *f = fdopen(mkstemp(path), "w");
+    fwrite("0,1,1\n1,2\0003,1\n", 1, 15, f);
+    fclose(f);
+    util_diag d;
+    util_diag_init(&d);
+    ok(wl_trace_check(path, WL_TRACE_AUTO, NULL, &d) == UTIL_EINPUT, "a NUL byte is refused");
+    has_str(d.count ? d.msgs[0] : "", ":2: a NUL byte in the line (a binary file?)",
+            "at its line");
+    util_diag_clear(&d);
+    unlink(path);
+    free(path);
+
+    ok(wl_trace_check("/dev/zero", WL_TRACE_AUTO, NULL, &d) == UTIL_EINPUT,
+       "/dev/zero is refused at once, not read for ever");
+    has_str(d.count ? d.msgs[0] : "", "/dev/zero: not a regular file", "as not a regular file");
+    util_diag_clear(&d);
+    ok(wl_trace_check("/tmp", WL_TRACE_AUTO, NULL, &d) == UTIL_EINPUT, "a folder is refused");
+    has_str(d.count ? d.msgs[0] : "", "/tmp: is a folder, not a file", "and named as one");
+    util_diag_clear(&d);
+    wl_empirical *e = NULL;
+    ok(wl_empirical_load("/dev/zero", WL_TRACE_AUTO, false, &e, &d) == UTIL_EINPUT && !e,
+       "the empirical reader refuses /dev/zero too (the same line reader)");
+    util_diag_fini(&d);
+}
+
+/* Draws every arrival of a workload whose arrival is the trace rel with
+ * options; its mean rate, (n - 1) gaps over the span, and n. */
+static double replayed_rate(const char *rel, const char *options, int64_t *n)
+{
+    char *path = shared_path(rel);
+    char *json = util_xasprintf("{\"arrival\": {\"process\": \"trace\", \"path\": \"%s\"%s}}",
+                                path, options);
+    cJSON *w = cJSON_Parse(json);
+    util_diag d;
+    util_diag_init(&d);
+    wl_spec spec;
+    double rate = NAN;
+    *n = 0;
+    bool built = util_schema_apply(wl_workload_fields, w, "workload", NULL, &d) == 0;
+    if (built && wl_spec_from_json(w, "workload", NULL, &spec, &d) == 0) {
+        wl_source *src = wl_source_create(&spec, 1);
+        wl_record r;
+        double first = 0, last = 0;
+        while (wl_source_next(src, 0, &r, &d) == 1) {
+            if (!*n) first = r.arrival_s;
+            last = r.arrival_s;
+            ++*n;
+        }
+        rate = (double)(*n - 1) / (last - first);
+        wl_source_destroy(src);
+    }
+    if (built) wl_spec_fini(&spec); /* a failed build too: it owns what it made */
+    if (d.count) tap_diag("%s", d.msgs[0]);
+    util_diag_fini(&d);
+    cJSON_Delete(w);
+    free(json);
+    free(path);
+    return rate;
+}
+
+/* rate_per_s is the mean rate of the requests replayed -- after start_s
+ * and limit have cut the slice, not of the whole file. */
+static void test_rate_of_slice(void)
+{
+    const char *code = "traces/AzureLLMInferenceTrace_code.csv";
+    int64_t n;
+    double rate = replayed_rate(code, ", \"rate_per_s\": 5, \"limit\": 2000, \"start_s\": 600", &n);
+    is_int(n, 2000, "limit 2000 from 600 s: 2000 requests");
+    is_near(rate, 5, 5e-9, "and their mean rate is rate_per_s, 5/s (got %.12g)", rate);
+    rate = replayed_rate(code, ", \"rate_per_s\": 5, \"limit\": 2000", &n);
+    is_near(rate, 5, 5e-9, "limit alone (got %.12g)", rate);
+    rate = replayed_rate(code, ", \"rate_per_s\": 5, \"start_s\": 600", &n);
+    is_near(rate, 5, 5e-9, "start_s alone (got %.12g)", rate);
+    rate = replayed_rate(code, ", \"rate_per_s\": 5", &n);
+    is_int(n, 8819, "the whole trace");
+    is_near(rate, 5, 5e-9, "at 5/s (got %.12g)", rate);
+    rate = replayed_rate(code, ", \"rate_per_s\": 5, \"time_scale\": 2", &n);
+    is_near(rate, 2.5, 2.5e-9, "time_scale 2 after it halves the rate (got %.12g)", rate);
+}
+
 /* ---- empirical ---- */
 
 typedef struct column {
@@ -537,6 +654,8 @@ int main(int argc, char **argv)
     test_azure_errors();
     test_mooncake_errors();
     test_long_line();
+    test_bounds();
+    test_rate_of_slice();
     test_empirical();
     test_streaming();
     test_dist();

@@ -136,6 +136,133 @@ static void test_json(void)
     util_diag_fini(&d);
 }
 
+/* --set indexes are decimal digits naming an existing item, and the
+ * bracket notation of `servesim keys` works too. */
+static void test_set_indexes(void)
+{
+    util_diag d;
+    util_diag_init(&d);
+    cJSON *o = cJSON_Parse("{\"l\": [{\"x\": 1}, {\"x\": 2}], \"e\": []}");
+    ok(util_json_set(o, "l.4294967297.x=3", &d) == UTIL_EINPUT, "2^32 + 1 is not index 1");
+    has_str(d.count ? d.msgs[0] : "",
+            "--set l.4294967297.x=3: index 4294967297 is past the end of l (2 items, 0 to 1)",
+            "the assignment and the list are named");
+    ok(util_json_number(o, "l.1.x", 0) == 2, "and l[1] is untouched");
+    util_diag_clear(&d);
+    ok(util_json_set(o, "l.16666666666666666666=4", &d) == UTIL_EINPUT,
+       "an index past 2^64 is refused, not ignored");
+    has_str(d.count ? d.msgs[0] : "", "index 16666666666666666666 is past the end of l",
+            "with the index as written");
+    util_diag_clear(&d);
+    ok(util_json_set(o, "l.2=5", &d) == UTIL_EINPUT, "the index just past the end");
+    util_diag_clear(&d);
+    ok(util_json_set(o, "l.-1.x=5", &d) == UTIL_EINPUT && util_json_set(o, "l.+1.x=5", &d) &&
+           util_json_set(o, "l. 1.x=5", &d) && util_json_set(o, "l.1e0.x=5", &d),
+       "signs, spaces and exponents are not indexes");
+    has_str(d.count ? d.msgs[0] : "", "--set l.-1.x=5: l is a list: expected an index (2 items, "
+                                      "0 to 1), got '-1'",
+            "and say what an index is");
+    util_diag_clear(&d);
+    ok(util_json_set(o, "e.0=1", &d) == UTIL_EINPUT, "an empty list has no items");
+    has_str(d.count ? d.msgs[0] : "", "past the end of e (it is empty)", "and says so");
+    util_diag_clear(&d);
+
+    ok(util_json_set(o, "l[1].x=7", &d) == 0 && util_json_number(o, "l.1.x", 0) == 7,
+       "l[1].x is l.1.x");
+    ok(util_json_set(o, "l[0]={\"x\": 9}", &d) == 0 && util_json_number(o, "l.0.x", 0) == 9,
+       "a bracket at the end replaces the item");
+    ok(util_json_set(o, "l.01.x=8", &d) == 0 && util_json_number(o, "l.1.x", 0) == 8,
+       "leading zeros are still decimal digits");
+    static const char *const bad[] = {"l[x].x=1", "l[].x=1", "l[1.x=1", "l[1]x=1", "l..x=1",
+                                      "l.=1"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        util_diag_clear(&d);
+        ok(util_json_set(o, bad[i], &d) == UTIL_EINPUT && d.count == 1 &&
+               !strncmp(d.msgs[0], "--set ", 6),
+           "%s is refused, naming the assignment", bad[i]);
+    }
+    cJSON_Delete(o);
+    util_diag_fini(&d);
+}
+
+/* Echoed input is cut to a readable length; infinite numbers and values
+ * in the wrong unit say what is wrong. */
+static void test_messages(void)
+{
+    char *key = util_xmalloc(10000001);
+    memset(key, 'k', 10000000);
+    key[10000000] = '\0';
+    char *json = util_xasprintf("{\"count\": 1, \"%s\": 1}", key);
+    char *m = validate(json, NULL);
+    ok(strlen(m) < 400, "a 10 MB unknown key makes a short message (%zu bytes)", strlen(m));
+    has_str(m, "kkkkkkkkkk...: unknown key", "cut with '...'");
+    free(m);
+    free(json);
+    util_diag d;
+    util_diag_init(&d);
+    cJSON *o = cJSON_CreateObject();
+    char *set = util_xasprintf("%s", key);
+    util_json_set(o, set, &d);
+    ok(d.count == 1 && strlen(d.msgs[0]) < 200, "a 10 MB --set without '=' is cut short too");
+    free(set);
+    cJSON_Delete(o);
+    util_diag_fini(&d);
+    free(key);
+
+    util_clip_buf b;
+    is_str(util_clip("short", &b), "short", "short text is left alone");
+    is_str(util_clip("tab\there", &b), "tab?here", "control characters become '?'");
+    /* 59 ASCII letters then a two-byte character: the cut keeps it whole */
+    char text[200];
+    memset(text, 'a', 59);
+    strcpy(text + 59, "\xc3\xa9" "bcdef");
+    const char *c = util_clip(text, &b);
+    ok(strlen(c) == 59 + 2 + 3 && !strcmp(c + 59, "\xc3\xa9..."),
+       "60 characters, a UTF-8 character kept whole, then '...'");
+
+    m = validate("{\"count\": 1, \"rate\": 1e309}", NULL);
+    has_str(m, "rate: a number out of range (beyond 1.8e308, the largest double)",
+            "1e309 is not 'a number' but out of range");
+    free(m);
+    m = validate("{\"count\": 1, \"rate\": -1e309, \"coef\": [1, 1e400, 2]}", NULL);
+    has_str(m, "rate: a number out of range (beyond -1.8e308, the lowest double)", "-1e309");
+    has_str(m, "coef[1]: a number out of range (beyond 1.8e308", "and in an array");
+    free(m);
+}
+
+/* A range error says the unit the key is in. */
+static const util_field unit_fields[] = {
+    {.key = "ttft_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0, .max = 300,
+     .flags = UTIL_MIN_EXCLUSIVE, .doc = "t"},
+    {.key = "bw", .type = UTIL_T_NUMBER, .unit = "TB/s", .min = 0.05, .max = 50, .doc = "b"},
+    {0},
+};
+
+static void test_units(void)
+{
+    util_diag d;
+    util_diag_init(&d);
+    cJSON *o = cJSON_Parse("{\"ttft_s\": 500, \"bw\": 864}");
+    util_schema_apply(unit_fields, o, "", NULL, &d);
+    is_int(d.count, 2, "both out of range");
+    if (d.count == 2) {
+        is_str(d.msgs[0], "ttft_s: 500 is out of range (expected > 0 and <= 300 seconds)",
+               "seconds are named: 500 was milliseconds");
+        is_str(d.msgs[1], "bw: 864 is out of range (expected >= 0.05 and <= 50 TB/s)",
+               "and TB/s: 864 was GB/s");
+    }
+    cJSON_Delete(o);
+    util_diag_clear(&d);
+    char *text = NULL;
+    ok(util_read_file("/dev/zero", &text, NULL, &d) == UTIL_EINPUT && !text,
+       "util_read_file stops at 64 MiB (/dev/zero as a scenario)");
+    has_str(d.count ? d.msgs[0] : "", "/dev/zero: larger than 64 MiB", "and says so");
+    util_diag_clear(&d);
+    ok(util_read_file("/tmp", &text, NULL, &d) == UTIL_EINPUT, "a folder is an input error");
+    has_str(d.count ? d.msgs[0] : "", "/tmp: cannot read: Is a directory", "named as such");
+    util_diag_fini(&d);
+}
+
 static void test_misc(void)
 {
     const char *words[] = {"arrival", "prompt_tokens", "output_tokens", NULL};
@@ -165,6 +292,9 @@ int main(void)
 {
     test_schema();
     test_json();
+    test_set_indexes();
+    test_messages();
+    test_units();
     test_misc();
     return tap_done();
 }

@@ -215,11 +215,94 @@ static void test_stream_independence(void)
     util_diag_fini(&d);
 }
 
+/* The messages of validating and building a workload. */
+static char *workload_errors(const char *json)
+{
+    util_diag d;
+    util_diag_init(&d);
+    cJSON *o = cJSON_Parse(json);
+    wl_spec s;
+    if (util_schema_apply(wl_workload_fields, o, "workload", NULL, &d) == 0) {
+        wl_spec_from_json(o, "workload", NULL, &s, &d);
+        wl_spec_fini(&s); /* a failed build too: it owns what it made */
+    }
+    char *all = util_xstrdup("");
+    for (int i = 0; i < d.count; i++) {
+        char *more = util_xasprintf("%s%s\n", all, d.msgs[i]);
+        free(all);
+        all = more;
+    }
+    cJSON_Delete(o);
+    util_diag_fini(&d);
+    return all;
+}
+
+#define LENGTHS                                                                                \
+    "\"prompt_tokens\": {\"dist\": \"fixed\", \"value\": 1}, \"output_tokens\": {\"dist\": "   \
+    "\"fixed\", \"value\": 1}"
+
+/* Every time-valued key keeps one event within the 1e9 s horizon, so no
+ * time can overflow the engine's int64 nanoseconds. */
+static void test_horizon(void)
+{
+    char *e = workload_errors("{\"arrival\": {\"rate_per_s\": 1e-10}, " LENGTHS "}");
+    has_str(e, "workload.arrival.rate_per_s: 1e-10 is out of range (expected >= 1e-06 and <= "
+               "1e+09 per second)",
+            "a rate below 1e-6/s (a mean gap past 11 days)");
+    free(e);
+    e = workload_errors("{\"arrival\": {\"rate_per_s\": 1e-6}, " LENGTHS "}");
+    is_str(e, "", "a rate of exactly 1e-6/s is accepted");
+    free(e);
+    e = workload_errors("{\"arrival\": {\"rate_per_s\": 1}, " LENGTHS ", \"pre_model_s\": "
+                        "{\"dist\": \"fixed\", \"value\": 1e10}, \"slow\": {\"probability\": 0.1, "
+                        "\"extra_s\": {\"dist\": \"lognormal\", \"median\": 2e9, \"sigma\": 1}}, "
+                        "\"agent\": {\"mode\": \"sequential\", \"calls\": 2, \"tool_s\": "
+                        "{\"dist\": \"uniform\", \"min\": 0, \"max\": 5e9}}}");
+    has_str(e, "workload.pre_model_s.value: 1e+10 is out of range (expected <= 1e+09 seconds",
+            "pre_model_s past the horizon");
+    has_str(e, "workload.slow.extra_s.median: 2e+09 is out of range", "slow.extra_s too");
+    has_str(e, "workload.agent.tool_s.max: 5e+09 is out of range", "and tool_s");
+    free(e);
+    e = workload_errors("{\"arrival\": {\"process\": \"closed\", \"users\": 1, \"think_s\": "
+                        "{\"dist\": \"exponential\", \"mean\": 1e12}}, " LENGTHS "}");
+    has_str(e, "workload.arrival.think_s.mean: 1e+12 is out of range", "think_s too");
+    free(e);
+    e = workload_errors("{\"arrival\": {\"process\": \"gamma\", \"rate_per_s\": 1e-6, \"cv\": 50}, "
+                        LENGTHS "}");
+    has_str(e, "workload.arrival.cv: 50 at rate_per_s 1e-06 gives gamma gaps of scale",
+            "gamma gaps whose tail would pass the horizon");
+    free(e);
+    e = workload_errors("{\"arrival\": {\"rate_per_s\": 1}, " LENGTHS ", \"timeout_s\": 2e9}");
+    has_str(e, "workload.timeout_s: 2e+09 is out of range", "timeout_s");
+    free(e);
+
+    /* a heavy tail that is legal is clamped at the horizon, draw by draw */
+    wl_spec s;
+    cJSON *o = cJSON_Parse("{\"arrival\": {\"rate_per_s\": 1}, " LENGTHS ", \"pre_model_s\": "
+                           "{\"dist\": \"lognormal\", \"median\": 1e8, \"sigma\": 20}}");
+    util_diag d;
+    util_diag_init(&d);
+    util_schema_apply(wl_workload_fields, o, "workload", NULL, &d);
+    ok(wl_spec_from_json(o, "workload", NULL, &s, &d) == 0, "a lognormal delay of sigma 20");
+    wl_source *src = wl_source_create(&s, 3);
+    double hi = 0;
+    for (int i = 0; i < 10000; i++) {
+        bool slow;
+        hi = fmax(hi, wl_source_delay(src, &slow));
+    }
+    is_near(hi, 1e9, 0, "its draws stop at the horizon (got %g)", hi);
+    wl_source_destroy(src);
+    wl_spec_fini(&s);
+    cJSON_Delete(o);
+    util_diag_fini(&d);
+}
+
 int main(void)
 {
     test_moments();
     test_whole_numbers();
     test_arrivals();
     test_stream_independence();
+    test_horizon();
     return tap_done();
 }

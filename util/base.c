@@ -124,26 +124,74 @@ void util_diag_print(const util_diag *d, FILE *f, const char *prefix)
 
 int util_read_file(const char *path, char **out, size_t *len, util_diag *d)
 {
+    util_clip_buf cb;
     FILE *f = fopen(path, "rb");
-    if (!f) return util_diag_add(d, "%s: cannot open: %s", path, strerror(errno));
+    if (!f)
+        return util_diag_add(d, "%s: cannot open: %s", util_clip_path(path, &cb), strerror(errno));
     size_t cap = 4096, n = 0;
     char *buf = util_xmalloc(cap);
     for (;;) {
         size_t got = fread(buf + n, 1, cap - n - 1, f);
         n += got;
-        if (got == 0) break;
+        if (got == 0 || n > UTIL_MAX_FILE_BYTES) break;
         if (cap - n - 1 == 0) buf = util_xrealloc(buf, cap *= 2);
     }
-    int err = ferror(f);
+    int err = ferror(f) ? errno : 0;
     fclose(f);
-    if (err) {
+    int rc = UTIL_OK;
+    if (err)
+        rc = util_diag_add(d, "%s: cannot read: %s", util_clip_path(path, &cb), strerror(err));
+    else if (n > UTIL_MAX_FILE_BYTES)
+        rc = util_diag_add(d, "%s: larger than %d MiB: not a scenario or catalog file",
+                           util_clip_path(path, &cb), UTIL_MAX_FILE_BYTES >> 20);
+    if (rc) {
         free(buf);
-        return util_diag_add(d, "%s: read error", path);
+        return rc;
     }
     buf[n] = '\0';
     *out = buf;
     if (len) *len = n;
     return UTIL_OK;
+}
+
+/* ---- echoing input ---- */
+
+/* Bytes of the UTF-8 character that starts with c (1 for a stray byte). */
+static size_t utf8_len(unsigned char c)
+{
+    return c >= 0xf0 && c < 0xf8 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+}
+
+static const char *clip(const char *text, size_t max, util_clip_buf *b)
+{
+    size_t n = 0, chars = 0, i = 0;
+    bool plain = true;
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+        plain &= *p >= 0x20 && *p != 0x7f;
+    if (plain && strlen(text) <= max) return text;
+    while (text[i] && chars < UTIL_CLIP_CHARS) {
+        size_t k = utf8_len((unsigned char)text[i]);
+        for (size_t j = 1; j < k; j++)
+            if (!text[i + j]) k = j; /* a character cut short by the end */
+        unsigned char c = (unsigned char)text[i];
+        if (c < 0x20 || c == 0x7f) b->s[n++] = '?';
+        else memcpy(b->s + n, text + i, k), n += k;
+        i += c < 0x20 || c == 0x7f ? 1 : k;
+        chars++;
+    }
+    if (text[i]) memcpy(b->s + n, "...", 3), n += 3;
+    b->s[n] = '\0';
+    return b->s;
+}
+
+const char *util_clip(const char *text, util_clip_buf *b)
+{
+    return clip(text, UTIL_CLIP_CHARS, b);
+}
+
+const char *util_clip_path(const char *path, util_clip_buf *b)
+{
+    return strlen(path) <= UTIL_CLIP_PATH ? clip(path, UTIL_CLIP_PATH, b) : clip(path, 0, b);
 }
 
 /* ---- typo suggestions ---- */

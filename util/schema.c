@@ -14,13 +14,21 @@
 #define MAX_LISTS 3
 #define MAX_KEYS 128
 
+/* path.key, the key cut short if it is long (an unknown key is the user's
+ * text; known keys are short and kept whole). */
 static char *join(const char *path, const char *key)
 {
+    util_clip_buf cb;
+    key = util_clip(key, &cb);
     return *path ? util_xasprintf("%s.%s", path, key) : util_xstrdup(key);
 }
 
 static const char *kind_of(const cJSON *v)
 {
+    /* JSON has no infinity: cJSON reads 1e309 as one, a number out of range */
+    if (cJSON_IsNumber(v) && !isfinite(v->valuedouble))
+        return v->valuedouble > 0 ? "a number out of range (beyond 1.8e308, the largest double)"
+                                  : "a number out of range (beyond -1.8e308, the lowest double)";
     if (cJSON_IsNumber(v)) return "a number";
     if (cJSON_IsString(v)) return "a string";
     if (cJSON_IsBool(v)) return "a boolean";
@@ -66,7 +74,8 @@ int util_diag_unknown(util_diag *d, const char *path, const char *what, const ch
     const char *near = util_closest(word, known);
     char *all = list_words(known);
     /* A key's path already names it; a value or an id is quoted. */
-    char *subject = strcmp(what, "key") ? util_xasprintf("%s '%s'", what, word)
+    util_clip_buf cb;
+    char *subject = strcmp(what, "key") ? util_xasprintf("%s '%s'", what, util_clip(word, &cb))
                                         : util_xstrdup(what);
     if (near)
         util_diag_add(d, "%s: unknown %s (did you mean '%s'? known: %s)", path, subject, near, all);
@@ -77,13 +86,25 @@ int util_diag_unknown(util_diag *d, const char *path, const char *what, const ch
     return UTIL_EINPUT;
 }
 
+/* The unit after a range, so that a figure typed in the wrong unit (500
+ * for a 0.5 s TTFT, 864 GB/s as TB/s) says which unit was meant. */
+static const char *unit_words(const util_field *f)
+{
+    if (!f->unit) return "";
+    if (!strcmp(f->unit, "s")) return " seconds";
+    if (!strcmp(f->unit, "1/s")) return " per second";
+    return NULL;
+}
+
 static int check_range(const util_field *f, double v, const char *path, util_diag *d)
 {
     if (!(f->min < f->max)) return UTIL_OK;
     bool low = (f->flags & UTIL_MIN_EXCLUSIVE) ? v <= f->min : v < f->min;
     if (!low && v <= f->max) return UTIL_OK;
-    return util_diag_add(d, "%s: %g is out of range (expected %s %g and <= %g)", path, v,
-                         (f->flags & UTIL_MIN_EXCLUSIVE) ? ">" : ">=", f->min, f->max);
+    const char *words = unit_words(f);
+    return util_diag_add(d, "%s: %g is out of range (expected %s %g and <= %g%s%s)", path, v,
+                         (f->flags & UTIL_MIN_EXCLUSIVE) ? ">" : ">=", f->min, f->max,
+                         words ? words : " ", words ? "" : f->unit);
 }
 
 static int apply_union(const util_union *un, cJSON *obj, const char *path, void *ctx,
@@ -106,7 +127,9 @@ static int check_numbers(const util_field *f, const cJSON *v, const char *path, 
         return util_diag_add(d, "%s: expected an array of numbers, got %s", path, kind_of(v));
     int n = cJSON_GetArraySize(v), i = 0;
     for (const cJSON *e = v->child; e; e = e->next, i++)
-        if (!cJSON_IsNumber(e) || !isfinite(e->valuedouble))
+        if (cJSON_IsNumber(e) && !isfinite(e->valuedouble))
+            return util_diag_add(d, "%s[%d]: %s", path, i, kind_of(e));
+        else if (!cJSON_IsNumber(e))
             return util_diag_add(d, "%s[%d]: expected a number, got %s", path, i, kind_of(e));
     return check_length(f, n, "numbers", path, d);
 }
@@ -131,7 +154,9 @@ static int check_value(const util_field *f, cJSON *v, const char *path, void *ct
     switch (f->type) {
     case UTIL_T_NUMBER:
     case UTIL_T_INTEGER:
-        if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+        if (cJSON_IsNumber(v) && !isfinite(v->valuedouble))
+            return util_diag_add(d, "%s: %s", path, kind_of(v));
+        if (!cJSON_IsNumber(v))
             return util_diag_add(d, "%s: expected %s, got %s", path, expected(f->type), kind_of(v));
         if (f->type == UTIL_T_INTEGER &&
             (v->valuedouble != floor(v->valuedouble) || fabs(v->valuedouble) > 9.007e15))

@@ -4,8 +4,10 @@
  * It holds what models/, workloads/, sim/ and analysis/ all need and none of
  * them owns: the one allocation wrapper (out of memory aborts, so callers never
  * check for NULL), the error convention, a table-driven JSON validator, JSON
- * path overrides, and the derivation of independent random streams from one
- * master seed.
+ * path overrides, the derivation of independent random streams from one
+ * master seed, and two guards on what users give: input echoed in a message
+ * is cut to a readable length, and line files are read from regular files
+ * only, a line of bounded length at a time.
  *
  * Error convention.  A fallible function returns 0 or a negative UTIL_E*
  * status and appends one or more human-readable messages to a caller-owned
@@ -76,8 +78,48 @@ void util_diag_print(const util_diag *d, FILE *f, const char *prefix);
 /* ---- small helpers ----------------------------------------------------- */
 
 /* Reads a whole small file (a scenario, a catalog) into a NUL-terminated
- * buffer.  Large inputs such as traces are streamed, never read this way. */
+ * buffer.  Large inputs such as traces are streamed, never read this way.
+ * A file beyond UTIL_MAX_FILE_BYTES (a device such as /dev/zero, a trace
+ * named as a scenario) or a folder is an input error. */
+#define UTIL_MAX_FILE_BYTES (64 << 20)
 int util_read_file(const char *path, char **out, size_t *len, util_diag *d);
+
+/* Input echoed in a message (a key, a value, an id, a --set assignment, a
+ * trace field) is cut to UTIL_CLIP_CHARS characters and "...", at a UTF-8
+ * character boundary, with control characters shown as '?', so that a 10 MB
+ * key or a binary field makes a readable one-line message.  The result is
+ * text itself when it needs no change, else it is written into b. */
+#define UTIL_CLIP_CHARS 60
+typedef struct util_clip_buf {
+    char s[4 * UTIL_CLIP_CHARS + 8];
+} util_clip_buf;
+const char *util_clip(const char *text, util_clip_buf *b);
+/* A file name: kept whole up to UTIL_CLIP_PATH bytes (every path the system
+ * can open is shorter), else cut as util_clip does. */
+#define UTIL_CLIP_PATH 4096
+const char *util_clip_path(const char *path, util_clip_buf *b);
+
+/* ---- line-by-line files (traces) ---- */
+
+/* A text file read a line at a time, with memory for one line: the trace
+ * and empirical-distribution readers both use it.  Only regular files are
+ * read -- a trace is read twice (checked when the scenario loads, then
+ * replayed), which a pipe or a device cannot do, and a device such as
+ * /dev/zero never ends.  A line is at most UTIL_LINE_MAX bytes (4 MiB: the
+ * longest line of the shipped traces is 2,698 bytes, and a Mooncake line of
+ * 4 MiB holds the hash ids of a prompt of some 200 million tokens) and has
+ * no NUL byte (a binary file); either, or a read error, is an input error
+ * "FILE:LINE: ...". */
+#define UTIL_LINE_MAX (4 << 20)
+typedef struct util_lines util_lines;
+int util_lines_open(const char *path, util_lines **out, util_diag *d);
+/* 1 with the next line in *line (NUL-terminated, without its "\n" or
+ * "\r\n"; valid until the next call) and its length in *len; 0 at the end
+ * of the file; UTIL_EINPUT with a message otherwise. */
+int util_lines_next(util_lines *l, char **line, size_t *len, util_diag *d);
+/* The number of the line last returned (1 for the first). */
+int64_t util_lines_number(const util_lines *l);
+void util_lines_close(util_lines *l);
 
 /* The candidate closest to word by edit distance, or NULL when none is close
  * enough to be a plausible typo.  candidates is NULL-terminated. */
@@ -110,7 +152,8 @@ uint64_t util_mix64(uint64_t x);
 int util_json_parse(const char *text, const char *origin, cJSON **out, util_diag *d);
 int util_json_read_file(const char *path, cJSON **out, util_diag *d);
 
-/* Applies an override "a.b.c=VALUE" (array elements by index, "a.0.b"):
+/* Applies an override "a.b.c=VALUE" (list items by index, "a.0.b" or "a[0].b",
+ * the index decimal digits naming an existing item):
  * VALUE is read as JSON, else taken as a string.  Missing objects along the
  * path are created; validation later rejects keys that do not belong. */
 int util_json_set(cJSON *root, const char *assignment, util_diag *d);

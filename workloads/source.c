@@ -66,10 +66,7 @@ static void stream_init(wl_source *src, int i, uint64_t seed)
     for (int c = 0; c < src->spec->n_classes; c++)
         if (src->spec->classes[c].stream == i) s->total_weight += src->spec->classes[c].weight;
     if (a->process != WL_TRACE) return;
-    /* rescaled so that the trace's mean rate over its whole span is trace_rate */
-    double span = a->info.last_s - a->info.first_s;
-    double rate = span > 0 ? (double)(a->info.rows - 1) / span : 0;
-    s->scale = a->time_scale * (a->trace_rate > 0 && rate > 0 ? rate / a->trace_rate : 1);
+    s->scale = a->scale; /* from the slice a pass replays (spec.c) */
 }
 
 wl_source *wl_source_create(const wl_spec *spec, uint64_t seed)

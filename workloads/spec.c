@@ -15,17 +15,18 @@
 #include <string.h>
 
 static const util_field rate_fields[] = {
-    {.key = "rate_per_s", .type = UTIL_T_NUMBER, .unit = "1/s", .min = 0, .max = 1e9,
-     .flags = UTIL_REQUIRED | UTIL_MIN_EXCLUSIVE, .doc = "mean arrival rate"},
+    {.key = "rate_per_s", .type = UTIL_T_NUMBER, .unit = "1/s", .min = WL_MIN_RATE_PER_S,
+     .max = 1e9, .flags = UTIL_REQUIRED, .doc = "mean arrival rate"},
     {0},
 };
 
 static const util_field gamma_fields[] = {
-    {.key = "rate_per_s", .type = UTIL_T_NUMBER, .unit = "1/s", .min = 0, .max = 1e9,
-     .flags = UTIL_REQUIRED | UTIL_MIN_EXCLUSIVE, .doc = "mean arrival rate"},
+    {.key = "rate_per_s", .type = UTIL_T_NUMBER, .unit = "1/s", .min = WL_MIN_RATE_PER_S,
+     .max = 1e9, .flags = UTIL_REQUIRED, .doc = "mean arrival rate"},
     {.key = "cv", .type = UTIL_T_NUMBER, .min = 0, .max = 100,
      .flags = UTIL_REQUIRED | UTIL_MIN_EXCLUSIVE,
-     .doc = "coefficient of variation of the gaps (1: Poisson; > 1 bursty)"},
+     .doc = "coefficient of variation of the gaps (1: Poisson; > 1 bursty); cv^2 / rate_per_s "
+            "at most 1e7 s"},
     {0},
 };
 
@@ -44,12 +45,14 @@ static const util_field trace_fields[] = {
     {.key = "format", .type = UTIL_T_STRING, .def = "\"auto\"", .choices = wl_trace_formats,
      .doc = "csv (arrival_time_s,input_tokens,output_tokens), azure, mooncake, or auto"},
     {.key = "time_scale", .type = UTIL_T_NUMBER, .def = "1", .min = 0, .max = 1e9,
-     .flags = UTIL_MIN_EXCLUSIVE, .doc = "multiplies every arrival time: 2 is half the rate"},
-    {.key = "rate_per_s", .type = UTIL_T_NUMBER, .unit = "1/s", .min = 0, .max = 1e9,
      .flags = UTIL_MIN_EXCLUSIVE,
-     .doc = "rescale arrival times so that the trace's mean rate is this"},
-    {.key = "start_s", .type = UTIL_T_NUMBER, .unit = "s", .def = "0", .min = 0, .max = 1e12,
-     .doc = "replay from this trace time on (it becomes time 0)"},
+     .doc = "multiplies every arrival time: 2 is half the rate (the replay within 1e9 s)"},
+    {.key = "rate_per_s", .type = UTIL_T_NUMBER, .unit = "1/s", .min = WL_MIN_RATE_PER_S,
+     .max = 1e9,
+     .doc = "rescale arrival times so that the replayed requests' mean rate, (n - 1) gaps over "
+            "their span, is this"},
+    {.key = "start_s", .type = UTIL_T_NUMBER, .unit = "s", .def = "0", .min = 0,
+     .max = WL_HORIZON_S, .doc = "replay from this trace time on (it becomes time 0)"},
     {.key = "limit", .type = UTIL_T_INTEGER, .unit = "requests", .def = "0", .min = 0,
      .max = 1e13, .doc = "replay at most this many requests (0: all)"},
     {.key = "loop", .type = UTIL_T_BOOL, .def = "false",
@@ -86,12 +89,16 @@ static const util_field agent_fields[] = {
     {0},
 };
 
+/* Targets in seconds, bounded where common figures in milliseconds would
+ * land (ttft_s: 500 meant 0.5 s): five minutes for a first token (a
+ * million-token prefill), an hour for a whole reply, 10 s for one output
+ * token. */
 const util_field wl_slo_fields[] = {
-    {.key = "ttft_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0, .max = 1e9,
+    {.key = "ttft_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0, .max = 300,
      .flags = UTIL_MIN_EXCLUSIVE, .doc = "time-to-first-token target per request"},
-    {.key = "tpot_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0, .max = 1e9,
+    {.key = "tpot_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0, .max = 10,
      .flags = UTIL_MIN_EXCLUSIVE, .doc = "time-per-output-token target (first token excluded)"},
-    {.key = "e2e_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0, .max = 1e9,
+    {.key = "e2e_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0, .max = 3600,
      .flags = UTIL_MIN_EXCLUSIVE, .doc = "end-to-end latency target per request"},
     {0},
 };
@@ -139,7 +146,7 @@ const util_field wl_workload_fields[] = {
             "counts in TTFT"},
     {.key = "slow", .type = UTIL_T_OBJECT, .sub = slow_fields,
      .doc = "stragglers: calls that wait extra before the router"},
-    {.key = "timeout_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0, .max = 1e9,
+    {.key = "timeout_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0, .max = WL_HORIZON_S,
      .flags = UTIL_MIN_EXCLUSIVE, .doc = "a client gives up on a call not finished by then"},
     {0},
 };
@@ -166,7 +173,56 @@ static int dist_at(const cJSON *obj, const char *key, const char *path, const ch
     return rc;
 }
 
-static int trace_from_json(const cJSON *a, const char *base_dir, wl_arrival *out, util_diag *d)
+/* A duration distribution: like dist_at, and within the horizon -- its
+ * parameters by message, its draws by a clamp at WL_HORIZON_S (a lognormal
+ * or normal tail has no end). */
+static int duration_at(const cJSON *obj, const char *key, const char *path, const char *base_dir,
+                       wl_dist *out, util_diag *d)
+{
+    static const char *const params[] = {"value", "mean", "median", "min", "max"};
+    const cJSON *o = get(obj, key);
+    int rc = UTIL_OK;
+    for (size_t i = 0; i < sizeof params / sizeof params[0]; i++) {
+        const cJSON *v = get(o, params[i]);
+        if (cJSON_IsNumber(v) && v->valuedouble > WL_HORIZON_S)
+            rc = util_diag_add(d, "%s.%s.%s: %g is out of range (expected <= %g seconds, the "
+                                  "simulation's horizon of 31.7 years)",
+                               path, key, params[i], v->valuedouble, WL_HORIZON_S);
+    }
+    if (rc) {
+        memset(out, 0, sizeof *out);
+        return rc;
+    }
+    rc = dist_at(obj, key, path, base_dir, false, out, d);
+    if (!rc && out->hi > WL_HORIZON_S) out->hi = WL_HORIZON_S;
+    return rc;
+}
+
+/* The scale that gives the slice its rate, and the replay's last time,
+ * which must stay within the horizon. */
+static int trace_scale(const char *path, wl_arrival *out, util_diag *d)
+{
+    const wl_trace_info *sl = &out->slice;
+    double span = sl->last_s - sl->first_s;
+    out->scale = out->time_scale;
+    if (out->trace_rate > 0) {
+        if (sl->rows < 2 || !(span > 0))
+            return util_diag_add(d, "%s.rate_per_s: the replayed requests (%lld from start_s %g) "
+                                    "span no time, so they have no rate to rescale",
+                                 path, (long long)sl->rows, out->start_s);
+        out->scale *= (double)(sl->rows - 1) / span / out->trace_rate;
+    }
+    out->last_s = (sl->last_s - out->start_s) * out->scale;
+    if (!(out->last_s <= WL_HORIZON_S))
+        return util_diag_add(d, "%s.%s: the replay would reach %g s (trace time %g s x %g), "
+                                "beyond the simulation's horizon of %g s (31.7 years)",
+                             path, out->trace_rate > 0 ? "rate_per_s" : "time_scale", out->last_s,
+                             sl->last_s - out->start_s, out->scale, WL_HORIZON_S);
+    return UTIL_OK;
+}
+
+static int trace_from_json(const cJSON *a, const char *path, const char *base_dir,
+                           wl_arrival *out, util_diag *d)
 {
     out->trace_path = util_path_join(base_dir, get(a, "path")->valuestring);
     out->format = (wl_trace_format)choice(wl_trace_formats, get(a, "format")->valuestring);
@@ -175,7 +231,26 @@ static int trace_from_json(const cJSON *a, const char *base_dir, wl_arrival *out
     out->start_s = get(a, "start_s")->valuedouble;
     out->limit = (int64_t)get(a, "limit")->valuedouble;
     out->loop = cJSON_IsTrue(get(a, "loop"));
-    return wl_trace_check(out->trace_path, out->format, &out->info, d);
+    int rc = wl_trace_check_slice(out->trace_path, out->format, out->start_s, out->limit,
+                                  &out->info, &out->slice, d);
+    if (rc) return rc;
+    if (out->slice.rows == 0)
+        return util_diag_add(d, "%s.start_s: %g s is after the trace's last request (at %g s): "
+                                "nothing would be replayed",
+                             path, out->start_s, out->info.last_s);
+    return trace_scale(path, out, d);
+}
+
+/* Gamma gaps have scale cv^2 / rate: a scale within 1e7 s keeps a gap past
+ * the horizon (1e9 s, a hundred scales) below e^-100. */
+static int check_gamma(const wl_arrival *a, const char *path, util_diag *d)
+{
+    double scale = a->cv * a->cv / a->rate_per_s;
+    if (scale <= 1e7) return UTIL_OK;
+    return util_diag_add(d, "%s.cv: %g at rate_per_s %g gives gamma gaps of scale cv^2 / "
+                            "rate_per_s = %g s; at most 1e7 s keeps every gap within the "
+                            "simulation's horizon of 1e9 s",
+                         path, a->cv, a->rate_per_s, scale);
 }
 
 static int arrival_from_json(const cJSON *a, const char *path, const char *base_dir,
@@ -188,8 +263,9 @@ static int arrival_from_json(const cJSON *a, const char *path, const char *base_
     out->cv = util_json_number(a, "cv", 1);
     out->users = (int)util_json_number(a, "users", 0);
     if (out->process == WL_CLOSED)
-        return dist_at(a, "think_s", path, base_dir, false, &out->think_s, d);
-    if (out->process == WL_TRACE) return trace_from_json(a, base_dir, out, d);
+        return duration_at(a, "think_s", path, base_dir, &out->think_s, d);
+    if (out->process == WL_TRACE) return trace_from_json(a, path, base_dir, out, d);
+    if (out->process == WL_GAMMA) return check_gamma(out, path, d);
     return UTIL_OK;
 }
 
@@ -202,7 +278,7 @@ static int agent_from_json(const cJSON *a, const char *path, const char *base_di
     out->calls = (int)get(a, "calls")->valuedouble;
     /* tool outputs may be 0 tokens: drawn as a number >= 0 and rounded by the source */
     int rc = dist_at(a, "tool_output_tokens", path, base_dir, false, &out->tool_output_tokens, d);
-    if (dist_at(a, "tool_s", path, base_dir, false, &out->tool_s, d)) rc = UTIL_EINPUT;
+    if (duration_at(a, "tool_s", path, base_dir, &out->tool_s, d)) rc = UTIL_EINPUT;
     return rc;
 }
 
@@ -283,12 +359,13 @@ static int classes_from_json(const cJSON *w, const char *base_dir, wl_spec *s, u
             rc = UTIL_EINPUT;
         return rc;
     }
+    util_clip_buf cb;
     for (int i = 0; i < n; i++) {
         if (class_from_json(cJSON_GetArrayItem(list, i), w, i, base_dir, s, d)) rc = UTIL_EINPUT;
         for (int j = 0; j < i; j++)
             if (!strcmp(s->classes[j].name, s->classes[i].name))
                 rc = util_diag_add(d, "workload.classes[%d].name: '%s' is used twice", i,
-                                   s->classes[i].name);
+                                   util_clip(s->classes[i].name, &cb));
     }
     return rc;
 }
@@ -297,13 +374,12 @@ static int delays_from_json(const cJSON *w, const char *base_dir, wl_spec *s, ut
 {
     int rc = UTIL_OK;
     s->has_pre_model = get(w, "pre_model_s") != NULL;
-    if (s->has_pre_model &&
-        dist_at(w, "pre_model_s", "workload", base_dir, false, &s->pre_model_s, d))
+    if (s->has_pre_model && duration_at(w, "pre_model_s", "workload", base_dir, &s->pre_model_s, d))
         rc = UTIL_EINPUT;
     const cJSON *slow = get(w, "slow");
     if (slow) {
         s->slow_p = get(slow, "probability")->valuedouble;
-        if (dist_at(slow, "extra_s", "workload.slow", base_dir, false, &s->slow_extra_s, d))
+        if (duration_at(slow, "extra_s", "workload.slow", base_dir, &s->slow_extra_s, d))
             rc = UTIL_EINPUT;
     }
     s->timeout_s = util_json_number(w, "timeout_s", 0);

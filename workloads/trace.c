@@ -1,7 +1,8 @@
 /*
- * trace.c: request traces, streamed a line at a time with getline() -- a
- * file of any size needs memory for its longest line only, and lines may be
- * of any length (a Mooncake line carries one hash id per 512 prompt tokens).
+ * trace.c: request traces, streamed a line at a time (util_lines) -- a file
+ * of any size needs memory for its longest line only, and a line may be as
+ * long as UTIL_LINE_MAX (4 MiB: a Mooncake line carries one hash id per 512
+ * prompt tokens).  Only regular files are read: a trace is read twice.
  * Three layouts:
  *
  *   csv       arrival_time_s,input_tokens,output_tokens -- seconds from the
@@ -27,7 +28,9 @@
  * before the two meet in a double, so sub-microsecond digits survive.
  *
  * Every line is checked: arrival times never decrease (the engine replays
- * them in order; nothing is sorted here) and token counts are whole numbers
+ * them in order; nothing is sorted here), lie within WL_HORIZON_S of the
+ * trace's start (csv: of time 0) so that no replayed time can overflow the
+ * engine's int64 nanoseconds, and token counts are whole numbers
  * >= 1 -- a reply of 0 tokens is not a request the engine can serve, and no
  * shipped trace has one, so such a row is an error rather than silently
  * changed.  A malformed line is reported as "FILE:LINE: field N (name):
@@ -44,7 +47,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/types.h>
 
 const char *const wl_trace_formats[] = {"auto", "csv", "azure", "mooncake", NULL};
 
@@ -57,12 +59,11 @@ static const char *const azure_names[] = {"TIMESTAMP", "ContextTokens", "Generat
 static const char *const mooncake_names[] = {"timestamp", "input_length", "output_length"};
 
 struct wl_trace {
-    FILE *f;
+    util_lines *lines;
     char *path;
     wl_trace_format format; /* never WL_TRACE_AUTO once open */
     int64_t line;           /* of the line in buf */
-    char *buf;              /* getline's buffer, reused */
-    size_t cap;
+    char *buf;              /* the line, in util_lines' buffer */
     bool pending;           /* buf holds a line read ahead for detection */
     bool seen_first;        /* the first non-empty line (perhaps a header) is behind */
     int ncols, col[3];      /* csv, azure: fields a row has; where COL_* are */
@@ -82,16 +83,15 @@ static int read_line(wl_trace *t, util_diag *d)
         t->pending = false;
         return 1;
     }
-    ssize_t n;
-    while ((n = getline(&t->buf, &t->cap, t->f)) >= 0) {
-        t->line++;
-        while (n && (t->buf[n - 1] == '\n' || t->buf[n - 1] == '\r')) t->buf[--n] = '\0';
+    size_t n;
+    int rc;
+    while ((rc = util_lines_next(t->lines, &t->buf, &n, d)) == 1) {
+        t->line = util_lines_number(t->lines);
         if (t->line == 1 && !strncmp(t->buf, "\xef\xbb\xbf", 3)) /* a UTF-8 byte-order mark */
-            memmove(t->buf, t->buf + 3, (size_t)n - 2);
+            memmove(t->buf, t->buf + 3, n - 2);
         if (t->buf[strspn(t->buf, " \t")]) return 1;
     }
-    if (ferror(t->f)) return util_diag_fail(d, "%s: read error: %s", t->path, strerror(errno));
-    return 0;
+    return rc;
 }
 
 static wl_trace_format detect(const char *line)
@@ -106,11 +106,9 @@ static wl_trace_format detect(const char *line)
 static int bad(const wl_trace *t, util_diag *d, int col, const char *name, const char *what,
                const char *got)
 {
-    /* a runaway field (a missing newline, binary data) is cut short */
-    int len = (int)strlen(got);
-    return util_diag_add(d, "%s:%lld: field %d (%s): %s, got '%.*s%s'", t->path,
-                         (long long)t->line, col, name, what, len > 60 ? 57 : len, got,
-                         len > 60 ? "..." : "");
+    util_clip_buf cb; /* a runaway field (a missing newline, binary data) is cut short */
+    return util_diag_add(d, "%s:%lld: field %d (%s): %s, got '%s'", t->path, (long long)t->line,
+                         col, name, what, util_clip(got, &cb));
 }
 
 static int bad_line(const wl_trace *t, util_diag *d, const char *what)
@@ -158,6 +156,13 @@ static int set_arrival(wl_trace *t, double at, int col, const char *name, const 
 {
     if (t->rows && at < t->last_t)
         return bad(t, d, col, name, "earlier than the line before", got);
+    if (at > WL_HORIZON_S)
+        return bad(t, d, col, name,
+                   t->format == WL_TRACE_CSV
+                       ? "beyond the simulation's horizon, 1e9 s (31.7 years)"
+                       : "beyond the simulation's horizon, 1e9 s (31.7 years) after the first "
+                         "request",
+                   got);
     rec->arrival_s = t->last_t = at;
     return UTIL_OK;
 }
@@ -326,6 +331,10 @@ static const cJSON *member(const cJSON *obj, const char *key, int *pos)
 static int bad_json(const wl_trace *t, util_diag *d, int pos, const char *name,
                     const char *what, const cJSON *v)
 {
+    if (cJSON_IsNumber(v) && !isfinite(v->valuedouble)) /* 1e309: cJSON reads it as infinity */
+        return util_diag_add(d, "%s:%lld: field %d (%s): a number out of range (beyond %s1.8e308, "
+                                "not a finite double)",
+                             t->path, (long long)t->line, pos, name, v->valuedouble < 0 ? "-" : "");
     char *text = cJSON_PrintUnformatted(v);
     int rc = bad(t, d, pos, name, what, text ? text : "?");
     cJSON_free(text);
@@ -382,10 +391,11 @@ static int parse_mooncake(wl_trace *t, const char *line, wl_record *rec, util_di
 int wl_trace_open(const char *path, wl_trace_format format, wl_trace **out, util_diag *d)
 {
     *out = NULL;
-    FILE *f = fopen(path, "r");
-    if (!f) return util_diag_add(d, "%s: cannot open: %s", path, strerror(errno));
+    util_lines *lines;
+    int orc = util_lines_open(path, &lines, d);
+    if (orc) return orc;
     wl_trace *t = util_xcalloc(1, sizeof *t);
-    t->f = f;
+    t->lines = lines;
     t->path = util_xstrdup(path);
     t->format = format;
     t->ncols = 3;
@@ -407,8 +417,7 @@ int wl_trace_open(const char *path, wl_trace_format format, wl_trace **out, util
 void wl_trace_close(wl_trace *t)
 {
     if (!t) return;
-    fclose(t->f);
-    free(t->buf);
+    util_lines_close(t->lines);
     free(t->path);
     free(t);
 }
@@ -450,20 +459,32 @@ int wl_trace_next(wl_trace *t, wl_record *rec, util_diag *d)
     return rc;
 }
 
-int wl_trace_check(const char *path, wl_trace_format format, wl_trace_info *info, util_diag *d)
+int wl_trace_check_slice(const char *path, wl_trace_format format, double start_s,
+                         int64_t limit, wl_trace_info *whole, wl_trace_info *slice, util_diag *d)
 {
     wl_trace *t;
     int rc = wl_trace_open(path, format, &t, d);
     if (rc) return rc;
-    wl_trace_info in = {.format = t->format};
+    wl_trace_info in = {.format = t->format}, sl = {.format = t->format};
     wl_record rec;
     while ((rc = wl_trace_next(t, &rec, d)) == 1) {
         if (!in.rows) in.first_s = rec.arrival_s;
         in.last_s = rec.arrival_s;
         in.rows++;
+        /* the rows a replay takes: source.c's next_from_trace skips the same */
+        if (rec.arrival_s < start_s || (limit && sl.rows >= limit)) continue;
+        if (!sl.rows) sl.first_s = rec.arrival_s;
+        sl.last_s = rec.arrival_s;
+        sl.rows++;
     }
     wl_trace_close(t);
     if (rc == 0 && in.rows == 0) rc = util_diag_add(d, "%s: no requests in the trace", path);
-    if (info) *info = in;
+    if (whole) *whole = in;
+    if (slice) *slice = sl;
     return rc;
+}
+
+int wl_trace_check(const char *path, wl_trace_format format, wl_trace_info *info, util_diag *d)
+{
+    return wl_trace_check_slice(path, format, 0, 0, info, NULL, d);
 }

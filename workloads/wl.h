@@ -18,6 +18,19 @@
 
 #include "util.h"
 
+/* ---- the horizon ---- */
+
+/* The engine keeps time in int64 nanoseconds, which end at 9.2e9 s (292
+ * years).  Every time a scenario states -- stop.duration_s, warmup_s, each
+ * duration distribution, time-outs, SLOs, a trace's times after its
+ * rescaling -- is kept within WL_HORIZON_S (1e9 s, 31.7 years), and every
+ * rate at or above WL_MIN_RATE_PER_S (a mean gap of 1e6 s, 11.6 days), so
+ * that no single event time -- an arrival plus its delays and its time-out,
+ * each within the horizon -- can overflow.  What adds up over a long run
+ * (many gaps, a looped trace) is the engine's to guard. */
+#define WL_HORIZON_S 1e9
+#define WL_MIN_RATE_PER_S 1e-6
+
 /* ---- distributions (token counts and durations) ---- */
 
 typedef enum wl_dist_kind {
@@ -84,6 +97,10 @@ int wl_trace_next(wl_trace *t, wl_record *rec, util_diag *d);
 void wl_trace_close(wl_trace *t);
 /* Reads a whole trace through, checking every line. */
 int wl_trace_check(const char *path, wl_trace_format format, wl_trace_info *info, util_diag *d);
+/* The same, and what a replay takes of it into *slice (when not NULL): the
+ * rows from trace time start_s on, at most limit of them (0: all). */
+int wl_trace_check_slice(const char *path, wl_trace_format format, double start_s,
+                         int64_t limit, wl_trace_info *whole, wl_trace_info *slice, util_diag *d);
 
 /* A column of a trace (prompt or output lengths) as an empirical
  * distribution: memory for its distinct values, not for its rows. */
@@ -112,12 +129,16 @@ typedef struct wl_arrival {
     /* WL_TRACE */
     char *trace_path; /* relative paths resolved; owned */
     wl_trace_format format;
-    wl_trace_info info;
+    wl_trace_info info;  /* the whole file */
+    wl_trace_info slice; /* the rows a pass replays */
     double time_scale; /* multiplies every time (after rate_per_s's rescaling) */
-    double trace_rate; /* > 0: times rescaled so that the mean rate is this */
+    double trace_rate; /* > 0: times rescaled so that the slice's mean rate, (rows - 1) gaps
+                        * over its first to last request, is this */
     double start_s;    /* the slice starts here (trace time) ... */
     int64_t limit;     /* ... and holds at most this many requests (0: all) */
     bool loop;         /* start over at the end, for as long as stop allows */
+    double scale;      /* replay time = (trace time - start_s) x scale */
+    double last_s;     /* replay time of a pass's last request */
 } wl_arrival;
 
 /* ---- agent tasks ---- */
