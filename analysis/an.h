@@ -10,10 +10,11 @@
  *    default, as vLLM, GenAI-Perf and LLMPerf report);
  *  - the window runs from the first arrival at or after warmup_s to the last
  *    completion of a measured request; throughputs and goodput divide by it;
- *  - SLO attainment: the share of requests ended after warm-up (measured,
- *    rejected or timed out) meeting every SLO that is set -- a class's own
- *    keys, else the scenario's; rejected and timed-out requests fail every
- *    SLO; a reply of one token has no TPOT and passes a TPOT SLO, as in vLLM.
+ *  - SLO attainment: the share of requests sent after warm-up meeting every
+ *    SLO that is set -- a class's own keys, else the scenario's; a request
+ *    that was rejected, timed out or had not finished when the run ended
+ *    fails every SLO; a reply of one token has no TPOT and passes a TPOT
+ *    SLO, as in vLLM.
  */
 #ifndef AN_H
 #define AN_H
@@ -48,16 +49,22 @@ typedef enum an_metric { AN_TTFT, AN_TPOT, AN_TPOT_INCL_TTFT, AN_E2E, AN_N_METRI
 /* "ttft", "tpot", "tpot_incl_ttft", "e2e" (request_metrics' columns, less _s). */
 extern const char *const an_metric_names[];
 
-/* A percentile target, `--slo ttft_p99=2` (or a mean, `ttft_mean=0.5`): met
- * when the percentile (mean) of the measured requests is at most the
- * threshold. */
+/* A percentile target, `--slo ttft_p99=2` (or a mean, `ttft_mean=0.5`).
+ * value_s is the percentile (mean) of the measured requests, as printed;
+ * the verdict counts every request sent after warm-up: one that was
+ * rejected, timed out or unfinished counts as infinitely late, so the
+ * target is met only when value_all_s -- the percentile with them in --
+ * is at most the threshold (a mean is then infinite). */
 typedef struct an_target {
     const char *cls;  /* NULL: every request */
     an_metric metric;
     double q;         /* 0.99; NAN: the mean */
     double threshold_s;
     /* computed */
-    double value_s, margin_s; /* threshold - value */
+    double value_s;          /* over the measured (completed) requests only */
+    int64_t not_completed;   /* sent after warm-up and rejected, timed out or unfinished */
+    double value_all_s;      /* with those counted as infinitely late (INFINITY possible) */
+    double margin_s;         /* threshold - value_all_s */
     bool met;
 } an_target;
 
@@ -89,7 +96,8 @@ typedef struct an_section {
     double requests_per_s, input_tokens_per_s, output_tokens_per_s;
     double input_tokens, output_tokens; /* of the measured requests */
     an_stats per_user_tokens_per_s; /* 1 / TPOT per request */
-    /* SLO attainment: good of ended requests; NAN when no SLO applies */
+    /* SLO attainment: good of the requests sent after warm-up ("ended" for
+     * history: unfinished ones count, as failures); NAN when no SLO applies */
     an_slo slo;
     int64_t good, ended;
     double attainment, goodput_requests_per_s;
@@ -147,6 +155,7 @@ typedef struct an_report {
     /* run */
     int64_t run_id;
     char *name, *status;
+    char *status_reason; /* why it was interrupted or overloaded, or NULL */
     int64_t seed, events;
     double sim_time_s, wall_time_s, warmup_s;
     double timeout_s; /* workload.timeout_s; 0: none */
@@ -179,10 +188,13 @@ int an_report_compute_with(sqlite3 *db, int64_t run_id, const an_options *opt, a
                            util_diag *d);
 void an_report_fini(an_report *r);
 
-/* Parses one `--slo` argument into opt: KEY=SECONDS where KEY is ttft, tpot
+/* Parses one `--slo` argument into opt: KEY=TIME where KEY is ttft, tpot
  * or e2e (a threshold), METRIC_pNN (a percentile target: ttft_p99, e2e_p99.9),
  * either prefixed by a class name and a dot (chat.ttft). */
 int an_options_add_slo(an_options *opt, const char *arg, util_diag *d);
+/* A time as --slo takes it: "0.5" (seconds), "500ms", "2s", "250us", "1min";
+ * *unit says whether a unit was given; false unless it is one, > 0. */
+bool an_parse_seconds(const char *text, double *seconds, bool *unit);
 void an_options_fini(an_options *opt);
 
 /* The report as the `--json` object (caller frees with cJSON_Delete);

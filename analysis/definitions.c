@@ -187,8 +187,10 @@ int an_slo_curve(sqlite3 *db, int64_t run_id, an_metric metric, const char *cls,
     size_t n;
     rc = an__column(&q, sql, &v, &n, d);
     free(sql);
+    /* every request sent after warm-up: one not completed (rejected, timed
+     * out, unfinished) fails at any threshold */
     if (!rc) rc = an__row(&q, "SELECT count(*) FROM requests WHERE run_id = ?1 AND arrival_s >= ?2"
-                              " AND status IN ('completed', 'rejected', 'timed_out')" AN__IN_GROUP,
+                              AN__IN_GROUP,
                           ended, 1, d);
     if (rc) return rc;
     qsort(v, n, sizeof *v, cmp_double); /* coalesce may break the SQL order */

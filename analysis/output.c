@@ -10,7 +10,7 @@
 
 static void add_num(cJSON *o, const char *key, double v)
 {
-    if (isnan(v)) cJSON_AddNullToObject(o, key);
+    if (!isfinite(v)) cJSON_AddNullToObject(o, key); /* JSON has no NaN or infinity */
     else cJSON_AddNumberToObject(o, key, v);
 }
 
@@ -87,6 +87,9 @@ static void targets_json(cJSON *slo, const an_report *r)
         else cJSON_AddNumberToObject(o, "percentile", 100 * t->q);
         cJSON_AddNumberToObject(o, "threshold_s", t->threshold_s);
         add_num(o, "value_s", t->value_s);
+        cJSON_AddNumberToObject(o, "not_completed", (double)t->not_completed);
+        add_num(o, "value_all_s", t->value_all_s);
+        if (isinf(t->value_all_s)) cJSON_AddStringToObject(o, "value_all", "infinite");
         add_num(o, "margin_s", t->margin_s);
         cJSON_AddBoolToObject(o, "met", t->met);
         cJSON_AddItemToArray(arr, o);
@@ -160,6 +163,10 @@ cJSON *an_report_json(const an_report *r, bool by_class)
     cJSON_AddStringToObject(run, "name", r->name);
     cJSON_AddNumberToObject(run, "seed", (double)r->seed);
     cJSON_AddStringToObject(run, "status", r->status);
+    if (r->status_reason) cJSON_AddStringToObject(run, "status_reason", r->status_reason);
+    if (r->req.measured == 0)
+        cJSON_AddStringToObject(run, "note", "the measurement window is empty: no request "
+                                             "completed after the warm-up");
     add_num(run, "sim_time_s", r->sim_time_s);
     add_num(run, "wall_time_s", r->wall_time_s);
     cJSON_AddNumberToObject(run, "events", (double)r->events);
@@ -188,9 +195,22 @@ cJSON *an_report_json(const an_report *r, bool by_class)
 
 /* ---- text ---- */
 
+/* v printed with fmt, or "-" when it is not a number (nothing measured):
+ * text output never shows nan.  Returns one of a few rotating buffers, so
+ * a printf may take several. */
+static const char *num(const char *fmt, double v)
+{
+    static char bufs[16][40];
+    static int next;
+    char *b = bufs[next++ % 16];
+    if (!isfinite(v)) return "-";
+    snprintf(b, sizeof bufs[0], fmt, v);
+    return b;
+}
+
 static void cell(FILE *out, double v)
 {
-    if (isnan(v)) fprintf(out, " %10s", "-");
+    if (!isfinite(v)) fprintf(out, " %10s", "-");
     else fprintf(out, " %10.4f", v);
 }
 
@@ -204,7 +224,7 @@ static void stats_line(FILE *out, const char *label, const an_stats *s)
 
 static void pct(FILE *out, const char *label, double v)
 {
-    if (isnan(v)) fprintf(out, "%s -", label);
+    if (!isfinite(v)) fprintf(out, "%s -", label);
     else fprintf(out, "%s %.1f%%", label, 100 * v);
 }
 
@@ -225,7 +245,7 @@ static void print_slo(const an_section *s, FILE *out)
         }
     if (!s->slo.set) fprintf(out, " each class's own");
     pct(out, ": attainment", s->attainment);
-    fprintf(out, ", goodput %.3f req/s\n", s->goodput_requests_per_s);
+    fprintf(out, ", goodput %s req/s\n", num("%.3f", s->goodput_requests_per_s));
 }
 
 static void print_counts(const an_section *s, double warmup_s, FILE *out)
@@ -258,8 +278,13 @@ static void print_section(const an_section *s, double warmup_s, FILE *out)
 
 static void print_throughput(const an_section *s, FILE *out)
 {
-    fprintf(out, "throughput over %.1f s: %.3f req/s, %.1f input tok/s, %.1f output tok/s\n",
-            s->window_s, s->requests_per_s, s->input_tokens_per_s, s->output_tokens_per_s);
+    if (s->measured == 0) {
+        fprintf(out, "throughput: none -- no request completed in the measurement window\n");
+        return;
+    }
+    fprintf(out, "throughput over %s s: %s req/s, %s input tok/s, %s output tok/s\n",
+            num("%.1f", s->window_s), num("%.3f", s->requests_per_s),
+            num("%.1f", s->input_tokens_per_s), num("%.1f", s->output_tokens_per_s));
 }
 
 static void print_tasks(const an_tasks *t, FILE *out)
@@ -268,7 +293,7 @@ static void print_tasks(const an_tasks *t, FILE *out)
     fprintf(out, "tasks: %lld (%lld completed, %lld failed", (long long)t->count,
             (long long)t->completed, (long long)t->failed);
     if (t->unfinished) fprintf(out, ", %lld unfinished", (long long)t->unfinished);
-    fprintf(out, "), %.2f calls each", t->calls_per_task);
+    fprintf(out, "), %s calls each", num("%.2f", t->calls_per_task));
     pct(out, ", with a slow call", t->any_slow_fraction);
     fprintf(out, "\n");
     stats_line(out, "task e2e", &t->e2e);
@@ -292,46 +317,67 @@ static void print_targets(const an_report *r, FILE *out)
         else snprintf(stat, sizeof stat, "p%g", 100 * t->q);
         fprintf(out, "slo target: %s%s%s %s <= %g s: ", t->cls ? t->cls : "", t->cls ? " " : "",
                 an_metric_names[t->metric], stat, t->threshold_s);
-        if (isnan(t->value_s)) fprintf(out, "nothing measured, not met\n");
+        if (isnan(t->value_all_s)) {
+            fprintf(out, "nothing measured, not met\n");
+            continue;
+        }
+        if (isinf(t->value_all_s))
+            fprintf(out, "NOT met: %lld requests did not complete (rejected, timed out or "
+                         "unfinished) and count as infinitely late",
+                    (long long)t->not_completed);
         else
-            fprintf(out, "%.4f s, %s (margin %+.4f s)\n", t->value_s, t->met ? "met" : "NOT met",
-                    t->margin_s);
+            fprintf(out, "%.4f s, %s (margin %+.4f s)", t->value_all_s,
+                    t->met ? "met" : "NOT met", t->margin_s);
+        if (t->not_completed && !isnan(t->value_s))
+            fprintf(out, "; over completed requests only: %.4f s", t->value_s);
+        fprintf(out, "\n");
     }
 }
 
 static void print_use(const an_use *u, FILE *out)
 {
     pct(out, " busy", u->busy_fraction);
-    fprintf(out, ", mean batch %.1f", u->mean_batch);
+    fprintf(out, ", mean batch %s", num("%.1f", u->mean_batch));
     pct(out, ", MFU", u->mfu);
     pct(out, ", MBU", u->mbu);
     pct(out, ", KV mean", u->kv_mean_fraction);
     pct(out, " (peak", u->kv_peak_fraction);
-    fprintf(out, "), queue mean %.2f (peak %lld), %.0f W\n", u->queue_mean,
-            (long long)u->queue_peak, u->mean_gpu_w);
+    fprintf(out, "), queue mean %s (peak %lld), %s W\n", num("%.2f", u->queue_mean),
+            (long long)u->queue_peak, num("%.0f", u->mean_gpu_w));
 }
 
 static void print_cost(const an_report *r, FILE *out)
 {
     const an_cost *c = &r->cost;
-    fprintf(out, "cost: %d GPU%s x $%.2f/GPU-hour", c->gpu_count, c->gpu_count == 1 ? "" : "s",
-            c->usd_per_gpu_hour);
+    fprintf(out, "cost: %d GPU%s x $%s/GPU-hour", c->gpu_count, c->gpu_count == 1 ? "" : "s",
+            num("%.2f", c->usd_per_gpu_hour));
     if (c->overhead_fraction > 0) fprintf(out, " + %.0f%% overhead", 100 * c->overhead_fraction);
-    fprintf(out, " over the %.1f s window: $%.4f; $%.4f per 1M output tokens, $%.4f per 1M "
-                 "tokens, $%.6f per request\n",
-            r->req.window_s, c->usd, c->usd_per_million_output_tokens,
-            c->usd_per_million_total_tokens, c->usd_per_request);
+    if (r->req.measured == 0) {
+        fprintf(out, ": no window to cost (no request completed after the warm-up)\n");
+        return;
+    }
+    fprintf(out, " over the %s s window: $%s; $%s per 1M output tokens, $%s per 1M "
+                 "tokens, $%s per request\n",
+            num("%.1f", r->req.window_s), num("%.4f", c->usd),
+            num("%.4f", c->usd_per_million_output_tokens),
+            num("%.4f", c->usd_per_million_total_tokens), num("%.6f", c->usd_per_request));
     pct(out, "  at the utilisation it ran at (busy", c->utilisation);
-    fprintf(out, "); kept busy all the time: $%.4f per 1M output tokens\n",
-            c->usd_per_million_output_tokens_at_full_utilisation);
+    fprintf(out, "); kept busy all the time: $%s per 1M output tokens\n",
+            num("%.4f", c->usd_per_million_output_tokens_at_full_utilisation));
 }
 
-static void print_energy(const an_energy *e, FILE *out)
+static void print_energy(const an_report *r, FILE *out)
 {
-    fprintf(out, "energy over the window: GPU boards %.1f Wh, %.3f J per output token (mean %.0f "
-                 "W); wall (GPU + host %.0f W/GPU) x PUE %.2f: %.1f Wh, %.3f J per output token\n",
-            e->gpu_wh, e->gpu_j_per_output_token, e->mean_gpu_w, e->host_w_per_gpu, e->pue,
-            e->wall_wh, e->wall_j_per_output_token);
+    const an_energy *e = &r->energy;
+    if (r->req.measured == 0) {
+        fprintf(out, "energy: no window to measure (no request completed after the warm-up)\n");
+        return;
+    }
+    fprintf(out, "energy over the window: GPU boards %s Wh, %s J per output token (mean %s "
+                 "W); wall (GPU + host %s W/GPU) x PUE %s: %s Wh, %s J per output token\n",
+            num("%.1f", e->gpu_wh), num("%.3f", e->gpu_j_per_output_token),
+            num("%.0f", e->mean_gpu_w), num("%.0f", e->host_w_per_gpu), num("%.2f", e->pue),
+            num("%.1f", e->wall_wh), num("%.3f", e->wall_j_per_output_token));
 }
 
 static void print_replicas(const an_report *r, FILE *out)
@@ -354,19 +400,38 @@ static void print_replica_sections(const an_report *r, FILE *out)
     }
 }
 
+/* The first line: what ran and how it ended -- a run that did not complete
+ * says so, and why, before any figure. */
+static void print_run(const an_report *r, FILE *out)
+{
+    bool completed = !strcmp(r->status, "completed");
+    fprintf(out, "run %lld \"%s\" (seed %lld): %s%s%s, %.1f s simulated in %.3g s (%lld "
+                 "events)\n",
+            (long long)r->run_id, r->name, (long long)r->seed, completed ? "" : "*** ",
+            r->status, completed ? "" : " ***", r->sim_time_s,
+            r->wall_time_s, (long long)r->events);
+    if (!completed)
+        fprintf(out, "  %s%s; the figures below cover what was recorded until then\n",
+                r->status_reason ? r->status_reason : "the run did not complete",
+                strcmp(r->status, "overloaded") ? "" : ", so no target it was run for is met");
+    if (r->req.measured == 0)
+        fprintf(out, "  the measurement window is empty: no request completed after the %g s "
+                     "warm-up, so there is no throughput, cost or energy per token to report\n",
+                r->warmup_s);
+}
+
 void an_report_print(const an_report *r, bool by_class, FILE *out)
 {
-    fprintf(out, "run %lld \"%s\" (seed %lld): %s, %.1f s simulated in %.3g s (%lld events)\n",
-            (long long)r->run_id, r->name, (long long)r->seed, r->status, r->sim_time_s,
-            r->wall_time_s, (long long)r->events);
+    print_run(r, out);
     print_section(&r->req, r->warmup_s, out);
     fprintf(out, "  (tpot excludes the first token: vLLM TPOT, GenAI-Perf ITL; tpot incl. ttft is "
                  "e2e / output tokens: LLMPerf ITL, GuideLLM TPOT)\n");
     print_tasks(&r->tasks, out);
     fprintf(out, "\n");
     print_throughput(&r->req, out);
-    fprintf(out, "per user (1 / tpot): mean %.1f tok/s, p50 %.1f tok/s\n",
-            r->req.per_user_tokens_per_s.mean, r->req.per_user_tokens_per_s.p50);
+    fprintf(out, "per user (1 / tpot): mean %s tok/s, p50 %s tok/s\n",
+            num("%.1f", r->req.per_user_tokens_per_s.mean),
+            num("%.1f", r->req.per_user_tokens_per_s.p50));
     if (r->slo_whatif) fprintf(out, "(what-if SLO: thresholds from the command line)\n");
     print_slo(&r->req, out);
     print_targets(r, out);
@@ -374,7 +439,7 @@ void an_report_print(const an_report *r, bool by_class, FILE *out)
     print_use(&r->use, out);
     if (r->n_replicas > 1 || r->by_replica) print_replicas(r, out);
     print_cost(r, out);
-    print_energy(&r->energy, out);
+    print_energy(r, out);
     if (by_class)
         for (int i = 0; i < r->n_classes; i++) print_class(&r->classes[i], r->warmup_s, out);
     if (r->by_replica) print_replica_sections(r, out);

@@ -88,11 +88,22 @@ int an_open(const char *path, sqlite3 **out, util_diag *d)
     struct stat st;
     if (stat(path, &st) != 0) return util_diag_add(d, "%s: no such file", path);
     sqlite3 *db = NULL;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-        util_diag_add(d, "%s: cannot open: %s", path, db ? sqlite3_errmsg(db) : "?");
+    /* Read-write where the file allows it, though nothing here writes: the
+     * last connection to close a WAL database removes its -wal and -shm
+     * files only if it may write.  A file the user cannot write is read
+     * read-only. */
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
         sqlite3_close(db);
-        return UTIL_EINPUT;
+        db = NULL;
+        if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
+            SQLITE_OK) {
+            util_diag_add(d, "%s: cannot open: %s", path, db ? sqlite3_errmsg(db) : "?");
+            sqlite3_close(db);
+            return UTIL_EINPUT;
+        }
     }
+    /* a writer publishing a run holds the lock for a moment: wait for it */
+    sqlite3_busy_timeout(db, 10000);
     sqlite3_stmt *q = NULL;
     int rc = sqlite3_prepare_v2(db, "PRAGMA application_id", -1, &q, NULL);
     int64_t app = (rc == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW) ? sqlite3_column_int64(q, 0)

@@ -106,7 +106,10 @@ static void load_settings(const cJSON *sc, an_report *r)
 static int load_run(an__query *q, const an_options *opt, an_report *r, util_diag *d)
 {
     sqlite3_stmt *st = an__prepare(q, "SELECT name, seed, status, sim_end_s, wall_s, events, "
-                                      "scenario FROM runs WHERE id = ?1");
+                                      "scenario, status_reason FROM runs WHERE id = ?1");
+    if (!st) /* a database of schema 1, before runs.status_reason */
+        st = an__prepare(q, "SELECT name, seed, status, sim_end_s, wall_s, events, scenario, "
+                            "NULL FROM runs WHERE id = ?1");
     if (!st) return an__db_fail(q->db, d, "cannot read runs");
     if (sqlite3_step(st) != SQLITE_ROW) {
         sqlite3_finalize(st);
@@ -118,6 +121,7 @@ static int load_run(an__query *q, const an_options *opt, an_report *r, util_diag
     r->sim_time_s = column_num(st, 3);
     r->wall_time_s = column_num(st, 4);
     r->events = sqlite3_column_int64(st, 5);
+    if (sqlite3_column_type(st, 7) != SQLITE_NULL) r->status_reason = column_text(st, 7);
     cJSON *sc = cJSON_Parse((const char *)sqlite3_column_text(st, 6));
     sqlite3_finalize(st);
     if (!sc) return util_diag_add(d, "run %lld: stored scenario is not JSON", (long long)q->run);
@@ -228,7 +232,7 @@ static int load_slo(const an__query *q, an_section *s, util_diag *d)
     sqlite3_stmt *st = an__prepare(
         q, "SELECT total(status = 'completed' AND (?4 IS NULL OR ttft_s <= ?4)"
            " AND (?5 IS NULL OR tpot_s IS NULL OR tpot_s <= ?5) AND (?6 IS NULL OR e2e_s <= ?6)),"
-           " total(status IN ('completed', 'rejected', 'timed_out'))"
+           " count(*)" /* every request sent: one not completed fails every SLO */
            " FROM request_metrics WHERE run_id = ?1 AND arrival_s >= ?2" AN__IN_GROUP);
     if (!st) return an__db_fail(q->db, d, "cannot query");
     bind_threshold(st, 4, s->slo.ttft_s);
@@ -331,6 +335,7 @@ void an_report_fini(an_report *r)
 {
     free(r->name);
     free(r->status);
+    free(r->status_reason);
     for (int i = 0; i < r->n_classes; i++) free(r->classes[i].name);
     free(r->classes);
     free(r->targets);

@@ -79,26 +79,53 @@ static char *copy_n(const char *s, size_t n)
     return c;
 }
 
+/* The largest threshold a bare number may give each metric: past it the
+ * number is more likely milliseconds than seconds (ttft=500), so a unit
+ * must say which. */
+static const double plausible_s[AN_N_METRICS] = {[AN_TTFT] = 120, [AN_TPOT] = 2,
+                                                  [AN_TPOT_INCL_TTFT] = 2, [AN_E2E] = 3600};
+
+bool an_parse_seconds(const char *text, double *out, bool *unit)
+{
+    char *end;
+    double v = strtod(text, &end);
+    if (end == text) return false;
+    static const struct { const char *name; double scale; } units[] = {
+        {"", 1}, {"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"min", 60},
+    };
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (!strcmp(end, units[i].name)) {
+            *out = v * units[i].scale;
+            *unit = i > 0;
+            return *out > 0 && isfinite(*out);
+        }
+    return false;
+}
+
 int an_options_add_slo(an_options *opt, const char *arg, util_diag *d)
 {
     const char *eq = strchr(arg, '=');
-    char *end = NULL;
-    double v = eq ? strtod(eq + 1, &end) : NAN;
-    if (!eq || end == eq + 1 || *end || !(v > 0) || !isfinite(v))
-        return util_diag_add(d, "--slo %s: expected KEY=SECONDS with SECONDS > 0 (ttft=0.5, "
-                                "tpot_p99=0.05, chat.e2e=20)", arg);
+    double v = NAN;
+    bool unit = false;
+    if (!eq || !an_parse_seconds(eq + 1, &v, &unit))
+        return util_diag_add(d, "--slo %.80s: expected KEY=TIME with TIME > 0, in seconds or with "
+                                "a unit (ttft=0.5, ttft=500ms, tpot_p99=50ms, chat.e2e=20s)", arg);
     an_metric m;
     double q;
     const char *cls = NULL, *key = arg;
     if (!parse_key(arg, (size_t)(eq - arg), &m, &q)) { /* chat.ttft: a class's */
         const char *dot = memchr(arg, '.', (size_t)(eq - arg));
         if (!dot || dot == arg || !parse_key(dot + 1, (size_t)(eq - dot - 1), &m, &q))
-            return util_diag_add(d, "--slo %s: unknown key (expected [CLASS.]METRIC[_pNN] with "
+            return util_diag_add(d, "--slo %.80s: unknown key (expected [CLASS.]METRIC[_pNN] with "
                                     "METRIC one of ttft, tpot, tpot_incl_ttft, e2e)", arg);
         cls = arg;
         key = dot + 1;
     }
     size_t cls_len = cls ? (size_t)(key - 1 - cls) : 0;
+    if (!unit && v > plausible_s[m])
+        return util_diag_add(d, "--slo %.80s: %g s is implausible for %s (thresholds are in "
+                                "seconds; did you mean %gms?); give a unit to be sure: %gms or %gs",
+                             arg, v, an_metric_names[m], v, v, v);
     if (q > 0 || isnan(q)) {
         opt->targets = util_xrealloc(opt->targets,
                                      (size_t)(opt->n_targets + 1) * sizeof *opt->targets);
@@ -127,6 +154,20 @@ void an_options_fini(an_options *opt)
 
 /* ---- percentile targets ---- */
 
+/* The q-quantile of the n sorted values with m more, infinitely large,
+ * after them: linear interpolation as an_quantile_sorted, infinite once the
+ * interpolation reaches one of the m. */
+static double quantile_with_missing(const double *v, size_t n, size_t m, double q)
+{
+    if (m == 0) return an_quantile_sorted(v, n, q);
+    double h = (double)(n + m - 1) * q;
+    size_t lo = (size_t)h;
+    double frac = h - (double)lo;
+    if (lo >= n || (lo == n - 1 && frac > 0)) return INFINITY;
+    if (lo == n - 1) return v[lo];
+    return v[lo] + frac * (v[lo + 1] - v[lo]);
+}
+
 static int load_target(an__query *q, an_target *t, util_diag *d)
 {
     char *sql = util_xasprintf("SELECT %s_s FROM request_metrics WHERE run_id = ?1 AND"
@@ -138,13 +179,21 @@ static int load_target(an__query *q, an_target *t, util_diag *d)
     size_t n;
     int rc = an__column(q, sql, &v, &n, d);
     free(sql);
+    double missing = 0;
+    if (!rc)
+        rc = an__row(q, "SELECT total(status <> 'completed') FROM requests WHERE run_id = ?1 AND"
+                        " arrival_s >= ?2" AN__IN_GROUP, &missing, 1, d);
     q->cls = NULL;
     if (rc) return rc;
     double sum = 0;
     for (size_t i = 0; i < n; i++) sum += v[i];
+    t->not_completed = (int64_t)missing;
+    size_t m = (size_t)missing;
     t->value_s = isnan(t->q) ? (n ? sum / (double)n : NAN) : an_quantile_sorted(v, n, t->q);
-    t->margin_s = t->threshold_s - t->value_s;
-    t->met = t->value_s <= t->threshold_s; /* false when nothing was measured (NAN) */
+    if (isnan(t->q)) t->value_all_s = m ? INFINITY : t->value_s;
+    else t->value_all_s = n ? quantile_with_missing(v, n, m, t->q) : (m ? INFINITY : NAN);
+    t->margin_s = t->threshold_s - t->value_all_s;
+    t->met = t->value_all_s <= t->threshold_s; /* false when nothing was measured (NAN) */
     free(v);
     return UTIL_OK;
 }

@@ -69,23 +69,29 @@ typedef int (*bench_fn)(const bench_opts *o, const char *db_path, int64_t rows, 
 
 /* ---- the scenario ---- */
 
-/* The scenario with the --requests override applied, validated. */
+/* The scenario with the --requests override applied, unvalidated. */
+static int read_scenario(const bench_opts *o, int64_t requests, mdl_catalog **cat, cJSON **root,
+                         util_diag *d)
+{
+    int rc = mdl_catalog_load_default(cat, d);
+    if (!rc) rc = util_json_read_file(o->scenario, root, d);
+    if (rc || requests <= 0) return rc;
+    char set[64];
+    snprintf(set, sizeof set, "stop.requests=%" PRId64, requests);
+    if ((rc = util_json_set(*root, set, d))) {
+        cJSON_Delete(*root);
+        *root = NULL;
+    }
+    return rc;
+}
+
+/* The same, validated. */
 static int load_scenario(const bench_opts *o, int64_t requests, mdl_catalog **cat,
                          sim_scenario *sc, util_diag *d)
 {
     cJSON *root;
-    int rc = mdl_catalog_load_default(cat, d);
-    if (!rc) rc = util_json_read_file(o->scenario, &root, d);
-    if (rc) return rc;
-    if (requests > 0) {
-        char set[64];
-        snprintf(set, sizeof set, "stop.requests=%" PRId64, requests);
-        if ((rc = util_json_set(root, set, d))) {
-            cJSON_Delete(root);
-            return rc;
-        }
-    }
-    return sim_scenario_load(root, *cat, NULL, sc, d);
+    int rc = read_scenario(o, requests, cat, &root, d);
+    return rc ? rc : sim_scenario_load(root, *cat, NULL, sc, d);
 }
 
 /* Runs the engine to the end into sink; *done counts the requests finished. */
@@ -102,24 +108,21 @@ static int run_engine(const sim_scenario *sc, const sim_sink *sink, int64_t *don
 
 /* ---- (a) simulate and record ---- */
 
-/* The timed part of `servesim run`: open, begin, simulate into the recorder,
- * finish (which commits), close.  Loading the scenario is left out. */
-static int record_run(const sim_scenario *sc, const char *path, outcome *out, util_diag *d)
+/* The timed part of `servesim run`: sim_run, the one run path -- load,
+ * open, simulate into the recorder, finish (which commits and publishes).
+ * Reading the file and the catalog is left out. */
+static int record_run(const mdl_catalog *cat, cJSON *root, const char *path, outcome *out,
+                      util_diag *d)
 {
-    sim_recorder *rec;
-    int64_t run_id;
     double t0 = util_wall_s();
-    int rc = sim_recorder_open(path, &rec, d);
-    if (rc) return rc;
-    if (!(rc = sim_recorder_begin(rec, sc, &run_id, d))) {
-        sim_sink sink = sim_recorder_sink(rec);
-        rc = run_engine(sc, &sink, &out->rows);
-        if (rc) rc = util_diag_fail(d, "%s", sim_recorder_error(rec));
-        else rc = sim_recorder_finish(rec, "completed", 0, 0, 0, d);
-    }
-    if (rc) sim_recorder_abort(rec);
-    sim_recorder_close(rec);
+    sim_run_spec spec = {.catalog = cat, .scenario = root, .output = path};
+    sim_run_result res;
+    int rc = sim_run(&spec, &res, d);
+    if (!rc && res.status != SIM_STATUS_COMPLETED)
+        rc = util_diag_fail(d, "the run was %s: %s", sim_status_names[res.status], res.reason);
+    out->rows = res.progress.done;
     out->wall_s = util_wall_s() - t0;
+    sim_run_result_fini(&res);
     return rc;
 }
 
@@ -146,12 +149,11 @@ static int time_record(const bench_opts *o, const char *path, int64_t rows, outc
     util_diag d;
     util_diag_init(&d);
     mdl_catalog *cat = NULL;
-    sim_scenario sc = {0};
-    int rc = load_scenario(o, rows, &cat, &sc, &d);
-    if (!rc) rc = record_run(&sc, path, out, &d);
+    cJSON *root = NULL;
+    int rc = read_scenario(o, rows, &cat, &root, &d);
+    if (!rc) rc = record_run(cat, root, path, out, &d);
     if (!rc) rc = check_rows(path, out->rows, &d);
     util_diag_print(&d, stderr, "bench_engine");
-    sim_scenario_fini(&sc);
     mdl_catalog_destroy(cat);
     util_diag_fini(&d);
     return rc;

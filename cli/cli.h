@@ -7,6 +7,7 @@
 #ifndef CLI_H
 #define CLI_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -53,7 +54,8 @@ typedef struct cli_view {
 #define CLI_VIEW_USAGE                                                                             \
     "  --slo KEY=S            what-if SLO: ttft=0.5, tpot=0.05, e2e=20 replace the scenario's\n"   \
     "                         thresholds; CLASS.ttft=0.3 one class's; ttft_p99=2 asks whether\n"    \
-    "                         P99 TTFT is within 2 s, with the margin (repeatable)\n"           \
+    "                         P99 TTFT is within 2 s, with the margin (repeatable); times in\n" \
+    "                         seconds, or with a unit: ttft=500ms, e2e=2min\n"                   \
     "  --by class|replica     add each request class's, or each replica's, sections\n"          \
     "  --definitions          per-token latency under every tool's definition, side by side\n" \
     "  --json, --csv, --markdown   the report as JSON, CSV (metric,value) or Markdown\n"
@@ -73,6 +75,14 @@ int64_t cli_parse_run(const char *cmd, const char *value);
 int cli_open_run(const char *path, const char *run, sqlite3 **db, int64_t *run_id, util_diag *d);
 /* Computes run_id's report from the database and prints it as v says. */
 int cli_print_report(sqlite3 *db, int64_t run_id, const cli_view *v, util_diag *d);
+
+/* Stopping on a signal (signals.c): the flag a library polls (the signal's
+ * number once one came), catching SIGINT, SIGTERM and SIGHUP around a run,
+ * and the exit code of a command they stopped (128 + the number). */
+const volatile sig_atomic_t *cli_stop_flag(void);
+void cli_catch_stop_signals(void);
+void cli_release_stop_signals(void);
+int cli_stop_exit_code(void);
 
 /* Prints every message of d as "servesim: ..." and returns the exit code for
  * status. */

@@ -84,8 +84,10 @@ int cli_lesson(int argc, char **argv)
         for (const ls_lesson *k = ls_lessons; k->name && n < 15; k++) names[n++] = k->name;
         names[n] = NULL;
         const char *near = util_closest(argv[optind], names);
+        util_clip_buf b;
         code = cli_usage_error("lesson", "no lesson '%s'%s%s%s (servesim lesson lists them)",
-                               argv[optind], near ? " (did you mean '" : "", near ? near : "",
+                               util_clip(argv[optind], &b), near ? " (did you mean '" : "",
+                               near ? near : "",
                                near ? "'?)" : "");
     }
     if (code == CLI_CONTINUE) {

@@ -29,10 +29,11 @@ static const char usage[] =
     "  plot FILE.db KIND     a figure of stored runs: SVG (-o FILE.svg) or text (--terminal)\n"
     "  catalog [gpus|models] list the GPUs and models servesim knows\n"
     "  keys                  list every scenario key with its unit, default and range\n"
-    "  validate              replay measured vLLM runs and compare (../shared/validation)\n"
+    "  validate              replay measured vLLM runs and compare (data/validation)\n"
     "\n"
     "servesim COMMAND --help describes a command; servesim --version prints the version.\n"
-    "Exit status: 0 success, 2 bad usage or input, 1 other failure, 130 interrupted.\n";
+    "Exit status: 0 success, 2 bad usage or input, 1 other failure, 128 + N stopped by\n"
+    "signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP).\n";
 
 int cli_fail(const util_diag *d, int status)
 {

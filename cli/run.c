@@ -36,8 +36,10 @@ static const char run_usage[] =
     "report options (as servesim report):\n"
     CLI_VIEW_USAGE
     "\n"
-    "Ctrl-C stops at the next event, keeps what was recorded, marks the run\n"
-    "interrupted and exits 130.  servesim keys lists every scenario key.\n";
+    "Ctrl-C (SIGINT), SIGTERM or SIGHUP stops at the next event, keeps what was\n"
+    "recorded, marks the run interrupted, prints how to get its report and exits\n"
+    "128 + the signal's number (130 for Ctrl-C).  An overloaded cluster stops the run\n"
+    "early and marks it overloaded.  servesim keys lists every scenario key.\n";
 
 typedef struct run_opts {
     const char *scenario, *output, *seed;
@@ -46,14 +48,6 @@ typedef struct run_opts {
     bool quiet, iterations;
     cli_view view;
 } run_opts;
-
-static volatile sig_atomic_t interrupted;
-
-static void on_sigint(int sig)
-{
-    (void)sig;
-    interrupted = 1;
-}
 
 /* Returns CLI_CONTINUE, or the exit code when there is nothing to run. */
 static int parse(int argc, char **argv, run_opts *o)
@@ -119,8 +113,10 @@ int cli_read_scenario(const char *path, char **sets, int n_sets, const char *see
     if (seed_arg) {
         char *end;
         unsigned long long seed = strtoull(seed_arg, &end, 10);
+        util_clip_buf b;
         if (*seed_arg == '-' || *end || end == seed_arg || seed > (1ull << 53))
-            rc = util_diag_add(d, "--seed %s: expected a whole number from 0 to 2^53", seed_arg);
+            rc = util_diag_add(d, "--seed %s: expected a whole number from 0 to 2^53",
+                               util_clip(seed_arg, &b));
         else if (cJSON_IsObject(root)) {
             cJSON_DeleteItemFromObjectCaseSensitive(root, "seed");
             cJSON_AddNumberToObject(root, "seed", (double)seed);
@@ -132,24 +128,6 @@ int cli_read_scenario(const char *path, char **sets, int n_sets, const char *see
     }
     *out = root;
     return UTIL_OK;
-}
-
-/* The scenario with its overrides, validated; nothing is written yet. */
-static int load_scenario(const run_opts *o, const mdl_catalog *cat, sim_scenario *sc,
-                         util_diag *d)
-{
-    cJSON *root;
-    int rc = cli_read_scenario(o->scenario, o->sets, o->n_sets, o->seed, &root, d);
-    if (rc) return rc;
-    char *dir = util_dirname(o->scenario);
-    rc = sim_scenario_load(root, cat, dir, sc, d);
-    free(dir);
-    if (rc) {
-        /* name the file once, so messages with bare JSON paths have a home */
-        util_diag_add(d, "%s: %d error%s; nothing was run", o->scenario, d->count,
-                      d->count == 1 ? "" : "s");
-    }
-    return rc;
 }
 
 typedef struct progress_line {
@@ -168,31 +146,15 @@ static void show_progress(const sim_progress *p, void *arg)
             (long long)p->done, (long long)p->arrived);
 }
 
-static int simulate(const run_opts *o, const sim_scenario *sc, sim_recorder *rec,
-                    int64_t *run_id, util_diag *d)
+/* What an interrupted run says instead of its report: computing a report
+ * of millions of rows would hold the exit up for seconds. */
+static void say_interrupted(const run_opts *o, const sim_run_result *res)
 {
-    int rc = sim_recorder_begin(rec, sc, run_id, d);
-    if (rc) return rc;
-    sim_sink sink = o->iterations ? sim_recorder_sink_with_iterations(rec) : sim_recorder_sink(rec);
-    sim_engine *e = sim_engine_create(sc, &sink);
-    progress_line pl = {util_wall_s(), 0, false};
-    bool show = !o->quiet && isatty(STDERR_FILENO);
-    struct sigaction sa = {.sa_handler = on_sigint, .sa_flags = SA_RESETHAND};
-    struct sigaction old;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old);
-    rc = sim_engine_run(e, &interrupted, show ? show_progress : NULL, &pl);
-    sigaction(SIGINT, &old, NULL);
-    if (pl.shown) fprintf(stderr, "\r\033[K");
-    sim_progress p;
-    sim_engine_progress(e, &p);
-    const char *why = sim_engine_error(e);
-    if (rc == UTIL_EFAIL) util_diag_fail(d, "%s", why ? why : sim_recorder_error(rec));
-    sim_engine_destroy(e);
-    if (rc == UTIL_EFAIL) return rc;
-    const char *status = rc == UTIL_EINTR ? "interrupted" : "completed";
-    int frc = sim_recorder_finish(rec, status, p.sim_s, util_wall_s() - pl.start, p.events, d);
-    return frc ? frc : rc;
+    fprintf(stderr,
+            "servesim: run %lld interrupted (%s); the %lld requests recorded are kept in %s.\n"
+            "servesim report %s --run %lld   prints its report\n",
+            (long long)res->run_id, res->reason ? res->reason : "stopped", (long long)res->progress.done,
+            o->output, o->output, (long long)res->run_id);
 }
 
 int cli_run(int argc, char **argv)
@@ -207,25 +169,40 @@ int cli_run(int argc, char **argv)
     util_diag d;
     util_diag_init(&d);
     mdl_catalog *cat = NULL;
-    sim_scenario sc = {0};
-    sim_recorder *rec = NULL;
+    cJSON *root = NULL;
+    sim_run_result res = {0};
     int rc = mdl_catalog_load_default(&cat, &d);
-    if (!rc) rc = load_scenario(&o, cat, &sc, &d);
-    if (!rc) rc = sim_recorder_open(o.output, &rec, &d);
+    if (!rc) rc = cli_read_scenario(o.scenario, o.sets, o.n_sets, o.seed, &root, &d);
+    /* before anything is simulated: a database that cannot take the run */
+    if (!rc) rc = sim_recorder_check(o.output, &d);
     if (!rc) {
-        int64_t run_id = 0;
-        int src = simulate(&o, &sc, rec, &run_id, &d);
-        if (src == UTIL_OK || src == UTIL_EINTR) {
-            rc = cli_print_report(sim_recorder_db(rec), run_id, &o.view, &d);
-            if (!rc) rc = src;
-        } else {
-            sim_recorder_abort(rec);
-            rc = src;
-        }
+        char *dir = util_dirname(o.scenario);
+        progress_line pl = {util_wall_s(), 0, false};
+        bool show = !o.quiet && isatty(STDERR_FILENO);
+        sim_run_spec spec = {.catalog = cat, .scenario = root, .origin = o.scenario,
+                             .base_dir = dir, .output = o.output, .iterations = o.iterations,
+                             .stop = cli_stop_flag(), .progress = show ? show_progress : NULL,
+                             .progress_arg = &pl};
+        root = NULL; /* sim_run's now */
+        cli_catch_stop_signals();
+        rc = sim_run(&spec, &res, &d);
+        cli_release_stop_signals();
+        if (pl.shown) fprintf(stderr, "\r\033[K");
+        free(dir);
+    }
+    if (!rc && res.status == SIM_STATUS_INTERRUPTED) {
+        say_interrupted(&o, &res);
+        rc = UTIL_EINTR;
+    } else if (!rc) {
+        sqlite3 *db = NULL;
+        rc = an_open(o.output, &db, &d);
+        if (!rc) rc = cli_print_report(db, res.run_id, &o.view, &d);
+        sqlite3_close(db);
     }
     int code = cli_fail(&d, rc);
-    sim_recorder_close(rec);
-    sim_scenario_fini(&sc);
+    if (rc == UTIL_EINTR) code = cli_stop_exit_code();
+    sim_run_result_fini(&res);
+    cJSON_Delete(root);
     mdl_catalog_destroy(cat);
     util_diag_fini(&d);
     free(o.sets);

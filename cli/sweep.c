@@ -49,14 +49,6 @@ static const char plan_usage[] =
     "  --rel-tol F         max-rate: stop when the bracket is this narrow (default 0.02)\n"
     "  --max-replicas N    min-replicas, cheapest: give up beyond N (default 64)\n";
 
-static volatile sig_atomic_t interrupted;
-
-static void on_sigint(int sig)
-{
-    (void)sig;
-    interrupted = 1;
-}
-
 /* What both commands read: the scenario, --set, -j, --seeds, --slo. */
 typedef struct common {
     const char *scenario;
@@ -129,11 +121,17 @@ static char *sweep_label(const char *json, const common *c, char **vary, int n_v
     return label;
 }
 
-static void catch_sigint(struct sigaction *old)
+/* The sweep's progress bar on stderr, cleared when the sweep ends. */
+static void draw_progress(const pl_sweep_progress *p, void *arg)
 {
-    struct sigaction sa = {.sa_handler = on_sigint};
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, old);
+    (void)arg;
+    int width = 30, fill = p->total ? width * p->done / p->total : width;
+    fprintf(stderr, "\r  [%.*s%*s] %d/%d points, %.0f s elapsed", fill,
+            "##############################", width - fill, "", p->done, p->total, p->elapsed_s);
+    if (p->done > 0 && p->done < p->total)
+        fprintf(stderr, ", ~%.0f s left", p->elapsed_s / p->done * (p->total - p->done));
+    fprintf(stderr, "\033[K");
+    if (p->done == p->total) fprintf(stderr, "\r\033[K");
 }
 
 static int print_json(cJSON *o)
@@ -206,19 +204,21 @@ int cli_sweep(int argc, char **argv)
             cJSON *root = cJSON_Parse(json);
             pl_sweep_opts o = {.base = b, .axes = axes, .n_axes = n_vary, .seeds = c.seeds,
                                .seed = (int64_t)util_json_number(root, "seed", 1),
-                               .jobs = c.jobs, .resume = resume, .output = output,
-                               .progress = !c.quiet && isatty(STDERR_FILENO)};
+                               .jobs = c.jobs, .resume = resume, .output = output};
+            bool bar = !c.quiet && isatty(STDERR_FILENO);
+            if (bar) o.progress = draw_progress;
             cJSON_Delete(root);
-            struct sigaction old;
-            catch_sigint(&old);
-            rc = pl_sweep_run(&o, &interrupted, &res, &d);
-            sigaction(SIGINT, &old, NULL);
+            cli_catch_stop_signals();
+            rc = pl_sweep_run(&o, cli_stop_flag(), &res, &d);
+            cli_release_stop_signals();
+            if (bar && rc == UTIL_EINTR) fprintf(stderr, "\r\033[K");
             if (!rc || rc == UTIL_EINTR) {
                 if (c.json) print_json(pl_sweep_json(&o, &res));
                 else pl_sweep_print(&o, &res, stdout);
             }
         }
         code = cli_fail(&d, rc);
+        if (rc == UTIL_EINTR) code = cli_stop_exit_code();
     }
     pl_sweep_result_fini(&res);
     for (int i = 0; i < n_vary; i++) pl_axis_fini(&axes[i]);
@@ -321,14 +321,14 @@ int cli_plan(int argc, char **argv)
         o.seeds = c.seeds;
         o.jobs = c.jobs;
         if (!rc) {
-            struct sigaction old;
-            catch_sigint(&old);
-            rc = pl_plan_run(&o, &interrupted, &res, &d);
-            sigaction(SIGINT, &old, NULL);
+            cli_catch_stop_signals();
+            rc = pl_plan_run(&o, cli_stop_flag(), &res, &d);
+            cli_release_stop_signals();
         }
         if (!rc && c.json) print_json(pl_plan_json(&o, &res));
         else if (!rc) pl_plan_print(&o, &res, stdout);
         code = cli_fail(&d, rc);
+        if (rc == UTIL_EINTR) code = cli_stop_exit_code();
     }
     pl_plan_result_fini(&res);
     for (int i = 0; i < o.n_targets; i++) pl_target_fini(&o.targets[i]);

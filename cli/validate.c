@@ -1,16 +1,17 @@
 /*
  * validate.c: `servesim validate` -- the simulator against real vLLM runs.
  *
- * It replays ../shared/validation/llmservingsim: the workload CSV that both
- * measured runs served, on the matching GPU and model, with the engine
- * settings read from each run's meta.json (max_num_seqs,
- * max_num_batched_tokens, block size, the KV block count where vLLM recorded
- * it, prefix caching; vLLM 0.19's V1 engine chunks prefills).  Each run is
- * simulated with the roofline cost model, and the RTX PRO 6000 run also with
- * the measured-table model built from the profiler CSVs of the same GPU.  The
- * measured TTFT, TPOT and E2E come from requests.jsonl with the definitions
- * the data's README gives (from queued_ts); the predictions from the
- * simulated run's database.  docs/validation.md discusses the result.
+ * It replays data/validation/llmservingsim (the usage text says where it
+ * looks for that folder): the workload CSV that both measured runs served,
+ * on the matching GPU and model, with the engine settings read from each
+ * run's meta.json (max_num_seqs, max_num_batched_tokens, block size, the KV
+ * block count where vLLM recorded it, prefix caching; vLLM 0.19's V1 engine
+ * chunks prefills).  Each run is simulated with the roofline cost model, and
+ * the RTX PRO 6000 run also with the measured-table model built from the
+ * profiler CSVs of the same GPU.  The measured TTFT, TPOT and E2E come from
+ * requests.jsonl with the definitions the data's README gives (from
+ * queued_ts); the predictions from the simulated run's database.
+ * docs/validation.md discusses the result.
  */
 #include "cli.h"
 
@@ -19,15 +20,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "an.h"
 #include "sim.h"
 
+/* The data's folder under data/, and the file that tells it is there. */
+#define VALIDATE_DATA "validation/llmservingsim"
+#define VALIDATE_PROBE "workload_sharegpt-llama-3.1-8b-300-sps10.csv"
+
 static const char validate_usage[] =
     "usage: servesim validate [--data DIR] [--json]\n"
     "\n"
-    "Replays the measured vLLM runs of DIR (default ../shared/validation/llmservingsim)\n"
-    "and prints predicted against measured mean/p50/p90/p99 of TTFT, TPOT and E2E.\n";
+    "Replays the measured vLLM runs of DIR and prints predicted against measured\n"
+    "mean/p50/p90/p99 of TTFT, TPOT and E2E.  Without --data, DIR is the first of\n"
+    "these that holds the runs:\n"
+    "  ./data/" VALIDATE_DATA "  (the repository's root)\n"
+    "  " SERVESIM_DATADIR "/" VALIDATE_DATA "  (installed)\n"
+    "  " SERVESIM_SOURCE_DATADIR "/" VALIDATE_DATA "  (the source tree built from)\n";
 
 enum { TTFT, TPOT, E2E, N_METRICS };
 static const char *const metric_names[N_METRICS] = {"ttft_s", "tpot_s", "e2e_s"};
@@ -137,30 +147,20 @@ static int simulate(const char *data, const mdl_catalog *cat, vcase *c, util_dia
 {
     cJSON *root = scenario(data, c, d);
     if (!root) return UTIL_EINPUT;
-    sim_scenario sc;
-    int rc = sim_scenario_load(root, cat, NULL, &sc, d);
-    sim_recorder *rec = NULL;
-    int64_t run = 0;
-    if (!rc) rc = sim_recorder_open(":memory:", &rec, d);
-    if (!rc) rc = sim_recorder_begin(rec, &sc, &run, d);
-    if (!rc) {
-        sim_sink sink = sim_recorder_sink(rec);
-        sim_engine *e = sim_engine_create(&sc, &sink);
-        rc = sim_engine_run(e, NULL, NULL, NULL);
-        sim_progress p;
-        sim_engine_progress(e, &p);
-        sim_engine_destroy(e);
-        if (!rc) rc = sim_recorder_finish(rec, "completed", p.sim_s, 0, p.events, d);
-    }
+    sim_run_spec spec = {.catalog = cat, .scenario = root, .origin = c->name};
+    sim_run_result res;
+    int rc = sim_run(&spec, &res, d);
+    if (!rc && res.status != SIM_STATUS_COMPLETED)
+        rc = util_diag_fail(d, "%s: the replay was %s (%s): its figures would not compare",
+                            c->name, sim_status_names[res.status], res.reason);
     an_report r;
-    if (!rc && !(rc = an_report_compute(sim_recorder_db(rec), run, &r, d))) {
+    if (!rc && !(rc = an_report_compute(res.db, res.run_id, &r, d))) {
         c->predicted[TTFT] = r.req.ttft;
         c->predicted[TPOT] = r.req.tpot;
         c->predicted[E2E] = r.req.e2e;
         an_report_fini(&r);
     }
-    sim_recorder_close(rec);
-    sim_scenario_fini(&sc);
+    sim_run_result_fini(&res);
     return rc;
 }
 
@@ -214,6 +214,31 @@ static void print_json(void)
     cJSON_Delete(all);
 }
 
+/* The default data folder: the current directory's data/ first, so that a
+ * checkout run from its root reads its own copy, then the installed one, then
+ * the source tree the binary was built from (a build tree run from elsewhere,
+ * as the tests do).  CLI_CONTINUE, or CLI_EXIT_USAGE after naming the places
+ * it looked. */
+static int default_data(const char **data)
+{
+    static const char *const dirs[] = {
+        "data/" VALIDATE_DATA,
+        SERVESIM_DATADIR "/" VALIDATE_DATA,
+        SERVESIM_SOURCE_DATADIR "/" VALIDATE_DATA,
+    };
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+        char *probe = util_xasprintf("%s/" VALIDATE_PROBE, dirs[i]);
+        bool found = access(probe, R_OK) == 0;
+        free(probe);
+        if (found) {
+            *data = dirs[i];
+            return CLI_CONTINUE;
+        }
+    }
+    return cli_usage_error("validate", "no validation data in ./%s, %s or %s; name the folder "
+                                       "with --data DIR", dirs[0], dirs[1], dirs[2]);
+}
+
 int cli_validate(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -222,7 +247,7 @@ int cli_validate(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {0, 0, 0, 0},
     };
-    const char *data = "../shared/validation/llmservingsim";
+    const char *data = NULL;
     bool json = false;
     optind = 1;
     opterr = 0;
@@ -237,6 +262,7 @@ int cli_validate(int argc, char **argv)
         }
     }
     if (optind != argc) return cli_usage_error("validate", "unexpected argument '%s'", argv[optind]);
+    if (!data && default_data(&data) != CLI_CONTINUE) return CLI_EXIT_USAGE;
     util_diag d;
     util_diag_init(&d);
     mdl_catalog *cat = NULL;

@@ -53,8 +53,11 @@ typedef struct pl_summary {
     double ttft_p50, ttft_p99, tpot_p50, tpot_p99;
     double requests_per_s, output_tokens_per_s, goodput_requests_per_s, attainment;
     double busy_fraction, usd_per_million_output_tokens, j_per_output_token;
+    double not_completed_fraction; /* of the requests sent after warm-up: rejected, timed
+                                    * out or unfinished */
     int n_targets;
-    double target_value[8]; /* each target's value (percentile or mean), seconds */
+    double target_value[8]; /* each target's value (percentile or mean), seconds, counting
+                             * requests not completed as infinitely late (an_target) */
 } pl_summary;
 
 /* A scenario to run points of: its text after --set overrides, where its
@@ -118,6 +121,13 @@ int pl_cores(void);
 
 /* ---- sweeps ---- */
 
+/* Where a sweep stands, for a progress bar the caller draws. */
+typedef struct pl_sweep_progress {
+    int done, total; /* points merged of those to run */
+    double elapsed_s;
+} pl_sweep_progress;
+typedef void (*pl_progress_fn)(const pl_sweep_progress *p, void *arg);
+
 typedef struct pl_sweep_opts {
     pl_base base;
     pl_axis *axes;
@@ -127,7 +137,8 @@ typedef struct pl_sweep_opts {
     int jobs;
     bool resume;
     const char *output;
-    bool progress;  /* a progress bar on stderr */
+    pl_progress_fn progress; /* called as points finish, or NULL */
+    void *progress_arg;
 } pl_sweep_opts;
 
 typedef struct pl_sweep_row {
@@ -190,11 +201,23 @@ typedef struct pl_trial {
     bool met, overloaded;
     int seeds;
     double value[8], half[8]; /* each target's mean value and interval half-width */
+    bool target_met[8];       /* each target's own verdict */
+    double not_completed;     /* mean share of requests not completed */
     double attainment, usd_per_million_output_tokens, busy_fraction, output_tokens_per_s;
 } pl_trial;
 
+/* cheapest: one candidate configuration and the fewest replicas meeting the
+ * targets with it (trial -1: none up to max_replicas). */
+typedef struct pl_candidate {
+    cJSON *config;
+    int trial;
+    int last_trial; /* its largest configuration tried, for why it failed */
+} pl_candidate;
+
 typedef struct pl_plan_result {
     bool found;
+    pl_candidate *candidates; /* cheapest: every candidate, in grid order */
+    int n_candidates;
     double max_rate, rate_lo, rate_hi; /* max-rate: the answer and its bracket */
     int replicas;                      /* min-replicas */
     int best;                          /* cheapest: index into trials of the chosen */

@@ -1,14 +1,8 @@
 /*
  * point.c: one point of a sweep or a plan -- the base scenario with its
- * overrides and seed, simulated into a database of its own and summarised
- * there, with overload classified rather than waited out.
- *
- * Overload: arrivals that outpace completions leave a backlog that grows
- * with the run.  A run stops as soon as more requests are in flight than
- * twice the cluster's batch slots plus 1,000 (closed-loop users can never
- * exceed their number), which bounds every point's time; a run that ends
- * with more than a tenth of its requests still queued behind full batches
- * when arrivals stopped is marked overloaded too.
+ * overrides and seed, run by sim_run into a database of its own (a scratch
+ * file or memory) and summarised there.  Whether it was overloaded is the
+ * engine's verdict (sim_engine_limit_in_flight), stored as the run's status.
  */
 #include "pl.h"
 
@@ -44,66 +38,6 @@ int pl_point_scenario(const pl_base *b, const pl_point *p, char **json, util_dia
     return rc;
 }
 
-/* The in-flight limit: see the file's comment. */
-static int64_t in_flight_limit(const sim_scenario *sc)
-{
-    int64_t slots = 0, users = 0;
-    for (int i = 0; i < sc->n_pools; i++)
-        slots += (int64_t)sc->pools[i].replicas * sc->pools[i].max_batch;
-    const wl_spec *w = &sc->workload;
-    for (int i = 0; i < w->n_streams; i++)
-        if (w->streams[i].process == WL_CLOSED) users += w->streams[i].users;
-    int64_t limit = 2 * slots + 1000;
-    return users + 1 > limit ? users + 1 : limit;
-}
-
-static bool closed_loop(const sim_scenario *sc)
-{
-    for (int i = 0; i < sc->workload.n_streams; i++)
-        if (sc->workload.streams[i].process == WL_CLOSED) return true;
-    return false;
-}
-
-static double q1(sqlite3 *db, int64_t run, const char *sql)
-{
-    sqlite3_stmt *st;
-    double v = NAN;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(st, 1, run);
-        if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_double(st, 0);
-    }
-    sqlite3_finalize(st);
-    return v;
-}
-
-/* Arrivals outpaced completions: the backlog when the last request was sent
- * is more than the batch slots could hold plus a tenth of all requests. */
-static bool backlogged(sqlite3 *db, int64_t run, const sim_scenario *sc)
-{
-    if (closed_loop(sc)) return false; /* users wait for their replies: never a backlog */
-    double slots = 0;
-    for (int i = 0; i < sc->n_pools; i++) slots += sc->pools[i].replicas * sc->pools[i].max_batch;
-    double sent = q1(db, run, "SELECT count(*) FROM requests WHERE run_id = ?1");
-    double left = q1(db, run, "SELECT count(*) FROM requests, (SELECT max(arrival_s) AS t FROM "
-                              "requests WHERE run_id = ?1) WHERE run_id = ?1 AND "
-                              "coalesce(finish_s, 1e300) > t AND status <> 'rejected'");
-    return left > slots + 0.1 * sent;
-}
-
-static int mark_overloaded(sqlite3 *db, int64_t run, util_diag *d)
-{
-    sqlite3_stmt *st;
-    int rc = sqlite3_prepare_v2(db, "UPDATE runs SET status = 'overloaded' WHERE id = ?1", -1, &st,
-                                NULL);
-    if (rc == SQLITE_OK) {
-        sqlite3_bind_int64(st, 1, run);
-        rc = sqlite3_step(st);
-    }
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? UTIL_OK : util_diag_fail(d, "cannot mark the run: %s",
-                                                        sqlite3_errmsg(db));
-}
-
 /* The figures of a stored run, with the base's SLOs and targets. */
 int pl_summarise(sqlite3 *db, int64_t run, const pl_base *b, pl_summary *out, util_diag *d)
 {
@@ -128,61 +62,47 @@ int pl_summarise(sqlite3 *db, int64_t run, const pl_base *b, pl_summary *out, ut
             .busy_fraction = r.use.busy_fraction,
             .usd_per_million_output_tokens = r.cost.usd_per_million_output_tokens,
             .j_per_output_token = r.energy.gpu_j_per_output_token,
+            .not_completed_fraction = r.req.ended ? (double)(r.req.ended - r.req.measured) /
+                                                        (double)r.req.ended
+                                                  : 0,
             .n_targets = r.n_targets < 8 ? r.n_targets : 8,
         };
-        for (int i = 0; i < out->n_targets; i++) out->target_value[i] = r.targets[i].value_s;
+        for (int i = 0; i < out->n_targets; i++) out->target_value[i] = r.targets[i].value_all_s;
     }
     an_report_fini(&r);
     an_options_fini(&opt);
     return rc;
 }
 
-/* Simulates sc into rec as the labelled run; the run's status follows how
- * it ended. */
-static int simulate(const sim_scenario *sc, sim_recorder *rec, int64_t *run, util_diag *d)
+/* Runs the point by sim_run: into file, or in memory when file is NULL. */
+static int run_point(const pl_base *b, const pl_point *p, const char *file, bool iterations,
+                     sim_run_result *res, util_diag *d)
 {
-    int rc = sim_recorder_begin(rec, sc, run, d);
+    char *json = NULL;
+    int rc = pl_point_scenario(b, p, &json, d);
     if (rc) return rc;
-    sim_sink sink = sim_recorder_sink(rec);
-    sim_engine *e = sim_engine_create(sc, &sink);
-    sim_engine_limit_in_flight(e, in_flight_limit(sc));
-    rc = sim_engine_run(e, NULL, NULL, NULL);
-    sim_progress pr;
-    sim_engine_progress(e, &pr);
-    if (rc == UTIL_EFAIL && sim_engine_error(e)) util_diag_add(d, "%s", sim_engine_error(e));
-    sim_engine_destroy(e);
-    if (rc == UTIL_OK || rc == SIM_EOVERLOAD)
-        return sim_recorder_finish(rec, rc ? "overloaded" : "completed", pr.sim_s, 0, pr.events, d);
-    if (rc == UTIL_EFAIL) util_diag_add(d, "%s", sim_recorder_error(rec));
-    return UTIL_EFAIL;
+    char *overrides = cJSON_PrintUnformatted(p->overrides);
+    sim_run_spec spec = {.catalog = b->catalog, .scenario = cJSON_Parse(json),
+                         .base_dir = b->base_dir, .scratch = file, .iterations = iterations,
+                         .label = {overrides, b->sweep, p->run_id}};
+    rc = sim_run(&spec, res, d);
+    free(overrides);
+    free(json);
+    return rc;
 }
 
 int pl_point_run(const pl_base *b, const pl_point *p, const char *path, pl_summary *out,
                  util_diag *d)
 {
-    char *json = NULL;
-    int rc = pl_point_scenario(b, p, &json, d);
-    if (rc) return rc;
-    sim_scenario sc;
-    rc = sim_scenario_load(cJSON_Parse(json), b->catalog, b->base_dir, &sc, d);
-    char *overrides = cJSON_PrintUnformatted(p->overrides);
-    sim_recorder *rec = NULL;
-    if (!rc) rc = sim_recorder_open(path, &rec, d);
-    int64_t run = 0;
-    if (!rc) {
-        sim_run_label label = {overrides, b->sweep, p->run_id};
-        sim_recorder_label(rec, &label);
-        sim_recorder_scratch(rec); /* a point's file is merged, then deleted */
-        rc = simulate(&sc, rec, &run, d);
-        if (rc) sim_recorder_abort(rec);
-    }
-    sqlite3 *db = rec && !rc ? sim_recorder_db(rec) : NULL;
-    if (db && backlogged(db, run, &sc)) rc = mark_overloaded(db, run, d);
-    if (db && !rc) rc = pl_summarise(db, run, b, out, d);
-    sim_recorder_close(rec);
-    sim_scenario_fini(&sc);
-    free(overrides);
-    free(json);
+    bool in_memory = !path || !strcmp(path, ":memory:");
+    sim_run_result res;
+    int rc = run_point(b, p, in_memory ? NULL : path, false, &res, d);
+    sqlite3 *db = res.db;
+    if (!rc && !in_memory && sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+        rc = util_diag_fail(d, "%s: cannot open the point's database", path);
+    if (!rc) rc = pl_summarise(db, res.run_id, b, out, d);
+    if (!in_memory) sqlite3_close(db);
+    sim_run_result_fini(&res);
     return rc;
 }
 
@@ -191,7 +111,7 @@ int pl_point_run(const pl_base *b, const pl_point *p, const char *path, pl_summa
 #define FIELDS(X)                                                                                  \
     X(ttft_p50) X(ttft_p99) X(tpot_p50) X(tpot_p99) X(requests_per_s) X(output_tokens_per_s)       \
     X(goodput_requests_per_s) X(attainment) X(busy_fraction) X(usd_per_million_output_tokens)     \
-    X(j_per_output_token)
+    X(j_per_output_token) X(not_completed_fraction)
 
 static void add_num(cJSON *o, const char *key, double v)
 {
@@ -209,9 +129,10 @@ cJSON *pl_summary_json(const pl_summary *s)
     FIELDS(ADD)
 #undef ADD
     cJSON *t = cJSON_AddArrayToObject(o, "targets");
-    for (int i = 0; i < s->n_targets; i++)
-        cJSON_AddItemToArray(t, isnan(s->target_value[i]) ? cJSON_CreateNull()
-                                                          : cJSON_CreateNumber(s->target_value[i]));
+    for (int i = 0; i < s->n_targets; i++) /* JSON has no infinity: say it in words */
+        cJSON_AddItemToArray(t, isnan(s->target_value[i])   ? cJSON_CreateNull()
+                                : isinf(s->target_value[i]) ? cJSON_CreateString("infinite")
+                                                            : cJSON_CreateNumber(s->target_value[i]));
     return o;
 }
 
@@ -227,7 +148,7 @@ void pl_summary_from_json(const cJSON *o, pl_summary *s)
 #undef GET
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "targets"), *v;
     cJSON_ArrayForEach(v, t) if (s->n_targets < 8) s->target_value[s->n_targets++] =
-        cJSON_IsNumber(v) ? v->valuedouble : NAN;
+        cJSON_IsNumber(v) ? v->valuedouble : cJSON_IsString(v) ? INFINITY : NAN;
 }
 
 /* ---- a point as a worker's job ---- */
@@ -259,42 +180,20 @@ int pl_point_report(const pl_base *b, const pl_point *p, bool iterations, cJSON 
                     util_diag *d)
 {
     *report = NULL;
-    char *json = NULL;
-    int rc = pl_point_scenario(b, p, &json, d);
-    if (rc) return rc;
-    sim_scenario sc;
-    rc = sim_scenario_load(cJSON_Parse(json), b->catalog, b->base_dir, &sc, d);
-    sim_recorder *rec = NULL;
-    if (!rc) rc = sim_recorder_open(":memory:", &rec, d);
-    int64_t run = 0;
-    if (!rc) rc = sim_recorder_begin(rec, &sc, &run, d);
-    if (!rc) {
-        sim_sink sink = iterations ? sim_recorder_sink_with_iterations(rec) : sim_recorder_sink(rec);
-        sim_engine *e = sim_engine_create(&sc, &sink);
-        sim_engine_limit_in_flight(e, in_flight_limit(&sc));
-        int erc = sim_engine_run(e, NULL, NULL, NULL);
-        sim_progress pr;
-        sim_engine_progress(e, &pr);
-        sim_engine_destroy(e);
-        rc = erc == UTIL_OK || erc == SIM_EOVERLOAD
-                 ? sim_recorder_finish(rec, erc ? "overloaded" : "completed", pr.sim_s, 0,
-                                       pr.events, d)
-                 : util_diag_fail(d, "%s", sim_recorder_error(rec));
-    }
+    sim_run_result res;
+    int rc = run_point(b, p, NULL, iterations, &res, d);
     an_options opt = {0};
     for (int i = 0; !rc && i < b->n_slo_args; i++) rc = an_options_add_slo(&opt, b->slo_args[i], d);
     an_report r = {0};
-    if (!rc) rc = an_report_compute_with(sim_recorder_db(rec), run, &opt, &r, d);
+    if (!rc) rc = an_report_compute_with(res.db, res.run_id, &opt, &r, d);
     if (!rc) {
         *report = an_report_json(&r, true);
         an_definition defs[AN_N_DEFINITIONS];
-        if (iterations && !(rc = an_definitions(sim_recorder_db(rec), run, defs, d)))
+        if (iterations && !(rc = an_definitions(res.db, res.run_id, defs, d)))
             cJSON_AddItemToObject(*report, "definitions", an_definitions_json(defs));
     }
     an_report_fini(&r);
     an_options_fini(&opt);
-    sim_recorder_close(rec);
-    sim_scenario_fini(&sc);
-    free(json);
+    sim_run_result_fini(&res);
     return rc;
 }

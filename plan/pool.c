@@ -43,7 +43,11 @@ int pl_cores(void)
 /* The worker's life: jobs until the parent closes the pipe. */
 static void serve(FILE *in, int out, pl_job_fn fn, void *ctx)
 {
-    signal(SIGINT, SIG_IGN); /* Ctrl-C is the parent's to handle: it stops us */
+    /* Ctrl-C, SIGTERM and SIGHUP (sent to the whole process group by a
+     * terminal or a job runner) are the parent's to handle: it stops us */
+    signal(SIGINT, SIG_IGN);
+    signal(SIGTERM, SIG_IGN);
+    signal(SIGHUP, SIG_IGN);
     char *line = NULL;
     size_t cap = 0;
     while (getline(&line, &cap, in) > 0) {

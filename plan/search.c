@@ -30,11 +30,11 @@ int pl_target_parse(const char *text, pl_target *t, util_diag *d)
 {
     memset(t, 0, sizeof *t);
     const char *le = strstr(text, "<=");
-    char *end = NULL;
-    double v = le ? strtod(le + 2, &end) : NAN;
-    if (!le || le == text || end == le + 2 || *end || !(v > 0))
-        return util_diag_add(d, "--target %s: expected METRIC<=SECONDS (ttft_p99<=2, "
-                                "tpot_mean<=0.05, e2e<=20)", text);
+    double v = NAN;
+    bool unit;
+    if (!le || le == text || !an_parse_seconds(le + 2, &v, &unit))
+        return util_diag_add(d, "--target %.80s: expected METRIC<=TIME, in seconds or with a unit "
+                                "(ttft_p99<=2, ttft_p99<=500ms, tpot_mean<=0.05, e2e<=20s)", text);
     t->text = util_xstrdup(text);
     t->slo = util_xasprintf("%.*s=%s", (int)(le - text), text, le + 2);
     t->threshold = v;
@@ -147,11 +147,17 @@ static void judge(const pl_plan_opts *o, const pl_summary *s, int n, pl_trial *t
     t->output_tokens_per_s = tok;
     for (int i = 0; i < o->n_targets; i++) {
         mean_half(s, n, o, i, &t->value[i], &t->half[i]);
-        t->met &= !isnan(t->value[i]) && meets(o, i, t->value[i], t->half[i]);
+        /* an infinite value (requests not completed) has no interval: not met */
+        t->target_met[i] = isfinite(t->value[i]) && meets(o, i, t->value[i], t->half[i]);
+        t->met &= t->target_met[i];
     }
-    double att = 0;
-    for (int k = 0; k < n; k++) att += s[k].attainment / n;
+    double att = 0, missing = 0;
+    for (int k = 0; k < n; k++) {
+        att += s[k].attainment / n;
+        missing += s[k].not_completed_fraction / n;
+    }
     t->attainment = att;
+    t->not_completed = missing;
     t->met &= !t->overloaded; /* a backlog that grows fails every target */
 }
 
@@ -298,8 +304,15 @@ static int cheapest(search *x)
         }
         int k;
         int rc = fewest(x, cfg, &k);
-        cJSON_Delete(cfg);
-        if (rc) return rc;
+        if (rc) {
+            cJSON_Delete(cfg);
+            return rc;
+        }
+        pl_plan_result *r = x->r;
+        r->candidates = util_xrealloc(r->candidates,
+                                      (size_t)(r->n_candidates + 1) * sizeof *r->candidates);
+        cJSON_DeleteItemFromObjectCaseSensitive(cfg, RATE); /* the same for every candidate */
+        r->candidates[r->n_candidates++] = (pl_candidate){cfg, k, r->n_trials - 1};
         if (k >= 0 && x->r->trials[k].usd_per_million_output_tokens < best_usd) {
             best_usd = x->r->trials[k].usd_per_million_output_tokens;
             x->r->best = k;
@@ -331,5 +344,7 @@ void pl_plan_result_fini(pl_plan_result *r)
 {
     for (int i = 0; i < r->n_trials; i++) cJSON_Delete(r->trials[i].overrides);
     free(r->trials);
+    for (int i = 0; i < r->n_candidates; i++) cJSON_Delete(r->candidates[i].config);
+    free(r->candidates);
     memset(r, 0, sizeof *r);
 }

@@ -125,9 +125,11 @@ static int find_done(sqlite3 *db, const char *label, pl_sweep_result *r)
 
 /* ---- workers ---- */
 
+/* Named by the sweep's process, so that two sweeps writing one database
+ * never share a point's file. */
 static char *temp_path(const pl_sweep_opts *o, int64_t run_id)
 {
-    return util_xasprintf("%s.point-%lld.tmp", o->output, (long long)run_id);
+    return util_xasprintf("%s.point-%ld-%lld.tmp", o->output, (long)getpid(), (long long)run_id);
 }
 
 /* A point's file, and the rollback journal SQLite keeps beside it while it
@@ -175,13 +177,8 @@ static char *job_text(const pl_sweep_opts *o, const pl_point *p)
 static void progress(const pl_sweep_opts *o, int done, int total, double start)
 {
     if (!o->progress) return;
-    double el = util_wall_s() - start;
-    int width = 30, fill = total ? width * done / total : width;
-    fprintf(stderr, "\r  [%.*s%*s] %d/%d points, %.0f s elapsed", fill,
-            "##############################", width - fill, "", done, total, el);
-    if (done > 0 && done < total) fprintf(stderr, ", ~%.0f s left", el / done * (total - done));
-    fprintf(stderr, "\033[K");
-    if (done == total) fprintf(stderr, "\r\033[K");
+    pl_sweep_progress p = {done, total, util_wall_s() - start};
+    o->progress(&p, o->progress_arg);
 }
 
 /* ---- the sweep ---- */
@@ -201,7 +198,7 @@ static void submit(const pl_sweep_opts *o, pl_pool *pool, const int *to_run, int
 
 /* Hands out points and merges what comes back, until all are done or
  * *stop is raised. */
-static int drive(const pl_sweep_opts *o, sim_recorder *rec, int *to_run, int n_to_run,
+static int drive(const pl_sweep_opts *o, int *to_run, int n_to_run,
                  const volatile sig_atomic_t *stop, pl_sweep_result *r, util_diag *d)
 {
     pl_pool *pool = pl_pool_start(o->jobs, run_job, (void *)&o->base);
@@ -228,7 +225,9 @@ static int drive(const pl_sweep_opts *o, sim_recorder *rec, int *to_run, int n_t
             free(name);
         } else {
             pl_summary_from_json(cJSON_GetObjectItemCaseSensitive(res, "summary"), &row->s);
-            rc = sim_recorder_merge(rec, path, d);
+            /* keeps its planned id unless another process took it meanwhile */
+            rc = sim_recorder_publish(path, o->output, &row->point.run_id, d);
+            row->s.run_id = row->point.run_id;
             remove_point_file(path);
             r->ran++;
             progress(o, ++done, n_to_run, start);
@@ -246,10 +245,24 @@ static int drive(const pl_sweep_opts *o, sim_recorder *rec, int *to_run, int n_t
     free(out);
     if (!rc && done < n_to_run) {
         r->interrupted = true;
-        if (o->progress) fprintf(stderr, "\r\033[K");
         return UTIL_EINTR;
     }
     return rc;
+}
+
+/* The output as it stands, read only: NULL when it does not exist yet. */
+static int open_output(const char *path, sqlite3 **db, util_diag *d)
+{
+    *db = NULL;
+    int rc = sim_recorder_check(path, d);
+    if (rc || access(path, F_OK) != 0) return rc;
+    if (sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        sqlite3_close(*db);
+        *db = NULL;
+        return util_diag_fail(d, "%s: cannot open", path);
+    }
+    sqlite3_busy_timeout(*db, 60000);
+    return UTIL_OK;
 }
 
 int pl_sweep_run(const pl_sweep_opts *o, const volatile sig_atomic_t *stop, pl_sweep_result *r,
@@ -260,20 +273,16 @@ int pl_sweep_run(const pl_sweep_opts *o, const volatile sig_atomic_t *stop, pl_s
     r->rows = util_xcalloc((size_t)r->n_rows, sizeof *r->rows);
     for (int i = 0; i < r->n_rows; i++) grid_point(o, i, &r->rows[i].point);
     int rc = validate(o, r, d);
-    sim_recorder *rec = NULL;
-    if (!rc) rc = sim_recorder_open(o->output, &rec, d);
-    if (rc) {
-        sim_recorder_close(rec);
-        return rc;
-    }
-    sqlite3 *db = sim_recorder_db(rec);
-    int found = find_done(db, o->base.sweep, r);
+    sqlite3 *db = NULL;
+    if (!rc) rc = open_output(o->output, &db, d);
+    if (rc) return rc;
+    int found = db ? find_done(db, o->base.sweep, r) : 0;
     if (found > 0 && !o->resume)
         rc = util_diag_add(d, "%s already holds sweep '%s' (%d of its points): --resume runs the "
                               "missing ones, or write to another file",
                            o->output, o->base.sweep, found);
     int *to_run = util_xmalloc((size_t)r->n_rows * sizeof *to_run), n_to_run = 0;
-    int64_t id = max_run_id(db);
+    int64_t id = db ? max_run_id(db) : 0;
     for (int i = 0; !rc && i < r->n_rows; i++) {
         pl_sweep_row *row = &r->rows[i];
         if (row->point.run_id) { /* done before */
@@ -284,10 +293,9 @@ int pl_sweep_run(const pl_sweep_opts *o, const volatile sig_atomic_t *stop, pl_s
             to_run[n_to_run++] = i;
         }
     }
-    if (!rc) rc = drive(o, rec, to_run, n_to_run, stop, r, d);
+    sqlite3_close(db);
+    if (!rc) rc = drive(o, to_run, n_to_run, stop, r, d);
     free(to_run);
-    if (rc && rc != UTIL_EINTR && r->ran == 0 && r->resumed == 0) sim_recorder_abort(rec);
-    sim_recorder_close(rec);
     return rc;
 }
 

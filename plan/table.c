@@ -84,6 +84,13 @@ void pl_sweep_print(const pl_sweep_opts *o, const pl_sweep_result *r, FILE *out)
 
 static const char *const goal_names[] = {"max-rate", "min-replicas", "cheapest"};
 
+/* A flat overrides object's number at key (a dotted path, not a nesting). */
+static double number_of(const cJSON *overrides, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(overrides, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
 static cJSON *trial_json(const pl_plan_opts *o, const pl_trial *t)
 {
     cJSON *j = cJSON_CreateObject();
@@ -97,8 +104,11 @@ static cJSON *trial_json(const pl_plan_opts *o, const pl_trial *t)
         cJSON_AddStringToObject(x, "target", o->targets[i].text);
         add_num(x, o->targets[i].per_request ? "attainment" : "value_s", t->value[i]);
         add_num(x, "half_width", t->half[i]);
+        cJSON_AddBoolToObject(x, "met", t->target_met[i]);
+        if (isinf(t->value[i])) cJSON_AddStringToObject(x, "value", "infinite");
         cJSON_AddItemToArray(tv, x);
     }
+    add_num(j, "not_completed_fraction", t->not_completed);
     add_num(j, "output_tokens_per_s", t->output_tokens_per_s);
     add_num(j, "busy_fraction", t->busy_fraction);
     add_num(j, "usd_per_million_output_tokens", t->usd_per_million_output_tokens);
@@ -121,6 +131,21 @@ cJSON *pl_plan_json(const pl_plan_opts *o, const pl_plan_result *r)
     if (r->found && r->best >= 0) cJSON_AddItemToObject(j, "chosen", trial_json(o, &r->trials[r->best]));
     cJSON *tr = cJSON_AddArrayToObject(j, "trials");
     for (int i = 0; i < r->n_trials; i++) cJSON_AddItemToArray(tr, trial_json(o, &r->trials[i]));
+    if (o->goal == PL_CHEAPEST) {
+        cJSON *cs = cJSON_AddArrayToObject(j, "candidates");
+        for (int i = 0; i < r->n_candidates; i++) {
+            const pl_candidate *c = &r->candidates[i];
+            cJSON *x = cJSON_CreateObject();
+            cJSON_AddItemToObject(x, "config", cJSON_Duplicate(c->config, 1));
+            cJSON_AddBoolToObject(x, "met", c->trial >= 0);
+            if (c->trial >= 0) {
+                const pl_trial *t = &r->trials[c->trial];
+                cJSON_AddNumberToObject(x, "replicas", number_of(t->overrides, "cluster.replicas"));
+                add_num(x, "usd_per_million_output_tokens", t->usd_per_million_output_tokens);
+            }
+            cJSON_AddItemToArray(cs, x);
+        }
+    }
     return j;
 }
 
@@ -141,17 +166,64 @@ static char *compact(const cJSON *overrides)
     return text;
 }
 
+/* Why a trial is not met: its failing targets, and the requests that did
+ * not complete (they count as infinitely late, so a percentile target fails
+ * once they reach its rank). */
+static void print_why(const pl_plan_opts *o, const pl_trial *t, FILE *out)
+{
+    if (t->met) return;
+    fprintf(out, "  ");
+    if (t->overloaded) fprintf(out, "overloaded (the queue grew without bound)");
+    const char *sep = t->overloaded ? "; " : "";
+    for (int i = 0; i < o->n_targets; i++)
+        if (!t->target_met[i]) {
+            fprintf(out, "%s%s %s", sep, o->targets[i].text,
+                    isinf(t->value[i]) || isnan(t->value[i]) ? "fails" : "not within its interval");
+            sep = ", ";
+        }
+    if (t->not_completed > 0)
+        fprintf(out, " (%.1f%% of requests not completed)", 100 * t->not_completed);
+}
+
 static void print_trial(const pl_plan_opts *o, const pl_trial *t, bool chosen, FILE *out)
 {
     char *ov = compact(t->overrides);
     fprintf(out, "%s %-44.44s %-10s", chosen ? "*" : " ", ov,
             t->overloaded ? "overloaded" : t->met ? "met" : "not met");
     for (int i = 0; i < o->n_targets; i++) {
-        if (o->targets[i].per_request) fprintf(out, " %7.2f%%+-%.2f", 100 * t->value[i], 100 * t->half[i]);
+        if (isinf(t->value[i])) fprintf(out, " %16s", "inf");
+        else if (o->targets[i].per_request)
+            fprintf(out, " %7.2f%%+-%.2f", 100 * t->value[i], 100 * t->half[i]);
         else fprintf(out, " %9.4f+-%.4f", t->value[i], t->half[i]);
     }
-    fprintf(out, " %5.1f%% %9.3f\n", 100 * t->busy_fraction, t->usd_per_million_output_tokens);
+    fprintf(out, " %5.1f%% %9.3f", 100 * t->busy_fraction, t->usd_per_million_output_tokens);
+    print_why(o, t, out);
+    fprintf(out, "\n");
     free(ov);
+}
+
+/* cheapest: one line per candidate -- the fewest replicas meeting the
+ * targets with it, and their cost, or why none did. */
+static void print_candidates(const pl_plan_opts *o, const pl_plan_result *r, FILE *out)
+{
+    fprintf(out, "\ncandidates at %g req/s:\n", o->rate);
+    for (int i = 0; i < r->n_candidates; i++) {
+        const pl_candidate *c = &r->candidates[i];
+        char *cfg = compact(c->config);
+        fprintf(out, "%s %-40.40s ", c->trial >= 0 && c->trial == r->best ? "*" : " ", cfg);
+        if (c->trial >= 0) {
+            const pl_trial *t = &r->trials[c->trial];
+            fprintf(out, "met with %d replica%s, $%.3f per 1M output tokens\n",
+                    (int)number_of(t->overrides, "cluster.replicas"),
+                    number_of(t->overrides, "cluster.replicas") == 1 ? "" : "s",
+                    t->usd_per_million_output_tokens);
+        } else {
+            fprintf(out, "not met up to %d replicas:", o->max_replicas);
+            if (c->last_trial >= 0) print_why(o, &r->trials[c->last_trial], out);
+            fprintf(out, "\n");
+        }
+        free(cfg);
+    }
 }
 
 void pl_plan_print(const pl_plan_opts *o, const pl_plan_result *r, FILE *out)
@@ -184,6 +256,7 @@ void pl_plan_print(const pl_plan_opts *o, const pl_plan_result *r, FILE *out)
                  "half-width):\n");
     fprintf(out, "  %-44s %-10s", "configuration", "verdict");
     for (int i = 0; i < o->n_targets; i++) fprintf(out, " %16.16s", o->targets[i].text);
-    fprintf(out, " %6s %9s\n", "busy", "$/Mtok");
+    fprintf(out, " %6s %9s  %s\n", "busy", "$/Mtok", "why not met");
     for (int i = 0; i < r->n_trials; i++) print_trial(o, &r->trials[i], i == r->best && r->found, out);
+    if (o->goal == PL_CHEAPEST) print_candidates(o, r, out);
 }

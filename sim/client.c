@@ -221,6 +221,7 @@ static void open_arrival(sim_engine *e, void *subject, int64_t stream)
 {
     wl_record rec = e->next[stream];
     arrive(e, -1, &rec);
+    e->backlog = e->next_request_id - e->done; /* overload (b): see sim_engine_limit_in_flight */
     sim__schedule_arrival(e, (int)stream);
 }
 

@@ -19,10 +19,16 @@
 #define SLAB_REQUESTS 1024
 #define PROGRESS_EVERY 16384
 
+/* Just past the horizon: a time no event may have. */
+#define PAST_HORIZON_NS ((int64_t)(SIM_HORIZON_S * SIM__NS_PER_S) + 1)
+
 int64_t sim__ns(double seconds)
 {
     /* Durations and times are never negative: round half up without libm's
-     * llround, which showed in profiles. */
+     * llround, which showed in profiles.  Beyond the horizon (or NaN) a
+     * duration saturates, so that now + duration cannot overflow and the
+     * event loop reports the horizon instead. */
+    if (!(seconds < SIM_HORIZON_S)) return PAST_HORIZON_NS;
     return (int64_t)(seconds * SIM__NS_PER_S + 0.5);
 }
 
@@ -152,8 +158,26 @@ sim_engine *sim_engine_create(const sim_scenario *sc, const sim_sink *sink)
             sim__replica_init(&e->replicas[p->first_replica + j], e, p, g, p->first_replica + j);
     }
     e->stop_ns = sc->stop_duration_s > 0 ? sim__ns(sc->stop_duration_s) : INT64_MAX;
+    for (int i = 0; i < sc->n_pools; i++)
+        e->slots += (int64_t)sc->pools[i].replicas * sc->pools[i].max_batch;
+    e->open_loop = true; /* closed-loop users wait for their replies: never a backlog */
+    for (int i = 0; i < sc->workload.n_streams; i++)
+        if (sc->workload.streams[i].process == WL_CLOSED) e->open_loop = false;
+    e->in_flight_limit = sim_engine_default_limit(sc);
     start_streams(e);
     return e;
+}
+
+int64_t sim_engine_default_limit(const sim_scenario *sc)
+{
+    int64_t slots = 0, users = 0;
+    for (int i = 0; i < sc->n_pools; i++)
+        slots += (int64_t)sc->pools[i].replicas * sc->pools[i].max_batch;
+    const wl_spec *w = &sc->workload;
+    for (int i = 0; i < w->n_streams; i++)
+        if (w->streams[i].process == WL_CLOSED) users += w->streams[i].users;
+    int64_t limit = 2 * slots + 1000;
+    return users + 1 > limit ? users + 1 : limit;
 }
 
 void sim_engine_destroy(sim_engine *e)
@@ -176,12 +200,18 @@ void sim_engine_destroy(sim_engine *e)
         }
     free(e->next);
     free(e->user_stream);
+    free(e->reason);
     free(e);
 }
 
 const char *sim_engine_error(const sim_engine *e)
 {
     return e->error.count ? e->error.msgs[0] : NULL;
+}
+
+const char *sim_engine_reason(const sim_engine *e)
+{
+    return e->reason;
 }
 
 void sim_engine_progress(const sim_engine *e, sim_progress *out)
@@ -217,6 +247,45 @@ void sim_engine_limit_in_flight(sim_engine *e, int64_t limit)
     e->in_flight_limit = limit;
 }
 
+/* Overload (a), checked after every event: see sim_engine_limit_in_flight. */
+static bool over_limit(sim_engine *e)
+{
+    int64_t in_flight = e->next_request_id - e->done;
+    if (!e->in_flight_limit || in_flight <= e->in_flight_limit) return false;
+    e->reason = util_xasprintf("more than %lld requests in flight at %.3f s (the limit: twice the "
+                               "%lld batch slots plus 1000): the cluster could not keep up with "
+                               "its arrivals",
+                               (long long)e->in_flight_limit, (double)e->now / SIM__NS_PER_S,
+                               (long long)e->slots);
+    return true;
+}
+
+/* Overload (b), once the run has ended: a backlog that grew with the
+ * arrivals, though the run was short enough to drain it -- the test of (a)
+ * with a margin of a tenth of the requests sent in place of 1,000. */
+static bool backlogged(sim_engine *e)
+{
+    int64_t sent = e->next_request_id;
+    double margin = 0.1 * (double)sent;
+    if (!e->in_flight_limit || !e->open_loop || (double)e->backlog <= 2.0 * (double)e->slots + margin)
+        return false;
+    e->reason = util_xasprintf("%lld of %lld requests were still in flight when the last one "
+                               "arrived (more than twice the %lld batch slots plus a tenth of "
+                               "the requests): arrivals outpaced the cluster",
+                               (long long)e->backlog, (long long)sent, (long long)e->slots);
+    return true;
+}
+
+/* An event past the horizon: the scenario's times are too large to run. */
+static void past_horizon(sim_engine *e)
+{
+    e->failed = true;
+    e->fail_rc = UTIL_EINPUT;
+    util_diag_add(&e->error, "simulated time would pass %.0e s (about 31 years) after %lld "
+                             "requests: a rate, delay or trace time too large for the simulation",
+                  SIM_HORIZON_S, (long long)e->arrived);
+}
+
 int sim_engine_run(sim_engine *e, const volatile sig_atomic_t *stop, sim_progress_fn progress,
                    void *arg)
 {
@@ -227,10 +296,14 @@ int sim_engine_run(sim_engine *e, const volatile sig_atomic_t *stop, sim_progres
             rc = UTIL_EINTR;
             break;
         }
+        if (ev.at >= PAST_HORIZON_NS - 1) {
+            past_horizon(e);
+            break;
+        }
         assert(ev.at >= e->now); /* simulated time never runs backwards */
         e->now = ev.at;
         ev.fn(e, ev.subject, ev.arg);
-        if (e->in_flight_limit && e->next_request_id - e->done > e->in_flight_limit) {
+        if (over_limit(e)) {
             rc = SIM_EOVERLOAD;
             break;
         }
@@ -242,5 +315,8 @@ int sim_engine_run(sim_engine *e, const volatile sig_atomic_t *stop, sim_progres
     }
     if (rc == UTIL_EINTR || rc == SIM_EOVERLOAD) drain(e);
     emit_replicas(e);
-    return e->sink_rc || e->failed ? UTIL_EFAIL : rc;
+    if (e->sink_rc) return UTIL_EFAIL;
+    if (e->failed) return e->fail_rc ? e->fail_rc : UTIL_EFAIL;
+    if (rc == UTIL_OK && backlogged(e)) rc = SIM_EOVERLOAD;
+    return rc;
 }

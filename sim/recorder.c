@@ -8,17 +8,26 @@
  * instead of a table plus a key index, so inserts (in near-id order) append,
  * and reading one run is a sequential range scan.
  *
- * A run is one transaction.  Rows are streamed through prepared statements as
- * requests finish (SQLite spills dirty pages to the file, so memory does not
- * grow with the run), and the commit at the end makes the run appear whole.
- * Should anything fail, the rollback leaves an existing database exactly as
- * it was and a database this run created is removed.  Ctrl-C is not a
- * failure: the engine stops, the rows so far are committed and the run is
- * marked interrupted.
+ * A run is one transaction, and the database never holds part of one.  A
+ * run into an existing database writes straight into it, in WAL mode, with
+ * its write lock held for the run: readers see the committed runs
+ * throughout, and a writer killed mid-run leaves only log frames that were
+ * never committed.  A run into a new file, or into a database another
+ * run holds, is written into a private file beside it (no journal on disk,
+ * no fsync: nobody else knows the file, and a failed run simply removes
+ * it) and published when it ends: a new database is the private file made
+ * durable and linked into place (link(2) fails rather than replace a file
+ * another process created meanwhile); an existing one gets the run copied
+ * in by one short transaction, renumbered if another writer took its id.
+ * So concurrent writers wait for each other only to publish, and no file
+ * this process did not create is ever removed.  Ctrl-C is not a failure:
+ * the engine stops, the rows so far are committed, and the run is marked
+ * interrupted.
  */
 #include "sim.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +41,13 @@
 
 /* "Serv" in the database header: marks a file as a servesim database. */
 #define APPLICATION_ID 0x53657276
-#define SCHEMA_VERSION 1
+/* 2: runs.status_reason (a version-1 database gains the column when a run
+ * is published into it). */
+#define SCHEMA_VERSION 2
+/* Writers wait this long for each other's publishing transaction. */
+#define BUSY_TIMEOUT_MS 60000
+
+const char *const sim_status_names[] = {"completed", "interrupted", "overloaded", "failed", NULL};
 
 const char sim_recorder_schema_sql[] =
     "CREATE TABLE runs ("
@@ -47,7 +62,8 @@ const char sim_recorder_schema_sql[] =
     "  wall_s REAL,"
     "  events INTEGER,"
     "  overrides TEXT,"
-    "  sweep TEXT);"
+    "  sweep TEXT,"
+    "  status_reason TEXT);"
     "CREATE TABLE requests ("
     "  run_id INTEGER NOT NULL REFERENCES runs(id),"
     "  id INTEGER NOT NULL,"
@@ -146,9 +162,9 @@ struct sim_recorder {
     sqlite3 *db;
     sim_request_row *pending; /* min-heap by id, up to REORDER_ROWS */
     int n_pending;
-    char *path;
-    bool created;     /* this recorder made the file: remove it if the run fails */
-    bool need_schema; /* empty database: create the tables in the run's transaction */
+    char *path;      /* the database the run is stored in; NULL: none */
+    char *file;      /* the private file the run is written to; NULL: in memory, or direct */
+    bool direct;     /* writing straight into path's database, its write lock held */
     bool in_txn;
     int64_t run_id;
     sqlite3_stmt *ins_request, *ins_replica, *ins_task, *ins_iteration;
@@ -158,7 +174,8 @@ struct sim_recorder {
 
 static int db_fail(sim_recorder *r, util_diag *d, const char *what)
 {
-    return util_diag_fail(d, "%s: %s: %s", r->path, what, sqlite3_errmsg(r->db));
+    return util_diag_fail(d, "%s: %s: %s", r->path ? r->path : "(memory)", what,
+                          sqlite3_errmsg(r->db));
 }
 
 static int exec(sim_recorder *r, const char *sql, util_diag *d)
@@ -183,55 +200,176 @@ static int64_t query_int(sqlite3 *db, const char *sql, int *rc)
     return v;
 }
 
-/* Decides, reading only, whether an existing file may take a new run. */
-static int check_existing(sim_recorder *r, util_diag *d)
+/* ---- which files may take runs ---- */
+
+/* Whether db is a servesim database of a schema this build writes. */
+static int check_db(sqlite3 *db, const char *path, util_diag *d)
 {
     int rc;
-    int64_t tables = query_int(r->db, "SELECT count(*) FROM sqlite_master", &rc);
+    int64_t app = query_int(db, "PRAGMA application_id", &rc);
     if (rc == SQLITE_NOTADB)
-        return util_diag_add(d, "%s: not a SQLite database (left untouched)", r->path);
-    if (rc != SQLITE_OK) return db_fail(r, d, "cannot read");
-    int64_t app = query_int(r->db, "PRAGMA application_id", &rc);
-    int64_t version = query_int(r->db, "PRAGMA user_version", &rc);
-    if (app != APPLICATION_ID) {
-        if (tables > 0)
-            return util_diag_add(d, "%s: a SQLite database of another program, not servesim "
-                                    "(left untouched)", r->path);
-        r->need_schema = true;
-    } else if (version > SCHEMA_VERSION) {
-        return util_diag_add(d, "%s: written by a newer servesim (schema %lld, this one reads %d)",
-                             r->path, (long long)version, SCHEMA_VERSION);
-    }
+        return util_diag_add(d, "%s: not a SQLite database (left untouched)", path);
+    if (rc != SQLITE_OK)
+        return util_diag_fail(d, "%s: cannot read: %s", path, sqlite3_errmsg(db));
+    int64_t version = query_int(db, "PRAGMA user_version", &rc);
+    if (app != APPLICATION_ID)
+        return util_diag_add(d, "%s: exists and is not a servesim database (left untouched); "
+                                "write to a new file",
+                             path);
+    if (version > SCHEMA_VERSION)
+        return util_diag_add(d, "%s: written by a newer servesim (schema %lld, this one writes %d)",
+                             path, (long long)version, SCHEMA_VERSION);
     return UTIL_OK;
+}
+
+int sim_recorder_check(const char *path, util_diag *d)
+{
+    if (!path || !*path) return util_diag_add(d, "the database path is empty");
+    if (!strcmp(path, ":memory:") || !strncmp(path, "file:", 5))
+        return util_diag_add(d, "%s: not a file name (a run must be stored in a file)", path);
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        if (errno != ENOENT) return util_diag_add(d, "%s: %s", path, strerror(errno));
+        char *dir = util_dirname(path);
+        int ok = access(dir, W_OK | X_OK);
+        int err = errno;
+        free(dir);
+        return ok ? util_diag_add(d, "%s: cannot create a file there: %s", path, strerror(err))
+                  : UTIL_OK;
+    }
+    if (!S_ISREG(st.st_mode)) return util_diag_add(d, "%s: not a regular file", path);
+    sqlite3 *db = NULL;
+    int rc = UTIL_OK;
+    /* read-write though it only reads: the last connection to close a WAL
+     * database removes its -wal and -shm files only if it may write */
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
+        rc = util_diag_add(d, "%s: cannot open for writing: %s", path,
+                           db ? sqlite3_errmsg(db) : "?");
+    else {
+        sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS);
+        rc = check_db(db, path, d);
+    }
+    sqlite3_close(db);
+    return rc;
+}
+
+/* ---- opening ---- */
+
+/* A file of this process beside path, created empty (O_EXCL: never one that
+ * exists); caller frees. */
+static char *private_file(const char *path, util_diag *d)
+{
+    for (int k = 0; k < 1000; k++) {
+        char *f = util_xasprintf("%s.run-%ld-%d.tmp", path, (long)getpid(), k);
+        int fd = open(f, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        if (fd >= 0) {
+            close(fd);
+            return f;
+        }
+        int err = errno;
+        free(f);
+        if (err != EEXIST) {
+            util_diag_fail(d, "%s: cannot create a file beside it: %s", path, strerror(err));
+            return NULL;
+        }
+    }
+    util_diag_fail(d, "%s: cannot create a file beside it", path);
+    return NULL;
+}
+
+/* Opens the connection to r->file (or memory). */
+static int connect(sim_recorder *r, util_diag *d)
+{
+    /* One connection, used by one thread: SQLite's per-call mutex is pure
+     * cost (about 5% of a 1M-request record in a profile). */
+    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+    if (sqlite3_open_v2(r->file ? r->file : ":memory:", &r->db, flags, NULL) != SQLITE_OK)
+        return util_diag_fail(d, "%s: cannot open: %s", r->file ? r->file : ":memory:",
+                              r->db ? sqlite3_errmsg(r->db) : strerror(errno));
+    /* a file nobody else knows, removed if anything goes wrong, needs
+     * neither a journal on disk nor an fsync per commit */
+    return exec(r, "PRAGMA synchronous = OFF; PRAGMA journal_mode = MEMORY;", d);
+}
+
+static sim_recorder *recorder_new(void)
+{
+    sim_recorder *r = util_xcalloc(1, sizeof *r);
+    r->pending = util_xmalloc(REORDER_ROWS * sizeof *r->pending);
+    return r;
+}
+
+static int upgrade(sqlite3 *db, const char *path, util_diag *d);
+
+/* Writing straight into an existing database: in WAL mode (readers go on
+ * beside the writer) with its write lock taken now and held for the run.
+ * Returns 1 when another process holds it: the run goes to a private file,
+ * to be copied in when it ends. */
+static int connect_direct(sim_recorder *r, util_diag *d)
+{
+    if (sqlite3_open_v2(r->path, &r->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
+        SQLITE_OK)
+        return util_diag_fail(d, "%s: cannot open: %s", r->path,
+                              r->db ? sqlite3_errmsg(r->db) : strerror(errno));
+    sqlite3_busy_timeout(r->db, 250); /* a reader's brief lock, not another run's */
+    int rc;
+    sqlite3_stmt *st = NULL;
+    bool wal = sqlite3_prepare_v2(r->db, "PRAGMA journal_mode = WAL", -1, &st, NULL) == SQLITE_OK &&
+               sqlite3_step(st) == SQLITE_ROW &&
+               !strcmp((const char *)sqlite3_column_text(st, 0), "wal");
+    sqlite3_finalize(st);
+    if (!wal || sqlite3_exec(r->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+        rc = sqlite3_errcode(r->db);
+        sqlite3_close(r->db);
+        r->db = NULL;
+        if (!wal || rc == SQLITE_BUSY || rc == SQLITE_LOCKED) return 1;
+        return util_diag_fail(d, "%s: cannot write", r->path);
+    }
+    r->in_txn = true;
+    r->direct = true;
+    sqlite3_busy_timeout(r->db, BUSY_TIMEOUT_MS);
+    rc = check_db(r->db, r->path, d); /* again, under the lock */
+    return rc ? rc : upgrade(r->db, r->path, d);
 }
 
 int sim_recorder_open(const char *path, sim_recorder **out, util_diag *d)
 {
-    struct stat st;
-    bool exists = stat(path, &st) == 0;
-    if (exists && !S_ISREG(st.st_mode)) return util_diag_add(d, "%s: not a regular file", path);
-    sim_recorder *r = util_xcalloc(1, sizeof *r);
-    r->path = util_xstrdup(path);
-    r->pending = util_xmalloc(REORDER_ROWS * sizeof *r->pending);
-    r->created = !exists;
-    r->need_schema = !exists;
-    /* One connection, used by one thread: SQLite's per-call mutex is pure
-     * cost (about 5% of a 1M-request record in a profile). */
-    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (exists ? 0 : SQLITE_OPEN_CREATE);
-    int rc = UTIL_OK;
-    if (sqlite3_open_v2(path, &r->db, flags, NULL) != SQLITE_OK) {
-        rc = util_diag_add(d, "%s: cannot open: %s", path,
-                           r->db ? sqlite3_errmsg(r->db) : strerror(errno));
-        goto fail;
+    *out = NULL;
+    if (path && !strcmp(path, ":memory:")) path = NULL; /* the tests' and plans' spelling */
+    int rc = path ? sim_recorder_check(path, d) : UTIL_OK;
+    if (rc) return rc;
+    sim_recorder *r = recorder_new();
+    if (path) r->path = util_xstrdup(path);
+    if (path && access(path, F_OK) == 0) rc = connect_direct(r, d);
+    if (path && !r->direct && rc >= 0) {
+        rc = UTIL_OK;
+        if (!(r->file = private_file(path, d))) rc = UTIL_EFAIL;
     }
-    sqlite3_busy_timeout(r->db, 10000);
-    if (exists && (rc = check_existing(r, d))) goto fail;
+    if (!rc && !r->direct) rc = connect(r, d);
+    if (rc) {
+        sim_recorder_abort(r);
+        sim_recorder_close(r);
+        return rc;
+    }
     *out = r;
     return UTIL_OK;
-fail:
-    sim_recorder_abort(r);
-    sim_recorder_close(r);
-    return rc;
+}
+
+int sim_recorder_open_scratch(const char *file, sim_recorder **out, util_diag *d)
+{
+    *out = NULL;
+    int fd = open(file, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd < 0) return util_diag_fail(d, "%s: cannot create: %s", file, strerror(errno));
+    close(fd);
+    sim_recorder *r = recorder_new();
+    r->file = util_xstrdup(file);
+    int rc = connect(r, d);
+    if (rc) {
+        sim_recorder_abort(r);
+        sim_recorder_close(r);
+        return rc;
+    }
+    *out = r;
+    return UTIL_OK;
 }
 
 static void utc_now(char *buf, size_t n)
@@ -278,7 +416,8 @@ static int insert_run(sim_recorder *r, const sim_scenario *sc, util_diag *d)
     sqlite3_stmt *st;
     int rc = sqlite3_prepare_v2(r->db,
                                 "INSERT INTO runs (id, name, seed, scenario, version, started_at, "
-                                "status, overrides, sweep) VALUES (?6, ?1, ?2, ?3, ?4, ?5, "
+                                "status, overrides, sweep) VALUES ((SELECT ?6 WHERE NOT EXISTS "
+                                "(SELECT 1 FROM runs WHERE id = ?6)), ?1, ?2, ?3, ?4, ?5, "
                                 "'running', ?7, ?8)",
                                 -1, &st, NULL);
     if (rc == SQLITE_OK) {
@@ -299,13 +438,14 @@ static int insert_run(sim_recorder *r, const sim_scenario *sc, util_diag *d)
     return UTIL_OK;
 }
 
-/* BEGIN IMMEDIATE, and the tables if the file is new. */
+/* A private file is new: its tables are created in the run's transaction.
+ * Writing straight into the database, the transaction is open already. */
 static int begin(sim_recorder *r, util_diag *d)
 {
-    int rc = exec(r, "BEGIN IMMEDIATE", d);
+    if (r->direct) return UTIL_OK;
+    int rc = exec(r, "BEGIN", d);
     if (rc) return rc;
     r->in_txn = true;
-    if (!r->need_schema) return UTIL_OK;
     char *pragmas = util_xasprintf("PRAGMA application_id = %d; PRAGMA user_version = %d;",
                                    APPLICATION_ID, SCHEMA_VERSION);
     rc = exec(r, pragmas, d);
@@ -314,13 +454,12 @@ static int begin(sim_recorder *r, util_diag *d)
     return rc;
 }
 
-int sim_recorder_begin(sim_recorder *r, const sim_scenario *sc, int64_t *run_id, util_diag *d)
+int sim_recorder_begin(sim_recorder *r, const sim_scenario *sc, util_diag *d)
 {
     int rc = begin(r, d);
-    if (rc) return rc;
-    if ((rc = insert_run(r, sc, d)) || (rc = prepare(r, d))) return rc;
-    *run_id = r->run_id;
-    return UTIL_OK;
+    if (!rc) rc = insert_run(r, sc, d);
+    if (!rc) rc = prepare(r, d);
+    return rc;
 }
 
 static void bind_time(sqlite3_stmt *st, int i, double s)
@@ -486,14 +625,6 @@ static int put_iteration(void *ctx, const sim_iteration_row *row)
     return step_reset(r, st);
 }
 
-void sim_recorder_scratch(sim_recorder *r)
-{
-    /* a file that is thrown away if anything goes wrong needs neither a
-     * journal on disk nor an fsync per commit */
-    sqlite3_exec(r->db, "PRAGMA synchronous = OFF; PRAGMA journal_mode = MEMORY;", NULL, NULL,
-                 NULL);
-}
-
 void sim_recorder_label(sim_recorder *r, const sim_run_label *label)
 {
     r->label = *label;
@@ -525,30 +656,72 @@ static void finalize(sim_recorder *r)
     r->ins_request = r->ins_replica = r->ins_task = r->ins_iteration = NULL;
 }
 
-int sim_recorder_finish(sim_recorder *r, const char *status, double sim_end_s, double wall_s,
-                        int64_t events, util_diag *d)
+/* ---- the run's end ---- */
+
+static int record_end(sim_recorder *r, const sim_run_end *end, util_diag *d)
 {
-    if (flush_requests(r)) return util_diag_fail(d, "%s", r->error);
     sqlite3_stmt *st;
     int rc = sqlite3_prepare_v2(r->db,
                                 "UPDATE runs SET status = ?1, sim_end_s = ?2, wall_s = ?3, "
-                                "events = ?4 WHERE id = ?5",
+                                "events = ?4, status_reason = ?6 WHERE id = ?5",
                                 -1, &st, NULL);
     if (rc == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, status, -1, SQLITE_STATIC);
-        sqlite3_bind_double(st, 2, sim_end_s);
-        sqlite3_bind_double(st, 3, wall_s);
-        sqlite3_bind_int64(st, 4, events);
+        sqlite3_bind_text(st, 1, sim_status_names[end->status], -1, SQLITE_STATIC);
+        sqlite3_bind_double(st, 2, end->sim_end_s);
+        sqlite3_bind_double(st, 3, end->wall_s);
+        sqlite3_bind_int64(st, 4, end->events);
         sqlite3_bind_int64(st, 5, r->run_id);
+        if (end->reason) sqlite3_bind_text(st, 6, end->reason, -1, SQLITE_STATIC);
         rc = sqlite3_step(st);
     }
     sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) return db_fail(r, d, "cannot record the run's end");
+    return rc == SQLITE_DONE ? UTIL_OK : db_fail(r, d, "cannot record the run's end");
+}
+
+/* fsync(2) of a file or folder by name. */
+static int sync_path(const char *path, int flags)
+{
+    int fd = open(path, flags);
+    if (fd < 0) return -1;
+    int rc = fsync(fd);
+    close(fd);
+    return rc;
+}
+
+int sim_recorder_finish(sim_recorder *r, const sim_run_end *end, util_diag *d)
+{
+    if (flush_requests(r)) return util_diag_fail(d, "%s", r->error);
+    int rc = record_end(r, end, d);
+    if (rc) return rc;
     finalize(r);
     if ((rc = exec(r, "COMMIT", d))) return rc;
     r->in_txn = false;
-    r->created = false; /* committed: the file is the user's now */
-    return UTIL_OK;
+    if (r->direct) return UTIL_OK; /* committed in place */
+    if (!r->path) { /* in memory, or a scratch file: the caller's now */
+        free(r->file);
+        r->file = NULL;
+        return UTIL_OK;
+    }
+    /* A published file is read by others while runs are added: WAL lets
+     * readers go on during a writer's transaction and recover cleanly from
+     * a writer killed mid-way.  Closing checkpoints the log into the file. */
+    rc = exec(r, "PRAGMA journal_mode = WAL", d);
+    sqlite3_close(r->db);
+    r->db = NULL;
+    if (rc) return rc;
+    int64_t id;
+    rc = sim_recorder_publish(r->file, r->path, &id, d);
+    if (!rc) {
+        r->run_id = id;
+        free(r->file); /* published: the file is gone, or is the database */
+        r->file = NULL;
+    }
+    return rc;
+}
+
+int64_t sim_recorder_run_id(const sim_recorder *r)
+{
+    return r->run_id;
 }
 
 void sim_recorder_abort(sim_recorder *r)
@@ -556,17 +729,89 @@ void sim_recorder_abort(sim_recorder *r)
     if (!r) return;
     finalize(r);
     r->n_pending = 0;
-    if (r->in_txn) sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
+    if (r->in_txn && r->db) sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
     r->in_txn = false;
-    if (r->created) {
+    if (r->file) { /* ours alone: nobody else knows its name */
         sqlite3_close(r->db);
         r->db = NULL;
-        unlink(r->path);
-        char *journal = util_xasprintf("%s-journal", r->path);
-        unlink(journal);
-        free(journal);
-        r->created = false;
+        unlink(r->file);
+        free(r->file);
+        r->file = NULL;
     }
+}
+
+/* ---- publishing a finished file into the database ---- */
+
+/* The file becomes the database: made durable first (it was written
+ * without fsyncs), then linked, which fails with EEXIST instead of
+ * replacing a database created meanwhile.  Returns 1 when path exists. */
+static int link_new(const char *file, const char *path, util_diag *d)
+{
+    if (sync_path(file, O_RDONLY) != 0)
+        return util_diag_fail(d, "%s: cannot sync: %s", file, strerror(errno));
+    if (link(file, path) != 0) {
+        if (errno == EEXIST) return 1;
+        return util_diag_fail(d, "%s: cannot create: %s", path, strerror(errno));
+    }
+    char *dir = util_dirname(path);
+    sync_path(dir, O_RDONLY | O_DIRECTORY); /* the new name, durable */
+    free(dir);
+    unlink(file);
+    return UTIL_OK;
+}
+
+/* A database file of ours and the files SQLite keeps beside it. */
+static void remove_db_file(const char *file)
+{
+    static const char *const suffixes[] = {"", "-wal", "-shm", "-journal", NULL};
+    for (int i = 0; suffixes[i]; i++) {
+        char *f = util_xasprintf("%s%s", file, suffixes[i]);
+        unlink(f);
+        free(f);
+    }
+}
+
+static int exec_db(sqlite3 *db, const char *path, const char *sql, util_diag *d)
+{
+    if (sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK) return UTIL_OK;
+    return util_diag_fail(d, "%s: %s", path, sqlite3_errmsg(db));
+}
+
+/* A version-1 database gains runs.status_reason (inside the transaction). */
+static int upgrade(sqlite3 *db, const char *path, util_diag *d)
+{
+    int rc;
+    if (query_int(db, "PRAGMA main.user_version", &rc) >= SCHEMA_VERSION) return UTIL_OK;
+    char *sql = util_xasprintf("ALTER TABLE main.runs ADD COLUMN status_reason TEXT; "
+                               "PRAGMA main.user_version = %d;", SCHEMA_VERSION);
+    rc = exec_db(db, path, sql, d);
+    free(sql);
+    return rc;
+}
+
+/* The file's runs take ids above every id on both sides when any of theirs
+ * is taken in main (the file is ours: renumbering it changes nothing else). */
+static int renumber(sqlite3 *db, const char *path, util_diag *d)
+{
+    int rc;
+    int64_t taken = query_int(db, "SELECT count(*) FROM main.runs WHERE id IN "
+                                  "(SELECT id FROM point.runs)", &rc);
+    if (rc != SQLITE_OK) return util_diag_fail(d, "%s: %s", path, sqlite3_errmsg(db));
+    if (!taken) return UTIL_OK;
+    int64_t shift = query_int(db, "SELECT max((SELECT max(id) FROM main.runs), "
+                                  "(SELECT max(id) FROM point.runs)) - "
+                                  "(SELECT min(id) FROM point.runs) + 1", &rc);
+    static const char *const tables[] = {"requests", "replicas", "tasks", "iterations", NULL};
+    char *sql = util_xasprintf("UPDATE point.runs SET id = id + %lld", (long long)shift);
+    rc = exec_db(db, path, sql, d);
+    free(sql);
+    for (int i = 0; !rc && tables[i]; i++) {
+        sql = util_xasprintf("UPDATE point.%s SET run_id = run_id + %lld", tables[i],
+                             (long long)shift);
+        rc = exec_db(db, path, sql, d);
+        free(sql);
+    }
+    return rc;
 }
 
 /* The tables in the order a point's rows must arrive (runs first: the
@@ -574,33 +819,68 @@ void sim_recorder_abort(sim_recorder *r)
 static const char *const merged_tables[] = {"runs", "requests", "replicas", "tasks", "iterations",
                                             NULL};
 
-int sim_recorder_merge(sim_recorder *r, const char *path, util_diag *d)
+/* Copies the attached point's runs into main, in one transaction. */
+static int copy_runs(sqlite3 *db, const char *path, int64_t *first_id, util_diag *d)
 {
-    sqlite3_stmt *st;
-    int rc = sqlite3_prepare_v2(r->db, "ATTACH ?1 AS point", -1, &st, NULL);
-    if (rc == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
-        rc = sqlite3_step(st);
-    }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) return db_fail(r, d, "cannot open a point's database");
-    rc = begin(r, d);
+    int rc = exec_db(db, path, "BEGIN IMMEDIATE", d);
+    if (rc) return rc;
+    rc = check_db(db, path, d);
+    if (!rc) rc = upgrade(db, path, d);
+    if (!rc) rc = renumber(db, path, d);
     for (int i = 0; !rc && merged_tables[i]; i++) {
         /* the same schema on both sides: whole rows copied as they are */
         char *sql = util_xasprintf("INSERT INTO main.%s SELECT * FROM point.%s", merged_tables[i],
                                    merged_tables[i]);
-        rc = exec(r, sql, d);
+        rc = exec_db(db, path, sql, d);
         free(sql);
     }
-    if (!rc) rc = exec(r, "COMMIT", d);
-    if (rc) sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
-    r->in_txn = false;
-    if (!rc) {
-        r->need_schema = false;
-        r->created = false; /* it holds a committed run: the user's now */
-    }
-    sqlite3_exec(r->db, "DETACH point", NULL, NULL, NULL);
+    int qrc;
+    if (!rc && first_id) *first_id = query_int(db, "SELECT min(id) FROM point.runs", &qrc);
+    if (!rc) rc = exec_db(db, path, "COMMIT", d);
+    if (rc) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
     return rc;
+}
+
+static int merge_into(const char *file, const char *path, int64_t *first_id, util_diag *d)
+{
+    sqlite3 *db = NULL;
+    int rc = UTIL_OK;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
+        SQLITE_OK) {
+        rc = util_diag_fail(d, "%s: cannot open: %s", path, db ? sqlite3_errmsg(db) : "?");
+        sqlite3_close(db);
+        return rc;
+    }
+    sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS);
+    /* journal_mode needs no transaction; a database already in WAL says so */
+    rc = exec_db(db, path, "PRAGMA journal_mode = WAL", d);
+    sqlite3_stmt *st = NULL;
+    if (!rc && (sqlite3_prepare_v2(db, "ATTACH ?1 AS point", -1, &st, NULL) != SQLITE_OK ||
+                (sqlite3_bind_text(st, 1, file, -1, SQLITE_STATIC), sqlite3_step(st)) !=
+                    SQLITE_DONE))
+        rc = util_diag_fail(d, "%s: cannot open: %s", file, sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    if (!rc) {
+        rc = copy_runs(db, path, first_id, d);
+        sqlite3_exec(db, "DETACH point", NULL, NULL, NULL);
+    }
+    sqlite3_close(db);
+    if (!rc) remove_db_file(file);
+    return rc;
+}
+
+int sim_recorder_publish(const char *file, const char *path, int64_t *first_id, util_diag *d)
+{
+    if (first_id) {
+        sqlite3 *db = NULL;
+        int rc;
+        /* read-write, though it only reads: see an_open */
+        if (sqlite3_open_v2(file, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK)
+            *first_id = query_int(db, "SELECT min(id) FROM runs", &rc);
+        sqlite3_close(db);
+    }
+    int rc = link_new(file, path, d);
+    return rc == 1 ? merge_into(file, path, first_id, d) : rc;
 }
 
 sqlite3 *sim_recorder_db(sim_recorder *r)
@@ -622,7 +902,9 @@ void sim_recorder_close(sim_recorder *r)
     if (!r) return;
     finalize(r);
     sqlite3_close(r->db);
+    if (r->file) unlink(r->file); /* a run never finished leaves nothing behind */
     free(r->path);
+    free(r->file);
     free(r->error);
     free(r->pending);
     free(r);

@@ -178,28 +178,63 @@ typedef struct sim_progress {
 
 typedef void (*sim_progress_fn)(const sim_progress *p, void *arg);
 
-/* sim_engine_run's status when more requests were in flight than the
- * engine's limit: the cluster could not keep up with its arrivals. */
+/* sim_engine_run's status when the cluster could not keep up with its
+ * arrivals (see sim_engine_reason for which of the two signs it showed). */
 enum { SIM_EOVERLOAD = -10 };
 
-/* The scenario must outlive the engine. */
+/* Simulated times end at this horizon (1e9 s, about 31 years): far past any
+ * real run, and far enough below int64 nanoseconds' range (292 years) that
+ * the sum of two times can never overflow.  A run that would schedule an
+ * event past it fails as bad input. */
+#define SIM_HORIZON_S 1e9
+
+/* The scenario must outlive the engine.  The engine starts with its
+ * overload guard on: see sim_engine_limit_in_flight. */
 sim_engine *sim_engine_create(const sim_scenario *sc, const sim_sink *sink);
 void sim_engine_destroy(sim_engine *e);
-/* Stops a run as overloaded once more than limit requests are in flight
- * (sent and not ended), so that no run of an overloaded cluster lasts
- * longer than its limit's worth of backlog; 0: no limit. */
+/* Overload, the one definition: a run is overloaded when (a) more than
+ * `limit` requests are in flight (sent and not ended) at any time -- the run
+ * stops there, so no run of an overloaded cluster outgrows its memory or its
+ * time -- or (b) for open-loop arrivals, when just after the last arrival
+ * more were in flight than twice the batch slots plus a tenth of all
+ * requests sent (a queue that a short run drains but that grew with it).  The default limit is twice the cluster's batch slots plus
+ * 1,000 (closed-loop users can never exceed their number, so the limit is at
+ * least that plus one); 0 turns the guard off, (a) and (b): the engine's own
+ * tests drive queues past capacity on purpose. */
 void sim_engine_limit_in_flight(sim_engine *e, int64_t limit);
+int64_t sim_engine_default_limit(const sim_scenario *sc);
 /* Runs to the end, or until *stop becomes non-zero (checked before every
  * event), calling progress every few thousand events.  Returns 0, UTIL_EINTR
- * when stopped, SIM_EOVERLOAD when the in-flight limit was passed (either
- * way in-flight requests are emitted as unfinished), or UTIL_EFAIL when the
- * sink failed. */
+ * when stopped, SIM_EOVERLOAD when overloaded (either way in-flight requests
+ * are emitted as unfinished), UTIL_EINPUT when an event time would pass
+ * SIM_HORIZON_S, or UTIL_EFAIL when the sink or a trace failed. */
 int sim_engine_run(sim_engine *e, const volatile sig_atomic_t *stop, sim_progress_fn progress,
                    void *arg);
 void sim_engine_progress(const sim_engine *e, sim_progress *out);
-/* Why a run returned UTIL_EFAIL when the sink did not fail (a trace that
- * could not be read), or NULL. */
+/* Why a run failed when the sink did not fail (a trace that could not be
+ * read, the horizon), or NULL. */
 const char *sim_engine_error(const sim_engine *e);
+/* Why the run was overloaded, in words with its figures, or NULL. */
+const char *sim_engine_reason(const sim_engine *e);
+
+/* ---- how a run ended ---- */
+
+/* A run's status, the `runs.status` column: one enum for every command. */
+typedef enum sim_status {
+    SIM_STATUS_COMPLETED,   /* every request ended */
+    SIM_STATUS_INTERRUPTED, /* stopped on request (a signal); what was recorded is kept */
+    SIM_STATUS_OVERLOADED,  /* the cluster could not keep up (sim_engine_limit_in_flight) */
+    SIM_STATUS_FAILED,      /* nothing was recorded: the error says why */
+} sim_status;
+/* "completed", "interrupted", "overloaded", "failed". */
+extern const char *const sim_status_names[];
+
+typedef struct sim_run_end {
+    sim_status status;
+    const char *reason; /* why it was interrupted or overloaded, or NULL */
+    double sim_end_s, wall_s;
+    int64_t events;
+} sim_run_end;
 
 /* ---- recorder: the SQLite sink ---- */
 
@@ -209,44 +244,94 @@ typedef struct sim_recorder sim_recorder;
  * docs/database.md), for tools that build one themselves. */
 extern const char sim_recorder_schema_sql[];
 
-/* Opens or creates a servesim database.  A file that is not SQLite, or a
- * SQLite database of some other program, is refused (UTIL_EINPUT) and left
- * untouched.  Nothing is written until sim_recorder_begin. */
+/* Checks, reading only, that path may take runs: absent, or a servesim
+ * database.  Anything else -- not SQLite, another program's SQLite file
+ * (even an empty one), not a regular file, "" or ":memory:" -- is refused
+ * with UTIL_EINPUT and left untouched. */
+int sim_recorder_check(const char *path, util_diag *d);
+/* Opens a recorder for one run to be stored in the database at path (NULL:
+ * in memory only): straight into an existing database whose write lock is
+ * free, else into a private file beside path that sim_recorder_finish
+ * publishes.  Either way the database never holds part of a run and a
+ * failed run leaves it untouched (docs/database.md). */
 int sim_recorder_open(const char *path, sim_recorder **out, util_diag *d);
+/* As sim_recorder_open, writing the run into file (which must not exist),
+ * left there for the caller to publish: a sweep's point. */
+int sim_recorder_open_scratch(const char *file, sim_recorder **out, util_diag *d);
 /* What the next run is, beyond its scenario (the strings are borrowed
  * until sim_recorder_begin). */
 typedef struct sim_run_label {
     const char *overrides; /* JSON object of the overrides applied (--set, --vary), or NULL */
     const char *sweep;     /* the sweep it is a point of, or NULL */
-    int64_t run_id;        /* > 0: this id (a sweep's point, numbered in advance) */
+    int64_t run_id;        /* > 0: this id if it is free (a sweep's point, numbered in advance) */
 } sim_run_label;
 void sim_recorder_label(sim_recorder *r, const sim_run_label *label);
-/* Marks the file as scratch -- a sweep's point, merged and deleted -- so
- * that commits skip the fsyncs a user's database gets. */
-void sim_recorder_scratch(sim_recorder *r);
-/* Starts a run: one transaction holds the whole run, so a run is recorded
- * whole or not at all and a failure leaves the database as it was. */
-int sim_recorder_begin(sim_recorder *r, const sim_scenario *sc, int64_t *run_id, util_diag *d);
+/* Starts a run: one transaction holds the whole run. */
+int sim_recorder_begin(sim_recorder *r, const sim_scenario *sc, util_diag *d);
 sim_sink sim_recorder_sink(sim_recorder *r);
 /* The sink of a recorder that also stores every iteration in `iterations`
  * (servesim run --record-iterations): one row per engine step, so a run
  * writes tokens / batch size more rows; off by default. */
 sim_sink sim_recorder_sink_with_iterations(sim_recorder *r);
-/* Marks the run (status "completed", "interrupted" or "failed") and commits. */
-int sim_recorder_finish(sim_recorder *r, const char *status, double sim_end_s, double wall_s,
-                        int64_t events, util_diag *d);
-/* Copies every run of the servesim database at path (a sweep's point,
- * simulated elsewhere, its run ids numbered for this file) in one
- * transaction: all of it or nothing. */
-int sim_recorder_merge(sim_recorder *r, const char *path, util_diag *d);
-/* Rolls the run back; a database file this recorder created is removed. */
+/* Records how the run ended -- the one place a run's status is written --
+ * commits, and publishes the run into its database. */
+int sim_recorder_finish(sim_recorder *r, const sim_run_end *end, util_diag *d);
+/* The run's id: as stored, once finished (publishing may renumber a run
+ * whose id another writer took meanwhile). */
+int64_t sim_recorder_run_id(const sim_recorder *r);
+/* Stores every run of the finished database file `file` (a point's) in the
+ * database at path, then removes file: path is created with them if it
+ * does not exist, else they are copied in one transaction, each keeping its
+ * id unless another writer took it (then it gets the next free one).
+ * *first_id (may be NULL) is the first run's id as stored. */
+int sim_recorder_publish(const char *file, const char *path, int64_t *first_id, util_diag *d);
+/* Rolls the run back and removes its private file. */
 void sim_recorder_abort(sim_recorder *r);
 /* The message of a failed sink callback. */
 const char *sim_recorder_error(const sim_recorder *r);
+/* The connection the run is written through: in memory, the run's database;
+ * else its private file, until sim_recorder_finish publishes it (NULL
+ * after). */
 sqlite3 *sim_recorder_db(sim_recorder *r);
 void sim_recorder_close(sim_recorder *r);
 /* Closes the recorder but keeps its connection open for the caller, who
  * closes it with sqlite3_close (an in-memory database lives on). */
 sqlite3 *sim_recorder_release(sim_recorder *r);
+
+/* ---- one run, end to end ---- */
+
+/* Everything a run needs.  Every command runs scenarios through sim_run:
+ * `run`, sweep and plan points, lessons, `validate`, the benchmark. */
+typedef struct sim_run_spec {
+    const mdl_catalog *catalog;
+    cJSON *scenario;          /* taken: the scenario with its overrides, unvalidated */
+    const char *origin;       /* the file it came from, for messages, or NULL */
+    const char *base_dir;     /* where the files it names are (NULL: here) */
+    const char *output;       /* the database to store the run in; NULL: in memory */
+    const char *scratch;      /* instead: a new file to write the run to and leave (a point) */
+    sim_run_label label;
+    bool iterations;          /* also record every iteration */
+    int64_t in_flight_limit;  /* 0: the engine's default; < 0: none */
+    const volatile sig_atomic_t *stop; /* stops the run when it becomes non-zero: the number
+                                        * of the signal that asked (the reason names it) */
+    sim_progress_fn progress;
+    void *progress_arg;
+} sim_run_spec;
+
+typedef struct sim_run_result {
+    sim_status status;
+    char *reason;            /* why it was interrupted, overloaded or failed; owned */
+    int64_t run_id;          /* as stored */
+    sim_progress progress;   /* where the engine was when it ended */
+    double wall_s;
+    sqlite3 *db;             /* in memory: the run's database, open until _fini */
+} sim_run_result;
+
+/* Loads and validates the scenario (nothing is written if it is bad:
+ * UTIL_EINPUT with every error), records the run and decides its status.
+ * Returns UTIL_OK when the run was recorded -- completed, interrupted or
+ * overloaded -- or the error (status failed, nothing recorded). */
+int sim_run(const sim_run_spec *spec, sim_run_result *out, util_diag *d);
+void sim_run_result_fini(sim_run_result *r);
 
 #endif /* SIM_H */

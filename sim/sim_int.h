@@ -248,6 +248,11 @@ struct sim_engine {
     int64_t stop_ns;       /* arrivals at or after this time are not made */
     int64_t arrived, done, next_request_id, next_task_id;
     int64_t in_flight_limit; /* 0: none */
+    int64_t slots;           /* batch slots of every replica: the overload tests' scale */
+    bool open_loop;          /* some stream's arrivals do not wait for replies */
+    int64_t backlog;         /* in flight just after the latest open-loop arrival */
+    int fail_rc;             /* UTIL_EFAIL, or UTIL_EINPUT: why `failed` */
+    char *reason;            /* why the run was overloaded */
     sim__task *tasks, *free_tasks;
 };
 

@@ -354,9 +354,8 @@ static sqlite3 *hand_run(int gpus, double usd_per_gpu_hour, double busy_s, doubl
     util_diag d;
     util_diag_init(&d);
     sim_recorder *rec;
-    int64_t run;
-    sim_recorder_open(":memory:", &rec, &d);
-    sim_recorder_begin(rec, &sc, &run, &d);
+    sim_recorder_open(NULL, &rec, &d);
+    sim_recorder_begin(rec, &sc, &d);
     sim_sink sink = sim_recorder_sink(rec);
     for (int i = 0; i < 2; i++) {
         sim_request_row r = {.id = i, .cls = "default", .task_id = -1, .call_index = -1,
@@ -372,7 +371,8 @@ static sqlite3 *hand_run(int gpus, double usd_per_gpu_hour, double busy_s, doubl
                           .tdp_w = 700, .idle_w = 100, .prefill_w = 700, .decode_w = 380,
                           .energy_j = energy_j, .usd_per_gpu_hour = usd_per_gpu_hour};
     sink.replica(sink.ctx, &rp);
-    sim_recorder_finish(rec, "completed", 10, 0, 1, &d);
+    sim_run_end end = {SIM_STATUS_COMPLETED, NULL, 10, 0, 1};
+    sim_recorder_finish(rec, &end, &d);
     sqlite3 *db = sim_recorder_release(rec); /* the recorder is gone, its database ours */
     sim_scenario_fini(&sc);
     util_diag_print(&d, stdout, "# hand");

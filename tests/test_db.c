@@ -6,6 +6,7 @@
  * overwrite each other, a failed run leaves a database exactly as it was, and
  * files that are not servesim databases are refused untouched.
  */
+#include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -42,12 +43,11 @@ static sim_request_row make_row(int i)
     return r;
 }
 
-static void record(sim_recorder *rec, const sim_scenario *sc, const char *status)
+static void record(sim_recorder *rec, const sim_scenario *sc, sim_status status)
 {
     util_diag d;
     util_diag_init(&d);
-    int64_t run;
-    sim_recorder_begin(rec, sc, &run, &d);
+    sim_recorder_begin(rec, sc, &d);
     sim_sink sink = sim_recorder_sink(rec);
     for (int i = 0; i < 10; i++) {
         sim_request_row r = make_row(i);
@@ -63,7 +63,9 @@ static void record(sim_recorder *rec, const sim_scenario *sc, const char *status
                               .peak_bw = 1e12};
         sink.replica(sink.ctx, &rp);
     }
-    sim_recorder_finish(rec, status, 10.0, 0.5, 1234, &d);
+    sim_run_end end = {status, status == SIM_STATUS_COMPLETED ? NULL : "a test's reason", 10.0,
+                       0.5, 1234};
+    sim_recorder_finish(rec, &end, &d);
     util_diag_print(&d, stdout, "# record");
     util_diag_fini(&d);
 }
@@ -171,6 +173,16 @@ static bool unchanged(const char *path, const char *before, size_t len)
     return same;
 }
 
+/* Entries of dir other than . and .. */
+static int count_files(const char *dir)
+{
+    DIR *dd = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; dd && (e = readdir(dd));) n += e->d_name[0] != '.';
+    if (dd) closedir(dd);
+    return n;
+}
+
 static void test_files(const char *dir, const sim_scenario *sc)
 {
     util_diag d;
@@ -178,11 +190,12 @@ static void test_files(const char *dir, const sim_scenario *sc)
     char *path = util_xasprintf("%s/runs.db", dir);
     sim_recorder *rec;
     ok(sim_recorder_open(path, &rec, &d) == 0, "a new database is created");
-    record(rec, sc, "completed");
+    record(rec, sc, SIM_STATUS_COMPLETED);
     sim_recorder_close(rec);
     sim_recorder_open(path, &rec, &d);
-    record(rec, sc, "interrupted");
+    record(rec, sc, SIM_STATUS_INTERRUPTED);
     sim_recorder_close(rec);
+    ok(count_files(dir) == 1, "publishing leaves no private file beside the database");
 
     sqlite3 *db;
     ok(an_open(path, &db, &d) == 0, "it opens read-only for analysis");
@@ -200,8 +213,7 @@ static void test_files(const char *dir, const sim_scenario *sc)
     size_t len;
     char *before = slurp(path, &len);
     sim_recorder_open(path, &rec, &d);
-    int64_t run;
-    sim_recorder_begin(rec, sc, &run, &d);
+    sim_recorder_begin(rec, sc, &d);
     sim_sink sink = sim_recorder_sink(rec);
     sim_request_row row = make_row(3);
     sink.request(sink.ctx, &row);
@@ -212,10 +224,12 @@ static void test_files(const char *dir, const sim_scenario *sc)
 
     char *fresh = util_xasprintf("%s/fresh.db", dir);
     sim_recorder_open(fresh, &rec, &d);
-    sim_recorder_begin(rec, sc, &run, &d);
+    sim_recorder_begin(rec, sc, &d);
+    ok(access(fresh, F_OK) != 0, "a run in progress is not in the database until it finishes");
     sim_recorder_abort(rec);
     sim_recorder_close(rec);
-    ok(access(fresh, F_OK) != 0, "an aborted run removes the database it created");
+    ok(access(fresh, F_OK) != 0, "an aborted run creates no database");
+    ok(count_files(dir) == 1, "and leaves no private file");
 
     char *text = util_xasprintf("%s/notes.db", dir);
     FILE *f = fopen(text, "w");
@@ -233,11 +247,34 @@ static void test_files(const char *dir, const sim_scenario *sc)
     before = slurp(other, &len);
     util_diag_clear(&d);
     ok(sim_recorder_open(other, &rec, &d) == UTIL_EINPUT, "another program's database is refused");
-    has_str(d.count ? d.msgs[0] : "", "a SQLite database of another program", "and says so");
+    has_str(d.count ? d.msgs[0] : "", "is not a servesim database", "and says so");
     ok(unchanged(other, before, len), "and is left as it was");
     util_diag_clear(&d);
     ok(an_open(other, &db, &d) == UTIL_EINPUT, "report refuses it too");
     free(before);
+
+    /* an empty SQLite file is another program's too: never taken over */
+    char *empty = util_xasprintf("%s/empty.db", dir);
+    fclose(fopen(empty, "w"));
+    util_diag_clear(&d);
+    ok(sim_recorder_check(empty, &d) == UTIL_EINPUT, "an empty file is refused");
+    sqlite3_open(empty, &db);
+    sqlite3_exec(db, "PRAGMA application_id = 42; PRAGMA user_version = 1;", NULL, NULL, NULL);
+    sqlite3_close(db);
+    before = slurp(empty, &len);
+    util_diag_clear(&d);
+    ok(sim_recorder_open(empty, &rec, &d) == UTIL_EINPUT, "an empty database of another program "
+                                                            "is refused");
+    ok(unchanged(empty, before, len), "and is left as it was");
+    free(before);
+    const char *not_files[] = {"", ":memory:", "file:x.db?mode=memory"};
+    for (int i = 0; i < 3; i++) {
+        util_diag_clear(&d);
+        ok(sim_recorder_check(not_files[i], &d) == UTIL_EINPUT, "'%s' is not a database file",
+           not_files[i]);
+    }
+    unlink(empty);
+    free(empty);
 
     unlink(path);
     unlink(text);

@@ -71,8 +71,8 @@ static char *dump(const char *path)
     sqlite3 *db;
     sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
     static const char *const sql[] = {
-        "SELECT id, name, seed, scenario, status, sim_end_s, events, overrides, sweep FROM runs "
-        "ORDER BY id",
+        ("SELECT id, name, seed, scenario, status, sim_end_s, events, overrides, sweep, "
+         "status_reason FROM runs ORDER BY id"),
         "SELECT * FROM requests ORDER BY run_id, id",
         "SELECT * FROM replicas ORDER BY run_id, replica",
     };
@@ -183,7 +183,7 @@ static void test_interrupt(const char *root)
     }
     /* wait for a first point to be merged, then interrupt */
     for (int i = 0; i < 200; i++) {
-        sqlite3 *h;
+        sqlite3 *h = NULL; /* sqlite3_close(NULL) is a no-op; an unset handle is not */
         int n = 0;
         if (access(db, F_OK) == 0 && sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == 0) {
             sqlite3_stmt *st;

@@ -1,0 +1,457 @@
+/*
+ * test_faults.c: faults and neighbours never lose data, and verdicts count
+ * every request -- from the command line, as users meet them.  Two writers
+ * creating one database at once, readers while a run writes and after a
+ * writer was killed with kill -9, a sweep's run ids beside another writer,
+ * SIGTERM and SIGHUP on runs and sweeps (kept rows, no stray files or
+ * processes, exit within 2 s), file names that are no database, the
+ * overload guard of a plain run, an empty measurement window, and targets
+ * failed by requests that never completed.  argv[1] is the servesim
+ * binary, argv[2] the source root.
+ */
+#include <dirent.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "runner.h"
+#include "tap.h"
+#include "util.h"
+
+static const char *servesim;
+static char *quick;
+static char dir[] = "/tmp/servesim-faults-XXXXXX";
+
+static result sv(const char *a0, ...)
+{
+    va_list ap;
+    va_start(ap, a0);
+    result r = runner_vrun(servesim, dir, a0, ap);
+    va_end(ap);
+    return r;
+}
+
+static char *in_dir(const char *name)
+{
+    return util_xasprintf("%s/%s", dir, name);
+}
+
+static void sleep_s(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
+/* One integer from SQL on a database file (-1 when it cannot be read). */
+static long long q1(const char *db, const char *sql)
+{
+    sqlite3 *h = NULL;
+    sqlite3_stmt *st = NULL;
+    long long v = -1;
+    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK) {
+        sqlite3_busy_timeout(h, 10000);
+        if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+            v = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    return v;
+}
+
+/* Entries of the test folder whose name contains part. */
+static int files_with(const char *part)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));) n += strstr(e->d_name, part) != NULL;
+    if (d) closedir(d);
+    return n;
+}
+
+/* Processes whose command line names path (a sweep's workers are forks of
+ * it, with its argv). */
+static int processes_naming(const char *path)
+{
+    DIR *d = opendir("/proc");
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+        char *f = util_xasprintf("/proc/%s/cmdline", e->d_name);
+        FILE *in = fopen(f, "r");
+        free(f);
+        if (!in) continue;
+        char buf[4096];
+        size_t k = fread(buf, 1, sizeof buf - 1, in);
+        fclose(in);
+        for (size_t i = 0; i < k; i++)
+            if (!buf[i]) buf[i] = ' ';
+        buf[k] = '\0';
+        n += strstr(buf, path) != NULL;
+    }
+    if (d) closedir(d);
+    return n;
+}
+
+static pid_t spawn(char **args, const char *tag)
+{
+    char *out = util_xasprintf("%s/%s.out", dir, tag), *err = util_xasprintf("%s/%s.err", dir, tag);
+    pid_t pid = runner_spawn(servesim, args, out, err);
+    free(out);
+    free(err);
+    return pid;
+}
+
+static result finish(pid_t pid, const char *tag)
+{
+    char *out = util_xasprintf("%s/%s.out", dir, tag), *err = util_xasprintf("%s/%s.err", dir, tag);
+    result r = runner_finish(pid, out, err);
+    unlink(out);
+    unlink(err);
+    free(out);
+    free(err);
+    return r;
+}
+
+/* ---- two writers, one new file ---- */
+
+static void test_concurrent_creators(void)
+{
+    char *db = in_dir("new.db");
+    int both = 0, clean = 0;
+    const int tries = 12;
+    for (int t = 0; t < tries; t++) {
+        unlink(db);
+        char *args[] = {(char *)servesim, "run", quick, "-o", db, "--json", "--set",
+                        "stop.requests=300", NULL};
+        pid_t a = spawn(args, "a"), b = spawn(args, "b");
+        result ra = finish(a, "a"), rb = finish(b, "b");
+        both += ra.status == 0 && rb.status == 0 && q1(db, "SELECT count(*) FROM runs") == 2 &&
+                q1(db, "SELECT count(DISTINCT run_id) FROM requests") == 2;
+        clean += files_with("new.db") == 1; /* no private file left beside it */
+        runner_drop(&ra);
+        runner_drop(&rb);
+    }
+    is_int(both, tries, "two runs creating one database at once: both stored, every time");
+    is_int(clean, tries, "and nothing but the database is left");
+    /* appending: one writes straight in, the other into its own file, copied in at its end */
+    int appended = 0;
+    for (int t = 0; t < 4; t++) {
+        char *args[] = {(char *)servesim, "run", quick, "-o", db, "--json", "--set",
+                        "stop.requests=20000", NULL};
+        pid_t a = spawn(args, "a"), b = spawn(args, "b");
+        result ra = finish(a, "a"), rb = finish(b, "b");
+        appended += (ra.status == 0) + (rb.status == 0);
+        runner_drop(&ra);
+        runner_drop(&rb);
+    }
+    is_int(appended, 8, "two runs appending at once both succeed");
+    is_int(q1(db, "SELECT count(*) FROM runs"), 10, "and are stored");
+    is_int(q1(db, "SELECT count(*) FROM requests WHERE run_id > 2"), 8 * 20000,
+           "each with every one of its requests");
+    is_int(files_with("new.db.run-"), 0, "no private file is left");
+    unlink(db);
+    free(db);
+}
+
+/* ---- readers beside a writer, and after kill -9 ---- */
+
+static void test_readers(void)
+{
+    char *db = in_dir("shared.db");
+    result r = sv("run", quick, "-o", db, "--quiet", NULL);
+    ok(r.status == 0, "a first run");
+    runner_drop(&r);
+    char *args[] = {(char *)servesim, "run", quick, "-o", db, "--quiet", "--set",
+                    "stop.requests=100000000", NULL};
+    pid_t w = spawn(args, "w");
+    sleep_s(0.8);
+    r = sv("report", db, "--json", NULL);
+    ok(r.status == 0 && strstr(r.out, "\"status\":\t\"completed\""),
+       "report works while a run writes the same file, and sees the committed run");
+    runner_drop(&r);
+    r = sv("slo-curve", db, NULL);
+    ok(r.status == 0, "so does slo-curve");
+    runner_drop(&r);
+    r = sv("timeline", db, NULL);
+    ok(r.status == 0, "and timeline");
+    runner_drop(&r);
+    r = sv("report", db, "--run", "2", NULL);
+    ok(r.status == 2 && strstr(r.err, "no run with id 2"), "the run in progress is not visible");
+    runner_drop(&r);
+    kill(w, SIGKILL);
+    r = finish(w, "w");
+    runner_drop(&r);
+    /* it wrote straight into the database (its log frames never committed) */
+    is_int(files_with(".tmp"), 0, "kill -9 of a run appending leaves no file behind");
+    r = sv("report", db, NULL);
+    ok(r.status == 0 && strstr(r.out, "completed"), "report works after the writer was killed");
+    runner_drop(&r);
+    char *svg = in_dir("cdf.svg");
+    r = sv("plot", db, "cdf", "-o", svg, NULL);
+    ok(r.status == 0, "so does plot");
+    runner_drop(&r);
+    r = sv("compare", db, db, NULL);
+    ok(r.status == 0, "and compare");
+    runner_drop(&r);
+    r = sv("run", quick, "-o", db, "--quiet", NULL);
+    ok(r.status == 0, "a later run writes the file as before");
+    runner_drop(&r);
+    is_int(q1(db, "SELECT count(*) FROM runs WHERE status = 'completed'"), 2,
+           "holding both completed runs: nothing committed was lost");
+    is_int(q1(db, "SELECT count(*) FROM requests WHERE run_id = 1"), 2000,
+           "the first run whole, every one of its 2,000 requests");
+    unlink(svg);
+    free(svg);
+    free(db);
+}
+
+/* ---- a sweep beside another writer ---- */
+
+static void test_sweep_neighbour(void)
+{
+    char *db = in_dir("grid.db");
+    char *args[] = {(char *)servesim, "sweep", quick, "--vary", "workload.arrival.rate_per_s=2:12:2",
+                    "--set", "stop.requests=40000", "-j", "1", "-o", db, "--quiet", NULL};
+    pid_t s = spawn(args, "s");
+    int others = 0;
+    for (int i = 0; i < 3; i++) {
+        sleep_s(0.3);
+        result r = sv("run", quick, "-o", db, "--quiet", "--set", "stop.requests=200", NULL);
+        others += r.status == 0;
+        runner_drop(&r);
+    }
+    result r = finish(s, "s");
+    ok(r.status == 0, "a sweep runs to its end while other runs are written to its database (%s)",
+       r.err);
+    runner_drop(&r);
+    is_int(others, 3, "and so do they");
+    is_int(q1(db, "SELECT count(*) FROM runs"), 9, "all 6 points and 3 runs are stored");
+    is_int(q1(db, "SELECT count(*) FROM runs WHERE sweep IS NOT NULL"), 6,
+           "the points as the sweep's, whatever ids they ended up with");
+    is_int(q1(db, "SELECT count(*) FROM (SELECT run_id FROM requests GROUP BY run_id)"), 9,
+           "every run with its own requests");
+    free(db);
+}
+
+/* ---- signals ---- */
+
+static void test_signal_run(int sig, const char *name)
+{
+    char *db = in_dir("sig.db");
+    unlink(db);
+    char *args[] = {(char *)servesim, "run", quick, "-o", db, "--set", "stop.requests=100000000",
+                    "--set", "warmup_s=0", NULL};
+    pid_t pid = spawn(args, "sig");
+    sleep_s(1.2);
+    double t0 = util_wall_s();
+    kill(pid, sig);
+    result r = finish(pid, "sig");
+    double took = util_wall_s() - t0;
+    is_int(r.status, 128 + sig, "%s: the run exits 128 + %d", name, sig);
+    ok(took < 2.0, "%s: within 2 s of the signal (%.2f s)", name, took);
+    has_str(r.err, "servesim report", "%s: it says how to get the report", name);
+    runner_drop(&r);
+    long long rows = q1(db, "SELECT count(*) FROM requests");
+    ok(rows > 10000, "%s: the rows recorded are kept (%lld)", name, rows);
+    r = sv("report", db, "--json", NULL);
+    ok(r.status == 0 && strstr(r.out, "\"interrupted\""), "%s: the run is marked interrupted",
+       name);
+    has_str(r.out, "stopped by signal", "%s: and says by what", name);
+    runner_drop(&r);
+    is_int(files_with(".tmp"), 0, "%s: no private file left", name);
+    unlink(db);
+    free(db);
+}
+
+static void test_signal_sweep(void)
+{
+    char *db = in_dir("sweep.db");
+    char *args[] = {(char *)servesim, "sweep", quick, "--vary", "workload.arrival.rate_per_s=2:40:2",
+                    "--set", "stop.requests=20000", "-j", "2", "-o", db, NULL};
+    pid_t pid = spawn(args, "sw");
+    for (int i = 0; i < 300 && q1(db, "SELECT count(*) FROM runs") < 1; i++) sleep_s(0.02);
+    double t0 = util_wall_s();
+    kill(pid, SIGTERM);
+    result r = finish(pid, "sw");
+    double took = util_wall_s() - t0;
+    is_int(r.status, 128 + SIGTERM, "SIGTERM stops a sweep, exit 143");
+    ok(took < 2.0, "within 2 s (%.2f s)", took);
+    runner_drop(&r);
+    long long kept = q1(db, "SELECT count(*) FROM runs"),
+              whole = q1(db, "SELECT count(*) FROM runs WHERE status = 'completed'");
+    ok(kept >= 1 && kept == whole, "finished points kept, each whole (%lld)", kept);
+    is_int(files_with(".tmp"), 0, "no point files left");
+    sleep_s(0.2);
+    is_int(processes_naming(db), 0, "no worker left running");
+    r = sv("sweep", quick, "--vary", "workload.arrival.rate_per_s=2:40:2", "--set",
+           "stop.requests=20000", "-o", db, "--resume", "--quiet", NULL);
+    ok(r.status == 0, "--resume finishes the grid");
+    runner_drop(&r);
+    is_int(q1(db, "SELECT count(*) FROM runs"), 20, "all 20 points");
+    free(db);
+}
+
+/* ---- names that are no database ---- */
+
+static void test_not_databases(void)
+{
+    const char *names[] = {"", ":memory:"};
+    for (int i = 0; i < 2; i++) {
+        result r = sv("run", quick, "-o", names[i], NULL);
+        ok(r.status == 2, "-o '%s' is bad input (%d)", names[i], r.status);
+        runner_drop(&r);
+    }
+    char *empty = in_dir("empty.db");
+    fclose(fopen(empty, "w"));
+    result r = sv("run", quick, "-o", empty, NULL);
+    ok(r.status == 2 && strstr(r.err, "not a servesim database"),
+       "an empty file is not taken over");
+    runner_drop(&r);
+    struct stat st;
+    ok(stat(empty, &st) == 0 && st.st_size == 0, "and is left empty");
+    unlink(empty);
+    free(empty);
+}
+
+/* ---- the overload guard of a plain run ---- */
+
+static void test_run_overload(void)
+{
+    char *db = in_dir("over.db");
+    double t0 = util_wall_s();
+    result r = sv("run", quick, "-o", db, "--set", "workload.arrival.rate_per_s=1000000", "--set",
+                  "stop.requests=10000000", NULL);
+    double took = util_wall_s() - t0;
+    ok(r.status == 0 && took < 10, "a run at 1e6 req/s ends at once (%.2f s)", took);
+    ok(!strncmp(r.out, "run 1", 5) && strstr(strtok(r.out, "\n"), "overloaded"),
+       "the report says overloaded on its first line");
+    runner_drop(&r);
+    r = sv("report", db, "--json", NULL);
+    has_str(r.out, "could not keep up", "with the reason, stored with the run");
+    runner_drop(&r);
+    is_int(q1(db, "SELECT status = 'overloaded' FROM runs"), 1, "runs.status is overloaded");
+    ok(q1(db, "SELECT count(*) FROM requests") < 10000, "memory bounded: %lld requests recorded",
+       q1(db, "SELECT count(*) FROM requests"));
+    unlink(db);
+    free(db);
+}
+
+/* ---- an empty measurement window ---- */
+
+static bool has_nan(const char *s)
+{
+    for (const char *p = s; *p; p++)
+        if ((p[0] == 'n' || p[0] == 'N') && (p[1] == 'a' || p[1] == 'A') &&
+            (p[2] == 'n' || p[2] == 'N') && (p == s || !((p[-1] | 32) >= 'a' && (p[-1] | 32) <= 'z')) &&
+            !((p[3] | 32) >= 'a' && (p[3] | 32) <= 'z'))
+            return true;
+    return strstr(s, "inf ") || strstr(s, "inf\n") || strstr(s, "inf,");
+}
+
+static void test_empty_window(void)
+{
+    char *db = in_dir("empty-window.db");
+    result r = sv("run", quick, "-o", db, "--set", "workload.timeout_s=0.001", "--slo",
+                  "ttft_p99=1", NULL);
+    ok(r.status == 0, "a run whose every request timed out is recorded");
+    ok(!has_nan(r.out), "its report prints no NaN");
+    has_str(r.out, "measurement window is empty", "and says the window is empty in words");
+    runner_drop(&r);
+    const char *formats[] = {"--json", "--csv", "--markdown"};
+    for (int i = 0; i < 3; i++) {
+        r = sv("report", db, formats[i], "--slo", "ttft_p99=1", NULL);
+        ok(r.status == 0 && !has_nan(r.out), "report %s prints no NaN", formats[i]);
+        runner_drop(&r);
+    }
+    unlink(db);
+    free(db);
+}
+
+/* ---- verdicts count every request ---- */
+
+static void test_verdicts(void)
+{
+    char *db = in_dir("rejects.db");
+    /* most prompts are longer than 512 tokens: rejected by the scheduler */
+    result r = sv("run", quick, "-o", db, "--set", "cluster.scheduler.max_batched_tokens=512",
+                  "--slo", "ttft_p99=10", "--json", NULL);
+    cJSON *j = cJSON_Parse(r.out);
+    const cJSON *t = cJSON_GetArrayItem(util_json_get(j, "slo.targets"), 0);
+    ok(util_json_number(j, "requests.rejected", 0) > 1000, "most requests are rejected");
+    ok(util_json_number(t, "value_s", 1e9) < 10,
+       "P99 TTFT of the completed requests alone is within 10 s (%g)",
+       util_json_number(t, "value_s", NAN));
+    ok(cJSON_IsFalse(cJSON_GetObjectItem(t, "met")),
+       "but the target is not met: the rejected count as infinitely late");
+    ok(util_json_number(t, "not_completed", 0) > 1000, "and are counted");
+    cJSON_Delete(j);
+    runner_drop(&r);
+    unlink(db);
+    free(db);
+
+    r = sv("plan", quick, "--set", "cluster.scheduler.max_batched_tokens=512", "--target",
+           "ttft_p99<=0.2", "--find", "min-replicas", "--rate", "30", "--max-replicas", "4", NULL);
+    ok(r.status == 0 && strstr(r.out, "no configuration tried meets the targets"),
+       "plan: no replica count meets a P99 target most requests are rejected from");
+    has_str(r.out, "ttft_p99<=0.2 fails", "and says which target failed at each trial");
+    has_str(r.out, "of requests not completed", "and why");
+    runner_drop(&r);
+
+    r = sv("plan", quick, "--target", "ttft_p99<=500ms", "--find", "cheapest", "--rate", "4",
+           "--candidates", "cluster.gpu=h100-sxm,a100-80gb", "--max-replicas", "2", NULL);
+    ok(r.status == 0 && strstr(r.out, "candidates at 4 req/s:"), "cheapest prints its candidates");
+    ok(strstr(r.out, "gpu=h100-sxm ") && strstr(r.out, "gpu=a100-80gb "), "one line each");
+    has_str(r.out, "replica", "with replicas and cost, or why not met");
+    runner_drop(&r);
+}
+
+/* ---- validate takes the one run path too ---- */
+
+static void test_validate_bad_trace(const char *root)
+{
+    char *cmd = util_xasprintf("cp -r %s/data/validation/llmservingsim %s/v && sed -i "
+                               "'5s/.*/1.0,abc,12/' %s/v/workload_sharegpt-llama-3.1-8b-300-sps10.csv",
+                               root, dir, dir);
+    ok(system(cmd) == 0, "a validation folder with a broken workload line");
+    free(cmd);
+    char *v = in_dir("v");
+    result r = sv("validate", "--data", v, NULL);
+    ok(r.status == 2, "validate: a broken trace is bad input, exit 2 (%d)", r.status);
+    has_str(r.err, "workload_sharegpt-llama-3.1-8b-300-sps10.csv:5: field 2 (input_tokens)",
+            "and says where");
+    runner_drop(&r);
+    free(v);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: test_faults SERVESIM SOURCE_ROOT\n");
+        return 2;
+    }
+    servesim = argv[1];
+    quick = util_xasprintf("%s/examples/quickstart.json", argv[2]);
+    if (!mkdtemp(dir)) return 1;
+    test_concurrent_creators();
+    test_readers();
+    test_sweep_neighbour();
+    test_signal_run(SIGTERM, "SIGTERM");
+    test_signal_run(SIGHUP, "SIGHUP");
+    test_signal_run(SIGINT, "SIGINT");
+    test_signal_sweep();
+    test_not_databases();
+    test_run_overload();
+    test_empty_window();
+    test_verdicts();
+    test_validate_bad_trace(argv[2]);
+    char *cmd = util_xasprintf("rm -rf %s", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    free(cmd);
+    free(quick);
+    return tap_done();
+}
