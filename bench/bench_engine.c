@@ -27,7 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sim.h"
+#include "rec.h"
 
 #define RECORD_TARGET_RATIO 1.5
 #define RSS_TARGET_MB 100.0
@@ -108,21 +108,21 @@ static int run_engine(const sim_scenario *sc, const sim_sink *sink, int64_t *don
 
 /* ---- (a) simulate and record ---- */
 
-/* The timed part of `servesim run`: sim_run, the one run path -- load,
+/* The timed part of `servesim run`: rec_run, the one run path -- load,
  * open, simulate into the recorder, finish (which commits and publishes).
  * Reading the file and the catalog is left out. */
 static int record_run(const mdl_catalog *cat, cJSON *root, const char *path, outcome *out,
                       util_diag *d)
 {
     double t0 = util_wall_s();
-    sim_run_spec spec = {.catalog = cat, .scenario = root, .output = path};
-    sim_run_result res;
-    int rc = sim_run(&spec, &res, d);
+    rec_run_spec spec = {.catalog = cat, .scenario = root, .output = path};
+    rec_run_result res;
+    int rc = rec_run(&spec, &res, d);
     if (!rc && res.status != SIM_STATUS_COMPLETED)
         rc = util_diag_fail(d, "the run was %s: %s", sim_status_names[res.status], res.reason);
     out->rows = res.progress.done;
     out->wall_s = util_wall_s() - t0;
-    sim_run_result_fini(&res);
+    rec_run_result_fini(&res);
     return rc;
 }
 
@@ -240,7 +240,7 @@ static void bind_row(sqlite3_stmt *st, int64_t id, uint64_t *rng)
 static int insert_rows(sqlite3 *db, int64_t rows)
 {
     sqlite3_stmt *st;
-    if (sqlite3_exec(db, sim_recorder_schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
+    if (sqlite3_exec(db, rec_schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
         sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(db, insert_sql, -1, &st, NULL) != SQLITE_OK)
         return UTIL_EFAIL;

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "an.h"
-#include "sim.h"
+#include "rec.h"
 
 static const char run_usage[] =
     "usage: servesim run SCENARIO.json [-o FILE.db] [--set PATH=VALUE]... [--seed N]\n"
@@ -148,7 +148,7 @@ static void show_progress(const sim_progress *p, void *arg)
 
 /* What an interrupted run says instead of its report: computing a report
  * of millions of rows would hold the exit up for seconds. */
-static void say_interrupted(const run_opts *o, const sim_run_result *res)
+static void say_interrupted(const run_opts *o, const rec_run_result *res)
 {
     fprintf(stderr,
             "servesim: run %lld interrupted (%s); the %lld requests recorded are kept in %s.\n"
@@ -170,22 +170,22 @@ int cli_run(int argc, char **argv)
     util_diag_init(&d);
     mdl_catalog *cat = NULL;
     cJSON *root = NULL;
-    sim_run_result res = {0};
+    rec_run_result res = {0};
     int rc = mdl_catalog_load_default(&cat, &d);
     if (!rc) rc = cli_read_scenario(o.scenario, o.sets, o.n_sets, o.seed, &root, &d);
     /* before anything is simulated: a database that cannot take the run */
-    if (!rc) rc = sim_recorder_check(o.output, &d);
+    if (!rc) rc = rec_check(o.output, &d);
     if (!rc) {
         char *dir = util_dirname(o.scenario);
         progress_line pl = {util_wall_s(), 0, false};
         bool show = !o.quiet && isatty(STDERR_FILENO);
-        sim_run_spec spec = {.catalog = cat, .scenario = root, .origin = o.scenario,
+        rec_run_spec spec = {.catalog = cat, .scenario = root, .origin = o.scenario,
                              .base_dir = dir, .output = o.output, .iterations = o.iterations,
                              .stop = cli_stop_flag(), .progress = show ? show_progress : NULL,
                              .progress_arg = &pl};
-        root = NULL; /* sim_run's now */
+        root = NULL; /* rec_run's now */
         cli_catch_stop_signals();
-        rc = sim_run(&spec, &res, &d);
+        rc = rec_run(&spec, &res, &d);
         cli_release_stop_signals();
         if (pl.shown) fprintf(stderr, "\r\033[K");
         free(dir);
@@ -201,7 +201,7 @@ int cli_run(int argc, char **argv)
     }
     int code = cli_fail(&d, rc);
     if (rc == UTIL_EINTR) code = cli_stop_exit_code();
-    sim_run_result_fini(&res);
+    rec_run_result_fini(&res);
     cJSON_Delete(root);
     mdl_catalog_destroy(cat);
     util_diag_fini(&d);

@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "an.h"
-#include "sim.h"
+#include "rec.h"
 
 /* The data's folder under data/, and the file that tells it is there. */
 #define VALIDATE_DATA "validation/llmservingsim"
@@ -147,9 +147,9 @@ static int simulate(const char *data, const mdl_catalog *cat, vcase *c, util_dia
 {
     cJSON *root = scenario(data, c, d);
     if (!root) return UTIL_EINPUT;
-    sim_run_spec spec = {.catalog = cat, .scenario = root, .origin = c->name};
-    sim_run_result res;
-    int rc = sim_run(&spec, &res, d);
+    rec_run_spec spec = {.catalog = cat, .scenario = root, .origin = c->name};
+    rec_run_result res;
+    int rc = rec_run(&spec, &res, d);
     if (!rc && res.status != SIM_STATUS_COMPLETED)
         rc = util_diag_fail(d, "%s: the replay was %s (%s): its figures would not compare",
                             c->name, sim_status_names[res.status], res.reason);
@@ -160,7 +160,7 @@ static int simulate(const char *data, const mdl_catalog *cat, vcase *c, util_dia
         c->predicted[E2E] = r.req.e2e;
         an_report_fini(&r);
     }
-    sim_run_result_fini(&res);
+    rec_run_result_fini(&res);
     return rc;
 }
 

@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "sim.h"
+#include "rec.h"
 #include "util.h"
 
 /* ---- values and grids ---- */

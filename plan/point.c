@@ -1,6 +1,6 @@
 /*
  * point.c: one point of a sweep or a plan -- the base scenario with its
- * overrides and seed, run by sim_run into a database of its own (a scratch
+ * overrides and seed, run by rec_run into a database of its own (a scratch
  * file or memory) and summarised there.  Whether it was overloaded is the
  * engine's verdict (sim_engine_limit_in_flight), stored as the run's status.
  */
@@ -74,18 +74,18 @@ int pl_summarise(sqlite3 *db, int64_t run, const pl_base *b, pl_summary *out, ut
     return rc;
 }
 
-/* Runs the point by sim_run: into file, or in memory when file is NULL. */
+/* Runs the point by rec_run: into file, or in memory when file is NULL. */
 static int run_point(const pl_base *b, const pl_point *p, const char *file, bool iterations,
-                     sim_run_result *res, util_diag *d)
+                     rec_run_result *res, util_diag *d)
 {
     char *json = NULL;
     int rc = pl_point_scenario(b, p, &json, d);
     if (rc) return rc;
     char *overrides = cJSON_PrintUnformatted(p->overrides);
-    sim_run_spec spec = {.catalog = b->catalog, .scenario = cJSON_Parse(json),
+    rec_run_spec spec = {.catalog = b->catalog, .scenario = cJSON_Parse(json),
                          .base_dir = b->base_dir, .scratch = file, .iterations = iterations,
                          .label = {overrides, b->sweep, p->run_id}};
-    rc = sim_run(&spec, res, d);
+    rc = rec_run(&spec, res, d);
     free(overrides);
     free(json);
     return rc;
@@ -95,14 +95,14 @@ int pl_point_run(const pl_base *b, const pl_point *p, const char *path, pl_summa
                  util_diag *d)
 {
     bool in_memory = !path || !strcmp(path, ":memory:");
-    sim_run_result res;
+    rec_run_result res;
     int rc = run_point(b, p, in_memory ? NULL : path, false, &res, d);
     sqlite3 *db = res.db;
     if (!rc && !in_memory && sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
         rc = util_diag_fail(d, "%s: cannot open the point's database", path);
     if (!rc) rc = pl_summarise(db, res.run_id, b, out, d);
     if (!in_memory) sqlite3_close(db);
-    sim_run_result_fini(&res);
+    rec_run_result_fini(&res);
     return rc;
 }
 
@@ -180,7 +180,7 @@ int pl_point_report(const pl_base *b, const pl_point *p, bool iterations, cJSON 
                     util_diag *d)
 {
     *report = NULL;
-    sim_run_result res;
+    rec_run_result res;
     int rc = run_point(b, p, NULL, iterations, &res, d);
     an_options opt = {0};
     for (int i = 0; !rc && i < b->n_slo_args; i++) rc = an_options_add_slo(&opt, b->slo_args[i], d);
@@ -194,6 +194,6 @@ int pl_point_report(const pl_base *b, const pl_point *p, bool iterations, cJSON 
     }
     an_report_fini(&r);
     an_options_fini(&opt);
-    sim_run_result_fini(&res);
+    rec_run_result_fini(&res);
     return rc;
 }

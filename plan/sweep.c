@@ -226,7 +226,7 @@ static int drive(const pl_sweep_opts *o, int *to_run, int n_to_run,
         } else {
             pl_summary_from_json(cJSON_GetObjectItemCaseSensitive(res, "summary"), &row->s);
             /* keeps its planned id unless another process took it meanwhile */
-            rc = sim_recorder_publish(path, o->output, &row->point.run_id, d);
+            rc = rec_publish(path, o->output, &row->point.run_id, d);
             row->s.run_id = row->point.run_id;
             remove_point_file(path);
             r->ran++;
@@ -254,7 +254,7 @@ static int drive(const pl_sweep_opts *o, int *to_run, int n_to_run,
 static int open_output(const char *path, sqlite3 **db, util_diag *d)
 {
     *db = NULL;
-    int rc = sim_recorder_check(path, d);
+    int rc = rec_check(path, d);
     if (rc || access(path, F_OK) != 0) return rc;
     if (sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
         sqlite3_close(*db);

@@ -19,6 +19,8 @@
 #define SLAB_REQUESTS 1024
 #define PROGRESS_EVERY 16384
 
+const char *const sim_status_names[] = {"completed", "interrupted", "overloaded", "failed", NULL};
+
 /* Just past the horizon: a time no event may have. */
 #define PAST_HORIZON_NS ((int64_t)(SIM_HORIZON_S * SIM__NS_PER_S) + 1)
 

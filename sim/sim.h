@@ -7,9 +7,9 @@
  * workloads/ source, a router sends each to a replica, and every replica runs
  * iteration-level (continuous) batching, asking models/ what each iteration
  * costs.  The engine computes no metric.  It emits facts -- one row per
- * request, one per replica -- through a sim_sink; the recorder is the sink
- * that streams them into SQLite, and analysis/ derives every metric from
- * there.
+ * request, one per replica -- through a sim_sink; record/ is the sink that
+ * streams them into SQLite (the engine knows only the sink), and analysis/
+ * derives every metric from there.
  *
  * Time is int64 nanoseconds inside the engine and seconds (double) in rows.
  * A run is deterministic: the same scenario and seed give identical rows.
@@ -20,8 +20,6 @@
 
 #include <signal.h>
 #include <stdint.h>
-
-#include <sqlite3.h>
 
 #include "mdl.h"
 #include "util.h"
@@ -229,109 +227,5 @@ typedef enum sim_status {
 /* "completed", "interrupted", "overloaded", "failed". */
 extern const char *const sim_status_names[];
 
-typedef struct sim_run_end {
-    sim_status status;
-    const char *reason; /* why it was interrupted or overloaded, or NULL */
-    double sim_end_s, wall_s;
-    int64_t events;
-} sim_run_end;
-
-/* ---- recorder: the SQLite sink ---- */
-
-typedef struct sim_recorder sim_recorder;
-
-/* The SQL that creates a servesim database's tables and view (documented in
- * docs/database.md), for tools that build one themselves. */
-extern const char sim_recorder_schema_sql[];
-
-/* Checks, reading only, that path may take runs: absent, or a servesim
- * database.  Anything else -- not SQLite, another program's SQLite file
- * (even an empty one), not a regular file, "" or ":memory:" -- is refused
- * with UTIL_EINPUT and left untouched. */
-int sim_recorder_check(const char *path, util_diag *d);
-/* Opens a recorder for one run to be stored in the database at path (NULL:
- * in memory only): straight into an existing database whose write lock is
- * free, else into a private file beside path that sim_recorder_finish
- * publishes.  Either way the database never holds part of a run and a
- * failed run leaves it untouched (docs/database.md). */
-int sim_recorder_open(const char *path, sim_recorder **out, util_diag *d);
-/* As sim_recorder_open, writing the run into file (which must not exist),
- * left there for the caller to publish: a sweep's point. */
-int sim_recorder_open_scratch(const char *file, sim_recorder **out, util_diag *d);
-/* What the next run is, beyond its scenario (the strings are borrowed
- * until sim_recorder_begin). */
-typedef struct sim_run_label {
-    const char *overrides; /* JSON object of the overrides applied (--set, --vary), or NULL */
-    const char *sweep;     /* the sweep it is a point of, or NULL */
-    int64_t run_id;        /* > 0: this id if it is free (a sweep's point, numbered in advance) */
-} sim_run_label;
-void sim_recorder_label(sim_recorder *r, const sim_run_label *label);
-/* Starts a run: one transaction holds the whole run. */
-int sim_recorder_begin(sim_recorder *r, const sim_scenario *sc, util_diag *d);
-sim_sink sim_recorder_sink(sim_recorder *r);
-/* The sink of a recorder that also stores every iteration in `iterations`
- * (servesim run --record-iterations): one row per engine step, so a run
- * writes tokens / batch size more rows; off by default. */
-sim_sink sim_recorder_sink_with_iterations(sim_recorder *r);
-/* Records how the run ended -- the one place a run's status is written --
- * commits, and publishes the run into its database. */
-int sim_recorder_finish(sim_recorder *r, const sim_run_end *end, util_diag *d);
-/* The run's id: as stored, once finished (publishing may renumber a run
- * whose id another writer took meanwhile). */
-int64_t sim_recorder_run_id(const sim_recorder *r);
-/* Stores every run of the finished database file `file` (a point's) in the
- * database at path, then removes file: path is created with them if it
- * does not exist, else they are copied in one transaction, each keeping its
- * id unless another writer took it (then it gets the next free one).
- * *first_id (may be NULL) is the first run's id as stored. */
-int sim_recorder_publish(const char *file, const char *path, int64_t *first_id, util_diag *d);
-/* Rolls the run back and removes its private file. */
-void sim_recorder_abort(sim_recorder *r);
-/* The message of a failed sink callback. */
-const char *sim_recorder_error(const sim_recorder *r);
-/* The connection the run is written through: in memory, the run's database;
- * else its private file, until sim_recorder_finish publishes it (NULL
- * after). */
-sqlite3 *sim_recorder_db(sim_recorder *r);
-void sim_recorder_close(sim_recorder *r);
-/* Closes the recorder but keeps its connection open for the caller, who
- * closes it with sqlite3_close (an in-memory database lives on). */
-sqlite3 *sim_recorder_release(sim_recorder *r);
-
-/* ---- one run, end to end ---- */
-
-/* Everything a run needs.  Every command runs scenarios through sim_run:
- * `run`, sweep and plan points, lessons, `validate`, the benchmark. */
-typedef struct sim_run_spec {
-    const mdl_catalog *catalog;
-    cJSON *scenario;          /* taken: the scenario with its overrides, unvalidated */
-    const char *origin;       /* the file it came from, for messages, or NULL */
-    const char *base_dir;     /* where the files it names are (NULL: here) */
-    const char *output;       /* the database to store the run in; NULL: in memory */
-    const char *scratch;      /* instead: a new file to write the run to and leave (a point) */
-    sim_run_label label;
-    bool iterations;          /* also record every iteration */
-    int64_t in_flight_limit;  /* 0: the engine's default; < 0: none */
-    const volatile sig_atomic_t *stop; /* stops the run when it becomes non-zero: the number
-                                        * of the signal that asked (the reason names it) */
-    sim_progress_fn progress;
-    void *progress_arg;
-} sim_run_spec;
-
-typedef struct sim_run_result {
-    sim_status status;
-    char *reason;            /* why it was interrupted, overloaded or failed; owned */
-    int64_t run_id;          /* as stored */
-    sim_progress progress;   /* where the engine was when it ended */
-    double wall_s;
-    sqlite3 *db;             /* in memory: the run's database, open until _fini */
-} sim_run_result;
-
-/* Loads and validates the scenario (nothing is written if it is bad:
- * UTIL_EINPUT with every error), records the run and decides its status.
- * Returns UTIL_OK when the run was recorded -- completed, interrupted or
- * overloaded -- or the error (status failed, nothing recorded). */
-int sim_run(const sim_run_spec *spec, sim_run_result *out, util_diag *d);
-void sim_run_result_fini(sim_run_result *r);
 
 #endif /* SIM_H */

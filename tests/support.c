@@ -125,29 +125,29 @@ static sqlite3 *run_db(const sim_scenario *sc, int64_t *run_id, bool iterations)
 {
     util_diag d;
     util_diag_init(&d);
-    sim_recorder *rec = NULL;
+    rec_recorder *rec = NULL;
     sqlite3 *db = NULL;
-    if (sim_recorder_open(NULL, &rec, &d) || sim_recorder_begin(rec, sc, &d)) {
+    if (rec_open(NULL, &rec, &d) || rec_begin(rec, sc, &d)) {
         util_diag_print(&d, stdout, "# recorder");
         goto done;
     }
-    sim_sink sink = iterations ? sim_recorder_sink_with_iterations(rec) : sim_recorder_sink(rec);
+    sim_sink sink = iterations ? rec_sink_with_iterations(rec) : rec_sink(rec);
     sim_engine *e = sim_engine_create(sc, &sink);
     sim_engine_limit_in_flight(e, 0);
     int rc = sim_engine_run(e, NULL, NULL, NULL);
     sim_progress p;
     sim_engine_progress(e, &p);
     sim_engine_destroy(e);
-    sim_run_end end = {SIM_STATUS_COMPLETED, NULL, p.sim_s, 0, p.events};
-    if (rc || sim_recorder_finish(rec, &end, &d)) {
+    rec_run_end end = {SIM_STATUS_COMPLETED, NULL, p.sim_s, 0, p.events};
+    if (rc || rec_finish(rec, &end, &d)) {
         util_diag_print(&d, stdout, "# recorder");
         goto done;
     }
-    *run_id = sim_recorder_run_id(rec);
-    db = sim_recorder_release(rec);
+    *run_id = rec_run_id(rec);
+    db = rec_release(rec);
     rec = NULL;
 done:
-    sim_recorder_close(rec);
+    rec_close(rec);
     util_diag_fini(&d);
     return db;
 }

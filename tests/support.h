@@ -7,7 +7,7 @@
 #define SUPPORT_H
 
 #include "an.h"
-#include "sim.h"
+#include "rec.h"
 
 extern mdl_catalog *support_catalog;
 

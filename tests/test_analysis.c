@@ -353,10 +353,10 @@ static sqlite3 *hand_run(int gpus, double usd_per_gpu_hour, double busy_s, doubl
     free(json);
     util_diag d;
     util_diag_init(&d);
-    sim_recorder *rec;
-    sim_recorder_open(NULL, &rec, &d);
-    sim_recorder_begin(rec, &sc, &d);
-    sim_sink sink = sim_recorder_sink(rec);
+    rec_recorder *rec;
+    rec_open(NULL, &rec, &d);
+    rec_begin(rec, &sc, &d);
+    sim_sink sink = rec_sink(rec);
     for (int i = 0; i < 2; i++) {
         sim_request_row r = {.id = i, .cls = "default", .task_id = -1, .call_index = -1,
                              .replica = 0, .decode_replica = -1, .status = SIM_COMPLETED,
@@ -371,9 +371,9 @@ static sqlite3 *hand_run(int gpus, double usd_per_gpu_hour, double busy_s, doubl
                           .tdp_w = 700, .idle_w = 100, .prefill_w = 700, .decode_w = 380,
                           .energy_j = energy_j, .usd_per_gpu_hour = usd_per_gpu_hour};
     sink.replica(sink.ctx, &rp);
-    sim_run_end end = {SIM_STATUS_COMPLETED, NULL, 10, 0, 1};
-    sim_recorder_finish(rec, &end, &d);
-    sqlite3 *db = sim_recorder_release(rec); /* the recorder is gone, its database ours */
+    rec_run_end end = {SIM_STATUS_COMPLETED, NULL, 10, 0, 1};
+    rec_finish(rec, &end, &d);
+    sqlite3 *db = rec_release(rec); /* the recorder is gone, its database ours */
     sim_scenario_fini(&sc);
     util_diag_print(&d, stdout, "# hand");
     util_diag_fini(&d);

@@ -43,12 +43,12 @@ static sim_request_row make_row(int i)
     return r;
 }
 
-static void record(sim_recorder *rec, const sim_scenario *sc, sim_status status)
+static void record(rec_recorder *rec, const sim_scenario *sc, sim_status status)
 {
     util_diag d;
     util_diag_init(&d);
-    sim_recorder_begin(rec, sc, &d);
-    sim_sink sink = sim_recorder_sink(rec);
+    rec_begin(rec, sc, &d);
+    sim_sink sink = rec_sink(rec);
     for (int i = 0; i < 10; i++) {
         sim_request_row r = make_row(i);
         sink.request(sink.ctx, &r);
@@ -63,9 +63,9 @@ static void record(sim_recorder *rec, const sim_scenario *sc, sim_status status)
                               .peak_bw = 1e12};
         sink.replica(sink.ctx, &rp);
     }
-    sim_run_end end = {status, status == SIM_STATUS_COMPLETED ? NULL : "a test's reason", 10.0,
+    rec_run_end end = {status, status == SIM_STATUS_COMPLETED ? NULL : "a test's reason", 10.0,
                        0.5, 1234};
-    sim_recorder_finish(rec, &end, &d);
+    rec_finish(rec, &end, &d);
     util_diag_print(&d, stdout, "# record");
     util_diag_fini(&d);
 }
@@ -188,13 +188,13 @@ static void test_files(const char *dir, const sim_scenario *sc)
     util_diag d;
     util_diag_init(&d);
     char *path = util_xasprintf("%s/runs.db", dir);
-    sim_recorder *rec;
-    ok(sim_recorder_open(path, &rec, &d) == 0, "a new database is created");
+    rec_recorder *rec;
+    ok(rec_open(path, &rec, &d) == 0, "a new database is created");
     record(rec, sc, SIM_STATUS_COMPLETED);
-    sim_recorder_close(rec);
-    sim_recorder_open(path, &rec, &d);
+    rec_close(rec);
+    rec_open(path, &rec, &d);
     record(rec, sc, SIM_STATUS_INTERRUPTED);
-    sim_recorder_close(rec);
+    rec_close(rec);
     ok(count_files(dir) == 1, "publishing leaves no private file beside the database");
 
     sqlite3 *db;
@@ -212,22 +212,22 @@ static void test_files(const char *dir, const sim_scenario *sc)
     /* a run that fails is rolled back: the file is byte for byte as before */
     size_t len;
     char *before = slurp(path, &len);
-    sim_recorder_open(path, &rec, &d);
-    sim_recorder_begin(rec, sc, &d);
-    sim_sink sink = sim_recorder_sink(rec);
+    rec_open(path, &rec, &d);
+    rec_begin(rec, sc, &d);
+    sim_sink sink = rec_sink(rec);
     sim_request_row row = make_row(3);
     sink.request(sink.ctx, &row);
-    sim_recorder_abort(rec);
-    sim_recorder_close(rec);
+    rec_abort(rec);
+    rec_close(rec);
     ok(unchanged(path, before, len), "an aborted run leaves the database untouched");
     free(before);
 
     char *fresh = util_xasprintf("%s/fresh.db", dir);
-    sim_recorder_open(fresh, &rec, &d);
-    sim_recorder_begin(rec, sc, &d);
+    rec_open(fresh, &rec, &d);
+    rec_begin(rec, sc, &d);
     ok(access(fresh, F_OK) != 0, "a run in progress is not in the database until it finishes");
-    sim_recorder_abort(rec);
-    sim_recorder_close(rec);
+    rec_abort(rec);
+    rec_close(rec);
     ok(access(fresh, F_OK) != 0, "an aborted run creates no database");
     ok(count_files(dir) == 1, "and leaves no private file");
 
@@ -236,7 +236,7 @@ static void test_files(const char *dir, const sim_scenario *sc)
     fputs("not a database\n", f);
     fclose(f);
     util_diag_clear(&d);
-    ok(sim_recorder_open(text, &rec, &d) == UTIL_EINPUT, "a text file is refused");
+    ok(rec_open(text, &rec, &d) == UTIL_EINPUT, "a text file is refused");
     has_str(d.count ? d.msgs[0] : "", "not a SQLite database (left untouched)", "and says so");
     ok(unchanged(text, "not a database\n", 15), "and is left as it was");
 
@@ -246,7 +246,7 @@ static void test_files(const char *dir, const sim_scenario *sc)
     sqlite3_close(db);
     before = slurp(other, &len);
     util_diag_clear(&d);
-    ok(sim_recorder_open(other, &rec, &d) == UTIL_EINPUT, "another program's database is refused");
+    ok(rec_open(other, &rec, &d) == UTIL_EINPUT, "another program's database is refused");
     has_str(d.count ? d.msgs[0] : "", "is not a servesim database", "and says so");
     ok(unchanged(other, before, len), "and is left as it was");
     util_diag_clear(&d);
@@ -257,20 +257,20 @@ static void test_files(const char *dir, const sim_scenario *sc)
     char *empty = util_xasprintf("%s/empty.db", dir);
     fclose(fopen(empty, "w"));
     util_diag_clear(&d);
-    ok(sim_recorder_check(empty, &d) == UTIL_EINPUT, "an empty file is refused");
+    ok(rec_check(empty, &d) == UTIL_EINPUT, "an empty file is refused");
     sqlite3_open(empty, &db);
     sqlite3_exec(db, "PRAGMA application_id = 42; PRAGMA user_version = 1;", NULL, NULL, NULL);
     sqlite3_close(db);
     before = slurp(empty, &len);
     util_diag_clear(&d);
-    ok(sim_recorder_open(empty, &rec, &d) == UTIL_EINPUT, "an empty database of another program "
+    ok(rec_open(empty, &rec, &d) == UTIL_EINPUT, "an empty database of another program "
                                                             "is refused");
     ok(unchanged(empty, before, len), "and is left as it was");
     free(before);
     const char *not_files[] = {"", ":memory:", "file:x.db?mode=memory"};
     for (int i = 0; i < 3; i++) {
         util_diag_clear(&d);
-        ok(sim_recorder_check(not_files[i], &d) == UTIL_EINPUT, "'%s' is not a database file",
+        ok(rec_check(not_files[i], &d) == UTIL_EINPUT, "'%s' is not a database file",
            not_files[i]);
     }
     unlink(empty);

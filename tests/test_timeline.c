@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "an.h"
-#include "sim.h"
+#include "rec.h"
 #include "tap.h"
 
 static const char *servesim;
@@ -40,7 +40,7 @@ static sqlite3 *create_db(const char *path, bool with_iterations)
     sqlite3 *db = NULL;
     sqlite3_open(path, &db);
     exec(db, "PRAGMA application_id = 1399157366; PRAGMA user_version = 1");
-    exec(db, sim_recorder_schema_sql);
+    exec(db, rec_schema_sql);
     if (!with_iterations) exec(db, "DROP TABLE iterations"); /* a database from before it */
     return db;
 }

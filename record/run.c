@@ -12,7 +12,7 @@
  * recorder is the only code that writes a run's status; nothing here
  * prints.
  */
-#include "sim.h"
+#include "rec.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -41,20 +41,20 @@ static char *interrupted_reason(const volatile sig_atomic_t *stop, const sim_pro
                           p->sim_s, (long long)p->done, (long long)p->arrived);
 }
 
-static int open_recorder(const sim_run_spec *s, sim_recorder **rec, util_diag *d)
+static int open_recorder(const rec_run_spec *s, rec_recorder **rec, util_diag *d)
 {
-    int rc = s->scratch ? sim_recorder_open_scratch(s->scratch, rec, d)
-                        : sim_recorder_open(s->output, rec, d);
-    if (!rc) sim_recorder_label(*rec, &s->label);
+    int rc = s->scratch ? rec_open_scratch(s->scratch, rec, d)
+                        : rec_open(s->output, rec, d);
+    if (!rc) rec_label(*rec, &s->label);
     return rc;
 }
 
 /* Runs the engine into the recorder; the run's end in *end (its reason
  * owned by out). */
-static int simulate(const sim_run_spec *s, const sim_scenario *sc, sim_recorder *rec,
-                    sim_run_result *out, util_diag *d)
+static int simulate(const rec_run_spec *s, const sim_scenario *sc, rec_recorder *rec,
+                    rec_run_result *out, util_diag *d)
 {
-    sim_sink sink = s->iterations ? sim_recorder_sink_with_iterations(rec) : sim_recorder_sink(rec);
+    sim_sink sink = s->iterations ? rec_sink_with_iterations(rec) : rec_sink(rec);
     sim_engine *e = sim_engine_create(sc, &sink);
     if (s->in_flight_limit) sim_engine_limit_in_flight(e, s->in_flight_limit < 0 ? 0 : s->in_flight_limit);
     double start = util_wall_s();
@@ -64,7 +64,7 @@ static int simulate(const sim_run_spec *s, const sim_scenario *sc, sim_recorder 
     out->status = status_of(rc);
     if (out->status == SIM_STATUS_FAILED) {
         const char *why = sim_engine_error(e);
-        util_diag_add(d, "%s", why ? why : sim_recorder_error(rec));
+        util_diag_add(d, "%s", why ? why : rec_error(rec));
         if (rc != UTIL_EINPUT) rc = UTIL_EFAIL;
     } else if (out->status == SIM_STATUS_OVERLOADED) {
         out->reason = util_xstrdup(sim_engine_reason(e));
@@ -75,7 +75,7 @@ static int simulate(const sim_run_spec *s, const sim_scenario *sc, sim_recorder 
     return out->status == SIM_STATUS_FAILED ? rc : UTIL_OK;
 }
 
-int sim_run(const sim_run_spec *s, sim_run_result *out, util_diag *d)
+int rec_run(const rec_run_spec *s, rec_run_result *out, util_diag *d)
 {
     memset(out, 0, sizeof *out);
     out->status = SIM_STATUS_FAILED;
@@ -89,33 +89,33 @@ int sim_run(const sim_run_spec *s, sim_run_result *out, util_diag *d)
                           d->count == 1 ? "" : "s");
         return rc;
     }
-    sim_recorder *rec = NULL;
+    rec_recorder *rec = NULL;
     rc = open_recorder(s, &rec, d);
-    if (!rc) rc = sim_recorder_begin(rec, &sc, d);
+    if (!rc) rc = rec_begin(rec, &sc, d);
     if (!rc) rc = simulate(s, &sc, rec, out, d);
     if (!rc) {
-        sim_run_end end = {out->status, out->reason, out->progress.sim_s, out->wall_s,
+        rec_run_end end = {out->status, out->reason, out->progress.sim_s, out->wall_s,
                            out->progress.events};
-        rc = sim_recorder_finish(rec, &end, d);
+        rc = rec_finish(rec, &end, d);
     }
     if (rc) {
         out->status = SIM_STATUS_FAILED;
         free(out->reason);
         out->reason = util_xstrdup(d->count ? d->msgs[d->count - 1] : "the run failed");
-        sim_recorder_abort(rec);
+        rec_abort(rec);
     } else {
-        out->run_id = sim_recorder_run_id(rec);
+        out->run_id = rec_run_id(rec);
         if (!s->output && !s->scratch) {
-            out->db = sim_recorder_release(rec); /* in memory: the caller's to read */
+            out->db = rec_release(rec); /* in memory: the caller's to read */
             rec = NULL;
         }
     }
-    sim_recorder_close(rec);
+    rec_close(rec);
     sim_scenario_fini(&sc);
     return rc;
 }
 
-void sim_run_result_fini(sim_run_result *r)
+void rec_run_result_fini(rec_run_result *r)
 {
     if (!r) return;
     free(r->reason);

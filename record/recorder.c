@@ -24,7 +24,7 @@
  * the engine stops, the rows so far are committed, and the run is marked
  * interrupted.
  */
-#include "sim.h"
+#include "rec.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -47,9 +47,7 @@
 /* Writers wait this long for each other's publishing transaction. */
 #define BUSY_TIMEOUT_MS 60000
 
-const char *const sim_status_names[] = {"completed", "interrupted", "overloaded", "failed", NULL};
-
-const char sim_recorder_schema_sql[] =
+const char rec_schema_sql[] =
     "CREATE TABLE runs ("
     "  id INTEGER PRIMARY KEY,"
     "  name TEXT NOT NULL,"
@@ -158,7 +156,7 @@ const char sim_recorder_schema_sql[] =
  * key order does. */
 #define REORDER_ROWS 4096
 
-struct sim_recorder {
+struct rec_recorder {
     sqlite3 *db;
     sim_request_row *pending; /* min-heap by id, up to REORDER_ROWS */
     int n_pending;
@@ -169,16 +167,16 @@ struct sim_recorder {
     int64_t run_id;
     sqlite3_stmt *ins_request, *ins_replica, *ins_task, *ins_iteration;
     char *error; /* message of a failed sink callback */
-    sim_run_label label;
+    rec_run_label label;
 };
 
-static int db_fail(sim_recorder *r, util_diag *d, const char *what)
+static int db_fail(rec_recorder *r, util_diag *d, const char *what)
 {
     return util_diag_fail(d, "%s: %s: %s", r->path ? r->path : "(memory)", what,
                           sqlite3_errmsg(r->db));
 }
 
-static int exec(sim_recorder *r, const char *sql, util_diag *d)
+static int exec(rec_recorder *r, const char *sql, util_diag *d)
 {
     if (sqlite3_exec(r->db, sql, NULL, NULL, NULL) == SQLITE_OK) return UTIL_OK;
     return db_fail(r, d, "SQLite error");
@@ -222,7 +220,7 @@ static int check_db(sqlite3 *db, const char *path, util_diag *d)
     return UTIL_OK;
 }
 
-int sim_recorder_check(const char *path, util_diag *d)
+int rec_check(const char *path, util_diag *d)
 {
     if (!path || !*path) return util_diag_add(d, "the database path is empty");
     if (!strcmp(path, ":memory:") || !strncmp(path, "file:", 5))
@@ -278,7 +276,7 @@ static char *private_file(const char *path, util_diag *d)
 }
 
 /* Opens the connection to r->file (or memory). */
-static int connect(sim_recorder *r, util_diag *d)
+static int connect(rec_recorder *r, util_diag *d)
 {
     /* One connection, used by one thread: SQLite's per-call mutex is pure
      * cost (about 5% of a 1M-request record in a profile). */
@@ -291,9 +289,9 @@ static int connect(sim_recorder *r, util_diag *d)
     return exec(r, "PRAGMA synchronous = OFF; PRAGMA journal_mode = MEMORY;", d);
 }
 
-static sim_recorder *recorder_new(void)
+static rec_recorder *recorder_new(void)
 {
-    sim_recorder *r = util_xcalloc(1, sizeof *r);
+    rec_recorder *r = util_xcalloc(1, sizeof *r);
     r->pending = util_xmalloc(REORDER_ROWS * sizeof *r->pending);
     return r;
 }
@@ -304,7 +302,7 @@ static int upgrade(sqlite3 *db, const char *path, util_diag *d);
  * beside the writer) with its write lock taken now and held for the run.
  * Returns 1 when another process holds it: the run goes to a private file,
  * to be copied in when it ends. */
-static int connect_direct(sim_recorder *r, util_diag *d)
+static int connect_direct(rec_recorder *r, util_diag *d)
 {
     if (sqlite3_open_v2(r->path, &r->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
         SQLITE_OK)
@@ -331,13 +329,13 @@ static int connect_direct(sim_recorder *r, util_diag *d)
     return rc ? rc : upgrade(r->db, r->path, d);
 }
 
-int sim_recorder_open(const char *path, sim_recorder **out, util_diag *d)
+int rec_open(const char *path, rec_recorder **out, util_diag *d)
 {
     *out = NULL;
     if (path && !strcmp(path, ":memory:")) path = NULL; /* the tests' and plans' spelling */
-    int rc = path ? sim_recorder_check(path, d) : UTIL_OK;
+    int rc = path ? rec_check(path, d) : UTIL_OK;
     if (rc) return rc;
-    sim_recorder *r = recorder_new();
+    rec_recorder *r = recorder_new();
     if (path) r->path = util_xstrdup(path);
     if (path && access(path, F_OK) == 0) rc = connect_direct(r, d);
     if (path && !r->direct && rc >= 0) {
@@ -346,26 +344,26 @@ int sim_recorder_open(const char *path, sim_recorder **out, util_diag *d)
     }
     if (!rc && !r->direct) rc = connect(r, d);
     if (rc) {
-        sim_recorder_abort(r);
-        sim_recorder_close(r);
+        rec_abort(r);
+        rec_close(r);
         return rc;
     }
     *out = r;
     return UTIL_OK;
 }
 
-int sim_recorder_open_scratch(const char *file, sim_recorder **out, util_diag *d)
+int rec_open_scratch(const char *file, rec_recorder **out, util_diag *d)
 {
     *out = NULL;
     int fd = open(file, O_WRONLY | O_CREAT | O_EXCL, 0644);
     if (fd < 0) return util_diag_fail(d, "%s: cannot create: %s", file, strerror(errno));
     close(fd);
-    sim_recorder *r = recorder_new();
+    rec_recorder *r = recorder_new();
     r->file = util_xstrdup(file);
     int rc = connect(r, d);
     if (rc) {
-        sim_recorder_abort(r);
-        sim_recorder_close(r);
+        rec_abort(r);
+        rec_close(r);
         return rc;
     }
     *out = r;
@@ -380,7 +378,7 @@ static void utc_now(char *buf, size_t n)
     strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-static int prepare(sim_recorder *r, util_diag *d)
+static int prepare(rec_recorder *r, util_diag *d)
 {
     static const char req[] = "INSERT INTO requests (run_id, id, replica, class, task_id, "
                               "call_index, arrival_s, enqueue_s, first_scheduled_s, "
@@ -408,7 +406,7 @@ static int prepare(sim_recorder *r, util_diag *d)
     return UTIL_OK;
 }
 
-static int insert_run(sim_recorder *r, const sim_scenario *sc, util_diag *d)
+static int insert_run(rec_recorder *r, const sim_scenario *sc, util_diag *d)
 {
     char started[32];
     utc_now(started, sizeof started);
@@ -440,7 +438,7 @@ static int insert_run(sim_recorder *r, const sim_scenario *sc, util_diag *d)
 
 /* A private file is new: its tables are created in the run's transaction.
  * Writing straight into the database, the transaction is open already. */
-static int begin(sim_recorder *r, util_diag *d)
+static int begin(rec_recorder *r, util_diag *d)
 {
     if (r->direct) return UTIL_OK;
     int rc = exec(r, "BEGIN", d);
@@ -450,11 +448,11 @@ static int begin(sim_recorder *r, util_diag *d)
                                    APPLICATION_ID, SCHEMA_VERSION);
     rc = exec(r, pragmas, d);
     free(pragmas);
-    if (!rc) rc = exec(r, sim_recorder_schema_sql, d);
+    if (!rc) rc = exec(r, rec_schema_sql, d);
     return rc;
 }
 
-int sim_recorder_begin(sim_recorder *r, const sim_scenario *sc, util_diag *d)
+int rec_begin(rec_recorder *r, const sim_scenario *sc, util_diag *d)
 {
     int rc = begin(r, d);
     if (!rc) rc = insert_run(r, sc, d);
@@ -468,7 +466,7 @@ static void bind_time(sqlite3_stmt *st, int i, double s)
     else sqlite3_bind_double(st, i, s);
 }
 
-static int step_reset(sim_recorder *r, sqlite3_stmt *st)
+static int step_reset(rec_recorder *r, sqlite3_stmt *st)
 {
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
@@ -484,7 +482,7 @@ static void bind_replica(sqlite3_stmt *st, int i, int replica)
     else sqlite3_bind_int(st, i, replica);
 }
 
-static int insert_request(sim_recorder *r, const sim_request_row *row)
+static int insert_request(rec_recorder *r, const sim_request_row *row)
 {
     sqlite3_stmt *st = r->ins_request;
     sqlite3_bind_int64(st, 1, r->run_id);
@@ -514,7 +512,7 @@ static int insert_request(sim_recorder *r, const sim_request_row *row)
 }
 
 /* Writes the pending row of the smallest id. */
-static int write_smallest(sim_recorder *r)
+static int write_smallest(rec_recorder *r)
 {
     sim_request_row *h = r->pending;
     int rc = insert_request(r, &h[0]);
@@ -534,7 +532,7 @@ static int write_smallest(sim_recorder *r)
 
 static int put_request(void *ctx, const sim_request_row *row)
 {
-    sim_recorder *r = ctx;
+    rec_recorder *r = ctx;
     /* When full, write half in one go: SQLite runs hot in cache for a burst
      * of inserts rather than one at a time between simulation events. */
     if (r->n_pending == REORDER_ROWS)
@@ -550,7 +548,7 @@ static int put_request(void *ctx, const sim_request_row *row)
     return 0;
 }
 
-static int flush_requests(sim_recorder *r)
+static int flush_requests(rec_recorder *r)
 {
     while (r->n_pending)
         if (write_smallest(r)) return -1;
@@ -559,7 +557,7 @@ static int flush_requests(sim_recorder *r)
 
 static int put_replica(void *ctx, const sim_replica_row *row)
 {
-    sim_recorder *r = ctx;
+    rec_recorder *r = ctx;
     sqlite3_stmt *st = r->ins_replica;
     sqlite3_bind_int64(st, 1, r->run_id);
     sqlite3_bind_int(st, 2, row->replica);
@@ -595,7 +593,7 @@ static int put_replica(void *ctx, const sim_replica_row *row)
 
 static int put_task(void *ctx, const sim_task_row *row)
 {
-    sim_recorder *r = ctx;
+    rec_recorder *r = ctx;
     sqlite3_stmt *st = r->ins_task;
     sqlite3_bind_int64(st, 1, r->run_id);
     sqlite3_bind_int64(st, 2, row->id);
@@ -610,7 +608,7 @@ static int put_task(void *ctx, const sim_task_row *row)
 
 static int put_iteration(void *ctx, const sim_iteration_row *row)
 {
-    sim_recorder *r = ctx;
+    rec_recorder *r = ctx;
     sqlite3_stmt *st = r->ins_iteration;
     sqlite3_bind_int64(st, 1, r->run_id);
     sqlite3_bind_int(st, 2, row->replica);
@@ -625,29 +623,29 @@ static int put_iteration(void *ctx, const sim_iteration_row *row)
     return step_reset(r, st);
 }
 
-void sim_recorder_label(sim_recorder *r, const sim_run_label *label)
+void rec_label(rec_recorder *r, const rec_run_label *label)
 {
     r->label = *label;
 }
 
-sim_sink sim_recorder_sink(sim_recorder *r)
+sim_sink rec_sink(rec_recorder *r)
 {
     return (sim_sink){.ctx = r, .request = put_request, .replica = put_replica, .task = put_task};
 }
 
-sim_sink sim_recorder_sink_with_iterations(sim_recorder *r)
+sim_sink rec_sink_with_iterations(rec_recorder *r)
 {
-    sim_sink s = sim_recorder_sink(r);
+    sim_sink s = rec_sink(r);
     s.iteration = put_iteration;
     return s;
 }
 
-const char *sim_recorder_error(const sim_recorder *r)
+const char *rec_error(const rec_recorder *r)
 {
     return r->error ? r->error : "no error";
 }
 
-static void finalize(sim_recorder *r)
+static void finalize(rec_recorder *r)
 {
     sqlite3_finalize(r->ins_request);
     sqlite3_finalize(r->ins_replica);
@@ -658,7 +656,7 @@ static void finalize(sim_recorder *r)
 
 /* ---- the run's end ---- */
 
-static int record_end(sim_recorder *r, const sim_run_end *end, util_diag *d)
+static int record_end(rec_recorder *r, const rec_run_end *end, util_diag *d)
 {
     sqlite3_stmt *st;
     int rc = sqlite3_prepare_v2(r->db,
@@ -688,7 +686,7 @@ static int sync_path(const char *path, int flags)
     return rc;
 }
 
-int sim_recorder_finish(sim_recorder *r, const sim_run_end *end, util_diag *d)
+int rec_finish(rec_recorder *r, const rec_run_end *end, util_diag *d)
 {
     if (flush_requests(r)) return util_diag_fail(d, "%s", r->error);
     int rc = record_end(r, end, d);
@@ -710,7 +708,7 @@ int sim_recorder_finish(sim_recorder *r, const sim_run_end *end, util_diag *d)
     r->db = NULL;
     if (rc) return rc;
     int64_t id;
-    rc = sim_recorder_publish(r->file, r->path, &id, d);
+    rc = rec_publish(r->file, r->path, &id, d);
     if (!rc) {
         r->run_id = id;
         free(r->file); /* published: the file is gone, or is the database */
@@ -719,12 +717,12 @@ int sim_recorder_finish(sim_recorder *r, const sim_run_end *end, util_diag *d)
     return rc;
 }
 
-int64_t sim_recorder_run_id(const sim_recorder *r)
+int64_t rec_run_id(const rec_recorder *r)
 {
     return r->run_id;
 }
 
-void sim_recorder_abort(sim_recorder *r)
+void rec_abort(rec_recorder *r)
 {
     if (!r) return;
     finalize(r);
@@ -869,7 +867,7 @@ static int merge_into(const char *file, const char *path, int64_t *first_id, uti
     return rc;
 }
 
-int sim_recorder_publish(const char *file, const char *path, int64_t *first_id, util_diag *d)
+int rec_publish(const char *file, const char *path, int64_t *first_id, util_diag *d)
 {
     if (first_id) {
         sqlite3 *db = NULL;
@@ -883,21 +881,21 @@ int sim_recorder_publish(const char *file, const char *path, int64_t *first_id, 
     return rc == 1 ? merge_into(file, path, first_id, d) : rc;
 }
 
-sqlite3 *sim_recorder_db(sim_recorder *r)
+sqlite3 *rec_db(rec_recorder *r)
 {
     return r->db;
 }
 
-sqlite3 *sim_recorder_release(sim_recorder *r)
+sqlite3 *rec_release(rec_recorder *r)
 {
     sqlite3 *db = r->db;
     finalize(r);
     r->db = NULL;
-    sim_recorder_close(r);
+    rec_close(r);
     return db;
 }
 
-void sim_recorder_close(sim_recorder *r)
+void rec_close(rec_recorder *r)
 {
     if (!r) return;
     finalize(r);
