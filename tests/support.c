@@ -10,6 +10,21 @@
 
 mdl_catalog *support_catalog;
 
+char *support_scenario_text(const char *name)
+{
+    char *path = util_xasprintf("%s/%s", SUPPORT_SCENARIOS_DIR, name);
+    char *text = NULL;
+    util_diag d;
+    util_diag_init(&d);
+    if (util_read_file(path, &text, NULL, &d)) {
+        printf("Bail out! %s\n", d.count ? d.msgs[0] : path);
+        exit(1);
+    }
+    util_diag_fini(&d);
+    free(path);
+    return text;
+}
+
 int support_init(void)
 {
     util_diag d;

@@ -15,6 +15,11 @@ extern mdl_catalog *support_catalog;
 int support_init(void);
 void support_fini(void);
 
+/* The text of tests/scenarios/NAME (caller frees); a missing file ends the
+ * program with a TAP "Bail out!", since every test after it would be
+ * meaningless. */
+char *support_scenario_text(const char *name);
+
 /* Builds a scenario from JSON text (after --set style overrides, NULL
  * terminated); on error returns the messages joined by newlines in *errors
  * (caller frees) and a non-zero status. */
