@@ -25,6 +25,8 @@
  * interrupted.
  */
 #include "rec.h"
+#include "rec_int.h"
+#include "schema.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -39,101 +41,13 @@
 #define SERVESIM_VERSION "unknown"
 #endif
 
-/* "Serv" in the database header: marks a file as a servesim database. */
-#define APPLICATION_ID 0x53657276
-/* 2: runs.status_reason (a version-1 database gains the column when a run
- * is published into it). */
-#define SCHEMA_VERSION 2
-/* Writers wait this long for each other's publishing transaction. */
-#define BUSY_TIMEOUT_MS 60000
 
 const char rec_schema_sql[] =
-    "CREATE TABLE runs ("
-    "  id INTEGER PRIMARY KEY,"
-    "  name TEXT NOT NULL,"
-    "  seed INTEGER NOT NULL,"
-    "  scenario TEXT NOT NULL,"
-    "  version TEXT NOT NULL,"
-    "  started_at TEXT NOT NULL,"
-    "  status TEXT NOT NULL,"
-    "  sim_end_s REAL,"
-    "  wall_s REAL,"
-    "  events INTEGER,"
-    "  overrides TEXT,"
-    "  sweep TEXT,"
-    "  status_reason TEXT);"
-    "CREATE TABLE requests ("
-    "  run_id INTEGER NOT NULL REFERENCES runs(id),"
-    "  id INTEGER NOT NULL,"
-    "  replica INTEGER,"
-    "  class TEXT,"
-    "  task_id INTEGER,"
-    "  call_index INTEGER,"
-    "  arrival_s REAL NOT NULL,"
-    "  enqueue_s REAL,"
-    "  first_scheduled_s REAL,"
-    "  first_token_s REAL,"
-    "  finish_s REAL,"
-    "  prompt_tokens INTEGER NOT NULL,"
-    "  output_tokens INTEGER NOT NULL,"
-    "  preemptions INTEGER NOT NULL,"
-    "  slow INTEGER NOT NULL,"
-    "  status TEXT NOT NULL,"
-    "  decode_replica INTEGER,"
-    "  decode_enqueue_s REAL,"
-    "  PRIMARY KEY (run_id, id)) WITHOUT ROWID;"
-    "CREATE TABLE replicas ("
-    "  run_id INTEGER NOT NULL REFERENCES runs(id),"
-    "  replica INTEGER NOT NULL,"
-    "  pool TEXT NOT NULL,"
-    "  gpu TEXT NOT NULL,"
-    "  model TEXT NOT NULL,"
-    "  gpus INTEGER NOT NULL,"
-    "  busy_s REAL NOT NULL,"
-    "  prefill_s REAL NOT NULL,"
-    "  decode_s REAL NOT NULL,"
-    "  iterations INTEGER NOT NULL,"
-    "  flops REAL NOT NULL,"
-    "  bytes REAL NOT NULL,"
-    "  batch_seq_s REAL NOT NULL,"
-    "  kv_capacity_tokens INTEGER NOT NULL,"
-    "  kv_peak_tokens INTEGER NOT NULL,"
-    "  preemptions INTEGER NOT NULL,"
-    "  prefill_tokens INTEGER NOT NULL,"
-    "  decode_tokens INTEGER NOT NULL,"
-    "  swap_bytes REAL NOT NULL,"
-    "  out_of_range_iterations INTEGER NOT NULL,"
-    "  peak_flops REAL NOT NULL,"
-    "  peak_bw REAL NOT NULL,"
-    "  tdp_w REAL NOT NULL,"
-    "  idle_w REAL NOT NULL,"
-    "  prefill_w REAL NOT NULL,"
-    "  decode_w REAL NOT NULL,"
-    "  energy_j REAL NOT NULL,"
-    "  kv_token_s REAL NOT NULL,"
-    "  usd_per_gpu_hour REAL NOT NULL,"
-    "  PRIMARY KEY (run_id, replica));"
-    "CREATE TABLE iterations ("
-    "  run_id INTEGER NOT NULL REFERENCES runs(id),"
-    "  replica INTEGER NOT NULL,"
-    "  start_s REAL NOT NULL,"
-    "  end_s REAL NOT NULL,"
-    "  prefill_tokens INTEGER NOT NULL,"
-    "  decode_seqs INTEGER NOT NULL,"
-    "  kv_tokens INTEGER NOT NULL,"
-    "  flops REAL NOT NULL,"
-    "  bytes REAL NOT NULL,"
-    "  energy_j REAL NOT NULL);"
-    "CREATE TABLE tasks ("
-    "  run_id INTEGER NOT NULL REFERENCES runs(id),"
-    "  id INTEGER NOT NULL,"
-    "  class TEXT NOT NULL,"
-    "  status TEXT NOT NULL,"
-    "  start_s REAL NOT NULL,"
-    "  finish_s REAL,"
-    "  calls INTEGER NOT NULL,"
-    "  slow_calls INTEGER NOT NULL,"
-    "  PRIMARY KEY (run_id, id));"
+    "CREATE TABLE runs (" REC_RUNS(REC_DDL, REC_DDL_LAST) ");"
+    "CREATE TABLE requests (" REC_REQUESTS(REC_DDL, REC_DDL) "  PRIMARY KEY (run_id, id)) WITHOUT ROWID;"
+    "CREATE TABLE replicas (" REC_REPLICAS(REC_DDL, REC_DDL) "  PRIMARY KEY (run_id, replica));"
+    "CREATE TABLE iterations (" REC_ITERATIONS(REC_DDL, REC_DDL_LAST) ");"
+    "CREATE TABLE tasks (" REC_TASKS(REC_DDL, REC_DDL) "  PRIMARY KEY (run_id, id));"
     "CREATE VIEW task_metrics AS SELECT"
     "  run_id, id, class, status, start_s, calls, slow_calls,"
     "  finish_s - start_s AS e2e_s"
@@ -182,75 +96,6 @@ static int exec(rec_recorder *r, const char *sql, util_diag *d)
     return db_fail(r, d, "SQLite error");
 }
 
-static int64_t query_int(sqlite3 *db, const char *sql, int *rc)
-{
-    sqlite3_stmt *st;
-    int64_t v = 0;
-    *rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
-    if (*rc == SQLITE_OK) {
-        *rc = sqlite3_step(st);
-        if (*rc == SQLITE_ROW) {
-            v = sqlite3_column_int64(st, 0);
-            *rc = SQLITE_OK;
-        }
-    }
-    sqlite3_finalize(st);
-    return v;
-}
-
-/* ---- which files may take runs ---- */
-
-/* Whether db is a servesim database of a schema this build writes. */
-static int check_db(sqlite3 *db, const char *path, util_diag *d)
-{
-    int rc;
-    int64_t app = query_int(db, "PRAGMA application_id", &rc);
-    if (rc == SQLITE_NOTADB)
-        return util_diag_add(d, "%s: not a SQLite database (left untouched)", path);
-    if (rc != SQLITE_OK)
-        return util_diag_fail(d, "%s: cannot read: %s", path, sqlite3_errmsg(db));
-    int64_t version = query_int(db, "PRAGMA user_version", &rc);
-    if (app != APPLICATION_ID)
-        return util_diag_add(d, "%s: exists and is not a servesim database (left untouched); "
-                                "write to a new file",
-                             path);
-    if (version > SCHEMA_VERSION)
-        return util_diag_add(d, "%s: written by a newer servesim (schema %lld, this one writes %d)",
-                             path, (long long)version, SCHEMA_VERSION);
-    return UTIL_OK;
-}
-
-int rec_check(const char *path, util_diag *d)
-{
-    if (!path || !*path) return util_diag_add(d, "the database path is empty");
-    if (!strcmp(path, ":memory:") || !strncmp(path, "file:", 5))
-        return util_diag_add(d, "%s: not a file name (a run must be stored in a file)", path);
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        if (errno != ENOENT) return util_diag_add(d, "%s: %s", path, strerror(errno));
-        char *dir = util_dirname(path);
-        int ok = access(dir, W_OK | X_OK);
-        int err = errno;
-        free(dir);
-        return ok ? util_diag_add(d, "%s: cannot create a file there: %s", path, strerror(err))
-                  : UTIL_OK;
-    }
-    if (!S_ISREG(st.st_mode)) return util_diag_add(d, "%s: not a regular file", path);
-    sqlite3 *db = NULL;
-    int rc = UTIL_OK;
-    /* read-write though it only reads: the last connection to close a WAL
-     * database removes its -wal and -shm files only if it may write */
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
-        rc = util_diag_add(d, "%s: cannot open for writing: %s", path,
-                           db ? sqlite3_errmsg(db) : "?");
-    else {
-        sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS);
-        rc = check_db(db, path, d);
-    }
-    sqlite3_close(db);
-    return rc;
-}
-
 /* ---- opening ---- */
 
 /* A file of this process beside path, created empty (O_EXCL: never one that
@@ -296,8 +141,6 @@ static rec_recorder *recorder_new(void)
     return r;
 }
 
-static int upgrade(sqlite3 *db, const char *path, util_diag *d);
-
 /* Writing straight into an existing database: in WAL mode (readers go on
  * beside the writer) with its write lock taken now and held for the run.
  * Returns 1 when another process holds it: the run goes to a private file,
@@ -324,9 +167,9 @@ static int connect_direct(rec_recorder *r, util_diag *d)
     }
     r->in_txn = true;
     r->direct = true;
-    sqlite3_busy_timeout(r->db, BUSY_TIMEOUT_MS);
-    rc = check_db(r->db, r->path, d); /* again, under the lock */
-    return rc ? rc : upgrade(r->db, r->path, d);
+    sqlite3_busy_timeout(r->db, REC__BUSY_TIMEOUT_MS);
+    rc = rec__check_db(r->db, r->path, d); /* again, under the lock */
+    return rc ? rc : rec__upgrade(r->db, r->path, d);
 }
 
 int rec_open(const char *path, rec_recorder **out, util_diag *d)
@@ -378,26 +221,15 @@ static void utc_now(char *buf, size_t n)
     strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* INSERT INTO t VALUES (?, ?, ...): one parameter per column, in the
+ * table's order (schema.h). */
 static int prepare(rec_recorder *r, util_diag *d)
 {
-    static const char req[] = "INSERT INTO requests (run_id, id, replica, class, task_id, "
-                              "call_index, arrival_s, enqueue_s, first_scheduled_s, "
-                              "first_token_s, finish_s, prompt_tokens, output_tokens, "
-                              "preemptions, slow, status, decode_replica, decode_enqueue_s) "
-                              "VALUES (?1, ?2, ?3, ?16, ?17, ?18, ?4, ?5, ?6, ?7, ?8, ?9, "
-                              "?10, ?11, ?12, ?13, ?14, ?15)";
-    static const char task[] = "INSERT INTO tasks VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
-    static const char iteration[] = "INSERT INTO iterations VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
-                                    "?8, ?9, ?10)";
-    static const char rep[] = "INSERT INTO replicas (run_id, replica, pool, gpu, model, gpus, "
-                              "busy_s, prefill_s, decode_s, iterations, flops, bytes, "
-                              "batch_seq_s, kv_capacity_tokens, kv_peak_tokens, preemptions, "
-                              "prefill_tokens, decode_tokens, swap_bytes, "
-                              "out_of_range_iterations, peak_flops, peak_bw, tdp_w, idle_w, prefill_w, "
-                              "decode_w, energy_j, kv_token_s, usd_per_gpu_hour) "
-                              "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
-                              "?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, "
-                              "?27, ?28, ?29)";
+    static const char req[] = "INSERT INTO requests VALUES (" REC_REQUESTS(REC_PARAM, REC_PARAM_LAST) ")";
+    static const char rep[] = "INSERT INTO replicas VALUES (" REC_REPLICAS(REC_PARAM, REC_PARAM_LAST) ")";
+    static const char task[] = "INSERT INTO tasks VALUES (" REC_TASKS(REC_PARAM, REC_PARAM_LAST) ")";
+    static const char iteration[] =
+        "INSERT INTO iterations VALUES (" REC_ITERATIONS(REC_PARAM, REC_PARAM_LAST) ")";
     if (sqlite3_prepare_v2(r->db, req, -1, &r->ins_request, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(r->db, rep, -1, &r->ins_replica, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(r->db, task, -1, &r->ins_task, NULL) != SQLITE_OK ||
@@ -406,6 +238,14 @@ static int prepare(rec_recorder *r, util_diag *d)
     return UTIL_OK;
 }
 
+static int bind_named_text(sqlite3_stmt *st, const char *name, const char *v)
+{
+    return v ? sqlite3_bind_text(st, sqlite3_bind_parameter_index(st, name), v, -1, SQLITE_STATIC)
+             : SQLITE_OK;
+}
+
+/* The run's row, status 'running' until rec_finish.  The id asked for (a
+ * sweep's point) is taken only if free: NULL lets SQLite number it. */
 static int insert_run(rec_recorder *r, const sim_scenario *sc, util_diag *d)
 {
     char started[32];
@@ -414,19 +254,20 @@ static int insert_run(rec_recorder *r, const sim_scenario *sc, util_diag *d)
     sqlite3_stmt *st;
     int rc = sqlite3_prepare_v2(r->db,
                                 "INSERT INTO runs (id, name, seed, scenario, version, started_at, "
-                                "status, overrides, sweep) VALUES ((SELECT ?6 WHERE NOT EXISTS "
-                                "(SELECT 1 FROM runs WHERE id = ?6)), ?1, ?2, ?3, ?4, ?5, "
-                                "'running', ?7, ?8)",
+                                "status, overrides, sweep) VALUES ((SELECT :id WHERE NOT EXISTS "
+                                "(SELECT 1 FROM runs WHERE id = :id)), :name, :seed, :scenario, "
+                                ":version, :started_at, 'running', :overrides, :sweep)",
                                 -1, &st, NULL);
     if (rc == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, sc->name, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(st, 2, (sqlite3_int64)sc->seed);
-        sqlite3_bind_text(st, 3, scenario, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 4, SERVESIM_VERSION, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 5, started, -1, SQLITE_STATIC);
-        if (r->label.run_id > 0) sqlite3_bind_int64(st, 6, r->label.run_id);
-        if (r->label.overrides) sqlite3_bind_text(st, 7, r->label.overrides, -1, SQLITE_STATIC);
-        if (r->label.sweep) sqlite3_bind_text(st, 8, r->label.sweep, -1, SQLITE_STATIC);
+        if (r->label.run_id > 0)
+            sqlite3_bind_int64(st, sqlite3_bind_parameter_index(st, ":id"), r->label.run_id);
+        sqlite3_bind_int64(st, sqlite3_bind_parameter_index(st, ":seed"), (sqlite3_int64)sc->seed);
+        bind_named_text(st, ":name", sc->name);
+        bind_named_text(st, ":scenario", scenario);
+        bind_named_text(st, ":version", SERVESIM_VERSION);
+        bind_named_text(st, ":started_at", started);
+        bind_named_text(st, ":overrides", r->label.overrides);
+        bind_named_text(st, ":sweep", r->label.sweep);
         rc = sqlite3_step(st);
     }
     sqlite3_finalize(st);
@@ -445,7 +286,7 @@ static int begin(rec_recorder *r, util_diag *d)
     if (rc) return rc;
     r->in_txn = true;
     char *pragmas = util_xasprintf("PRAGMA application_id = %d; PRAGMA user_version = %d;",
-                                   APPLICATION_ID, SCHEMA_VERSION);
+                                   REC__APPLICATION_ID, REC__SCHEMA_VERSION);
     rc = exec(r, pragmas, d);
     free(pragmas);
     if (!rc) rc = exec(r, rec_schema_sql, d);
@@ -460,11 +301,43 @@ int rec_begin(rec_recorder *r, const sim_scenario *sc, util_diag *d)
     return rc;
 }
 
+/* ---- the binders schema.h names ---- */
+
+static void bind_i64(sqlite3_stmt *st, int i, int64_t v)
+{
+    sqlite3_bind_int64(st, i, v);
+}
+
+static void bind_opt(sqlite3_stmt *st, int i, int64_t v)
+{
+    if (v < 0) sqlite3_bind_null(st, i);
+    else sqlite3_bind_int64(st, i, v);
+}
+
+static void bind_real(sqlite3_stmt *st, int i, double v)
+{
+    sqlite3_bind_double(st, i, v);
+}
+
 static void bind_time(sqlite3_stmt *st, int i, double s)
 {
     if (isnan(s)) sqlite3_bind_null(st, i);
     else sqlite3_bind_double(st, i, s);
 }
+
+static void bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+    /* the statement is stepped before the row's strings can change */
+    sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
+}
+
+/* Binds every column of a list (schema.h) in order, from `row` and `r`. */
+#define REC_BIND(name, type, bind, value) bind_##bind(st, ++col, (value));
+#define BIND_ALL(TABLE)                                                                            \
+    do {                                                                                           \
+        int col = 0;                                                                               \
+        TABLE(REC_BIND, REC_BIND)                                                                  \
+    } while (0)
 
 static int step_reset(rec_recorder *r, sqlite3_stmt *st)
 {
@@ -476,38 +349,10 @@ static int step_reset(rec_recorder *r, sqlite3_stmt *st)
     return -1;
 }
 
-static void bind_replica(sqlite3_stmt *st, int i, int replica)
-{
-    if (replica < 0) sqlite3_bind_null(st, i);
-    else sqlite3_bind_int(st, i, replica);
-}
-
 static int insert_request(rec_recorder *r, const sim_request_row *row)
 {
     sqlite3_stmt *st = r->ins_request;
-    sqlite3_bind_int64(st, 1, r->run_id);
-    sqlite3_bind_int64(st, 2, row->id);
-    bind_replica(st, 3, row->replica);
-    bind_time(st, 4, row->arrival_s);
-    bind_time(st, 5, row->enqueue_s);
-    bind_time(st, 6, row->first_scheduled_s);
-    bind_time(st, 7, row->first_token_s);
-    bind_time(st, 8, row->finish_s);
-    sqlite3_bind_int(st, 9, row->prompt_tokens);
-    sqlite3_bind_int(st, 10, row->output_tokens);
-    sqlite3_bind_int(st, 11, row->preemptions);
-    sqlite3_bind_int(st, 12, row->slow);
-    sqlite3_bind_text(st, 13, row->status, -1, SQLITE_STATIC);
-    bind_replica(st, 14, row->decode_replica);
-    bind_time(st, 15, row->decode_enqueue_s);
-    sqlite3_bind_text(st, 16, row->cls, -1, SQLITE_STATIC);
-    if (row->task_id < 0) {
-        sqlite3_bind_null(st, 17);
-        sqlite3_bind_null(st, 18);
-    } else {
-        sqlite3_bind_int64(st, 17, row->task_id);
-        sqlite3_bind_int(st, 18, row->call_index);
-    }
+    BIND_ALL(REC_REQUESTS);
     return step_reset(r, st);
 }
 
@@ -559,35 +404,7 @@ static int put_replica(void *ctx, const sim_replica_row *row)
 {
     rec_recorder *r = ctx;
     sqlite3_stmt *st = r->ins_replica;
-    sqlite3_bind_int64(st, 1, r->run_id);
-    sqlite3_bind_int(st, 2, row->replica);
-    sqlite3_bind_text(st, 3, row->pool, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 4, row->gpu, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(st, 5, row->model, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_int(st, 6, row->gpus);
-    sqlite3_bind_double(st, 7, row->busy_s);
-    sqlite3_bind_double(st, 8, row->prefill_s);
-    sqlite3_bind_double(st, 9, row->decode_s);
-    sqlite3_bind_int64(st, 10, row->iterations);
-    sqlite3_bind_double(st, 11, row->flops);
-    sqlite3_bind_double(st, 12, row->bytes);
-    sqlite3_bind_double(st, 13, row->batch_seq_s);
-    sqlite3_bind_int64(st, 14, row->kv_capacity_tokens);
-    sqlite3_bind_int64(st, 15, row->kv_peak_tokens);
-    sqlite3_bind_int64(st, 16, row->preemptions);
-    sqlite3_bind_int64(st, 17, row->prefill_tokens);
-    sqlite3_bind_int64(st, 18, row->decode_tokens);
-    sqlite3_bind_double(st, 19, row->swap_bytes);
-    sqlite3_bind_int64(st, 20, row->out_of_range);
-    sqlite3_bind_double(st, 21, row->peak_flops);
-    sqlite3_bind_double(st, 22, row->peak_bw);
-    sqlite3_bind_double(st, 23, row->tdp_w);
-    sqlite3_bind_double(st, 24, row->idle_w);
-    sqlite3_bind_double(st, 25, row->prefill_w);
-    sqlite3_bind_double(st, 26, row->decode_w);
-    sqlite3_bind_double(st, 27, row->energy_j);
-    sqlite3_bind_double(st, 28, row->kv_token_s);
-    sqlite3_bind_double(st, 29, row->usd_per_gpu_hour);
+    BIND_ALL(REC_REPLICAS);
     return step_reset(r, st);
 }
 
@@ -595,14 +412,7 @@ static int put_task(void *ctx, const sim_task_row *row)
 {
     rec_recorder *r = ctx;
     sqlite3_stmt *st = r->ins_task;
-    sqlite3_bind_int64(st, 1, r->run_id);
-    sqlite3_bind_int64(st, 2, row->id);
-    sqlite3_bind_text(st, 3, row->cls, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 4, row->status, -1, SQLITE_STATIC);
-    sqlite3_bind_double(st, 5, row->start_s);
-    bind_time(st, 6, row->finish_s);
-    sqlite3_bind_int(st, 7, row->calls);
-    sqlite3_bind_int(st, 8, row->slow_calls);
+    BIND_ALL(REC_TASKS);
     return step_reset(r, st);
 }
 
@@ -610,16 +420,7 @@ static int put_iteration(void *ctx, const sim_iteration_row *row)
 {
     rec_recorder *r = ctx;
     sqlite3_stmt *st = r->ins_iteration;
-    sqlite3_bind_int64(st, 1, r->run_id);
-    sqlite3_bind_int(st, 2, row->replica);
-    sqlite3_bind_double(st, 3, row->start_s);
-    sqlite3_bind_double(st, 4, row->end_s);
-    sqlite3_bind_int(st, 5, row->prefill_tokens);
-    sqlite3_bind_int(st, 6, row->decode_seqs);
-    sqlite3_bind_int64(st, 7, row->kv_tokens);
-    sqlite3_bind_double(st, 8, row->flops);
-    sqlite3_bind_double(st, 9, row->bytes);
-    sqlite3_bind_double(st, 10, row->energy_j);
+    BIND_ALL(REC_ITERATIONS);
     return step_reset(r, st);
 }
 
@@ -656,34 +457,26 @@ static void finalize(rec_recorder *r)
 
 /* ---- the run's end ---- */
 
+/* The one place a run's status is written. */
 static int record_end(rec_recorder *r, const rec_run_end *end, util_diag *d)
 {
     sqlite3_stmt *st;
     int rc = sqlite3_prepare_v2(r->db,
-                                "UPDATE runs SET status = ?1, sim_end_s = ?2, wall_s = ?3, "
-                                "events = ?4, status_reason = ?6 WHERE id = ?5",
+                                "UPDATE runs SET status = :status, sim_end_s = :sim_end_s, "
+                                "wall_s = :wall_s, events = :events, "
+                                "status_reason = :status_reason WHERE id = :id",
                                 -1, &st, NULL);
     if (rc == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, sim_status_names[end->status], -1, SQLITE_STATIC);
-        sqlite3_bind_double(st, 2, end->sim_end_s);
-        sqlite3_bind_double(st, 3, end->wall_s);
-        sqlite3_bind_int64(st, 4, end->events);
-        sqlite3_bind_int64(st, 5, r->run_id);
-        if (end->reason) sqlite3_bind_text(st, 6, end->reason, -1, SQLITE_STATIC);
+        bind_named_text(st, ":status", sim_status_names[end->status]);
+        bind_named_text(st, ":status_reason", end->reason);
+        sqlite3_bind_double(st, sqlite3_bind_parameter_index(st, ":sim_end_s"), end->sim_end_s);
+        sqlite3_bind_double(st, sqlite3_bind_parameter_index(st, ":wall_s"), end->wall_s);
+        sqlite3_bind_int64(st, sqlite3_bind_parameter_index(st, ":events"), end->events);
+        sqlite3_bind_int64(st, sqlite3_bind_parameter_index(st, ":id"), r->run_id);
         rc = sqlite3_step(st);
     }
     sqlite3_finalize(st);
     return rc == SQLITE_DONE ? UTIL_OK : db_fail(r, d, "cannot record the run's end");
-}
-
-/* fsync(2) of a file or folder by name. */
-static int sync_path(const char *path, int flags)
-{
-    int fd = open(path, flags);
-    if (fd < 0) return -1;
-    int rc = fsync(fd);
-    close(fd);
-    return rc;
 }
 
 int rec_finish(rec_recorder *r, const rec_run_end *end, util_diag *d)
@@ -736,149 +529,6 @@ void rec_abort(rec_recorder *r)
         free(r->file);
         r->file = NULL;
     }
-}
-
-/* ---- publishing a finished file into the database ---- */
-
-/* The file becomes the database: made durable first (it was written
- * without fsyncs), then linked, which fails with EEXIST instead of
- * replacing a database created meanwhile.  Returns 1 when path exists. */
-static int link_new(const char *file, const char *path, util_diag *d)
-{
-    if (sync_path(file, O_RDONLY) != 0)
-        return util_diag_fail(d, "%s: cannot sync: %s", file, strerror(errno));
-    if (link(file, path) != 0) {
-        if (errno == EEXIST) return 1;
-        return util_diag_fail(d, "%s: cannot create: %s", path, strerror(errno));
-    }
-    char *dir = util_dirname(path);
-    sync_path(dir, O_RDONLY | O_DIRECTORY); /* the new name, durable */
-    free(dir);
-    unlink(file);
-    return UTIL_OK;
-}
-
-/* A database file of ours and the files SQLite keeps beside it. */
-static void remove_db_file(const char *file)
-{
-    static const char *const suffixes[] = {"", "-wal", "-shm", "-journal", NULL};
-    for (int i = 0; suffixes[i]; i++) {
-        char *f = util_xasprintf("%s%s", file, suffixes[i]);
-        unlink(f);
-        free(f);
-    }
-}
-
-static int exec_db(sqlite3 *db, const char *path, const char *sql, util_diag *d)
-{
-    if (sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK) return UTIL_OK;
-    return util_diag_fail(d, "%s: %s", path, sqlite3_errmsg(db));
-}
-
-/* A version-1 database gains runs.status_reason (inside the transaction). */
-static int upgrade(sqlite3 *db, const char *path, util_diag *d)
-{
-    int rc;
-    if (query_int(db, "PRAGMA main.user_version", &rc) >= SCHEMA_VERSION) return UTIL_OK;
-    char *sql = util_xasprintf("ALTER TABLE main.runs ADD COLUMN status_reason TEXT; "
-                               "PRAGMA main.user_version = %d;", SCHEMA_VERSION);
-    rc = exec_db(db, path, sql, d);
-    free(sql);
-    return rc;
-}
-
-/* The file's runs take ids above every id on both sides when any of theirs
- * is taken in main (the file is ours: renumbering it changes nothing else). */
-static int renumber(sqlite3 *db, const char *path, util_diag *d)
-{
-    int rc;
-    int64_t taken = query_int(db, "SELECT count(*) FROM main.runs WHERE id IN "
-                                  "(SELECT id FROM point.runs)", &rc);
-    if (rc != SQLITE_OK) return util_diag_fail(d, "%s: %s", path, sqlite3_errmsg(db));
-    if (!taken) return UTIL_OK;
-    int64_t shift = query_int(db, "SELECT max((SELECT max(id) FROM main.runs), "
-                                  "(SELECT max(id) FROM point.runs)) - "
-                                  "(SELECT min(id) FROM point.runs) + 1", &rc);
-    static const char *const tables[] = {"requests", "replicas", "tasks", "iterations", NULL};
-    char *sql = util_xasprintf("UPDATE point.runs SET id = id + %lld", (long long)shift);
-    rc = exec_db(db, path, sql, d);
-    free(sql);
-    for (int i = 0; !rc && tables[i]; i++) {
-        sql = util_xasprintf("UPDATE point.%s SET run_id = run_id + %lld", tables[i],
-                             (long long)shift);
-        rc = exec_db(db, path, sql, d);
-        free(sql);
-    }
-    return rc;
-}
-
-/* The tables in the order a point's rows must arrive (runs first: the
- * others reference it). */
-static const char *const merged_tables[] = {"runs", "requests", "replicas", "tasks", "iterations",
-                                            NULL};
-
-/* Copies the attached point's runs into main, in one transaction. */
-static int copy_runs(sqlite3 *db, const char *path, int64_t *first_id, util_diag *d)
-{
-    int rc = exec_db(db, path, "BEGIN IMMEDIATE", d);
-    if (rc) return rc;
-    rc = check_db(db, path, d);
-    if (!rc) rc = upgrade(db, path, d);
-    if (!rc) rc = renumber(db, path, d);
-    for (int i = 0; !rc && merged_tables[i]; i++) {
-        /* the same schema on both sides: whole rows copied as they are */
-        char *sql = util_xasprintf("INSERT INTO main.%s SELECT * FROM point.%s", merged_tables[i],
-                                   merged_tables[i]);
-        rc = exec_db(db, path, sql, d);
-        free(sql);
-    }
-    int qrc;
-    if (!rc && first_id) *first_id = query_int(db, "SELECT min(id) FROM point.runs", &qrc);
-    if (!rc) rc = exec_db(db, path, "COMMIT", d);
-    if (rc) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-    return rc;
-}
-
-static int merge_into(const char *file, const char *path, int64_t *first_id, util_diag *d)
-{
-    sqlite3 *db = NULL;
-    int rc = UTIL_OK;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
-        SQLITE_OK) {
-        rc = util_diag_fail(d, "%s: cannot open: %s", path, db ? sqlite3_errmsg(db) : "?");
-        sqlite3_close(db);
-        return rc;
-    }
-    sqlite3_busy_timeout(db, BUSY_TIMEOUT_MS);
-    /* journal_mode needs no transaction; a database already in WAL says so */
-    rc = exec_db(db, path, "PRAGMA journal_mode = WAL", d);
-    sqlite3_stmt *st = NULL;
-    if (!rc && (sqlite3_prepare_v2(db, "ATTACH ?1 AS point", -1, &st, NULL) != SQLITE_OK ||
-                (sqlite3_bind_text(st, 1, file, -1, SQLITE_STATIC), sqlite3_step(st)) !=
-                    SQLITE_DONE))
-        rc = util_diag_fail(d, "%s: cannot open: %s", file, sqlite3_errmsg(db));
-    sqlite3_finalize(st);
-    if (!rc) {
-        rc = copy_runs(db, path, first_id, d);
-        sqlite3_exec(db, "DETACH point", NULL, NULL, NULL);
-    }
-    sqlite3_close(db);
-    if (!rc) remove_db_file(file);
-    return rc;
-}
-
-int rec_publish(const char *file, const char *path, int64_t *first_id, util_diag *d)
-{
-    if (first_id) {
-        sqlite3 *db = NULL;
-        int rc;
-        /* read-write, though it only reads: see an_open */
-        if (sqlite3_open_v2(file, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK)
-            *first_id = query_int(db, "SELECT min(id) FROM runs", &rc);
-        sqlite3_close(db);
-    }
-    int rc = link_new(file, path, d);
-    return rc == 1 ? merge_into(file, path, first_id, d) : rc;
 }
 
 sqlite3 *rec_db(rec_recorder *r)

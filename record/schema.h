@@ -1,0 +1,118 @@
+/*
+ * schema.h: every table of a servesim database, each column described
+ * once -- its name, its SQL type, how it is bound and from what -- as an
+ * X-macro list, from which recorder.c generates the CREATE TABLE text, the
+ * INSERT statement and the binds.  A column added here appears in all
+ * three; docs/database.md says what each means.
+ *
+ * A list is TABLE(X, LAST): X(name, sql_type, binder, value) for each
+ * column, LAST for the last one (the CREATE TABLE of a table without a
+ * trailing key clause, and every INSERT, must not end in a comma).  value
+ * is an expression of `row`, the sink's row, and `r`, the recorder.
+ * Binders: i64 (a whole number), opt (a whole number, NULL when negative:
+ * "never reached a replica", "not in a task"), real, time (a time in
+ * seconds, NULL when NAN: "never happened") and text.
+ *
+ * The CREATE TABLE text is stored in every database (sqlite_master): it
+ * must not change, down to its spaces, or databases of one schema version
+ * would differ.  `runs` is written by two statements of its own
+ * (recorder.c: a run's start and its end), so its list has no binders.
+ */
+#ifndef REC_SCHEMA_H
+#define REC_SCHEMA_H
+
+#define REC_RUNS(X, LAST)                                                                          \
+    X(id, "INTEGER PRIMARY KEY", -, -)                                                             \
+    X(name, "TEXT NOT NULL", -, -)                                                                 \
+    X(seed, "INTEGER NOT NULL", -, -)                                                              \
+    X(scenario, "TEXT NOT NULL", -, -)                                                             \
+    X(version, "TEXT NOT NULL", -, -)                                                              \
+    X(started_at, "TEXT NOT NULL", -, -)                                                           \
+    X(status, "TEXT NOT NULL", -, -)                                                               \
+    X(sim_end_s, "REAL", -, -)                                                                     \
+    X(wall_s, "REAL", -, -)                                                                        \
+    X(events, "INTEGER", -, -)                                                                     \
+    X(overrides, "TEXT", -, -)                                                                     \
+    X(sweep, "TEXT", -, -)                                                                         \
+    LAST(status_reason, "TEXT", -, -)
+
+#define REC_REQUESTS(X, LAST)                                                                      \
+    X(run_id, "INTEGER NOT NULL REFERENCES runs(id)", i64, r->run_id)                              \
+    X(id, "INTEGER NOT NULL", i64, row->id)                                                        \
+    X(replica, "INTEGER", opt, row->replica)                                                       \
+    X(class, "TEXT", text, row->cls)                                                               \
+    X(task_id, "INTEGER", opt, row->task_id)                                                       \
+    X(call_index, "INTEGER", opt, row->task_id < 0 ? -1 : row->call_index)                         \
+    X(arrival_s, "REAL NOT NULL", time, row->arrival_s)                                            \
+    X(enqueue_s, "REAL", time, row->enqueue_s)                                                     \
+    X(first_scheduled_s, "REAL", time, row->first_scheduled_s)                                     \
+    X(first_token_s, "REAL", time, row->first_token_s)                                             \
+    X(finish_s, "REAL", time, row->finish_s)                                                       \
+    X(prompt_tokens, "INTEGER NOT NULL", i64, row->prompt_tokens)                                  \
+    X(output_tokens, "INTEGER NOT NULL", i64, row->output_tokens)                                  \
+    X(preemptions, "INTEGER NOT NULL", i64, row->preemptions)                                      \
+    X(slow, "INTEGER NOT NULL", i64, row->slow)                                                    \
+    X(status, "TEXT NOT NULL", text, row->status)                                                  \
+    X(decode_replica, "INTEGER", opt, row->decode_replica)                                         \
+    LAST(decode_enqueue_s, "REAL", time, row->decode_enqueue_s)
+
+#define REC_REPLICAS(X, LAST)                                                                      \
+    X(run_id, "INTEGER NOT NULL REFERENCES runs(id)", i64, r->run_id)                              \
+    X(replica, "INTEGER NOT NULL", i64, row->replica)                                              \
+    X(pool, "TEXT NOT NULL", text, row->pool)                                                      \
+    X(gpu, "TEXT NOT NULL", text, row->gpu)                                                        \
+    X(model, "TEXT NOT NULL", text, row->model)                                                    \
+    X(gpus, "INTEGER NOT NULL", i64, row->gpus)                                                    \
+    X(busy_s, "REAL NOT NULL", real, row->busy_s)                                                  \
+    X(prefill_s, "REAL NOT NULL", real, row->prefill_s)                                            \
+    X(decode_s, "REAL NOT NULL", real, row->decode_s)                                              \
+    X(iterations, "INTEGER NOT NULL", i64, row->iterations)                                        \
+    X(flops, "REAL NOT NULL", real, row->flops)                                                    \
+    X(bytes, "REAL NOT NULL", real, row->bytes)                                                    \
+    X(batch_seq_s, "REAL NOT NULL", real, row->batch_seq_s)                                        \
+    X(kv_capacity_tokens, "INTEGER NOT NULL", i64, row->kv_capacity_tokens)                        \
+    X(kv_peak_tokens, "INTEGER NOT NULL", i64, row->kv_peak_tokens)                                \
+    X(preemptions, "INTEGER NOT NULL", i64, row->preemptions)                                      \
+    X(prefill_tokens, "INTEGER NOT NULL", i64, row->prefill_tokens)                                \
+    X(decode_tokens, "INTEGER NOT NULL", i64, row->decode_tokens)                                  \
+    X(swap_bytes, "REAL NOT NULL", real, row->swap_bytes)                                          \
+    X(out_of_range_iterations, "INTEGER NOT NULL", i64, row->out_of_range)                         \
+    X(peak_flops, "REAL NOT NULL", real, row->peak_flops)                                          \
+    X(peak_bw, "REAL NOT NULL", real, row->peak_bw)                                                \
+    X(tdp_w, "REAL NOT NULL", real, row->tdp_w)                                                    \
+    X(idle_w, "REAL NOT NULL", real, row->idle_w)                                                  \
+    X(prefill_w, "REAL NOT NULL", real, row->prefill_w)                                            \
+    X(decode_w, "REAL NOT NULL", real, row->decode_w)                                              \
+    X(energy_j, "REAL NOT NULL", real, row->energy_j)                                              \
+    X(kv_token_s, "REAL NOT NULL", real, row->kv_token_s)                                          \
+    LAST(usd_per_gpu_hour, "REAL NOT NULL", real, row->usd_per_gpu_hour)
+
+#define REC_ITERATIONS(X, LAST)                                                                    \
+    X(run_id, "INTEGER NOT NULL REFERENCES runs(id)", i64, r->run_id)                              \
+    X(replica, "INTEGER NOT NULL", i64, row->replica)                                              \
+    X(start_s, "REAL NOT NULL", real, row->start_s)                                                \
+    X(end_s, "REAL NOT NULL", real, row->end_s)                                                    \
+    X(prefill_tokens, "INTEGER NOT NULL", i64, row->prefill_tokens)                                \
+    X(decode_seqs, "INTEGER NOT NULL", i64, row->decode_seqs)                                      \
+    X(kv_tokens, "INTEGER NOT NULL", i64, row->kv_tokens)                                          \
+    X(flops, "REAL NOT NULL", real, row->flops)                                                    \
+    X(bytes, "REAL NOT NULL", real, row->bytes)                                                    \
+    LAST(energy_j, "REAL NOT NULL", real, row->energy_j)
+
+#define REC_TASKS(X, LAST)                                                                         \
+    X(run_id, "INTEGER NOT NULL REFERENCES runs(id)", i64, r->run_id)                              \
+    X(id, "INTEGER NOT NULL", i64, row->id)                                                        \
+    X(class, "TEXT NOT NULL", text, row->cls)                                                      \
+    X(status, "TEXT NOT NULL", text, row->status)                                                  \
+    X(start_s, "REAL NOT NULL", real, row->start_s)                                                \
+    X(finish_s, "REAL", time, row->finish_s)                                                       \
+    X(calls, "INTEGER NOT NULL", i64, row->calls)                                                  \
+    LAST(slow_calls, "INTEGER NOT NULL", i64, row->slow_calls)
+
+/* The pieces of SQL a list generates. */
+#define REC_DDL(name, type, bind, value) "  " #name " " type ","
+#define REC_DDL_LAST(name, type, bind, value) "  " #name " " type
+#define REC_PARAM(name, type, bind, value) "?,"
+#define REC_PARAM_LAST(name, type, bind, value) "?"
+
+#endif /* REC_SCHEMA_H */
