@@ -70,37 +70,46 @@ struct mdl_table {
 /* ---- reading CSV ---- */
 
 typedef struct csv {
-    FILE *f;
+    util_lines *lines;
     char *name; /* the file's path, for messages */
-    long line;
     int errors; /* malformed lines reported */
-    char buf[512];
     char *field[MAX_FIELDS];
     int nf; /* fields on the line (may exceed MAX_FIELDS; only those are kept) */
 } csv;
 
+/* The line reader's messages carry path (the scenario key) in front. */
 static int csv_open(csv *c, const char *dir, const char *file, const char *path, util_diag *d)
 {
     memset(c, 0, sizeof *c);
     c->name = util_path_join(dir, file);
-    c->f = fopen(c->name, "r");
-    if (c->f) return UTIL_OK;
-    int rc = util_diag_add(d, "%s: %s: cannot open (%s)", path, c->name, strerror(errno));
-    free(c->name);
-    c->name = NULL;
+    util_diag od;
+    util_diag_init(&od);
+    int rc = util_lines_open(c->name, &c->lines, &od);
+    for (int i = 0; i < od.count; i++) util_diag_add(d, "%s: %s", path, od.msgs[i]);
+    util_diag_fini(&od);
+    if (rc) {
+        free(c->name);
+        c->name = NULL;
+    }
     return rc;
 }
 
 static void csv_close(csv *c)
 {
-    if (c->f) fclose(c->f);
+    util_lines_close(c->lines);
     free(c->name);
+}
+
+static long csv_line(const csv *c)
+{
+    return (long)util_lines_number(c->lines);
 }
 
 static int bad_at(csv *c, long line, util_diag *d, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* Reports a malformed line; always UTIL_EINPUT. */
+/* Reports a malformed line seen earlier (a duplicate found once the file is
+ * read); always UTIL_EINPUT. */
 static int bad_at(csv *c, long line, util_diag *d, const char *fmt, ...)
 {
     va_list ap;
@@ -113,37 +122,34 @@ static int bad_at(csv *c, long line, util_diag *d, const char *fmt, ...)
     return UTIL_EINPUT;
 }
 
-static void split(csv *c)
+static int bad(csv *c, util_diag *d, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Reports a malformed line, "FILE:LINE: ..."; always UTIL_EINPUT. */
+static int bad(csv *c, util_diag *d, const char *fmt, ...)
 {
-    char *s = c->buf;
-    c->nf = 0;
-    for (;;) {
-        if (c->nf < MAX_FIELDS) c->field[c->nf] = s;
-        c->nf++;
-        char *comma = strchr(s, ',');
-        if (!comma) break;
-        *comma = '\0';
-        s = comma + 1;
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    char *m = util_xvasprintf(fmt, ap);
+    va_end(ap);
+    util_lines_error(c->lines, d, "%s", m);
+    free(m);
+    c->errors++;
+    return UTIL_EINPUT;
 }
 
 /* The next non-empty line, split at commas: 1, or 0 at the end, or a
- * negative status for a line too long to be a row (the file is abandoned:
- * what follows is the rest of that line). */
+ * negative status when the file cannot be read on (util_lines says why). */
 static int csv_next(csv *c, util_diag *d)
 {
-    while (fgets(c->buf, sizeof c->buf, c->f)) {
-        c->line++;
-        size_t len = strlen(c->buf);
-        if (len == sizeof c->buf - 1 && c->buf[len - 1] != '\n' && !feof(c->f))
-            return bad_at(c, c->line, d, "line too long");
-        while (len && (c->buf[len - 1] == '\n' || c->buf[len - 1] == '\r')) c->buf[--len] = '\0';
+    char *line;
+    size_t len;
+    int rc;
+    while ((rc = util_lines_next(c->lines, &line, &len, d)) == 1) {
         if (!len) continue;
-        split(c);
+        c->nf = util_split(line, ',', c->field, MAX_FIELDS);
         return 1;
     }
-    if (ferror(c->f)) return util_diag_fail(d, "%s: read error", c->name);
-    return 0;
+    return rc;
 }
 
 /* The first line must name the columns, so a file of another layout (or
@@ -152,21 +158,22 @@ static int csv_header(csv *c, const char *want, util_diag *d)
 {
     int r = csv_next(c, d);
     if (r < 0) return r;
-    if (r == 0) return bad_at(c, c->line, d, "empty file (expected the header '%s')", want);
-    char got[sizeof c->buf];
-    got[0] = '\0';
+    if (r == 0) return bad(c, d, "empty file (expected the header '%s')", want);
+    char *got = util_xstrdup("");
     for (int i = 0; i < c->nf && i < MAX_FIELDS; i++) {
-        if (i) strcat(got, ",");
-        strcat(got, c->field[i]);
+        char *next = util_xasprintf("%s%s%s", got, i ? "," : "", c->field[i]);
+        free(got);
+        got = next;
     }
-    if (strcmp(got, want)) return bad_at(c, c->line, d, "expected the header '%s'", want);
-    return UTIL_OK;
+    int rc = strcmp(got, want) ? bad(c, d, "expected the header '%s'", want) : UTIL_OK;
+    free(got);
+    return rc;
 }
 
 static int csv_fields(csv *c, int want, const char *header, util_diag *d)
 {
     if (c->nf == want) return UTIL_OK;
-    return bad_at(c, c->line, d, "expected %d fields (%s), got %d", want, header, c->nf);
+    return bad(c, d, "expected %d fields (%s), got %d", want, header, c->nf);
 }
 
 /* Field i as a finite number >= 0; a whole one when it counts tokens or
@@ -178,9 +185,9 @@ static int csv_number(csv *c, int i, const char *col, bool whole, double *out, u
     errno = 0;
     double v = strtod(s, &end);
     if (end == s || *end || errno == ERANGE || !isfinite(v) || v < 0)
-        return bad_at(c, c->line, d, "%s: expected a number >= 0, got '%s'", col, s);
+        return bad(c, d, "%s: expected a number >= 0, got '%s'", col, s);
     if (whole && v != floor(v))
-        return bad_at(c, c->line, d, "%s: expected a whole number, got '%s'", col, s);
+        return bad(c, d, "%s: expected a whole number, got '%s'", col, s);
     *out = v;
     return UTIL_OK;
 }
@@ -236,13 +243,13 @@ static int curve_row(csv *c, const char *const *names, const char *xcol, const c
     if (csv_fields(c, 3, header, d)) return UTIL_EINPUT;
     int k = index_of(names, c->field[0]);
     if (k < 0) {
-        char *where = util_xasprintf("%s:%ld", c->name, c->line);
+        char *where = util_xasprintf("%s:%ld", c->name, csv_line(c));
         util_diag_unknown(d, where, "layer", c->field[0], names);
         free(where);
         c->errors++;
         return UTIL_EINPUT;
     }
-    point p = {.line = c->line};
+    point p = {.line = csv_line(c)};
     if (csv_number(c, 1, xcol, true, &p.x, d) || csv_number(c, 2, "time_us", false, &p.us, d))
         return UTIL_EINPUT;
     points_add(&pts[k], p);
@@ -338,7 +345,7 @@ typedef struct arows {
 static int attn_row(csv *c, arows *rows, util_diag *d)
 {
     if (csv_fields(c, 5, attn_header, d)) return UTIL_EINPUT;
-    arow a = {.line = c->line};
+    arow a = {.line = csv_line(c)};
     for (int i = 0; i < 4; i++)
         if (csv_number(c, i, attn_cols[i], true, &a.k[attn_level[i]], d)) return UTIL_EINPUT;
     if (csv_number(c, 4, "time_us", false, &a.us, d)) return UTIL_EINPUT;

@@ -185,18 +185,6 @@ static void inherit_pools(cJSON *root)
 
 /* ---- typed values ---- */
 
-static const cJSON *get(const cJSON *o, const char *key)
-{
-    return cJSON_GetObjectItemCaseSensitive(o, key);
-}
-
-static int choice(const char *const *names, const char *name)
-{
-    int i = 0;
-    while (names[i] && strcmp(names[i], name)) i++;
-    return i;
-}
-
 /* A GPU or model is given by catalog id or inline. */
 static void resolve_gpu(const cJSON *v, const mdl_catalog *cat, mdl_gpu *out)
 {
@@ -212,15 +200,15 @@ static void resolve_model(const cJSON *v, const mdl_catalog *cat, mdl_model *out
 
 static void read_scheduler(sim_pool *p, const cJSON *s)
 {
-    p->policy = (sim_policy)choice(policies, get(s, "policy")->valuestring);
-    p->max_batch = (int)get(s, "max_batch")->valuedouble;
-    p->max_batched_tokens = (int64_t)get(s, "max_batched_tokens")->valuedouble;
-    p->gpu_memory_utilization = get(s, "gpu_memory_utilization")->valuedouble;
-    p->block_tokens = (int)get(s, "block_tokens")->valuedouble;
-    p->preemption = (sim_preemption)choice(preemptions, get(s, "preemption")->valuestring);
-    p->prefix_caching = cJSON_IsTrue(get(s, "prefix_caching"));
-    p->swap_space_bytes = get(s, "swap_space_gib")->valuedouble * GIB;
-    p->batch_timeout_s = get(s, "batch_timeout_s")->valuedouble;
+    p->policy = (sim_policy)util_json_choice(s, "policy", policies);
+    p->max_batch = (int)util_json_member(s, "max_batch")->valuedouble;
+    p->max_batched_tokens = (int64_t)util_json_member(s, "max_batched_tokens")->valuedouble;
+    p->gpu_memory_utilization = util_json_member(s, "gpu_memory_utilization")->valuedouble;
+    p->block_tokens = (int)util_json_member(s, "block_tokens")->valuedouble;
+    p->preemption = (sim_preemption)util_json_choice(s, "preemption", preemptions);
+    p->prefix_caching = cJSON_IsTrue(util_json_member(s, "prefix_caching"));
+    p->swap_space_bytes = util_json_member(s, "swap_space_gib")->valuedouble * GIB;
+    p->batch_timeout_s = util_json_member(s, "batch_timeout_s")->valuedouble;
 }
 
 /* Rules that join several keys of a pool. */
@@ -244,7 +232,7 @@ static int check_pool(const sim_pool *p, const char *path, util_diag *d)
 /* The KV cache: a block count given, or what memory leaves for it. */
 static int size_cache(sim_pool *p, cJSON *sched, const char *path, util_diag *d)
 {
-    const cJSON *reserve = get(sched, "activation_reserve_gib");
+    const cJSON *reserve = util_json_member(sched, "activation_reserve_gib");
     if (reserve) {
         p->activation_reserve_bytes = reserve->valuedouble * GIB;
     } else {
@@ -252,7 +240,7 @@ static int size_cache(sim_pool *p, cJSON *sched, const char *path, util_diag *d)
             &p->cost.model, p->tensor_parallel, p->max_batched_tokens, p->max_batch);
         cJSON_AddNumberToObject(sched, "activation_reserve_gib", p->activation_reserve_bytes / GIB);
     }
-    const cJSON *blocks = get(sched, "kv_blocks");
+    const cJSON *blocks = util_json_member(sched, "kv_blocks");
     if (blocks) {
         p->kv_blocks = (int64_t)blocks->valuedouble;
         return UTIL_OK;
@@ -269,15 +257,15 @@ static int build_pool(sim_pool *p, cJSON *obj, const char *path, const mdl_catal
                       const char *base_dir, util_diag *d)
 {
     cJSON *sched = cJSON_GetObjectItemCaseSensitive(obj, "scheduler");
-    p->replicas = (int)get(obj, "replicas")->valuedouble;
-    p->tensor_parallel = (int)get(obj, "tensor_parallel")->valuedouble;
-    p->pipeline_parallel = (int)get(obj, "pipeline_parallel")->valuedouble;
+    p->replicas = (int)util_json_member(obj, "replicas")->valuedouble;
+    p->tensor_parallel = (int)util_json_member(obj, "tensor_parallel")->valuedouble;
+    p->pipeline_parallel = (int)util_json_member(obj, "pipeline_parallel")->valuedouble;
     p->gpus = p->tensor_parallel * p->pipeline_parallel;
     read_scheduler(p, sched);
     mdl_gpu gpu;
     mdl_model model;
-    resolve_gpu(get(obj, "gpu"), cat, &gpu);
-    resolve_model(get(obj, "model"), cat, &model);
+    resolve_gpu(util_json_member(obj, "gpu"), cat, &gpu);
+    resolve_model(util_json_member(obj, "model"), cat, &model);
     char *cpath = util_xasprintf("%s.cost_model", path);
     int rc = mdl_cost_init(&p->cost, cJSON_GetObjectItemCaseSensitive(obj, "cost_model"), &gpu,
                            &model, cpath, base_dir, d);
@@ -300,16 +288,16 @@ static int find_pool(const sim_scenario *sc, const cJSON *name, const char *path
 
 static int build_disaggregation(sim_scenario *sc, const cJSON *cluster, util_diag *d)
 {
-    const cJSON *dis = get(cluster, "disaggregated");
+    const cJSON *dis = util_json_member(cluster, "disaggregated");
     sc->disagg_prefill = sc->disagg_decode = -1;
-    if (!dis || !get(dis, "prefill")) return UTIL_OK;
-    if (!get(cluster, "pools"))
+    if (!dis || !util_json_member(dis, "prefill")) return UTIL_OK;
+    if (!util_json_member(cluster, "pools"))
         return util_diag_add(d, "cluster.disaggregated: needs cluster.pools (a prefill pool and "
                                 "a decode pool)");
-    sc->disagg_prefill = find_pool(sc, get(dis, "prefill"), "cluster.disaggregated.prefill", d);
-    sc->disagg_decode = find_pool(sc, get(dis, "decode"), "cluster.disaggregated.decode", d);
-    sc->link_bw = get(dis, "link_gbs")->valuedouble * 1e9;
-    sc->link_latency_s = get(dis, "link_latency_s")->valuedouble;
+    sc->disagg_prefill = find_pool(sc, util_json_member(dis, "prefill"), "cluster.disaggregated.prefill", d);
+    sc->disagg_decode = find_pool(sc, util_json_member(dis, "decode"), "cluster.disaggregated.decode", d);
+    sc->link_bw = util_json_member(dis, "link_gbs")->valuedouble * 1e9;
+    sc->link_latency_s = util_json_member(dis, "link_latency_s")->valuedouble;
     if (sc->disagg_prefill < 0 || sc->disagg_decode < 0) return UTIL_EINPUT;
     if (sc->disagg_prefill == sc->disagg_decode)
         return util_diag_add(d, "cluster.disaggregated: prefill and decode are the same pool");
@@ -333,15 +321,15 @@ static int build_pools(sim_scenario *sc, cJSON *cluster, const mdl_catalog *cat,
     cJSON *pools = cJSON_GetObjectItemCaseSensitive(cluster, "pools");
     sc->n_pools = pools ? cJSON_GetArraySize(pools) : 1;
     sc->pools = util_xcalloc((size_t)sc->n_pools, sizeof *sc->pools);
-    if (!pools && (!get(cluster, "gpu") || !get(cluster, "model")))
+    if (!pools && (!util_json_member(cluster, "gpu") || !util_json_member(cluster, "model")))
         return util_diag_add(d, "cluster.%s: missing (give a gpu and a model, or cluster.pools)",
-                             get(cluster, "gpu") ? "model" : "gpu");
+                             util_json_member(cluster, "gpu") ? "model" : "gpu");
     int rc = UTIL_OK;
     for (int i = 0; i < sc->n_pools; i++) {
         sim_pool *p = &sc->pools[i];
         cJSON *obj = pools ? cJSON_GetArrayItem(pools, i) : cluster;
         char *path = pools ? util_xasprintf("cluster.pools[%d]", i) : util_xstrdup("cluster");
-        p->name = pools ? get(obj, "name")->valuestring : "default";
+        p->name = pools ? util_json_member(obj, "name")->valuestring : "default";
         p->index = i;
         p->first_replica = sc->replicas;
         if (build_pool(p, obj, path, cat, base_dir, d)) rc = UTIL_EINPUT;
@@ -403,15 +391,15 @@ static int check_warmup(const sim_scenario *sc, util_diag *d)
 static int build(sim_scenario *sc, const mdl_catalog *cat, const char *base_dir, util_diag *d)
 {
     cJSON *root = sc->json, *cluster = cJSON_GetObjectItemCaseSensitive(root, "cluster");
-    sc->name = get(root, "name")->valuestring;
-    sc->seed = (uint64_t)get(root, "seed")->valuedouble;
+    sc->name = util_json_member(root, "name")->valuestring;
+    sc->seed = (uint64_t)util_json_member(root, "seed")->valuedouble;
     sc->stop_requests = (int64_t)util_json_number(root, "stop.requests", 0);
     sc->stop_duration_s = util_json_number(root, "stop.duration_s", 0);
-    sc->warmup_s = get(root, "warmup_s")->valuedouble;
-    sc->router = (sim_router)choice(routers, get(cluster, "router")->valuestring);
+    sc->warmup_s = util_json_member(root, "warmup_s")->valuedouble;
+    sc->router = (sim_router)util_json_choice(cluster, "router", routers);
     int rc = build_pools(sc, cluster, cat, base_dir, d);
     if (!rc && build_disaggregation(sc, cluster, d)) rc = UTIL_EINPUT;
-    if (wl_spec_from_json(get(root, "workload"), "workload", base_dir, &sc->workload, d))
+    if (wl_spec_from_json(util_json_member(root, "workload"), "workload", base_dir, &sc->workload, d))
         rc = UTIL_EINPUT;
     if (!rc && !(sc->stop_requests > 0 || sc->stop_duration_s > 0) && !ends_alone(&sc->workload))
         rc = util_diag_add(d, "stop: set requests, duration_s or both (arrivals stop at "

@@ -219,3 +219,16 @@ double util_json_number(const cJSON *root, const char *dotted_path, double dflt)
     const cJSON *n = util_json_get(root, dotted_path);
     return cJSON_IsNumber(n) ? n->valuedouble : dflt;
 }
+
+const cJSON *util_json_member(const cJSON *o, const char *key)
+{
+    return cJSON_GetObjectItemCaseSensitive(o, key);
+}
+
+int util_json_choice(const cJSON *o, const char *key, const char *const *names)
+{
+    const char *name = cJSON_GetStringValue(util_json_member(o, key));
+    int i = 0;
+    while (names[i] && (!name || strcmp(names[i], name))) i++;
+    return i;
+}

@@ -114,11 +114,19 @@ const char *util_clip_path(const char *path, util_clip_buf *b);
 typedef struct util_lines util_lines;
 int util_lines_open(const char *path, util_lines **out, util_diag *d);
 /* 1 with the next line in *line (NUL-terminated, without its "\n" or
- * "\r\n"; valid until the next call) and its length in *len; 0 at the end
+ * "\r\n", nor a UTF-8 byte-order mark on the first; valid until the next
+ * call) and its length in *len; 0 at the end
  * of the file; UTIL_EINPUT with a message otherwise. */
 int util_lines_next(util_lines *l, char **line, size_t *len, util_diag *d);
 /* The number of the line last returned (1 for the first). */
 int64_t util_lines_number(const util_lines *l);
+const char *util_lines_path(const util_lines *l);
+/* Adds "FILE:LINE: message" for the line last returned; returns UTIL_EINPUT. */
+int util_lines_error(const util_lines *l, util_diag *d, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Splits line in place at every sep: the first max fields' starts into
+ * fields; returns how many there are (which may exceed max). */
+int util_split(char *line, char sep, char **fields, int max);
 void util_lines_close(util_lines *l);
 
 /* The candidate closest to word by edit distance, or NULL when none is close
@@ -157,6 +165,13 @@ int util_json_read_file(const char *path, cJSON **out, util_diag *d);
  * VALUE is read as JSON, else taken as a string.  Missing objects along the
  * path are created; validation later rejects keys that do not belong. */
 int util_json_set(cJSON *root, const char *assignment, util_diag *d);
+
+/* The member key of object o (case-sensitive), or NULL. */
+const cJSON *util_json_member(const cJSON *o, const char *key);
+/* The index in names (NULL-terminated) of the string at o[key]: for a key
+ * the schema has checked to be one of them (its choices); the length of
+ * names when it is not. */
+int util_json_choice(const cJSON *o, const char *key, const char *const *names);
 
 /* Number at a dotted path, or dflt when absent or not a number. */
 double util_json_number(const cJSON *root, const char *dotted_path, double dflt);

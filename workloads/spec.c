@@ -151,24 +151,12 @@ const util_field wl_workload_fields[] = {
     {0},
 };
 
-static const cJSON *get(const cJSON *o, const char *key)
-{
-    return cJSON_GetObjectItemCaseSensitive(o, key);
-}
-
-static int choice(const char *const *names, const char *name)
-{
-    int i = 0;
-    while (names[i] && strcmp(names[i], name)) i++;
-    return i;
-}
-
 /* A distribution at obj[key], with its path. */
 static int dist_at(const cJSON *obj, const char *key, const char *path, const char *base_dir,
                    bool whole, wl_dist *out, util_diag *d)
 {
     char *p = util_xasprintf("%s.%s", path, key);
-    int rc = wl_dist_from_json(get(obj, key), p, base_dir, whole, out, d);
+    int rc = wl_dist_from_json(util_json_member(obj, key), p, base_dir, whole, out, d);
     free(p);
     return rc;
 }
@@ -180,10 +168,10 @@ static int duration_at(const cJSON *obj, const char *key, const char *path, cons
                        wl_dist *out, util_diag *d)
 {
     static const char *const params[] = {"value", "mean", "median", "min", "max"};
-    const cJSON *o = get(obj, key);
+    const cJSON *o = util_json_member(obj, key);
     int rc = UTIL_OK;
     for (size_t i = 0; i < sizeof params / sizeof params[0]; i++) {
-        const cJSON *v = get(o, params[i]);
+        const cJSON *v = util_json_member(o, params[i]);
         if (cJSON_IsNumber(v) && v->valuedouble > WL_HORIZON_S)
             rc = util_diag_add(d, "%s.%s.%s: %g is out of range (expected <= %g seconds, the "
                                   "simulation's horizon of 31.7 years)",
@@ -224,13 +212,13 @@ static int trace_scale(const char *path, wl_arrival *out, util_diag *d)
 static int trace_from_json(const cJSON *a, const char *path, const char *base_dir,
                            wl_arrival *out, util_diag *d)
 {
-    out->trace_path = util_path_join(base_dir, get(a, "path")->valuestring);
-    out->format = (wl_trace_format)choice(wl_trace_formats, get(a, "format")->valuestring);
-    out->time_scale = get(a, "time_scale")->valuedouble;
+    out->trace_path = util_path_join(base_dir, util_json_member(a, "path")->valuestring);
+    out->format = (wl_trace_format)util_json_choice(a, "format", wl_trace_formats);
+    out->time_scale = util_json_member(a, "time_scale")->valuedouble;
     out->trace_rate = util_json_number(a, "rate_per_s", 0);
-    out->start_s = get(a, "start_s")->valuedouble;
-    out->limit = (int64_t)get(a, "limit")->valuedouble;
-    out->loop = cJSON_IsTrue(get(a, "loop"));
+    out->start_s = util_json_member(a, "start_s")->valuedouble;
+    out->limit = (int64_t)util_json_member(a, "limit")->valuedouble;
+    out->loop = cJSON_IsTrue(util_json_member(a, "loop"));
     int rc = wl_trace_check_slice(out->trace_path, out->format, out->start_s, out->limit,
                                   &out->info, &out->slice, d);
     if (rc) return rc;
@@ -258,7 +246,7 @@ static int arrival_from_json(const cJSON *a, const char *path, const char *base_
 {
     static const char *const names[] = {"poisson", "constant", "gamma", "closed", "trace", NULL};
     memset(out, 0, sizeof *out);
-    out->process = (wl_process)choice(names, get(a, "process")->valuestring);
+    out->process = (wl_process)util_json_choice(a, "process", names);
     out->rate_per_s = util_json_number(a, "rate_per_s", 0);
     out->cv = util_json_number(a, "cv", 1);
     out->users = (int)util_json_number(a, "users", 0);
@@ -274,8 +262,8 @@ static int agent_from_json(const cJSON *a, const char *path, const char *base_di
 {
     memset(out, 0, sizeof *out);
     if (!a) return UTIL_OK; /* WL_AGENT_NONE */
-    out->mode = (wl_agent_mode)(choice(agent_modes, get(a, "mode")->valuestring) + 1);
-    out->calls = (int)get(a, "calls")->valuedouble;
+    out->mode = (wl_agent_mode)(util_json_choice(a, "mode", agent_modes) + 1);
+    out->calls = (int)util_json_member(a, "calls")->valuedouble;
     /* tool outputs may be 0 tokens: drawn as a number >= 0 and rounded by the source */
     int rc = dist_at(a, "tool_output_tokens", path, base_dir, false, &out->tool_output_tokens, d);
     if (duration_at(a, "tool_s", path, base_dir, &out->tool_s, d)) rc = UTIL_EINPUT;
@@ -292,8 +280,8 @@ static int lengths_from_json(const cJSON *cls, const cJSON *w, const char *cpath
     bool *has[] = {&out->has_prompt, &out->has_output};
     int rc = UTIL_OK;
     for (int i = 0; i < 2; i++) {
-        const cJSON *own = cls ? get(cls, keys[i]) : NULL;
-        const cJSON *o = own ? cls : get(w, keys[i]) ? w : NULL;
+        const cJSON *own = cls ? util_json_member(cls, keys[i]) : NULL;
+        const cJSON *o = own ? cls : util_json_member(w, keys[i]) ? w : NULL;
         const char *p = own ? cpath : "workload";
         if (o && dist_at(o, keys[i], p, base_dir, true, dists[i], d)) rc = UTIL_EINPUT;
         *has[i] = o != NULL;
@@ -319,9 +307,9 @@ static int class_from_json(const cJSON *cls, const cJSON *w, int i, const char *
 {
     wl_class *c = &s->classes[i];
     char *path = util_xasprintf("workload.classes[%d]", i);
-    const cJSON *weight = get(cls, "weight"), *arrival = get(cls, "arrival");
+    const cJSON *weight = util_json_member(cls, "weight"), *arrival = util_json_member(cls, "arrival");
     int rc = UTIL_OK;
-    c->name = get(cls, "name")->valuestring;
+    c->name = util_json_member(cls, "name")->valuestring;
     if (!weight == !arrival)
         rc = util_diag_add(d, "%s: give the class a weight (a share of workload.arrival) or an "
                               "arrival of its own, not %s", path, weight ? "both" : "neither");
@@ -334,10 +322,10 @@ static int class_from_json(const cJSON *cls, const cJSON *w, int i, const char *
     }
     s->shared_used |= weight != NULL;
     bool trace = arrival ? s->streams[c->stream].process == WL_TRACE
-                         : get(w, "arrival") && s->streams[0].process == WL_TRACE;
+                         : util_json_member(w, "arrival") && s->streams[0].process == WL_TRACE;
     if (lengths_from_json(cls, w, path, base_dir, trace, c, d)) rc = UTIL_EINPUT;
-    const cJSON *agent = get(cls, "agent") ? get(cls, "agent") : get(w, "agent");
-    char *gp = util_xasprintf("%s.agent", get(cls, "agent") ? path : "workload");
+    const cJSON *agent = util_json_member(cls, "agent") ? util_json_member(cls, "agent") : util_json_member(w, "agent");
+    char *gp = util_xasprintf("%s.agent", util_json_member(cls, "agent") ? path : "workload");
     if (agent_from_json(agent, gp, base_dir, &c->agent, d)) rc = UTIL_EINPUT;
     free(gp);
     free(path);
@@ -346,7 +334,7 @@ static int class_from_json(const cJSON *cls, const cJSON *w, int i, const char *
 
 static int classes_from_json(const cJSON *w, const char *base_dir, wl_spec *s, util_diag *d)
 {
-    const cJSON *list = get(w, "classes");
+    const cJSON *list = util_json_member(w, "classes");
     int n = list ? cJSON_GetArraySize(list) : 1, rc = UTIL_OK;
     s->classes = util_xcalloc((size_t)n, sizeof *s->classes);
     s->n_classes = n;
@@ -355,7 +343,7 @@ static int classes_from_json(const cJSON *w, const char *base_dir, wl_spec *s, u
         s->shared_used = true;
         bool trace = s->streams[0].process == WL_TRACE;
         rc = lengths_from_json(NULL, w, "workload", base_dir, trace, &s->classes[0], d);
-        if (agent_from_json(get(w, "agent"), "workload.agent", base_dir, &s->classes[0].agent, d))
+        if (agent_from_json(util_json_member(w, "agent"), "workload.agent", base_dir, &s->classes[0].agent, d))
             rc = UTIL_EINPUT;
         return rc;
     }
@@ -373,12 +361,12 @@ static int classes_from_json(const cJSON *w, const char *base_dir, wl_spec *s, u
 static int delays_from_json(const cJSON *w, const char *base_dir, wl_spec *s, util_diag *d)
 {
     int rc = UTIL_OK;
-    s->has_pre_model = get(w, "pre_model_s") != NULL;
+    s->has_pre_model = util_json_member(w, "pre_model_s") != NULL;
     if (s->has_pre_model && duration_at(w, "pre_model_s", "workload", base_dir, &s->pre_model_s, d))
         rc = UTIL_EINPUT;
-    const cJSON *slow = get(w, "slow");
+    const cJSON *slow = util_json_member(w, "slow");
     if (slow) {
-        s->slow_p = get(slow, "probability")->valuedouble;
+        s->slow_p = util_json_member(slow, "probability")->valuedouble;
         if (duration_at(slow, "extra_s", "workload.slow", base_dir, &s->slow_extra_s, d))
             rc = UTIL_EINPUT;
     }
@@ -392,13 +380,13 @@ int wl_spec_from_json(const cJSON *w, const char *path, const char *base_dir, wl
     memset(out, 0, sizeof *out);
     add_stream(out); /* streams[0]: workload.arrival, even if no class uses it */
     int rc = UTIL_OK;
-    if (get(w, "arrival")) {
+    if (util_json_member(w, "arrival")) {
         char *pa = util_xasprintf("%s.arrival", path);
-        rc = arrival_from_json(get(w, "arrival"), pa, base_dir, &out->streams[0], d);
+        rc = arrival_from_json(util_json_member(w, "arrival"), pa, base_dir, &out->streams[0], d);
         free(pa);
     }
     if (!rc && classes_from_json(w, base_dir, out, d)) rc = UTIL_EINPUT;
-    if (!rc && out->shared_used && !get(w, "arrival"))
+    if (!rc && out->shared_used && !util_json_member(w, "arrival"))
         rc = util_diag_add(d, "%s.arrival: missing (classes with a weight share it)", path);
     if (delays_from_json(w, base_dir, out, d)) rc = UTIL_EINPUT;
     return rc;

@@ -118,20 +118,6 @@ static int bad_line(const wl_trace *t, util_diag *d, const char *what)
 
 /* ---- fields ---- */
 
-/* Splits line at commas in place; returns the number of fields, or
- * MAX_COLS + 1 when there are more than MAX_COLS. */
-static int split(char *line, char **fields)
-{
-    int n = 0;
-    for (char *s = line; s; n++) {
-        if (n == MAX_COLS) return MAX_COLS + 1;
-        fields[n] = s;
-        s = strchr(s, ',');
-        if (s) *s++ = '\0';
-    }
-    return n;
-}
-
 static bool parse_count(const char *s, int32_t *out)
 {
     char *end;
@@ -172,7 +158,7 @@ static int set_arrival(wl_trace *t, double at, int col, const char *name, const 
 static int parse_csv(wl_trace *t, char *line, wl_record *rec, util_diag *d)
 {
     char *f[MAX_COLS];
-    if (split(line, f) != 3)
+    if (util_split(line, ',', f, MAX_COLS) != 3)
         return bad_line(t, d, "expected 3 fields (arrival_time_s, input_tokens, output_tokens)");
     char *end;
     double at = strtod(f[0], &end);
@@ -277,7 +263,7 @@ static bool parse_timestamp(const char *s, int64_t *sec, int64_t *nsec)
 static int azure_header(wl_trace *t, char *line, util_diag *d)
 {
     char *f[MAX_COLS];
-    int n = split(line, f);
+    int n = util_split(line, ',', f, MAX_COLS);
     if (n > MAX_COLS) return bad_line(t, d, "more than 32 columns in the header");
     t->ncols = n;
     for (int c = 0; c < 3; c++) {
@@ -294,7 +280,7 @@ static int azure_header(wl_trace *t, char *line, util_diag *d)
 static int parse_azure(wl_trace *t, char *line, wl_record *rec, util_diag *d)
 {
     char *f[MAX_COLS];
-    if (split(line, f) != t->ncols) {
+    if (util_split(line, ',', f, MAX_COLS) != t->ncols) {
         char *what = util_xasprintf("expected %d fields (as the header has)", t->ncols);
         int rc = bad_line(t, d, what);
         free(what);
