@@ -3,7 +3,8 @@
  * direct SQL counts, percentile targets, every tool's per-token latency
  * against independent computations over the rows, the SLO curve, cost and
  * energy arithmetic on hand-built runs (the seed's figures), the power model
- * against its catalog figures, and utilisation's queue and KV figures.
+ * against its catalog figures, utilisation's queue and KV figures, and the
+ * report as CSV and Markdown.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -12,14 +13,20 @@
 #include "support.h"
 #include "tap.h"
 
-#define QUICK                                                                                      \
-    "{\"seed\": 3, \"warmup_s\": 5, \"stop\": {\"requests\": 1500}, \"cluster\": {\"gpu\": "       \
-    "\"h100-sxm\", \"model\": \"llama-3.1-8b\"}, \"workload\": {\"arrival\": {\"process\": "       \
-    "\"poisson\", \"rate_per_s\": 12}, \"prompt_tokens\": {\"dist\": \"lognormal\", \"median\": "  \
-    "800, \"sigma\": 0.8, \"max\": 8192}, \"output_tokens\": {\"dist\": \"lognormal\", "            \
-    "\"median\": 150, \"sigma\": 0.7, \"max\": 2048}}, \"slo\": {\"ttft_s\": 0.5, \"tpot_s\": "     \
-    "0.05}}"
+/* cmp_ok(a, op, b, "description"): a op b on numbers, printing both sides on
+ * failure (tap.h has no such assertion; a candidate for it). */
+#define cmp_ok(a, op, b, ...)                                                                      \
+    do {                                                                                           \
+        double cmp__a = (double)(a), cmp__b = (double)(b);                                         \
+        if (!tap__report(cmp__a op cmp__b, __FILE__, __LINE__, __VA_ARGS__))                       \
+            printf("#   %s %s %s\n#   got: %.12g\n#   against: %.12g\n", #a, #op, #b, cmp__a,      \
+                   cmp__b);                                                                        \
+    } while (0)
 
+/* The run most tests ask (tests/scenarios/analysis-quick.json): 1,500
+ * requests on an H100 at 12/s, a 5 s warm-up, an SLO of 0.5 s TTFT and 50 ms
+ * TPOT. */
+static char *quick;
 
 /* Every value of a one-column query, in its order. */
 static double *column(sqlite3 *db, const char *sql, size_t *n)
@@ -100,44 +107,47 @@ static void test_whatif(sqlite3 *db)
     snprintf(yes, sizeof yes, "ttft_p99=%.17g", p99 * 1.01);
     snprintf(no, sizeof no, "ttft_p99.9=%.17g", p999 * 0.99);
     if (report_with(db, (const char *const[]){yes, no, NULL}, false, &r)) {
-        ok(r.n_targets == 2 && fabs(r.targets[0].value_s - p99) < 1e-12 && r.targets[0].met &&
-               fabs(r.targets[0].margin_s - 0.01 * p99) < 1e-12,
-           "ttft_p99 target: P99 %.4f s met with margin %.4f s", r.targets[0].value_s,
-           r.targets[0].margin_s);
-        ok(fabs(r.targets[1].value_s - p999) < 1e-12 && !r.targets[1].met &&
-               r.targets[1].margin_s < 0,
-           "ttft_p99.9 target below the value: not met, negative margin");
+        is_int(r.n_targets, 2, "two percentile targets");
+        is_near(r.targets[0].value_s, p99, 1e-12, "ttft_p99 target: P99 %.4f s",
+                r.targets[0].value_s);
+        ok(r.targets[0].met, "met");
+        is_near(r.targets[0].margin_s, 0.01 * p99, 1e-12, "with margin %.4f s",
+                r.targets[0].margin_s);
+        is_near(r.targets[1].value_s, p999, 1e-12, "ttft_p99.9 target: P99.9 %.4f s",
+                r.targets[1].value_s);
+        ok(!r.targets[1].met, "ttft_p99.9 target below the value: not met");
+        cmp_ok(r.targets[1].margin_s, <, 0, "negative margin");
         an_report_fini(&r);
     }
 
     util_diag d;
     util_diag_init(&d);
     an_options opt = {0};
-    ok(an_options_add_slo(&opt, "ttft=-1", &d) == UTIL_EINPUT &&
-           an_options_add_slo(&opt, "ttfb=1", &d) == UTIL_EINPUT &&
-           an_options_add_slo(&opt, "ttft_q99=1", &d) == UTIL_EINPUT,
-       "bad --slo values and keys are refused");
+    is_int(an_options_add_slo(&opt, "ttft=-1", &d), UTIL_EINPUT, "bad --slo values are refused");
+    is_int(an_options_add_slo(&opt, "ttfb=1", &d), UTIL_EINPUT, "and keys");
+    is_int(an_options_add_slo(&opt, "ttft_q99=1", &d), UTIL_EINPUT, "and percentiles");
     an_options_fini(&opt);
     util_diag_fini(&d);
 }
 
 static void test_class_whatif(void)
 {
-    sqlite3 *db = support_run_json(QUICK, (const char *const[]){
-                                    "workload.classes=[{\"name\": \"chat\", \"weight\": 1, "
-                                    "\"slo\": {\"ttft_s\": 0.3}}, {\"name\": \"batch\", "
-                                    "\"weight\": 1}]",
-                                    NULL},
-                         false);
+    sqlite3 *db = support_run_json(
+        quick,
+        (const char *const[]){"workload.classes=[{\"name\": \"chat\", \"weight\": 1, "
+                              "\"slo\": {\"ttft_s\": 0.3}}, {\"name\": \"batch\", "
+                              "\"weight\": 1}]",
+                              NULL},
+        false);
     an_report r;
     if (!report_with(db, (const char *const[]){"ttft=0.05", "chat.ttft=0.1", NULL}, false, &r)) {
         ok(false, "class what-if");
         sqlite3_close(db);
         return;
     }
-    ok(r.classes[0].req.slo.ttft_s == 0.1 && r.classes[1].req.slo.ttft_s == 0.05 &&
-           r.classes[0].req.slo.tpot_s == 0.05,
-       "--slo ttft replaces the run's, CLASS.ttft one class's; unnamed keys stay the scenario's");
+    is_near(r.classes[0].req.slo.ttft_s, 0.1, 0, "CLASS.ttft replaces one class's");
+    is_near(r.classes[1].req.slo.ttft_s, 0.05, 0, "--slo ttft replaces the run's");
+    is_near(r.classes[0].req.slo.tpot_s, 0.05, 0, "unnamed keys stay the scenario's");
     double good = support_q1(db, "SELECT count(*) FROM request_metrics WHERE arrival_s >= 5 AND status = "
                          "'completed' AND coalesce(tpot_s, 0) <= 0.05 AND ttft_s <= CASE class "
                          "WHEN 'chat' THEN 0.1 ELSE 0.05 END");
@@ -147,9 +157,9 @@ static void test_class_whatif(void)
     util_diag_init(&d);
     an_options opt = {0};
     an_options_add_slo(&opt, "chta.ttft=0.1", &d);
-    ok(an_report_compute_with(db, 1, &opt, &r, &d) == UTIL_EINPUT && d.count &&
-           strstr(d.msgs[0], "no class 'chta'"),
-       "a what-if for a class the run lacks is an error, not a no-op");
+    is_int(an_report_compute_with(db, 1, &opt, &r, &d), UTIL_EINPUT,
+           "a what-if for a class the run lacks is an error, not a no-op");
+    has_str(d.count ? d.msgs[0] : NULL, "no class 'chta'", "naming the class");
     an_report_fini(&r);
     an_options_fini(&opt);
     util_diag_fini(&d);
@@ -211,12 +221,13 @@ static void test_definitions(sqlite3 *db)
             gaps[m++] = sqlite3_column_double(st, 0);
         }
     sqlite3_finalize(st);
-    ok(m > 0 && fabs(defs[5].stats.p99 - np_percentile(gaps, m, 0.99)) < 1e-12 &&
-           fabs(defs[5].stats.p50 - np_percentile(gaps, m, 0.5)) < 1e-12,
-       "itl_pooled: numpy's percentile over every token gap (%zu gaps)", m);
-    ok(defs[5].stats.p99 > defs[0].stats.p99,
-       "pooled ITL's tail (%.4f s) is heavier than TPOT's (%.4f s): prefills stall decodes",
-       defs[5].stats.p99, defs[0].stats.p99);
+    cmp_ok(m, >, 0, "the iterations have token gaps");
+    is_near(defs[5].stats.p99, m ? np_percentile(gaps, m, 0.99) : NAN, 1e-12,
+            "itl_pooled: numpy's percentile over every token gap (%zu gaps)", m);
+    is_near(defs[5].stats.p50, m ? np_percentile(gaps, m, 0.5) : NAN, 1e-12, "its median too");
+    cmp_ok(defs[5].stats.p99, >, defs[0].stats.p99,
+           "pooled ITL's tail (%.4f s) is heavier than TPOT's (%.4f s): prefills stall decodes",
+           defs[5].stats.p99, defs[0].stats.p99);
     free(gaps);
     util_diag_fini(&d);
 }
@@ -240,16 +251,18 @@ static void test_curve(sqlite3 *db)
         free(sql);
         rising &= i == 0 || c.points[i].attainment >= c.points[i - 1].attainment;
     }
-    ok(c.n_points == 11 && counts, "each point's attainment is a direct count over ended requests");
-    ok(rising && c.points[10].attainment == 1, "the curve rises to 1 at the largest value");
+    is_int(c.n_points, 11, "the curve has the points asked for");
+    ok(counts, "each point's attainment is a direct count over ended requests");
+    ok(rising, "the curve rises");
+    is_near(c.n_points > 10 ? c.points[10].attainment : NAN, 1, 0, "to 1 at the largest value");
     char *at = util_xasprintf("SELECT count(*) FROM request_metrics WHERE status = 'completed' AND "
                               "arrival_s >= 5 AND ttft_s <= %.17g", c.needed[3].threshold_s);
     char *below = util_xasprintf("SELECT count(*) FROM request_metrics WHERE status = "
                                  "'completed' AND arrival_s >= 5 AND ttft_s < %.17g",
                                  c.needed[3].threshold_s);
-    ok(support_q1(db, at) / (double)c.ended >= 0.99 && support_q1(db, below) / (double)c.ended < 0.99,
-       "the threshold 99%% needs (%.4f s) is the smallest that reaches 99%%",
-       c.needed[3].threshold_s);
+    cmp_ok(support_q1(db, at) / (double)c.ended, >=, 0.99,
+           "the threshold 99%% needs (%.4f s) reaches 99%%", c.needed[3].threshold_s);
+    cmp_ok(support_q1(db, below) / (double)c.ended, <, 0.99, "and is the smallest that does");
     free(at);
     free(below);
     an_curve_fini(&c);
@@ -282,11 +295,12 @@ static void test_use(sqlite3 *db)
     free(in);
     free(outq);
     is_int(r.use.queue_peak, peak, "queue peak = the sweep's maximum (%lld)", (long long)peak);
-    ok(r.use.kv_mean_fraction > 0 && r.use.kv_mean_fraction <= r.use.kv_peak_fraction,
-       "KV mean (%.3f) is positive and at most the peak (%.3f)", r.use.kv_mean_fraction,
-       r.use.kv_peak_fraction);
-    ok(r.n_replicas == 1 && r.replicas[0].req.arrived == r.req.arrived,
-       "--by replica: one replica's requests are the run's");
+    cmp_ok(r.use.kv_mean_fraction, >, 0, "KV mean (%.3f) is positive", r.use.kv_mean_fraction);
+    cmp_ok(r.use.kv_mean_fraction, <=, r.use.kv_peak_fraction, "and at most the peak (%.3f)",
+           r.use.kv_peak_fraction);
+    is_int(r.n_replicas, 1, "--by replica: one replica");
+    is_int(r.n_replicas ? r.replicas[0].req.arrived : -1, r.req.arrived,
+           "its requests are the run's");
     /* every iteration's energy and time add up to the replica's */
     is_near(support_q1(db, "SELECT total(energy_j) FROM iterations"),
             support_q1(db, "SELECT energy_j FROM replicas"),
@@ -311,21 +325,23 @@ static double busy_w(sqlite3 *db)
 static void test_power(void)
 {
     /* prompts only: compute-bound at the catalog's mfu, so prefill_w (700 W on an H100) */
-    sqlite3 *pre = support_run_json(QUICK, (const char *const[]){
-                                     "workload.output_tokens={\"dist\": \"fixed\", \"value\": 1}",
-                                     "workload.prompt_tokens={\"dist\": \"fixed\", \"value\": 4096}",
-                                     "cluster.cost_model.iteration_overhead_s=0", NULL},
-                          false);
+    sqlite3 *pre = support_run_json(
+        quick,
+        (const char *const[]){"workload.output_tokens={\"dist\": \"fixed\", \"value\": 1}",
+                              "workload.prompt_tokens={\"dist\": \"fixed\", \"value\": 4096}",
+                              "cluster.cost_model.iteration_overhead_s=0", NULL},
+        false);
     /* long replies, small batch: bandwidth-bound below the catalog's mbu */
-    sqlite3 *dec = support_run_json(QUICK, (const char *const[]){
-                                     "workload.output_tokens={\"dist\": \"fixed\", \"value\": 500}",
-                                     "workload.prompt_tokens={\"dist\": \"fixed\", \"value\": 50}",
-                                     "workload.arrival.rate_per_s=1", NULL},
-                          false);
+    sqlite3 *dec = support_run_json(
+        quick,
+        (const char *const[]){"workload.output_tokens={\"dist\": \"fixed\", \"value\": 500}",
+                              "workload.prompt_tokens={\"dist\": \"fixed\", \"value\": 50}",
+                              "workload.arrival.rate_per_s=1", NULL},
+        false);
     double wp = busy_w(pre), wd = busy_w(dec);
     is_near(wp, 700, 7, "prefill at the catalog's MFU draws the H100's prefill figure (%.0f W)", wp);
-    ok(wd > 75 && wd < 380,
-       "decoding a few sequences draws between idle (75 W) and the decode figure (%.0f W)", wd);
+    cmp_ok(wd, >, 75, "decoding a few sequences draws more than idle (75 W): %.0f W", wd);
+    cmp_ok(wd, <, 380, "and less than the decode figure (380 W)");
     double mbu = support_q1(dec, "SELECT bytes / (peak_bw * busy_s) FROM replicas");
     double mfu = support_q1(dec, "SELECT flops / (peak_flops * busy_s) FROM replicas");
     /* the model is linear below the TDP cap, so the run's mean power is the
@@ -338,18 +354,15 @@ static void test_power(void)
 }
 
 /* A run of two requests, 0..10 s, on one replica of `gpus` GPUs that is
- * busy `busy_s` with `energy_j`: the seed's arithmetic, by hand. */
+ * busy `busy_s` with `energy_j`: the seed's arithmetic, by hand.  The
+ * scenario is tests/scenarios/analysis-hand.json with the override `set`
+ * (or none). */
 static sqlite3 *hand_run(int gpus, double usd_per_gpu_hour, double busy_s, double energy_j,
-                         int32_t output_tokens, const char *extra)
+                         int32_t output_tokens, const char *set)
 {
-    char *json = util_xasprintf(
-        "{\"name\": \"hand\", \"stop\": {\"requests\": 2}, \"cluster\": {\"gpu\": \"h100-sxm\", "
-        "\"model\": \"llama-3.1-8b\"}, \"workload\": {\"arrival\": {\"rate_per_s\": 1}, "
-        "\"prompt_tokens\": {\"dist\": \"fixed\", \"value\": 10}, \"output_tokens\": {\"dist\": "
-        "\"fixed\", \"value\": 10}}%s}",
-        extra);
+    char *json = support_scenario_text("analysis-hand.json");
     sim_scenario sc;
-    support_scenario(json, NULL, &sc, NULL);
+    support_scenario(json, (const char *const[]){set, NULL}, &sc, NULL);
     free(json);
     util_diag d;
     util_diag_init(&d);
@@ -383,7 +396,7 @@ static sqlite3 *hand_run(int gpus, double usd_per_gpu_hour, double busy_s, doubl
 static void test_cost_energy(void)
 {
     /* $10 for 1M tokens is $10 per million: one GPU at $3600/h for the 10 s window */
-    sqlite3 *db = hand_run(1, 3600, 10, 3600, 1000000, "");
+    sqlite3 *db = hand_run(1, 3600, 10, 3600, 1000000, NULL);
     an_report r;
     if (report_with(db, NULL, false, &r)) {
         is_near(r.cost.usd, 10, 1e-9, "one GPU at $3600/h for 10 s costs $10");
@@ -397,20 +410,20 @@ static void test_cost_energy(void)
     sqlite3_close(db);
 
     /* 3,600 J for 1,000 tokens is 3.6 J/token and 1 Wh */
-    db = hand_run(1, 1, 10, 3600, 1000, ", \"energy\": {\"host_w_per_gpu\": 40, \"pue\": 1.5}");
+    db = hand_run(1, 1, 10, 3600, 1000, "energy={\"host_w_per_gpu\": 40, \"pue\": 1.5}");
     if (report_with(db, NULL, false, &r)) {
         is_near(r.energy.gpu_j, 3600, 1e-9, "GPU energy: 360 W busy for the whole 10 s window");
         is_near(r.energy.gpu_j_per_output_token, 3.6, 1e-12, "3,600 J for 1,000 tokens: 3.6 J/token");
         is_near(r.energy.gpu_wh, 1, 1e-12, "and 1 Wh");
         is_near(r.energy.wall_j, (3600 + 40 * 10) * 1.5, 1e-9,
                 "wall = (GPU + host 40 W x 10 s) x PUE 1.5 = 6,000 J");
-        ok(r.energy.wall_j >= r.energy.gpu_j, "GPU energy <= wall energy");
+        cmp_ok(r.energy.wall_j, >=, r.energy.gpu_j, "GPU energy <= wall energy");
         an_report_fini(&r);
     }
     sqlite3_close(db);
 
     /* an idle cluster: 2 GPUs busy 1 s of 10 draw idle power the other 9 */
-    db = hand_run(2, 3, 1, 1000, 1000, ", \"cost\": {\"overhead_fraction\": 0.5}");
+    db = hand_run(2, 3, 1, 1000, 1000, "cost.overhead_fraction=0.5");
     if (report_with(db, NULL, false, &r)) {
         is_near(r.energy.gpu_j, 1000 + 100 * 2 * 9, 1e-9, "idle GPUs draw idle power");
         is_near(r.cost.usd, 2 * 3 * 10.0 / 3600 * 1.5, 1e-12,
@@ -431,23 +444,25 @@ static void test_cost_by_load(void)
                            "workload.arrival.rate_per_s=1"};
     double per_hour[3], per_token[3];
     for (int i = 0; i < 3; i++) {
-        sqlite3 *db = support_run_json(QUICK, (const char *const[]){rates[i], "stop.requests=600", NULL},
-                             false);
+        sqlite3 *db = support_run_json(
+            quick, (const char *const[]){rates[i], "stop.requests=600", NULL}, false);
         an_report r;
         per_hour[i] = per_token[i] = NAN;
         if (report_with(db, NULL, false, &r)) {
             per_hour[i] = r.cost.usd / (r.req.window_s / 3600);
             per_token[i] = r.cost.usd_per_million_output_tokens;
-            ok(r.energy.gpu_j <= r.energy.wall_j, "%s: GPU energy <= wall energy", rates[i]);
+            cmp_ok(r.energy.gpu_j, <=, r.energy.wall_j, "%s: GPU energy <= wall energy", rates[i]);
             an_report_fini(&r);
         }
         sqlite3_close(db);
     }
-    ok(fabs(per_hour[0] - per_hour[2]) < 1e-9 && fabs(per_hour[1] - per_hour[2]) < 1e-9,
-       "the cluster costs the same per hour at any load ($%.2f)", per_hour[0]);
-    ok(per_token[0] < per_token[1] && per_token[1] < per_token[2],
-       "and more per token as load falls: $%.3f, $%.3f, $%.3f per 1M output tokens",
-       per_token[0], per_token[1], per_token[2]);
+    is_near(per_hour[0], per_hour[2], 1e-9,
+            "the cluster costs the same per hour at any load ($%.2f)", per_hour[0]);
+    is_near(per_hour[1], per_hour[2], 1e-9, "at 4 req/s too");
+    cmp_ok(per_token[0], <, per_token[1],
+           "and more per token as load falls: $%.3f, $%.3f, $%.3f per 1M output tokens",
+           per_token[0], per_token[1], per_token[2]);
+    cmp_ok(per_token[1], <, per_token[2], "and falls further");
 }
 
 /* ---- formats ---- */
@@ -491,7 +506,8 @@ static void test_formats(sqlite3 *db)
 int main(void)
 {
     if (support_init()) return 1;
-    sqlite3 *db = support_run_json(QUICK, NULL, true);
+    quick = support_scenario_text("analysis-quick.json");
+    sqlite3 *db = support_run_json(quick, NULL, true);
     test_whatif(db);
     test_class_whatif();
     test_definitions(db);
@@ -502,6 +518,7 @@ int main(void)
     test_power();
     test_cost_energy();
     test_cost_by_load();
+    free(quick);
     support_fini();
     return tap_done();
 }

@@ -2,8 +2,9 @@
  * test_cli.c: the command line as users and scripts rely on it -- exit
  * statuses, the JSON report of `run` equal to `report`, runs appended to a
  * database, bad input that names its location and touches nothing, the
- * catalog, and Ctrl-C.  argv[1] is the servesim binary, argv[2] the source
- * root.
+ * catalog and keys, classes and agent tasks, what a stored run can be asked,
+ * sweep and plan, lessons, and Ctrl-C.  argv[1] is the servesim binary,
+ * argv[2] the source root (its examples/ and tests/scenarios/).
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -15,6 +16,16 @@
 #include "runner.h"
 #include "tap.h"
 #include "util.h"
+
+/* cmp_ok(a, op, b, "description"): a op b on numbers, printing both sides on
+ * failure (tap.h has no such assertion; a candidate for it). */
+#define cmp_ok(a, op, b, ...)                                                                      \
+    do {                                                                                           \
+        double cmp__a = (double)(a), cmp__b = (double)(b);                                         \
+        if (!tap__report(cmp__a op cmp__b, __FILE__, __LINE__, __VA_ARGS__))                       \
+            printf("#   %s %s %s\n#   got: %.12g\n#   against: %.12g\n", #a, #op, #b, cmp__a,      \
+                   cmp__b);                                                                        \
+    } while (0)
 
 static const char *servesim, *root;
 static char dir[] = "/tmp/servesim-cli-XXXXXX";
@@ -34,30 +45,57 @@ static char *in_dir(const char *name)
     return util_xasprintf("%s/%s", dir, name);
 }
 
+/* The text of tests/scenarios/NAME in the source root (caller frees); a
+ * missing file bails out, as every test after it would be meaningless. */
+static char *scenario_text(const char *name)
+{
+    char *path = util_xasprintf("%s/tests/scenarios/%s", root, name), *text = NULL;
+    util_diag d;
+    util_diag_init(&d);
+    if (util_read_file(path, &text, NULL, &d)) {
+        printf("Bail out! %s\n", d.count ? d.msgs[0] : path);
+        exit(1);
+    }
+    util_diag_fini(&d);
+    free(path);
+    return text;
+}
+
+/* The first n bytes of s, for is_str on how an output starts. */
+static const char *head(const char *s, int n)
+{
+    static char buf[64];
+    snprintf(buf, sizeof buf, "%.*s", n, s ? s : "");
+    return buf;
+}
+
 static void test_basics(void)
 {
     result r = sv("--version", NULL);
-    ok(r.status == 0 && !strncmp(r.out, "servesim ", 9), "--version");
+    is_int(r.status, 0, "--version");
+    is_str(head(r.out, 9), "servesim ", "prints the name and version");
     runner_drop(&r);
     r = sv("--help", NULL);
-    ok(r.status == 0, "--help exits 0");
+    is_int(r.status, 0, "--help exits 0");
     has_str(r.out, "run SCENARIO.json", "and lists the commands");
     runner_drop(&r);
     const char *cmds[] = {"run", "report", "catalog", "keys"};
     for (int i = 0; i < 4; i++) {
         r = sv(cmds[i], "--help", NULL);
-        ok(r.status == 0 && strstr(r.out, "usage: servesim"), "%s --help", cmds[i]);
+        is_int(r.status, 0, "%s --help", cmds[i]);
+        has_str(r.out, "usage: servesim", "%s --help prints the usage", cmds[i]);
         runner_drop(&r);
     }
     r = sv("simulate", NULL);
-    ok(r.status == 2, "an unknown command is bad usage (2)");
+    is_int(r.status, 2, "an unknown command is bad usage (2)");
     runner_drop(&r);
     r = sv("run", "--frobnicate", "x.json", NULL);
-    ok(r.status == 2, "an unknown option is bad usage (2)");
+    is_int(r.status, 2, "an unknown option is bad usage (2)");
     has_str(r.err, "unknown option '--frobnicate'", "and is named");
     runner_drop(&r);
     r = sv("run", NULL);
-    ok(r.status == 2 && strstr(r.err, "missing SCENARIO.json"), "run without a scenario");
+    is_int(r.status, 2, "run without a scenario");
+    has_str(r.err, "missing SCENARIO.json", "says what is missing");
     runner_drop(&r);
 }
 
@@ -65,30 +103,31 @@ static void test_run_and_report(const char *quick)
 {
     char *db = in_dir("a.db");
     result run = sv("run", quick, "-o", db, "--set", "stop.requests=300", "--json", "-q", NULL);
-    ok(run.status == 0, "run exits 0");
+    is_int(run.status, 0, "run exits 0");
     cJSON *j = cJSON_Parse(run.out);
     ok(j != NULL, "--json prints one JSON object");
-    ok(util_json_number(j, "requests.arrived", 0) == 300, "--set stop.requests took effect");
-    ok(util_json_number(j, "run.id", 0) == 1, "the first run of a new database is run 1");
+    is_near(util_json_number(j, "requests.arrived", 0), 300, 0, "--set stop.requests took effect");
+    is_near(util_json_number(j, "run.id", 0), 1, 0, "the first run of a new database is run 1");
     const char *keys[] = {"run", "requests", "ttft_s", "tpot_s", "tpot_incl_ttft_s", "e2e_s",
                           "queue_s", "throughput", "slo", "utilisation"};
     bool all = true;
     for (int i = 0; i < 10; i++) all &= cJSON_GetObjectItem(j, keys[i]) != NULL;
     ok(all, "the report has every section of the contract");
-    ok(util_json_get(j, "ttft_s.p99") && util_json_get(j, "throughput.output_tokens_per_s_per_user.p50"),
-       "percentiles are there");
+    ok(util_json_get(j, "ttft_s.p99") != NULL, "percentiles are there");
+    ok(util_json_get(j, "throughput.output_tokens_per_s_per_user.p50") != NULL,
+       "per-user throughput's too");
     cJSON_Delete(j);
 
     result rep = sv("report", db, "--json", NULL);
-    ok(rep.status == 0, "report exits 0");
+    is_int(rep.status, 0, "report exits 0");
     is_str(rep.out, run.out, "report --json prints exactly what run --json printed");
     runner_drop(&rep);
 
     result again = sv("run", quick, "-o", db, "--set", "stop.requests=300", "--seed", "5",
                       "--json", "-q", NULL);
     j = cJSON_Parse(again.out);
-    ok(util_json_number(j, "run.id", 0) == 2 && util_json_number(j, "run.seed", 0) == 5,
-       "a second run is appended as run 2, with --seed applied");
+    is_near(util_json_number(j, "run.id", 0), 2, 0, "a second run is appended as run 2");
+    is_near(util_json_number(j, "run.seed", 0), 5, 0, "with --seed applied");
     cJSON_Delete(j);
     rep = sv("report", db, "--run", "1", "--json", NULL);
     is_str(rep.out, run.out, "run 1 is unchanged by run 2");
@@ -97,13 +136,14 @@ static void test_run_and_report(const char *quick)
     runner_drop(&again);
 
     rep = sv("report", db, NULL);
-    ok(rep.status == 0, "the text report");
+    is_int(rep.status, 0, "the text report");
     has_str(rep.out, "run 2 \"quickstart\" (seed 5): completed", "names the newest run");
     has_str(rep.out, "  ttft ", "has a TTFT row");
     has_str(rep.out, "throughput over", "and throughput");
     runner_drop(&rep);
     rep = sv("report", db, "--run", "9", NULL);
-    ok(rep.status == 2 && strstr(rep.err, "no run with id 9"), "a missing run id is bad input");
+    is_int(rep.status, 2, "a missing run id is bad input");
+    has_str(rep.err, "no run with id 9", "and is named");
     runner_drop(&rep);
     runner_drop(&run);
     free(db);
@@ -122,7 +162,7 @@ static void test_bad_input(const char *quick)
     char *db = in_dir("a.db"), *before = runner_read(db);
     result r = sv("run", quick, "-o", db, "--set", "workload.arrival.rate_per_s=-1", "--set",
                   "cluster.gpu=h300", NULL);
-    ok(r.status == 2, "a bad override is bad input (2)");
+    is_int(r.status, 2, "a bad override is bad input (2)");
     has_str(r.err, "workload.arrival.rate_per_s: -1 is out of range", "named by its path");
     has_str(r.err, "cluster.gpu: unknown GPU 'h300'", "every error, not just the first");
     ok(same_file(db, before), "the existing database is untouched");
@@ -131,7 +171,8 @@ static void test_bad_input(const char *quick)
 
     char *fresh = in_dir("fresh.db");
     r = sv("run", quick, "-o", fresh, "--set", "stop={}", NULL);
-    ok(r.status == 2 && access(fresh, F_OK) != 0, "a bad scenario creates no database");
+    is_int(r.status, 2, "a bad scenario is bad input");
+    ok(access(fresh, F_OK) != 0, "a bad scenario creates no database");
     runner_drop(&r);
 
     char *notes = in_dir("notes.txt");
@@ -139,7 +180,8 @@ static void test_bad_input(const char *quick)
     fputs("my notes\n", f);
     fclose(f);
     r = sv("run", quick, "-o", notes, "-q", NULL);
-    ok(r.status == 2 && strstr(r.err, "not a SQLite database"), "-o on a text file is refused");
+    is_int(r.status, 2, "-o on a text file is refused");
+    has_str(r.err, "not a SQLite database", "as not a database");
     ok(same_file(notes, "my notes\n"), "and the file is left as it was");
     runner_drop(&r);
 
@@ -148,14 +190,15 @@ static void test_bad_input(const char *quick)
     fputs("{\n  \"name\": \"x\",\n  \"stop\" {}\n}\n", f);
     fclose(f);
     r = sv("run", broken, "-o", fresh, NULL);
-    ok(r.status == 2, "malformed JSON is bad input");
+    is_int(r.status, 2, "malformed JSON is bad input");
     has_str(r.err, "broken.json:3:10: invalid JSON", "reported with file:line:column");
     runner_drop(&r);
     r = sv("run", "/nonexistent/s.json", NULL);
-    ok(r.status == 2 && strstr(r.err, "/nonexistent/s.json: cannot open"), "a missing file");
+    is_int(r.status, 2, "a missing file");
+    has_str(r.err, "/nonexistent/s.json: cannot open", "is named");
     runner_drop(&r);
     r = sv("report", notes, NULL);
-    ok(r.status == 2, "report of a file that is not a database is bad input");
+    is_int(r.status, 2, "report of a file that is not a database is bad input");
     runner_drop(&r);
     free(db);
     free(fresh);
@@ -166,22 +209,25 @@ static void test_bad_input(const char *quick)
 static void test_catalog_keys(void)
 {
     result r = sv("catalog", "gpus", NULL);
-    ok(r.status == 0 && strstr(r.out, "h100-sxm") && strstr(r.out, "mi300x"), "catalog gpus");
+    is_int(r.status, 0, "catalog gpus");
+    has_str(r.out, "h100-sxm", "lists the H100");
+    has_str(r.out, "mi300x", "and the MI300X");
     runner_drop(&r);
     r = sv("catalog", "--json", NULL);
     cJSON *j = cJSON_Parse(r.out);
-    ok(j && cJSON_GetArraySize(cJSON_GetObjectItem(j, "gpus")) == 11 &&
-           cJSON_GetArraySize(cJSON_GetObjectItem(j, "models")) == 9,
-       "catalog --json: 11 GPUs and 9 models");
-    ok(j && util_json_get(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "gpus"), 0), "source"),
+    ok(j != NULL, "catalog --json prints JSON");
+    is_int(cJSON_GetArraySize(cJSON_GetObjectItem(j, "gpus")), 11, "catalog --json: 11 GPUs");
+    is_int(cJSON_GetArraySize(cJSON_GetObjectItem(j, "models")), 9, "and 9 models");
+    ok(util_json_get(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "gpus"), 0), "source") != NULL,
        "each entry carries its source");
     cJSON_Delete(j);
     runner_drop(&r);
     r = sv("catalog", "tpus", NULL);
-    ok(r.status == 2, "an unknown catalog section is bad usage");
+    is_int(r.status, 2, "an unknown catalog section is bad usage");
     runner_drop(&r);
     r = sv("keys", NULL);
-    ok(r.status == 0 && strstr(r.out, "`workload.arrival.rate_per_s`"), "keys lists scenario keys");
+    is_int(r.status, 0, "keys exits 0");
+    has_str(r.out, "`workload.arrival.rate_per_s`", "keys lists scenario keys");
     runner_drop(&r);
 }
 
@@ -192,23 +238,25 @@ static void test_classes(void)
     char *agents = util_xasprintf("%s/examples/agents.json", root), *db = in_dir("agents.db");
     result r = sv("run", agents, "-o", db, "--set", "stop.duration_s=60", "-q", "--by", "class",
                   NULL);
-    ok(r.status == 0, "the agents example runs");
+    is_int(r.status, 0, "the agents example runs");
     has_str(r.out, "\nclass \"chat\"\n", "--by class prints each class");
     has_str(r.out, "tasks: ", "and the agent tasks");
     runner_drop(&r);
     r = sv("report", db, "--json", NULL);
     cJSON *j = cJSON_Parse(r.out);
-    ok(j && util_json_get(j, "classes.agent.tasks.any_slow_fraction") &&
-           util_json_get(j, "classes.research.ttft_s.p99") &&
-           util_json_get(j, "tasks.e2e_s.p50") && util_json_get(j, "requests.timed_out"),
-       "the JSON report has classes, tasks and timed_out");
-    ok(util_json_number(j, "classes.agent.slo.e2e_s", 0) == 5 &&
-           util_json_number(j, "classes.agent.slo.ttft_s", 0) == 1,
-       "a class's SLO: its own keys, the scenario's for the rest");
+    ok(util_json_get(j, "classes.agent.tasks.any_slow_fraction") != NULL,
+       "the JSON report has each class's tasks");
+    ok(util_json_get(j, "classes.research.ttft_s.p99") != NULL, "and latencies");
+    ok(util_json_get(j, "tasks.e2e_s.p50") != NULL, "the run's tasks");
+    ok(util_json_get(j, "requests.timed_out") != NULL, "and timed_out");
+    is_near(util_json_number(j, "classes.agent.slo.e2e_s", 0), 5, 0, "a class's SLO: its own keys");
+    is_near(util_json_number(j, "classes.agent.slo.ttft_s", 0), 1, 0,
+            "the scenario's for the rest");
     cJSON_Delete(j);
     runner_drop(&r);
     r = sv("report", db, "--by", "user", NULL);
-    ok(r.status == 2 && strstr(r.err, "--by user"), "--by names a grouping that exists");
+    is_int(r.status, 2, "--by names a grouping that exists");
+    has_str(r.err, "--by user", "the one that does not is named");
     runner_drop(&r);
     unlink(db);
 
@@ -216,15 +264,15 @@ static void test_classes(void)
     FILE *f = fopen(trace, "w");
     fputs("arrival_time_s,input_tokens,output_tokens\n0.1,10,10\n0.2,-4,10\n", f);
     fclose(f);
+    char *json = scenario_text("cli-bad-trace.json"); /* replays bad.csv, beside it */
     f = fopen(scen, "w");
-    fputs("{\"cluster\": {\"gpu\": \"h100-sxm\", \"model\": \"llama-3.1-8b\"}, \"workload\": "
-          "{\"arrival\": {\"process\": \"trace\", \"path\": \"bad.csv\"}}}",
-          f);
+    fputs(json, f);
     fclose(f);
+    free(json);
     r = sv("run", scen, "-o", db, NULL);
-    ok(r.status == 2 && strstr(r.err, "bad.csv:3:") && access(db, F_OK) != 0,
-       "a malformed trace row (relative to the scenario) is bad input, at FILE:LINE, and no "
-       "database is made");
+    is_int(r.status, 2, "a malformed trace row (relative to the scenario) is bad input");
+    has_str(r.err, "bad.csv:3:", "at FILE:LINE");
+    ok(access(db, F_OK) != 0, "and no database is made");
     tap_diag("%s", r.err);
     runner_drop(&r);
     unlink(trace);
@@ -242,12 +290,13 @@ static void test_questions(const char *quick)
     char *db = in_dir("q.db");
     result r = sv("run", quick, "-o", db, "-q", "--record-iterations", "--set", "stop.requests=300",
                   "--csv", NULL);
-    ok(r.status == 0 && !strncmp(r.out, "metric,value\n", 13), "run --csv prints metric,value rows");
+    is_int(r.status, 0, "run --csv exits 0");
+    is_str(head(r.out, 13), "metric,value\n", "run --csv prints metric,value rows");
     has_str(r.out, "\nenergy.gpu_j_per_output_token,", "with energy");
     has_str(r.out, "\ncost.usd_per_million_output_tokens,", "and cost");
     runner_drop(&r);
     r = sv("report", db, "--slo", "ttft=0.001", "--slo", "ttft_p99=100", NULL);
-    ok(r.status == 0, "report --slo");
+    is_int(r.status, 0, "report --slo");
     has_str(r.out, "(what-if SLO", "says the thresholds are a what-if");
     has_str(r.out, "slo: ttft <= 0.001 s, tpot <= 0.05 s, e2e <= 30 s: attainment 0.0%",
             "with the new threshold and the scenario's others");
@@ -255,22 +304,25 @@ static void test_questions(const char *quick)
     has_str(r.out, ", met (margin +", "with its margin");
     runner_drop(&r);
     r = sv("report", db, "--slo", "ttft", NULL);
-    ok(r.status == 2 && strstr(r.err, "--slo ttft: expected KEY=TIME"), "a bad --slo is bad usage");
+    is_int(r.status, 2, "a bad --slo is bad usage");
+    has_str(r.err, "--slo ttft: expected KEY=TIME", "and says what is expected");
     runner_drop(&r);
     r = sv("report", db, "--definitions", NULL);
-    ok(r.status == 0 && strstr(r.out, "itl_pooled") && strstr(r.out, "MLPerf"),
-       "--definitions prints every tool's definition");
+    is_int(r.status, 0, "--definitions exits 0");
+    has_str(r.out, "itl_pooled", "--definitions prints every tool's definition");
+    has_str(r.out, "MLPerf", "MLPerf's too");
     runner_drop(&r);
     r = sv("report", db, "--markdown", "--by", "replica", NULL);
-    ok(r.status == 0 && strstr(r.out, "## replicas\n"), "--markdown --by replica");
+    is_int(r.status, 0, "--markdown --by replica");
+    has_str(r.out, "## replicas\n", "has a replicas section");
     runner_drop(&r);
     r = sv("slo-curve", db, "--metric", "tpot", "--points", "5", NULL);
-    ok(r.status == 0 && strstr(r.out, "tpot attainment by threshold") &&
-           strstr(r.out, "99% attainment: "),
-       "slo-curve prints the curve and the thresholds targets need");
+    is_int(r.status, 0, "slo-curve exits 0");
+    has_str(r.out, "tpot attainment by threshold", "slo-curve prints the curve");
+    has_str(r.out, "99% attainment: ", "and the thresholds targets need");
     runner_drop(&r);
     r = sv("slo-curve", db, "--metric", "latency", NULL);
-    ok(r.status == 2, "slo-curve with an unknown metric is bad usage");
+    is_int(r.status, 2, "slo-curve with an unknown metric is bad usage");
     runner_drop(&r);
     unlink(db);
     free(db);
@@ -282,31 +334,35 @@ static void test_sweep_plan(const char *quick)
 {
     char *db = in_dir("sw.db");
     result r = sv("sweep", quick, "--vary", "cluster.gpu=h100-sxm,h300", "-o", db, NULL);
-    ok(r.status == 2 && strstr(r.err, "point {\"cluster.gpu\":\"h300\"} seed 1: cluster.gpu: "
-                                      "unknown GPU 'h300'") && access(db, F_OK) != 0,
-       "a bad value is named with its point, and nothing is written");
+    is_int(r.status, 2, "a bad value in a sweep is bad input");
+    has_str(r.err, "point {\"cluster.gpu\":\"h300\"} seed 1: cluster.gpu: unknown GPU 'h300'",
+            "a bad value is named with its point");
+    ok(access(db, F_OK) != 0, "and nothing is written");
     runner_drop(&r);
     r = sv("sweep", quick, "--vary", "workload.arrival.rate_per_s=5:1:1", NULL);
-    ok(r.status == 2 && strstr(r.err, "STOP is below START"), "a backwards range is bad usage");
+    is_int(r.status, 2, "a backwards range is bad usage");
+    has_str(r.err, "STOP is below START", "and says so");
     runner_drop(&r);
     r = sv("sweep", quick, "--vary", "workload.arrival.rate_per_s=4,8", "--set", "stop.requests=200",
            "-o", db, "-j", "2", "--json", NULL);
     cJSON *j = cJSON_Parse(r.out);
-    ok(r.status == 0 && cJSON_GetArraySize(j) == 2 &&
-           util_json_number(cJSON_GetArrayItem(j, 1), "run_id", 0) == 2,
-       "sweep --json: one object per point, numbered runs");
+    is_int(r.status, 0, "sweep --json exits 0");
+    is_int(cJSON_GetArraySize(j), 2, "sweep --json: one object per point");
+    is_near(util_json_number(cJSON_GetArrayItem(j, 1), "run_id", 0), 2, 0, "numbered runs");
     cJSON_Delete(j);
     runner_drop(&r);
     r = sv("report", db, "--run", "2", "--json", NULL);
     j = cJSON_Parse(r.out);
-    ok(j && util_json_number(j, "requests.arrived", 0) == 200, "each point is a run of the file");
+    is_near(util_json_number(j, "requests.arrived", 0), 200, 0, "each point is a run of the file");
     cJSON_Delete(j);
     runner_drop(&r);
     r = sv("plan", quick, "--target", "ttft_p99<=2", NULL);
-    ok(r.status == 2 && strstr(r.err, "give --find"), "plan without --find is bad usage");
+    is_int(r.status, 2, "plan without --find is bad usage");
+    has_str(r.err, "give --find", "and says what to give");
     runner_drop(&r);
     r = sv("plan", quick, "--target", "ttft_p99=2", "--find", "max-rate", NULL);
-    ok(r.status == 2 && strstr(r.err, "expected METRIC<=TIME"), "a target needs <=");
+    is_int(r.status, 2, "a target needs <=");
+    has_str(r.err, "expected METRIC<=TIME", "and says so");
     runner_drop(&r);
     unlink(db);
     free(db);
@@ -316,24 +372,28 @@ static void test_sweep_plan(const char *quick)
 static void test_lesson_cli(void)
 {
     result r = sv("lesson", NULL);
-    ok(r.status == 0 && strstr(r.out, "two-clocks") && strstr(r.out, "fan-out"),
-       "servesim lesson lists the lessons");
+    is_int(r.status, 0, "servesim lesson exits 0");
+    has_str(r.out, "two-clocks", "servesim lesson lists the lessons");
+    has_str(r.out, "fan-out", "every one");
     runner_drop(&r);
     char *svg = in_dir("tail.svg");
     r = sv("lesson", "tail", "--quick", "--plot", svg, NULL);
     char *text = runner_read(svg);
-    ok(r.status == 0 && strstr(r.out, "lesson tail:") && strstr(text, "<svg") &&
-           strstr(text, "data-series=\"p99\""),
-       "lesson tail --plot prints its table and findings and draws its figure");
+    is_int(r.status, 0, "lesson tail --plot exits 0");
+    has_str(r.out, "lesson tail:", "lesson tail --plot prints its table and findings");
+    has_str(text, "<svg", "and draws its figure");
+    has_str(text, "data-series=\"p99\"", "with its series");
     free(text);
     runner_drop(&r);
     unlink(svg);
     free(svg);
     r = sv("lesson", "tails", NULL);
-    ok(r.status == 2 && strstr(r.err, "did you mean 'tail'"), "a misspelt lesson is bad usage");
+    is_int(r.status, 2, "a misspelt lesson is bad usage");
+    has_str(r.err, "did you mean 'tail'", "with a suggestion");
     runner_drop(&r);
     r = sv("lesson", "tail", "--quick", "--set", "lesson.slow_fractions=[0.05]", NULL);
-    ok(r.status == 2 && strstr(r.err, "at least two"), "a knob out of shape is bad input");
+    is_int(r.status, 2, "a knob out of shape is bad input");
+    has_str(r.err, "at least two", "and says why");
     runner_drop(&r);
 }
 
@@ -358,7 +418,7 @@ static void test_interrupt(const char *quick)
     cJSON *j = cJSON_Parse(r.out);
     is_str(j ? cJSON_GetStringValue(util_json_get(j, "run.status")) : NULL, "interrupted",
            "the run is committed to the database, marked interrupted");
-    ok(util_json_number(j, "requests.completed", 0) > 0, "what was recorded is kept");
+    cmp_ok(util_json_number(j, "requests.completed", 0), >, 0, "what was recorded is kept");
     cJSON_Delete(j);
     runner_drop(&r);
     unlink(db);

@@ -19,19 +19,24 @@
 #include "support.h"
 #include "tap.h"
 
+/* cmp_ok(a, op, b, "description"): a op b on numbers, printing both sides on
+ * failure (tap.h has no such assertion; a candidate for it). */
+#define cmp_ok(a, op, b, ...)                                                                      \
+    do {                                                                                           \
+        double cmp__a = (double)(a), cmp__b = (double)(b);                                         \
+        if (!tap__report(cmp__a op cmp__b, __FILE__, __LINE__, __VA_ARGS__))                       \
+            printf("#   %s %s %s\n#   got: %.12g\n#   against: %.12g\n", #a, #op, #b, cmp__a,      \
+                   cmp__b);                                                                        \
+    } while (0)
+
 #define Z 4.0
 
 static const char *shared; /* the source root's data/ */
 
-/* Tiny requests on a linear model: runs of thousands of tasks take
- * milliseconds, and nothing queues unless a test makes it. */
-#define BASE                                                                                       \
-    "{\"seed\": 11, \"stop\": {\"requests\": 3000}, \"cluster\": {\"gpu\": \"h100-sxm\", "         \
-    "\"model\": \"llama-3.1-8b\", \"replicas\": 4, \"cost_model\": {\"kind\": \"linear\", "        \
-    "\"iteration_s\": 0.001, \"prefill_s_per_token\": 1e-6, \"decode_step_s\": 0.001, "            \
-    "\"decode_s_per_seq\": 0}}, \"workload\": {\"arrival\": {\"process\": \"poisson\", "           \
-    "\"rate_per_s\": 20}, \"prompt_tokens\": {\"dist\": \"fixed\", \"value\": 100}, "              \
-    "\"output_tokens\": {\"dist\": \"uniform\", \"min\": 2, \"max\": 20}}}"
+/* Tiny requests on a linear model (tests/scenarios/clients-base.json): runs
+ * of thousands of tasks take milliseconds, and nothing queues unless a test
+ * makes it. */
+static char *base;
 
 static sqlite3 *run_db(const char *json, const char *const *sets)
 {
@@ -60,7 +65,7 @@ static void tail_amplification(const char *mode, int n, double p)
              "workload.slow={\"probability\": %g, \"extra_s\": {\"dist\": \"fixed\", "
              "\"value\": 1}}",
              p);
-    sqlite3 *db = run_db(BASE, (const char *[]){agent, slow, NULL});
+    sqlite3 *db = run_db(base, (const char *[]){agent, slow, NULL});
     an_report r;
     if (!report(db, &r)) {
         ok(false, "%s n=%d p=%g ran", mode, n, p);
@@ -70,9 +75,9 @@ static void tail_amplification(const char *mode, int n, double p)
     int calls = strcmp(mode, "map_reduce") ? n : n + 1; /* and the aggregation */
     double want = 1 - pow(1 - p, calls);
     double se = sqrt(want * (1 - want) / (double)r.tasks.completed);
-    ok(r.tasks.count == 3000 && r.tasks.completed == 3000 && r.tasks.calls_per_task == calls,
-       "%s n=%d: 3000 tasks of %d calls each (got %lld, %lld completed, %.3f calls)", mode, n,
-       calls, (long long)r.tasks.count, (long long)r.tasks.completed, r.tasks.calls_per_task);
+    is_int(r.tasks.count, 3000, "%s n=%d: 3000 tasks", mode, n);
+    is_int(r.tasks.completed, 3000, "%s n=%d: every one completed", mode, n);
+    is_near(r.tasks.calls_per_task, calls, 0, "%s n=%d: of %d calls each", mode, n, calls);
     is_near(r.tasks.any_slow_fraction, want, Z * se,
             "%s n=%d p=%g: a slow call in %.4f of tasks, 1 - (1 - p)^%d = %.4f", mode, n, p,
             r.tasks.any_slow_fraction, calls, want);
@@ -94,7 +99,7 @@ static void test_tail_amplification(void)
 static void test_sequential(void)
 {
     sqlite3 *db = run_db(
-        BASE, (const char *[]){"stop.requests=500",
+        base, (const char *[]){"stop.requests=500",
                                "workload.agent={\"mode\": \"sequential\", \"calls\": 4, "
                                "\"tool_output_tokens\": {\"dist\": \"fixed\", \"value\": 7}, "
                                "\"tool_s\": {\"dist\": \"fixed\", \"value\": 0.3}}",
@@ -118,7 +123,7 @@ static void test_sequential(void)
 
 static void test_fan_out(void)
 {
-    sqlite3 *db = run_db(BASE, (const char *[]){"stop.requests=500",
+    sqlite3 *db = run_db(base, (const char *[]){"stop.requests=500",
                                                 "workload.agent={\"mode\": \"parallel\", "
                                                 "\"calls\": 5}",
                                                 NULL});
@@ -130,7 +135,7 @@ static void test_fan_out(void)
             0, 0, "and the task ends with its last call");
     sqlite3_close(db);
 
-    db = run_db(BASE, (const char *[]){"stop.requests=500",
+    db = run_db(base, (const char *[]){"stop.requests=500",
                                        "workload.agent={\"mode\": \"map_reduce\", \"calls\": 5}",
                                        NULL});
     is_near(support_q1(db, "SELECT count(*) FROM requests a WHERE call_index = 5 AND prompt_tokens ="
@@ -146,7 +151,7 @@ static void test_fan_out(void)
 /* A closed-loop user's next task follows its last task's end. */
 static void test_closed_tasks(void)
 {
-    sqlite3 *db = run_db(BASE, (const char *[]){"stop.requests=200",
+    sqlite3 *db = run_db(base, (const char *[]){"stop.requests=200",
                                                 "workload.arrival={\"process\": \"closed\", "
                                                 "\"users\": 1, \"think_s\": {\"dist\": "
                                                 "\"fixed\", \"value\": 0.5}}",
@@ -165,7 +170,7 @@ static void test_closed_tasks(void)
 static void test_classes(void)
 {
     sqlite3 *db = run_db(
-        BASE, (const char *[]){"stop={\"duration_s\": 400}",
+        base, (const char *[]){"stop={\"duration_s\": 400}",
                                "workload.classes=[{\"name\": \"a\", \"weight\": 1}, "
                                "{\"name\": \"b\", \"weight\": 3}, {\"name\": \"c\", "
                                "\"weight\": 6, \"output_tokens\": {\"dist\": \"fixed\", "
@@ -193,7 +198,7 @@ static void test_classes(void)
 static void test_class_report(void)
 {
     sqlite3 *db = run_db(
-        BASE, (const char *[]){"slo={\"ttft_s\": 0.05}",
+        base, (const char *[]){"slo={\"ttft_s\": 0.05}",
                                "workload.classes=[{\"name\": \"strict\", \"weight\": 1, "
                                "\"slo\": {\"ttft_s\": 0.001}}, {\"name\": \"loose\", "
                                "\"weight\": 1}]",
@@ -203,13 +208,14 @@ static void test_class_report(void)
         ok(false, "the class report");
         return;
     }
-    ok(r.n_classes == 2 && !strcmp(r.classes[0].name, "strict") &&
-           r.classes[0].req.slo.ttft_s == 0.001 && r.classes[1].req.slo.ttft_s == 0.05,
-       "each class has its own SLO, else the scenario's");
+    is_int(r.n_classes, 2, "two classes");
+    is_str(r.classes[0].name, "strict", "in the scenario's order");
+    is_near(r.classes[0].req.slo.ttft_s, 0.001, 0, "each class has its own SLO");
+    is_near(r.classes[1].req.slo.ttft_s, 0.05, 0, "else the scenario's");
     is_near(r.classes[0].req.attainment, 0, 0,
             "no request meets 1 ms TTFT (reading the weights takes 4.8 ms)");
-    ok(r.classes[1].req.attainment > 0.99, "nearly all meet 50 ms (%.4f)",
-       r.classes[1].req.attainment);
+    cmp_ok(r.classes[1].req.attainment, >, 0.99, "nearly all meet 50 ms (%.4f)",
+           r.classes[1].req.attainment);
     is_near(r.req.attainment,
             (double)(r.classes[0].req.good + r.classes[1].req.good) /
                 (double)(r.classes[0].req.ended + r.classes[1].req.ended),
@@ -247,19 +253,19 @@ static bool read_csv(const char *path, trace_rows *tr)
     return ok && tr->n > 1;
 }
 
-static char *trace_scenario_top(const char *path, const char *options, const char *top)
+/* Runs tests/scenarios/clients-trace.json replaying the trace at path, with
+ * further overrides (up to 4, NULL-terminated). */
+static sqlite3 *trace_db(const char *path, const char *const *more)
 {
-    return util_xasprintf(
-        "{\"seed\": 1, \"cluster\": {\"gpu\": \"h100-sxm\", \"model\": \"llama-3.1-8b\", "
-        "\"replicas\": 2, \"cost_model\": {\"kind\": \"linear\", \"iteration_s\": 0.001, "
-        "\"prefill_s_per_token\": 1e-6, \"decode_step_s\": 0.001, \"decode_s_per_seq\": 0}}, "
-        "\"workload\": {\"arrival\": {\"process\": \"trace\", \"path\": \"%s\"%s}}%s}",
-        path, options, top);
-}
-
-static char *trace_scenario(const char *path, const char *options)
-{
-    return trace_scenario_top(path, options, "");
+    char *at = util_xasprintf("workload.arrival.path=%s", path);
+    const char *sets[6] = {at};
+    for (int i = 0; more && more[i] && i < 4; i++)
+        sets[i + 1] = more[i];
+    char *json = support_scenario_text("clients-trace.json");
+    sqlite3 *db = run_db(json, sets);
+    free(json);
+    free(at);
+    return db;
 }
 
 /* Largest |arrival_s(request i) - (t_i - start) x scale - shift| over requests
@@ -297,13 +303,11 @@ static void test_trace_replay(void)
     for (int i = 0; i < tr.n; i++) prompts += tr.prompt[i], outputs += tr.output[i];
     const double ns = 0.5e-9 + 1e-12; /* the engine's clock is whole nanoseconds */
 
-    char *json = trace_scenario(path, "");
-    sqlite3 *db = run_db(json, NULL);
-    free(json);
+    sqlite3 *db = trace_db(path, NULL);
     is_near(support_q1(db, "SELECT count(*) FROM requests"), tr.n, 0, "replay: one request per row (%d)",
             tr.n);
-    ok(arrival_error(db, &tr, 0, 0, tr.n, 0, 1, 0) <= ns,
-       "every arrival is the trace's, to the nanosecond");
+    cmp_ok(arrival_error(db, &tr, 0, 0, tr.n, 0, 1, 0), <=, ns,
+           "every arrival is the trace's, to the nanosecond");
     is_near(support_q1(db, "SELECT sum(prompt_tokens) FROM requests"), prompts, 0,
             "prompt tokens sum to the trace's %g", prompts);
     is_near(support_q1(db, "SELECT sum(output_tokens) FROM requests"), outputs, 0,
@@ -311,13 +315,11 @@ static void test_trace_replay(void)
     sqlite3_close(db);
 
     /* A class's own lengths replace only those it sets. */
-    json = trace_scenario_top(path, "", "");
     char *cls = util_xasprintf("workload.classes=[{\"name\": \"a\", \"weight\": 1}, {\"name\": "
                                "\"b\", \"weight\": 1, \"prompt_tokens\": {\"dist\": \"fixed\", "
                                "\"value\": 10}}]");
-    db = run_db(json, (const char *[]){cls, NULL});
+    db = trace_db(path, (const char *[]){cls, NULL});
     free(cls);
-    free(json);
     bool kept = db != NULL;
     sqlite3_stmt *st;
     sqlite3_prepare_v2(db, "SELECT id, class, prompt_tokens, output_tokens FROM requests", -1, &st,
@@ -328,47 +330,45 @@ static void test_trace_replay(void)
         kept = prompt == (b ? 10 : tr.prompt[id]) && sqlite3_column_int(st, 3) == tr.output[id];
     }
     sqlite3_finalize(st);
-    ok(kept && support_q1(db, "SELECT count(DISTINCT class) FROM requests") == 2,
+    ok(kept,
        "a class's own prompt_tokens replaces the trace's prompts; its outputs stay the trace's");
+    is_near(support_q1(db, "SELECT count(DISTINCT class) FROM requests"), 2, 0,
+            "and both classes are drawn");
     sqlite3_close(db);
 
-    json = trace_scenario(path, ", \"time_scale\": 2.5");
-    db = run_db(json, NULL);
-    free(json);
-    ok(arrival_error(db, &tr, 0, 0, tr.n, 0, 2.5, 0) <= 2.5 * ns, "time_scale 2.5 stretches it");
+    db = trace_db(path, (const char *[]){"workload.arrival.time_scale=2.5", NULL});
+    cmp_ok(arrival_error(db, &tr, 0, 0, tr.n, 0, 2.5, 0), <=, 2.5 * ns,
+           "time_scale 2.5 stretches it");
     sqlite3_close(db);
 
-    json = trace_scenario(path, ", \"rate_per_s\": 8");
-    db = run_db(json, NULL);
-    free(json);
+    db = trace_db(path, (const char *[]){"workload.arrival.rate_per_s=8", NULL});
     double span = support_q1(db, "SELECT max(arrival_s) - min(arrival_s) FROM requests");
     is_near((tr.n - 1) / span, 8, 1e-6, "rate_per_s 8: the mean rate over the span is 8 req/s");
-    ok(arrival_error(db, &tr, 0, 0, tr.n, 0, (tr.n - 1) / (tr.t[tr.n - 1] - tr.t[0]) / 8, 0) <=
-           ns * 2,
-       "by one scale factor on every time");
+    cmp_ok(arrival_error(db, &tr, 0, 0, tr.n, 0, (tr.n - 1) / (tr.t[tr.n - 1] - tr.t[0]) / 8, 0),
+           <=, ns * 2, "by one scale factor on every time");
     sqlite3_close(db);
 
     int first = 0;
     while (tr.t[first] < 20) first++;
-    json = trace_scenario(path, ", \"start_s\": 20, \"limit\": 30");
-    db = run_db(json, NULL);
-    free(json);
-    ok(support_q1(db, "SELECT count(*) FROM requests") == 30 &&
-           arrival_error(db, &tr, 0, first, 30, 20, 1, 0) <= ns,
-       "start_s 20, limit 30: rows %d.. replayed from time 0", first);
+    db = trace_db(
+        path, (const char *[]){"workload.arrival.start_s=20", "workload.arrival.limit=30", NULL});
+    is_near(support_q1(db, "SELECT count(*) FROM requests"), 30, 0,
+            "start_s 20, limit 30: 30 rows");
+    cmp_ok(arrival_error(db, &tr, 0, first, 30, 20, 1, 0), <=, ns,
+           "start_s 20, limit 30: rows %d.. replayed from time 0", first);
     sqlite3_close(db);
 
-    json = trace_scenario_top(path, ", \"loop\": true", ", \"stop\": {\"duration_s\": 120}");
-    db = run_db(json, NULL);
-    free(json);
+    db =
+        trace_db(path, (const char *[]){"workload.arrival.loop=true", "stop.duration_s=120", NULL});
     double period = tr.t[tr.n - 1] + tr.t[tr.n - 1] / (tr.n - 1); /* span + one mean gap */
     int in_window = 0;
     for (int pass = 0; pass < 3; pass++)
         for (int i = 0; i < tr.n; i++) in_window += pass * period + tr.t[i] < 120;
-    ok(support_q1(db, "SELECT count(*) FROM requests") == in_window &&
-           arrival_error(db, &tr, tr.n, 0, tr.n, 0, 1, period) <= ns * 4,
-       "loop: the second pass is the first shifted by its span and one mean gap (%d in 120 s)",
-       in_window);
+    is_near(support_q1(db, "SELECT count(*) FROM requests"), in_window, 0,
+            "loop: every pass's arrivals in 120 s (%d)", in_window);
+    cmp_ok(arrival_error(db, &tr, tr.n, 0, tr.n, 0, 1, period), <=, ns * 4,
+           "loop: the second pass is the first shifted by its span and one mean gap (%d in 120 s)",
+           in_window);
     sqlite3_close(db);
     free(path);
 }
@@ -388,12 +388,12 @@ static void test_azure_replay(void)
             prompts += rec.prompt, outputs += rec.output, last = rec.arrival_s, n++;
     wl_trace_close(t);
     util_diag_fini(&d);
-    char *json = trace_scenario(path, ", \"limit\": 2000");
-    sqlite3 *db = run_db(json, NULL);
-    free(json);
-    ok(n == 2000 && support_q1(db, "SELECT sum(prompt_tokens) FROM requests") == prompts &&
-           support_q1(db, "SELECT sum(output_tokens) FROM requests") == outputs,
-       "azure: the first 2000 rows' tokens (%g, %g)", prompts, outputs);
+    sqlite3 *db = trace_db(path, (const char *[]){"workload.arrival.limit=2000", NULL});
+    is_int(n, 2000, "azure: the trace has 2000 rows to read");
+    is_near(support_q1(db, "SELECT sum(prompt_tokens) FROM requests"), prompts, 0,
+            "azure: the first 2000 rows' tokens (%g, %g)", prompts, outputs);
+    is_near(support_q1(db, "SELECT sum(output_tokens) FROM requests"), outputs, 0,
+            "and their outputs");
     is_near(support_q1(db, "SELECT max(arrival_s) FROM requests"), last, 0.5e-9 + 1e-12,
             "azure: the 2000th arrival %.7f s after the first", last);
     sqlite3_close(db);
@@ -407,17 +407,20 @@ static void test_trace_errors(void)
     FILE *f = fdopen(fd, "w");
     fputs("arrival_time_s,input_tokens,output_tokens\n0.5,10,10\n0.7,12,x9\n", f);
     fclose(f);
-    char *json = trace_scenario(path, "");
+    char *json = support_scenario_text("clients-trace.json");
+    char *at = util_xasprintf("workload.arrival.path=%s", path);
     sim_scenario sc;
     char *errors = NULL;
     char *want = util_xasprintf("%s:3:", path);
-    ok(support_scenario(json, NULL, &sc, &errors) == UTIL_EINPUT && strstr(errors, want) &&
-           strstr(errors, "output_tokens"),
-       "a malformed row is reported at FILE:LINE with its field");
+    is_int(support_scenario(json, (const char *[]){at, NULL}, &sc, &errors), UTIL_EINPUT,
+           "a malformed row is reported");
+    has_str(errors, want, "a malformed row is reported at FILE:LINE with its field");
+    has_str(errors, "output_tokens", "the field");
     tap_diag("%s", errors);
     sim_scenario_fini(&sc);
     free(errors);
     free(want);
+    free(at);
     free(json);
     unlink(path);
 }
@@ -434,7 +437,7 @@ static void test_empirical_lengths(void)
     char *set = util_xasprintf("workload.prompt_tokens={\"dist\": \"empirical\", \"path\": "
                                "\"%s\", \"column\": \"input\"}",
                                path);
-    sqlite3 *db = run_db(BASE, (const char *[]){set, NULL});
+    sqlite3 *db = run_db(base, (const char *[]){set, NULL});
     double got = support_q1(db, "SELECT avg(prompt_tokens) FROM requests");
     is_near(got, mean, Z * sqrt(var / 3000), "empirical prompts: mean %.1f, the column's %.1f", got,
             mean);
@@ -458,12 +461,12 @@ static void test_empirical_lengths(void)
 
 static void test_pre_model(void)
 {
-    sqlite3 *base = run_db(BASE, (const char *[]){"stop.requests=4000", NULL});
-    sqlite3 *fixed = run_db(BASE, (const char *[]){"stop.requests=4000",
+    sqlite3 *plain = run_db(base, (const char *[]){"stop.requests=4000", NULL});
+    sqlite3 *fixed = run_db(base, (const char *[]){"stop.requests=4000",
                                                    "workload.pre_model_s={\"dist\": \"fixed\", "
                                                    "\"value\": 0.25}",
                                                    NULL});
-    sqlite3 *expo = run_db(BASE, (const char *[]){"stop.requests=4000",
+    sqlite3 *expo = run_db(base, (const char *[]){"stop.requests=4000",
                                                   "workload.pre_model_s={\"dist\": "
                                                   "\"exponential\", \"mean\": 0.2}",
                                                   NULL});
@@ -473,7 +476,7 @@ static void test_pre_model(void)
     sqlite3_stmt *a, *b, *c;
     const char *sql = "SELECT first_token_s - arrival_s, enqueue_s - arrival_s FROM requests "
                       "ORDER BY id";
-    sqlite3_prepare_v2(base, sql, -1, &a, NULL);
+    sqlite3_prepare_v2(plain, sql, -1, &a, NULL);
     sqlite3_prepare_v2(fixed, sql, -1, &b, NULL);
     sqlite3_prepare_v2(expo, sql, -1, &c, NULL);
     while (sqlite3_step(a) == SQLITE_ROW && sqlite3_step(b) == SQLITE_ROW &&
@@ -492,18 +495,19 @@ static void test_pre_model(void)
     diff_mean /= n;
     delay_mean /= n;
     double sd = sqrt(diff_sq / n - diff_mean * diff_mean);
-    ok(n == 4000 && worst < 2e-9, "a fixed 0.25 s pre-model delay adds 0.25 s to every TTFT");
+    is_int(n, 4000, "three runs of 4000 requests");
+    cmp_ok(worst, <, 2e-9, "a fixed 0.25 s pre-model delay adds 0.25 s to every TTFT");
     is_near(delay_mean, 0.2, Z * 0.2 / sqrt(n), "exponential delays: mean %.4f s before the router",
             delay_mean);
     is_near(diff_mean, 0.2, Z * sd / sqrt(n), "and TTFT grows by their mean (%.4f s)", diff_mean);
-    sqlite3_close(base);
+    sqlite3_close(plain);
     sqlite3_close(fixed);
     sqlite3_close(expo);
 }
 
 static void test_stragglers(void)
 {
-    sqlite3 *db = run_db(BASE, (const char *[]){"stop.requests=4000",
+    sqlite3 *db = run_db(base, (const char *[]){"stop.requests=4000",
                                                 "workload.slow={\"probability\": 0.3, "
                                                 "\"extra_s\": {\"dist\": \"fixed\", \"value\": "
                                                 "1.5}}",
@@ -512,12 +516,12 @@ static void test_stragglers(void)
     is_near(frac, 0.3, Z * sqrt(0.21 / 4000), "requests.slow marks %.4f of calls (p = 0.3)", frac);
     is_near(support_q1(db, "SELECT max(abs(enqueue_s - arrival_s - 1.5 * slow)) FROM requests"), 0, 1e-9,
             "a slow call reaches its replica 1.5 s late; the others at once");
-    ok(support_q1(db, "SELECT min(first_token_s - arrival_s) FROM requests WHERE slow") >= 1.5,
-       "the wait counts in TTFT");
+    cmp_ok(support_q1(db, "SELECT min(first_token_s - arrival_s) FROM requests WHERE slow"), >=,
+           1.5, "the wait counts in TTFT");
     /* While a straggler waits, the GPUs serve whoever came after it. */
-    ok(support_q1(db, "SELECT count(*) FROM requests s JOIN requests o ON o.id > s.id AND"
-              " o.finish_s < s.enqueue_s WHERE s.slow AND NOT o.slow") > 100,
-       "calls sent after a straggler finish before it reaches the router");
+    cmp_ok(support_q1(db, "SELECT count(*) FROM requests s JOIN requests o ON o.id > s.id AND"
+                          " o.finish_s < s.enqueue_s WHERE s.slow AND NOT o.slow"),
+           >, 100, "calls sent after a straggler finish before it reaches the router");
     sqlite3_close(db);
 }
 
@@ -538,14 +542,11 @@ static char *write_trace(const char *rows)
  * unless its client gives up. */
 static sqlite3 *timeout_run(const char *path, double timeout_s)
 {
-    char *json = util_xasprintf(
-        "{\"seed\": 1, \"cluster\": {\"gpu\": \"h100-sxm\", \"model\": \"llama-3.1-8b\", "
-        "\"scheduler\": {\"max_batch\": 1}, \"cost_model\": {\"kind\": \"linear\", "
-        "\"iteration_s\": 0.01, \"prefill_s_per_token\": 0, \"decode_step_s\": 0, "
-        "\"decode_s_per_seq\": 0}}, \"workload\": {\"arrival\": {\"process\": \"trace\", "
-        "\"path\": \"%s\"}%s}, \"slo\": {\"e2e_s\": 100}}",
-        path, timeout_s > 0 ? ", \"timeout_s\": 2" : "");
-    sqlite3 *db = run_db(json, NULL);
+    char *json = support_scenario_text("clients-timeout.json");
+    char *at = util_xasprintf("workload.arrival.path=%s", path);
+    sqlite3 *db =
+        run_db(json, (const char *[]){at, timeout_s > 0 ? "workload.timeout_s=2" : NULL, NULL});
+    free(at);
     free(json);
     return db;
 }
@@ -567,9 +568,10 @@ static void test_timeouts(void)
             1e-9, "and completes at 2.05 s");
     an_report r;
     if (report(db, &r)) {
-        ok(r.req.timed_out == 3 && r.req.ended == 4 && r.req.good == 1,
-           "the report counts 3 timed out, each failing the SLO (%lld good of %lld)",
-           (long long)r.req.good, (long long)r.req.ended);
+        is_int(r.req.timed_out, 3, "the report counts 3 timed out");
+        is_int(r.req.ended, 4, "of 4 ended");
+        is_int(r.req.good, 1, "each failing the SLO (%lld good of %lld)", (long long)r.req.good,
+               (long long)r.req.ended);
         an_report_fini(&r);
     } else {
         ok(false, "the report");
@@ -592,19 +594,16 @@ static void test_timeouts_free_kv(void)
     }
     strcat(rows, "100,60000,10\n");
     char *path = write_trace(rows);
-    char *json = util_xasprintf(
-        "{\"seed\": 1, \"cluster\": {\"gpu\": \"h100-sxm\", \"model\": \"llama-3.1-8b\", "
-        "\"scheduler\": {\"kv_blocks\": 4500, \"max_batched_tokens\": 65536}, \"cost_model\": "
-        "{\"kind\": \"linear\", \"iteration_s\": 0.001, \"prefill_s_per_token\": 0, "
-        "\"decode_step_s\": 0, \"decode_s_per_seq\": 0}}, \"workload\": {\"arrival\": "
-        "{\"process\": \"trace\", \"path\": \"%s\"}, \"timeout_s\": 5}}",
-        path);
-    sqlite3 *db = run_db(json, NULL);
+    char *json = support_scenario_text("clients-timeouts-free-kv.json");
+    char *at = util_xasprintf("workload.arrival.path=%s", path);
+    sqlite3 *db = run_db(json, (const char *[]){at, NULL});
+    free(at);
     free(json);
     is_near(support_q1(db, "SELECT count(*) FROM requests WHERE status = 'timed_out'"), 60, 0,
             "60 long replies time out mid-decode");
-    ok(support_q1(db, "SELECT max(kv_peak_tokens) FROM replicas") > 60000,
-       "they had filled the cache (peak %g tokens)", support_q1(db, "SELECT max(kv_peak_tokens) FROM replicas"));
+    cmp_ok(support_q1(db, "SELECT max(kv_peak_tokens) FROM replicas"), >, 60000,
+           "they had filled the cache (peak %g tokens)",
+           support_q1(db, "SELECT max(kv_peak_tokens) FROM replicas"));
     is_near(support_q1(db, "SELECT count(*) FROM requests WHERE id = 60 AND status = 'completed'"), 1, 0,
             "then a 60000-token prompt fits: every block came back");
     sqlite3_close(db);
@@ -621,20 +620,21 @@ static void test_timeout_storm(void)
     for (int i = 0; i < 4; i++) {
         char policy[64];
         snprintf(policy, sizeof policy, "cluster.scheduler.policy=%s", policies[i]);
-        sqlite3 *db = run_db(BASE, (const char *[]){"workload.arrival.rate_per_s=400",
+        sqlite3 *db = run_db(base, (const char *[]){"workload.arrival.rate_per_s=400",
                                                     "workload.output_tokens={\"dist\": "
                                                     "\"uniform\", \"min\": 2, \"max\": 2000}",
                                                     "workload.timeout_s=1", "cluster.replicas=1",
                                                     "cluster.scheduler.kv_blocks=2000", policy,
                                                     NULL});
         double timed_out = support_q1(db, "SELECT count(*) FROM requests WHERE status = 'timed_out'");
-        ok(support_q1(db, "SELECT count(*) FROM requests WHERE status IN ('completed', 'timed_out')") ==
-                   3000 &&
-               timed_out > 1000 &&
-               support_q1(db, "SELECT count(*) FROM requests WHERE status = 'completed' AND "
-                      "finish_s - arrival_s > 1 + 1e-9") == 0,
-           "%s: 3000 requests, each completed within 1 s or timed out (%g)", policies[i],
-           timed_out);
+        is_near(support_q1(db, "SELECT count(*) FROM requests WHERE status IN ('completed', "
+                               "'timed_out')"),
+                3000, 0, "%s: 3000 requests, each completed within 1 s or timed out (%g)",
+                policies[i], timed_out);
+        cmp_ok(timed_out, >, 1000, "%s: most time out", policies[i]);
+        is_near(support_q1(db, "SELECT count(*) FROM requests WHERE status = 'completed' AND "
+                               "finish_s - arrival_s > 1 + 1e-9"),
+                0, 0, "%s: none completes later than 1 s", policies[i]);
         sqlite3_close(db);
     }
 }
@@ -646,6 +646,7 @@ int main(int argc, char **argv)
         return 1;
     }
     shared = util_xasprintf("%s/data", argv[1]);
+    base = support_scenario_text("clients-base.json");
     test_tail_amplification();
     test_sequential();
     test_fan_out();
@@ -662,6 +663,7 @@ int main(int argc, char **argv)
     test_timeouts_free_kv();
     test_timeout_storm();
     support_fini();
+    free(base);
     free((char *)shared);
     return tap_done();
 }

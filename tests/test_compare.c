@@ -15,22 +15,26 @@
 #include "runner.h"
 #include "tap.h"
 
-#define SCENARIO                                                                               \
-    "{\"name\": \"cmp\", \"seed\": 11, \"warmup_s\": 2, \"stop\": {\"requests\": 200}, "       \
-    "\"cluster\": {\"gpu\": \"h100-sxm\", \"model\": \"llama-3.1-8b\"}, \"workload\": "        \
-    "{\"arrival\": {\"rate_per_s\": 5}, \"prompt_tokens\": {\"dist\": \"lognormal\", "         \
-    "\"median\": 400, \"sigma\": 0.6}, \"output_tokens\": {\"dist\": \"lognormal\", "          \
-    "\"median\": 100, \"sigma\": 0.5}}}"
+/* cmp_ok(a, op, b, "description"): a op b on numbers, printing both sides on
+ * failure (tap.h has no such assertion; a candidate for it). */
+#define cmp_ok(a, op, b, ...)                                                                      \
+    do {                                                                                           \
+        double cmp__a = (double)(a), cmp__b = (double)(b);                                         \
+        if (!tap__report(cmp__a op cmp__b, __FILE__, __LINE__, __VA_ARGS__))                       \
+            printf("#   %s %s %s\n#   got: %.12g\n#   against: %.12g\n", #a, #op, #b, cmp__a,      \
+                   cmp__b);                                                                        \
+    } while (0)
 
 static const char *servesim;
 static char dir[] = "/tmp/servesim-compare-XXXXXX";
+static char *scenario; /* tests/scenarios/compare-base.json */
 
-/* SCENARIO with overrides, run into a fresh in-memory database. */
+/* The scenario with overrides, run into a fresh in-memory database. */
 static sqlite3 *run_db(const char *const *sets, int64_t *run)
 {
     sim_scenario sc;
     sqlite3 *db = NULL;
-    if (support_scenario(SCENARIO, sets, &sc, NULL) == 0) db = support_run_db(&sc, run);
+    if (support_scenario(scenario, sets, &sc, NULL) == 0) db = support_run_db(&sc, run);
     sim_scenario_fini(&sc);
     return db;
 }
@@ -83,16 +87,16 @@ static void test_flatten(void)
     cJSON *f = an_json_flatten(j);
     const char *paths[] = {"a.b", "a.c[0]", "a.c[1].d", "e", "f", "g"};
     int i = 0;
+    is_int(cJSON_GetArraySize(f), 6, "flatten: one entry per leaf");
     bool in_order = cJSON_GetArraySize(f) == 6;
     const cJSON *v;
     cJSON_ArrayForEach(v, f) {
         in_order &= i < 6 && !strcmp(v->string, paths[i++]);
     }
     ok(in_order, "flatten: dotted paths, arrays as [i], empty containers as leaves, in order");
-    ok(cJSON_IsNull(cJSON_GetObjectItem(f, "a.c[1].d")) &&
-           cJSON_GetNumberValue(cJSON_GetObjectItem(f, "a.c[0]")) == 2 &&
-           !strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(f, "e")), "x"),
-       "and the leaves keep their values");
+    ok(cJSON_IsNull(cJSON_GetObjectItem(f, "a.c[1].d")), "and the leaves keep their values: null");
+    is_near(cJSON_GetNumberValue(cJSON_GetObjectItem(f, "a.c[0]")), 2, 0, "numbers");
+    is_str(cJSON_GetStringValue(cJSON_GetObjectItem(f, "e")), "x", "and strings");
     cJSON_Delete(f);
     cJSON_Delete(j);
 }
@@ -123,13 +127,15 @@ static void test_self(void)
     cJSON *cmp = compare(db, run, db, run);
     ok(cmp != NULL, "a run compared with itself");
     is_int(n_scenario(cmp), 0, "no scenario key differs");
-    ok(cJSON_GetArraySize(cJSON_GetObjectItem(cmp, "metrics")) > 100, "every metric is listed");
+    cmp_ok(cJSON_GetArraySize(cJSON_GetObjectItem(cmp, "metrics")), >, 100,
+           "every metric is listed");
     ok(all_zero(cmp), "every difference is exactly 0 (null where A is 0 or null)");
-    ok(metric(cmp, "classes.batch.slo.attainment") && metric(cmp, "requests.arrived"),
-       "classes are compared");
-    ok(!metric(cmp, "run.wall_time_s") && !metric(cmp, "run.id") && !metric(cmp, "run.name") &&
-           !metric(cmp, "run.status"),
-       "wall time, id, name (and the status, not a number) are not metrics");
+    ok(metric(cmp, "classes.batch.slo.attainment") != NULL, "classes are compared");
+    ok(metric(cmp, "requests.arrived") != NULL, "and the run's metrics");
+    ok(!metric(cmp, "run.wall_time_s"), "wall time is not a metric");
+    ok(!metric(cmp, "run.id"), "nor the id");
+    ok(!metric(cmp, "run.name"), "nor the name");
+    ok(!metric(cmp, "run.status"), "nor the status, not a number");
     char *text = text_of(cmp, false);
     has_str(text, "scenario: identical", "text: the scenarios are identical");
     has_str(text, "metrics: 0 differ", "and no metric differs");
@@ -142,7 +148,9 @@ static void test_self(void)
 static void check_diff(const cJSON *cmp, const char *path, double a, double b)
 {
     const cJSON *m = metric(cmp, path);
-    ok(m && field(m, "a") == a && field(m, "b") == b, "%s: A and B are each run's report", path);
+    ok(m != NULL, "%s: compared", path);
+    is_near(field(m, "a"), a, 0, "%s: A is A's report", path);
+    is_near(field(m, "b"), b, 0, "%s: B is B's report", path);
     is_near(field(m, "diff"), b - a, 0, "%s: diff = B - A exactly", path);
     is_near(field(m, "rel"), 100 * (b - a) / fabs(a), 0, "%s: rel = 100 (B - A) / |A|", path);
 }
@@ -158,14 +166,16 @@ static void test_one_key(void)
     const cJSON *first = cJSON_GetArrayItem(cJSON_GetObjectItem(cmp, "scenario"), 0);
     is_str(cJSON_GetStringValue(cJSON_GetObjectItem(first, "path")), "workload.arrival.rate_per_s",
            "and it is the rate");
-    ok(field(first, "a") == 5 && field(first, "b") == 10, "from 5 to 10");
+    is_near(field(first, "a"), 5, 0, "from 5");
+    is_near(field(first, "b"), 10, 0, "to 10");
 
     util_diag d;
     util_diag_init(&d);
     an_report ra, rb;
-    ok(!an_report_compute(a, run_a, &ra, &d) && !an_report_compute(b, run_b, &rb, &d),
-       "each run's own report");
-    ok(rb.req.requests_per_s > ra.req.requests_per_s, "twice the rate: more requests per second");
+    is_int(an_report_compute(a, run_a, &ra, &d), 0, "each run's own report");
+    is_int(an_report_compute(b, run_b, &rb, &d), 0, "and B's");
+    cmp_ok(rb.req.requests_per_s, >, ra.req.requests_per_s,
+           "twice the rate: more requests per second");
     check_diff(cmp, "throughput.requests_per_s", ra.req.requests_per_s, rb.req.requests_per_s);
     check_diff(cmp, "requests.measured", (double)ra.req.measured, (double)rb.req.measured);
     check_diff(cmp, "ttft_s.p99", ra.req.ttft.p99, rb.req.ttft.p99);
@@ -196,23 +206,26 @@ static void test_relative(void)
     sqlite3 *a = run_db(hundred, &run_a), *b = run_db(more, &run_b);
     cJSON *cmp = compare(a, run_a, b, run_b), *back = compare(b, run_b, a, run_a);
     const cJSON *m = metric(cmp, "requests.arrived");
-    ok(field(m, "diff") == 50 && field(m, "rel") == 50, "100 -> 150: +50, +50%%");
+    is_near(field(m, "diff"), 50, 0, "100 -> 150: +50");
+    is_near(field(m, "rel"), 50, 0, "+50%%");
     m = metric(back, "requests.arrived");
-    ok(field(m, "diff") == -50 && field(m, "rel") == 100.0 * -50 / 150, "150 -> 100: -50, -33.3%%");
+    is_near(field(m, "diff"), -50, 0, "150 -> 100: -50");
+    is_near(field(m, "rel"), 100.0 * -50 / 150, 0, "-33.3%%");
     m = metric(cmp, "requests.rejected");
-    ok(field(m, "diff") == 0 && cJSON_IsNull(cJSON_GetObjectItem(m, "rel")),
-       "0 -> 0: diff 0, rel null (no scale)");
+    is_near(field(m, "diff"), 0, 0, "0 -> 0: diff 0");
+    ok(cJSON_IsNull(cJSON_GetObjectItem(m, "rel")), "rel null (no scale)");
     m = metric(cmp, "slo.attainment");
-    ok(cJSON_IsNull(cJSON_GetObjectItem(m, "a")) && !isnan(field(m, "b")) &&
-           cJSON_IsNull(cJSON_GetObjectItem(m, "diff")) &&
-           cJSON_IsNull(cJSON_GetObjectItem(m, "rel")),
-       "null -> value: diff and rel null");
+    ok(cJSON_IsNull(cJSON_GetObjectItem(m, "a")), "null -> value: A null");
+    ok(!isnan(field(m, "b")), "B a value");
+    ok(cJSON_IsNull(cJSON_GetObjectItem(m, "diff")), "null -> value: diff null");
+    ok(cJSON_IsNull(cJSON_GetObjectItem(m, "rel")), "and rel null");
     const cJSON *c, *slo = NULL;
     cJSON_ArrayForEach(c, cJSON_GetObjectItem(cmp, "scenario")) {
         if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(c, "path")), "slo.ttft_s")) slo = c;
     }
-    ok(slo && !cJSON_GetObjectItem(slo, "a") && field(slo, "b") == 1,
-       "a key only B has: no \"a\"");
+    ok(slo != NULL, "a key only B has is listed");
+    ok(!cJSON_GetObjectItem(slo, "a"), "a key only B has: no \"a\"");
+    is_near(field(slo, "b"), 1, 0, "and B's value");
     char *text = text_of(cmp, false);
     has_str(text, "slo.ttft_s: (absent) -> 1", "text: (absent)");
     free(text);
@@ -231,7 +244,8 @@ static void test_no_run(void)
     util_diag_init(&d);
     cJSON *cmp = NULL;
     is_int(an_compare(&a, &b, &cmp, &d), UTIL_EINPUT, "a run that is not there is bad input");
-    ok(d.count == 1 && !cmp, "one message, no comparison");
+    is_int(d.count, 1, "one message");
+    ok(cmp == NULL, "no comparison");
     has_str(d.count ? d.msgs[0] : "", "b.db: no run with id", "naming the file");
     util_diag_fini(&d);
     sqlite3_close(db);
@@ -257,7 +271,7 @@ static result sv(const char *a0, ...)
 static void run_into(const char *quick, const char *db, const char *rate)
 {
     result r = sv("run", quick, "-o", db, "--set", "stop.requests=200", "--set", rate, "-q", NULL);
-    ok(r.status == 0, "servesim run %s", rate);
+    is_int(r.status, 0, "servesim run %s", rate);
     runner_drop(&r);
 }
 
@@ -271,46 +285,52 @@ static void test_cli(const char *quick)
     has_str(r.out, "compare A.db B.db", "servesim --help lists compare");
     runner_drop(&r);
     r = sv("compare", "--help", NULL);
-    ok(r.status == 0 && strstr(r.out, "usage: servesim compare"), "compare --help");
+    is_int(r.status, 0, "compare --help");
+    has_str(r.out, "usage: servesim compare", "prints the usage");
     runner_drop(&r);
 
     r = sv("compare", a, b, NULL);
-    ok(r.status == 0, "compare exits 0");
+    is_int(r.status, 0, "compare exits 0");
     has_str(r.out, "workload.arrival.rate_per_s: 5 -> 10", "and names the key that differs");
     runner_drop(&r);
 
     r = sv("compare", a, b, "--json", NULL);
     cJSON *j = cJSON_Parse(r.out);
-    ok(r.status == 0 && n_scenario(j) == 1 && metric(j, "throughput.requests_per_s"),
-       "--json: the scenario key and the metrics");
+    is_int(r.status, 0, "--json exits 0");
+    is_int(n_scenario(j), 1, "--json: the scenario key");
+    ok(metric(j, "throughput.requests_per_s") != NULL, "and the metrics");
     cJSON_Delete(j);
     runner_drop(&r);
 
     run_into(quick, a, "workload.arrival.rate_per_s=10"); /* a.db now holds runs 1 and 2 */
     r = sv("compare", a, a, "--run-a", "1", "--run-b", "2", NULL);
-    ok(r.status == 0 && strstr(r.out, "rate_per_s: 5 -> 10"), "two runs of one file");
+    is_int(r.status, 0, "two runs of one file");
+    has_str(r.out, "rate_per_s: 5 -> 10", "compared");
     runner_drop(&r);
     r = sv("compare", a, b, "--all", NULL);
-    ok(r.status == 0 && strstr(r.out, "scenario: identical") && strstr(r.out, "requests.arrived"),
-       "--all: equal metrics listed too");
+    is_int(r.status, 0, "--all exits 0");
+    has_str(r.out, "scenario: identical", "--all: the same scenario");
+    has_str(r.out, "requests.arrived", "--all: equal metrics listed too");
     runner_drop(&r);
 
     char *missing = in_dir("missing.db");
     r = sv("compare", a, missing, NULL);
-    ok(r.status == 2, "a missing file: exit 2");
+    is_int(r.status, 2, "a missing file: exit 2");
     has_str(r.err, missing, "naming the file");
     runner_drop(&r);
     FILE *f = fopen(text, "w");
     fputs("not a database\n", f);
     fclose(f);
     r = sv("compare", text, b, NULL);
-    ok(r.status == 2 && strstr(r.err, text), "not a database: exit 2, the file named");
+    is_int(r.status, 2, "not a database: exit 2");
+    has_str(r.err, text, "the file named");
     runner_drop(&r);
     r = sv("compare", a, b, "--run-b", "9", NULL);
-    ok(r.status == 2 && strstr(r.err, "b.db: no run with id 9"), "no such run: exit 2");
+    is_int(r.status, 2, "no such run: exit 2");
+    has_str(r.err, "b.db: no run with id 9", "the run named");
     runner_drop(&r);
     r = sv("compare", a, NULL);
-    ok(r.status == 2, "one file is bad usage");
+    is_int(r.status, 2, "one file is bad usage");
     runner_drop(&r);
 
     char *junk[] = {a, b, text, missing};
@@ -324,6 +344,7 @@ int main(int argc, char **argv)
 {
     if (argc < 3 || support_init() || !mkdtemp(dir)) return 1;
     servesim = argv[1];
+    scenario = support_scenario_text("compare-base.json");
     char *quick = util_xasprintf("%s/examples/quickstart.json", argv[2]);
     test_flatten();
     test_self();
@@ -338,6 +359,7 @@ int main(int argc, char **argv)
     free(out);
     free(err);
     rmdir(dir);
+    free(scenario);
     support_fini();
     return tap_done();
 }

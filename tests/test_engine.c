@@ -11,23 +11,25 @@
 #include "support.h"
 #include "tap.h"
 
-/* Linear costs: 10 ms per iteration, 1 ms per prompt token, 5 ms per
- * decoding iteration plus 1 ms per decoding sequence.  The H100 floor is far
- * below these, so times are exactly the formula. */
-#define LINEAR                                                                                     \
-    "\"cost_model\": {\"kind\": \"linear\", \"iteration_s\": 0.01, \"prefill_s_per_token\": "      \
-    "0.001, \"decode_step_s\": 0.005, \"decode_s_per_seq\": 0.001}"
+/* cmp_ok(a, op, b, "description"): a op b on numbers, printing both sides on
+ * failure (tap.h has no such assertion; a candidate for it). */
+#define cmp_ok(a, op, b, ...)                                                                      \
+    do {                                                                                           \
+        double cmp__a = (double)(a), cmp__b = (double)(b);                                         \
+        if (!tap__report(cmp__a op cmp__b, __FILE__, __LINE__, __VA_ARGS__))                       \
+            printf("#   %s %s %s\n#   got: %.12g\n#   against: %.12g\n", #a, #op, #b, cmp__a,      \
+                   cmp__b);                                                                        \
+    } while (0)
 
-static const char *scenario_json(const char *stop, const char *cluster_extra, const char *arrival,
-                                 const char *prompt, const char *output)
+/* The scenarios (tests/scenarios/engine-*.json) share linear costs: 10 ms
+ * per iteration, 1 ms per prompt token, 5 ms per decoding iteration plus
+ * 1 ms per decoding sequence.  The H100 floor is far below these, so times
+ * are exactly the formula. */
+static char *scenario(const char *name)
 {
-    static char buf[4096];
-    snprintf(buf, sizeof buf,
-             "{\"stop\": %s, \"cluster\": {\"gpu\": \"h100-sxm\", \"model\": \"llama-3.1-8b\", "
-             "%s%s}, \"workload\": {\"arrival\": %s, \"prompt_tokens\": %s, \"output_tokens\": "
-             "%s}}",
-             stop, LINEAR, cluster_extra, arrival, prompt, output);
-    return buf;
+    char *file = util_xasprintf("engine-%s.json", name), *text = support_scenario_text(file);
+    free(file);
+    return text;
 }
 
 /* Worked by hand: r0 (t=0) prefills alone: 0.01 + 0.100 = 0.110.  r1 (t=0.05)
@@ -37,13 +39,11 @@ static const char *scenario_json(const char *stop, const char *cluster_extra, co
 static void test_timeline(void)
 {
     support_rows r;
-    int rc = support_run(scenario_json("{\"requests\": 2}", "",
-                                       "{\"process\": \"constant\", "
-                                       "\"rate_per_s\": 20}",
-                                       "{\"dist\": \"fixed\", \"value\": 100}",
-                                       "{\"dist\": \"fixed\", \"value\": 3}"),
-                         NULL, &r, NULL);
-    ok(rc == 0 && r.n == 2, "two requests run");
+    char *json = scenario("timeline");
+    int rc = support_run(json, NULL, &r, NULL);
+    free(json);
+    is_int(rc, 0, "two requests run");
+    is_int(r.n, 2, "and leave two rows");
     const sim_request_row *a = support_row(&r, 0), *b = support_row(&r, 1);
     if (!a || !b) return;
     const double eps = 1e-9;
@@ -54,7 +54,8 @@ static void test_timeline(void)
     is_near(b->first_scheduled_s, 0.110, eps, "r1 joins the next iteration (continuous batching)");
     is_near(b->first_token_s, 0.226, eps, "r1's prefill shares an iteration with r0's decode");
     is_near(b->finish_s, 0.259, eps, "r1 finishes alone");
-    ok(a->replica == 0 && !strcmp(a->status, SIM_COMPLETED), "completed on replica 0");
+    is_int(a->replica, 0, "completed on replica 0");
+    is_str(a->status, SIM_COMPLETED, "completed");
     is_int(r.n_rep, 1, "one replica row");
     is_near(r.rep[0].busy_s, 0.259, eps, "the replica was busy the whole time");
     is_int(r.rep[0].iterations, 4, "in four iterations");
@@ -77,11 +78,9 @@ static void test_run_ahead(void)
     support_rows r;
     int64_t events;
     const char *sets[] = {"workload.arrival.rate_per_s=2", NULL};
-    support_run(scenario_json("{\"requests\": 2}", "",
-                              "{\"process\": \"constant\", \"rate_per_s\": 1}",
-                              "{\"dist\": \"fixed\", \"value\": 100}",
-                              "{\"dist\": \"fixed\", \"value\": 50}"),
-                sets, &r, &events);
+    char *json = scenario("run-ahead");
+    support_run(json, sets, &r, &events);
+    free(json);
     const sim_request_row *a = support_row(&r, 0), *b = support_row(&r, 1);
     if (!a || !b) return;
     const double eps = 1e-9;
@@ -91,7 +90,7 @@ static void test_run_ahead(void)
     is_near(a->finish_s, 1.017, eps, "r0 ends after 23 steps of two");
     is_near(b->finish_s, 1.433, eps, "r1 ends after 26 steps alone");
     is_int(r.rep[0].iterations, 1 + 25 + 1 + 23 + 26, "every step is counted");
-    ok(events < 15, "100 decode steps took %lld events", (long long)events);
+    cmp_ok(events, <, 15, "100 decode steps took %lld events", (long long)events);
     support_rows_fini(&r);
 }
 
@@ -112,27 +111,16 @@ static int peak_running(const support_rows *r)
 static void test_limits(void)
 {
     support_rows r;
-    const char *closed = "{\"process\": \"closed\", \"users\": 10}";
-    support_run(scenario_json("{\"requests\": 60}", ", \"scheduler\": {\"max_batch\": 3}", closed,
-                              "{\"dist\": \"uniform\", \"min\": 5, \"max\": 50}",
-                              "{\"dist\": \"uniform\", \"min\": 1, \"max\": 8}"),
-                NULL, &r, NULL);
+    char *json = scenario("max-batch");
+    support_run(json, NULL, &r, NULL);
+    free(json);
     is_int(peak_running(&r), 3, "max_batch caps the running batch");
     support_rows_fini(&r);
 
     /* A 1e-5 GiB GPU holding a 1000-parameter model, no activation reserve:
      * (10737 - 2000) bytes / (256 bytes per token x 16) = 2 blocks of 16
      * tokens; a request of 10 + 5 tokens never needs more than one. */
-    const char *tiny =
-        "{\"stop\": {\"requests\": 40}, \"cluster\": {\"gpu\": {\"bf16_tflops\": 100, "
-        "\"memory_gib\": 1e-5, \"memory_bw_tbs\": 1, \"tdp_w\": 100, \"idle_w\": 10, "
-        "\"usd_per_hour\": 1}, \"model\": {\"layers\": 1, \"hidden\": 64, \"heads\": 1, "
-        "\"kv_heads\": 1, \"head_dim\": 64, \"ffn\": 64, \"vocab\": 100, \"max_context\": 40, "
-        "\"params_b\": 1e-6}, \"scheduler\": {\"gpu_memory_utilization\": 1, "
-        "\"max_batched_tokens\": 25, \"activation_reserve_gib\": 0}, " LINEAR
-        "}, \"workload\": {\"arrival\": {\"process\": "
-        "\"closed\", \"users\": 5}, \"prompt_tokens\": {\"dist\": \"fixed\", \"value\": 10}, "
-        "\"output_tokens\": {\"dist\": \"fixed\", \"value\": 5}}}";
+    char *tiny = scenario("tiny");
     support_run(tiny, NULL, &r, NULL);
     is_int(r.rep[0].kv_capacity_tokens, 32, "KV capacity from memory, weights and KV bytes");
     is_int(peak_running(&r), 2, "admission waits for KV room: two of five users run");
@@ -141,6 +129,7 @@ static void test_limits(void)
 
     const char *too_big[] = {"workload.prompt_tokens.value=30", NULL};
     support_run(tiny, too_big, &r, NULL);
+    is_int(r.n, 40, "prompt + output beyond the KV cache: every request has a row");
     bool all_rejected = r.n == 40;
     for (size_t i = 0; i < r.n; i++)
         all_rejected &= !strcmp(r.req[i].status, SIM_REJECTED) && isnan(r.req[i].finish_s);
@@ -151,8 +140,9 @@ static void test_limits(void)
     const char *over_budget[] = {"workload.prompt_tokens.value=26",
                                  "workload.output_tokens.value=1", NULL};
     support_run(tiny, over_budget, &r, NULL);
-    ok(r.n == 40 && !strcmp(r.req[0].status, SIM_REJECTED),
-       "a prompt over max_batched_tokens is rejected");
+    is_int(r.n, 40, "a prompt over max_batched_tokens: every request has a row");
+    is_str(r.n ? r.req[0].status : NULL, SIM_REJECTED,
+           "a prompt over max_batched_tokens is rejected");
     support_rows_fini(&r);
 
     /* All rejected, no think time, stopped only by duration: the error
@@ -164,31 +154,30 @@ static void test_limits(void)
 
     const char *over_context[] = {"cluster.model.max_context=12", NULL};
     support_run(tiny, over_context, &r, NULL);
-    ok(r.n == 40 && !strcmp(r.req[0].status, SIM_REJECTED),
-       "prompt + output beyond the model's context window is rejected");
+    is_int(r.n, 40, "prompt + output beyond the context window: every request has a row");
+    is_str(r.n ? r.req[0].status : NULL, SIM_REJECTED,
+           "prompt + output beyond the model's context window is rejected");
     support_rows_fini(&r);
+    free(tiny);
 }
 
 static void test_stops_and_loops(void)
 {
     support_rows r;
-    support_run(scenario_json(
-                    "{\"duration_s\": 5}", "", "{\"process\": \"constant\", \"rate_per_s\": 10}",
-                    "{\"dist\": \"fixed\", \"value\": 10}", "{\"dist\": \"fixed\", \"value\": 2}"),
-                NULL, &r, NULL);
+    char *json = scenario("duration");
+    support_run(json, NULL, &r, NULL);
+    free(json);
     double last = 0;
     for (size_t i = 0; i < r.n; i++)
         last = fmax(last, r.req[i].arrival_s);
     is_int(r.n, 50, "duration 5 s at 10/s: arrivals at 0, 0.1, ..., 4.9");
-    ok(last < 5, "no arrival at or after stop.duration_s");
+    cmp_ok(last, <, 5, "no arrival at or after stop.duration_s");
     support_rows_fini(&r);
 
-    support_run(scenario_json("{\"requests\": 20}", "",
-                              "{\"process\": \"closed\", \"users\": 1, "
-                              "\"think_s\": {\"dist\": \"fixed\", \"value\": 1}}",
-                              "{\"dist\": \"fixed\", \"value\": 10}",
-                              "{\"dist\": \"fixed\", \"value\": 2}"),
-                NULL, &r, NULL);
+    json = scenario("think");
+    support_run(json, NULL, &r, NULL);
+    free(json);
+    is_int(r.n, 20, "a closed-loop user sends every request");
     bool chained = r.n == 20;
     for (int64_t id = 1; id < 20 && chained; id++)
         chained &=
@@ -202,12 +191,9 @@ static void test_interrupt(void)
     volatile sig_atomic_t stop = 0;
     support_rows r = {.stop_after = 50, .stop_flag = &stop};
     sim_scenario sc;
-    support_scenario(scenario_json("{\"requests\": 100000}", "",
-                                   "{\"process\": \"poisson\", "
-                                   "\"rate_per_s\": 50}",
-                                   "{\"dist\": \"fixed\", \"value\": 10}",
-                                   "{\"dist\": \"fixed\", \"value\": 20}"),
-                     NULL, &sc, NULL);
+    char *json = scenario("interrupt");
+    support_scenario(json, NULL, &sc, NULL);
+    free(json);
     int rc = support_run_rows(&sc, &r, NULL);
     is_int(rc, UTIL_EINTR, "a raised stop flag ends the run as interrupted");
     int completed = 0, unfinished = 0;
@@ -217,7 +203,8 @@ static void test_interrupt(void)
         unfinished += !strcmp(r.req[i].status, SIM_UNFINISHED) && isnan(r.req[i].finish_s);
         if (r.req[i].id > max_id) max_id = r.req[i].id;
     }
-    ok(completed >= 50 && unfinished > 0, "finished rows kept, in-flight ones marked unfinished");
+    cmp_ok(completed, >=, 50, "finished rows kept");
+    cmp_ok(unfinished, >, 0, "in-flight ones marked unfinished");
     is_int(completed + unfinished, max_id + 1, "every request that arrived has a row");
     support_rows_fini(&r);
     sim_scenario_fini(&sc);
@@ -239,16 +226,13 @@ static bool same_rows(const support_rows *a, const support_rows *b, bool lengths
 
 static void test_determinism(void)
 {
-    const char *json = scenario_json("{\"requests\": 3000}", "",
-                                     "{\"process\": \"gamma\", "
-                                     "\"rate_per_s\": 30, \"cv\": 2}",
-                                     "{\"dist\": \"lognormal\", \"median\": 200, \"sigma\": 1}",
-                                     "{\"dist\": \"exponential\", \"mean\": 30}");
+    char *json = scenario("determinism");
     support_rows a, b, c;
     int64_t ea, eb;
     support_run(json, NULL, &a, &ea);
     support_run(json, NULL, &b, &eb);
-    ok(same_rows(&a, &b, false) && ea == eb, "same scenario and seed: identical rows and events");
+    ok(same_rows(&a, &b, false), "same scenario and seed: identical rows");
+    is_int(ea, eb, "and events");
     const char *two[] = {"cluster.replicas=2", NULL};
     support_run(json, two, &c, NULL);
     ok(same_rows(&a, &c, true), "a second replica leaves every arrival and length unchanged");
@@ -256,6 +240,7 @@ static void test_determinism(void)
     support_rows_fini(&a);
     support_rows_fini(&b);
     support_rows_fini(&c);
+    free(json);
 }
 
 /* 64 users each decoding 200 tokens in one batch: per-token bookkeeping
@@ -265,16 +250,14 @@ static void test_work_per_event(void)
 {
     support_rows r;
     int64_t events;
-    support_run(scenario_json("{\"requests\": 640}", ", \"scheduler\": {\"max_batch\": 64}",
-                              "{\"process\": \"closed\", \"users\": 64}",
-                              "{\"dist\": \"fixed\", \"value\": 16}",
-                              "{\"dist\": \"fixed\", \"value\": 200}"),
-                NULL, &r, &events);
+    char *json = scenario("work-per-event");
+    support_run(json, NULL, &r, &events);
+    free(json);
     int64_t iterations = r.rep[0].iterations, tokens = 640 * 200;
     tap_diag("%lld events, %lld iterations, %lld output tokens", (long long)events,
              (long long)iterations, (long long)tokens);
-    ok(events <= iterations + 2 * 640, "events = iterations + O(requests)");
-    ok(events * 20 < tokens, "far fewer events than tokens");
+    cmp_ok(events, <=, iterations + 2 * 640, "events = iterations + O(requests)");
+    cmp_ok(events * 20, <, tokens, "far fewer events than tokens");
     support_rows_fini(&r);
 }
 

@@ -3,11 +3,11 @@
  * every request -- from the command line, as users meet them.  Two writers
  * creating one database at once, readers while a run writes and after a
  * writer was killed with kill -9, a sweep's run ids beside another writer,
- * SIGTERM and SIGHUP on runs and sweeps (kept rows, no stray files or
- * processes, exit within 2 s), file names that are no database, the
- * overload guard of a plain run, an empty measurement window, and targets
- * failed by requests that never completed.  argv[1] is the servesim
- * binary, argv[2] the source root.
+ * SIGTERM, SIGHUP and SIGINT on runs and SIGTERM on a sweep (kept rows, no
+ * stray files or processes, exit within 2 s), file names that are no database, the
+ * overload guard of a plain run, an empty measurement window, targets
+ * failed by requests that never completed, and validate refusing a broken
+ * trace.  argv[1] is the servesim binary, argv[2] the source root.
  */
 #include <dirent.h>
 #include <signal.h>
@@ -22,6 +22,16 @@
 #include "runner.h"
 #include "tap.h"
 #include "util.h"
+
+/* cmp_ok(a, op, b, "description"): a op b on numbers, printing both sides on
+ * failure (tap.h has no such assertion; a candidate for it). */
+#define cmp_ok(a, op, b, ...)                                                                      \
+    do {                                                                                           \
+        double cmp__a = (double)(a), cmp__b = (double)(b);                                         \
+        if (!tap__report(cmp__a op cmp__b, __FILE__, __LINE__, __VA_ARGS__))                       \
+            printf("#   %s %s %s\n#   got: %.12g\n#   against: %.12g\n", #a, #op, #b, cmp__a,      \
+                   cmp__b);                                                                        \
+    } while (0)
 
 static const char *servesim;
 static char *quick;
@@ -97,6 +107,14 @@ static int processes_naming(const char *path)
     return n;
 }
 
+/* The first n bytes of s, for is_str on how an output starts. */
+static const char *head(const char *s, int n)
+{
+    static char buf[64];
+    snprintf(buf, sizeof buf, "%.*s", n, s ? s : "");
+    return buf;
+}
+
 static pid_t spawn(char **args, const char *tag)
 {
     char *out = util_xasprintf("%s/%s.out", dir, tag), *err = util_xasprintf("%s/%s.err", dir, tag);
@@ -122,7 +140,7 @@ static result finish(pid_t pid, const char *tag)
 static void test_concurrent_creators(void)
 {
     char *db = in_dir("new.db");
-    int both = 0, clean = 0;
+    int exited = 0, runs = 0, rows = 0, clean = 0;
     const int tries = 12;
     for (int t = 0; t < tries; t++) {
         unlink(db);
@@ -130,13 +148,16 @@ static void test_concurrent_creators(void)
                         "stop.requests=300", NULL};
         pid_t a = spawn(args, "a"), b = spawn(args, "b");
         result ra = finish(a, "a"), rb = finish(b, "b");
-        both += ra.status == 0 && rb.status == 0 && q1(db, "SELECT count(*) FROM runs") == 2 &&
-                q1(db, "SELECT count(DISTINCT run_id) FROM requests") == 2;
+        exited += (ra.status == 0) + (rb.status == 0);
+        runs += q1(db, "SELECT count(*) FROM runs") == 2;
+        rows += q1(db, "SELECT count(DISTINCT run_id) FROM requests") == 2;
         clean += files_with("new.db") == 1; /* no private file left beside it */
         runner_drop(&ra);
         runner_drop(&rb);
     }
-    is_int(both, tries, "two runs creating one database at once: both stored, every time");
+    is_int(exited, 2 * tries, "two runs creating one database at once: both exit 0, every time");
+    is_int(runs, tries, "two runs creating one database at once: both stored, every time");
+    is_int(rows, tries, "each with its requests");
     is_int(clean, tries, "and nothing but the database is left");
     /* appending: one writes straight in, the other into its own file, copied in at its end */
     int appended = 0;
@@ -164,24 +185,25 @@ static void test_readers(void)
 {
     char *db = in_dir("shared.db");
     result r = sv("run", quick, "-o", db, "--quiet", NULL);
-    ok(r.status == 0, "a first run");
+    is_int(r.status, 0, "a first run");
     runner_drop(&r);
     char *args[] = {(char *)servesim, "run", quick, "-o", db, "--quiet", "--set",
                     "stop.requests=100000000", NULL};
     pid_t w = spawn(args, "w");
     sleep_s(0.8);
     r = sv("report", db, "--json", NULL);
-    ok(r.status == 0 && strstr(r.out, "\"status\":\t\"completed\""),
-       "report works while a run writes the same file, and sees the committed run");
+    is_int(r.status, 0, "report works while a run writes the same file");
+    has_str(r.out, "\"status\":\t\"completed\"", "and sees the committed run");
     runner_drop(&r);
     r = sv("slo-curve", db, NULL);
-    ok(r.status == 0, "so does slo-curve");
+    is_int(r.status, 0, "so does slo-curve");
     runner_drop(&r);
     r = sv("timeline", db, NULL);
-    ok(r.status == 0, "and timeline");
+    is_int(r.status, 0, "and timeline");
     runner_drop(&r);
     r = sv("report", db, "--run", "2", NULL);
-    ok(r.status == 2 && strstr(r.err, "no run with id 2"), "the run in progress is not visible");
+    is_int(r.status, 2, "the run in progress is not visible");
+    has_str(r.err, "no run with id 2", "report says there is no such run");
     runner_drop(&r);
     kill(w, SIGKILL);
     r = finish(w, "w");
@@ -189,17 +211,18 @@ static void test_readers(void)
     /* it wrote straight into the database (its log frames never committed) */
     is_int(files_with(".tmp"), 0, "kill -9 of a run appending leaves no file behind");
     r = sv("report", db, NULL);
-    ok(r.status == 0 && strstr(r.out, "completed"), "report works after the writer was killed");
+    is_int(r.status, 0, "report works after the writer was killed");
+    has_str(r.out, "completed", "and shows the completed run");
     runner_drop(&r);
     char *svg = in_dir("cdf.svg");
     r = sv("plot", db, "cdf", "-o", svg, NULL);
-    ok(r.status == 0, "so does plot");
+    is_int(r.status, 0, "so does plot");
     runner_drop(&r);
     r = sv("compare", db, db, NULL);
-    ok(r.status == 0, "and compare");
+    is_int(r.status, 0, "and compare");
     runner_drop(&r);
     r = sv("run", quick, "-o", db, "--quiet", NULL);
-    ok(r.status == 0, "a later run writes the file as before");
+    is_int(r.status, 0, "a later run writes the file as before");
     runner_drop(&r);
     is_int(q1(db, "SELECT count(*) FROM runs WHERE status = 'completed'"), 2,
            "holding both completed runs: nothing committed was lost");
@@ -226,8 +249,8 @@ static void test_sweep_neighbour(void)
         runner_drop(&r);
     }
     result r = finish(s, "s");
-    ok(r.status == 0, "a sweep runs to its end while other runs are written to its database (%s)",
-       r.err);
+    is_int(r.status, 0, "a sweep runs to its end while other runs are written to its database (%s)",
+           r.err);
     runner_drop(&r);
     is_int(others, 3, "and so do they");
     is_int(q1(db, "SELECT count(*) FROM runs"), 9, "all 6 points and 3 runs are stored");
@@ -253,14 +276,14 @@ static void test_signal_run(int sig, const char *name)
     result r = finish(pid, "sig");
     double took = util_wall_s() - t0;
     is_int(r.status, 128 + sig, "%s: the run exits 128 + %d", name, sig);
-    ok(took < 2.0, "%s: within 2 s of the signal (%.2f s)", name, took);
+    cmp_ok(took, <, 2.0, "%s: within 2 s of the signal (%.2f s)", name, took);
     has_str(r.err, "servesim report", "%s: it says how to get the report", name);
     runner_drop(&r);
     long long rows = q1(db, "SELECT count(*) FROM requests");
-    ok(rows > 10000, "%s: the rows recorded are kept (%lld)", name, rows);
+    cmp_ok(rows, >, 10000, "%s: the rows recorded are kept (%lld)", name, rows);
     r = sv("report", db, "--json", NULL);
-    ok(r.status == 0 && strstr(r.out, "\"interrupted\""), "%s: the run is marked interrupted",
-       name);
+    is_int(r.status, 0, "%s: report exits 0", name);
+    has_str(r.out, "\"interrupted\"", "%s: the run is marked interrupted", name);
     has_str(r.out, "stopped by signal", "%s: and says by what", name);
     runner_drop(&r);
     is_int(files_with(".tmp"), 0, "%s: no private file left", name);
@@ -280,17 +303,18 @@ static void test_signal_sweep(void)
     result r = finish(pid, "sw");
     double took = util_wall_s() - t0;
     is_int(r.status, 128 + SIGTERM, "SIGTERM stops a sweep, exit 143");
-    ok(took < 2.0, "within 2 s (%.2f s)", took);
+    cmp_ok(took, <, 2.0, "within 2 s (%.2f s)", took);
     runner_drop(&r);
     long long kept = q1(db, "SELECT count(*) FROM runs"),
               whole = q1(db, "SELECT count(*) FROM runs WHERE status = 'completed'");
-    ok(kept >= 1 && kept == whole, "finished points kept, each whole (%lld)", kept);
+    cmp_ok(kept, >=, 1, "finished points kept (%lld)", kept);
+    is_int(whole, kept, "each whole");
     is_int(files_with(".tmp"), 0, "no point files left");
     sleep_s(0.2);
     is_int(processes_naming(db), 0, "no worker left running");
     r = sv("sweep", quick, "--vary", "workload.arrival.rate_per_s=2:40:2", "--set",
            "stop.requests=20000", "-o", db, "--resume", "--quiet", NULL);
-    ok(r.status == 0, "--resume finishes the grid");
+    is_int(r.status, 0, "--resume finishes the grid");
     runner_drop(&r);
     is_int(q1(db, "SELECT count(*) FROM runs"), 20, "all 20 points");
     free(db);
@@ -303,17 +327,18 @@ static void test_not_databases(void)
     const char *names[] = {"", ":memory:"};
     for (int i = 0; i < 2; i++) {
         result r = sv("run", quick, "-o", names[i], NULL);
-        ok(r.status == 2, "-o '%s' is bad input (%d)", names[i], r.status);
+        is_int(r.status, 2, "-o '%s' is bad input (%d)", names[i], r.status);
         runner_drop(&r);
     }
     char *empty = in_dir("empty.db");
     fclose(fopen(empty, "w"));
     result r = sv("run", quick, "-o", empty, NULL);
-    ok(r.status == 2 && strstr(r.err, "not a servesim database"),
-       "an empty file is not taken over");
+    is_int(r.status, 2, "an empty file is not taken over");
+    has_str(r.err, "not a servesim database", "as not a servesim database");
     runner_drop(&r);
-    struct stat st;
-    ok(stat(empty, &st) == 0 && st.st_size == 0, "and is left empty");
+    struct stat st = {0};
+    is_int(stat(empty, &st), 0, "and is left");
+    is_int(st.st_size, 0, "empty");
     unlink(empty);
     free(empty);
 }
@@ -327,16 +352,17 @@ static void test_run_overload(void)
     result r = sv("run", quick, "-o", db, "--set", "workload.arrival.rate_per_s=1000000", "--set",
                   "stop.requests=10000000", NULL);
     double took = util_wall_s() - t0;
-    ok(r.status == 0 && took < 10, "a run at 1e6 req/s ends at once (%.2f s)", took);
-    ok(!strncmp(r.out, "run 1", 5) && strstr(strtok(r.out, "\n"), "overloaded"),
-       "the report says overloaded on its first line");
+    is_int(r.status, 0, "a run at 1e6 req/s exits 0");
+    cmp_ok(took, <, 10, "a run at 1e6 req/s ends at once (%.2f s)", took);
+    is_str(head(r.out, 5), "run 1", "the report starts with the run");
+    has_str(strtok(r.out, "\n"), "overloaded", "the report says overloaded on its first line");
     runner_drop(&r);
     r = sv("report", db, "--json", NULL);
     has_str(r.out, "could not keep up", "with the reason, stored with the run");
     runner_drop(&r);
     is_int(q1(db, "SELECT status = 'overloaded' FROM runs"), 1, "runs.status is overloaded");
-    ok(q1(db, "SELECT count(*) FROM requests") < 10000, "memory bounded: %lld requests recorded",
-       q1(db, "SELECT count(*) FROM requests"));
+    cmp_ok(q1(db, "SELECT count(*) FROM requests"), <, 10000,
+           "memory bounded: %lld requests recorded", q1(db, "SELECT count(*) FROM requests"));
     unlink(db);
     free(db);
 }
@@ -358,14 +384,15 @@ static void test_empty_window(void)
     char *db = in_dir("empty-window.db");
     result r = sv("run", quick, "-o", db, "--set", "workload.timeout_s=0.001", "--slo",
                   "ttft_p99=1", NULL);
-    ok(r.status == 0, "a run whose every request timed out is recorded");
+    is_int(r.status, 0, "a run whose every request timed out is recorded");
     ok(!has_nan(r.out), "its report prints no NaN");
     has_str(r.out, "measurement window is empty", "and says the window is empty in words");
     runner_drop(&r);
     const char *formats[] = {"--json", "--csv", "--markdown"};
     for (int i = 0; i < 3; i++) {
         r = sv("report", db, formats[i], "--slo", "ttft_p99=1", NULL);
-        ok(r.status == 0 && !has_nan(r.out), "report %s prints no NaN", formats[i]);
+        is_int(r.status, 0, "report %s exits 0", formats[i]);
+        ok(!has_nan(r.out), "report %s prints no NaN", formats[i]);
         runner_drop(&r);
     }
     unlink(db);
@@ -382,13 +409,13 @@ static void test_verdicts(void)
                   "--slo", "ttft_p99=10", "--json", NULL);
     cJSON *j = cJSON_Parse(r.out);
     const cJSON *t = cJSON_GetArrayItem(util_json_get(j, "slo.targets"), 0);
-    ok(util_json_number(j, "requests.rejected", 0) > 1000, "most requests are rejected");
-    ok(util_json_number(t, "value_s", 1e9) < 10,
-       "P99 TTFT of the completed requests alone is within 10 s (%g)",
-       util_json_number(t, "value_s", NAN));
+    cmp_ok(util_json_number(j, "requests.rejected", 0), >, 1000, "most requests are rejected");
+    cmp_ok(util_json_number(t, "value_s", 1e9), <, 10,
+           "P99 TTFT of the completed requests alone is within 10 s (%g)",
+           util_json_number(t, "value_s", NAN));
     ok(cJSON_IsFalse(cJSON_GetObjectItem(t, "met")),
        "but the target is not met: the rejected count as infinitely late");
-    ok(util_json_number(t, "not_completed", 0) > 1000, "and are counted");
+    cmp_ok(util_json_number(t, "not_completed", 0), >, 1000, "and are counted");
     cJSON_Delete(j);
     runner_drop(&r);
     unlink(db);
@@ -396,16 +423,19 @@ static void test_verdicts(void)
 
     r = sv("plan", quick, "--set", "cluster.scheduler.max_batched_tokens=512", "--target",
            "ttft_p99<=0.2", "--find", "min-replicas", "--rate", "30", "--max-replicas", "4", NULL);
-    ok(r.status == 0 && strstr(r.out, "no configuration tried meets the targets"),
-       "plan: no replica count meets a P99 target most requests are rejected from");
+    is_int(r.status, 0, "plan exits 0");
+    has_str(r.out, "no configuration tried meets the targets",
+            "plan: no replica count meets a P99 target most requests are rejected from");
     has_str(r.out, "ttft_p99<=0.2 fails", "and says which target failed at each trial");
     has_str(r.out, "of requests not completed", "and why");
     runner_drop(&r);
 
     r = sv("plan", quick, "--target", "ttft_p99<=500ms", "--find", "cheapest", "--rate", "4",
            "--candidates", "cluster.gpu=h100-sxm,a100-80gb", "--max-replicas", "2", NULL);
-    ok(r.status == 0 && strstr(r.out, "candidates at 4 req/s:"), "cheapest prints its candidates");
-    ok(strstr(r.out, "gpu=h100-sxm ") && strstr(r.out, "gpu=a100-80gb "), "one line each");
+    is_int(r.status, 0, "plan --find cheapest exits 0");
+    has_str(r.out, "candidates at 4 req/s:", "cheapest prints its candidates");
+    has_str(r.out, "gpu=h100-sxm ", "one line each");
+    has_str(r.out, "gpu=a100-80gb ", "the A100's too");
     has_str(r.out, "replica", "with replicas and cost, or why not met");
     runner_drop(&r);
 }
@@ -417,11 +447,11 @@ static void test_validate_bad_trace(const char *root)
     char *cmd = util_xasprintf("cp -r %s/data/validation/llmservingsim %s/v && sed -i "
                                "'5s/.*/1.0,abc,12/' %s/v/workload_sharegpt-llama-3.1-8b-300-sps10.csv",
                                root, dir, dir);
-    ok(system(cmd) == 0, "a validation folder with a broken workload line");
+    is_int(system(cmd), 0, "a validation folder with a broken workload line");
     free(cmd);
     char *v = in_dir("v");
     result r = sv("validate", "--data", v, NULL);
-    ok(r.status == 2, "validate: a broken trace is bad input, exit 2 (%d)", r.status);
+    is_int(r.status, 2, "validate: a broken trace is bad input, exit 2 (%d)", r.status);
     has_str(r.err, "workload_sharegpt-llama-3.1-8b-300-sps10.csv:5: field 2 (input_tokens)",
             "and says where");
     runner_drop(&r);

@@ -1,7 +1,8 @@
 /*
  * test_heap.c: the event queue's heap -- entries leave in (time, insertion)
  * order, equal times first-in first-out, under random interleavings of pushes
- * and pops checked against a sorted reference.
+ * and pops checked against a sorted reference; tracked entries know their
+ * slot, can be brought forward and removed from anywhere.
  */
 #include <stdlib.h>
 
@@ -63,7 +64,8 @@ static void test_random_against_sort(void)
     ok(sorted, "the rest drains in (time, seq) order");
     is_int(rest + popped, N, "nothing lost or duplicated");
     qsort(ref, nref, sizeof *ref, cmp_event);
-    ok(cmp_event(&out[rest - 1], &ref[nref - 1]) == 0, "the last out is the largest pushed");
+    is_int(out[rest - 1].at, ref[nref - 1].at, "the last out is the largest pushed: its time");
+    is_int(out[rest - 1].seq, ref[nref - 1].seq, "and its sequence number");
     free(out);
     free(ref);
     sim__heap_fini(&h);
@@ -81,10 +83,12 @@ static void test_tracked(void)
     for (int i = 0; i < 50; i++) sim__heap_push(&h, 2000 + i, NULL, NULL, i);
     sim__event ev;
     for (int i = 0; i < 20; i++) sim__heap_pop(&h, &ev);
-    ok(h.a[slot].arg == -1, "the slot follows the entry through pushes and pops");
+    is_int(h.a[slot].arg, -1, "the slot follows the entry through pushes and pops");
     sim__heap_earlier(&h, slot, 50);
-    ok(sim__heap_pop(&h, &ev) && ev.arg == -1 && ev.at == 50, "brought forward, it leaves first");
-    ok(slot == SIM__NO_SLOT, "and once out, its slot says so (its owner must not move it)");
+    ok(sim__heap_pop(&h, &ev), "the heap pops an entry");
+    is_int(ev.arg, -1, "brought forward, it leaves first");
+    is_int(ev.at, 50, "at its new time");
+    is_int(slot, SIM__NO_SLOT, "and once out, its slot says so (its owner must not move it)");
     bool rest = true;
     int64_t last = 0;
     while (sim__heap_pop(&h, &ev)) {
@@ -111,7 +115,8 @@ static void test_remove(void)
     for (int i = 0; i < N; i += 3, removed++) sim__heap_remove(&h, slots[i]);
     bool gone = true;
     for (int i = 0; i < N; i += 3) gone &= slots[i] == SIM__NO_SLOT;
-    ok(gone && (int)h.n == N - removed, "removed entries leave, and their slots say so");
+    is_int((int)h.n, N - removed, "removed entries leave");
+    ok(gone, "and their slots say so");
     sim__event ev;
     bool order = true, kept = true;
     int64_t last = -1;
@@ -122,7 +127,9 @@ static void test_remove(void)
         last = ev.at;
         n++;
     }
-    ok(order && kept && n == N - removed, "the rest leave in order, none of the removed");
+    ok(order, "the rest leave in order");
+    ok(kept, "none of the removed leaves");
+    is_int(n, N - removed, "and every one of the rest does");
     gsl_rng_free(r);
     sim__heap_fini(&h);
 }

@@ -5,7 +5,8 @@
  * it was -- or, where the input is legal, do what it says.  Every servesim
  * here runs under a time and memory limit, so that a regression (a trace
  * read from /dev/zero for ever) fails the test rather than the machine.
- * argv[1] is the servesim binary, argv[2] the source root.
+ * argv[1] is the servesim binary, argv[2] the source root (its examples/ and
+ * tests/scenarios/).
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -16,6 +17,16 @@
 #include "runner.h"
 #include "tap.h"
 #include "util.h"
+
+/* cmp_ok(a, op, b, "description"): a op b on numbers, printing both sides on
+ * failure (tap.h has no such assertion; a candidate for it). */
+#define cmp_ok(a, op, b, ...)                                                                      \
+    do {                                                                                           \
+        double cmp__a = (double)(a), cmp__b = (double)(b);                                         \
+        if (!tap__report(cmp__a op cmp__b, __FILE__, __LINE__, __VA_ARGS__))                       \
+            printf("#   %s %s %s\n#   got: %.12g\n#   against: %.12g\n", #a, #op, #b, cmp__a,      \
+                   cmp__b);                                                                        \
+    } while (0)
 
 static const char *servesim, *root;
 static char *quick;
@@ -65,6 +76,39 @@ static void write_file(const char *path, const char *text)
     fclose(f);
 }
 
+/* The text of tests/scenarios/NAME in the source root as JSON (caller
+ * deletes); a missing or broken file bails out, as every test after it would
+ * be meaningless. */
+static cJSON *scenario_json(const char *name)
+{
+    char *path = util_xasprintf("%s/tests/scenarios/%s", root, name), *text = NULL;
+    cJSON *json = NULL;
+    util_diag d;
+    util_diag_init(&d);
+    if (util_read_file(path, &text, NULL, &d) || util_json_parse(text, path, &json, &d)) {
+        printf("Bail out! %s\n", d.count ? d.msgs[0] : path);
+        exit(1);
+    }
+    util_diag_fini(&d);
+    free(text);
+    free(path);
+    return json;
+}
+
+/* Writes json to path. */
+static void write_json(const char *path, const cJSON *json)
+{
+    char *text = cJSON_PrintUnformatted(json);
+    write_file(path, text);
+    cJSON_free(text);
+}
+
+/* n bytes at a and at b are the same (neither NULL). */
+static bool same_bytes(const char *a, const char *b, size_t n)
+{
+    return a && b && !memcmp(a, b, n);
+}
+
 /* A whole file with its length (NULL when it cannot be read). */
 static char *slurp(const char *path, size_t *len)
 {
@@ -107,8 +151,9 @@ static void refused(const char *what, const char *message, const char *scenario,
            n > 5 ? args[5] : NULL, n > 6 ? args[6] : NULL, n > 7 ? args[7] : NULL,
            n > 8 ? args[8] : NULL, NULL);
     char *now = slurp(db, &len);
-    ok(r.status == 2 && now && before && len == before_len && !memcmp(now, before, len),
-       "%s: an existing database is byte-identical", what);
+    is_int(r.status, 2, "%s: exit status 2 beside an existing database", what);
+    is_int(len, before_len, "%s: an existing database keeps its size", what);
+    ok(same_bytes(now, before, len), "%s: an existing database is byte-identical", what);
     free(before);
     free(now);
     runner_drop(&r);
@@ -119,24 +164,29 @@ static void setup(void)
     db = in_dir("kept.db");
     fresh = in_dir("new.db");
     result r = sv("run", quick, "-o", db, "-q", "--set", "stop.requests=50", NULL);
-    ok(r.status == 0, "a good run makes the database the bad ones must not touch");
+    is_int(r.status, 0, "a good run makes the database the bad ones must not touch");
     runner_drop(&r);
     size_t len;
     char *bytes = slurp(db, &len);
-    ok(bytes && len > 0, "it has %zu bytes", len);
+    ok(bytes != NULL, "it can be read");
+    cmp_ok(len, >, 0, "it has %zu bytes", len);
     free(bytes);
 }
 
-/* A trace scenario in dir: the workload replays name with extra keys. */
-static char *trace_scenario(const char *name, const char *extra)
+/* tests/scenarios/input-trace.json written to dir/trace.json, replaying
+ * name, with a further override `set` (or none). */
+static char *trace_scenario(const char *name, const char *set)
 {
-    char *path = in_dir("trace.json");
-    char *text = util_xasprintf("{\"cluster\": {\"gpu\": \"h100-sxm\", \"model\": "
-                                "\"llama-3.1-8b\"}, \"workload\": {\"arrival\": {\"process\": "
-                                "\"trace\", \"path\": \"%s\"%s}}}",
-                                name, extra);
-    write_file(path, text);
-    free(text);
+    char *path = in_dir("trace.json"), *at = util_xasprintf("workload.arrival.path=%s", name);
+    cJSON *json = scenario_json("input-trace.json");
+    util_diag d;
+    util_diag_init(&d);
+    if (util_json_set(json, at, &d) || (set && util_json_set(json, set, &d)))
+        tap_diag("%s", d.count ? d.msgs[0] : at);
+    util_diag_fini(&d);
+    write_json(path, json);
+    cJSON_Delete(json);
+    free(at);
     return path;
 }
 
@@ -153,14 +203,14 @@ static void test_horizon(void)
             "stop.duration_s=1e10", NULL, NULL);
     char *far = in_dir("far.csv");
     write_file(far, "arrival_time_s,input_tokens,output_tokens\n0,10,10\n1e10,10,10\n");
-    char *scen = trace_scenario("far.csv", "");
+    char *scen = trace_scenario("far.csv", NULL);
     refused("a trace time of 1e10 s", "far.csv:3: field 1 (arrival_time_s): beyond the "
                                       "simulation's horizon",
             scen, NULL, NULL, NULL);
     char *ok_csv = in_dir("ok.csv");
     write_file(ok_csv, "0,10,10\n1,10,10\n2,10,10\n");
     free(scen);
-    scen = trace_scenario("ok.csv", ", \"time_scale\": 1e9");
+    scen = trace_scenario("ok.csv", "workload.arrival.time_scale=1e9");
     refused("a time_scale that takes the replay past the horizon",
             "workload.arrival.time_scale: the replay would reach 2e+09 s", scen, NULL, NULL,
             NULL);
@@ -197,7 +247,7 @@ static void test_set_index(void)
 /* 3: line files that never end, or are not files. */
 static void test_lines(void)
 {
-    char *scen = trace_scenario("/dev/zero", "");
+    char *scen = trace_scenario("/dev/zero", NULL);
     refused("/dev/zero as a trace", "/dev/zero: not a regular file", scen, NULL, NULL, NULL);
     refused("a folder as a trace", ": is a folder, not a file", scen,
             "workload.arrival.path=/tmp", NULL, NULL);
@@ -231,8 +281,8 @@ static void test_lesson_knob(void)
     runner_drop(&r);
     r = sv("lesson", "chat-vs-summary", "--quick", "--set", "lesson.systems.C.iteration_s=1",
            NULL);
-    ok(r.status == 2 && strstr(r.err, "lesson.systems.C: unknown knob 'C' (known: A, B)"),
-       "nested knobs too");
+    is_int(r.status, 2, "a misspelt nested knob is bad input");
+    has_str(r.err, "lesson.systems.C: unknown knob 'C' (known: A, B)", "nested knobs too");
     runner_drop(&r);
 }
 
@@ -253,29 +303,31 @@ static void test_units(void)
 /* 6: echoed input is cut short. */
 static void test_long_echo(void)
 {
-    char *scen = in_dir("longkey.json");
-    FILE *f = fopen(scen, "w");
-    fputs("{\"stop\": {\"requests\": 5}, \"", f);
-    for (int i = 0; i < 10 << 20; i++) fputc('k', f);
-    fputs("\": 1, \"cluster\": {\"gpu\": \"h100-sxm\", \"model\": \"llama-3.1-8b\"}, "
-          "\"workload\": {\"arrival\": {\"rate_per_s\": 1}, \"prompt_tokens\": {\"dist\": "
-          "\"fixed\", \"value\": 1}, \"output_tokens\": {\"dist\": \"fixed\", \"value\": 1}}}",
-          f);
-    fclose(f);
+    /* tests/scenarios/input-long-key.json with a 10 MB key "kkk...": 1 */
+    char *scen = in_dir("longkey.json"), *key = util_xmalloc((10 << 20) + 1);
+    memset(key, 'k', 10 << 20);
+    key[10 << 20] = '\0';
+    cJSON *json = scenario_json("input-long-key.json");
+    cJSON_AddNumberToObject(json, key, 1);
+    write_json(scen, json);
+    cJSON_Delete(json);
+    free(key);
     unlink(fresh);
     result r = sv("run", scen, "-o", fresh, NULL);
-    ok(r.status == 2 && strstr(r.err, "kkkkkkkkkk...: unknown key") && strlen(r.err) < 1000,
-       "a 10 MB unknown key is echoed as 60 characters and '...' (%zu bytes of messages)",
-       strlen(r.err));
+    is_int(r.status, 2, "a 10 MB unknown key is bad input");
+    has_str(r.err, "kkkkkkkkkk...: unknown key", "it is echoed as 60 characters and '...'");
+    cmp_ok(strlen(r.err), <, 1000,
+           "a 10 MB unknown key is echoed as 60 characters and '...' (%zu bytes of messages)",
+           strlen(r.err));
     ok(access(fresh, F_OK) != 0, "and nothing is written");
     runner_drop(&r);
     char *set = util_xmalloc(100001);
     memset(set, 'p', 100000);
     set[100000] = '\0';
     r = sv("run", quick, "-o", fresh, "--set", set, NULL);
-    ok(r.status == 2 && strstr(r.err, "pppppppppp...: expected PATH=VALUE") &&
-           strlen(r.err) < 500,
-       "a 100 kB --set is cut short too");
+    is_int(r.status, 2, "a 100 kB --set is bad usage");
+    has_str(r.err, "pppppppppp...: expected PATH=VALUE", "echoed cut short");
+    cmp_ok(strlen(r.err), <, 500, "a 100 kB --set is cut short too");
     runner_drop(&r);
     unlink(scen);
     free(set);
@@ -300,7 +352,7 @@ static void test_warmup(void)
             quick, "stop.duration_s=60", "warmup_s=60", NULL);
     char *ok_csv = in_dir("ok.csv");
     write_file(ok_csv, "0,10,10\n1,10,10\n2,10,10\n");
-    char *scen = trace_scenario("ok.csv", ", \"time_scale\": 10");
+    char *scen = trace_scenario("ok.csv", "workload.arrival.time_scale=10");
     refused("warmup_s past the trace's last arrival",
             "warmup_s: 25 s is not before the trace's last replayed arrival (at 20 s)", scen,
             "warmup_s=25", NULL, NULL);
