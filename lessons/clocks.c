@@ -45,7 +45,8 @@ int ls__two_clocks(ls_context *c, ls_result *r, util_diag *d)
     double *prompts = ls_knobs(c, "prompt_tokens", &np), *replies = ls_knobs(c, "reply_tokens", &nr);
     double fp = ls_knob(c, "fixed_prompt", 512), fr = ls_knob(c, "fixed_reply", 100);
     int n = np + nr;
-    cJSON **ov = util_xcalloc((size_t)n + 1, sizeof *ov), **rep = util_xcalloc((size_t)n + 1, sizeof *rep);
+    cJSON **ov = util_xcalloc((size_t)n + 1, sizeof *ov);
+    ls_figures *rep = util_xcalloc((size_t)n + 1, sizeof *rep);
     clock_point *p = util_xcalloc((size_t)n + 1, sizeof *p);
     for (int i = 0; i < n; i++) {
         p[i].prompt = i < np ? prompts[i] : fp;
@@ -59,9 +60,9 @@ int ls__two_clocks(ls_context *c, ls_result *r, util_diag *d)
                               : util_diag_add(d, "lesson.prompt_tokens and lesson.reply_tokens: "
                                                  "give at least two values each");
     for (int i = 0; !rc && i < n; i++) {
-        p[i].ttft = ls_num(rep[i], "ttft_s.mean");
-        p[i].tpot = ls_num(rep[i], "tpot_s.mean");
-        p[i].e2e = ls_num(rep[i], "e2e_s.mean");
+        p[i].ttft = rep[i].ttft_mean;
+        p[i].tpot = rep[i].tpot_mean;
+        p[i].e2e = rep[i].e2e_mean;
         clock_row(r, i < np ? "prompt" : "reply", &p[i]);
     }
     if (!rc) {
@@ -101,7 +102,7 @@ int ls__two_clocks(ls_context *c, ls_result *r, util_diag *d)
         free(y1);
         free(y2);
     }
-    for (int i = 0; i < n; i++) cJSON_Delete(ov[i]), cJSON_Delete(rep[i]);
+    for (int i = 0; i < n; i++) cJSON_Delete(ov[i]);
     free(ov);
     free(rep);
     free(p);
@@ -131,7 +132,8 @@ int ls__chat_vs_summary(ls_context *c, ls_result *r, util_diag *d)
 {
     const double lengths[2] = {ls_knob(c, "chat_tokens", 40), ls_knob(c, "summary_tokens", 800)};
     static const char *const sys[2] = {"A", "B"};
-    cJSON *ov[4], *rep[4];
+    cJSON *ov[4];
+    ls_figures rep[4];
     for (int i = 0; i < 4; i++) ov[i] = system_overrides(c, sys[i / 2], lengths[i % 2]);
     int rc = ls_points(c, ov, 4, false, rep, d);
     double ttft[2] = {0}, tpot[2] = {0}, e2e[4] = {0};
@@ -140,11 +142,11 @@ int ls__chat_vs_summary(ls_context *c, ls_result *r, util_diag *d)
         cJSON_AddStringToObject(row, "system", sys[i / 2]);
         cJSON_AddStringToObject(row, "reply", i % 2 ? "summary" : "chat");
         cJSON_AddNumberToObject(row, "tokens", lengths[i % 2]);
-        e2e[i] = ls_num(rep[i], "e2e_s.mean");
-        ttft[i / 2] += ls_num(rep[i], "ttft_s.mean") / 2;
-        tpot[i / 2] += ls_num(rep[i], "tpot_s.mean") / 2;
-        cJSON_AddNumberToObject(row, "ttft_s", ls_num(rep[i], "ttft_s.mean"));
-        cJSON_AddNumberToObject(row, "tpot_ms", 1e3 * ls_num(rep[i], "tpot_s.mean"));
+        e2e[i] = rep[i].e2e_mean;
+        ttft[i / 2] += rep[i].ttft_mean / 2;
+        tpot[i / 2] += rep[i].tpot_mean / 2;
+        cJSON_AddNumberToObject(row, "ttft_s", rep[i].ttft_mean);
+        cJSON_AddNumberToObject(row, "tpot_ms", 1e3 * rep[i].tpot_mean);
         cJSON_AddNumberToObject(row, "e2e_s", e2e[i]);
     }
     if (!rc) {
@@ -181,6 +183,6 @@ int ls__chat_vs_summary(ls_context *c, ls_result *r, util_diag *d)
         ls_plot_series(r, panel, "system B", lengths, yb, 2);
         ls_plot_guide(r, panel, "crossover", cross, true);
     }
-    for (int i = 0; i < 4; i++) cJSON_Delete(ov[i]), cJSON_Delete(rep[i]);
+    for (int i = 0; i < 4; i++) cJSON_Delete(ov[i]);
     return rc;
 }

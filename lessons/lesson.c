@@ -5,6 +5,7 @@
  */
 #include "ls.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -19,7 +20,116 @@ const ls_lesson *ls_find(const char *name)
 
 /* ---- points ---- */
 
-static char *report_job(const char *job, void *ctx)
+/* ls_figures' numbers, for the loops over them. */
+#define FIGURES(X)                                                                                 \
+    X(measured) X(ttft_mean) X(ttft_p50) X(ttft_p99) X(tpot_mean) X(e2e_mean) X(e2e_p50)          \
+    X(e2e_p95) X(e2e_p99) X(requests_per_s) X(output_tokens_per_s) X(per_user_tokens_per_s_mean)  \
+    X(goodput_requests_per_s) X(busy_fraction) X(mfu) X(gpu_count) X(usd_per_gpu_hour)            \
+    X(usd_per_million_output_tokens) X(mean_gpu_w) X(gpu_j_per_output_token)                      \
+    X(wall_j_per_output_token) X(tasks_completed) X(tasks_failed) X(tasks_any_slow_fraction)      \
+    X(tasks_e2e_p99)
+#define DEFINITION_STATS(X) X(mean) X(p50) X(p90) X(p95) X(p99)
+
+/* The figures of a report, as `report --json` has them (analysis/output.c):
+ * a number that is not finite is null there (NAN here), and "tasks" is there
+ * only for a run with agent tasks.  A table of fields, hence its length. */
+static void figures(const an_report *r, const an_definition *defs, int n_defs, ls_figures *f)
+{
+    bool tasks = r->tasks.count != 0;
+    *f = (ls_figures){
+        .measured = (double)r->req.measured,
+        .ttft_mean = r->req.ttft.mean,
+        .ttft_p50 = r->req.ttft.p50,
+        .ttft_p99 = r->req.ttft.p99,
+        .tpot_mean = r->req.tpot.mean,
+        .e2e_mean = r->req.e2e.mean,
+        .e2e_p50 = r->req.e2e.p50,
+        .e2e_p95 = r->req.e2e.p95,
+        .e2e_p99 = r->req.e2e.p99,
+        .requests_per_s = r->req.requests_per_s,
+        .output_tokens_per_s = r->req.output_tokens_per_s,
+        .per_user_tokens_per_s_mean = r->req.per_user_tokens_per_s.mean,
+        .goodput_requests_per_s = r->req.goodput_requests_per_s,
+        .busy_fraction = r->use.busy_fraction,
+        .mfu = r->use.mfu,
+        .gpu_count = r->cost.gpu_count,
+        .usd_per_gpu_hour = r->cost.usd_per_gpu_hour,
+        .usd_per_million_output_tokens = r->cost.usd_per_million_output_tokens,
+        .mean_gpu_w = r->energy.mean_gpu_w,
+        .gpu_j_per_output_token = r->energy.gpu_j_per_output_token,
+        .wall_j_per_output_token = r->energy.wall_j_per_output_token,
+        .tasks_completed = tasks ? (double)r->tasks.completed : NAN,
+        .tasks_failed = tasks ? (double)r->tasks.failed : NAN,
+        .tasks_any_slow_fraction = tasks ? r->tasks.any_slow_fraction : NAN,
+        .tasks_e2e_p99 = tasks ? r->tasks.e2e.p99 : NAN,
+        .n_definitions = n_defs,
+    };
+    for (int i = 0; i < n_defs; i++) {
+        ls_definition *x = &f->definitions[i];
+        assert(strlen(defs[i].name) < sizeof x->name && strlen(defs[i].tools) < sizeof x->tools);
+        snprintf(x->name, sizeof x->name, "%s", defs[i].name);
+        snprintf(x->tools, sizeof x->tools, "%s", defs[i].tools);
+        const an_stats *st = &defs[i].stats;
+#define COPY(s) x->s = isfinite(st->s) ? st->s : NAN;
+        DEFINITION_STATS(COPY)
+#undef COPY
+    }
+#define FINITE(x) f->x = isfinite(f->x) ? f->x : NAN;
+    FIGURES(FINITE)
+#undef FINITE
+}
+
+/* ---- the figures as one line of JSON, from a worker to the parent ---- */
+
+static void add_figure(cJSON *o, const char *key, double v)
+{
+    if (isnan(v)) cJSON_AddNullToObject(o, key); /* and back to NAN */
+    else cJSON_AddNumberToObject(o, key, v);
+}
+
+static cJSON *figures_json(const ls_figures *f)
+{
+    cJSON *o = cJSON_CreateObject();
+#define ADD(x) add_figure(o, #x, f->x);
+    FIGURES(ADD)
+#undef ADD
+    cJSON *defs = cJSON_AddArrayToObject(o, "definitions");
+    for (int i = 0; i < f->n_definitions; i++) {
+        const ls_definition *x = &f->definitions[i];
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "name", x->name);
+        cJSON_AddStringToObject(j, "tools", x->tools);
+#define ADD(s) add_figure(j, #s, x->s);
+        DEFINITION_STATS(ADD)
+#undef ADD
+        cJSON_AddItemToArray(defs, j);
+    }
+    return o;
+}
+
+static void figures_from_json(const cJSON *o, ls_figures *f)
+{
+    memset(f, 0, sizeof *f);
+#define GET(x) f->x = util_json_number(o, #x, NAN);
+    FIGURES(GET)
+#undef GET
+    const cJSON *j;
+    cJSON_ArrayForEach(j, cJSON_GetObjectItemCaseSensitive(o, "definitions")) {
+        if (f->n_definitions == AN_N_DEFINITIONS) break;
+        ls_definition *x = &f->definitions[f->n_definitions++];
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "name"));
+        const char *tools = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "tools"));
+        snprintf(x->name, sizeof x->name, "%s", name ? name : "");
+        snprintf(x->tools, sizeof x->tools, "%s", tools ? tools : "");
+#define GET(s) x->s = util_json_number(j, #s, NAN);
+        DEFINITION_STATS(GET)
+#undef GET
+    }
+}
+
+/* A worker's job: {"overrides", "seed", "iterations"}; the result is
+ * {"figures": {...}} or {"error": "..."}. */
+static char *figures_job(const char *job, void *ctx)
 {
     const pl_base *b = ctx;
     cJSON *j = cJSON_Parse(job);
@@ -28,11 +138,18 @@ static char *report_job(const char *job, void *ctx)
     bool iterations = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "iterations"));
     util_diag d;
     util_diag_init(&d);
-    cJSON *report = NULL;
-    int rc = pl_point_report(b, &p, iterations, &report, &d);
+    an_report r;
+    an_definition defs[AN_N_DEFINITIONS];
+    int rc = pl_point_compute(b, &p, iterations, &r, defs, &d);
     cJSON *out = cJSON_CreateObject();
-    if (rc) cJSON_AddStringToObject(out, "error", d.count ? d.msgs[0] : "the point failed");
-    else cJSON_AddItemToObject(out, "report", report);
+    if (rc) {
+        cJSON_AddStringToObject(out, "error", d.count ? d.msgs[0] : "the point failed");
+    } else {
+        ls_figures f;
+        figures(&r, defs, iterations ? AN_N_DEFINITIONS : 0, &f);
+        cJSON_AddItemToObject(out, "figures", figures_json(&f));
+    }
+    an_report_fini(&r);
     char *text = cJSON_PrintUnformatted(out);
     cJSON_Delete(out);
     cJSON_Delete(j);
@@ -40,7 +157,7 @@ static char *report_job(const char *job, void *ctx)
     return text;
 }
 
-int ls_points(ls_context *c, cJSON *const *overrides, int n, bool iterations, cJSON **reports,
+int ls_points(ls_context *c, cJSON *const *overrides, int n, bool iterations, ls_figures *out,
               util_diag *d)
 {
     cJSON *root = cJSON_Parse(c->base.json);
@@ -59,8 +176,9 @@ int ls_points(ls_context *c, cJSON *const *overrides, int n, bool iterations, cJ
     pl_pool_map(c->pool, jobs, n, NULL, results);
     for (int i = 0; i < n; i++) {
         cJSON *res = cJSON_Parse(results[i]);
-        reports[i] = cJSON_DetachItemFromObjectCaseSensitive(res, "report");
-        if (!reports[i] && !rc)
+        const cJSON *f = cJSON_GetObjectItemCaseSensitive(res, "figures");
+        figures_from_json(f, &out[i]);
+        if (!f && !rc)
             rc = util_diag_fail(d, "%s", cJSON_GetStringValue(cJSON_GetObjectItem(res, "error")));
         cJSON_Delete(res);
         free(jobs[i]);
@@ -85,11 +203,6 @@ double *ls_knobs(const ls_context *c, const char *path, int *n)
     double *out = util_xcalloc((size_t)(cJSON_GetArraySize(a) + 1), sizeof *out);
     cJSON_ArrayForEach(v, a) if (cJSON_IsNumber(v)) out[(*n)++] = v->valuedouble;
     return out;
-}
-
-double ls_num(const cJSON *report, const char *path)
-{
-    return util_json_number(report, path, NAN);
 }
 
 cJSON *ls_with(const char *path, double v)
@@ -227,7 +340,7 @@ int ls_run(const ls_lesson *l, const mdl_catalog *cat, char **sets, int n_sets, 
         sim_scenario_fini(&sc);
     }
     if (!rc) {
-        c.pool = pl_pool_start(jobs, report_job, (void *)&c.base);
+        c.pool = pl_pool_start(jobs, figures_job, (void *)&c.base);
         rc = l->run(&c, out, d);
         pl_pool_stop(c.pool);
     }

@@ -72,7 +72,8 @@ int ls__batching(ls_context *c, ls_result *r, util_diag *d)
     double *users = ls_knobs(c, c->quick ? "quick_users" : "users", &n);
     double per_user = c->quick ? ls_knob(c, "quick_requests_per_user", 3)
                                : ls_knob(c, "requests_per_user", 6);
-    cJSON **ov = util_xcalloc((size_t)n + 1, sizeof *ov), **rep = util_xcalloc((size_t)n + 1, sizeof *rep);
+    cJSON **ov = util_xcalloc((size_t)n + 1, sizeof *ov);
+    ls_figures *rep = util_xcalloc((size_t)n + 1, sizeof *rep);
     for (int i = 0; i < n; i++) {
         ov[i] = ls_with("workload.arrival.users", users[i]);
         cJSON_AddNumberToObject(ov[i], "stop.requests", fmax(50, users[i] * per_user));
@@ -81,10 +82,9 @@ int ls__batching(ls_context *c, ls_result *r, util_diag *d)
                     : util_diag_add(d, "lesson.users: give at least three user counts");
     batch_point *p = util_xcalloc((size_t)n + 1, sizeof *p);
     for (int i = 0; !rc && i < n; i++) {
-        p[i] = (batch_point){users[i], ls_num(rep[i], "throughput.output_tokens_per_s"),
-                             ls_num(rep[i], "throughput.output_tokens_per_s_per_user.mean"),
-                             ls_num(rep[i], "ttft_s.p50"), ls_num(rep[i], "ttft_s.p99"),
-                             ls_num(rep[i], "slo.goodput_requests_per_s")};
+        p[i] = (batch_point){users[i], rep[i].output_tokens_per_s,
+                             rep[i].per_user_tokens_per_s_mean, rep[i].ttft_p50,
+                             rep[i].ttft_p99, rep[i].goodput_requests_per_s};
         batch_row(r, &p[i]);
     }
     if (!rc) {
@@ -105,7 +105,7 @@ int ls__batching(ls_context *c, ls_result *r, util_diag *d)
         free(x);
         free(y);
     }
-    for (int i = 0; i < n; i++) cJSON_Delete(ov[i]), cJSON_Delete(rep[i]);
+    for (int i = 0; i < n; i++) cJSON_Delete(ov[i]);
     free(ov);
     free(rep);
     free(p);
@@ -125,15 +125,17 @@ int ls__utilisation(ls_context *c, ls_result *r, util_diag *d)
     double *loads = ls_knobs(c, "loads", &n);
     double requests = c->quick ? ls_knob(c, "quick_requests", 300) : ls_knob(c, "requests", 1500);
     /* capacity first: closed-loop users enough to keep every batch full */
-    cJSON *sat = cJSON_CreateObject(), *sat_rep = NULL;
+    cJSON *sat = cJSON_CreateObject();
+    ls_figures sat_rep = {0};
     cJSON *arrival = cJSON_AddObjectToObject(sat, "workload.arrival");
     cJSON_AddStringToObject(arrival, "process", "closed");
     cJSON_AddNumberToObject(arrival, "users", ls_knob(c, "saturation_users", 256));
     cJSON_AddNumberToObject(sat, "stop.requests", requests);
     int rc = n >= 2 ? ls_points(c, &sat, 1, false, &sat_rep, d)
                     : util_diag_add(d, "lesson.loads: give at least two loads");
-    double capacity = rc ? NAN : ls_num(sat_rep, "throughput.requests_per_s");
-    cJSON **ov = util_xcalloc((size_t)n + 1, sizeof *ov), **rep = util_xcalloc((size_t)n + 1, sizeof *rep);
+    double capacity = rc ? NAN : sat_rep.requests_per_s;
+    cJSON **ov = util_xcalloc((size_t)n + 1, sizeof *ov);
+    ls_figures *rep = util_xcalloc((size_t)n + 1, sizeof *rep);
     for (int i = 0; i < n; i++) {
         if (loads[i] >= 1) { /* full load: the saturated run itself */
             ov[i] = cJSON_Duplicate(sat, 1);
@@ -145,16 +147,13 @@ int ls__utilisation(ls_context *c, ls_result *r, util_diag *d)
     if (!rc) rc = ls_points(c, ov, n, false, rep, d);
     use_point *p = util_xcalloc((size_t)n + 1, sizeof *p);
     for (int i = 0; !rc && i < n; i++) {
-        p[i] = (use_point){loads[i], ls_num(rep[i], "throughput.requests_per_s"),
-                           ls_num(rep[i], "utilisation.busy_fraction"),
-                           ls_num(rep[i], "energy.mean_gpu_w"),
-                           ls_num(rep[i], "cost.usd_per_million_output_tokens"),
-                           ls_num(rep[i], "energy.gpu_j_per_output_token"),
-                           ls_num(rep[i], "energy.wall_j_per_output_token")};
+        p[i] = (use_point){loads[i], rep[i].requests_per_s, rep[i].busy_fraction,
+                           rep[i].mean_gpu_w, rep[i].usd_per_million_output_tokens,
+                           rep[i].gpu_j_per_output_token, rep[i].wall_j_per_output_token};
         cJSON *row = ls_row(r);
         cJSON_AddNumberToObject(row, "load_pct", 100 * p[i].load);
         cJSON_AddNumberToObject(row, "req_s", p[i].rate);
-        cJSON_AddNumberToObject(row, "mfu_pct", 100 * ls_num(rep[i], "utilisation.mfu"));
+        cJSON_AddNumberToObject(row, "mfu_pct", 100 * rep[i].mfu);
         cJSON_AddNumberToObject(row, "gpu_w", p[i].gpu_w);
         cJSON_AddNumberToObject(row, "usd_per_Mtok", p[i].usd_m);
         cJSON_AddNumberToObject(row, "gpu_J_tok", p[i].gpu_j);
@@ -162,7 +161,7 @@ int ls__utilisation(ls_context *c, ls_result *r, util_diag *d)
     }
     if (!rc) {
         const use_point *lo = &p[0], *hi = &p[n - 1];
-        double gpus = ls_num(rep[0], "cost.gpu_count"), price = ls_num(rep[0], "cost.usd_per_gpu_hour");
+        double gpus = rep[0].gpu_count, price = rep[0].usd_per_gpu_hour;
         ls_say(r, "The cluster serves %.1f req/s at full load. At %.0f%% of that a million output "
                   "tokens cost $%.2f; at %.0f%%, $%.2f: x%.1f, for the same hardware.",
                capacity, 100 * lo->load, lo->usd_m, 100 * hi->load, hi->usd_m, lo->usd_m / hi->usd_m);
@@ -192,9 +191,8 @@ int ls__utilisation(ls_context *c, ls_result *r, util_diag *d)
         free(x);
         free(y);
     }
-    for (int i = 0; i < n; i++) cJSON_Delete(ov[i]), cJSON_Delete(rep[i]);
+    for (int i = 0; i < n; i++) cJSON_Delete(ov[i]);
     cJSON_Delete(sat);
-    cJSON_Delete(sat_rep);
     free(ov);
     free(rep);
     free(p);

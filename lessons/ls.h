@@ -56,17 +56,43 @@ cJSON *ls_json(const ls_lesson *l, const ls_result *r);
 
 /* ---- for the lessons ---- */
 
+/* One tool's per-token latency (an_definition), the statistics the lessons
+ * show, seconds. */
+typedef struct ls_definition {
+    char name[32];   /* "tpot" */
+    char tools[128]; /* "vLLM TPOT, GenAI-Perf ITL, ..." */
+    double mean, p50, p90, p95, p99;
+} ls_definition;
+
+/* The figures of a point's report that the lessons read: filled from its
+ * an_report in one place (lesson.c) and sent from the worker as JSON, each
+ * as `report --json` has it -- NAN where that has null (a figure that is not
+ * finite); the tasks' NAN when the run had no agent tasks.  Latencies in
+ * seconds, over the measured requests. */
+typedef struct ls_figures {
+    double measured;                              /* requests.measured */
+    double ttft_mean, ttft_p50, ttft_p99, tpot_mean;
+    double e2e_mean, e2e_p50, e2e_p95, e2e_p99;
+    double requests_per_s, output_tokens_per_s;   /* throughput */
+    double per_user_tokens_per_s_mean;            /* throughput.output_tokens_per_s_per_user */
+    double goodput_requests_per_s;                /* slo */
+    double busy_fraction, mfu;                    /* utilisation */
+    double gpu_count, usd_per_gpu_hour, usd_per_million_output_tokens; /* cost */
+    double mean_gpu_w, gpu_j_per_output_token, wall_j_per_output_token; /* energy */
+    double tasks_completed, tasks_failed, tasks_any_slow_fraction, tasks_e2e_p99;
+    int n_definitions;                            /* AN_N_DEFINITIONS with iterations, else 0 */
+    ls_definition definitions[AN_N_DEFINITIONS];
+} ls_figures;
+
 /* Runs points (the base with each overrides object, seed as in the
- * scenario) in parallel; reports[i] is point i's `report --json` object
- * (caller frees each).  iterations: also "definitions". */
-int ls_points(ls_context *c, cJSON *const *overrides, int n, bool iterations, cJSON **reports,
+ * scenario) in parallel; out[i] is point i's figures.  iterations: also
+ * the definitions. */
+int ls_points(ls_context *c, cJSON *const *overrides, int n, bool iterations, ls_figures *out,
               util_diag *d);
 /* A knob of the lesson object: a number, or an array of numbers (count in
  * *n, caller frees). */
 double ls_knob(const ls_context *c, const char *path, double dflt);
 double *ls_knobs(const ls_context *c, const char *path, int *n);
-/* A number in a report by dotted path (NAN when absent or null). */
-double ls_num(const cJSON *report, const char *path);
 /* Overrides {path: number} (caller frees). */
 cJSON *ls_with(const char *path, double v);
 /* A new row of the table, and a finding. */

@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "an.h"
 #include "rec.h"
 #include "util.h"
 
@@ -79,9 +80,14 @@ int pl_point_scenario(const pl_base *b, const pl_point *p, char **json, util_dia
 int pl_point_run(const pl_base *b, const pl_point *p, const char *path, pl_summary *out,
                  util_diag *d);
 
-/* Simulates a point in memory and returns its whole report as the `report
- * --json` object, classes included (caller frees); with iterations, also
- * "definitions": every tool's per-token latency (report --definitions). */
+/* Simulates a point in memory and computes its whole report, with the
+ * base's SLOs and targets, into *report (call an_report_fini, even after a
+ * failure); with iterations, also defs: every tool's per-token latency
+ * (report --definitions; defs may be NULL without). */
+int pl_point_compute(const pl_base *b, const pl_point *p, bool iterations, an_report *report,
+                     an_definition defs[AN_N_DEFINITIONS], util_diag *d);
+/* The same as the `report --json` object, classes included (caller frees);
+ * with iterations, also "definitions". */
 int pl_point_report(const pl_base *b, const pl_point *p, bool iterations, cJSON **report,
                     util_diag *d);
 /* A worker's job (a pl_job_fn, base a pl_base): {"overrides", "seed",

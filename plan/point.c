@@ -176,24 +176,29 @@ char *pl_point_job(const char *job, void *base)
 
 /* ---- a point's whole report ---- */
 
-int pl_point_report(const pl_base *b, const pl_point *p, bool iterations, cJSON **report,
-                    util_diag *d)
+int pl_point_compute(const pl_base *b, const pl_point *p, bool iterations, an_report *report,
+                     an_definition defs[AN_N_DEFINITIONS], util_diag *d)
 {
-    *report = NULL;
+    *report = (an_report){0};
     rec_run_result res;
     int rc = run_point(b, p, NULL, iterations, &res, d);
     an_options opt = {0};
     for (int i = 0; !rc && i < b->n_slo_args; i++) rc = an_options_add_slo(&opt, b->slo_args[i], d);
-    an_report r = {0};
-    if (!rc) rc = an_report_compute_with(res.db, res.run_id, &opt, &r, d);
-    if (!rc) {
-        *report = an_report_json(&r, true);
-        an_definition defs[AN_N_DEFINITIONS];
-        if (iterations && !(rc = an_definitions(res.db, res.run_id, defs, d)))
-            cJSON_AddItemToObject(*report, "definitions", an_definitions_json(defs));
-    }
-    an_report_fini(&r);
+    if (!rc) rc = an_report_compute_with(res.db, res.run_id, &opt, report, d);
+    if (!rc && iterations) rc = an_definitions(res.db, res.run_id, defs, d);
     an_options_fini(&opt);
     rec_run_result_fini(&res);
+    return rc;
+}
+
+int pl_point_report(const pl_base *b, const pl_point *p, bool iterations, cJSON **report,
+                    util_diag *d)
+{
+    an_report r;
+    an_definition defs[AN_N_DEFINITIONS];
+    int rc = pl_point_compute(b, p, iterations, &r, defs, d);
+    *report = rc ? NULL : an_report_json(&r, true);
+    if (!rc && iterations) cJSON_AddItemToObject(*report, "definitions", an_definitions_json(defs));
+    an_report_fini(&r);
     return rc;
 }

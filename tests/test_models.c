@@ -83,8 +83,9 @@ static mdl_cost roofline(const char *gpu, const char *model, const char *json)
 static void test_roofline(void)
 {
     mdl_cost cm = roofline("h100-sxm", "llama-3.1-8b", "{\"kind\": \"roofline\"}");
-    ok(cm.mfu == 0.5 && cm.mbu == 0.75 && cm.overhead_s == 0.002,
-       "roofline defaults come from the GPU's catalog entry");
+    is_near(cm.mfu, 0.5, 0, "roofline defaults come from the GPU's catalog entry");
+    is_near(cm.mbu, 0.75, 0, "the default mbu");
+    is_near(cm.overhead_s, 0.002, 0, "the default iteration overhead");
     mdl_step s;
 
     /* One decode, context 1000: weights (but of the 128256 x 4096 embedding
@@ -203,9 +204,13 @@ static void test_decode_runs(void)
     mdl_batch later = {.n_decode = 256, .decode_context = 256 * 600};
     mdl_cost_step(&roof, &first, &a);
     mdl_cost_step(&roof, &later, &b);
-    ok(a.flops / (roof.gpu.flops * roof.mfu) > a.bytes / (roof.gpu.mem_bw * roof.mbu) &&
-           b.flops / (roof.gpu.flops * roof.mfu) < b.bytes / (roof.gpu.mem_bw * roof.mbu),
-       "256 sequences: compute-bound at context 100, bandwidth-bound at 600");
+    double compute_a = a.flops / (roof.gpu.flops * roof.mfu),
+           memory_a = a.bytes / (roof.gpu.mem_bw * roof.mbu),
+           compute_b = b.flops / (roof.gpu.flops * roof.mfu),
+           memory_b = b.bytes / (roof.gpu.mem_bw * roof.mbu);
+    ok(compute_a > memory_a, "256 sequences: compute-bound at context 100, bandwidth-bound at 600");
+    ok(compute_b < memory_b, "at context 600 memory takes longer (%.3g s against %.3g s)", memory_b,
+       compute_b);
     check_run(&roof, 256, 256 * 100, 500, "roofline across the ridge");
     check_run(&roof, 1, 3000, 1, "roofline, one step");
     mdl_cost lin = roofline("l4", "llama-3.1-8b", "{\"kind\": \"linear\", \"iteration_s\": 0.06}");
@@ -272,7 +277,8 @@ static double step_s(const mdl_cost *cm, mdl_batch b)
 static void test_polynomial_distserve(void)
 {
     mdl_cost cm = roofline("a100-80gb", "opt-13b", distserve_json);
-    ok(cm.kind == MDL_COST_POLYNOMIAL && cm.poly_large_from == 95, "DistServe's fit loads");
+    is_int(cm.kind, MDL_COST_POLYNOMIAL, "DistServe's fit loads");
+    is_int(cm.poly_large_from, 95, "with its large-batch fit from 95 sequences");
     mdl_chunk ch[2];
     is_near(step_s(&cm, prompts(1, (int64_t[]){850}, ch)) * 1e3, 105.2, 0.05,
             "prefill of one 850-token prompt: 105.2 ms");
@@ -308,7 +314,7 @@ static void test_polynomial(void)
     mdl_cost cm = roofline("a100-80gb", "opt-13b",
                            "{\"kind\": \"polynomial\", \"prefill\": [0.01, 1e-4, 1e-8],"
                            " \"decode\": [0.02, 1e-6, 1e-4], \"overhead\": [0.002, 1e-7]}");
-    ok(cm.poly_large_from == 0, "without decode_large_batch, one decode fit for every size");
+    is_int(cm.poly_large_from, 0, "without decode_large_batch, one decode fit for every size");
     mdl_chunk ch[2];
     mdl_batch pre = prompts(2, (int64_t[]){300, 100}, ch);
     double p = 0.01 + 1e-4 * 400 + 1e-8 * (90000 + 10000);
@@ -358,8 +364,9 @@ static void test_polynomial_runs(void)
     mdl_step a, b;
     mdl_cost_step(&flat, &(mdl_batch){.n_decode = 64, .decode_context = 64 * 100}, &a);
     mdl_cost_step(&flat, &(mdl_batch){.n_decode = 64, .decode_context = 64 * 700}, &b);
-    ok(a.time_s > a.bytes / flat.gpu.mem_bw + 1e-6 && b.time_s == b.bytes / flat.gpu.mem_bw,
+    ok(a.time_s > a.bytes / flat.gpu.mem_bw + 1e-6,
        "64 sequences: formula at context 100, bandwidth floor at 700");
+    is_near(b.time_s, b.bytes / flat.gpu.mem_bw, 0, "at context 700 the floor exactly");
     check_run(&flat, 64, 64 * 100, 600, "polynomial meeting its bandwidth floor");
 }
 
@@ -407,8 +414,8 @@ static void test_kv_capacity(void)
     const mdl_model *m8 = mdl_catalog_find_model(cat, "llama-3.1-8b");
     const mdl_gpu *h100 = mdl_catalog_find_gpu(cat, "h100-sxm");
     double usable = 80.0 * 1073741824 * 0.9, reserve = 1e9;
-    ok(mdl_kv_capacity_blocks(h100, m8, 1, 0.9, reserve, 16, "c", &blocks, &d) == 0,
-       "8B fits an H100");
+    is_int(mdl_kv_capacity_blocks(h100, m8, 1, 0.9, reserve, 16, "c", &blocks, &d), 0,
+           "8B fits an H100");
     is_int(blocks, (int64_t)((usable - 16.06e9 - reserve) / (131072.0 * 16)),
            "blocks = (memory x utilisation - weights - reserve) / block bytes");
 
@@ -426,9 +433,9 @@ static void test_kv_capacity(void)
            (long long)tp4);
     ok(tp4 > 2 * tp2, "doubling TP more than doubles the cache");
 
-    ok(mdl_kv_capacity_blocks(mdl_catalog_find_gpu(cat, "l4"), m70, 1, 0.9, 0, 16,
-                              "cluster.model", &blocks, &d) == UTIL_EINPUT,
-       "70B does not fit an L4");
+    is_int(mdl_kv_capacity_blocks(mdl_catalog_find_gpu(cat, "l4"), m70, 1, 0.9, 0, 16,
+                                  "cluster.model", &blocks, &d),
+           UTIL_EINPUT, "70B does not fit an L4");
     has_str(d.count ? d.msgs[0] : "", "cluster.model: llama-3.1-70b weights (141.2 GB per GPU",
             "the error names the path and the weights");
     /* 141.2 GB + one block of KV (5.2 MB) - 0.9 x 24 GiB = 118.0 GB */

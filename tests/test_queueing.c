@@ -17,7 +17,7 @@
  * that mean -- a 99.9% interval, so with fixed seeds a correct engine fails
  * with probability 1e-3 per check, once, and then never (deterministic).  A
  * 500 s warm-up (over 10 relaxation times at rho = 0.7) removes the empty
- * start.
+ * start.  The scenarios are tests/scenarios/queueing-*.json.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -30,16 +30,6 @@
 
 #define REPS 12
 #define LAMBDA 0.7
-
-#define SCENARIO(prompt) SCENARIO_C(prompt, "")
-#define SCENARIO_C(prompt, cluster)                                                            \
-    "{\"stop\": {\"requests\": 20000}, \"warmup_s\": 500, \"cluster\": {" cluster "\"gpu\": "  \
-    "\"h100-sxm\", \"model\": \"llama-3.1-8b\", \"scheduler\": {\"max_batch\": 1, "            \
-    "\"max_batched_tokens\": 1000000, \"activation_reserve_gib\": 1}, \"cost_model\": "       \
-    "{\"kind\": \"linear\", "                \
-    "\"prefill_s_per_token\": 0.001}}, \"workload\": {\"arrival\": {\"process\": "             \
-    "\"poisson\", \"rate_per_s\": 0.7}, \"prompt_tokens\": " prompt ", \"output_tokens\": "    \
-    "{\"dist\": \"fixed\", \"value\": 1}}}"
 
 enum { W, P0, TAIL1, TAIL2, P99, L_PASTA, L_LITTLE, NSTAT };
 
@@ -104,12 +94,14 @@ static double pasta_number(sqlite3 *db, int64_t run, double warmup)
     return sum / (double)measured;
 }
 
-static void replicate(const char *json, double t1, double t2, estimate *est, const char *set)
+/* REPS runs of tests/scenarios/NAME, seeds 1..REPS. */
+static void replicate(const char *name, double t1, double t2, estimate *est)
 {
+    char *json = support_scenario_text(name);
     for (int k = 0; k < REPS; k++) {
         char seed[32];
         snprintf(seed, sizeof seed, "seed=%d", k + 1);
-        const char *sets[] = {seed, set, NULL};
+        const char *sets[] = {seed, NULL};
         sim_scenario sc;
         support_scenario(json, sets, &sc, NULL);
         int64_t run;
@@ -135,6 +127,7 @@ static void replicate(const char *json, double t1, double t2, estimate *est, con
         sqlite3_close(db);
         sim_scenario_fini(&sc);
     }
+    free(json);
 }
 
 /* Mean of statistic s over replications, within t x standard error of want. */
@@ -167,7 +160,7 @@ static void test_md1(void)
     const double s = 1.0, rho = LAMBDA * s;
     estimate est;
     /* TTFT = wait + 1 s of service: P(TTFT > 1 + t) = 1 - P(Wq <= t) */
-    replicate(SCENARIO("{\"dist\": \"fixed\", \"value\": 1000}"), 2.0, 3.0, &est, NULL);
+    replicate("queueing-md1.json", 2.0, 3.0, &est);
     check(&est, W, s + rho * s / (2 * (1 - rho)), "M/D/1 mean TTFT = S + rho S / 2(1 - rho)");
     check(&est, P0, 1 - rho, "M/D/1 P(no wait) = 1 - rho");
     check(&est, TAIL1, 1 - md1_wait_cdf(LAMBDA, s, 1.0), "M/D/1 P(wait > 1 s), Erlang");
@@ -182,7 +175,7 @@ static void test_mm1(void)
     const double mu = 1.0, rate = mu - LAMBDA, rho = LAMBDA / mu;
     const double t1 = log(10) / rate, t2 = log(100) / rate;
     estimate est;
-    replicate(SCENARIO("{\"dist\": \"exponential\", \"mean\": 1000}"), t1, t2, &est, NULL);
+    replicate("queueing-mm1.json", t1, t2, &est);
     check(&est, W, 1 / rate, "M/M/1 mean TTFT = 1 / (mu - lambda)");
     check(&est, P0, 1 - rho, "M/M/1 P(no wait) = 1 - rho");
     check(&est, TAIL1, 0.10, "M/M/1 P(TTFT > ln 10 / (mu - lambda)) = 0.1");
@@ -210,9 +203,7 @@ static void test_mmc(void)
     const double lambda = 2.1, mu = 1.0, pw = erlang_c(c, lambda / mu);
     const double wq = pw / (c * mu - lambda);
     estimate est;
-    replicate(SCENARIO_C("{\"dist\": \"exponential\", \"mean\": 1000}",
-                         "\"replicas\": 3, \"router\": \"central_queue\", "),
-              1.0 / mu + wq, 1.0 / mu + 3 * wq, &est, "workload.arrival.rate_per_s=2.1");
+    replicate("queueing-mmc.json", 1.0 / mu + wq, 1.0 / mu + 3 * wq, &est);
     check(&est, W, 1 / mu + wq, "M/M/3 (central queue) mean TTFT = 1/mu + C(3, a) / (3 mu - lambda)");
     check(&est, P0, 1 - pw, "M/M/3 P(no wait) = 1 - Erlang C");
     check(&est, L_PASTA, lambda * (1 / mu + wq), "M/M/3 number in system seen by arrivals");

@@ -2,25 +2,23 @@
  * test_scenario.c: scenario validation -- each error message a user can get,
  * that several are reported at once, that defaults land in the effective
  * scenario, and that docs/scenario.md documents every key as the schema does.
- * argv[1] is the source root.
+ * The scenario is tests/scenarios/scenario-good.json; argv[1] is the source
+ * root.
  */
 #include <stdlib.h>
 
 #include "support.h"
 #include "tap.h"
 
-#define GOOD                                                                                   \
-    "{\"stop\": {\"requests\": 10}, \"cluster\": {\"gpu\": \"h100-sxm\", \"model\": "         \
-    "\"llama-3.1-8b\"}, \"workload\": {\"arrival\": {\"process\": \"poisson\", "               \
-    "\"rate_per_s\": 1}, \"prompt_tokens\": {\"dist\": \"fixed\", \"value\": 10}, "            \
-    "\"output_tokens\": {\"dist\": \"fixed\", \"value\": 10}}}"
+/* tests/scenarios/scenario-good.json, read by main. */
+static char *good;
 
-/* Errors of GOOD with the given overrides. */
+/* Errors of the good scenario with the given overrides. */
 static char *errors_with(const char *const *sets)
 {
     sim_scenario sc;
     char *errors = NULL;
-    support_scenario(GOOD, sets, &sc, &errors);
+    support_scenario(good, sets, &sc, &errors);
     sim_scenario_fini(&sc);
     return errors;
 }
@@ -71,9 +69,9 @@ static void test_messages(void)
 
     sim_scenario sc;
     char *syntax = NULL;
-    ok(support_scenario("{\n  \"stop\": {\"requests\": 10},\n  \"seed\": 1 2\n}", NULL, &sc,
-                        &syntax) == UTIL_EINPUT,
-       "malformed JSON is an input error");
+    is_int(support_scenario("{\n  \"stop\": {\"requests\": 10},\n  \"seed\": 1 2\n}", NULL, &sc,
+                            &syntax),
+           UTIL_EINPUT, "malformed JSON is an input error");
     has_str(syntax, "scenario:3:13: invalid JSON", "with line and column");
     free(syntax);
     sim_scenario_fini(&sc);
@@ -131,15 +129,16 @@ static void test_catalog_ranges(void)
     util_diag d;
     util_diag_init(&d);
     mdl_catalog *c = NULL;
-    ok(mdl_catalog_load_default(&c, &d) == 0, "every shipped GPU and model is within the ranges");
+    is_int(mdl_catalog_load_default(&c, &d), 0, "every shipped GPU and model is within the ranges");
     if (d.count) tap_diag("%s", d.msgs[0]);
     mdl_catalog_destroy(c);
     c = NULL;
     const char *text = "{\"gpus\": [{\"id\": \"l40s\", \"bf16_tflops\": 362.05, "
                        "\"memory_gib\": 48, \"memory_bw_tbs\": 864, \"tdp_w\": 350, \"idle_w\": 53, "
                        "\"usd_per_hour\": 1.24}], \"models\": []}";
-    ok(mdl_catalog_load_json(text, "catalog.json", &c, &d) == UTIL_EINPUT && !c,
-       "a catalog entry with GB/s as TB/s is refused");
+    is_int(mdl_catalog_load_json(text, "catalog.json", &c, &d), UTIL_EINPUT,
+           "a catalog entry with GB/s as TB/s is refused");
+    ok(!c, "and no catalog is made");
     has_str(d.count ? d.msgs[0] : "", "catalog.json: gpus[0].memory_bw_tbs: 864 is out of range "
                                       "(expected >= 0.05 and <= 50 TB/s)",
             "named by its place in the catalog");
@@ -150,26 +149,29 @@ static void test_effective(void)
 {
     sim_scenario sc;
     const char *sets[] = {"cluster.cost_model.mbu=0.6", NULL};
-    ok(support_scenario(GOOD, sets, &sc, NULL) == 0, "a good scenario loads");
+    is_int(support_scenario(good, sets, &sc, NULL), 0, "a good scenario loads");
     const cJSON *j = sc.json;
-    ok(util_json_number(j, "cluster.scheduler.max_batch", 0) == 256 &&
-           util_json_number(j, "cluster.scheduler.max_batched_tokens", 0) == 8192 &&
-           util_json_number(j, "cluster.scheduler.gpu_memory_utilization", 0) == 0.9,
-       "scheduler defaults are in the effective scenario");
-    ok(util_json_number(j, "cluster.cost_model.mfu", 0) == 0.5 &&
-           util_json_number(j, "cluster.cost_model.mbu", 0) == 0.6,
-       "GPU-derived defaults and overrides are both recorded");
+    is_near(util_json_number(j, "cluster.scheduler.max_batch", 0), 256, 0,
+            "scheduler defaults are in the effective scenario");
+    is_near(util_json_number(j, "cluster.scheduler.max_batched_tokens", 0), 8192, 0,
+            "the default max_batched_tokens");
+    is_near(util_json_number(j, "cluster.scheduler.gpu_memory_utilization", 0), 0.9, 0,
+            "the default gpu_memory_utilization");
+    is_near(util_json_number(j, "cluster.cost_model.mfu", 0), 0.5, 0,
+            "GPU-derived defaults and overrides are both recorded");
+    is_near(util_json_number(j, "cluster.cost_model.mbu", 0), 0.6, 0, "the mbu override");
     is_str(util_json_get(j, "workload.arrival.process")->valuestring, "poisson",
            "stated values are kept");
-    ok(sc.stop_requests == 10 && sc.replicas == 1 && sc.pools[0].cost.kind == MDL_COST_ROOFLINE,
-       "typed values match the JSON");
+    is_int(sc.stop_requests, 10, "typed values match the JSON");
+    is_int(sc.replicas, 1, "typed replicas");
+    is_int(sc.pools[0].cost.kind, MDL_COST_ROOFLINE, "typed cost model kind");
     sim_scenario_fini(&sc);
 
     const char *inline_gpu[] = {"cluster.gpu={\"id\": \"mine\", \"bf16_tflops\": 100, "
                                 "\"memory_gib\": 40, \"memory_bw_tbs\": 1, \"tdp_w\": 300, "
                                 "\"idle_w\": 50, \"usd_per_hour\": 1}",
                                 NULL};
-    ok(support_scenario(GOOD, inline_gpu, &sc, NULL) == 0, "an inline GPU object is accepted");
+    is_int(support_scenario(good, inline_gpu, &sc, NULL), 0, "an inline GPU object is accepted");
     is_near(sc.pools[0].cost.gpu.flops, 100e12, 1, "and used");
     is_near(sc.pools[0].cost.mbu, 0.75, 0, "with the field defaults for what it leaves out");
     sim_scenario_fini(&sc);
@@ -183,7 +185,7 @@ static void test_docs(const char *root)
     char *path = util_xasprintf("%s/docs/scenario.md", root), *text = NULL;
     util_diag d;
     util_diag_init(&d);
-    ok(util_read_file(path, &text, NULL, &d) == 0, "docs/scenario.md exists");
+    is_int(util_read_file(path, &text, NULL, &d), 0, "docs/scenario.md exists");
     char *table = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&table, &len);
@@ -204,11 +206,13 @@ static void test_docs(const char *root)
 int main(int argc, char **argv)
 {
     if (support_init()) return 1;
+    good = support_scenario_text("scenario-good.json");
     test_messages();
     test_bounds();
     test_catalog_ranges();
     test_effective();
     if (argc > 1) test_docs(argv[1]);
+    free(good);
     support_fini();
     return tap_done();
 }

@@ -4,6 +4,7 @@
  * decoding iteration plus 1 ms per decoding sequence; the H100's datasheet
  * floor is far below these).
  */
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -12,19 +13,25 @@
 
 #define EPS 1e-9
 
-/* Two requests of the given lengths, the second 1/rate after the first. */
-static const char *two(const char *scheduler, double rate, int prompt, int output)
+/* Runs two requests of the given lengths, the second 1/rate after the
+ * first, into r: tests/scenarios/sched-two.json with these overrides, then
+ * the NULL-terminated extra ones (up to 4, or NULL). */
+static void two(const char *scheduler, double rate, int prompt, int output,
+                const char *const *extra, support_rows *r)
 {
-    static char buf[2048];
-    snprintf(buf, sizeof buf,
-             "{\"stop\": {\"requests\": 2}, \"cluster\": {\"gpu\": \"h100-sxm\", \"model\": "
-             "\"llama-3.1-8b\", \"scheduler\": %s, \"cost_model\": {\"kind\": \"linear\", "
-             "\"iteration_s\": 0.01, \"prefill_s_per_token\": 0.001, \"decode_step_s\": 0.005, "
-             "\"decode_s_per_seq\": 0.001}}, \"workload\": {\"arrival\": {\"process\": "
-             "\"constant\", \"rate_per_s\": %g}, \"prompt_tokens\": {\"dist\": \"fixed\", "
-             "\"value\": %d}, \"output_tokens\": {\"dist\": \"fixed\", \"value\": %d}}}",
-             scheduler, rate, prompt, output);
-    return buf;
+    char *json = support_scenario_text("sched-two.json");
+    char *own[4] = {util_xasprintf("cluster.scheduler=%s", scheduler),
+                    util_xasprintf("workload.arrival.rate_per_s=%g", rate),
+                    util_xasprintf("workload.prompt_tokens.value=%d", prompt),
+                    util_xasprintf("workload.output_tokens.value=%d", output)};
+    const char *sets[9] = {own[0], own[1], own[2], own[3]};
+    for (int i = 0; extra && extra[i]; i++) {
+        assert(i < 4);
+        sets[4 + i] = extra[i];
+    }
+    support_run(json, sets, r, NULL);
+    for (int i = 0; i < 4; i++) free(own[i]);
+    free(json);
 }
 
 /* The row of request id; a row of NaNs if there is none (a failing check
@@ -46,9 +53,8 @@ static const sim_request_row *req(const support_rows *r, int64_t id)
 static void test_chunked(void)
 {
     support_rows r;
-    support_run(
-        two("{\"policy\": \"chunked\", \"max_batched_tokens\": 64, \"max_batch\": 4}", 10, 150, 3),
-        NULL, &r, NULL);
+    two("{\"policy\": \"chunked\", \"max_batched_tokens\": 64, \"max_batch\": 4}", 10, 150, 3,
+        NULL, &r);
     is_near(req(&r, 0)->first_token_s, 0.222, EPS,
             "chunked: first token at the end of the last chunk");
     is_near(req(&r, 1)->first_scheduled_s, 0.148, EPS, "a new prompt fills the budget left over");
@@ -65,13 +71,13 @@ static void test_chunked(void)
 static void test_prefill_first(void)
 {
     support_rows r;
-    support_run(two("{\"policy\": \"prefill_first\"}", 20, 100, 3), NULL, &r, NULL);
+    two("{\"policy\": \"prefill_first\"}", 20, 100, 3, NULL, &r);
     is_near(req(&r, 1)->first_token_s, 0.220, EPS,
             "prefill_first: a prompt gets an iteration of its own");
     is_near(req(&r, 0)->finish_s, 0.254, EPS, "while the decoders wait");
     is_near(req(&r, 1)->finish_s, 0.254, EPS, "then they decode together");
     support_rows_fini(&r);
-    support_run(two("{\"policy\": \"continuous\"}", 20, 100, 3), NULL, &r, NULL);
+    two("{\"policy\": \"continuous\"}", 20, 100, 3, NULL, &r);
     is_near(req(&r, 0)->finish_s, 0.243, EPS, "continuous mixes them (0.243)");
     support_rows_fini(&r);
 }
@@ -84,9 +90,8 @@ static void test_static(void)
 {
     support_rows r;
     const char *sets[] = {"stop.requests=3", NULL};
-    support_run(
-        two("{\"policy\": \"static\", \"max_batch\": 2, \"batch_timeout_s\": 1}", 20, 100, 3), sets,
-        &r, NULL);
+    two("{\"policy\": \"static\", \"max_batch\": 2, \"batch_timeout_s\": 1}", 20, 100, 3, sets,
+        &r);
     is_near(req(&r, 0)->first_scheduled_s, 0.05, EPS, "static: a full batch starts at once");
     is_near(req(&r, 0)->first_token_s, 0.26, EPS, "its prompts prefill together");
     is_near(req(&r, 1)->finish_s, 0.294, EPS, "and decode together");
@@ -104,8 +109,8 @@ static void test_static_padding(void)
     const char *sets[] = {
         "workload.output_tokens={\"dist\": \"uniform\", \"min\": 2, \"max\": 200}",
         "stop.requests=40", NULL};
-    support_run(two("{\"policy\": \"static\", \"max_batch\": 8}", 1000, 50, 3), sets, &a, NULL);
-    support_run(two("{\"policy\": \"continuous\", \"max_batch\": 8}", 1000, 50, 3), sets, &b, NULL);
+    two("{\"policy\": \"static\", \"max_batch\": 8}", 1000, 50, 3, sets, &a);
+    two("{\"policy\": \"continuous\", \"max_batch\": 8}", 1000, 50, 3, sets, &b);
     ok(a.rep[0].batch_seq_s > b.rep[0].batch_seq_s,
        "static pads finished slots: %.2f sequence-seconds against continuous's %.2f",
        a.rep[0].batch_seq_s, b.rep[0].batch_seq_s);

@@ -203,23 +203,27 @@ static void test_known(sqlite3 *db)
                  "running: first scheduled to finish, time-out or the end of an interrupted run");
     check_series(t.output_tokens_per_s, tokens, 20,
                  "output tokens: the first at first_token_s, the rest evenly until finish_s");
-    ok(!t.has_iterations && isnan(t.kv_occupancy[0]) && isnan(t.power_w[19]),
-       "no iterations rows: KV occupancy and power are null");
+    ok(!t.has_iterations, "no iterations rows: KV occupancy and power are null");
+    ok(isnan(t.kv_occupancy[0]), "KV occupancy is NaN (%g)", t.kv_occupancy[0]);
+    ok(isnan(t.power_w[19]), "power is NaN (%g)", t.power_w[19]);
     an_timeline_fini(&t);
 
     /* Replica 0 has the disaggregated request's prefill side, replica 1 its
      * decode side; the rejected request reached neither. */
     an_timeline k0 = timeline(db, 1, 1, 0), k1 = timeline(db, 1, 1, 1);
-    ok(k0.arrivals[10] == 1 && k1.arrivals[10] == 0 && k0.completions[12] == 0 &&
-           k1.completions[12] == 1,
-       "disaggregated: arrival on the prefill replica, completion on the decode replica");
+    is_int(k0.arrivals[10], 1,
+           "disaggregated: arrival on the prefill replica, completion on the decode replica");
+    is_int(k1.arrivals[10], 0, "no arrival on the decode replica");
+    is_int(k0.completions[12], 0, "no completion on the prefill replica");
+    is_int(k1.completions[12], 1, "the completion on the decode replica");
     is_near(k0.running[10], 0.2, 1e-12, "prefill side in service until the first token");
     /* 0.6 of it, and the request in service until its time-out at 11 */
     is_near(k1.running[10], 1.6, 1e-12, "decode side from the first token");
     is_near(k0.output_tokens_per_s[10], 1, 1e-12, "first token on the prefill replica");
     is_near(k1.output_tokens_per_s[10] + k1.output_tokens_per_s[11] + k1.output_tokens_per_s[12],
             10, 1e-12, "the other 10 on the decode replica");
-    ok(k0.arrivals[9] == 0 && k1.arrivals[9] == 0, "a request with no replica is in no replica's");
+    is_int(k0.arrivals[9], 0, "a request with no replica is in no replica's");
+    is_int(k1.arrivals[9], 0, "nor in replica 1's");
     an_timeline_fini(&k0);
     an_timeline_fini(&k1);
 }
@@ -314,9 +318,10 @@ static int64_t sql_count(sqlite3 *db, const char *where, double lo, double hi)
 static void check_totals(const an_timeline *t, const totals *want, const char *what)
 {
     totals got = sum(t);
-    ok(got.arrivals == want->arrivals && got.completions == want->completions &&
-           got.timed_out == want->timed_out,
-       "%s: arrivals, completions, time-outs add up to the table's", what);
+    is_int(got.arrivals, want->arrivals,
+           "%s: arrivals, completions, time-outs add up to the table's", what);
+    is_int(got.completions, want->completions, "%s: completions add up", what);
+    is_int(got.timed_out, want->timed_out, "%s: time-outs add up", what);
     is_near(got.wait_s, want->wait_s, 1e-9 * want->wait_s,
             "%s: Little's law, sum of queue x interval = sum of waits", what);
     is_near(got.service_s, want->service_s, 1e-9 * want->service_s,
@@ -400,7 +405,8 @@ static void add_run3(sqlite3 *db)
 static void test_iterations(sqlite3 *db)
 {
     an_timeline t = timeline(db, 3, 1, -1);
-    ok(t.has_iterations && t.n == 4, "run 3 has iterations, in 4 intervals");
+    ok(t.has_iterations, "run 3 has iterations, in 4 intervals");
+    is_int(t.n, 4, "run 3 is 4 intervals of 1 s");
     /* [0,1): replica 0 busy 0.5 s drawing 300 J, idle 0.5 s at 200 W; replica 1 idle at 50 W */
     check_series(t.power_w, (const double[]){450, 600, 400, 400}, 4,
                  "power: iterations' energy pro-rated, idle_w x gpus in the gaps");
@@ -423,8 +429,9 @@ static void test_iterations(sqlite3 *db)
         an_timeline_fini(&t);
     }
     t = timeline(db, 3, 10, -1);
-    ok(t.n == 1 && fabs(t.power_w[0] - 1850 / 4.0) < 1e-9,
-       "a last interval shorter than S averages over its own length");
+    is_int(t.n, 1, "a last interval shorter than S averages over its own length");
+    /* |got - want| < 1e-9 */
+    if (t.n >= 1) is_near(t.power_w[0], 1850 / 4.0, nextafter(1e-9, 0), "its power, over 4 s");
     an_timeline_fini(&t);
 }
 
@@ -433,16 +440,17 @@ static void test_errors(sqlite3 *db)
     util_diag d;
     util_diag_init(&d);
     an_timeline t;
-    ok(an_timeline_compute(db, 1, 0, -1, &t, &d) == UTIL_EINPUT, "interval 0 is bad input");
+    is_int(an_timeline_compute(db, 1, 0, -1, &t, &d), UTIL_EINPUT, "interval 0 is bad input");
     an_timeline_fini(&t);
-    ok(an_timeline_compute(db, 1, -1, -1, &t, &d) == UTIL_EINPUT, "a negative interval too");
+    is_int(an_timeline_compute(db, 1, -1, -1, &t, &d), UTIL_EINPUT, "a negative interval too");
     an_timeline_fini(&t);
-    ok(an_timeline_compute(db, 1, 1e-9, -1, &t, &d) == UTIL_EINPUT,
-       "so is one that asks for billions of intervals");
+    is_int(an_timeline_compute(db, 1, 1e-9, -1, &t, &d), UTIL_EINPUT,
+           "so is one that asks for billions of intervals");
     an_timeline_fini(&t);
-    ok(an_timeline_compute(db, 9, 1, -1, &t, &d) == UTIL_EINPUT, "a run that is not there");
+    is_int(an_timeline_compute(db, 9, 1, -1, &t, &d), UTIL_EINPUT, "a run that is not there");
     an_timeline_fini(&t);
-    ok(an_timeline_compute(db, 1, 1, 7, &t, &d) == UTIL_EINPUT, "a replica the run does not have");
+    is_int(an_timeline_compute(db, 1, 1, 7, &t, &d), UTIL_EINPUT,
+           "a replica the run does not have");
     an_timeline_fini(&t);
     util_diag_print(&d, stdout, "# expected");
     util_diag_fini(&d);
@@ -481,10 +489,12 @@ static void test_cli(const char *db, const char *old_db)
 {
     char *args = util_xasprintf("%s --run 3 --csv", db);
     result r = sv(args);
-    ok(r.status == 0, "--csv exits 0");
+    is_int(r.status, 0, "--csv exits 0");
     const char *head = "t_s,arrivals,completions,timed_out,output_tokens_per_s,queue,running,"
                        "kv_occupancy,power_w\n0,0,0,0,0,0,0,0.1333333333,450\n";
-    ok(!strncmp(r.out, head, strlen(head)), "--csv: a header, then the first interval");
+    char *start = util_xasprintf("%.*s", (int)strlen(head), r.out); /* as long as head, or less */
+    is_str(start, head, "--csv: a header, then the first interval");
+    free(start);
     is_int(lines(r.out), 1 + 4, "--csv: a header and one line per interval");
     free(r.out);
     free(args);
@@ -499,23 +509,25 @@ static void test_cli(const char *db, const char *old_db)
     args = util_xasprintf("%s --run 1 --json", db);
     r = sv(args);
     cJSON *j = cJSON_Parse(r.out);
-    ok(cJSON_IsArray(j) && cJSON_GetArraySize(j) == 20, "--json: an array of 20 intervals");
+    ok(cJSON_IsArray(j), "--json: an array of 20 intervals");
+    is_int(cJSON_GetArraySize(j), 20, "of 20 intervals");
     cJSON *first = cJSON_GetArrayItem(j, 0);
-    ok(cJSON_IsNull(cJSON_GetObjectItem(first, "power_w")) &&
-           cJSON_GetObjectItem(first, "arrivals")->valuedouble == 1,
+    ok(cJSON_IsNull(cJSON_GetObjectItem(first, "power_w")),
        "--json: numbers, and null without iterations");
+    is_near(util_json_number(first, "arrivals", NAN), 1, 0, "the first interval's arrivals, 1");
     cJSON_Delete(j);
     free(r.out);
     free(args);
 
     r = sv(db);
-    ok(r.status == 0 && strstr(r.out, "run 3:") && strstr(r.out, "power_w"),
-       "text: the newest run, as a table with a header");
+    is_int(r.status, 0, "text: the newest run, as a table with a header");
+    has_str(r.out, "run 3:", "text: the newest run, run 3");
+    has_str(r.out, "power_w", "text: a header");
     free(r.out);
 
     r = sv(old_db);
-    ok(r.status == 0 && strstr(r.out, "no iterations recorded"),
-       "a database without an iterations table");
+    is_int(r.status, 0, "a database without an iterations table");
+    has_str(r.out, "no iterations recorded", "says no iterations were recorded");
     free(r.out);
 
     struct {
@@ -537,9 +549,9 @@ static void test_cli(const char *db, const char *old_db)
             a = util_xasprintf("%s%s", db, bad[i].args + 2);
         }
         r = sv(a);
-        ok(r.status == 2 && strstr(r.out, bad[i].message), "exit 2: '%s' says '%s'", bad[i].args,
-           bad[i].message);
-        if (r.status != 2 || !strstr(r.out, bad[i].message)) tap_diag("%s", r.out);
+        is_int(r.status, 2, "exit 2: '%s' says '%s'", bad[i].args, bad[i].message);
+        has_str(r.out, bad[i].message, "'%s': the message", bad[i].args);
+        if (r.status != 2) tap_diag("%s", r.out);
         free(r.out);
         free(a);
     }

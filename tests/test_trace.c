@@ -53,16 +53,18 @@ static void first_records(const char *rel, wl_trace_format format, const want *w
     util_diag d;
     util_diag_init(&d);
     wl_trace *t;
-    bool opened = wl_trace_open(path, format, &t, &d) == 0;
-    ok(opened, "%s opens", rel);
+    int orc = wl_trace_open(path, format, &t, &d);
+    is_int(orc, 0, "%s opens", rel);
+    bool opened = orc == 0;
     for (int i = 0; opened && i < n; i++) {
         wl_record r = {0};
         int rc = wl_trace_next(t, &r, &d);
-        /* the traces' times have at most 7 decimals (Azure) or whole ms */
-        ok(rc == 1 && fabs(r.arrival_s - w[i].at) < 1e-9 && r.prompt == w[i].prompt &&
-               r.output == w[i].output,
-           "%s record %d: %.9f s, %d, %d (got %.9f, %d, %d)", rel, i + 1, w[i].at,
-           w[i].prompt, w[i].output, r.arrival_s, r.prompt, r.output);
+        is_int(rc, 1, "%s record %d: %.9f s, %d, %d (got %.9f, %d, %d)", rel, i + 1, w[i].at,
+               w[i].prompt, w[i].output, r.arrival_s, r.prompt, r.output);
+        /* the traces' times have at most 7 decimals (Azure) or whole ms: |got - want| < 1e-9 */
+        is_near(r.arrival_s, w[i].at, nextafter(1e-9, 0), "%s record %d: its time", rel, i + 1);
+        is_int(r.prompt, w[i].prompt, "%s record %d: its prompt tokens", rel, i + 1);
+        is_int(r.output, w[i].output, "%s record %d: its output tokens", rel, i + 1);
     }
     if (d.count) tap_diag("%s", d.msgs[0]);
     if (opened) wl_trace_close(t);
@@ -94,9 +96,10 @@ static void test_first_records(void)
     wl_record r = {0};
     wl_trace_open(path, WL_TRACE_AUTO, &t, &d);
     for (int i = 0; i < 11; i++) wl_trace_next(t, &r, &d);
-    ok(r.arrival_s == 3 && r.prompt == 13544 && r.output == 71,
-       "conversation record 11: 3000 ms is 3 s (got %g, %d, %d)", r.arrival_s, r.prompt,
-       r.output);
+    is_near(r.arrival_s, 3, 0, "conversation record 11: 3000 ms is 3 s (got %g, %d, %d)",
+            r.arrival_s, r.prompt, r.output);
+    is_int(r.prompt, 13544, "conversation record 11: its prompt tokens");
+    is_int(r.output, 71, "conversation record 11: its output tokens");
     wl_trace_close(t);
     util_diag_fini(&d);
     free(path);
@@ -142,11 +145,14 @@ static void test_check_shipped(void)
         util_diag_init(&d);
         wl_trace_info info = {0};
         int rc = wl_trace_check(path, WL_TRACE_AUTO, &info, &d);
-        ok(rc == 0 && info.format == w->format && info.rows == w->rows &&
-               fabs(info.first_s - w->first_s) < 1e-9 && fabs(info.last_s - w->last_s) < 1e-9,
-           "%s: detected %s, %lld rows, %.9f to %.9f s (got %s, %lld, %.9f to %.9f)", w->rel,
-           wl_trace_formats[w->format], (long long)w->rows, w->first_s, w->last_s,
-           wl_trace_formats[info.format], (long long)info.rows, info.first_s, info.last_s);
+        is_int(rc, 0, "%s: detected %s, %lld rows, %.9f to %.9f s (got %s, %lld, %.9f to %.9f)",
+               w->rel, wl_trace_formats[w->format], (long long)w->rows, w->first_s, w->last_s,
+               wl_trace_formats[info.format], (long long)info.rows, info.first_s, info.last_s);
+        is_int(info.format, w->format, "%s: its format", w->rel);
+        is_int(info.rows, w->rows, "%s: its rows", w->rel);
+        /* |got - want| < 1e-9 */
+        is_near(info.first_s, w->first_s, nextafter(1e-9, 0), "%s: its first arrival", w->rel);
+        is_near(info.last_s, w->last_s, nextafter(1e-9, 0), "%s: its last arrival", w->rel);
         if (d.count) tap_diag("%s", d.msgs[0]);
         util_diag_fini(&d);
         free(path);
@@ -189,13 +195,15 @@ static void test_azure_times(void)
     r = one("TIMESTAMP,NumImages,ContextTokens,GeneratedTokens\n"
             "2025-01-01T00:00:00Z,3,100,20\n2025-01-01T00:00:01.25Z,0,300,40\n",
             WL_TRACE_AUTO, 1, &d);
-    ok(r.arrival_s == 1.25 && r.prompt == 300 && r.output == 40,
-       "columns found by the header's names (2025 layout with NumImages)");
+    is_near(r.arrival_s, 1.25, 0,
+            "columns found by the header's names (2025 layout with NumImages)");
+    is_int(r.prompt, 300, "the 2025 layout's ContextTokens");
+    is_int(r.output, 40, "the 2025 layout's GeneratedTokens");
     r = one("TIMESTAMP,ContextTokens,GeneratedTokens\n1970-01-01 00:00:00.123456789123,1,1\n"
             "1970-01-01 00:00:01.123456790,1,1\n",
             WL_TRACE_AUTO, 1, &d);
     is_near(r.arrival_s, 1.000000001, 1e-15, "fraction digits past the ninth are dropped");
-    ok(d.count == 0, "no messages for good lines");
+    is_int(d.count, 0, "no messages for good lines");
     if (d.count) tap_diag("%s", d.msgs[0]);
     util_diag_fini(&d);
 }
@@ -233,14 +241,18 @@ static void test_csv(void)
     util_diag d;
     util_diag_init(&d);
     wl_trace *t;
-    wl_record r;
-    ok(wl_trace_open(path, WL_TRACE_AUTO, &t, &d) == 0, "a trace opens");
-    ok(wl_trace_next(t, &r, &d) == 1 && r.arrival_s == 0.5 && r.prompt == 100 && r.output == 20,
-       "header skipped, CRLF accepted, first record read");
-    ok(wl_trace_next(t, &r, &d) == 1 && r.arrival_s == 0.75 && r.prompt == 3,
-       "a blank line is skipped");
-    ok(wl_trace_next(t, &r, &d) == 1 && r.output == 512 && wl_trace_next(t, &r, &d) == 0,
-       "the last record, then the end");
+    wl_record r = {0};
+    is_int(wl_trace_open(path, WL_TRACE_AUTO, &t, &d), 0, "a trace opens");
+    is_int(wl_trace_next(t, &r, &d), 1, "header skipped, CRLF accepted, first record read");
+    is_near(r.arrival_s, 0.5, 0, "the first record's time");
+    is_int(r.prompt, 100, "the first record's prompt tokens");
+    is_int(r.output, 20, "the first record's output tokens");
+    is_int(wl_trace_next(t, &r, &d), 1, "a blank line is skipped");
+    is_near(r.arrival_s, 0.75, 0, "the second record's time");
+    is_int(r.prompt, 3, "the second record's prompt tokens");
+    is_int(wl_trace_next(t, &r, &d), 1, "the last record, then the end");
+    is_int(r.output, 512, "the last record's output tokens");
+    is_int(wl_trace_next(t, &r, &d), 0, "then the end");
     wl_trace_close(t);
     unlink(path);
     free(path);
@@ -337,8 +349,9 @@ static void test_long_line(void)
     util_diag d;
     util_diag_init(&d);
     wl_record r = one(text, WL_TRACE_AUTO, 1, &d);
-    ok(r.arrival_s == 1 && r.prompt == 1 && r.output == 2,
-       "a %zu-byte line is read whole, and the next after it", n);
+    is_near(r.arrival_s, 1, 0, "a %zu-byte line is read whole, and the next after it", n);
+    is_int(r.prompt, 1, "the next record's prompt tokens");
+    is_int(r.output, 2, "the next record's output tokens");
     util_diag_fini(&d);
     free(text);
 }
@@ -385,23 +398,24 @@ static void test_bounds(void)
     fclose(f);
     util_diag d;
     util_diag_init(&d);
-    ok(wl_trace_check(path, WL_TRACE_AUTO, NULL, &d) == UTIL_EINPUT, "a NUL byte is refused");
+    is_int(wl_trace_check(path, WL_TRACE_AUTO, NULL, &d), UTIL_EINPUT, "a NUL byte is refused");
     has_str(d.count ? d.msgs[0] : "", ":2: a NUL byte in the line (a binary file?)",
             "at its line");
     util_diag_clear(&d);
     unlink(path);
     free(path);
 
-    ok(wl_trace_check("/dev/zero", WL_TRACE_AUTO, NULL, &d) == UTIL_EINPUT,
-       "/dev/zero is refused at once, not read for ever");
+    is_int(wl_trace_check("/dev/zero", WL_TRACE_AUTO, NULL, &d), UTIL_EINPUT,
+           "/dev/zero is refused at once, not read for ever");
     has_str(d.count ? d.msgs[0] : "", "/dev/zero: not a regular file", "as not a regular file");
     util_diag_clear(&d);
-    ok(wl_trace_check("/tmp", WL_TRACE_AUTO, NULL, &d) == UTIL_EINPUT, "a folder is refused");
+    is_int(wl_trace_check("/tmp", WL_TRACE_AUTO, NULL, &d), UTIL_EINPUT, "a folder is refused");
     has_str(d.count ? d.msgs[0] : "", "/tmp: is a folder, not a file", "and named as one");
     util_diag_clear(&d);
     wl_empirical *e = NULL;
-    ok(wl_empirical_load("/dev/zero", WL_TRACE_AUTO, false, &e, &d) == UTIL_EINPUT && !e,
-       "the empirical reader refuses /dev/zero too (the same line reader)");
+    is_int(wl_empirical_load("/dev/zero", WL_TRACE_AUTO, false, &e, &d), UTIL_EINPUT,
+           "the empirical reader refuses /dev/zero too (the same line reader)");
+    ok(!e, "and makes no table");
     util_diag_fini(&d);
 }
 
@@ -507,7 +521,7 @@ static void check_sampling(const char *rel, bool output, double mean, int64_t di
     util_diag d;
     util_diag_init(&d);
     wl_empirical *e = NULL;
-    ok(wl_empirical_load(path, WL_TRACE_AUTO, output, &e, &d) == 0, "%s loads", rel);
+    is_int(wl_empirical_load(path, WL_TRACE_AUTO, output, &e, &d), 0, "%s loads", rel);
     if (!e) {
         tap_diag("%s", d.count ? d.msgs[0] : "?");
         util_diag_fini(&d);
@@ -558,7 +572,7 @@ static void test_streaming(void)
     util_diag d;
     util_diag_init(&d);
     wl_empirical *e = NULL;
-    ok(wl_empirical_load(path, WL_TRACE_AUTO, true, &e, &d) == 0, "a 100k-line trace loads");
+    is_int(wl_empirical_load(path, WL_TRACE_AUTO, true, &e, &d), 0, "a 100k-line trace loads");
     if (e) {
         is_int(wl__empirical_distinct(e), 37, "the table holds the distinct values only");
         is_near(wl_empirical_mean(e), sum / 100000, 1e-12, "and their counts");
@@ -590,7 +604,11 @@ static void test_dist(void)
     int rc = dist_of("{\"dist\": \"empirical\", \"path\": \"AzureLLMInferenceTrace_conv.csv\", "
                      "\"column\": \"output\", \"max\": 500}",
                      true, &dist, &d);
-    ok(rc == 0 && dist.kind == WL_DIST_EMPIRICAL && dist.emp, "empirical from a scenario");
+    is_int(rc, 0, "empirical from a scenario");
+    if (rc == 0) { /* else dist holds nothing to look at */
+        is_int(dist.kind, WL_DIST_EMPIRICAL, "of kind empirical");
+        ok(dist.emp != NULL, "with its table");
+    }
     if (d.count) tap_diag("%s", d.msgs[0]);
     if (rc == 0) {
         gsl_rng *r = util_rng_stream(3, 1);
@@ -601,7 +619,8 @@ static void test_dist(void)
             hi = fmax(hi, x);
         }
         gsl_rng_free(r);
-        ok(lo == 7 && hi == 500, "draws span the column, clamped by max (got %g..%g)", lo, hi);
+        is_near(lo, 7, 0, "draws span the column, clamped by max (got %g..%g)", lo, hi);
+        is_near(hi, 500, 0, "the largest draw is max");
         wl_dist_fini(&dist);
         ok(dist.emp == NULL, "wl_dist_fini frees the table");
     }
@@ -609,13 +628,14 @@ static void test_dist(void)
     rc = dist_of("{\"dist\": \"empirical\", \"path\": \"synthetic_trace.jsonl\", "
                  "\"column\": \"input\"}",
                  false, &dist, &d);
-    ok(rc == UTIL_EINPUT && dist.emp == NULL, "empirical durations are refused");
+    is_int(rc, UTIL_EINPUT, "empirical durations are refused");
+    ok(dist.emp == NULL, "and no table is kept");
     has_str(d.count ? d.msgs[0] : "", "w.p.dist: empirical is for token counts",
             "with the path named");
     util_diag_clear(&d);
     rc = dist_of("{\"dist\": \"empirical\", \"path\": \"nope.csv\", \"column\": \"input\"}",
                  true, &dist, &d);
-    ok(rc == UTIL_EINPUT, "a missing file is an input error");
+    is_int(rc, UTIL_EINPUT, "a missing file is an input error");
     has_str(d.count ? d.msgs[0] : "", "w.p.path: ", "naming the scenario key");
     has_str(d.count ? d.msgs[0] : "", "traces/nope.csv: cannot open",
             "and the file, relative to base_dir");

@@ -34,10 +34,11 @@ int main(int argc, char **argv)
         if ((n += got) == cap - 1) out = util_xrealloc(out, cap *= 2);
     out[n] = '\0';
     int status = pclose(p);
-    ok(status == 0, "servesim validate runs");
+    is_int(status, 0, "servesim validate runs");
     cJSON *all = cJSON_Parse(out);
-    ok(cJSON_GetArraySize(all) == 3, "three cases: the RTX 4090 and the RTX PRO 6000 by roofline, "
-                                     "the PRO 6000 by its measured kernel table");
+    is_int(cJSON_GetArraySize(all), 3,
+           "three cases: the RTX 4090 and the RTX PRO 6000 by roofline, the PRO 6000 by its "
+           "measured kernel table");
     const char *metrics[] = {"ttft_s", "tpot_s", "e2e_s"}, *stats[] = {"mean", "p50", "p90", "p99"};
     for (size_t k = 0; k < 3; k++) {
         const cJSON *c = cJSON_GetArrayItem(all, (int)k);
