@@ -86,10 +86,6 @@ int pl_point_run(const pl_base *b, const pl_point *p, const char *path, pl_summa
  * (report --definitions; defs may be NULL without). */
 int pl_point_compute(const pl_base *b, const pl_point *p, bool iterations, an_report *report,
                      an_definition defs[AN_N_DEFINITIONS], util_diag *d);
-/* The same as the `report --json` object, classes included (caller frees);
- * with iterations, also "definitions". */
-int pl_point_report(const pl_base *b, const pl_point *p, bool iterations, cJSON **report,
-                    util_diag *d);
 /* A worker's job (a pl_job_fn, base a pl_base): {"overrides", "seed",
  * "run_id", "path"} -- without "path", in memory -- run with pl_point_run;
  * the result is {"ok": true, "summary": {...}} or {"ok": false, "error"}. */

@@ -190,15 +190,3 @@ int pl_point_compute(const pl_base *b, const pl_point *p, bool iterations, an_re
     rec_run_result_fini(&res);
     return rc;
 }
-
-int pl_point_report(const pl_base *b, const pl_point *p, bool iterations, cJSON **report,
-                    util_diag *d)
-{
-    an_report r;
-    an_definition defs[AN_N_DEFINITIONS];
-    int rc = pl_point_compute(b, p, iterations, &r, defs, d);
-    *report = rc ? NULL : an_report_json(&r, true);
-    if (!rc && iterations) cJSON_AddItemToObject(*report, "definitions", an_definitions_json(defs));
-    an_report_fini(&r);
-    return rc;
-}
