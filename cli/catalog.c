@@ -4,7 +4,6 @@
  */
 #include "cli.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,25 +58,28 @@ static cJSON *entries_json(const mdl_catalog *c, bool gpus)
     return a;
 }
 
+/* Which sections to list; CLI_CONTINUE, or the exit code. */
+static int parse(int argc, char **argv, bool *gpus, bool *models, bool *json)
+{
+    const cli_opt opts[] = {{.name = "json", .kind = CLI_FLAG, .dest = json}, {0}};
+    cli_args pos;
+    int code = cli_parse("catalog", catalog_usage, opts, argc, argv, &pos);
+    if (code != CLI_CONTINUE) return code;
+    const char *what = pos.n ? pos.v[0] : "all";
+    *gpus = !strcmp(what, "gpus") || !strcmp(what, "all");
+    *models = !strcmp(what, "models") || !strcmp(what, "all");
+    util_clip_buf b;
+    if ((!*gpus && !*models) || pos.n > 1)
+        return cli_usage_error("catalog", "expected 'gpus' or 'models', got '%s'",
+                               util_clip(what, &b));
+    return CLI_CONTINUE;
+}
+
 int cli_catalog(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
-    bool json = false;
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        if (c == 'j') json = true;
-        else if (c == 'h') return fputs(catalog_usage, stdout), CLI_EXIT_OK;
-        else return cli_usage_error("catalog", "unknown option '%s'", argv[optind - 1]);
-    }
-    const char *what = optind < argc ? argv[optind] : "all";
-    bool gpus = !strcmp(what, "gpus") || !strcmp(what, "all");
-    bool models = !strcmp(what, "models") || !strcmp(what, "all");
-    if ((!gpus && !models) || argc - optind > 1)
-        return cli_usage_error("catalog", "expected 'gpus' or 'models', got '%s'", what);
-
+    bool gpus, models, json = false;
+    int code = parse(argc, argv, &gpus, &models, &json);
+    if (code != CLI_CONTINUE) return code;
     util_diag d;
     util_diag_init(&d);
     mdl_catalog *cat;
@@ -105,7 +107,8 @@ int cli_keys(int argc, char **argv)
 {
     if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
         return fputs(keys_usage, stdout), CLI_EXIT_OK;
-    if (argc > 1) return cli_usage_error("keys", "unexpected argument '%s'", argv[1]);
+    util_clip_buf b;
+    if (argc > 1) return cli_usage_error("keys", "unexpected argument '%s'", util_clip(argv[1], &b));
     util_schema_doc(sim_scenario_fields, "", stdout);
     return CLI_EXIT_OK;
 }

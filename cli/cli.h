@@ -37,7 +37,61 @@ int cli_plan(int argc, char **argv);
 int cli_lesson(int argc, char **argv);
 int cli_plot(int argc, char **argv);
 
-/* How a report is shown: the options `run` and `report` share. */
+/* ---- options (opt.c) ---- */
+
+/* A list of arguments: the values of a repeatable option, or the
+ * positional arguments.  A repeatable option's list is grown by cli_parse
+ * and freed with cli_args_fini; the positional list points into argv. */
+typedef struct cli_args {
+    char **v;
+    int n;
+} cli_args;
+void cli_args_fini(cli_args *a);
+
+typedef enum cli_opt_kind {
+    CLI_FLAG,      /* bool *: set to true */
+    CLI_STRING,    /* const char **: the value (the last one given) */
+    CLI_STRINGS,   /* cli_args *: every value, in order (repeatable) */
+    CLI_INT,       /* int *: a whole number in [lo, hi] */
+    CLI_NUMBER,    /* double *: a number in [lo, hi] */
+    CLI_RUN,       /* int64_t *: a run id (1, 2, ...) */
+    CLI_CHOICE,    /* int *: the value's index in choices */
+    CLI_CALL,      /* call(opt, cmd, value) takes the value */
+    CLI_CALL_FLAG, /* call(opt, cmd, NULL): takes no value */
+} cli_opt_kind;
+
+typedef struct cli_opt cli_opt;
+/* CLI_CONTINUE, or the exit code after saying what is wrong. */
+typedef int cli_opt_fn(const cli_opt *opt, const char *cmd, const char *value);
+
+/* One option of a command's table; a table ends with an entry whose name is
+ * NULL.  A bad value is named "LABEL VALUE: expected ..." where LABEL is
+ * -c when the option has a short name, else --name, and the expectation
+ * the kind's ("1 .. 1024", "a number in 0 .. 1", "a run id (1, 2, ...)",
+ * "a, b or c") unless expect gives one. */
+struct cli_opt {
+    const char *name; /* the long name, without "--" */
+    char short_name;  /* 0: none */
+    cli_opt_kind kind;
+    void *dest;
+    double lo, hi;               /* CLI_INT, CLI_NUMBER: the range, both ends included */
+    const char *expect;          /* instead of the kind's "expected ..." */
+    const char *const *choices;  /* CLI_CHOICE: NULL-terminated */
+    cli_opt_fn *call;            /* CLI_CALL, CLI_CALL_FLAG */
+    bool *seen;                  /* set to true when the option is given; may be NULL */
+};
+
+/* Parses argv[1..argc-1] as getopt_long would, permuting: options anywhere
+ * (--name VALUE, --name=VALUE, an unambiguous prefix of a name, -c VALUE,
+ * -cVALUE, clusters -qv), "--" ends them; -h or --help prints usage.  The
+ * other arguments, in order, go to *positional (pointing into argv, whose
+ * slots it reuses).  Returns CLI_CONTINUE, CLI_EXIT_OK after --help, or
+ * CLI_EXIT_USAGE after saying what is wrong (the first mistake). */
+int cli_parse(const char *cmd, const char *usage, const cli_opt *opts, int argc, char **argv,
+              cli_args *positional);
+
+/* ---- how a report is shown: the options `run` and `report` share ---- */
+
 typedef enum cli_format { CLI_TEXT, CLI_JSON, CLI_CSV, CLI_MARKDOWN } cli_format;
 
 typedef struct cli_view {
@@ -46,11 +100,15 @@ typedef struct cli_view {
     an_options what_if; /* --slo thresholds and targets; --by replica */
 } cli_view;
 
-/* getopt_long entries of the shared options, and their codes. */
-#define CLI_VIEW_LONGOPTS                                                                          \
-    {"json", no_argument, NULL, 'j'}, {"csv", no_argument, NULL, 'C'},                             \
-        {"markdown", no_argument, NULL, 'M'}, {"by", required_argument, NULL, 'b'},                \
-        {"slo", required_argument, NULL, 'L'}, {"definitions", no_argument, NULL, 'D'}
+/* The shared options' entries of an option table, taken by cli_view_option
+ * into the cli_view at v. */
+#define CLI_VIEW_OPTS(v)                                                                           \
+    {.name = "json", .kind = CLI_CALL_FLAG, .dest = (v), .call = cli_view_option},                \
+        {.name = "csv", .kind = CLI_CALL_FLAG, .dest = (v), .call = cli_view_option},             \
+        {.name = "markdown", .kind = CLI_CALL_FLAG, .dest = (v), .call = cli_view_option},        \
+        {.name = "by", .kind = CLI_CALL, .dest = (v), .call = cli_view_option},                   \
+        {.name = "slo", .kind = CLI_CALL, .dest = (v), .call = cli_view_option},                  \
+        {.name = "definitions", .kind = CLI_CALL_FLAG, .dest = (v), .call = cli_view_option}
 #define CLI_VIEW_USAGE                                                                             \
     "  --slo KEY=S            what-if SLO: ttft=0.5, tpot=0.05, e2e=20 replace the scenario's\n"   \
     "                         thresholds; CLASS.ttft=0.3 one class's; ttft_p99=2 asks whether\n"    \
@@ -60,9 +118,8 @@ typedef struct cli_view {
     "  --definitions          per-token latency under every tool's definition, side by side\n" \
     "  --json, --csv, --markdown   the report as JSON, CSV (metric,value) or Markdown\n"
 
-/* Takes one shared option (its getopt code and value): 1 if it was one, 0
- * if not, or CLI_EXIT_USAGE after saying what is wrong. */
-int cli_view_option(cli_view *v, const char *cmd, int code, const char *value);
+/* Takes one of the shared options into the cli_view at opt->dest. */
+cli_opt_fn cli_view_option;
 void cli_view_fini(cli_view *v);
 /* Reads a scenario file with --set overrides and --seed (may be NULL)
  * applied, unvalidated; a scenario without a name is named after its file. */
@@ -70,9 +127,9 @@ int cli_read_scenario(const char *path, char **sets, int n_sets, const char *see
                       util_diag *d);
 /* `--run ID`: the id, or 0 after saying why it is not one. */
 int64_t cli_parse_run(const char *cmd, const char *value);
-/* Opens path read-only and finds the run: run_id is kept when run was given
- * (parsed by cli_parse_run), else the newest run's. */
-int cli_open_run(const char *path, const char *run, sqlite3 **db, int64_t *run_id, util_diag *d);
+/* Opens path read-only and finds the run: *run_id when it is not 0, else
+ * the newest run's. */
+int cli_open_run(const char *path, sqlite3 **db, int64_t *run_id, util_diag *d);
 /* Computes run_id's report from the database and prints it as v says. */
 int cli_print_report(sqlite3 *db, int64_t run_id, const cli_view *v, util_diag *d);
 

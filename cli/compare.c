@@ -5,7 +5,6 @@
  */
 #include "cli.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -23,41 +22,22 @@ static const char compare_usage[] =
     "  --all        list the metrics that are equal too (--json always lists all)\n"
     "  --json       print the comparison as JSON\n";
 
-/* --run-a or --run-b; a side left at 0 gets its file's newest run. */
-static int parse_run(const char *opt, const char *value, int64_t *run)
-{
-    char *end;
-    *run = strtoll(value, &end, 10);
-    if (*end || end == value || *run < 1)
-        return cli_usage_error("compare", "%s %s: expected a run id (1, 2, ...)", opt, value);
-    return CLI_CONTINUE;
-}
-
+/* A side left at run 0 gets its file's newest run. */
 static int parse_options(int argc, char **argv, an_run_ref *a, an_run_ref *b, bool *json, bool *all)
 {
-    static const struct option longopts[] = {
-        {"run-a", required_argument, NULL, 'a'}, {"run-b", required_argument, NULL, 'b'},
-        {"json", no_argument, NULL, 'j'},        {"all", no_argument, NULL, 'A'},
-        {"help", no_argument, NULL, 'h'},        {0, 0, 0, 0},
+    const cli_opt opts[] = {
+        {.name = "run-a", .kind = CLI_RUN, .dest = &a->run},
+        {.name = "run-b", .kind = CLI_RUN, .dest = &b->run},
+        {.name = "json", .kind = CLI_FLAG, .dest = json},
+        {.name = "all", .kind = CLI_FLAG, .dest = all},
+        {0},
     };
-    optind = 1;
-    opterr = 0;
-    int c, rc = CLI_CONTINUE;
-    while (rc == CLI_CONTINUE && (c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'a': rc = parse_run("--run-a", optarg, &a->run); break;
-        case 'b': rc = parse_run("--run-b", optarg, &b->run); break;
-        case 'j': *json = true; break;
-        case 'A': *all = true; break;
-        case 'h': fputs(compare_usage, stdout); return CLI_EXIT_OK;
-        case ':': return cli_usage_error("compare", "option '%s' needs a value", argv[optind - 1]);
-        default: return cli_usage_error("compare", "unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    if (rc != CLI_CONTINUE) return rc;
-    if (optind != argc - 2) return cli_usage_error("compare", "expected two files, A.db B.db");
-    a->file = argv[optind];
-    b->file = argv[optind + 1];
+    cli_args pos;
+    int code = cli_parse("compare", compare_usage, opts, argc, argv, &pos);
+    if (code != CLI_CONTINUE) return code;
+    if (pos.n != 2) return cli_usage_error("compare", "expected two files, A.db B.db");
+    a->file = pos.v[0];
+    b->file = pos.v[1];
     return CLI_CONTINUE;
 }
 

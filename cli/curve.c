@@ -5,7 +5,6 @@
  */
 #include "cli.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,73 +19,64 @@ static const char curve_usage[] =
     "measured values (default 21), and the thresholds that 50, 90, 95, 99 and 99.9%\n"
     "attainment need.\n";
 
-static int parse_metric(const char *name, an_metric *m)
+/* The command line, checked. */
+typedef struct options {
+    const char *path, *run, *cls; /* run, cls: NULL for the newest run, every class */
+    int64_t run_id;
+    int metric, points;
+    bool csv, json;
+} options;
+
+static int parse(int argc, char **argv, options *o)
 {
-    for (int i = 0; an_metric_names[i]; i++)
-        if (!strcmp(an_metric_names[i], name)) {
-            *m = (an_metric)i;
-            return CLI_CONTINUE;
-        }
-    return cli_usage_error("slo-curve", "--metric %s: expected ttft, tpot, tpot_incl_ttft or e2e",
-                           name);
+    *o = (options){.metric = AN_TTFT, .points = 21};
+    const cli_opt opts[] = {
+        {.name = "metric", .kind = CLI_CHOICE, .dest = &o->metric, .choices = an_metric_names},
+        {.name = "run", .kind = CLI_STRING, .dest = &o->run},
+        {.name = "class", .kind = CLI_STRING, .dest = &o->cls},
+        {.name = "points", .kind = CLI_INT, .dest = &o->points, .lo = 2, .hi = 10000},
+        {.name = "csv", .kind = CLI_FLAG, .dest = &o->csv},
+        {.name = "json", .kind = CLI_FLAG, .dest = &o->json},
+        {0},
+    };
+    cli_args pos;
+    int code = cli_parse("slo-curve", curve_usage, opts, argc, argv, &pos);
+    if (code != CLI_CONTINUE) return code;
+    if (pos.n != 1) return cli_usage_error("slo-curve", "expected one FILE.db");
+    if (o->run && !(o->run_id = cli_parse_run("slo-curve", o->run))) return CLI_EXIT_USAGE;
+    o->path = pos.v[0];
+    return CLI_CONTINUE;
+}
+
+static void print_curve(const an_curve *curve, bool json, bool csv)
+{
+    if (json) {
+        cJSON *o = an_curve_json(curve);
+        char *text = cJSON_Print(o);
+        printf("%s\n", text);
+        free(text);
+        cJSON_Delete(o);
+    } else {
+        an_curve_print(curve, csv, stdout);
+    }
 }
 
 int cli_slo_curve(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"metric", required_argument, NULL, 'm'}, {"run", required_argument, NULL, 'r'},
-        {"class", required_argument, NULL, 'c'},  {"points", required_argument, NULL, 'p'},
-        {"csv", no_argument, NULL, 'C'},          {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},         {0, 0, 0, 0},
-    };
-    const char *run = NULL, *cls = NULL;
-    an_metric metric = AN_TTFT;
-    int points = 21, code = CLI_CONTINUE;
-    bool csv = false, json = false;
-    optind = 1;
-    opterr = 0;
-    int c;
-    while (code == CLI_CONTINUE && (c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        char *end;
-        switch (c) {
-        case 'm': code = parse_metric(optarg, &metric); break;
-        case 'r': run = optarg; break;
-        case 'c': cls = optarg; break;
-        case 'p':
-            points = (int)strtol(optarg, &end, 10);
-            if (*end || points < 2 || points > 10000)
-                code = cli_usage_error("slo-curve", "--points %s: expected 2 .. 10000", optarg);
-            break;
-        case 'C': csv = true; break;
-        case 'j': json = true; break;
-        case 'h': fputs(curve_usage, stdout); return CLI_EXIT_OK;
-        case ':': code = cli_usage_error("slo-curve", "option '%s' needs a value", argv[optind - 1]); break;
-        default: code = cli_usage_error("slo-curve", "unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    int64_t run_id = 0;
-    if (code == CLI_CONTINUE && optind != argc - 1)
-        code = cli_usage_error("slo-curve", "expected one FILE.db");
-    if (code == CLI_CONTINUE && run && !(run_id = cli_parse_run("slo-curve", run)))
-        code = CLI_EXIT_USAGE;
+    options o;
+    int code = parse(argc, argv, &o);
     if (code != CLI_CONTINUE) return code;
     util_diag d;
     util_diag_init(&d);
     sqlite3 *db = NULL;
     an_curve curve = {0};
-    int rc = cli_open_run(argv[optind], run, &db, &run_id, &d);
-    if (!rc) rc = an_slo_curve(db, run_id, metric, cls, points, &curve, &d);
-    if (!rc && cls && curve.ended == 0)
-        rc = util_diag_add(&d, "run %lld: no ended requests in class '%s'", (long long)run_id, cls);
-    if (!rc && json) {
-        cJSON *o = an_curve_json(&curve);
-        char *text = cJSON_Print(o);
-        printf("%s\n", text);
-        free(text);
-        cJSON_Delete(o);
-    } else if (!rc) {
-        an_curve_print(&curve, csv, stdout);
-    }
+    int rc = cli_open_run(o.path, &db, &o.run_id, &d);
+    if (!rc) rc = an_slo_curve(db, o.run_id, (an_metric)o.metric, o.cls, o.points, &curve, &d);
+    util_clip_buf b;
+    if (!rc && o.cls && curve.ended == 0)
+        rc = util_diag_add(&d, "run %lld: no ended requests in class '%s'", (long long)o.run_id,
+                           util_clip(o.cls, &b));
+    if (!rc) print_curve(&curve, o.json, o.csv);
     code = cli_fail(&d, rc);
     an_curve_fini(&curve);
     sqlite3_close(db);

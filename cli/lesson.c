@@ -4,7 +4,6 @@
  */
 #include "cli.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,78 +39,83 @@ static int write_plot(const ls_result *r, const char *path, util_diag *d)
     return fclose(f) ? util_diag_fail(d, "%s: cannot write", path) : UTIL_OK;
 }
 
+/* The command line, checked: a lesson to run, or nothing more to do. */
+typedef struct options {
+    const ls_lesson *lesson;
+    cli_args sets;
+    const char *plot;
+    int jobs;
+    bool json, quick;
+} options;
+
+/* "no lesson 'x'", with the closest name when one is close. */
+static int no_lesson(const char *name)
+{
+    const char *names[16];
+    int n = 0;
+    for (const ls_lesson *k = ls_lessons; k->name && n < 15; k++) names[n++] = k->name;
+    names[n] = NULL;
+    const char *near = util_closest(name, names);
+    util_clip_buf b;
+    return cli_usage_error("lesson", "no lesson '%s'%s%s%s (servesim lesson lists them)",
+                           util_clip(name, &b), near ? " (did you mean '" : "", near ? near : "",
+                           near ? "'?)" : "");
+}
+
+static int parse(int argc, char **argv, options *o)
+{
+    *o = (options){.jobs = pl_cores()};
+    const cli_opt opts[] = {
+        {.name = "set", .kind = CLI_STRINGS, .dest = &o->sets},
+        {.name = "plot", .kind = CLI_STRING, .dest = &o->plot},
+        {.name = "json", .kind = CLI_FLAG, .dest = &o->json},
+        {.name = "quick", .kind = CLI_FLAG, .dest = &o->quick},
+        {.name = "jobs", .short_name = 'j', .kind = CLI_INT, .dest = &o->jobs, .lo = 1, .hi = 1024},
+        {0},
+    };
+    cli_args pos;
+    int code = cli_parse("lesson", lesson_usage, opts, argc, argv, &pos);
+    if (code != CLI_CONTINUE) return code;
+    if (pos.n == 0) {
+        list();
+        return CLI_EXIT_OK;
+    }
+    if (pos.n != 1) return cli_usage_error("lesson", "expected one lesson name");
+    o->lesson = ls_find(pos.v[0]);
+    return o->lesson ? CLI_CONTINUE : no_lesson(pos.v[0]);
+}
+
+static int run_lesson(const options *o, util_diag *d)
+{
+    mdl_catalog *cat = NULL;
+    ls_result r = {0};
+    int rc = mdl_catalog_load_default(&cat, d);
+    if (!rc) rc = ls_run(o->lesson, cat, o->sets.v, o->sets.n, o->quick, o->jobs, &r, d);
+    if (!rc && o->plot) rc = write_plot(&r, o->plot, d);
+    if (!rc && o->json) {
+        cJSON *j = ls_json(o->lesson, &r);
+        char *text = cJSON_Print(j);
+        printf("%s\n", text);
+        free(text);
+        cJSON_Delete(j);
+    } else if (!rc) {
+        ls_print(o->lesson, &r, stdout);
+    }
+    ls_result_fini(&r);
+    mdl_catalog_destroy(cat);
+    return rc;
+}
+
 int cli_lesson(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"set", required_argument, NULL, 's'},  {"plot", required_argument, NULL, 'p'},
-        {"json", no_argument, NULL, 'J'},       {"quick", no_argument, NULL, 'Q'},
-        {"jobs", required_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'},
-        {0, 0, 0, 0},
-    };
-    char **sets = util_xcalloc((size_t)argc, sizeof *sets);
-    int n_sets = 0, jobs = pl_cores(), code = CLI_CONTINUE, c;
-    const char *plot = NULL;
-    bool json = false, quick = false;
-    optind = 1;
-    opterr = 0;
-    while (code == CLI_CONTINUE && (c = getopt_long(argc, argv, ":j:h", longopts, NULL)) != -1) {
-        char *end;
-        switch (c) {
-        case 's': sets[n_sets++] = optarg; break;
-        case 'p': plot = optarg; break;
-        case 'J': json = true; break;
-        case 'Q': quick = true; break;
-        case 'j':
-            jobs = (int)strtol(optarg, &end, 10);
-            if (*end || jobs < 1 || jobs > 1024)
-                code = cli_usage_error("lesson", "-j %s: expected 1 .. 1024", optarg);
-            break;
-        case 'h': fputs(lesson_usage, stdout); code = CLI_EXIT_OK; break;
-        case ':': code = cli_usage_error("lesson", "option '%s' needs a value", argv[optind - 1]); break;
-        default: code = cli_usage_error("lesson", "unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    if (code == CLI_CONTINUE && optind == argc) {
-        list();
-        code = CLI_EXIT_OK;
-    }
-    const ls_lesson *l = NULL;
-    if (code == CLI_CONTINUE && optind != argc - 1)
-        code = cli_usage_error("lesson", "expected one lesson name");
-    if (code == CLI_CONTINUE && !(l = ls_find(argv[optind]))) {
-        const char *names[16];
-        int n = 0;
-        for (const ls_lesson *k = ls_lessons; k->name && n < 15; k++) names[n++] = k->name;
-        names[n] = NULL;
-        const char *near = util_closest(argv[optind], names);
-        util_clip_buf b;
-        code = cli_usage_error("lesson", "no lesson '%s'%s%s%s (servesim lesson lists them)",
-                               util_clip(argv[optind], &b), near ? " (did you mean '" : "",
-                               near ? near : "",
-                               near ? "'?)" : "");
-    }
+    options o;
+    int code = parse(argc, argv, &o);
     if (code == CLI_CONTINUE) {
         util_diag d;
         util_diag_init(&d);
-        mdl_catalog *cat = NULL;
-        ls_result r = {0};
-        int rc = mdl_catalog_load_default(&cat, &d);
-        if (!rc) rc = ls_run(l, cat, sets, n_sets, quick, jobs, &r, &d);
-        if (!rc && plot) rc = write_plot(&r, plot, &d);
-        if (!rc && json) {
-            cJSON *o = ls_json(l, &r);
-            char *text = cJSON_Print(o);
-            printf("%s\n", text);
-            free(text);
-            cJSON_Delete(o);
-        } else if (!rc) {
-            ls_print(l, &r, stdout);
-        }
-        code = cli_fail(&d, rc);
-        ls_result_fini(&r);
-        mdl_catalog_destroy(cat);
+        code = cli_fail(&d, run_lesson(&o, &d));
         util_diag_fini(&d);
     }
-    free(sets);
+    cli_args_fini(&o.sets);
     return code;
 }

@@ -1,5 +1,6 @@
 /*
- * main.c: command dispatch, --help and --version.
+ * main.c: the command table -- dispatch, "did you mean" and the usage's list
+ * of commands all come from it -- --help and --version.
  */
 #include "cli.h"
 
@@ -11,29 +12,60 @@
 #define SERVESIM_VERSION "unknown"
 #endif
 
-static const char usage[] =
-    "usage: servesim COMMAND [OPTIONS]\n"
-    "\n"
-    "A discrete-event simulator of an LLM serving cluster.\n"
-    "\n"
-    "commands:\n"
-    "  run SCENARIO.json     simulate a scenario, record every request, print the report\n"
-    "  report FILE.db        print the report of a stored run (what-if SLOs, breakdowns)\n"
-    "  slo-curve FILE.db     SLO attainment as a function of the threshold\n"
-    "  timeline FILE.db      a stored run as a time series, per interval\n"
-    "  sweep SCENARIO.json   run a grid of overrides in parallel, one run per point\n"
-    "  lesson [NAME]         the effects behind \"performance is not one number\", run live\n"
-    "  plan SCENARIO.json    the highest rate, fewest replicas or cheapest configuration\n"
-    "                        meeting latency targets\n"
-    "  compare A.db B.db     two stored runs side by side: scenario keys, then metrics\n"
-    "  plot FILE.db KIND     a figure of stored runs: SVG (-o FILE.svg) or text (--terminal)\n"
-    "  catalog [gpus|models] list the GPUs and models servesim knows\n"
-    "  keys                  list every scenario key with its unit, default and range\n"
-    "  validate              replay measured vLLM runs and compare (data/validation)\n"
-    "\n"
-    "servesim COMMAND --help describes a command; servesim --version prints the version.\n"
-    "Exit status: 0 success, 2 bad usage or input, 1 other failure, 128 + N stopped by\n"
-    "signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP).\n";
+/* The commands, in the order the usage lists them: dispatch, "did you
+ * mean" and the usage's list all come from this table.  A help line's "\n"
+ * continues it under the first. */
+static const struct command {
+    const char *name, *args, *help;
+    int (*fn)(int, char **);
+} commands[] = {
+    {"run", "SCENARIO.json", "simulate a scenario, record every request, print the report",
+     cli_run},
+    {"report", "FILE.db", "print the report of a stored run (what-if SLOs, breakdowns)",
+     cli_report},
+    {"slo-curve", "FILE.db", "SLO attainment as a function of the threshold", cli_slo_curve},
+    {"timeline", "FILE.db", "a stored run as a time series, per interval", cli_timeline},
+    {"sweep", "SCENARIO.json", "run a grid of overrides in parallel, one run per point",
+     cli_sweep},
+    {"lesson", "[NAME]", "the effects behind \"performance is not one number\", run live",
+     cli_lesson},
+    {"plan", "SCENARIO.json",
+     "the highest rate, fewest replicas or cheapest configuration\nmeeting latency targets",
+     cli_plan},
+    {"compare", "A.db B.db", "two stored runs side by side: scenario keys, then metrics",
+     cli_compare},
+    {"plot", "FILE.db KIND", "a figure of stored runs: SVG (-o FILE.svg) or text (--terminal)",
+     cli_plot},
+    {"catalog", "[gpus|models]", "list the GPUs and models servesim knows", cli_catalog},
+    {"keys", "", "list every scenario key with its unit, default and range", cli_keys},
+    {"validate", "", "replay measured vLLM runs and compare (data/validation)", cli_validate},
+};
+enum { N_COMMANDS = sizeof commands / sizeof commands[0], HELP_COLUMN = 24 };
+
+static void print_usage(FILE *out)
+{
+    fputs("usage: servesim COMMAND [OPTIONS]\n"
+          "\n"
+          "A discrete-event simulator of an LLM serving cluster.\n"
+          "\n"
+          "commands:\n",
+          out);
+    for (int i = 0; i < N_COMMANDS; i++) {
+        const struct command *c = &commands[i];
+        int width = fprintf(out, "  %s%s%s", c->name, *c->args ? " " : "", c->args);
+        fprintf(out, "%*s", HELP_COLUMN - width, "");
+        for (const char *h = c->help; *h; h++) {
+            fputc(*h, out);
+            if (*h == '\n') fprintf(out, "%*s", HELP_COLUMN, "");
+        }
+        fputc('\n', out);
+    }
+    fputs("\n"
+          "servesim COMMAND --help describes a command; servesim --version prints the version.\n"
+          "Exit status: 0 success, 2 bad usage or input, 1 other failure, 128 + N stopped by\n"
+          "signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP).\n",
+          out);
+}
 
 int cli_fail(const util_diag *d, int status)
 {
@@ -57,39 +89,36 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     return CLI_EXIT_USAGE;
 }
 
+static int unknown_command(const char *cmd)
+{
+    const char *names[N_COMMANDS + 1];
+    for (int i = 0; i < N_COMMANDS; i++) names[i] = commands[i].name;
+    names[N_COMMANDS] = NULL;
+    const char *near = util_closest(cmd, names);
+    util_clip_buf b;
+    fprintf(stderr, "servesim: unknown command '%s'", util_clip(cmd, &b));
+    if (near) fprintf(stderr, " (did you mean '%s'?)", near);
+    fprintf(stderr, "\n\n");
+    print_usage(stderr);
+    return CLI_EXIT_USAGE;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fputs(usage, stderr);
+        print_usage(stderr);
         return CLI_EXIT_USAGE;
     }
     const char *cmd = argv[1];
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
-        fputs(usage, stdout);
+        print_usage(stdout);
         return CLI_EXIT_OK;
     }
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
         printf("servesim %s\n", SERVESIM_VERSION);
         return CLI_EXIT_OK;
     }
-    static const struct {
-        const char *name;
-        int (*fn)(int, char **);
-    } commands[] = {
-        {"run", cli_run},   {"report", cli_report},     {"catalog", cli_catalog},
-        {"keys", cli_keys}, {"validate", cli_validate}, {"slo-curve", cli_slo_curve},
-        {"timeline", cli_timeline},
-        {"sweep", cli_sweep},       {"plan", cli_plan}, {"compare", cli_compare},
-        {"plot", cli_plot}, {"lesson", cli_lesson},
-    };
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    for (int i = 0; i < N_COMMANDS; i++)
         if (!strcmp(cmd, commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
-    const char *names[] = {"run",      "report",    "catalog",  "keys",    "validate",
-                           "slo-curve", "timeline", "compare", "sweep",   "plan",
-                           "plot",     "lesson",    NULL};
-    const char *near = util_closest(cmd, names);
-    fprintf(stderr, "servesim: unknown command '%s'", cmd);
-    if (near) fprintf(stderr, " (did you mean '%s'?)", near);
-    fprintf(stderr, "\n\n%s", usage);
-    return CLI_EXIT_USAGE;
+    return unknown_command(cmd);
 }

@@ -7,7 +7,7 @@
 #include "cli.h"
 
 #include <errno.h>
-#include <getopt.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,35 +41,29 @@ static const char plot_usage[] =
 
 enum { TEXT_W = 72, TEXT_H = 20 };
 
-/* The options beyond -o and --terminal, as bits: each kind takes some. */
-enum { O_RUN = 1, O_SWEEP = 2, O_X = 4, O_METRIC = 8, O_LOG = 16, O_INTERVAL = 32, O_POINTS = 64 };
-static const char *const option_names[] = {"--run", "--sweep",    "--x",     "--metric",
-                                           "--log", "--interval", "--points"};
+/* The options beyond -o and --terminal, in the order they are named when
+ * a kind does not take them. */
+enum { O_RUN, O_SWEEP, O_X, O_METRIC, O_LOG, O_INTERVAL, O_POINTS, N_GIVEN };
+static const char *const option_names[N_GIVEN] = {"--run", "--sweep",    "--x",     "--metric",
+                                                  "--log", "--interval", "--points"};
+#define B(o) (1u << (o))
 static const unsigned takes[AN_N_PLOT_KINDS] = {
-    [AN_PLOT_LATENCY_LOAD] = O_SWEEP | O_X | O_LOG,
-    [AN_PLOT_THROUGHPUT_CONCURRENCY] = O_SWEEP | O_X | O_LOG,
-    [AN_PLOT_CDF] = O_RUN | O_METRIC | O_LOG,
-    [AN_PLOT_TIMELINE] = O_RUN | O_INTERVAL,
-    [AN_PLOT_SLO_CURVE] = O_RUN | O_METRIC | O_LOG | O_POINTS,
+    [AN_PLOT_LATENCY_LOAD] = B(O_SWEEP) | B(O_X) | B(O_LOG),
+    [AN_PLOT_THROUGHPUT_CONCURRENCY] = B(O_SWEEP) | B(O_X) | B(O_LOG),
+    [AN_PLOT_CDF] = B(O_RUN) | B(O_METRIC) | B(O_LOG),
+    [AN_PLOT_TIMELINE] = B(O_RUN) | B(O_INTERVAL),
+    [AN_PLOT_SLO_CURVE] = B(O_RUN) | B(O_METRIC) | B(O_LOG) | B(O_POINTS),
 };
+#undef B
 
 typedef struct options {
     const char *path, *svg; /* svg: NULL for none, "-" for stdout */
     bool terminal;
-    unsigned given;
+    bool given[N_GIVEN];
+    int metric;
     int64_t *runs; /* room for every argument */
     an_plot_request req;
 } options;
-
-static int parse_metric(const char *name, an_metric *m)
-{
-    for (int i = 0; an_metric_names[i]; i++)
-        if (!strcmp(an_metric_names[i], name)) {
-            *m = (an_metric)i;
-            return CLI_CONTINUE;
-        }
-    return cli_usage_error("plot", "--metric %s: expected ttft, tpot, tpot_incl_ttft or e2e", name);
-}
 
 static int parse_kind(const char *name, an_plot_kind *kind)
 {
@@ -79,103 +73,58 @@ static int parse_kind(const char *name, an_plot_kind *kind)
             return CLI_CONTINUE;
         }
     const char *near = util_closest(name, an_plot_kind_names);
-    if (near) return cli_usage_error("plot", "unknown KIND '%s' (did you mean '%s'?)", name, near);
+    util_clip_buf b;
+    if (near)
+        return cli_usage_error("plot", "unknown KIND '%s' (did you mean '%s'?)",
+                               util_clip(name, &b), near);
     return cli_usage_error("plot",
                            "unknown KIND '%s' (expected latency-load, "
                            "throughput-concurrency, cdf, timeline or slo-curve)",
-                           name);
+                           util_clip(name, &b));
 }
 
-static int parse_value(int c, const char *arg, options *o)
+/* --run, repeatable: one curve each (cdf). */
+static int add_run(const cli_opt *opt, const char *cmd, const char *value)
 {
-    char *end;
-    switch (c) {
-    case 'r':
-        if (!(o->runs[o->req.n_runs] = cli_parse_run("plot", arg))) return CLI_EXIT_USAGE;
-        o->req.n_runs++;
-        return CLI_CONTINUE;
-    case 's':
-        o->req.sweep = arg;
-        return CLI_CONTINUE;
-    case 'x':
-        o->req.x_key = arg;
-        return CLI_CONTINUE;
-    case 'm':
-        return parse_metric(arg, &o->req.metric);
-    case 'i':
-        errno = 0;
-        o->req.interval_s = strtod(arg, &end);
-        if (*end || end == arg || errno || !isfinite(o->req.interval_s) || !(o->req.interval_s > 0))
-            return cli_usage_error("plot", "--interval %s: expected seconds > 0", arg);
-        return CLI_CONTINUE;
-    default:
-        o->req.points = (int)strtol(arg, &end, 10);
-        if (*end || end == arg || o->req.points < 2 || o->req.points > 10000)
-            return cli_usage_error("plot", "--points %s: expected 2 .. 10000", arg);
-        return CLI_CONTINUE;
-    }
-}
-
-/* The O_ bit of an option, by its getopt code. */
-static unsigned bit_of(int c)
-{
-    const char *codes = "rsxmlip", *at = strchr(codes, c); /* in the order of the bits */
-    return at ? 1u << (at - codes) : 0;
+    options *o = opt->dest;
+    if (!(o->runs[o->req.n_runs] = cli_parse_run(cmd, value))) return CLI_EXIT_USAGE;
+    o->req.n_runs++;
+    return CLI_CONTINUE;
 }
 
 static int parse_args(int argc, char **argv, options *o)
 {
-    static const struct option longopts[] = {
-        {"run", required_argument, NULL, 'r'},
-        {"sweep", required_argument, NULL, 's'},
-        {"x", required_argument, NULL, 'x'},
-        {"metric", required_argument, NULL, 'm'},
-        {"log", no_argument, NULL, 'l'},
-        {"interval", required_argument, NULL, 'i'},
-        {"points", required_argument, NULL, 'p'},
-        {"terminal", no_argument, NULL, 't'},
-        {"output", required_argument, NULL, 'o'},
-        {"help", no_argument, NULL, 'h'},
-        {0, 0, 0, 0},
+    bool *given = o->given;
+    const cli_opt opts[] = {
+        {.name = "run", .kind = CLI_CALL, .dest = o, .call = add_run, .seen = &given[O_RUN]},
+        {.name = "sweep", .kind = CLI_STRING, .dest = &o->req.sweep, .seen = &given[O_SWEEP]},
+        {.name = "x", .kind = CLI_STRING, .dest = &o->req.x_key, .seen = &given[O_X]},
+        {.name = "metric", .kind = CLI_CHOICE, .dest = &o->metric, .choices = an_metric_names,
+         .seen = &given[O_METRIC]},
+        {.name = "log", .kind = CLI_FLAG, .dest = &o->req.log_x, .seen = &given[O_LOG]},
+        {.name = "interval", .kind = CLI_NUMBER, .dest = &o->req.interval_s, .lo = DBL_TRUE_MIN,
+         .hi = DBL_MAX, .expect = "expected seconds > 0", .seen = &given[O_INTERVAL]},
+        {.name = "points", .kind = CLI_INT, .dest = &o->req.points, .lo = 2, .hi = 10000,
+         .seen = &given[O_POINTS]},
+        {.name = "terminal", .kind = CLI_FLAG, .dest = &o->terminal},
+        {.name = "output", .short_name = 'o', .kind = CLI_STRING, .dest = &o->svg},
+        {0},
     };
-    optind = 1;
-    opterr = 0;
-    int c, code = CLI_CONTINUE;
-    while (code == CLI_CONTINUE && (c = getopt_long(argc, argv, ":ho:", longopts, NULL)) != -1) {
-        o->given |= bit_of(c);
-        switch (c) {
-        case 'o':
-            o->svg = optarg;
-            break;
-        case 't':
-            o->terminal = true;
-            break;
-        case 'l':
-            o->req.log_x = true;
-            break;
-        case 'h':
-            fputs(plot_usage, stdout);
-            return CLI_EXIT_OK;
-        case ':':
-            return cli_usage_error("plot", "option '%s' needs a value", argv[optind - 1]);
-        case '?':
-            return cli_usage_error("plot", "unknown option '%s'", argv[optind - 1]);
-        default:
-            code = parse_value(c, optarg, o);
-        }
-    }
+    cli_args pos;
+    int code = cli_parse("plot", plot_usage, opts, argc, argv, &pos);
     if (code != CLI_CONTINUE) return code;
-    if (optind != argc - 2) return cli_usage_error("plot", "expected FILE.db and KIND");
-    o->path = argv[optind];
-    return parse_kind(argv[optind + 1], &o->req.kind);
+    if (pos.n != 2) return cli_usage_error("plot", "expected FILE.db and KIND");
+    o->path = pos.v[0];
+    o->req.metric = (an_metric)o->metric;
+    return parse_kind(pos.v[1], &o->req.kind);
 }
 
 /* Options the kind would silently ignore are mistakes worth naming. */
 static int check_fit(const options *o)
 {
     const char *kind = an_plot_kind_names[o->req.kind];
-    for (int i = 0; i < 7; i++)
-        if (o->given & ~takes[o->req.kind] & (1u << i))
+    for (int i = 0; i < N_GIVEN; i++)
+        if (o->given[i] && !(takes[o->req.kind] & (1u << i)))
             return cli_usage_error("plot", "%s does not take %s", kind, option_names[i]);
     if (o->req.n_runs > 1 && o->req.kind != AN_PLOT_CDF)
         return cli_usage_error("plot", "%s draws one run; --run given %d times", kind,

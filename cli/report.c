@@ -5,7 +5,6 @@
  */
 #include "cli.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,32 +18,6 @@ static const char report_usage[] =
     "\n"
     "  --run ID               which run (servesim numbers runs 1, 2, ... in each database)\n"
     CLI_VIEW_USAGE;
-
-int cli_view_option(cli_view *v, const char *cmd, int code, const char *value)
-{
-    util_diag d;
-    switch (code) {
-    case 'j': v->format = CLI_JSON; return 1;
-    case 'C': v->format = CLI_CSV; return 1;
-    case 'M': v->format = CLI_MARKDOWN; return 1;
-    case 'D': v->definitions = true; return 1;
-    case 'b':
-        if (!strcmp(value, "class")) v->by_class = true;
-        else if (!strcmp(value, "replica")) v->what_if.by_replica = true;
-        else return cli_usage_error(cmd, "--by %s: expected class or replica", value);
-        return 1;
-    case 'L':
-        util_diag_init(&d);
-        if (an_options_add_slo(&v->what_if, value, &d)) {
-            cli_usage_error(cmd, "%s", d.count ? d.msgs[0] : value);
-            util_diag_fini(&d);
-            return CLI_EXIT_USAGE;
-        }
-        util_diag_fini(&d);
-        return 1;
-    default: return 0;
-    }
-}
 
 void cli_view_fini(cli_view *v)
 {
@@ -102,56 +75,38 @@ int cli_print_report(sqlite3 *db, int64_t run_id, const cli_view *v, util_diag *
     return fflush(stdout) ? util_diag_fail(d, "cannot write the report") : UTIL_OK;
 }
 
-/* "--run ID" as a run id; 0 with a message when it is not one. */
-int64_t cli_parse_run(const char *cmd, const char *value)
-{
-    char *end;
-    long long id = strtoll(value, &end, 10);
-    if (*end || end == value || id < 1) {
-        cli_usage_error(cmd, "--run %s: expected a run id (1, 2, ...)", value);
-        return 0;
-    }
-    return id;
-}
-
-int cli_open_run(const char *path, const char *run, sqlite3 **db, int64_t *run_id, util_diag *d)
+int cli_open_run(const char *path, sqlite3 **db, int64_t *run_id, util_diag *d)
 {
     int rc = an_open(path, db, d);
-    if (!rc && !run) rc = an_last_run(*db, path, run_id, d);
+    if (!rc && !*run_id) rc = an_last_run(*db, path, run_id, d);
     return rc;
+}
+
+/* The file and the run, in the order of the checks: the one FILE.db, then
+ * --run (so that a command missing its file says so first). */
+static int parse(int argc, char **argv, const char **path, int64_t *run_id, cli_view *v)
+{
+    const char *run = NULL;
+    const cli_opt opts[] = {
+        {.name = "run", .kind = CLI_STRING, .dest = &run},
+        CLI_VIEW_OPTS(v),
+        {0},
+    };
+    cli_args pos;
+    int code = cli_parse("report", report_usage, opts, argc, argv, &pos);
+    if (code != CLI_CONTINUE) return code;
+    if (pos.n != 1) return cli_usage_error("report", "expected one FILE.db");
+    if (run && !(*run_id = cli_parse_run("report", run))) return CLI_EXIT_USAGE;
+    *path = pos.v[0];
+    return CLI_CONTINUE;
 }
 
 int cli_report(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"run", required_argument, NULL, 'r'},
-        {"help", no_argument, NULL, 'h'},
-        CLI_VIEW_LONGOPTS,
-        {0, 0, 0, 0},
-    };
-    const char *run = NULL;
-    cli_view v = {0};
-    optind = 1;
-    opterr = 0;
-    int c, code = CLI_CONTINUE;
-    while (code == CLI_CONTINUE && (c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        int taken = cli_view_option(&v, "report", c, optarg);
-        if (taken) {
-            if (taken != 1) code = taken;
-            continue;
-        }
-        switch (c) {
-        case 'r': run = optarg; break;
-        case 'h': fputs(report_usage, stdout); code = CLI_EXIT_OK; break;
-        case ':': code = cli_usage_error("report", "option '%s' needs a value", argv[optind - 1]); break;
-        default: code = cli_usage_error("report", "unknown option '%s'", argv[optind - 1]);
-        }
-    }
+    const char *path = NULL;
     int64_t run_id = 0;
-    if (code == CLI_CONTINUE && optind != argc - 1)
-        code = cli_usage_error("report", "expected one FILE.db");
-    if (code == CLI_CONTINUE && run && !(run_id = cli_parse_run("report", run)))
-        code = CLI_EXIT_USAGE;
+    cli_view v = {0};
+    int code = parse(argc, argv, &path, &run_id, &v);
     if (code != CLI_CONTINUE) {
         cli_view_fini(&v);
         return code;
@@ -159,7 +114,7 @@ int cli_report(int argc, char **argv)
     util_diag d;
     util_diag_init(&d);
     sqlite3 *db = NULL;
-    int rc = cli_open_run(argv[optind], run, &db, &run_id, &d);
+    int rc = cli_open_run(path, &db, &run_id, &d);
     if (!rc) rc = cli_print_report(db, run_id, &v, &d);
     code = cli_fail(&d, rc);
     sqlite3_close(db);

@@ -8,7 +8,6 @@
  */
 #include "cli.h"
 
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,8 +42,7 @@ static const char run_usage[] =
 
 typedef struct run_opts {
     const char *scenario, *output, *seed;
-    char **sets;
-    int n_sets;
+    cli_args sets;
     bool quiet, iterations;
     cli_view view;
 } run_opts;
@@ -52,39 +50,22 @@ typedef struct run_opts {
 /* Returns CLI_CONTINUE, or the exit code when there is nothing to run. */
 static int parse(int argc, char **argv, run_opts *o)
 {
-    static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'}, {"set", required_argument, NULL, 's'},
-        {"seed", required_argument, NULL, 'S'},   {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},         {"record-iterations", no_argument, NULL, 'i'},
-        CLI_VIEW_LONGOPTS,
-        {0, 0, 0, 0},
-    };
     *o = (run_opts){.output = "servesim.db"};
-    o->sets = util_xcalloc((size_t)argc, sizeof *o->sets);
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, ":o:qh", longopts, NULL)) != -1) {
-        int taken = cli_view_option(&o->view, "run", c, optarg);
-        if (taken) {
-            if (taken != 1) return taken;
-            continue;
-        }
-        switch (c) {
-        case 'o': o->output = optarg; break;
-        case 's': o->sets[o->n_sets++] = optarg; break;
-        case 'S': o->seed = optarg; break;
-        case 'q': o->quiet = true; break;
-        case 'i': o->iterations = true; break;
-        case 'h': fputs(run_usage, stdout); return CLI_EXIT_OK;
-        case ':': return cli_usage_error("run", "option '%s' needs a value", argv[optind - 1]);
-        default: return cli_usage_error("run", "unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind != argc - 1)
-        return cli_usage_error("run", optind == argc ? "missing SCENARIO.json"
-                                                     : "expected one SCENARIO.json");
-    o->scenario = argv[optind];
+    const cli_opt opts[] = {
+        {.name = "output", .short_name = 'o', .kind = CLI_STRING, .dest = &o->output},
+        {.name = "set", .kind = CLI_STRINGS, .dest = &o->sets},
+        {.name = "seed", .kind = CLI_STRING, .dest = &o->seed},
+        {.name = "quiet", .short_name = 'q', .kind = CLI_FLAG, .dest = &o->quiet},
+        {.name = "record-iterations", .kind = CLI_FLAG, .dest = &o->iterations},
+        CLI_VIEW_OPTS(&o->view),
+        {0},
+    };
+    cli_args pos;
+    int code = cli_parse("run", run_usage, opts, argc, argv, &pos);
+    if (code != CLI_CONTINUE) return code;
+    if (pos.n != 1)
+        return cli_usage_error("run", pos.n == 0 ? "missing SCENARIO.json" : "expected one SCENARIO.json");
+    o->scenario = pos.v[0];
     return CLI_CONTINUE;
 }
 
@@ -157,55 +138,68 @@ static void say_interrupted(const run_opts *o, const rec_run_result *res)
             o->output, o->output, (long long)res->run_id);
 }
 
+/* Simulates the scenario (root, which rec_run takes) into the database,
+ * drawing the progress line on a terminal. */
+static int simulate(const run_opts *o, const mdl_catalog *cat, cJSON *root, rec_run_result *res,
+                    util_diag *d)
+{
+    char *dir = util_dirname(o->scenario);
+    progress_line pl = {util_wall_s(), 0, false};
+    bool show = !o->quiet && isatty(STDERR_FILENO);
+    rec_run_spec spec = {.catalog = cat, .scenario = root, .origin = o->scenario,
+                         .base_dir = dir, .output = o->output, .iterations = o->iterations,
+                         .stop = cli_stop_flag(), .progress = show ? show_progress : NULL,
+                         .progress_arg = &pl};
+    cli_catch_stop_signals();
+    int rc = rec_run(&spec, res, d);
+    cli_release_stop_signals();
+    if (pl.shown) fprintf(stderr, "\r\033[K");
+    free(dir);
+    return rc;
+}
+
+/* The recorded run's report, from its database -- or, interrupted, how to
+ * get it. */
+static int report(const run_opts *o, const rec_run_result *res, util_diag *d)
+{
+    if (res->status == SIM_STATUS_INTERRUPTED) {
+        say_interrupted(o, res);
+        return UTIL_EINTR;
+    }
+    sqlite3 *db = NULL;
+    int rc = an_open(o->output, &db, d);
+    if (!rc) rc = cli_print_report(db, res->run_id, &o->view, d);
+    sqlite3_close(db);
+    return rc;
+}
+
 int cli_run(int argc, char **argv)
 {
     run_opts o;
-    int prc = parse(argc, argv, &o);
-    if (prc != CLI_CONTINUE) {
-        free(o.sets);
-        cli_view_fini(&o.view);
-        return prc;
+    int code = parse(argc, argv, &o);
+    if (code == CLI_CONTINUE) {
+        util_diag d;
+        util_diag_init(&d);
+        mdl_catalog *cat = NULL;
+        cJSON *root = NULL;
+        rec_run_result res = {0};
+        int rc = mdl_catalog_load_default(&cat, &d);
+        if (!rc) rc = cli_read_scenario(o.scenario, o.sets.v, o.sets.n, o.seed, &root, &d);
+        /* before anything is simulated: a database that cannot take the run */
+        if (!rc) rc = rec_check(o.output, &d);
+        if (!rc) {
+            rc = simulate(&o, cat, root, &res, &d);
+            root = NULL; /* rec_run's now */
+        }
+        if (!rc) rc = report(&o, &res, &d);
+        code = cli_fail(&d, rc);
+        if (rc == UTIL_EINTR) code = cli_stop_exit_code();
+        rec_run_result_fini(&res);
+        cJSON_Delete(root);
+        mdl_catalog_destroy(cat);
+        util_diag_fini(&d);
     }
-    util_diag d;
-    util_diag_init(&d);
-    mdl_catalog *cat = NULL;
-    cJSON *root = NULL;
-    rec_run_result res = {0};
-    int rc = mdl_catalog_load_default(&cat, &d);
-    if (!rc) rc = cli_read_scenario(o.scenario, o.sets, o.n_sets, o.seed, &root, &d);
-    /* before anything is simulated: a database that cannot take the run */
-    if (!rc) rc = rec_check(o.output, &d);
-    if (!rc) {
-        char *dir = util_dirname(o.scenario);
-        progress_line pl = {util_wall_s(), 0, false};
-        bool show = !o.quiet && isatty(STDERR_FILENO);
-        rec_run_spec spec = {.catalog = cat, .scenario = root, .origin = o.scenario,
-                             .base_dir = dir, .output = o.output, .iterations = o.iterations,
-                             .stop = cli_stop_flag(), .progress = show ? show_progress : NULL,
-                             .progress_arg = &pl};
-        root = NULL; /* rec_run's now */
-        cli_catch_stop_signals();
-        rc = rec_run(&spec, &res, &d);
-        cli_release_stop_signals();
-        if (pl.shown) fprintf(stderr, "\r\033[K");
-        free(dir);
-    }
-    if (!rc && res.status == SIM_STATUS_INTERRUPTED) {
-        say_interrupted(&o, &res);
-        rc = UTIL_EINTR;
-    } else if (!rc) {
-        sqlite3 *db = NULL;
-        rc = an_open(o.output, &db, &d);
-        if (!rc) rc = cli_print_report(db, res.run_id, &o.view, &d);
-        sqlite3_close(db);
-    }
-    int code = cli_fail(&d, rc);
-    if (rc == UTIL_EINTR) code = cli_stop_exit_code();
-    rec_run_result_fini(&res);
-    cJSON_Delete(root);
-    mdl_catalog_destroy(cat);
-    util_diag_fini(&d);
-    free(o.sets);
+    cli_args_fini(&o.sets);
     cli_view_fini(&o.view);
     return code;
 }

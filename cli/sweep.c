@@ -4,7 +4,6 @@
  */
 #include "cli.h"
 
-#include <getopt.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -52,48 +51,51 @@ static const char plan_usage[] =
 /* What both commands read: the scenario, --set, -j, --seeds, --slo. */
 typedef struct common {
     const char *scenario;
-    char **sets;
-    int n_sets;
-    char **slo;
-    int n_slo;
+    cli_args sets, slo;
     int jobs, seeds;
     bool json, quiet;
 } common;
 
-static int parse_int(const char *cmd, const char *opt, const char *v, int lo, int hi, int *out)
+static void common_fini(common *c)
 {
-    char *end;
-    long x = strtol(v, &end, 10);
-    if (*end || end == v || x < lo || x > hi)
-        return cli_usage_error(cmd, "%s %s: expected %d .. %d", opt, v, lo, hi);
-    *out = (int)x;
-    return CLI_CONTINUE;
+    cli_args_fini(&c->sets);
+    cli_args_fini(&c->slo);
 }
 
-static int parse_num(const char *cmd, const char *opt, const char *v, double lo, double hi,
-                     double *out)
-{
-    char *end;
-    double x = strtod(v, &end);
-    if (*end || end == v || !(x >= lo && x <= hi))
-        return cli_usage_error(cmd, "%s %s: expected a number in %g .. %g", opt, v, lo, hi);
-    *out = x;
-    return CLI_CONTINUE;
-}
+/* What the points share and the base holds: the catalog, the scenario
+ * with --set applied, as JSON text, and its folder. */
+typedef struct base_data {
+    mdl_catalog *cat;
+    char *json, *dir;
+} base_data;
 
 /* The base every point starts from: the scenario file with --set applied. */
-static int base_of(const common *c, const mdl_catalog *cat, pl_base *b, char **json, char **dir,
-                   util_diag *d)
+static int load_base(const common *c, pl_base *b, base_data *bd, util_diag *d)
 {
     cJSON *root;
-    int rc = cli_read_scenario(c->scenario, c->sets, c->n_sets, NULL, &root, d);
+    int rc = mdl_catalog_load_default(&bd->cat, d);
+    if (!rc) rc = cli_read_scenario(c->scenario, c->sets.v, c->sets.n, NULL, &root, d);
     if (rc) return rc;
-    *json = cJSON_PrintUnformatted(root);
-    *dir = util_dirname(c->scenario);
+    bd->json = cJSON_PrintUnformatted(root);
+    bd->dir = util_dirname(c->scenario);
     cJSON_Delete(root);
-    *b = (pl_base){.catalog = cat, .json = *json, .base_dir = *dir, .slo_args = c->slo,
-                   .n_slo_args = c->n_slo};
+    *b = (pl_base){.catalog = bd->cat, .json = bd->json, .base_dir = bd->dir,
+                   .slo_args = c->slo.v, .n_slo_args = c->slo.n};
     return UTIL_OK;
+}
+
+static void base_fini(base_data *bd)
+{
+    free(bd->json);
+    free(bd->dir);
+    mdl_catalog_destroy(bd->cat);
+}
+
+/* The exit code of a sweep or plan that returned rc. */
+static int exit_code(const util_diag *d, int rc)
+{
+    int code = cli_fail(d, rc);
+    return rc == UTIL_EINTR ? cli_stop_exit_code() : code;
 }
 
 static char *append(char *label, const char *opt, const char *value)
@@ -105,20 +107,28 @@ static char *append(char *label, const char *opt, const char *value)
 
 /* The sweep's label: the scenario's name, its --set and its axes, so that
  * the same command finds its own points again (--resume). */
-static char *sweep_label(const char *json, const common *c, char **vary, int n_vary, int seeds)
+static char *sweep_label(const char *json, const common *c, const cli_args *vary)
 {
     cJSON *root = cJSON_Parse(json);
     const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(root, "name"));
     char *label = util_xstrdup(name ? name : "scenario");
-    for (int i = 0; i < c->n_sets; i++) label = append(label, "--set", c->sets[i]);
-    for (int i = 0; i < n_vary; i++) label = append(label, "--vary", vary[i]);
-    if (seeds > 1) {
-        char *next = util_xasprintf("%s --seeds %d", label, seeds);
+    for (int i = 0; i < c->sets.n; i++) label = append(label, "--set", c->sets.v[i]);
+    for (int i = 0; i < vary->n; i++) label = append(label, "--vary", vary->v[i]);
+    if (c->seeds > 1) {
+        char *next = util_xasprintf("%s --seeds %d", label, c->seeds);
         free(label);
         label = next;
     }
     cJSON_Delete(root);
     return label;
+}
+
+static int64_t scenario_seed(const char *json)
+{
+    cJSON *root = cJSON_Parse(json);
+    int64_t seed = (int64_t)util_json_number(root, "seed", 1);
+    cJSON_Delete(root);
+    return seed;
 }
 
 /* The sweep's progress bar on stderr, cleared when the sweep ends. */
@@ -145,203 +155,204 @@ static int print_json(cJSON *o)
 
 /* ---- sweep ---- */
 
+typedef struct sweep_args {
+    cli_args vary;
+    bool resume;
+    const char *output;
+} sweep_args;
+
+static int parse_sweep(int argc, char **argv, common *c, sweep_args *s)
+{
+    const cli_opt opts[] = {
+        {.name = "vary", .kind = CLI_STRINGS, .dest = &s->vary},
+        {.name = "output", .short_name = 'o', .kind = CLI_STRING, .dest = &s->output},
+        {.name = "jobs", .short_name = 'j', .kind = CLI_INT, .dest = &c->jobs, .lo = 1, .hi = 1024},
+        {.name = "seeds", .kind = CLI_INT, .dest = &c->seeds, .lo = 1, .hi = 10000},
+        {.name = "resume", .kind = CLI_FLAG, .dest = &s->resume},
+        {.name = "set", .kind = CLI_STRINGS, .dest = &c->sets},
+        {.name = "slo", .kind = CLI_STRINGS, .dest = &c->slo},
+        {.name = "json", .kind = CLI_FLAG, .dest = &c->json},
+        {.name = "quiet", .short_name = 'q', .kind = CLI_FLAG, .dest = &c->quiet},
+        {0},
+    };
+    cli_args pos;
+    int code = cli_parse("sweep", sweep_usage, opts, argc, argv, &pos);
+    if (code != CLI_CONTINUE) return code;
+    if (pos.n != 1) return cli_usage_error("sweep", "expected one SCENARIO.json");
+    if (s->vary.n == 0) return cli_usage_error("sweep", "nothing to vary: give --vary PATH=VALUES");
+    c->scenario = pos.v[0];
+    return CLI_CONTINUE;
+}
+
+/* Runs the points and prints the table: when stopped, of the points done. */
+static int run_sweep(pl_sweep_opts *o, const common *c, util_diag *d)
+{
+    bool bar = !c->quiet && isatty(STDERR_FILENO);
+    if (bar) o->progress = draw_progress;
+    pl_sweep_result res = {0};
+    cli_catch_stop_signals();
+    int rc = pl_sweep_run(o, cli_stop_flag(), &res, d);
+    cli_release_stop_signals();
+    if (bar && rc == UTIL_EINTR) fprintf(stderr, "\r\033[K");
+    if ((!rc || rc == UTIL_EINTR) && c->json) print_json(pl_sweep_json(o, &res));
+    else if (!rc || rc == UTIL_EINTR) pl_sweep_print(o, &res, stdout);
+    pl_sweep_result_fini(&res);
+    return rc;
+}
+
+/* The axes, then the base and the label, then the run. */
+static int sweep(const common *c, const sweep_args *s, util_diag *d)
+{
+    pl_axis *axes = util_xcalloc((size_t)s->vary.n, sizeof *axes);
+    pl_sweep_opts o = {.axes = axes, .n_axes = s->vary.n, .seeds = c->seeds, .jobs = c->jobs,
+                       .resume = s->resume, .output = s->output};
+    base_data bd = {0};
+    char *label = NULL;
+    int rc = UTIL_OK;
+    for (int i = 0; i < s->vary.n && !rc; i++) rc = pl_axis_parse(s->vary.v[i], &axes[i], d);
+    if (!rc) rc = load_base(c, &o.base, &bd, d);
+    if (!rc) {
+        o.base.sweep = label = sweep_label(bd.json, c, &s->vary);
+        o.seed = scenario_seed(bd.json);
+        rc = run_sweep(&o, c, d);
+    }
+    for (int i = 0; i < s->vary.n; i++) pl_axis_fini(&axes[i]);
+    free(axes);
+    free(label);
+    base_fini(&bd);
+    return rc;
+}
+
 int cli_sweep(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"vary", required_argument, NULL, 'v'},  {"output", required_argument, NULL, 'o'},
-        {"jobs", required_argument, NULL, 'j'},  {"seeds", required_argument, NULL, 'k'},
-        {"resume", no_argument, NULL, 'R'},      {"set", required_argument, NULL, 's'},
-        {"slo", required_argument, NULL, 'L'},   {"json", no_argument, NULL, 'J'},
-        {"quiet", no_argument, NULL, 'q'},       {"help", no_argument, NULL, 'h'},
-        {0, 0, 0, 0},
-    };
     common c = {.jobs = pl_cores(), .seeds = 1};
-    c.sets = util_xcalloc((size_t)argc, sizeof *c.sets);
-    c.slo = util_xcalloc((size_t)argc, sizeof *c.slo);
-    char **vary = util_xcalloc((size_t)argc, sizeof *vary);
-    int n_vary = 0, code = CLI_CONTINUE, ch;
-    bool resume = false;
-    const char *output = "sweep.db";
-    optind = 1;
-    opterr = 0;
-    while (code == CLI_CONTINUE && (ch = getopt_long(argc, argv, ":o:j:qh", longopts, NULL)) != -1) {
-        switch (ch) {
-        case 'v': vary[n_vary++] = optarg; break;
-        case 'o': output = optarg; break;
-        case 'j': code = parse_int("sweep", "-j", optarg, 1, 1024, &c.jobs); break;
-        case 'k': code = parse_int("sweep", "--seeds", optarg, 1, 10000, &c.seeds); break;
-        case 'R': resume = true; break;
-        case 's': c.sets[c.n_sets++] = optarg; break;
-        case 'L': c.slo[c.n_slo++] = optarg; break;
-        case 'J': c.json = true; break;
-        case 'q': c.quiet = true; break;
-        case 'h': fputs(sweep_usage, stdout); code = CLI_EXIT_OK; break;
-        case ':': code = cli_usage_error("sweep", "option '%s' needs a value", argv[optind - 1]); break;
-        default: code = cli_usage_error("sweep", "unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    if (code == CLI_CONTINUE && optind != argc - 1)
-        code = cli_usage_error("sweep", "expected one SCENARIO.json");
-    if (code == CLI_CONTINUE && n_vary == 0)
-        code = cli_usage_error("sweep", "nothing to vary: give --vary PATH=VALUES");
-    util_diag d;
-    util_diag_init(&d);
-    pl_axis *axes = util_xcalloc((size_t)(n_vary ? n_vary : 1), sizeof *axes);
-    int rc = UTIL_OK;
-    for (int i = 0; code == CLI_CONTINUE && i < n_vary && !rc; i++)
-        rc = pl_axis_parse(vary[i], &axes[i], &d);
-    mdl_catalog *cat = NULL;
-    char *json = NULL, *dir = NULL, *label = NULL;
-    pl_sweep_result res = {0};
+    sweep_args s = {.output = "sweep.db"};
+    int code = parse_sweep(argc, argv, &c, &s);
     if (code == CLI_CONTINUE) {
-        c.scenario = argv[optind];
-        pl_base b;
-        if (!rc) rc = mdl_catalog_load_default(&cat, &d);
-        if (!rc) rc = base_of(&c, cat, &b, &json, &dir, &d);
-        if (!rc) {
-            label = sweep_label(json, &c, vary, n_vary, c.seeds);
-            b.sweep = label;
-            cJSON *root = cJSON_Parse(json);
-            pl_sweep_opts o = {.base = b, .axes = axes, .n_axes = n_vary, .seeds = c.seeds,
-                               .seed = (int64_t)util_json_number(root, "seed", 1),
-                               .jobs = c.jobs, .resume = resume, .output = output};
-            bool bar = !c.quiet && isatty(STDERR_FILENO);
-            if (bar) o.progress = draw_progress;
-            cJSON_Delete(root);
-            cli_catch_stop_signals();
-            rc = pl_sweep_run(&o, cli_stop_flag(), &res, &d);
-            cli_release_stop_signals();
-            if (bar && rc == UTIL_EINTR) fprintf(stderr, "\r\033[K");
-            if (!rc || rc == UTIL_EINTR) {
-                if (c.json) print_json(pl_sweep_json(&o, &res));
-                else pl_sweep_print(&o, &res, stdout);
-            }
-        }
-        code = cli_fail(&d, rc);
-        if (rc == UTIL_EINTR) code = cli_stop_exit_code();
+        util_diag d;
+        util_diag_init(&d);
+        code = exit_code(&d, sweep(&c, &s, &d));
+        util_diag_fini(&d);
     }
-    pl_sweep_result_fini(&res);
-    for (int i = 0; i < n_vary; i++) pl_axis_fini(&axes[i]);
-    free(axes);
-    free(json);
-    free(dir);
-    free(label);
-    mdl_catalog_destroy(cat);
-    util_diag_fini(&d);
-    free(vary);
-    free(c.sets);
-    free(c.slo);
+    cli_args_fini(&s.vary);
+    common_fini(&c);
     return code;
 }
 
 /* ---- plan ---- */
 
-static int parse_goal(const char *v, pl_goal *g)
+static const char *const goal_names[] = {"max-rate", "min-replicas", "cheapest", NULL};
+
+typedef struct plan_args {
+    cli_args targets, candidates;
+    int goal; /* -1: no --find */
+} plan_args;
+
+/* What a goal needs besides the targets. */
+static int check_plan(const cli_args *pos, common *c, pl_plan_opts *o, const plan_args *a)
 {
-    static const char *const names[] = {"max-rate", "min-replicas", "cheapest", NULL};
-    for (int i = 0; names[i]; i++)
-        if (!strcmp(v, names[i])) {
-            *g = (pl_goal)i;
-            return CLI_CONTINUE;
-        }
-    return cli_usage_error("plan", "--find %s: expected max-rate, min-replicas or cheapest", v);
+    if (pos->n != 1) return cli_usage_error("plan", "expected one SCENARIO.json");
+    if (a->goal < 0 || a->targets.n == 0)
+        return cli_usage_error("plan", "give --find and at least one --target");
+    o->goal = (pl_goal)a->goal;
+    if (o->goal != PL_MAX_RATE && isnan(o->rate))
+        return cli_usage_error("plan", "--find %s needs --rate R", goal_names[o->goal]);
+    if (o->goal == PL_CHEAPEST && a->candidates.n == 0)
+        return cli_usage_error("plan", "--find cheapest needs --candidates PATH=VALUES");
+    c->scenario = pos->v[0];
+    return CLI_CONTINUE;
+}
+
+static int parse_plan(int argc, char **argv, common *c, pl_plan_opts *o, plan_args *a)
+{
+    const cli_opt opts[] = {
+        {.name = "target", .kind = CLI_STRINGS, .dest = &a->targets},
+        {.name = "find", .kind = CLI_CHOICE, .dest = &a->goal, .choices = goal_names},
+        {.name = "rate", .kind = CLI_NUMBER, .dest = &o->rate, .lo = 1e-9, .hi = 1e9},
+        {.name = "candidates", .kind = CLI_STRINGS, .dest = &a->candidates},
+        {.name = "attainment", .kind = CLI_NUMBER, .dest = &o->attainment, .lo = 0, .hi = 1},
+        {.name = "seeds", .kind = CLI_INT, .dest = &c->seeds, .lo = 2, .hi = 32},
+        {.name = "confidence", .kind = CLI_NUMBER, .dest = &o->confidence, .lo = 0.5,
+         .hi = 0.9999},
+        {.name = "rel-tol", .kind = CLI_NUMBER, .dest = &o->rel_tol, .lo = 1e-4, .hi = 1},
+        {.name = "max-replicas", .kind = CLI_INT, .dest = &o->max_replicas, .lo = 1,
+         .hi = 100000},
+        {.name = "jobs", .short_name = 'j', .kind = CLI_INT, .dest = &c->jobs, .lo = 1, .hi = 1024},
+        {.name = "set", .kind = CLI_STRINGS, .dest = &c->sets},
+        {.name = "json", .kind = CLI_FLAG, .dest = &c->json},
+        {0},
+    };
+    cli_args pos;
+    int code = cli_parse("plan", plan_usage, opts, argc, argv, &pos);
+    if (code != CLI_CONTINUE) return code;
+    return check_plan(&pos, c, o, a);
+}
+
+/* The targets and the candidates as plan/ reads them; each target's --slo
+ * form goes to the points' summaries. */
+static int read_targets(const plan_args *a, pl_plan_opts *o, common *c, util_diag *d)
+{
+    int rc = UTIL_OK;
+    o->targets = util_xcalloc((size_t)a->targets.n + 1, sizeof *o->targets);
+    o->candidates = util_xcalloc((size_t)a->candidates.n + 1, sizeof *o->candidates);
+    c->slo.v = util_xcalloc((size_t)a->targets.n + 1, sizeof *c->slo.v);
+    for (int i = 0; i < a->targets.n && !rc; i++) {
+        rc = pl_target_parse(a->targets.v[i], &o->targets[i], d);
+        if (!rc) c->slo.v[c->slo.n++] = o->targets[o->n_targets++].slo;
+    }
+    int pct = 0; /* each percentile target's place among the report's targets */
+    for (int i = 0; i < o->n_targets; i++)
+        if (!o->targets[i].per_request) o->targets[i].index = pct++;
+    for (; !rc && o->n_candidates < a->candidates.n; o->n_candidates++)
+        rc = pl_axis_parse(a->candidates.v[o->n_candidates], &o->candidates[o->n_candidates], d);
+    return rc;
+}
+
+static void plan_fini(pl_plan_opts *o, plan_args *a)
+{
+    for (int i = 0; i < o->n_targets; i++) pl_target_fini(&o->targets[i]);
+    for (int i = 0; i < o->n_candidates; i++) pl_axis_fini(&o->candidates[i]);
+    free(o->targets);
+    free(o->candidates);
+    cli_args_fini(&a->targets);
+    cli_args_fini(&a->candidates);
+}
+
+/* The targets, the base, the search, and its answer (none when stopped). */
+static int plan(common *c, const plan_args *a, pl_plan_opts *o, util_diag *d)
+{
+    base_data bd = {0};
+    pl_plan_result res = {0};
+    int rc = read_targets(a, o, c, d);
+    if (!rc) rc = load_base(c, &o->base, &bd, d);
+    o->seeds = c->seeds;
+    o->jobs = c->jobs;
+    if (!rc) {
+        cli_catch_stop_signals();
+        rc = pl_plan_run(o, cli_stop_flag(), &res, d);
+        cli_release_stop_signals();
+    }
+    if (!rc && c->json) print_json(pl_plan_json(o, &res));
+    else if (!rc) pl_plan_print(o, &res, stdout);
+    pl_plan_result_fini(&res);
+    base_fini(&bd);
+    return rc;
 }
 
 int cli_plan(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"target", required_argument, NULL, 't'},     {"find", required_argument, NULL, 'f'},
-        {"rate", required_argument, NULL, 'r'},       {"candidates", required_argument, NULL, 'c'},
-        {"attainment", required_argument, NULL, 'a'}, {"seeds", required_argument, NULL, 'k'},
-        {"confidence", required_argument, NULL, 'C'}, {"rel-tol", required_argument, NULL, 'T'},
-        {"max-replicas", required_argument, NULL, 'M'}, {"jobs", required_argument, NULL, 'j'},
-        {"set", required_argument, NULL, 's'},        {"json", no_argument, NULL, 'J'},
-        {"help", no_argument, NULL, 'h'},             {0, 0, 0, 0},
-    };
     common c = {.jobs = pl_cores(), .seeds = 3};
-    c.sets = util_xcalloc((size_t)argc, sizeof *c.sets);
-    c.slo = util_xcalloc((size_t)argc, sizeof *c.slo);
-    char **targets = util_xcalloc((size_t)argc, sizeof *targets), **cands = util_xcalloc((size_t)argc, sizeof *cands);
-    int n_targets = 0, n_cands = 0, code = CLI_CONTINUE, ch;
     pl_plan_opts o = {.goal = PL_MAX_RATE, .attainment = 0.9, .confidence = 0.95,
                       .rel_tol = 0.02, .max_replicas = 64, .rate = NAN};
-    bool have_goal = false;
-    optind = 1;
-    opterr = 0;
-    while (code == CLI_CONTINUE && (ch = getopt_long(argc, argv, ":j:h", longopts, NULL)) != -1) {
-        switch (ch) {
-        case 't': targets[n_targets++] = optarg; break;
-        case 'f': code = parse_goal(optarg, &o.goal), have_goal = true; break;
-        case 'r': code = parse_num("plan", "--rate", optarg, 1e-9, 1e9, &o.rate); break;
-        case 'c': cands[n_cands++] = optarg; break;
-        case 'a': code = parse_num("plan", "--attainment", optarg, 0, 1, &o.attainment); break;
-        case 'k': code = parse_int("plan", "--seeds", optarg, 2, 32, &c.seeds); break;
-        case 'C': code = parse_num("plan", "--confidence", optarg, 0.5, 0.9999, &o.confidence); break;
-        case 'T': code = parse_num("plan", "--rel-tol", optarg, 1e-4, 1, &o.rel_tol); break;
-        case 'M': code = parse_int("plan", "--max-replicas", optarg, 1, 100000, &o.max_replicas); break;
-        case 'j': code = parse_int("plan", "-j", optarg, 1, 1024, &c.jobs); break;
-        case 's': c.sets[c.n_sets++] = optarg; break;
-        case 'J': c.json = true; break;
-        case 'h': fputs(plan_usage, stdout); code = CLI_EXIT_OK; break;
-        case ':': code = cli_usage_error("plan", "option '%s' needs a value", argv[optind - 1]); break;
-        default: code = cli_usage_error("plan", "unknown option '%s'", argv[optind - 1]);
-        }
-    }
-    if (code == CLI_CONTINUE && optind != argc - 1)
-        code = cli_usage_error("plan", "expected one SCENARIO.json");
-    if (code == CLI_CONTINUE && (!have_goal || n_targets == 0))
-        code = cli_usage_error("plan", "give --find and at least one --target");
-    if (code == CLI_CONTINUE && o.goal != PL_MAX_RATE && isnan(o.rate))
-        code = cli_usage_error("plan", "--find %s needs --rate R",
-                               o.goal == PL_MIN_REPLICAS ? "min-replicas" : "cheapest");
-    if (code == CLI_CONTINUE && o.goal == PL_CHEAPEST && n_cands == 0)
-        code = cli_usage_error("plan", "--find cheapest needs --candidates PATH=VALUES");
-    util_diag d;
-    util_diag_init(&d);
-    int rc = UTIL_OK;
-    o.targets = util_xcalloc((size_t)n_targets + 1, sizeof *o.targets);
-    o.candidates = util_xcalloc((size_t)n_cands + 1, sizeof *o.candidates);
-    for (int i = 0; code == CLI_CONTINUE && i < n_targets && !rc; i++, o.n_targets++) {
-        rc = pl_target_parse(targets[i], &o.targets[i], &d);
-        if (rc) break;
-        c.slo[c.n_slo++] = o.targets[i].slo;
-    }
-    int pct = 0; /* each percentile target's place among the report's targets */
-    for (int i = 0; i < o.n_targets; i++)
-        if (!o.targets[i].per_request) o.targets[i].index = pct++;
-    for (int i = 0; code == CLI_CONTINUE && i < n_cands && !rc; i++, o.n_candidates++)
-        rc = pl_axis_parse(cands[i], &o.candidates[i], &d);
-    mdl_catalog *cat = NULL;
-    char *json = NULL, *dir = NULL;
-    pl_plan_result res = {0};
+    plan_args a = {.goal = -1};
+    int code = parse_plan(argc, argv, &c, &o, &a);
     if (code == CLI_CONTINUE) {
-        c.scenario = argv[optind];
-        if (!rc) rc = mdl_catalog_load_default(&cat, &d);
-        if (!rc) rc = base_of(&c, cat, &o.base, &json, &dir, &d);
-        o.seeds = c.seeds;
-        o.jobs = c.jobs;
-        if (!rc) {
-            cli_catch_stop_signals();
-            rc = pl_plan_run(&o, cli_stop_flag(), &res, &d);
-            cli_release_stop_signals();
-        }
-        if (!rc && c.json) print_json(pl_plan_json(&o, &res));
-        else if (!rc) pl_plan_print(&o, &res, stdout);
-        code = cli_fail(&d, rc);
-        if (rc == UTIL_EINTR) code = cli_stop_exit_code();
+        util_diag d;
+        util_diag_init(&d);
+        code = exit_code(&d, plan(&c, &a, &o, &d));
+        util_diag_fini(&d);
     }
-    pl_plan_result_fini(&res);
-    for (int i = 0; i < o.n_targets; i++) pl_target_fini(&o.targets[i]);
-    for (int i = 0; i < o.n_candidates; i++) pl_axis_fini(&o.candidates[i]);
-    free(o.targets);
-    free(o.candidates);
-    free(json);
-    free(dir);
-    mdl_catalog_destroy(cat);
-    util_diag_fini(&d);
-    free(targets);
-    free(cands);
-    free(c.sets);
-    free(c.slo);
+    plan_fini(&o, &a);
+    common_fini(&c);
     return code;
 }

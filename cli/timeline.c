@@ -6,8 +6,7 @@
  */
 #include "cli.h"
 
-#include <errno.h>
-#include <getopt.h>
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -138,78 +137,33 @@ static int print_timeline(sqlite3 *db, int64_t run_id, double interval_s, int re
 /* The command line, checked. */
 typedef struct options {
     const char *path;
-    const char *run; /* NULL: the newest */
-    int64_t run_id;
+    int64_t run_id; /* 0: the newest */
     double interval_s;
     int replica; /* -1: all */
     format f;
 } options;
 
-static bool parse_int(const char *text, long long min, long long max, long long *out)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(text, &end, 10);
-    if (*end || end == text || errno || v < min || v > max) return false;
-    *out = v;
-    return true;
-}
-
-static int parse_value(int c, const char *arg, options *o)
-{
-    long long v;
-    char *end;
-    switch (c) {
-    case 'r':
-        o->run = arg;
-        return (o->run_id = cli_parse_run("timeline", arg)) ? CLI_CONTINUE : CLI_EXIT_USAGE;
-    case 'k':
-        if (!parse_int(arg, 0, INT_MAX, &v))
-            return cli_usage_error("timeline", "--replica %s: expected a replica (0, 1, ...)", arg);
-        o->replica = (int)v;
-        return CLI_CONTINUE;
-    default:
-        o->interval_s = strtod(arg, &end);
-        if (*end || end == arg || !isfinite(o->interval_s) || !(o->interval_s > 0))
-            return cli_usage_error("timeline", "--interval %s: expected seconds > 0", arg);
-        return CLI_CONTINUE;
-    }
-}
-
 static int parse_options(int argc, char **argv, options *o)
 {
-    static const struct option longopts[] = {
-        {"run", required_argument, NULL, 'r'},
-        {"interval", required_argument, NULL, 'i'},
-        {"replica", required_argument, NULL, 'k'},
-        {"csv", no_argument, NULL, 'c'},
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {0, 0, 0, 0},
-    };
     *o = (options){.interval_s = 1, .replica = -1, .f = TEXT};
     bool csv = false, json = false;
-    optind = 1;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'r':
-        case 'i':
-        case 'k':
-            if (parse_value(c, optarg, o) != CLI_CONTINUE) return CLI_EXIT_USAGE;
-            break;
-        case 'c': csv = true; break;
-        case 'j': json = true; break;
-        case 'h': fputs(timeline_usage, stdout); return CLI_EXIT_OK;
-        case ':': return cli_usage_error("timeline", "option '%s' needs a value", argv[optind - 1]);
-        default: return cli_usage_error("timeline", "unknown option '%s'", argv[optind - 1]);
-        }
-    }
+    const cli_opt opts[] = {
+        {.name = "run", .kind = CLI_RUN, .dest = &o->run_id},
+        {.name = "interval", .kind = CLI_NUMBER, .dest = &o->interval_s, .lo = DBL_TRUE_MIN,
+         .hi = DBL_MAX, .expect = "expected seconds > 0"},
+        {.name = "replica", .kind = CLI_INT, .dest = &o->replica, .lo = 0, .hi = INT_MAX,
+         .expect = "expected a replica (0, 1, ...)"},
+        {.name = "csv", .kind = CLI_FLAG, .dest = &csv},
+        {.name = "json", .kind = CLI_FLAG, .dest = &json},
+        {0},
+    };
+    cli_args pos;
+    int code = cli_parse("timeline", timeline_usage, opts, argc, argv, &pos);
+    if (code != CLI_CONTINUE) return code;
     if (csv && json) return cli_usage_error("timeline", "--csv and --json: choose one");
     o->f = csv ? CSV : json ? JSON : TEXT;
-    if (optind != argc - 1) return cli_usage_error("timeline", "expected one FILE.db");
-    o->path = argv[optind];
+    if (pos.n != 1) return cli_usage_error("timeline", "expected one FILE.db");
+    o->path = pos.v[0];
     return CLI_CONTINUE;
 }
 
@@ -221,7 +175,7 @@ int cli_timeline(int argc, char **argv)
     util_diag d;
     util_diag_init(&d);
     sqlite3 *db = NULL;
-    int rc = cli_open_run(o.path, o.run, &db, &o.run_id, &d);
+    int rc = cli_open_run(o.path, &db, &o.run_id, &d);
     if (!rc) rc = print_timeline(db, o.run_id, o.interval_s, o.replica, o.f, &d);
     code = cli_fail(&d, rc);
     sqlite3_close(db);

@@ -1,0 +1,210 @@
+/*
+ * replay.c: the cases of a validation folder, each replayed and measured.
+ *
+ * A case is the workload CSV that both measured runs served, on the
+ * matching GPU and model, with the engine settings read from the run's
+ * meta.json (max_num_seqs, max_num_batched_tokens, block size, the KV block
+ * count where vLLM recorded it, prefix caching; vLLM 0.19's V1 engine
+ * chunks prefills).  Each run is simulated with the roofline cost model,
+ * and the RTX PRO 6000 run also with the measured-table model built from
+ * the profiler CSVs of the same GPU.  The measured side is the run's
+ * requests.jsonl as rows of an in-memory servesim database: a request
+ * arrives when vLLM queued it (queued_ts, as the data's README defines
+ * TTFT and E2E), has its first token at first_token_ts and finishes at
+ * last_token_ts; docs/validation.md discusses the result.
+ */
+#include "val.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rec.h"
+
+/* The file whose presence tells a validation folder. */
+#define WORKLOAD "workload_sharegpt-llama-3.1-8b-300-sps10.csv"
+
+typedef struct case_def {
+    const char *name;     /* e.g. "rtx4090/roofline" */
+    const char *hardware; /* folder under bench/examples */
+    const char *gpu;      /* catalog id */
+    const char *cost;     /* cost_model JSON; %s: the data folder */
+} case_def;
+
+static const case_def cases[VAL_N_CASES] = {
+    {.name = "rtx4090/roofline", .hardware = "RTX4090", .gpu = "rtx-4090",
+     .cost = "{\"kind\": \"roofline\"}"},
+    {.name = "rtxpro6000/roofline", .hardware = "RTXPRO6000", .gpu = "rtx-pro-6000",
+     .cost = "{\"kind\": \"roofline\"}"},
+    {.name = "rtxpro6000/table", .hardware = "RTXPRO6000", .gpu = "rtx-pro-6000",
+     .cost = "{\"kind\": \"table\", \"dir\": "
+             "\"%s/profiler/perf/RTXPRO6000/meta-llama/Llama-3.1-8B/bf16/tp1\"}"},
+};
+
+bool val_has_data(const char *dir)
+{
+    char *probe = util_xasprintf("%s/" WORKLOAD, dir);
+    bool found = access(probe, R_OK) == 0;
+    free(probe);
+    return found;
+}
+
+/* A file of the case's measured run. */
+static char *run_file(const char *data, const case_def *c, const char *name)
+{
+    return util_xasprintf("%s/bench/examples/%s/Llama-3.1-8B/vllm/%s", data, c->hardware, name);
+}
+
+/* ---- both sides, through the report ---- */
+
+/* TTFT, TPOT and E2E of run_id's measured requests, as the report has them. */
+static int report_stats(sqlite3 *db, int64_t run_id, an_stats out[VAL_N_METRICS], util_diag *d)
+{
+    an_report r;
+    int rc = an_report_compute(db, run_id, &r, d);
+    if (!rc) {
+        out[VAL_TTFT] = r.req.ttft;
+        out[VAL_TPOT] = r.req.tpot;
+        out[VAL_E2E] = r.req.e2e;
+    }
+    an_report_fini(&r);
+    return rc;
+}
+
+/* ---- the measured side ---- */
+
+static int db_fail(sqlite3 *db, util_diag *d)
+{
+    return util_diag_fail(d, "the measured requests' database: %s", sqlite3_errmsg(db));
+}
+
+/* An in-memory servesim database holding run 1, completed, with no
+ * scenario keys (so no warm-up: every measured request counts). */
+static int open_measured(const case_def *c, sqlite3 **db, sqlite3_stmt **insert, util_diag *d)
+{
+    if (sqlite3_open(":memory:", db) != SQLITE_OK ||
+        sqlite3_exec(*db, rec_schema_sql, NULL, NULL, NULL) != SQLITE_OK)
+        return db_fail(*db, d);
+    char *sql = sqlite3_mprintf("INSERT INTO runs (id, name, seed, scenario, version, started_at, "
+                                "status) VALUES (1, 'measured %q', 0, '{}', 'vllm', '', "
+                                "'completed')",
+                                c->name);
+    int rc = sqlite3_exec(*db, sql, NULL, NULL, NULL);
+    sqlite3_free(sql);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(*db,
+                                "INSERT INTO requests (run_id, id, arrival_s, first_token_s, "
+                                "finish_s, prompt_tokens, output_tokens, preemptions, slow, status)"
+                                " VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6, 0, 0, 'completed')",
+                                -1, insert, NULL);
+    return rc == SQLITE_OK ? UTIL_OK : db_fail(*db, d);
+}
+
+/* One line of requests.jsonl as a row of `requests`. */
+static int insert_line(sqlite3_stmt *st, const char *line, int64_t id, const char *path,
+                       int64_t ln, util_diag *d)
+{
+    cJSON *o = cJSON_Parse(line);
+    double q = util_json_number(o, "queued_ts", NAN), t1 = util_json_number(o, "first_token_ts", NAN);
+    double tl = util_json_number(o, "last_token_ts", NAN), out = util_json_number(o, "output_toks", NAN);
+    double in = util_json_number(o, "input_toks", 0);
+    cJSON_Delete(o);
+    util_clip_buf b;
+    if (isnan(q) || isnan(t1) || isnan(tl) || isnan(out))
+        return util_diag_add(d, "%s:%lld: expected queued_ts, first_token_ts, last_token_ts and "
+                                "output_toks", util_clip_path(path, &b), (long long)ln);
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_double(st, 2, q);
+    sqlite3_bind_double(st, 3, t1);
+    sqlite3_bind_double(st, 4, tl);
+    sqlite3_bind_int64(st, 5, (int64_t)in);
+    sqlite3_bind_int64(st, 6, (int64_t)out);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? UTIL_OK : db_fail(sqlite3_db_handle(st), d);
+}
+
+/* The measured distributions: requests.jsonl through the report. */
+static int measure(const char *data, const case_def *c, val_case *out, util_diag *d)
+{
+    char *path = run_file(data, c, "requests.jsonl");
+    sqlite3 *db = NULL;
+    sqlite3_stmt *insert = NULL;
+    util_lines *l = NULL;
+    char *line;
+    size_t len;
+    int rc = util_lines_open(path, &l, d), more = 0;
+    if (!rc) rc = open_measured(c, &db, &insert, d);
+    for (int64_t id = 0; !rc && (more = util_lines_next(l, &line, &len, d)) == 1; id++)
+        rc = insert_line(insert, line, id, path, util_lines_number(l), d);
+    if (!rc && more < 0) rc = more;
+    sqlite3_finalize(insert);
+    if (!rc) rc = report_stats(db, 1, out->measured, d);
+    util_lines_close(l);
+    sqlite3_close(db);
+    free(path);
+    return rc;
+}
+
+/* ---- the predicted side ---- */
+
+/* The scenario of a case: the engine settings of its meta.json. */
+static cJSON *scenario(const char *data, const case_def *c, util_diag *d)
+{
+    char *path = run_file(data, c, "meta.json");
+    cJSON *meta = NULL;
+    int rc = util_json_read_file(path, &meta, d);
+    free(path);
+    if (rc) return NULL;
+    const cJSON *kw = util_json_get(meta, "engine_kwargs");
+    double blocks = util_json_number(meta, "kv_cache.num_gpu_blocks", NAN);
+    const cJSON *prefix = util_json_get(meta, "kv_cache.enable_prefix_caching");
+    char *cost = util_xasprintf(c->cost, data);
+    char *text = util_xasprintf(
+        "{\"name\": \"validate-%s\", \"cluster\": {\"gpu\": \"%s\", \"model\": \"llama-3.1-8b\", "
+        "\"scheduler\": {\"policy\": \"chunked\", \"max_batch\": %g, \"max_batched_tokens\": %g, "
+        "\"block_tokens\": %g, \"prefix_caching\": %s}, \"cost_model\": %s}, \"workload\": "
+        "{\"arrival\": {\"process\": \"trace\", \"path\": \"%s/" WORKLOAD "\"}}}",
+        c->name, c->gpu, util_json_number(kw, "max_num_seqs", 256),
+        util_json_number(kw, "max_num_batched_tokens", 2048),
+        util_json_number(meta, "kv_cache.block_size", 16),
+        /* vLLM 0.19 enables prefix caching unless told otherwise */
+        !prefix || cJSON_IsTrue(prefix) ? "true" : "false", cost, data);
+    cJSON *root = cJSON_Parse(text);
+    if (!isnan(blocks)) /* vLLM's own count, where it was recorded */
+        cJSON_AddNumberToObject(cJSON_GetObjectItem(cJSON_GetObjectItem(root, "cluster"), "scheduler"),
+                                "kv_blocks", blocks);
+    free(text);
+    free(cost);
+    cJSON_Delete(meta);
+    return root;
+}
+
+/* The replay, through rec_run into memory, and its report. */
+static int predict(const char *data, const mdl_catalog *cat, const case_def *c, val_case *out,
+                   util_diag *d)
+{
+    cJSON *root = scenario(data, c, d);
+    if (!root) return UTIL_EINPUT;
+    rec_run_spec spec = {.catalog = cat, .scenario = root, .origin = c->name};
+    rec_run_result res;
+    int rc = rec_run(&spec, &res, d);
+    if (!rc && res.status != SIM_STATUS_COMPLETED)
+        rc = util_diag_fail(d, "%s: the replay was %s (%s): its figures would not compare",
+                            c->name, sim_status_names[res.status], res.reason);
+    if (!rc) rc = report_stats(res.db, res.run_id, out->predicted, d);
+    rec_run_result_fini(&res);
+    return rc;
+}
+
+int val_replay(const char *dir, const mdl_catalog *cat, val_case out[VAL_N_CASES], util_diag *d)
+{
+    int rc = UTIL_OK;
+    for (int k = 0; !rc && k < VAL_N_CASES; k++) {
+        out[k] = (val_case){.name = cases[k].name};
+        rc = measure(dir, &cases[k], &out[k], d);
+        if (!rc) rc = predict(dir, cat, &cases[k], &out[k], d);
+    }
+    return rc;
+}
