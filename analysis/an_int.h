@@ -36,8 +36,12 @@ int an__metric_of(const an__query *q, const char *view, const char *filter, cons
 /* a / b, NAN unless b > 0. */
 double an__ratio(double a, double b);
 
-/* report.c: the per-request sections of q's group (its slo set first). */
+/* section.c: the per-request sections of q's group (its slo set first);
+ * called by report.c (the run, each class) and usage.c (each replica). */
 int an__load_section(const an__query *q, an_section *s, util_diag *d);
+/* Attainment and goodput from s's good and ended requests, or NAN when no
+ * SLO applies. */
+void an__set_attainment(an_section *s, bool applies);
 
 /* usage.c: utilisation per replica and overall, cost and energy (after the
  * run's request sections); by_replica adds each replica's request sections. */

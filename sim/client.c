@@ -34,15 +34,12 @@ static void reach_router(sim_engine *e, void *subject, int64_t id)
 {
     sim__request *r = subject;
     if (r->dead) { /* its client gave up before it got here */
-        sim__request_free(e, r);
+        sim__rq_free(e, r);
         return;
     }
     r->state = SIM__WAITING;
-    sim__route(e, &e->groups[0], r);
+    sim__rt_route(e, &e->groups[0], r);
 }
-
-static void notify(sim_engine *e, sim__task *t, int32_t user, bool ok, int32_t output,
-                   bool error_reply);
 
 /* The client gives up: the call is recorded as timed out now, and dropped
  * wherever it is (at once, or by whoever holds it at their next step). */
@@ -51,17 +48,17 @@ static void timeout(sim_engine *e, void *subject, int64_t id)
     sim__request *r = subject;
     assert(r->id == id && !r->dead); /* a request that ends removes its time-out */
     e->done++;
-    sim__request_record(e, r, SIM_TIMED_OUT, -1);
+    sim__rq_record(e, r, SIM_TIMED_OUT, -1);
     sim__task *t = r->task;
     int32_t user = r->user;
-    sim__request_cancel(e, r);
-    notify(e, t, user, false, 0, false);
+    sim__rq_cancel(e, r);
+    sim__cl_notify(e, t, user, false, 0, false);
 }
 
 static void send_call(sim_engine *e, sim__task *t, int32_t index, int32_t cls, int32_t user,
                       int32_t prompt, int32_t output)
 {
-    sim__request *r = sim__request_new(e);
+    sim__request *r = sim__rq_new(e);
     r->id = e->next_request_id++;
     r->task = t;
     r->call_index = t ? index : -1;
@@ -82,7 +79,7 @@ static void send_call(sim_engine *e, sim__task *t, int32_t index, int32_t cls, i
         r->state = SIM__SENDING;
         sim__heap_push(&e->events, e->now + delay, reach_router, r, r->id);
     } else {
-        sim__route(e, &e->groups[0], r);
+        sim__rt_route(e, &e->groups[0], r);
     }
 }
 
@@ -107,7 +104,7 @@ static void task_unlink(sim_engine *e, sim__task *t)
     if (t->next) t->next->prev = t->prev;
 }
 
-void sim__task_record(sim_engine *e, const sim__task *t, const char *status, int64_t finish_ns)
+void sim__cl_task_record(sim_engine *e, const sim__task *t, const char *status, int64_t finish_ns)
 {
     sim_task_row row = {
         .id = t->id,
@@ -125,7 +122,7 @@ static void user_next(sim_engine *e, int32_t user, bool error_reply);
 
 static void task_end(sim_engine *e, sim__task *t)
 {
-    sim__task_record(e, t, t->failed ? SIM_FAILED : SIM_COMPLETED, t->failed ? -1 : e->now);
+    sim__cl_task_record(e, t, t->failed ? SIM_FAILED : SIM_COMPLETED, t->failed ? -1 : e->now);
     int32_t user = t->user;
     bool failed = t->failed;
     task_unlink(e, t);
@@ -205,7 +202,7 @@ static void open_arrival(sim_engine *e, void *subject, int64_t stream);
 
 /* Open loop: a stream's next request becomes its next arrival event, if
  * the stop conditions still allow it. */
-void sim__schedule_arrival(sim_engine *e, int stream)
+void sim__cl_schedule_arrival(sim_engine *e, int stream)
 {
     wl_record *next = &e->next[stream];
     int rc = wl_source_next(e->src, stream, next, &e->error);
@@ -222,10 +219,10 @@ static void open_arrival(sim_engine *e, void *subject, int64_t stream)
     wl_record rec = e->next[stream];
     arrive(e, -1, &rec);
     e->backlog = e->next_request_id - e->done; /* overload (b): see sim_engine_limit_in_flight */
-    sim__schedule_arrival(e, (int)stream);
+    sim__cl_schedule_arrival(e, (int)stream);
 }
 
-void sim__user_send(sim_engine *e, void *subject, int64_t user)
+void sim__cl_user_send(sim_engine *e, void *subject, int64_t user)
 {
     if (!arrivals_open(e, e->now)) return;
     int stream = e->user_stream[user];
@@ -243,24 +240,22 @@ static void user_next(sim_engine *e, int32_t user, bool error_reply)
      * spin without advancing time, so the error reply takes a round trip. */
     if (error_reply && think < SIM__ERROR_REPLY_NS) think = SIM__ERROR_REPLY_NS;
     int64_t t = e->now + think;
-    if (arrivals_open(e, t)) sim__heap_push(&e->events, t, sim__user_send, NULL, user);
+    if (arrivals_open(e, t)) sim__heap_push(&e->events, t, sim__cl_user_send, NULL, user);
 }
 
-/* The owner of a call that ended: its task, or its closed-loop user. */
-static void notify(sim_engine *e, sim__task *t, int32_t user, bool ok, int32_t output,
-                   bool error_reply)
+void sim__cl_notify(sim_engine *e, sim__task *t, int32_t user, bool ok, int32_t output,
+                    bool error_reply)
 {
     if (t) task_call_done(e, t, ok, output);
     else if (user >= 0) user_next(e, user, error_reply);
 }
 
-void sim__request_done(sim_engine *e, sim__request *r, const char *status, int64_t finish_ns)
+void sim__cl_fini(sim_engine *e)
 {
-    bool ok = finish_ns >= 0; /* completed; else rejected at arrival */
-    e->done++;
-    sim__request_record(e, r, status, finish_ns);
-    sim__task *t = r->task;
-    int32_t user = r->user, output = r->output;
-    sim__request_free(e, r);
-    notify(e, t, user, ok, ok ? output : 0, !ok);
+    for (int pass = 0; pass < 2; pass++)
+        for (sim__task *t = pass ? e->free_tasks : e->tasks, *next; t; t = next) {
+            next = t->next;
+            free(t);
+        }
+    e->tasks = e->free_tasks = NULL;
 }

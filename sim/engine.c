@@ -1,5 +1,6 @@
 /*
- * engine.c: the event loop, the request pool, and a run's beginning and end.
+ * engine.c: the event loop, and a run's beginning and end (the top of the
+ * call chain drawn in sim_int.h; the request pool is request.c's).
  *
  * Each open-loop stream is a chain of arrival events, each scheduling the
  * next; the first request is sent at time 0, as benchmark clients do (a
@@ -12,92 +13,11 @@
 #include "sim_int.h"
 
 #include <assert.h>
-
-#include <math.h>
 #include <stdlib.h>
 
-#define SLAB_REQUESTS 1024
 #define PROGRESS_EVERY 16384
 
 const char *const sim_status_names[] = {"completed", "interrupted", "overloaded", "failed", NULL};
-
-/* Just past the horizon: a time no event may have. */
-#define PAST_HORIZON_NS ((int64_t)(SIM_HORIZON_S * SIM__NS_PER_S) + 1)
-
-int64_t sim__ns(double seconds)
-{
-    /* Durations and times are never negative: round half up without libm's
-     * llround, which showed in profiles.  Beyond the horizon (or NaN) a
-     * duration saturates, so that now + duration cannot overflow and the
-     * event loop reports the horizon instead. */
-    if (!(seconds < SIM_HORIZON_S)) return PAST_HORIZON_NS;
-    return (int64_t)(seconds * SIM__NS_PER_S + 0.5);
-}
-
-static double secs(int64_t ns)
-{
-    return ns < 0 ? NAN : (double)ns / SIM__NS_PER_S;
-}
-
-/* ---- request pool ---- */
-
-sim__request *sim__request_new(sim_engine *e)
-{
-    if (!e->free_list) { /* memory grows with requests in flight, never with the run */
-        sim__slab *s = util_xmalloc(sizeof *s + SLAB_REQUESTS * sizeof(sim__request));
-        s->next = e->slabs;
-        e->slabs = s;
-        for (int i = 0; i < SLAB_REQUESTS; i++) {
-            s->reqs[i].id = -1;
-            s->reqs[i].next = e->free_list;
-            e->free_list = &s->reqs[i];
-        }
-    }
-    sim__request *r = e->free_list;
-    e->free_list = r->next;
-    *r = (sim__request){.arrival_ns = -1, .enqueue_ns = -1, .sched_ns = -1,
-                        .first_token_ns = -1, .decode_enqueue_ns = -1, .replica = -1,
-                        .decode_replica = -1, .user = -1, .call_index = -1,
-                        .timeout_slot = SIM__NO_SLOT, .finish_slot = SIM__NO_SLOT};
-    return r;
-}
-
-void sim__request_free(sim_engine *e, sim__request *r)
-{
-    /* A time-out that can no longer fire would still hold the heap, and the
-     * run's end, until its time. */
-    if (r->timeout_slot != SIM__NO_SLOT) sim__heap_remove(&e->events, r->timeout_slot);
-    r->id = -1; /* a walk of the pool knows it is gone */
-    r->next = e->free_list;
-    e->free_list = r;
-}
-
-void sim__request_record(sim_engine *e, const sim__request *r, const char *status,
-                         int64_t finish_ns)
-{
-    sim_request_row row = {
-        .id = r->id,
-        .cls = e->sc->workload.classes[r->cls].name,
-        .task_id = r->task ? r->task->id : -1,
-        .call_index = r->call_index,
-        .replica = r->replica,
-        .decode_replica = r->decode_replica,
-        .status = status,
-        .arrival_s = secs(r->arrival_ns),
-        .enqueue_s = secs(r->enqueue_ns),
-        .first_scheduled_s = secs(r->sched_ns),
-        .first_token_s = secs(r->first_token_ns),
-        .finish_s = secs(finish_ns),
-        .decode_enqueue_s = secs(r->decode_enqueue_ns),
-        .prompt_tokens = r->prompt,
-        .output_tokens = r->output,
-        .preemptions = r->preemptions,
-        .slow = r->slow,
-    };
-    if (!e->sink_rc && e->sink.request) e->sink_rc = e->sink.request(e->sink.ctx, &row);
-}
-
-/* ---- engine ---- */
 
 enum { STREAM_ROUTER = 5 };
 
@@ -132,12 +52,12 @@ static void start_streams(sim_engine *e)
     for (int s = 0; s < w->n_streams; s++) {
         if (s == 0 && !w->shared_used) continue;
         if (w->streams[s].process != WL_CLOSED) {
-            sim__schedule_arrival(e, s);
+            sim__cl_schedule_arrival(e, s);
             continue;
         }
         for (int k = 0; k < w->streams[s].users; k++, u++) {
             e->user_stream[u] = s;
-            sim__heap_push(&e->events, 0, sim__user_send, NULL, u);
+            sim__heap_push(&e->events, 0, sim__cl_user_send, NULL, u);
         }
     }
 }
@@ -157,7 +77,7 @@ sim_engine *sim_engine_create(const sim_scenario *sc, const sim_sink *sink)
         const sim_pool *p = &sc->pools[i];
         sim__group *g = &e->groups[i == sc->disagg_decode ? 1 : 0];
         for (int j = 0; j < p->replicas; j++)
-            sim__replica_init(&e->replicas[p->first_replica + j], e, p, g, p->first_replica + j);
+            sim__rp_init(&e->replicas[p->first_replica + j], e, p, g, p->first_replica + j);
     }
     e->stop_ns = sc->stop_duration_s > 0 ? sim__ns(sc->stop_duration_s) : INT64_MAX;
     for (int i = 0; i < sc->n_pools; i++)
@@ -185,21 +105,14 @@ int64_t sim_engine_default_limit(const sim_scenario *sc)
 void sim_engine_destroy(sim_engine *e)
 {
     if (!e) return;
-    for (int i = 0; i < e->n_replicas; i++) sim__replica_fini(&e->replicas[i]);
+    for (int i = 0; i < e->n_replicas; i++) sim__rp_fini(&e->replicas[i]);
     free(e->replicas);
     sim__heap_fini(&e->events);
     wl_source_destroy(e->src);
     gsl_rng_free(e->router_rng);
     util_diag_fini(&e->error);
-    for (sim__slab *s = e->slabs, *next; s; s = next) {
-        next = s->next;
-        free(s);
-    }
-    for (int pass = 0; pass < 2; pass++)
-        for (sim__task *t = pass ? e->free_tasks : e->tasks, *next; t; t = next) {
-            next = t->next;
-            free(t);
-        }
+    sim__rq_pool_fini(e);
+    sim__cl_fini(e);
     free(e->next);
     free(e->user_stream);
     free(e->reason);
@@ -218,30 +131,26 @@ const char *sim_engine_reason(const sim_engine *e)
 
 void sim_engine_progress(const sim_engine *e, sim_progress *out)
 {
-    *out = (sim_progress){secs(e->now), e->arrived, e->done, e->events_run};
+    *out = (sim_progress){sim__secs(e->now), e->arrived, e->done, e->events_run};
 }
 
 static void emit_replicas(sim_engine *e)
 {
     for (int i = 0; i < e->n_replicas && !e->sink_rc; i++) {
         sim_replica_row row;
-        sim__replica_row(&e->replicas[i], &row);
+        sim__rp_row(&e->replicas[i], &row);
         if (e->sink.replica) e->sink_rc = e->sink.replica(e->sink.ctx, &row);
     }
 }
 
 /* An interrupted run: every request still in the system -- wherever it is,
- * a queue, a replica, the link -- becomes an unfinished row (a timed-out one
- * was recorded already), and so does every task in flight.  The pool knows
- * them all: a struct in use has an id. */
+ * a queue, a replica, the link -- becomes an unfinished row (the pool knows
+ * them all), and so does every task in flight. */
 static void drain(sim_engine *e)
 {
-    for (sim__slab *s = e->slabs; s; s = s->next)
-        for (int i = 0; i < SLAB_REQUESTS; i++) {
-            const sim__request *r = &s->reqs[i];
-            if (r->id >= 0 && !r->dead) sim__request_record(e, r, SIM_UNFINISHED, -1);
-        }
-    for (const sim__task *t = e->tasks; t; t = t->next) sim__task_record(e, t, SIM_UNFINISHED, -1);
+    sim__rq_drain(e);
+    for (const sim__task *t = e->tasks; t; t = t->next)
+        sim__cl_task_record(e, t, SIM_UNFINISHED, -1);
 }
 
 void sim_engine_limit_in_flight(sim_engine *e, int64_t limit)
@@ -298,7 +207,7 @@ int sim_engine_run(sim_engine *e, const volatile sig_atomic_t *stop, sim_progres
             rc = UTIL_EINTR;
             break;
         }
-        if (ev.at >= PAST_HORIZON_NS - 1) {
+        if (ev.at >= SIM__PAST_HORIZON_NS - 1) {
             past_horizon(e);
             break;
         }

@@ -57,6 +57,7 @@ void sim__heap_push_tracked(sim__heap *h, int64_t at, sim__handler fn, void *sub
     }
     sim__event ev = {at, h->next_seq++, fn, subject, arg, slot};
     sift_up(h, h->n++, ev);
+    SIM__CHECKED(sim__heap_check(h));
 }
 
 void sim__heap_push(sim__heap *h, int64_t at, sim__handler fn, void *subject, int64_t arg)
@@ -71,6 +72,7 @@ void sim__heap_earlier(sim__heap *h, size_t i, int64_t at)
     ev.at = at;
     ev.seq = h->next_seq++; /* as if pushed now: FIFO among equal times holds */
     sift_up(h, i, ev);
+    SIM__CHECKED(sim__heap_check(h));
 }
 
 /* Moves ev down from position i (of a heap of n) to where it belongs. */
@@ -102,6 +104,7 @@ bool sim__heap_pop(sim__heap *h, sim__event *out)
     *out = h->a[0];
     if (out->slot) *out->slot = SIM__NO_SLOT; /* its owner must not move it now */
     fill(h, 0);
+    SIM__CHECKED(sim__heap_check(h));
     return true;
 }
 
@@ -110,4 +113,19 @@ void sim__heap_remove(sim__heap *h, size_t i)
     assert(i < h->n);
     if (h->a[i].slot) *h->a[i].slot = SIM__NO_SLOT;
     fill(h, i);
+    SIM__CHECKED(sim__heap_check(h));
 }
+
+#if SIM_CHECKS
+void sim__heap_check(const sim__heap *h)
+{
+    sim__checks_run++;
+    SIM__CHECK(h->n <= h->cap);
+    for (size_t i = 0; i < h->n; i++) {
+        const sim__event *ev = &h->a[i];
+        SIM__CHECK(ev->seq < h->next_seq);
+        SIM__CHECK(i == 0 || !before(ev, &h->a[(i - 1) / 2])); /* never before its parent */
+        SIM__CHECK(!ev->slot || *ev->slot == i);               /* a tracked entry knows where */
+    }
+}
+#endif

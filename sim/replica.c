@@ -28,54 +28,9 @@
 static void iteration_end(sim_engine *e, void *subject, int64_t arg);
 static void start_iteration(sim__replica *rp);
 
-/* ---- queues ---- */
-
-void sim__queue_push(sim__queue *q, sim__request *r)
-{
-    r->next = NULL;
-    if (q->tail) q->tail->next = r;
-    else q->head = r;
-    q->tail = r;
-    q->n++;
-}
-
-void sim__queue_push_front(sim__queue *q, sim__request *r)
-{
-    r->next = q->head;
-    q->head = r;
-    if (!q->tail) q->tail = r;
-    q->n++;
-}
-
-sim__request *sim__queue_pop(sim__queue *q)
-{
-    sim__request *r = q->head;
-    if (!r) return NULL;
-    q->head = r->next;
-    if (!q->head) q->tail = NULL;
-    q->n--;
-    r->next = NULL;
-    return r;
-}
-
-/* O(n), for the rare preemption of a partly prefilled prompt. */
-static void queue_remove(sim__queue *q, sim__request *r)
-{
-    sim__request **p = &q->head, *prev = NULL;
-    while (*p && *p != r) {
-        prev = *p;
-        p = &(*p)->next;
-    }
-    if (!*p) return;
-    *p = r->next;
-    if (q->tail == r) q->tail = prev;
-    q->n--;
-    r->next = NULL;
-}
-
 /* ---- running list (admission order: the most recent is preempted first) ---- */
 
-void sim__run_append(sim__replica *rp, sim__request *r)
+static void run_append(sim__replica *rp, sim__request *r)
 {
     r->run_prev = rp->run_tail;
     r->run_next = NULL;
@@ -100,7 +55,7 @@ static void run_remove(sim__replica *rp, sim__request *r)
 
 /* ---- set-up ---- */
 
-void sim__replica_init(sim__replica *rp, sim_engine *e, const sim_pool *p, sim__group *g, int id)
+void sim__rp_init(sim__replica *rp, sim_engine *e, const sim_pool *p, sim__group *g, int id)
 {
     *rp = (sim__replica){.e = e, .pool = p, .group = g, .id = id, .kv_capacity = p->kv_blocks};
     rp->q = e->sc->router == SIM_ROUTER_CENTRAL ? &g->central : &rp->own;
@@ -108,7 +63,7 @@ void sim__replica_init(sim__replica *rp, sim_engine *e, const sim_pool *p, sim__
     sim__kv_init(&rp->kv, p->block_tokens);
 }
 
-void sim__replica_fini(sim__replica *rp)
+void sim__rp_fini(sim__replica *rp)
 {
     sim__heap_fini(&rp->finishing);
     sim__kv_fini(&rp->kv);
@@ -116,7 +71,7 @@ void sim__replica_fini(sim__replica *rp)
     free(rp->chunk_cost);
 }
 
-int64_t sim__replica_free_blocks(const sim__replica *rp)
+int64_t sim__rp_free_blocks(const sim__replica *rp)
 {
     return rp->kv_capacity - sim__kv_need(&rp->kv, 0) - rp->kv_other;
 }
@@ -142,14 +97,14 @@ static bool can_ever_fit(const sim__replica *rp, const sim__request *r)
            total <= p->cost.model.max_context;
 }
 
-void sim__replica_enqueue(sim__replica *rp, sim__request *r)
+void sim__rp_enqueue(sim__replica *rp, sim__request *r)
 {
     if (r->state == SIM__ARRIVED_KV) r->decode_enqueue_ns = rp->e->now;
     else r->enqueue_ns = rp->e->now;
     if (!can_ever_fit(rp, r)) {
         if (r->state != SIM__ARRIVED_KV) r->replica = rp->id;
         else r->decode_replica = rp->id;
-        sim__request_done(rp->e, r, SIM_REJECTED, -1);
+        sim__rq_done(rp->e, r, SIM_REJECTED, -1);
         return;
     }
     sim__queue_push(rp->q, r);
@@ -162,7 +117,7 @@ void sim__replica_enqueue(sim__replica *rp, sim__request *r)
 /* ---- moves the schedulers make ---- */
 
 /* Grows the iteration's chunk list. */
-void sim__add_chunk(sim__replica *rp, sim__request *r, int64_t tokens)
+void sim__rp_add_chunk(sim__replica *rp, sim__request *r, int64_t tokens)
 {
     if (rp->n_chunks == rp->chunks_cap) {
         rp->chunks_cap = rp->chunks_cap ? 2 * rp->chunks_cap : 16;
@@ -176,7 +131,7 @@ void sim__add_chunk(sim__replica *rp, sim__request *r, int64_t tokens)
 }
 
 /* Takes r (the head of the queue) into the running set. */
-void sim__admit(sim__replica *rp, sim__request *r)
+void sim__rp_admit(sim__replica *rp, sim__request *r)
 {
     sim__queue_pop(rp->q);
     if (rp->q != &rp->own) rp->outstanding++; /* from the central queue: now it is ours */
@@ -184,11 +139,11 @@ void sim__admit(sim__replica *rp, sim__request *r)
     if (r->state == SIM__ARRIVED_KV) r->decode_replica = rp->id;
     else r->replica = rp->id;
     if (r->sched_ns < 0) r->sched_ns = rp->e->now;
-    sim__run_append(rp, r);
+    run_append(rp, r);
 }
 
 /* Holds `blocks` more KV blocks for r outside the decoding set. */
-void sim__hold_blocks(sim__replica *rp, sim__request *r, int64_t blocks)
+void sim__rp_hold_blocks(sim__replica *rp, sim__request *r, int64_t blocks)
 {
     r->blocks += blocks;
     rp->kv_other += blocks;
@@ -196,7 +151,7 @@ void sim__hold_blocks(sim__replica *rp, sim__request *r, int64_t blocks)
 
 /* r, whose KV cache holds `cached` tokens and which has generated
  * r->generated tokens, decodes from the next step on. */
-void sim__decoder_join(sim__replica *rp, sim__request *r, int64_t cached)
+void sim__rp_decoder_join(sim__replica *rp, sim__request *r, int64_t cached)
 {
     r->state = SIM__DECODING;
     r->ctx_off = cached + 1 - rp->step; /* its first step attends cached + 1 tokens */
@@ -242,7 +197,7 @@ static void victim_push(sim__replica *rp, sim__request *r, int64_t blocks)
     rp->cached_free += blocks;
 }
 
-void sim__claim_prefix(sim__request *r)
+void sim__rp_claim_prefix(sim__request *r)
 {
     sim__replica *rp = r->cache_owner;
     if (!rp || r->cached_blocks == 0) return;
@@ -256,7 +211,7 @@ void sim__claim_prefix(sim__request *r)
     r->cached_blocks = 0;
 }
 
-void sim__settle_cache(sim__replica *rp)
+void sim__rp_settle_cache(sim__replica *rp)
 {
     if (!rp->victims) return;
     int64_t over = sim__kv_need(&rp->kv, 0) + rp->kv_other + rp->cached_free - rp->kv_capacity;
@@ -273,7 +228,7 @@ void sim__settle_cache(sim__replica *rp)
     }
 }
 
-int64_t sim__cached_prefix(const sim__replica *rp, const sim__request *r)
+int64_t sim__rp_cached_prefix(const sim__replica *rp, const sim__request *r)
 {
     if (r->state != SIM__WAITING || r->cached_blocks == 0 || r->cache_owner != rp)
         return r->cached;
@@ -284,7 +239,7 @@ int64_t sim__cached_prefix(const sim__replica *rp, const sim__request *r)
 
 static void preempt_recompute(sim__replica *rp, sim__request *r)
 {
-    if (r->state == SIM__PREFILLING) queue_remove(&rp->partial, r);
+    if (r->state == SIM__PREFILLING) sim__queue_remove(&rp->partial, r);
     rp->kv_other -= r->blocks;
     if (rp->pool->prefix_caching) victim_push(rp, r, r->blocks);
     r->blocks = 0;
@@ -298,7 +253,7 @@ static void preempt_recompute(sim__replica *rp, sim__request *r)
 /* Preempts the most recently admitted running sequence: recompute, or swap
  * its KV cache out over PCIe (falling back to recompute when host swap space
  * is full, or for a prompt not yet fully prefilled). */
-void sim__preempt_last(sim__replica *rp)
+void sim__rp_preempt_last(sim__replica *rp)
 {
     sim__request *r = rp->run_tail;
     assert(r);
@@ -323,61 +278,56 @@ void sim__preempt_last(sim__replica *rp)
         return;
     }
     /* its decoder blocks, counted as held again, are freed by the recompute */
-    sim__hold_blocks(rp, r, sim__kv_blocks_for(&rp->kv, in_kv));
+    sim__rp_hold_blocks(rp, r, sim__kv_blocks_for(&rp->kv, in_kv));
     preempt_recompute(rp, r);
 }
 
 /* Brings the oldest swapped sequence back: its KV cache is copied in and it
  * decodes in this iteration. */
-void sim__swap_in(sim__replica *rp)
+void sim__rp_swap_in(sim__replica *rp)
 {
     sim__request *r = sim__queue_pop(&rp->swapped);
     int64_t cached = (int64_t)r->prompt + r->generated - 1;
     rp->swap_bytes += (double)cached * rp->pool->cost.kv_bytes_per_token;
-    sim__run_append(rp, r);
-    sim__decoder_join(rp, r, cached);
+    run_append(rp, r);
+    sim__rp_decoder_join(rp, r, cached);
 }
 
 /* ---- time-outs ---- */
 
-void sim__drop_dead_heads(sim__replica *rp)
+void sim__rp_drop_dead_heads(sim__replica *rp)
 {
     sim__request *r;
     while ((r = rp->q->head) && r->dead) {
         sim__queue_pop(rp->q);
-        sim__claim_prefix(r);
-        sim__request_free(rp->e, r);
-    }
-}
-
-void sim__request_cancel(sim_engine *e, sim__request *r)
-{
-    r->dead = true;
-    sim__replica *rp = r->holder;
-    switch ((sim__state)r->state) {
-    case SIM__SENDING:      /* dropped when it reaches the router */
-    case SIM__TRANSFERRING: /* dropped when it reaches the decode pool */
-        return;
-    case SIM__WAITING:
-    case SIM__ARRIVED_KV: /* dropped when it reaches the head of its queue */
-        if (rp && rp->q == &rp->own) rp->outstanding--;
-        return;
-    case SIM__SWAPPED:
-        queue_remove(&rp->swapped, r);
-        rp->outstanding--;
-        sim__request_free(e, r);
-        return;
-    case SIM__PREFILLING:
-    case SIM__DECODING: sim__replica_cancel(rp, r); return;
+        sim__rp_claim_prefix(r);
+        sim__rq_free(rp->e, r);
     }
 }
 
 static void cut_run(sim__replica *rp);
 
-void sim__replica_cancel(sim__replica *rp, sim__request *r)
+void sim__rp_cancel(sim__replica *rp, sim__request *r)
 {
-    rp->n_dead++;
-    if (rp->busy && rp->run_decode_only) cut_run(rp); /* vLLM aborts between steps */
+    switch ((sim__state)r->state) {
+    case SIM__SENDING:
+    case SIM__TRANSFERRING: /* not here: request.c leaves these to the event they wait for */
+        return;
+    case SIM__WAITING:
+    case SIM__ARRIVED_KV: /* dropped when it reaches the head of its queue */
+        if (rp->q == &rp->own) rp->outstanding--;
+        return;
+    case SIM__SWAPPED:
+        sim__queue_remove(&rp->swapped, r);
+        rp->outstanding--;
+        sim__rq_free(rp->e, r);
+        return;
+    case SIM__PREFILLING:
+    case SIM__DECODING:
+        rp->n_dead++;
+        if (rp->busy && rp->run_decode_only) cut_run(rp); /* vLLM aborts between steps */
+        return;
+    }
 }
 
 /* Timed-out sequences leave the batch: their blocks are freed (a static
@@ -398,13 +348,13 @@ static void reap(sim__replica *rp)
             }
         } else if (!reserves(rp)) {
             rp->kv_other -= r->blocks;
-            queue_remove(&rp->partial, r);
+            sim__queue_remove(&rp->partial, r);
         }
         for (int i = 0; i < rp->n_chunks; i++)
             if (rp->chunks[i] == r) rp->chunks[i] = NULL;
         run_remove(rp, r);
         rp->outstanding--;
-        sim__request_free(rp->e, r);
+        sim__rq_free(rp->e, r);
     }
 }
 
@@ -427,10 +377,10 @@ static void schedule_kick(sim__replica *rp)
     sim__heap_push(&rp->e->events, rp->e->now, kick, rp, 0);
 }
 
-void sim__replica_wake(sim__replica *rp)
+void sim__rp_wake(sim__replica *rp)
 {
     if (!rp->busy) schedule_kick(rp);
-    else if (rp->run_decode_only && sim__can_admit_head(rp)) cut_run(rp);
+    else if (rp->run_decode_only && sim__sc_can_admit_head(rp)) cut_run(rp);
 }
 
 static int64_t decode_context(const sim__replica *rp)
@@ -519,13 +469,14 @@ static void start_iteration(sim__replica *rp)
     rp->n_chunks = 0;
     rp->swap_bytes = 0;
     rp->decodes = false;
-    sim__plan(rp);
+    sim__sc_plan(rp);
     if (!rp->n_chunks && !rp->decodes && rp->swap_bytes == 0) return; /* idle */
     note_kv_peak(rp);
     rp->busy = true;
     rp->run_start_ns = rp->e->now;
     if (!rp->n_chunks && rp->swap_bytes == 0) start_run(rp);
     else start_single(rp);
+    SIM__CHECKED(sim__rp_check(rp, rp->run_decode_only ? rp->run_last - rp->step + 1 : 1));
 }
 
 /* An admissible request arrived during a decode run: end the run with the
@@ -543,7 +494,7 @@ static void cut_run(sim__replica *rp)
         else lo = mid + 1;
     }
     int64_t end = after_start(rp, rp->run_start_ns + run_ns(rp, lo));
-    if (lo == k || end >= rp->e->events.a[rp->end_slot].at)
+    if (lo == k || end >= sim__heap_tracked(&rp->e->events, &rp->end_slot)->at)
         return; /* the run ends with the step in progress anyway */
     rp->run_last = rp->step + lo - 1;
     sim__heap_earlier(&rp->e->events, rp->end_slot, end);
@@ -645,7 +596,7 @@ static void complete(sim__replica *rp, sim__request *r)
 {
     run_remove(rp, r);
     rp->outstanding--;
-    sim__request_done(rp->e, r, SIM_COMPLETED, rp->e->now);
+    sim__rq_done(rp->e, r, SIM_COMPLETED, rp->e->now);
 }
 
 /* Static batching pads: a finished member's slot computes until the batch
@@ -692,10 +643,20 @@ static void prefill_done(sim__replica *rp, sim__request *r)
     } else if (rp->e->sc->disagg_prefill == rp->pool->index) {
         run_remove(rp, r);
         rp->outstanding--;
-        sim__transfer(rp->e, rp, r); /* keeps its blocks here until the copy is done */
+        SIM__CHECKED(rp->kv_on_link += r->blocks);
+        sim__rt_transfer(rp->e, rp, r); /* keeps its blocks here until the copy is done */
     } else {
-        sim__decoder_join(rp, r, r->cached);
+        sim__rp_decoder_join(rp, r, r->cached);
     }
+}
+
+/* The other end of prefill_done's transfer: the copy is done. */
+void sim__rp_link_done(sim__replica *rp, sim__request *r)
+{
+    SIM__CHECKED(rp->kv_on_link -= r->blocks);
+    rp->kv_other -= r->blocks;
+    r->blocks = 0;
+    sim__rp_wake(rp);
 }
 
 static void finish_chunks(sim__replica *rp)
@@ -707,7 +668,7 @@ static void finish_chunks(sim__replica *rp)
         r->chunk = 0;
         if (r->cached < r->prefill_target) continue; /* more chunks to come */
         if (r->state == SIM__PREFILLING && rp->pool->policy == SIM_CHUNKED)
-            queue_remove(&rp->partial, r);
+            sim__queue_remove(&rp->partial, r);
         prefill_done(rp, r);
     }
     rp->n_chunks = 0;
@@ -727,6 +688,7 @@ static void iteration_end(sim_engine *e, void *subject, int64_t arg)
     finish_chunks(rp);
     rp->busy = false;
     rp->run_decode_only = false;
+    SIM__CHECKED(sim__rp_check(rp, 0));
     const sim__event *next = sim__heap_top(&e->events);
     if (next && next->at == e->now) schedule_kick(rp);
     else start_iteration(rp);
@@ -734,7 +696,7 @@ static void iteration_end(sim_engine *e, void *subject, int64_t arg)
 
 /* ---- end of a run ---- */
 
-void sim__replica_row(const sim__replica *rp, sim_replica_row *row)
+void sim__rp_row(const sim__replica *rp, sim_replica_row *row)
 {
     const sim_pool *p = rp->pool;
     const mdl_cost *cm = &p->cost;
@@ -769,3 +731,113 @@ void sim__replica_row(const sim__replica *rp, sim_replica_row *row)
         .usd_per_gpu_hour = p->usd_per_gpu_hour,
     };
 }
+
+/* ---- invariants (SIM_CHECKS, sim_int.h) ---- */
+
+#if SIM_CHECKS
+
+#define IN(s) (1u << (s))
+
+/* A queue's length and tail against its links, its members in the states
+ * given; returns how many have not timed out. */
+static int64_t check_queue(const sim__queue *q, unsigned states, bool running)
+{
+    int64_t n = 0, live = 0;
+    const sim__request *last = NULL;
+    for (const sim__request *r = q->head; r; last = r, r = r->next, n++) {
+        SIM__CHECK(states & IN(r->state));
+        SIM__CHECK(r->in_running == running && (running || r->blocks == 0));
+        live += !r->dead;
+    }
+    SIM__CHECK(q->tail == last && q->n == n);
+    return live;
+}
+
+/* What the running list adds up to. */
+typedef struct run_sums {
+    int32_t n, decoders, dead;
+    int64_t held, ctx, kv_blocks; /* blocks held outside the decoding set; sums over decoders */
+} run_sums;
+
+/* A decoder: its entry in `finishing` is its own and not yet due. */
+static void check_decoder(const sim__replica *rp, const sim__request *r, run_sums *u)
+{
+    SIM__CHECK(r->finish_slot < rp->finishing.n && r->finish_step >= rp->step);
+    const sim__event *ev = sim__heap_tracked(&rp->finishing, &r->finish_slot);
+    SIM__CHECK(ev->subject == r && ev->at == r->finish_step);
+    SIM__CHECK(reserves(rp) || r->blocks == 0); /* its blocks are the KV histogram's */
+    u->decoders++;
+    u->ctx += r->ctx_off;
+    u->kv_blocks += sim__kv_blocks_for(&rp->kv, r->ctx_off + rp->step);
+}
+
+/* The running list, linked both ways in admission order, each member held
+ * here, prefilling or decoding. */
+static run_sums check_running(const sim__replica *rp)
+{
+    run_sums u = {0};
+    const sim__request *prev = NULL;
+    for (const sim__request *r = rp->run_head; r; prev = r, r = r->run_next, u.n++) {
+        SIM__CHECK(r->in_running && r->holder == rp && r->run_prev == prev);
+        SIM__CHECK(r->state == SIM__PREFILLING || r->state == SIM__DECODING);
+        u.dead += r->dead;
+        u.held += r->blocks;
+        if (r->state == SIM__DECODING) check_decoder(rp, r, &u);
+    }
+    SIM__CHECK(rp->run_tail == prev && u.n == rp->n_running);
+    return u;
+}
+
+/* The decoding set: its count, context sum and KV blocks against the
+ * running decoders; KV blocks held outside it against their holders. */
+static void check_kv(const sim__replica *rp, const run_sums *u, int64_t span)
+{
+    SIM__CHECK(rp->n_decode == u->decoders && (size_t)rp->n_decode == rp->finishing.n);
+    SIM__CHECK(rp->ctx_base == u->ctx && rp->kv.at == rp->step);
+    int64_t phases = 0;
+    for (int i = 0; i < rp->kv.block_tokens; i++) phases += rp->kv.hist[i];
+    SIM__CHECK(phases == rp->kv.n);
+    if (reserves(rp)) { /* whole reservations, and the padding of finished members */
+        SIM__CHECK(rp->kv.n == 0 && rp->kv.blocks == 0);
+        SIM__CHECK(rp->kv_other >= u->held + rp->kv_on_link);
+    } else {
+        SIM__CHECK(rp->kv.n == rp->n_decode && rp->kv.blocks == u->kv_blocks);
+        SIM__CHECK(rp->kv_other == u->held + rp->kv_on_link && rp->n_ghost == 0);
+    }
+    if (span > 0) SIM__CHECK(sim__kv_need(&rp->kv, span - 1) + rp->kv_other <= rp->kv_capacity);
+}
+
+/* Prefix caching: the victims' cached blocks add up to cached_free. */
+static void check_victims(const sim__replica *rp)
+{
+    int64_t cached = 0;
+    const sim__request *last = NULL;
+    for (const sim__request *v = rp->victims; v; last = v, v = v->victim_next) {
+        SIM__CHECK(v->cache_owner == rp && v->cached_blocks > 0 && v->state == SIM__WAITING);
+        cached += v->cached_blocks;
+    }
+    SIM__CHECK(rp->victims_tail == last && rp->cached_free == cached);
+}
+
+void sim__rp_check(const sim__replica *rp, int64_t span)
+{
+    sim__checks_run++;
+    sim__heap_check(&rp->finishing);
+    run_sums u = check_running(rp);
+    SIM__CHECK(u.n <= rp->pool->max_batch && u.dead == rp->n_dead);
+    /* A request routed without a pre-model delay waits in state SENDING (it
+     * is never set to WAITING), so that its time-out, taking it for one on
+     * its way, leaves it counted in `outstanding` for good: hence SENDING
+     * here and >= below, where the design says WAITING and ==. */
+    unsigned queued = IN(SIM__SENDING) | IN(SIM__WAITING) | IN(SIM__ARRIVED_KV);
+    int64_t waiting = check_queue(rp->q, queued, false);
+    check_queue(&rp->partial, IN(SIM__PREFILLING), true);
+    check_queue(&rp->swapped, IN(SIM__SWAPPED), false);
+    /* routed here and not yet gone: its own queue's live members, its batch, its swap space */
+    int64_t held = (rp->q == &rp->own ? waiting : 0) + u.n + rp->swapped.n;
+    SIM__CHECK(rp->q == &rp->own ? rp->outstanding >= held : rp->outstanding == held);
+    check_kv(rp, &u, span);
+    check_victims(rp);
+}
+
+#endif /* SIM_CHECKS */

@@ -33,7 +33,7 @@ static int least_kv(sim_engine *e, const sim__group *g)
 {
     int best = 0;
     for (int i = 1; i < g->count; i++)
-        if (sim__replica_free_blocks(member(e, g, i)) > sim__replica_free_blocks(member(e, g, best)))
+        if (sim__rp_free_blocks(member(e, g, i)) > sim__rp_free_blocks(member(e, g, best)))
             best = i;
     return best;
 }
@@ -66,37 +66,34 @@ static int pick(sim_engine *e, sim__group *g)
     return 0;
 }
 
-void sim__route(sim_engine *e, sim__group *g, sim__request *r)
+void sim__rt_route(sim_engine *e, sim__group *g, sim__request *r)
 {
     if (e->sc->router == SIM_ROUTER_CENTRAL) {
         /* Into the group's queue; every replica gets the chance to take it:
          * idle ones start, ones running ahead through decode steps stop at
          * the next step if they could admit it. */
-        sim__replica_enqueue(member(e, g, 0), r);
-        for (int i = 0; i < g->count; i++) sim__replica_wake(member(e, g, i));
+        sim__rp_enqueue(member(e, g, 0), r);
+        for (int i = 0; i < g->count; i++) sim__rp_wake(member(e, g, i));
         return;
     }
     sim__replica *rp = member(e, g, pick(e, g));
-    sim__replica_enqueue(rp, r);
-    sim__replica_wake(rp);
+    sim__rp_enqueue(rp, r);
+    sim__rp_wake(rp);
 }
 
 static void transfer_done(sim_engine *e, void *subject, int64_t from)
 {
     sim__request *r = subject;
-    sim__replica *src = &e->replicas[from];
-    src->kv_other -= r->blocks; /* the copy is done: the prefill replica's blocks are free */
-    r->blocks = 0;
-    sim__replica_wake(src);
+    sim__rp_link_done(&e->replicas[from], r); /* the prefill replica's blocks are free */
     if (r->dead) { /* its client gave up while it was on the link */
-        sim__request_free(e, r);
+        sim__rq_free(e, r);
         return;
     }
     r->state = SIM__ARRIVED_KV;
-    sim__route(e, &e->groups[1], r);
+    sim__rt_route(e, &e->groups[1], r);
 }
 
-void sim__transfer(sim_engine *e, sim__replica *from, sim__request *r)
+void sim__rt_transfer(sim_engine *e, sim__replica *from, sim__request *r)
 {
     const sim_scenario *sc = e->sc;
     r->state = SIM__TRANSFERRING;

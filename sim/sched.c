@@ -36,7 +36,7 @@ static int make_room(sim__replica *rp)
 {
     int n = 0;
     while (rp->run_tail && sim__kv_need(&rp->kv, 0) + rp->kv_other > rp->kv_capacity) {
-        sim__preempt_last(rp);
+        sim__rp_preempt_last(rp);
         n++;
     }
     return n;
@@ -48,8 +48,8 @@ static void swap_in(sim__replica *rp, int preempted)
 {
     const sim__request *r;
     while (!preempted && (r = rp->swapped.head) && rp->n_running < rp->pool->max_batch &&
-           sim__replica_free_blocks(rp) >= blocks_for(rp, (int64_t)r->prompt + r->generated))
-        sim__swap_in(rp);
+           sim__rp_free_blocks(rp) >= blocks_for(rp, (int64_t)r->prompt + r->generated))
+        sim__rp_swap_in(rp);
 }
 
 /* Tokens of the head's prompt this iteration would prefill, given budget;
@@ -57,7 +57,7 @@ static void swap_in(sim__replica *rp, int preempted)
 static int64_t head_chunk(const sim__replica *rp, const sim__request *r, int64_t budget,
                           bool chunking)
 {
-    int64_t left = r->prefill_target - sim__cached_prefix(rp, r);
+    int64_t left = r->prefill_target - sim__rp_cached_prefix(rp, r);
     if (chunking) return left < budget ? left : budget;
     return left <= budget ? left : 0;
 }
@@ -66,7 +66,7 @@ static int64_t head_chunk(const sim__replica *rp, const sim__request *r, int64_t
 static int64_t head_blocks(const sim__replica *rp, const sim__request *r, int64_t chunk)
 {
     if (r->state == SIM__ARRIVED_KV) return blocks_for(rp, r->cached + 1);
-    return blocks_for(rp, sim__cached_prefix(rp, r) + chunk) - r->blocks;
+    return blocks_for(rp, sim__rp_cached_prefix(rp, r) + chunk) - r->blocks;
 }
 
 /* First come first served from the queue while the batch, the token budget
@@ -76,23 +76,23 @@ static void admit_waiting(sim__replica *rp, int64_t *budget, bool chunking)
 {
     const sim_pool *p = rp->pool;
     sim__request *r;
-    while ((sim__drop_dead_heads(rp), r = rp->q->head) && rp->n_running < p->max_batch) {
+    while ((sim__rp_drop_dead_heads(rp), r = rp->q->head) && rp->n_running < p->max_batch) {
         bool kv_arrived = r->state == SIM__ARRIVED_KV;
         int64_t chunk = kv_arrived ? 0 : head_chunk(rp, r, *budget, chunking);
         if (!kv_arrived && chunk <= 0) break;
         int64_t need = head_blocks(rp, r, chunk);
-        if (sim__replica_free_blocks(rp) < need) break;
-        r->cached = sim__cached_prefix(rp, r); /* a preempted sequence's surviving prefix */
-        sim__claim_prefix(r);
-        sim__admit(rp, r);
+        if (sim__rp_free_blocks(rp) < need) break;
+        r->cached = sim__rp_cached_prefix(rp, r); /* a preempted sequence's surviving prefix */
+        sim__rp_claim_prefix(r);
+        sim__rp_admit(rp, r);
         if (kv_arrived) {
-            sim__decoder_join(rp, r, r->cached);
+            sim__rp_decoder_join(rp, r, r->cached);
             if (chunking) *budget -= 1;
             continue;
         }
         r->state = SIM__PREFILLING;
-        sim__hold_blocks(rp, r, need);
-        sim__add_chunk(rp, r, chunk);
+        sim__rp_hold_blocks(rp, r, need);
+        sim__rp_add_chunk(rp, r, chunk);
         *budget -= chunk;
         if (r->cached + chunk < r->prefill_target) sim__queue_push(&rp->partial, r);
     }
@@ -105,9 +105,9 @@ static void continue_partials(sim__replica *rp, int64_t *budget)
         int64_t left = r->prefill_target - r->cached;
         int64_t chunk = left < *budget ? left : *budget;
         int64_t need = blocks_for(rp, r->cached + chunk) - r->blocks;
-        if (sim__replica_free_blocks(rp) < need) break;
-        sim__hold_blocks(rp, r, need);
-        sim__add_chunk(rp, r, chunk);
+        if (sim__rp_free_blocks(rp) < need) break;
+        sim__rp_hold_blocks(rp, r, need);
+        sim__rp_add_chunk(rp, r, chunk);
         *budget -= chunk;
     }
 }
@@ -136,7 +136,7 @@ static void static_timer(sim_engine *e, void *subject, int64_t arg)
 {
     sim__replica *rp = subject;
     rp->static_timer_pending = false;
-    sim__replica_wake(rp);
+    sim__rp_wake(rp);
 }
 
 static void plan_static(sim__replica *rp)
@@ -146,7 +146,7 @@ static void plan_static(sim__replica *rp)
         rp->decodes = true;
         return;
     }
-    sim__drop_dead_heads(rp);
+    sim__rp_drop_dead_heads(rp);
     const sim__request *head = rp->q->head;
     if (!head) return;
     int64_t deadline = head->enqueue_ns + sim__ns(p->batch_timeout_s);
@@ -158,32 +158,32 @@ static void plan_static(sim__replica *rp)
         return;
     }
     sim__request *r;
-    while ((sim__drop_dead_heads(rp), r = rp->q->head) && rp->n_running < p->max_batch) {
+    while ((sim__rp_drop_dead_heads(rp), r = rp->q->head) && rp->n_running < p->max_batch) {
         int64_t need = blocks_for(rp, (int64_t)r->prompt + r->output); /* reserved whole */
-        if (sim__replica_free_blocks(rp) < need) break;
-        sim__admit(rp, r);
+        if (sim__rp_free_blocks(rp) < need) break;
+        sim__rp_admit(rp, r);
         r->state = SIM__PREFILLING;
-        sim__hold_blocks(rp, r, need);
-        sim__add_chunk(rp, r, r->prefill_target);
+        sim__rp_hold_blocks(rp, r, need);
+        sim__rp_add_chunk(rp, r, r->prefill_target);
     }
 }
 
-void sim__plan(sim__replica *rp)
+void sim__sc_plan(sim__replica *rp)
 {
-    sim__settle_cache(rp); /* the last iteration's growth may have reused cached blocks */
+    sim__rp_settle_cache(rp); /* the last iteration's growth may have reused cached blocks */
     switch (rp->pool->policy) {
     case SIM_CONTINUOUS: plan_continuous(rp, false); break;
     case SIM_CHUNKED: plan_continuous(rp, true); break;
     case SIM_PREFILL_FIRST: plan_prefill_first(rp); break;
     case SIM_STATIC: plan_static(rp); break;
     }
-    sim__settle_cache(rp);
+    sim__rp_settle_cache(rp);
 }
 
-bool sim__can_admit_head(sim__replica *rp)
+bool sim__sc_can_admit_head(sim__replica *rp)
 {
     const sim_pool *p = rp->pool;
-    sim__drop_dead_heads(rp);
+    sim__rp_drop_dead_heads(rp);
     const sim__request *r = rp->q->head;
     if (!r || p->policy == SIM_STATIC || rp->n_running >= p->max_batch) return false;
     if (p->policy == SIM_PREFILL_FIRST && rp->swapped.n) return false;
@@ -191,5 +191,5 @@ bool sim__can_admit_head(sim__replica *rp)
     int64_t budget = p->max_batched_tokens - (chunking ? rp->n_decode : 0);
     int64_t chunk = r->state == SIM__ARRIVED_KV ? 0 : head_chunk(rp, r, budget, chunking);
     if (r->state != SIM__ARRIVED_KV && chunk <= 0) return false;
-    return sim__replica_free_blocks(rp) >= head_blocks(rp, r, chunk);
+    return sim__rp_free_blocks(rp) >= head_blocks(rp, r, chunk);
 }

@@ -12,16 +12,103 @@
  * (kv.c); a decode step of B sequences is therefore O(1) bookkeeping plus
  * O(log B) for each sequence that finishes, never B updates.  Stretches of
  * decode-only iterations in which nothing can be admitted are one event.
+ *
+ * Who calls whom.  Each file's internal functions carry a prefix naming it,
+ * as Lua's do (luaD_ is ldo.c): sim__cl_ client.c, sim__rt_ router.c,
+ * sim__rp_ replica.c, sim__sc_ sched.c, sim__rq_ request.c; the data
+ * structures keep theirs (sim__heap_ heap.c, sim__kv_ kv.c, sim__queue_ the
+ * FIFOs of request.c).  Calls follow a request's trip down, never up, but
+ * for the two back-edges drawn with dots:
+ *
+ *   engine.c            the loop; a run's start and end (and the replicas'
+ *      |                set-up and rows: sim__rp_init, _fini, _row)
+ *      v
+ *   client.c    cl_     arrivals, users, calls, agent tasks, time-outs
+ *      |          ^
+ *      v          :.............................................
+ *   router.c    rt_     a replica for each request; the KV link    :
+ *      |          ^                                               :
+ *      v          :.... sim__rt_transfer (pushes an event, only)  :
+ *   replica.c   rp_     queues, batch, KV blocks, the iteration   :
+ *    plan |  ^ moves                                              :
+ *         v  |                                                    :
+ *   sched.c     sc_     what the next iteration does              :
+ *                                                                 :
+ *   request.c   rq_     a request's life, called from every file; :
+ *                       down only to sim__rp_cancel (a time-out   :
+ *                       reaches its holder), up only to           :
+ *                       sim__cl_notify (its owner told) ...........:
+ *   heap.c, kv.c        leaves: they call nothing of the engine's
+ *
+ * Every handler is entered from the loop, whichever file holds it.  sched.c
+ * is the policy over replica.c's mechanism: replica.c calls sim__sc_plan and
+ * sim__sc_can_admit_head; sched.c calls back the moves (sim__rp_admit,
+ * _preempt_last, ...) and sim__rp_free_blocks, none of which calls sched.c
+ * (its static-batch timer, an event, wakes the replica).  The back-edges are
+ * there because a real client and a real link are: a request that leaves a
+ * replica is told to its owner (replica -> sim__rq_done -> sim__cl_notify),
+ * who may send its next call at once -- a map-reduce aggregation re-enters
+ * the router and a replica in the same stack, which is why a replica cuts a
+ * run only while its end event is pending (replica.c cut_run); and a
+ * prefilled request of a disaggregated cluster is handed to the link
+ * (replica -> sim__rt_transfer), which schedules its arrival at the decode
+ * pool and returns.  Making either an event would reorder same-instant
+ * events, and with them every run.
  */
 #ifndef SIM_INT_H
 #define SIM_INT_H
 
+#include <assert.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "sim.h"
 
+/* ---- invariants, checked in debug builds (meson -Dinvariants=true) ---- */
+
+/* Broken invariants are found where they break, as SQLite's ALWAYS/NEVER and
+ * libuv's heap checks find them: with SIM_CHECKS, the event heap is checked
+ * after every change and each replica at the start and end of every
+ * iteration.  A check costs O(n), so it is compiled out of the builds users
+ * run.  sim__check_fail is the one place the library prints: it is an
+ * assert, and aborts. */
+#ifndef SIM_CHECKS
+#define SIM_CHECKS 0
+#endif
+_Noreturn void sim__check_fail(const char *file, int line, const char *what);
+/* Checks performed so far in this process (what the tests count). */
+extern long long sim__checks_run;
+#define SIM__CHECK(cond) ((cond) ? (void)0 : sim__check_fail(__FILE__, __LINE__, #cond))
+/* A check (or its bookkeeping) that only SIM_CHECKS builds compile. */
+#if SIM_CHECKS
+#define SIM__CHECKED(stmt) (stmt)
+#else
+#define SIM__CHECKED(stmt) ((void)0)
+#endif
+
+/* ---- time ---- */
+
 #define SIM__NS_PER_S 1000000000.0
+/* Just past the horizon: a time no event may have. */
+#define SIM__PAST_HORIZON_NS ((int64_t)(SIM_HORIZON_S * SIM__NS_PER_S) + 1)
+
+/* Seconds to nanoseconds.  Durations and times are never negative: round
+ * half up without libm's llround, which showed in profiles.  Beyond the
+ * horizon (or NaN) a duration saturates, so that now + duration cannot
+ * overflow and the event loop reports the horizon instead. */
+static inline int64_t sim__ns(double seconds)
+{
+    if (!(seconds < SIM_HORIZON_S)) return SIM__PAST_HORIZON_NS;
+    return (int64_t)(seconds * SIM__NS_PER_S + 0.5);
+}
+
+/* Nanoseconds to a row's seconds; NAN for "not yet" (-1). */
+static inline double sim__secs(int64_t ns)
+{
+    return ns < 0 ? NAN : (double)ns / SIM__NS_PER_S;
+}
+
 /* Time a closed-loop client takes to learn its request was rejected (an
  * error reply's round trip) before it can send the next: 1 ms. */
 #define SIM__ERROR_REPLY_NS INT64_C(1000000)
@@ -66,6 +153,15 @@ static inline const sim__event *sim__heap_top(const sim__heap *h)
 {
     return h->n ? &h->a[0] : NULL;
 }
+/* The tracked entry whose position *slot holds (it must be in the heap). */
+static inline const sim__event *sim__heap_tracked(const sim__heap *h, const size_t *slot)
+{
+    assert(*slot < h->n && h->a[*slot].slot == slot);
+    return &h->a[*slot];
+}
+/* SIM_CHECKS: the heap property holds at every entry, and every tracked
+ * entry's *slot is its own position. */
+void sim__heap_check(const sim__heap *h);
 
 /* ---- requests ---- */
 
@@ -128,9 +224,12 @@ typedef struct sim__queue {
     int64_t n;
 } sim__queue;
 
+/* FIFO queues through the request's `next` link (request.c). */
 void sim__queue_push(sim__queue *q, sim__request *r);
 void sim__queue_push_front(sim__queue *q, sim__request *r);
 sim__request *sim__queue_pop(sim__queue *q);
+/* O(n), for the rare preemption of a partly prefilled prompt or a time-out. */
+void sim__queue_remove(sim__queue *q, sim__request *r);
 
 /* ---- KV blocks of the decoding set (kv.c) ---- */
 
@@ -190,6 +289,9 @@ typedef struct sim__replica {
     sim__kv kv;
     int64_t kv_capacity, kv_other; /* blocks in all; blocks held outside the decoding set */
     int64_t kv_peak;
+#if SIM_CHECKS
+    int64_t kv_on_link; /* of kv_other: blocks of requests on the link (disaggregated) */
+#endif
     /* prefix caching: blocks freed by preemption still hold their KV until
      * reused, the oldest victims' first and each victim's last blocks first */
     sim__request *victims, *victims_tail;
@@ -256,67 +358,95 @@ struct sim_engine {
     sim__task *tasks, *free_tasks;
 };
 
-int64_t sim__ns(double seconds);
-sim__request *sim__request_new(sim_engine *e);
-void sim__request_free(sim_engine *e, sim__request *r);
+/* ---- a request's life (request.c), called from every file ---- */
+
+/* A request from the pool, every time -1 and every slot empty. */
+sim__request *sim__rq_new(sim_engine *e);
+/* Back to the pool, its pending time-out removed from the heap. */
+void sim__rq_free(sim_engine *e, sim__request *r);
 /* Writes a request's row with its final status. */
-void sim__request_record(sim_engine *e, const sim__request *r, const char *status,
-                         int64_t finish_ns);
+void sim__rq_record(sim_engine *e, const sim__request *r, const char *status, int64_t finish_ns);
 /* A request has left the system (completed or rejected): recorded, counted,
  * returned to the pool, and its task or closed-loop user told. */
-void sim__request_done(sim_engine *e, sim__request *r, const char *status, int64_t finish_ns);
+void sim__rq_done(sim_engine *e, sim__request *r, const char *status, int64_t finish_ns);
 /* A timed-out request (already recorded) leaves wherever it is: freed now,
  * or marked dead for whoever holds it to drop. */
-void sim__request_cancel(sim_engine *e, sim__request *r);
-void sim__task_record(sim_engine *e, const sim__task *t, const char *status, int64_t finish_ns);
+void sim__rq_cancel(sim_engine *e, sim__request *r);
+/* An interrupted run: every request in the system becomes an unfinished
+ * row (a timed-out one was recorded already). */
+void sim__rq_drain(sim_engine *e);
+/* Frees the pool's memory. */
+void sim__rq_pool_fini(sim_engine *e);
+
+/* ---- the clients (client.c) ---- */
+
 /* Arrivals: a stream's next open-loop arrival, a closed-loop user's send. */
-void sim__schedule_arrival(sim_engine *e, int stream);
-void sim__user_send(sim_engine *e, void *subject, int64_t user);
+void sim__cl_schedule_arrival(sim_engine *e, int stream);
+void sim__cl_user_send(sim_engine *e, void *subject, int64_t user);
+/* The owner of a call that ended: its task, or its closed-loop user
+ * (error_reply: a rejection, whose reply takes a round trip). */
+void sim__cl_notify(sim_engine *e, sim__task *t, int32_t user, bool ok, int32_t output,
+                    bool error_reply);
+void sim__cl_task_record(sim_engine *e, const sim__task *t, const char *status,
+                         int64_t finish_ns);
+/* Frees the live and the free tasks. */
+void sim__cl_fini(sim_engine *e);
+
+/* ---- the router and the KV link (router.c) ---- */
+
 /* Routes a request to a replica of a group (the router's policy). */
-void sim__route(sim_engine *e, sim__group *g, sim__request *r);
+void sim__rt_route(sim_engine *e, sim__group *g, sim__request *r);
 /* A prefilled request of a disaggregated cluster leaves for the decode pool;
  * its KV cache arrives there after the link's transfer time. */
-void sim__transfer(sim_engine *e, sim__replica *from, sim__request *r);
+void sim__rt_transfer(sim_engine *e, sim__replica *from, sim__request *r);
 
-void sim__replica_init(sim__replica *rp, sim_engine *e, const sim_pool *pool, sim__group *g,
-                       int id);
-void sim__replica_fini(sim__replica *rp);
+/* ---- a replica (replica.c): what the router, engine and request.c call ---- */
+
+void sim__rp_init(sim__replica *rp, sim_engine *e, const sim_pool *pool, sim__group *g, int id);
+void sim__rp_fini(sim__replica *rp);
 /* A request reaches the replica (or its pool's central queue). */
-void sim__replica_enqueue(sim__replica *rp, sim__request *r);
+void sim__rp_enqueue(sim__replica *rp, sim__request *r);
 /* Blocks freed or work queued from outside: start an iteration if idle. */
-void sim__replica_wake(sim__replica *rp);
-/* Free KV blocks: for the least_kv router. */
-int64_t sim__replica_free_blocks(const sim__replica *rp);
-/* A timed-out request in the replica's batch or swap space: dropped at the
- * end of the step in progress (a decode run is cut there), or at once. */
-void sim__replica_cancel(sim__replica *rp, sim__request *r);
-/* Timed-out requests at the head of its queue leave it. */
-void sim__drop_dead_heads(sim__replica *rp);
+void sim__rp_wake(sim__replica *rp);
+/* Free KV blocks: for the least_kv router and the schedulers. */
+int64_t sim__rp_free_blocks(const sim__replica *rp);
+/* A timed-out request that rp holds (queued, in its batch or swap space):
+ * dropped at the end of the step in progress (a decode run is cut there),
+ * when it reaches the head of the queue, or at once. */
+void sim__rp_cancel(sim__replica *rp, sim__request *r);
+/* A request's KV cache has crossed the link: its blocks here are free. */
+void sim__rp_link_done(sim__replica *rp, sim__request *r);
+void sim__rp_row(const sim__replica *rp, sim_replica_row *row);
+/* SIM_CHECKS: the replica's counters against its lists, its decoding set
+ * against its heap and KV histogram, and (span > 0) the blocks the
+ * iteration's span of steps needs within the cache. */
+void sim__rp_check(const sim__replica *rp, int64_t span);
 
 /* ---- scheduling (sched.c) and the moves it makes (replica.c) ---- */
 
 /* Plans the next iteration: preemptions, swaps, which decoders run, which
  * prompt chunks are prefilled.  Leaves nothing planned to stay idle. */
-void sim__plan(sim__replica *rp);
+void sim__sc_plan(sim__replica *rp);
 /* Whether the next iteration could take the head of the queue: a request
  * arriving during a decode run then cuts the run short. */
-bool sim__can_admit_head(sim__replica *rp);
+bool sim__sc_can_admit_head(sim__replica *rp);
 
-void sim__run_append(sim__replica *rp, sim__request *r);
-void sim__add_chunk(sim__replica *rp, sim__request *r, int64_t tokens);
-void sim__admit(sim__replica *rp, sim__request *r);
-void sim__hold_blocks(sim__replica *rp, sim__request *r, int64_t blocks);
-void sim__decoder_join(sim__replica *rp, sim__request *r, int64_t cached);
-void sim__preempt_last(sim__replica *rp);
-void sim__swap_in(sim__replica *rp);
+/* The moves: replica.c's, called by sched.c alone; none calls sched.c. */
+void sim__rp_add_chunk(sim__replica *rp, sim__request *r, int64_t tokens);
+void sim__rp_admit(sim__replica *rp, sim__request *r);
+void sim__rp_hold_blocks(sim__replica *rp, sim__request *r, int64_t blocks);
+void sim__rp_decoder_join(sim__replica *rp, sim__request *r, int64_t cached);
+void sim__rp_preempt_last(sim__replica *rp);
+void sim__rp_swap_in(sim__replica *rp);
+/* Timed-out requests at the head of its queue leave it. */
+void sim__rp_drop_dead_heads(sim__replica *rp);
 /* Prefix caching: blocks in use beyond what is free of cached KV evict it. */
-void sim__settle_cache(sim__replica *rp);
+void sim__rp_settle_cache(sim__replica *rp);
 /* Prefix caching: how many of a waiting request's prompt + generated tokens
  * are still in the cache (its recompute starts after them). */
-int64_t sim__cached_prefix(const sim__replica *rp, const sim__request *r);
+int64_t sim__rp_cached_prefix(const sim__replica *rp, const sim__request *r);
 /* The request leaves its caching replica's victims (its blocks are now its
  * own, or forgotten). */
-void sim__claim_prefix(sim__request *r);
-void sim__replica_row(const sim__replica *rp, sim_replica_row *row);
+void sim__rp_claim_prefix(sim__request *r);
 
 #endif /* SIM_INT_H */

@@ -1,0 +1,167 @@
+/*
+ * request.c: a request's life from the pool and back -- taken, recorded,
+ * done or cancelled -- and the FIFO queues its embedded link makes.  Every
+ * file of the engine calls here; from here calls go only to the request's
+ * holder (a replica dropping a timed-out request) and to its owner (the
+ * client told that its call ended).
+ *
+ * The pool grows by slabs of requests as the requests in flight grow, never
+ * with the run, and a struct in use has an id >= 0, so that a walk of the
+ * slabs finds every request still in the system (an interrupted run's
+ * unfinished rows).
+ */
+#include "sim_int.h"
+
+#include <stdlib.h>
+
+#define SLAB_REQUESTS 1024
+
+/* ---- the pool ---- */
+
+sim__request *sim__rq_new(sim_engine *e)
+{
+    if (!e->free_list) { /* memory grows with requests in flight, never with the run */
+        sim__slab *s = util_xmalloc(sizeof *s + SLAB_REQUESTS * sizeof(sim__request));
+        s->next = e->slabs;
+        e->slabs = s;
+        for (int i = 0; i < SLAB_REQUESTS; i++) {
+            s->reqs[i].id = -1;
+            s->reqs[i].next = e->free_list;
+            e->free_list = &s->reqs[i];
+        }
+    }
+    sim__request *r = e->free_list;
+    e->free_list = r->next;
+    *r = (sim__request){.arrival_ns = -1, .enqueue_ns = -1, .sched_ns = -1,
+                        .first_token_ns = -1, .decode_enqueue_ns = -1, .replica = -1,
+                        .decode_replica = -1, .user = -1, .call_index = -1,
+                        .timeout_slot = SIM__NO_SLOT, .finish_slot = SIM__NO_SLOT};
+    return r;
+}
+
+void sim__rq_free(sim_engine *e, sim__request *r)
+{
+    /* A time-out that can no longer fire would still hold the heap, and the
+     * run's end, until its time. */
+    if (r->timeout_slot != SIM__NO_SLOT) sim__heap_remove(&e->events, r->timeout_slot);
+    r->id = -1; /* a walk of the pool knows it is gone */
+    r->next = e->free_list;
+    e->free_list = r;
+}
+
+void sim__rq_pool_fini(sim_engine *e)
+{
+    for (sim__slab *s = e->slabs, *next; s; s = next) {
+        next = s->next;
+        free(s);
+    }
+    e->slabs = NULL;
+    e->free_list = NULL;
+}
+
+/* ---- its row and its end ---- */
+
+void sim__rq_record(sim_engine *e, const sim__request *r, const char *status, int64_t finish_ns)
+{
+    sim_request_row row = {
+        .id = r->id,
+        .cls = e->sc->workload.classes[r->cls].name,
+        .task_id = r->task ? r->task->id : -1,
+        .call_index = r->call_index,
+        .replica = r->replica,
+        .decode_replica = r->decode_replica,
+        .status = status,
+        .arrival_s = sim__secs(r->arrival_ns),
+        .enqueue_s = sim__secs(r->enqueue_ns),
+        .first_scheduled_s = sim__secs(r->sched_ns),
+        .first_token_s = sim__secs(r->first_token_ns),
+        .finish_s = sim__secs(finish_ns),
+        .decode_enqueue_s = sim__secs(r->decode_enqueue_ns),
+        .prompt_tokens = r->prompt,
+        .output_tokens = r->output,
+        .preemptions = r->preemptions,
+        .slow = r->slow,
+    };
+    if (!e->sink_rc && e->sink.request) e->sink_rc = e->sink.request(e->sink.ctx, &row);
+}
+
+void sim__rq_done(sim_engine *e, sim__request *r, const char *status, int64_t finish_ns)
+{
+    bool ok = finish_ns >= 0; /* completed; else rejected at arrival */
+    e->done++;
+    sim__rq_record(e, r, status, finish_ns);
+    sim__task *t = r->task;
+    int32_t user = r->user, output = r->output;
+    sim__rq_free(e, r);
+    sim__cl_notify(e, t, user, ok, ok ? output : 0, !ok);
+}
+
+void sim__rq_cancel(sim_engine *e, sim__request *r)
+{
+    r->dead = true;
+    switch ((sim__state)r->state) {
+    case SIM__SENDING:      /* dropped when it reaches the router */
+    case SIM__TRANSFERRING: /* dropped when it reaches the decode pool */
+        return;
+    case SIM__WAITING:
+    case SIM__ARRIVED_KV: /* in a central queue, no replica holds it yet */
+        if (r->holder) sim__rp_cancel(r->holder, r);
+        return;
+    case SIM__SWAPPED:
+    case SIM__PREFILLING:
+    case SIM__DECODING: sim__rp_cancel(r->holder, r); return;
+    }
+}
+
+void sim__rq_drain(sim_engine *e)
+{
+    for (sim__slab *s = e->slabs; s; s = s->next)
+        for (int i = 0; i < SLAB_REQUESTS; i++) {
+            const sim__request *r = &s->reqs[i];
+            if (r->id >= 0 && !r->dead) sim__rq_record(e, r, SIM_UNFINISHED, -1);
+        }
+}
+
+/* ---- queues ---- */
+
+void sim__queue_push(sim__queue *q, sim__request *r)
+{
+    r->next = NULL;
+    if (q->tail) q->tail->next = r;
+    else q->head = r;
+    q->tail = r;
+    q->n++;
+}
+
+void sim__queue_push_front(sim__queue *q, sim__request *r)
+{
+    r->next = q->head;
+    q->head = r;
+    if (!q->tail) q->tail = r;
+    q->n++;
+}
+
+sim__request *sim__queue_pop(sim__queue *q)
+{
+    sim__request *r = q->head;
+    if (!r) return NULL;
+    q->head = r->next;
+    if (!q->head) q->tail = NULL;
+    q->n--;
+    r->next = NULL;
+    return r;
+}
+
+void sim__queue_remove(sim__queue *q, sim__request *r)
+{
+    sim__request **p = &q->head, *prev = NULL;
+    while (*p && *p != r) {
+        prev = *p;
+        p = &(*p)->next;
+    }
+    if (!*p) return;
+    *p = r->next;
+    if (q->tail == r) q->tail = prev;
+    q->n--;
+    r->next = NULL;
+}
