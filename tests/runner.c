@@ -4,6 +4,8 @@
 #include "runner.h"
 
 #include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -51,6 +53,28 @@ result runner_vrun(const char *exe, const char *dir, const char *a0, va_list ap)
     free(out);
     free(err);
     return r;
+}
+
+result runner_run(const char *exe, const char *dir, const char *a0, ...)
+{
+    va_list ap;
+    va_start(ap, a0);
+    result r = runner_vrun(exe, dir, a0, ap);
+    va_end(ap);
+    return r;
+}
+
+char *runner_read_or_bail(const char *path)
+{
+    char *text = NULL;
+    util_diag d;
+    util_diag_init(&d);
+    if (util_read_file(path, &text, NULL, &d)) {
+        printf("Bail out! %s\n", d.count ? d.msgs[0] : path);
+        exit(1);
+    }
+    util_diag_fini(&d);
+    return text;
 }
 
 void runner_drop(result *r)

@@ -23,6 +23,13 @@ result runner_finish(pid_t pid, const char *out, const char *err);
 /* Runs exe with the arguments a0, ... up to a NULL (at most 30), printing
  * into dir/stdout and dir/stderr. */
 result runner_vrun(const char *exe, const char *dir, const char *a0, va_list ap);
+/* The same with the arguments given directly: runner_run(exe, dir, "run",
+ * "x.json", NULL). */
+result runner_run(const char *exe, const char *dir, const char *a0, ...);
 void runner_drop(result *r);
+/* The whole file at path (caller frees); one that cannot be read ends the
+ * program with a TAP "Bail out!" naming it, since the tests after it would
+ * be meaningless. */
+char *runner_read_or_bail(const char *path);
 
 #endif /* RUNNER_H */

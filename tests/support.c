@@ -2,6 +2,7 @@
  * support.c: see support.h.
  */
 #include "support.h"
+#include "runner.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -13,14 +14,7 @@ mdl_catalog *support_catalog;
 char *support_scenario_text(const char *name)
 {
     char *path = util_xasprintf("%s/%s", SUPPORT_SCENARIOS_DIR, name);
-    char *text = NULL;
-    util_diag d;
-    util_diag_init(&d);
-    if (util_read_file(path, &text, NULL, &d)) {
-        printf("Bail out! %s\n", d.count ? d.msgs[0] : path);
-        exit(1);
-    }
-    util_diag_fini(&d);
+    char *text = runner_read_or_bail(path);
     free(path);
     return text;
 }
@@ -40,18 +34,6 @@ void support_fini(void)
     mdl_catalog_destroy(support_catalog);
 }
 
-static char *join(const util_diag *d)
-{
-    size_t n = 1;
-    for (int i = 0; i < d->count; i++) n += strlen(d->msgs[i]) + 1;
-    char *s = util_xcalloc(1, n);
-    for (int i = 0; i < d->count; i++) {
-        strcat(s, d->msgs[i]);
-        strcat(s, "\n");
-    }
-    return s;
-}
-
 int support_scenario(const char *json, const char *const *sets, sim_scenario *sc, char **errors)
 {
     util_diag d;
@@ -62,7 +44,7 @@ int support_scenario(const char *json, const char *const *sets, sim_scenario *sc
     for (; !rc && sets && *sets; sets++) rc = util_json_set(root, *sets, &d);
     if (!rc) rc = sim_scenario_load(root, support_catalog, NULL, sc, &d);
     else cJSON_Delete(root);
-    if (errors) *errors = join(&d);
+    if (errors) *errors = util_diag_join(&d);
     else if (d.count) util_diag_print(&d, stdout, "# scenario");
     util_diag_fini(&d);
     return rc;

@@ -49,6 +49,16 @@ static inline bool tap__report(bool ok, const char *file, int line, const char *
                    tap__w);                                                                    \
     } while (0)
 
+/* cmp_ok(a, <, b, "description"): a comparison of two numbers (as doubles)
+ * that prints both sides when it fails. */
+#define cmp_ok(a, op, b, ...)                                                                      \
+    do {                                                                                           \
+        double cmp__a = (double)(a), cmp__b = (double)(b);                                         \
+        if (!tap__report(cmp__a op cmp__b, __FILE__, __LINE__, __VA_ARGS__))                       \
+            printf("#   %s %s %s\n#   got: %.12g\n#   against: %.12g\n", #a, #op, #b, cmp__a,      \
+                   cmp__b);                                                                        \
+    } while (0)
+
 /* is_near(got, want, tol, "description"): |got - want| <= tol */
 #define is_near(got, want, tol, ...)                                                           \
     do {                                                                                       \

@@ -19,26 +19,11 @@
 
 /* cmp_ok(a, op, b, "description"): a op b on numbers, printing both sides on
  * failure (tap.h has no such assertion; a candidate for it). */
-#define cmp_ok(a, op, b, ...)                                                                      \
-    do {                                                                                           \
-        double cmp__a = (double)(a), cmp__b = (double)(b);                                         \
-        if (!tap__report(cmp__a op cmp__b, __FILE__, __LINE__, __VA_ARGS__))                       \
-            printf("#   %s %s %s\n#   got: %.12g\n#   against: %.12g\n", #a, #op, #b, cmp__a,      \
-                   cmp__b);                                                                        \
-    } while (0)
-
 static const char *servesim, *root;
 static char dir[] = "/tmp/servesim-cli-XXXXXX";
 
 /* Runs servesim with up to 30 arguments (NULL-terminated). */
-static result sv(const char *a0, ...)
-{
-    va_list ap;
-    va_start(ap, a0);
-    result r = runner_vrun(servesim, dir, a0, ap);
-    va_end(ap);
-    return r;
-}
+#define sv(...) runner_run(servesim, dir, __VA_ARGS__)
 
 static char *in_dir(const char *name)
 {
@@ -49,14 +34,8 @@ static char *in_dir(const char *name)
  * missing file bails out, as every test after it would be meaningless. */
 static char *scenario_text(const char *name)
 {
-    char *path = util_xasprintf("%s/tests/scenarios/%s", root, name), *text = NULL;
-    util_diag d;
-    util_diag_init(&d);
-    if (util_read_file(path, &text, NULL, &d)) {
-        printf("Bail out! %s\n", d.count ? d.msgs[0] : path);
-        exit(1);
-    }
-    util_diag_fini(&d);
+    char *path = util_xasprintf("%s/tests/scenarios/%s", root, name);
+    char *text = runner_read_or_bail(path);
     free(path);
     return text;
 }

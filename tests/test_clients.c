@@ -21,14 +21,6 @@
 
 /* cmp_ok(a, op, b, "description"): a op b on numbers, printing both sides on
  * failure (tap.h has no such assertion; a candidate for it). */
-#define cmp_ok(a, op, b, ...)                                                                      \
-    do {                                                                                           \
-        double cmp__a = (double)(a), cmp__b = (double)(b);                                         \
-        if (!tap__report(cmp__a op cmp__b, __FILE__, __LINE__, __VA_ARGS__))                       \
-            printf("#   %s %s %s\n#   got: %.12g\n#   against: %.12g\n", #a, #op, #b, cmp__a,      \
-                   cmp__b);                                                                        \
-    } while (0)
-
 #define Z 4.0
 
 static const char *shared; /* the source root's data/ */

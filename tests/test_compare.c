@@ -17,14 +17,6 @@
 
 /* cmp_ok(a, op, b, "description"): a op b on numbers, printing both sides on
  * failure (tap.h has no such assertion; a candidate for it). */
-#define cmp_ok(a, op, b, ...)                                                                      \
-    do {                                                                                           \
-        double cmp__a = (double)(a), cmp__b = (double)(b);                                         \
-        if (!tap__report(cmp__a op cmp__b, __FILE__, __LINE__, __VA_ARGS__))                       \
-            printf("#   %s %s %s\n#   got: %.12g\n#   against: %.12g\n", #a, #op, #b, cmp__a,      \
-                   cmp__b);                                                                        \
-    } while (0)
-
 static const char *servesim;
 static char dir[] = "/tmp/servesim-compare-XXXXXX";
 static char *scenario; /* tests/scenarios/compare-base.json */
@@ -259,14 +251,7 @@ static char *in_dir(const char *name)
 }
 
 /* Runs servesim with up to 30 arguments (NULL-terminated). */
-static result sv(const char *a0, ...)
-{
-    va_list ap;
-    va_start(ap, a0);
-    result r = runner_vrun(servesim, dir, a0, ap);
-    va_end(ap);
-    return r;
-}
+#define sv(...) runner_run(servesim, dir, __VA_ARGS__)
 
 static void run_into(const char *quick, const char *db, const char *rate)
 {

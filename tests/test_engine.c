@@ -13,14 +13,6 @@
 
 /* cmp_ok(a, op, b, "description"): a op b on numbers, printing both sides on
  * failure (tap.h has no such assertion; a candidate for it). */
-#define cmp_ok(a, op, b, ...)                                                                      \
-    do {                                                                                           \
-        double cmp__a = (double)(a), cmp__b = (double)(b);                                         \
-        if (!tap__report(cmp__a op cmp__b, __FILE__, __LINE__, __VA_ARGS__))                       \
-            printf("#   %s %s %s\n#   got: %.12g\n#   against: %.12g\n", #a, #op, #b, cmp__a,      \
-                   cmp__b);                                                                        \
-    } while (0)
-
 /* The scenarios (tests/scenarios/engine-*.json) share linear costs: 10 ms
  * per iteration, 1 ms per prompt token, 5 ms per decoding iteration plus
  * 1 ms per decoding sequence.  The H100 floor is far below these, so times

@@ -232,12 +232,7 @@ static char *cost_errors(const char *json)
                       mdl_catalog_find_model(cat, "opt-13b"), "cost_model", NULL, &d);
         mdl_cost_fini(&cm);
     }
-    char *all = util_xstrdup("");
-    for (int i = 0; i < d.count; i++) {
-        char *next = util_xasprintf("%s%s\n", all, d.msgs[i]);
-        free(all);
-        all = next;
-    }
+    char *all = util_diag_join(&d);
     cJSON_Delete(o);
     util_diag_fini(&d);
     return all;

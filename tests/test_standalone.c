@@ -152,14 +152,8 @@ static void test_examples(void)
 /* ---- servesim validate away from the repository ---- */
 
 /* Runs servesim with up to 30 arguments (NULL-terminated), its output in tmp. */
-static result sv(const char *a0, ...)
-{
-    va_list ap;
-    va_start(ap, a0);
-    result r = runner_vrun(servesim, tmp, a0, ap);
-    va_end(ap);
-    return r;
-}
+/* Runs servesim with up to 30 arguments (NULL-terminated). */
+#define sv(...) runner_run(servesim, tmp, __VA_ARGS__)
 
 static void test_validate(void)
 {

@@ -304,12 +304,7 @@ static void test_errors(void)
                                                            strrchr(tmp, '/') + 1);
     mdl_gpu gpu = rtx_pro_6000();
     is_int(table_model(name, &gpu, base, &cm, &o, &d), UTIL_EINPUT, "broken tables are refused");
-    char *all = util_xstrdup("");
-    for (int i = 0; i < d.count; i++) {
-        char *next = util_xasprintf("%s%s\n", all, d.msgs[i]);
-        free(all);
-        all = next;
-    }
+    char *all = util_diag_join(&d);
     char *want = util_xasprintf("%s/dense.csv:3: tokens: expected a number >= 0, got 'abc'", tmp);
     has_str(all, want, "a bad number: FILE:LINE, the column and the text");
     free(want);

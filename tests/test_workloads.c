@@ -228,12 +228,7 @@ static char *workload_errors(const char *json)
         wl_spec_from_json(o, "workload", NULL, &s, &d);
         wl_spec_fini(&s); /* a failed build too: it owns what it made */
     }
-    char *all = util_xstrdup("");
-    for (int i = 0; i < d.count; i++) {
-        char *more = util_xasprintf("%s%s\n", all, d.msgs[i]);
-        free(all);
-        all = more;
-    }
+    char *all = util_diag_join(&d);
     cJSON_Delete(o);
     util_diag_fini(&d);
     return all;

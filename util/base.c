@@ -286,3 +286,18 @@ gsl_rng *util_rng_stream(uint64_t master_seed, uint64_t stream_id)
     gsl_rng_set(r, (unsigned long)((s ^ (s >> 32)) & 0xffffffffu));
     return r;
 }
+
+char *util_diag_join(const util_diag *d)
+{
+    size_t n = 1;
+    for (int i = 0; i < d->count; i++) n += strlen(d->msgs[i]) + 1;
+    char *s = util_xmalloc(n), *at = s;
+    for (int i = 0; i < d->count; i++) {
+        size_t k = strlen(d->msgs[i]);
+        memcpy(at, d->msgs[i], k);
+        at[k] = '\n';
+        at += k + 1;
+    }
+    *at = '\0';
+    return s;
+}

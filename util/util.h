@@ -72,6 +72,8 @@ int util_diag_add(util_diag *d, const char *fmt, ...) __attribute__((format(prin
 /* Appends a message and returns UTIL_EFAIL: for failures that are not the
  * user's input (I/O, SQLite). */
 int util_diag_fail(util_diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Every message followed by a newline, as one string (caller frees). */
+char *util_diag_join(const util_diag *d);
 /* Prints every message as "prefix: message\n". */
 void util_diag_print(const util_diag *d, FILE *f, const char *prefix);
 
