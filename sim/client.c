@@ -30,6 +30,15 @@ static bool arrivals_open(const sim_engine *e, int64_t t_ns)
 
 /* ---- calls ---- */
 
+/* A call reaches the router and waits in a queue from then on: whoever
+ * cancels it must know it is there, not still on its way (its replica
+ * counts it as outstanding). */
+static void route_call(sim_engine *e, sim__request *r)
+{
+    r->state = SIM__WAITING;
+    sim__rt_route(e, &e->groups[0], r);
+}
+
 static void reach_router(sim_engine *e, void *subject, int64_t id)
 {
     sim__request *r = subject;
@@ -37,8 +46,7 @@ static void reach_router(sim_engine *e, void *subject, int64_t id)
         sim__rq_free(e, r);
         return;
     }
-    r->state = SIM__WAITING;
-    sim__rt_route(e, &e->groups[0], r);
+    route_call(e, r);
 }
 
 /* The client gives up: the call is recorded as timed out now, and dropped
@@ -79,7 +87,7 @@ static void send_call(sim_engine *e, sim__task *t, int32_t index, int32_t cls, i
         r->state = SIM__SENDING;
         sim__heap_push(&e->events, e->now + delay, reach_router, r, r->id);
     } else {
-        sim__rt_route(e, &e->groups[0], r);
+        route_call(e, r);
     }
 }
 

@@ -296,9 +296,11 @@ typedef struct sim__replica {
      * reused, the oldest victims' first and each victim's last blocks first */
     sim__request *victims, *victims_tail;
     int64_t cached_free;
-    /* static batching: finished members still padding the batch */
+    /* static batching: finished members still padding the batch, and the
+     * blocks reserved for members that have left, held until it ends */
     int32_t n_ghost;
     int64_t ghost_ctx_off;
+    int64_t left_blocks;
     int32_t n_dead; /* timed-out sequences in the batch, dropped at the step's end */
     bool static_timer_pending;
     /* this iteration */
@@ -421,6 +423,10 @@ void sim__rp_row(const sim__replica *rp, sim_replica_row *row);
  * against its heap and KV histogram, and (span > 0) the blocks the
  * iteration's span of steps needs within the cache. */
 void sim__rp_check(const sim__replica *rp, int64_t span);
+/* SIM_CHECKS: a replica at the end of a run whose events ran out holds
+ * nothing -- no live request routed to it, running or swapped, no KV block
+ * in use, nothing counted as outstanding. */
+void sim__rp_check_drained(const sim__replica *rp);
 
 /* ---- scheduling (sched.c) and the moves it makes (replica.c) ---- */
 

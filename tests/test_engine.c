@@ -2,11 +2,13 @@
  * test_engine.c: the engine's mechanics on small scenarios whose every
  * timestamp can be worked out by hand -- continuous batching, the batch,
  * token and KV limits, rejection, stop conditions, closed loops, Ctrl-C,
- * determinism, common random numbers, and work per event rather than per
- * token.
+ * determinism, common random numbers, work per event rather than per
+ * token, and what time-outs leave behind for the router.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "support.h"
 #include "tap.h"
@@ -253,6 +255,59 @@ static void test_work_per_event(void)
     support_rows_fini(&r);
 }
 
+/* A csv trace of the given rows in a temporary file (caller unlinks, frees). */
+static char *write_trace(const char *rows)
+{
+    char *path = util_xstrdup("/tmp/servesim-trace-XXXXXX");
+    int fd = mkstemp(path);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "arrival_time_s,input_tokens,output_tokens\n%s", rows);
+    fclose(f);
+    return path;
+}
+
+/* Time-outs in a queue leave no phantom load.  Two replicas, one sequence
+ * at a time, least_outstanding; a request (10-token prompt, 1 token) takes
+ * one 20 ms iteration, and its client gives up after 30 ms.  Five arrive at
+ * 0: replica 0 gets r0, r2, r4, replica 1 r1, r3 (ties go to the lower
+ * index).  r0 and r1 finish at 0.02; r2 and r3 time out while prefilling,
+ * r4 while queued.  The later requests each find both replicas idle, so the
+ * tie sends them all to replica 0 -- where a time-out in the queue that
+ * left its request counted as outstanding would send them all to replica
+ * 1, forever. */
+static void test_timeout_routing(void)
+{
+    char *path = write_trace("0,10,1\n0,10,1\n0,10,1\n0,10,1\n0,10,1\n"
+                             "1,10,1\n2,10,1\n3,10,1\n4,10,1\n5,10,1\n");
+    char *at = util_xasprintf("workload.arrival.path=%s", path);
+    char *json = scenario("timeout-routing");
+    support_rows r;
+    int rc = support_run(json, (const char *[]){at, NULL}, &r, NULL);
+    free(json);
+    free(at);
+    is_int(rc, 0, "ten requests run");
+    int timed_out = 0, on_0 = 0, later = 0;
+    for (size_t i = 0; i < r.n; i++) {
+        const sim_request_row *q = &r.req[i];
+        if (q->id < 5) {
+            timed_out += !strcmp(q->status, SIM_TIMED_OUT);
+            continue;
+        }
+        later++;
+        on_0 += !strcmp(q->status, SIM_COMPLETED) && q->replica == 0;
+    }
+    is_int(timed_out, 3, "three of the burst time out");
+    const sim_request_row *r4 = support_row(&r, 4);
+    ok(r4 && !strcmp(r4->status, SIM_TIMED_OUT) && isnan(r4->first_scheduled_s),
+       "r4 times out in replica 0's queue, never scheduled");
+    is_int(later, 5, "five later requests");
+    is_int(on_0, 5, "each finds both replicas idle and goes to replica 0 (%d of %d did)", on_0,
+           later);
+    support_rows_fini(&r);
+    unlink(path);
+    free(path);
+}
+
 int main(void)
 {
     if (support_init()) return 1;
@@ -263,6 +318,7 @@ int main(void)
     test_interrupt();
     test_determinism();
     test_work_per_event();
+    test_timeout_routing();
     support_fini();
     return tap_done();
 }
