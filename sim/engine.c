@@ -197,6 +197,17 @@ static void past_horizon(sim_engine *e)
                   SIM_HORIZON_S, (long long)e->arrived);
 }
 
+#if SIM_CHECKS
+/* A run whose events ran out left nothing behind ("when the queue is empty
+ * every request has finished"): every request sent has ended, every task
+ * too, and every replica is empty. */
+static void check_drained(const sim_engine *e)
+{
+    SIM__CHECK(e->done == e->next_request_id && !e->tasks);
+    for (int i = 0; i < e->n_replicas; i++) sim__rp_check_drained(&e->replicas[i]);
+}
+#endif
+
 int sim_engine_run(sim_engine *e, const volatile sig_atomic_t *stop, sim_progress_fn progress,
                    void *arg)
 {
@@ -224,6 +235,7 @@ int sim_engine_run(sim_engine *e, const volatile sig_atomic_t *stop, sim_progres
             progress(&p, arg);
         }
     }
+    if (rc == UTIL_OK && !e->failed && !e->sink_rc) SIM__CHECKED(check_drained(e));
     if (rc == UTIL_EINTR || rc == SIM_EOVERLOAD) drain(e);
     emit_replicas(e);
     if (e->sink_rc) return UTIL_EFAIL;

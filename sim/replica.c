@@ -81,6 +81,16 @@ static bool reserves(const sim__replica *rp)
     return rp->pool->policy == SIM_STATIC; /* static batches reserve prompt + output up front */
 }
 
+/* r leaves the batch and lets go of the blocks it holds outside the
+ * decoding set: they are free again, but a static batch's reservation is
+ * held until the batch ends (end_static_batch_if_done). */
+static void let_go(sim__replica *rp, sim__request *r)
+{
+    if (reserves(rp)) rp->left_blocks += r->blocks;
+    else rp->kv_other -= r->blocks;
+    r->blocks = 0;
+}
+
 /* ---- arrival ---- */
 
 /* A request this replica could never serve would wait forever: its prompt is
@@ -331,7 +341,8 @@ void sim__rp_cancel(sim__replica *rp, sim__request *r)
 }
 
 /* Timed-out sequences leave the batch: their blocks are freed (a static
- * batch's slot keeps padding until the batch ends). */
+ * batch's reservation, and a decoding member's padding, last until the
+ * batch ends). */
 static void reap(sim__replica *rp)
 {
     for (sim__request *r = rp->run_head, *next; r && rp->n_dead; r = next) {
@@ -347,9 +358,9 @@ static void reap(sim__replica *rp)
                 sim__kv_remove(&rp->kv, r->ctx_off + rp->step);
             }
         } else if (!reserves(rp)) {
-            rp->kv_other -= r->blocks;
             sim__queue_remove(&rp->partial, r);
         }
+        let_go(rp, r);
         for (int i = 0; i < rp->n_chunks; i++)
             if (rp->chunks[i] == r) rp->chunks[i] = NULL;
         run_remove(rp, r);
@@ -600,13 +611,17 @@ static void complete(sim__replica *rp, sim__request *r)
 }
 
 /* Static batching pads: a finished member's slot computes until the batch
- * ends, so it stays in the cost as a ghost. */
+ * ends, so it stays in the cost as a ghost, and its reservation stays held.
+ * The batch ends when its last member leaves: after its last decode step,
+ * or with its prefill when no member decodes (1-token replies, time-outs,
+ * a disaggregated prefill pool's transfers) -- a batch without ghosts. */
 static void end_static_batch_if_done(sim__replica *rp)
 {
-    if (!reserves(rp) || rp->n_decode > 0 || rp->n_ghost == 0) return;
+    if (!reserves(rp) || rp->n_running > 0) return;
     rp->n_ghost = 0;
     rp->ghost_ctx_off = 0;
-    rp->kv_other = 0; /* the batch's reservation */
+    rp->kv_other -= rp->left_blocks; /* the batch's reservation */
+    rp->left_blocks = 0;
 }
 
 /* Sequences whose last token the steps just run produced. */
@@ -625,9 +640,9 @@ static void finish_decoders(sim__replica *rp)
         } else {
             sim__kv_remove(&rp->kv, r->ctx_off + rp->step);
         }
+        let_go(rp, r);
         complete(rp, r);
     }
-    end_static_batch_if_done(rp);
 }
 
 /* A prompt (or a recompute) fully prefilled: it has its next token. */
@@ -636,10 +651,8 @@ static void prefill_done(sim__replica *rp, sim__request *r)
     r->generated++;
     if (r->first_token_ns < 0) r->first_token_ns = rp->e->now;
     if (r->generated >= r->output) {
-        if (!reserves(rp)) rp->kv_other -= r->blocks;
-        r->blocks = 0;
+        let_go(rp, r);
         complete(rp, r);
-        end_static_batch_if_done(rp);
     } else if (rp->e->sc->disagg_prefill == rp->pool->index) {
         run_remove(rp, r);
         rp->outstanding--;
@@ -686,6 +699,7 @@ static void iteration_end(sim_engine *e, void *subject, int64_t arg)
     if (rp->n_dead) reap(rp);
     finish_decoders(rp);
     finish_chunks(rp);
+    end_static_batch_if_done(rp);
     rp->busy = false;
     rp->run_decode_only = false;
     SIM__CHECKED(sim__rp_check(rp, 0));
@@ -799,10 +813,13 @@ static void check_kv(const sim__replica *rp, const run_sums *u, int64_t span)
     SIM__CHECK(phases == rp->kv.n);
     if (reserves(rp)) { /* whole reservations, and the padding of finished members */
         SIM__CHECK(rp->kv.n == 0 && rp->kv.blocks == 0);
-        SIM__CHECK(rp->kv_other >= u->held + rp->kv_on_link);
+        SIM__CHECK(rp->kv_other == u->held + rp->kv_on_link + rp->left_blocks);
+        /* a batch's padding and reservation end with its last member */
+        SIM__CHECK(u->n > 0 || (rp->n_ghost == 0 && rp->left_blocks == 0));
     } else {
         SIM__CHECK(rp->kv.n == rp->n_decode && rp->kv.blocks == u->kv_blocks);
-        SIM__CHECK(rp->kv_other == u->held + rp->kv_on_link && rp->n_ghost == 0);
+        SIM__CHECK(rp->kv_other == u->held + rp->kv_on_link && rp->n_ghost == 0 &&
+                   rp->left_blocks == 0);
     }
     if (span > 0) SIM__CHECK(sim__kv_need(&rp->kv, span - 1) + rp->kv_other <= rp->kv_capacity);
 }
@@ -825,19 +842,22 @@ void sim__rp_check(const sim__replica *rp, int64_t span)
     sim__heap_check(&rp->finishing);
     run_sums u = check_running(rp);
     SIM__CHECK(u.n <= rp->pool->max_batch && u.dead == rp->n_dead);
-    /* A request routed without a pre-model delay waits in state SENDING (it
-     * is never set to WAITING), so that its time-out, taking it for one on
-     * its way, leaves it counted in `outstanding` for good: hence SENDING
-     * here and >= below, where the design says WAITING and ==. */
-    unsigned queued = IN(SIM__SENDING) | IN(SIM__WAITING) | IN(SIM__ARRIVED_KV);
-    int64_t waiting = check_queue(rp->q, queued, false);
+    int64_t waiting = check_queue(rp->q, IN(SIM__WAITING) | IN(SIM__ARRIVED_KV), false);
     check_queue(&rp->partial, IN(SIM__PREFILLING), true);
     check_queue(&rp->swapped, IN(SIM__SWAPPED), false);
     /* routed here and not yet gone: its own queue's live members, its batch, its swap space */
     int64_t held = (rp->q == &rp->own ? waiting : 0) + u.n + rp->swapped.n;
-    SIM__CHECK(rp->q == &rp->own ? rp->outstanding >= held : rp->outstanding == held);
+    SIM__CHECK(rp->outstanding == held);
     check_kv(rp, &u, span);
     check_victims(rp);
+}
+
+void sim__rp_check_drained(const sim__replica *rp)
+{
+    sim__rp_check(rp, 0);
+    SIM__CHECK(check_queue(rp->q, IN(SIM__WAITING) | IN(SIM__ARRIVED_KV), false) == 0);
+    SIM__CHECK(rp->outstanding == 0 && rp->n_running == 0 && rp->swapped.n == 0);
+    SIM__CHECK(rp->kv_other == 0 && rp->kv.n == 0 && rp->n_ghost == 0 && rp->left_blocks == 0);
 }
 
 #endif /* SIM_CHECKS */

@@ -106,6 +106,14 @@ static void test_static(void)
                                            "cluster.scheduler.batch_timeout_s=0.05", NULL});
     ok(o.rc == 0 && o.completed == 400 && o.checks > 1000,
        "static batching, padded batches: %lld checks passed", o.checks);
+    /* batches that end with their prefill give their reservation back */
+    o = run(BASE, (const char *[]){"cluster.scheduler.policy=static",
+                                   "cluster.scheduler.max_batch=4",
+                                   "cluster.scheduler.kv_blocks=60",
+                                   "workload.output_tokens={\"dist\": \"fixed\", \"value\": 1}",
+                                   NULL});
+    ok(o.rc == 0 && o.completed == 400 && o.checks > 100,
+       "static batching, 1-token replies: %lld checks passed", o.checks);
 }
 
 static void test_disaggregated(void)
@@ -117,6 +125,17 @@ static void test_disaggregated(void)
         "workload.timeout_s=0.02", NULL});
     ok(o.rc == 0 && o.completed + o.timed_out == 400 && o.completed > 0 && o.checks > 1000,
        "disaggregated, KV over the link, some timing out on it: %lld checks passed", o.checks);
+    /* a static prefill pool: of a batch, 1-token replies end with the
+     * prefill, the others leave over the link */
+    o = run(BASE, (const char *[]){
+        "cluster.replicas=1",
+        "cluster.pools=[{\"name\": \"prefill\", \"scheduler\": {\"policy\": \"static\", "
+        "\"max_batch\": 4, \"kv_blocks\": 60}}, {\"name\": \"decode\"}]",
+        "cluster.disaggregated={\"prefill\": \"prefill\", \"decode\": \"decode\", "
+        "\"link_gbs\": 10, \"link_latency_s\": 0.001}",
+        "workload.output_tokens={\"dist\": \"uniform\", \"min\": 1, \"max\": 3}", NULL});
+    ok(o.rc == 0 && o.completed == 400 && o.checks > 1000,
+       "disaggregated, a static prefill pool: %lld checks passed", o.checks);
 }
 
 /* Overloaded replicas whose clients give up all the time, under each
@@ -142,6 +161,19 @@ static void test_timeouts(void)
                                            "workload.timeout_s=0.05", NULL});
     ok(o.rc == 0 && o.completed + o.timed_out == 400 && o.checks > 1000,
        "central queue with time-outs: %lld checks passed", o.checks);
+    /* time-outs in the replicas' own queues: each replica's count of
+     * outstanding requests, which these routers read, stays exact */
+    static const char *routers[] = {"least_outstanding", "power_of_two"};
+    for (int i = 0; i < 2; i++) {
+        char router[64];
+        snprintf(router, sizeof router, "cluster.router=%s", routers[i]);
+        o = run(BASE, (const char *[]){router, "workload.arrival.rate_per_s=400",
+                                       "cluster.scheduler.max_batch=4", "workload.timeout_s=0.05",
+                                       NULL});
+        ok(o.rc == 0 && o.completed + o.timed_out == 400 && o.timed_out > 0 && o.checks > 1000,
+           "%s with time-outs in the queues: %lld timed out, %lld checks passed", routers[i],
+           (long long)o.timed_out, o.checks);
+    }
 }
 
 /* Sequential and map-reduce agents: a call that ends sends the next one

@@ -120,6 +120,54 @@ static void test_static_padding(void)
     support_rows_fini(&b);
 }
 
+/* A static batch whose members all end with their prefill -- 1-token
+ * replies -- ends there, and its KV reservation with it.  20 blocks of 16
+ * tokens hold one batch of two 101-token reservations (7 blocks each), not
+ * two.  Arrivals every 0.2 s: each batch starts when its second member
+ * arrives and prefills in 0.21 s, so r9 (t = 1.8) finishes at 2.01. */
+static void test_static_one_token(void)
+{
+    support_rows r;
+    const char *sets[] = {"stop.requests=10", NULL};
+    two("{\"policy\": \"static\", \"max_batch\": 2, \"batch_timeout_s\": 1, "
+        "\"kv_blocks\": 20}", 5, 100, 1, sets, &r);
+    int completed = 0;
+    for (size_t i = 0; i < r.n; i++) completed += !strcmp(r.req[i].status, SIM_COMPLETED);
+    is_int(completed, 10, "static, 1-token replies: every request completes (%d of 10)",
+           completed);
+    is_near(req(&r, 0)->finish_s, 0.41, EPS, "the first batch ends with its prefill");
+    is_near(req(&r, 9)->first_scheduled_s, 1.8, EPS,
+            "and gives its blocks back: every later batch starts when it fills");
+    is_near(req(&r, 9)->finish_s, 2.01, EPS, "the last ends at 2.01 s");
+    support_rows_fini(&r);
+}
+
+/* A static batch whose members all time out during its prefill gives its
+ * KV reservation back.  Two closed-loop users send 1000-token prompts at 0:
+ * a batch of two reserving 63 blocks each of the 150, prefilled from 0 to
+ * 2.01 s; both clients give up at 1.5 s.  One more request (stop.requests
+ * 3) comes a think time later, at 2.5: it waits batch_timeout_s for a
+ * partner, prefills alone (1.01 s, to 3.61) and decodes twice (16 ms each):
+ * done at 3.642, before its own time-out at 4.0 -- if the dead batch's 126
+ * blocks came back. */
+static void test_static_timeouts(void)
+{
+    support_rows r;
+    const char *sets[] = {
+        "stop.requests=3",
+        "workload.arrival={\"process\": \"closed\", \"users\": 2, "
+        "\"think_s\": {\"dist\": \"fixed\", \"value\": 1}}",
+        "workload.timeout_s=1.5", NULL};
+    two("{\"policy\": \"static\", \"max_batch\": 2, \"batch_timeout_s\": 0.1, "
+        "\"kv_blocks\": 150}", 1, 1000, 3, sets, &r);
+    is_str(req(&r, 0)->status, SIM_TIMED_OUT, "static: a batch's members time out in prefill");
+    is_str(req(&r, 1)->status, SIM_TIMED_OUT, "both of them");
+    is_str(req(&r, 2)->status, SIM_COMPLETED, "the replica serves the next request");
+    is_near(req(&r, 2)->first_scheduled_s, 2.6, EPS, "as soon as its batch timer fires");
+    is_near(req(&r, 2)->finish_s, 3.642, EPS, "and it finishes at 3.642 s");
+    support_rows_fini(&r);
+}
+
 int main(void)
 {
     if (support_init()) return 1;
@@ -127,6 +175,8 @@ int main(void)
     test_prefill_first();
     test_static();
     test_static_padding();
+    test_static_one_token();
+    test_static_timeouts();
     support_fini();
     return tap_done();
 }
