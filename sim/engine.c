@@ -85,7 +85,8 @@ sim_engine *sim_engine_create(const sim_scenario *sc, const sim_sink *sink)
     e->open_loop = true; /* closed-loop users wait for their replies: never a backlog */
     for (int i = 0; i < sc->workload.n_streams; i++)
         if (sc->workload.streams[i].process == WL_CLOSED) e->open_loop = false;
-    e->in_flight_limit = sim_engine_default_limit(sc);
+    e->in_flight_limit = sc->max_in_flight > 0 ? sc->max_in_flight : sim_engine_default_limit(sc);
+    e->backlog_test = sc->max_in_flight == 0; /* a limit of the user's own is the whole guard */
     start_streams(e);
     return e;
 }
@@ -163,11 +164,13 @@ static bool over_limit(sim_engine *e)
 {
     int64_t in_flight = e->next_request_id - e->done;
     if (!e->in_flight_limit || in_flight <= e->in_flight_limit) return false;
-    e->reason = util_xasprintf("more than %lld requests in flight at %.3f s (the limit: twice the "
-                               "%lld batch slots plus 1000): the cluster could not keep up with "
-                               "its arrivals",
-                               (long long)e->in_flight_limit, (double)e->now / SIM__NS_PER_S,
-                               (long long)e->slots);
+    char *why = !e->backlog_test ? util_xstrdup("stop.max_in_flight")
+                               : util_xasprintf("twice the %lld batch slots plus 1000",
+                                                (long long)e->slots);
+    e->reason = util_xasprintf("more than %lld requests in flight at %.3f s (the limit: %s): the "
+                               "cluster could not keep up with its arrivals",
+                               (long long)e->in_flight_limit, (double)e->now / SIM__NS_PER_S, why);
+    free(why);
     return true;
 }
 
@@ -178,7 +181,7 @@ static bool backlogged(sim_engine *e)
 {
     int64_t sent = e->next_request_id;
     double margin = 0.1 * (double)sent;
-    if (!e->in_flight_limit || !e->open_loop || (double)e->backlog <= 2.0 * (double)e->slots + margin)
+    if (!e->in_flight_limit || !e->backlog_test || !e->open_loop || (double)e->backlog <= 2.0 * (double)e->slots + margin)
         return false;
     e->reason = util_xasprintf("%lld of %lld requests were still in flight when the last one "
                                "arrived (more than twice the %lld batch slots plus a tenth of "

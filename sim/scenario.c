@@ -29,6 +29,10 @@ static const util_field stop_fields[] = {
      .doc = "arrivals stop after this many requests"},
     {.key = "duration_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0, .max = WL_HORIZON_S,
      .flags = UTIL_MIN_EXCLUSIVE, .doc = "arrivals stop at this simulated time"},
+    {.key = "max_in_flight", .type = UTIL_T_INTEGER, .unit = "requests", .min = 1, .max = 1e9,
+     .doc = "the overload guard: more requests in flight stop the run as overloaded (default: "
+            "twice the batch slots plus 1000, and a backlog test at the last arrival; set, "
+            "this limit alone)"},
     {0},
 };
 
@@ -395,6 +399,7 @@ static int build(sim_scenario *sc, const mdl_catalog *cat, const char *base_dir,
     sc->seed = (uint64_t)util_json_member(root, "seed")->valuedouble;
     sc->stop_requests = (int64_t)util_json_number(root, "stop.requests", 0);
     sc->stop_duration_s = util_json_number(root, "stop.duration_s", 0);
+    sc->max_in_flight = (int64_t)util_json_number(root, "stop.max_in_flight", 0);
     sc->warmup_s = util_json_member(root, "warmup_s")->valuedouble;
     sc->router = (sim_router)util_json_choice(cluster, "router", routers);
     int rc = build_pools(sc, cluster, cat, base_dir, d);

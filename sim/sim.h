@@ -64,6 +64,7 @@ typedef struct sim_scenario {
     uint64_t seed;
     int64_t stop_requests;  /* arrivals stop after this many; 0: no limit */
     double stop_duration_s; /* arrivals stop at this time; 0: no limit */
+    int64_t max_in_flight;  /* stop.max_in_flight: the overload guard's limit; 0: the default */
     double warmup_s;
     sim_pool *pools;
     int n_pools;
@@ -198,7 +199,10 @@ void sim_engine_destroy(sim_engine *e);
  * requests sent (a queue that a short run drains but that grew with it).  The default limit is twice the cluster's batch slots plus
  * 1,000 (closed-loop users can never exceed their number, so the limit is at
  * least that plus one); 0 turns the guard off, (a) and (b): the engine's own
- * tests drive queues past capacity on purpose. */
+ * tests drive queues past capacity on purpose.  A scenario's
+ * stop.max_in_flight replaces the default: that limit, (a) alone, is then
+ * the whole guard (a bursty trace may hold more in flight without a
+ * growing queue). */
 void sim_engine_limit_in_flight(sim_engine *e, int64_t limit);
 int64_t sim_engine_default_limit(const sim_scenario *sc);
 /* Runs to the end, or until *stop becomes non-zero (checked before every

@@ -354,6 +354,7 @@ struct sim_engine {
     int64_t in_flight_limit; /* 0: none */
     int64_t slots;           /* batch slots of every replica: the overload tests' scale */
     bool open_loop;          /* some stream's arrivals do not wait for replies */
+    bool backlog_test;       /* overload (b) applies: the guard is the default one */
     int64_t backlog;         /* in flight just after the latest open-loop arrival */
     int fail_rc;             /* UTIL_EFAIL, or UTIL_EINPUT: why `failed` */
     char *reason;            /* why the run was overloaded */

@@ -350,6 +350,28 @@ static void test_run_overload(void)
     cmp_ok(q1(db, "SELECT count(*) FROM requests"), <, 10000,
            "memory bounded: %lld requests recorded", q1(db, "SELECT count(*) FROM requests"));
     unlink(db);
+    /* stop.max_in_flight: the user's own limit is the whole guard */
+    r = sv("run", quick, "-o", db, "--quiet", "--set", "workload.arrival.rate_per_s=1000", "--set",
+           "stop.requests=5000", "--set", "warmup_s=0", NULL);
+    is_int(q1(db, "SELECT status = 'overloaded' FROM runs WHERE id = 1"), 1,
+           "a burst of 5,000 at 1000 req/s is overloaded by the default guard (1,512)");
+    runner_drop(&r);
+    r = sv("run", quick, "-o", db, "--quiet", "--set", "workload.arrival.rate_per_s=1000", "--set",
+           "stop.requests=5000", "--set", "warmup_s=0", "--set", "stop.max_in_flight=100000",
+           NULL);
+    is_int(q1(db, "SELECT status = 'completed' FROM runs WHERE id = 2"), 1,
+           "stop.max_in_flight=100000 lets it run to its end");
+    is_int(q1(db, "SELECT count(*) FROM requests WHERE run_id = 2 AND status = 'completed'"), 5000,
+           "every request completed");
+    runner_drop(&r);
+    r = sv("run", quick, "-o", db, "--quiet", "--set", "stop.max_in_flight=5", NULL);
+    is_int(q1(db, "SELECT status = 'overloaded' FROM runs WHERE id = 3"), 1,
+           "stop.max_in_flight=5 stops the quickstart, whose batch holds more");
+    runner_drop(&r);
+    r = sv("report", db, "--run", "3", NULL);
+    has_str(r.out, "(the limit: stop.max_in_flight)", "and the reason names the key");
+    runner_drop(&r);
+    unlink(db);
     free(db);
 }
 
