@@ -18,7 +18,10 @@
  *                 max_batch, waiting up to batch_timeout_s to fill) with KV
  *                 reserved for every prompt + output, prefilled in one pass
  *                 (max_batched_tokens does not apply), and runs -- padded --
- *                 until its longest member is done.
+ *                 until its longest member is done.  In a disaggregated
+ *                 decode pool the batch forms from requests whose KV cache
+ *                 arrived: they decode from the first step, with nothing
+ *                 to prefill.
  *
  * Admission is first come first served throughout: the queue stops at the
  * first request that does not fit, as vLLM's does.
@@ -139,6 +142,36 @@ static void static_timer(sim_engine *e, void *subject, int64_t arg)
     sim__rp_wake(rp);
 }
 
+/* When r joined the queue: the batch timeout counts from there (a request
+ * whose KV cache arrived joined this pool's queue at decode_enqueue_ns). */
+static int64_t queued_since(const sim__request *r)
+{
+    return r->state == SIM__ARRIVED_KV ? r->decode_enqueue_ns : r->enqueue_ns;
+}
+
+/* The batch: members from the queue while the batch and the cache allow,
+ * each reserving its prompt + output whole.  A prompt is prefilled in the
+ * batch's first iteration; a request whose KV cache arrived from a prefill
+ * pool joins the decoders at once, as admit_waiting's do. */
+static void admit_static(sim__replica *rp)
+{
+    sim__request *r;
+    while ((sim__rp_drop_dead_heads(rp), r = rp->q->head) && rp->n_running < rp->pool->max_batch) {
+        int64_t need = blocks_for(rp, (int64_t)r->prompt + r->output); /* reserved whole */
+        if (sim__rp_free_blocks(rp) < need) break;
+        bool kv_arrived = r->state == SIM__ARRIVED_KV;
+        sim__rp_admit(rp, r);
+        sim__rp_hold_blocks(rp, r, need);
+        if (kv_arrived) {
+            sim__rp_decoder_join(rp, r, r->cached);
+            continue;
+        }
+        r->state = SIM__PREFILLING;
+        sim__rp_add_chunk(rp, r, r->prefill_target);
+    }
+    rp->decodes = rp->n_decode > 0;
+}
+
 static void plan_static(sim__replica *rp)
 {
     const sim_pool *p = rp->pool;
@@ -149,7 +182,7 @@ static void plan_static(sim__replica *rp)
     sim__rp_drop_dead_heads(rp);
     const sim__request *head = rp->q->head;
     if (!head) return;
-    int64_t deadline = head->enqueue_ns + sim__ns(p->batch_timeout_s);
+    int64_t deadline = queued_since(head) + sim__ns(p->batch_timeout_s);
     if (rp->q->n < p->max_batch && rp->e->now < deadline) { /* wait for the batch to fill */
         if (!rp->static_timer_pending) {
             rp->static_timer_pending = true;
@@ -157,15 +190,7 @@ static void plan_static(sim__replica *rp)
         }
         return;
     }
-    sim__request *r;
-    while ((sim__rp_drop_dead_heads(rp), r = rp->q->head) && rp->n_running < p->max_batch) {
-        int64_t need = blocks_for(rp, (int64_t)r->prompt + r->output); /* reserved whole */
-        if (sim__rp_free_blocks(rp) < need) break;
-        sim__rp_admit(rp, r);
-        r->state = SIM__PREFILLING;
-        sim__rp_hold_blocks(rp, r, need);
-        sim__rp_add_chunk(rp, r, r->prefill_target);
-    }
+    admit_static(rp);
 }
 
 void sim__sc_plan(sim__replica *rp)

@@ -3,7 +3,8 @@
  * policy does what it says, checked from the request rows; pools of
  * different GPUs serve one stream of requests; a disaggregated cluster moves
  * each KV cache from the prefill pool to the decode pool in the time the
- * link takes, and records both hops.
+ * link takes, and records both hops, and a static decode pool batches the
+ * arrived KV caches without prefilling them again.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -147,6 +148,53 @@ static void test_disaggregated(void)
     support_rows_fini(&r);
 }
 
+/* A static decode pool (tests/scenarios/cluster-static-decode.json): four
+ * 100-token prompts 50 ms apart, prefilled by a continuous pool, reach the
+ * decode pool with their first token; its batch of 4 forms when the fourth
+ * KV cache arrives and runs until its longest member is done.  Nothing is
+ * prefilled there: each member decodes its output_tokens - 1 remaining
+ * tokens in steps of 0.01 + 0.005 + 4 x 0.001 = 0.019 s (the padded batch
+ * stays 4 wide).  With two requests the batch does not fill and forms
+ * batch_timeout_s (0.5 s) after the first KV cache reached the decode
+ * pool -- not after the request reached the prefill pool -- and its steps
+ * take 0.017 s. */
+static void test_static_decode(void)
+{
+    char *json = support_scenario_text("cluster-static-decode.json");
+    support_rows r;
+    support_run(json, NULL, &r, NULL);
+    is_int(r.n, 4, "static decode pool: every request has a row");
+    is_int(r.n_rep, 2, "a prefill and a decode replica");
+    double start = 0;
+    int64_t owed = 0;
+    for (size_t i = 0; i < r.n; i++) {
+        if (r.req[i].decode_enqueue_s > start) start = r.req[i].decode_enqueue_s;
+        owed += r.req[i].output_tokens - 1;
+    }
+    for (size_t i = 0; i < r.n; i++) {
+        const sim_request_row *q = &r.req[i];
+        is_str(q->status, SIM_COMPLETED, "request %lld completes", (long long)q->id);
+        is_int(q->decode_replica, 1, "request %lld decodes on the static pool", (long long)q->id);
+        is_near(q->finish_s, start + (q->output_tokens - 1) * 0.019, EPS_T,
+                "request %lld: %d - 1 decode steps of the batch of 4 from its start",
+                (long long)q->id, q->output_tokens);
+    }
+    if (r.n_rep == 2) {
+        is_int(r.rep[1].prefill_tokens, 0, "the static decode pool prefills nothing");
+        is_int(r.rep[1].decode_tokens, owed, "and decodes what each request still owes");
+        is_int(r.rep[0].prefill_tokens, 400, "the prefill pool prefills every prompt once");
+    }
+    support_rows_fini(&r);
+
+    support_run(json, (const char *[]){"stop.requests=2", NULL}, &r, NULL);
+    const sim_request_row *q = support_row(&r, 0);
+    if (q)
+        is_near(q->finish_s, q->decode_enqueue_s + 0.5 + (q->output_tokens - 1) * 0.017, EPS_T,
+                "an unfilled batch forms batch_timeout_s after its head's KV cache arrived");
+    support_rows_fini(&r);
+    free(json);
+}
+
 int main(void)
 {
     if (support_init()) return 1;
@@ -154,6 +202,7 @@ int main(void)
     test_routers();
     test_pools();
     test_disaggregated();
+    test_static_decode();
     free(base);
     support_fini();
     return tap_done();
