@@ -3,7 +3,7 @@
  * alone.  It never needs the engine: a stored run can be re-analysed at any
  * time, by this library or by anyone with sqlite3.
  *
- * Definitions (see docs/metrics.md; they follow ../shared/DESIGN.md):
+ * Definitions (see docs/metrics.md):
  *  - measured requests: completed requests that arrived at or after warmup_s;
  *    every latency distribution is over them;
  *  - percentiles: linear interpolation between order statistics (numpy's

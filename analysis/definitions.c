@@ -1,6 +1,6 @@
 /*
  * definitions.c: one run's per-token latency under every public tool's
- * definition, side by side (../shared/reference/metrics.md has the sources),
+ * definition, side by side (docs/reference/metrics.md has the sources),
  * and the SLO curve -- attainment as a function of a threshold.
  *
  * The tools differ in three ways, and each row below fixes all three: the

@@ -36,7 +36,7 @@ static void test_catalog(void)
 }
 
 /* KV bytes per token = 2 x layers x kv_heads x head_dim x 2 bytes, as
- * shared/reference/models.md tabulates them. */
+ * docs/reference/models.md tabulates them. */
 static void test_model_sizes(void)
 {
     static const struct {
@@ -239,7 +239,7 @@ static char *cost_errors(const char *json)
 }
 
 /* DistServe's vLLM fit for OPT-13B on A100-80GB at TP1 (commit 20a1633,
- * shared/validation/distserve-opt13b), milliseconds turned into seconds. */
+ * data/validation/distserve-opt13b), milliseconds turned into seconds. */
 static const char distserve_json[] =
     "{\"kind\": \"polynomial\","
     " \"prefill\": [0.015751574849507277, 1.0036374192949256e-4, 5.76898915900792e-9],"
@@ -267,7 +267,7 @@ static double step_s(const mdl_cost *cm, mdl_batch b)
     return s.time_s;
 }
 
-/* The worked examples of shared/validation/distserve-opt13b/README.md (ms,
+/* The worked examples of data/validation/distserve-opt13b/README.md (ms,
  * to 0.1 ms, without the Ray overhead), and the formula by hand. */
 static void test_polynomial_distserve(void)
 {

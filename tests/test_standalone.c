@@ -4,8 +4,8 @@
  * lies inside the source or the build tree; every file an example scenario
  * names ("path", "dir") exists inside the source tree; and `servesim
  * validate` run from an empty directory finds its data without --data.  A
- * test that reads ../shared, or an example that names it, fails here even on
- * a machine that has the folder.  argv[1] is the source root, argv[2] the
+ * test or an example that reaches for a folder outside the repository fails
+ * here even on a machine that has that folder.  argv[1] is the source root, argv[2] the
  * build root, argv[3] the servesim binary.
  */
 #include <dirent.h>

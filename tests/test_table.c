@@ -2,7 +2,7 @@
  * test_table.c: the measured-table cost model against the CSV files it reads.
  * argv[1] is a profile folder of LLMServingSim's layout (dense.csv,
  * per_sequence.csv, attention.csv; the RTX PRO 6000 Llama-3.1-8B tp1 bundle in
- * shared/validation/llmservingsim).  Expected values are read from the files
+ * data/validation/llmservingsim).  Expected values are read from the files
  * here, independently of the loader, and interpolated by hand; the lookups
  * themselves are reached through the models' private header.  Broken files
  * are written to a temporary folder to check the FILE:LINE messages.

@@ -1,6 +1,6 @@
 /*
  * test_trace.c: trace replay and empirical length distributions, against the
- * real traces in the shared folder (argv[1], e.g. ../shared).
+ * real traces the repository ships (argv[1]: its data/ folder).
  *
  * Expected values were read from the files with other tools (Python's csv,
  * json, datetime and fractions modules): the first records of each trace,
@@ -656,7 +656,7 @@ static void test_dist(void)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        printf("Bail out! usage: test_trace SHARED_FOLDER\n");
+        printf("Bail out! usage: test_trace DATA_FOLDER\n");
         return 1;
     }
     shared = argv[1];

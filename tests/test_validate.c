@@ -1,6 +1,6 @@
 /*
  * test_validate.c: `servesim validate` against the measured vLLM runs of
- * ../shared/validation/llmservingsim, as a regression test: the prediction
+ * data/validation/llmservingsim, as a regression test: the prediction
  * errors must not grow past what servesim reaches today (docs/validation.md
  * has the table and why each case is off by what it is).
  * argv[1] is the servesim binary, argv[2] the data folder.

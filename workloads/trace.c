@@ -7,7 +7,7 @@
  *
  *   csv       arrival_time_s,input_tokens,output_tokens -- seconds from the
  *             start, as written; an optional first line starting
- *             "arrival_time_s" is a header (../shared/validation's files).
+ *             "arrival_time_s" is a header (data/validation's files).
  *   azure     TIMESTAMP,ContextTokens,GeneratedTokens, timestamps like
  *             "2023-11-16 18:17:03.9799600" (Azure LLM inference traces).
  *             A header starting "TIMESTAMP" names the columns, so extra
