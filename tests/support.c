@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 mdl_catalog *support_catalog;
 
@@ -17,6 +18,15 @@ char *support_scenario_text(const char *name)
     char *text = runner_read_or_bail(path);
     free(path);
     return text;
+}
+
+char *support_write_trace(const char *rows)
+{
+    char *path = util_xstrdup("/tmp/servesim-trace-XXXXXX");
+    FILE *f = fdopen(mkstemp(path), "w");
+    fprintf(f, "arrival_time_s,input_tokens,output_tokens\n%s", rows);
+    fclose(f);
+    return path;
 }
 
 int support_init(void)

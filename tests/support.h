@@ -20,6 +20,10 @@ void support_fini(void);
  * meaningless. */
 char *support_scenario_text(const char *name);
 
+/* A csv trace (arrival_time_s,input_tokens,output_tokens) of the given rows
+ * in a temporary file; caller unlinks and frees the path. */
+char *support_write_trace(const char *rows);
+
 /* Builds a scenario from JSON text (after --set style overrides, NULL
  * terminated); on error returns the messages joined by newlines in *errors
  * (caller frees) and a non-zero status. */

@@ -519,16 +519,6 @@ static void test_stragglers(void)
 
 /* ---- time-outs ---- */
 
-static char *write_trace(const char *rows)
-{
-    char *path = util_xstrdup("/tmp/servesim-trace-XXXXXX");
-    int fd = mkstemp(path);
-    FILE *f = fdopen(fd, "w");
-    fprintf(f, "arrival_time_s,input_tokens,output_tokens\n%s", rows);
-    fclose(f);
-    return path;
-}
-
 /* One replica, one sequence at a time, 10 ms an iteration (above the 4.8 ms
  * it takes to read the weights): a 1000-token reply holds the GPU for 10 s
  * unless its client gives up. */
@@ -546,7 +536,7 @@ static sqlite3 *timeout_run(const char *path, double timeout_s)
 static void test_timeouts(void)
 {
     /* A and B hog the GPU, C waits behind them, D comes later. */
-    char *path = write_trace("0,100,1000\n0,100,1000\n0,100,5\n0.5,100,5\n");
+    char *path = support_write_trace("0,100,1000\n0,100,1000\n0,100,5\n0.5,100,5\n");
     sqlite3 *no = timeout_run(path, 0), *db = timeout_run(path, 2);
     is_near(support_q1(no, "SELECT finish_s FROM requests WHERE id = 3"), 20.1, 1e-9,
             "without a time-out D waits for both hogs and C (finishes at 20.1 s)");
@@ -585,7 +575,7 @@ static void test_timeouts_free_kv(void)
         strcat(rows, line);
     }
     strcat(rows, "100,60000,10\n");
-    char *path = write_trace(rows);
+    char *path = support_write_trace(rows);
     char *json = support_scenario_text("clients-timeouts-free-kv.json");
     char *at = util_xasprintf("workload.arrival.path=%s", path);
     sqlite3 *db = run_db(json, (const char *[]){at, NULL});

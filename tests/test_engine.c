@@ -255,17 +255,6 @@ static void test_work_per_event(void)
     support_rows_fini(&r);
 }
 
-/* A csv trace of the given rows in a temporary file (caller unlinks, frees). */
-static char *write_trace(const char *rows)
-{
-    char *path = util_xstrdup("/tmp/servesim-trace-XXXXXX");
-    int fd = mkstemp(path);
-    FILE *f = fdopen(fd, "w");
-    fprintf(f, "arrival_time_s,input_tokens,output_tokens\n%s", rows);
-    fclose(f);
-    return path;
-}
-
 /* Time-outs in a queue leave no phantom load.  Two replicas, one sequence
  * at a time, least_outstanding; a request (10-token prompt, 1 token) takes
  * one 20 ms iteration, and its client gives up after 30 ms.  Five arrive at
@@ -277,7 +266,7 @@ static char *write_trace(const char *rows)
  * 1, forever. */
 static void test_timeout_routing(void)
 {
-    char *path = write_trace("0,10,1\n0,10,1\n0,10,1\n0,10,1\n0,10,1\n"
+    char *path = support_write_trace("0,10,1\n0,10,1\n0,10,1\n0,10,1\n0,10,1\n"
                              "1,10,1\n2,10,1\n3,10,1\n4,10,1\n5,10,1\n");
     char *at = util_xasprintf("workload.arrival.path=%s", path);
     char *json = scenario("timeout-routing");
