@@ -185,8 +185,6 @@ int cli_run(int argc, char **argv)
         rec_run_result res = {0};
         int rc = mdl_catalog_load_default(&cat, &d);
         if (!rc) rc = cli_read_scenario(o.scenario, o.sets.v, o.sets.n, o.seed, &root, &d);
-        /* before anything is simulated: a database that cannot take the run */
-        if (!rc) rc = rec_check(o.output, &d);
         if (!rc) {
             rc = simulate(&o, cat, root, &res, &d);
             root = NULL; /* rec_run's now */

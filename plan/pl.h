@@ -75,8 +75,8 @@ typedef struct pl_base {
 /* Builds the point's scenario text (validated), or returns UTIL_EINPUT with
  * messages naming the point's overrides. */
 int pl_point_scenario(const pl_base *b, const pl_point *p, char **json, util_diag *d);
-/* Simulates a point into the database at path (":memory:" for none kept),
- * with an in-flight limit that classifies overload, and summarises it. */
+/* Simulates a point into the database at path (NULL: in memory, none kept),
+ * by rec_run (overload is the engine's verdict), and summarises it. */
 int pl_point_run(const pl_base *b, const pl_point *p, const char *path, pl_summary *out,
                  util_diag *d);
 

@@ -94,7 +94,7 @@ static int run_point(const pl_base *b, const pl_point *p, const char *file, bool
 int pl_point_run(const pl_base *b, const pl_point *p, const char *path, pl_summary *out,
                  util_diag *d)
 {
-    bool in_memory = !path || !strcmp(path, ":memory:");
+    bool in_memory = !path;
     rec_run_result res;
     int rc = run_point(b, p, in_memory ? NULL : path, false, &res, d);
     sqlite3 *db = res.db;
@@ -162,7 +162,7 @@ char *pl_point_job(const char *job, void *base)
     util_diag d;
     util_diag_init(&d);
     pl_summary s;
-    int rc = pl_point_run(base, &p, path ? path : ":memory:", &s, &d);
+    int rc = pl_point_run(base, &p, path, &s, &d);
     cJSON *out = cJSON_CreateObject();
     cJSON_AddBoolToObject(out, "ok", rc == UTIL_OK);
     if (rc == UTIL_OK) cJSON_AddItemToObject(out, "summary", pl_summary_json(&s));

@@ -82,10 +82,6 @@ int rec_publish(const char *file, const char *path, int64_t *first_id, util_diag
 void rec_abort(rec_recorder *r);
 /* The message of a failed sink callback. */
 const char *rec_error(const rec_recorder *r);
-/* The connection the run is written through: in memory, the run's database;
- * else its private file, until rec_finish publishes it (NULL
- * after). */
-sqlite3 *rec_db(rec_recorder *r);
 void rec_close(rec_recorder *r);
 /* Closes the recorder but keeps its connection open for the caller, who
  * closes it with sqlite3_close (an in-memory database lives on). */

@@ -175,7 +175,6 @@ static int connect_direct(rec_recorder *r, util_diag *d)
 int rec_open(const char *path, rec_recorder **out, util_diag *d)
 {
     *out = NULL;
-    if (path && !strcmp(path, ":memory:")) path = NULL; /* the tests' and plans' spelling */
     int rc = path ? rec_check(path, d) : UTIL_OK;
     if (rc) return rc;
     rec_recorder *r = recorder_new();
@@ -529,11 +528,6 @@ void rec_abort(rec_recorder *r)
         free(r->file);
         r->file = NULL;
     }
-}
-
-sqlite3 *rec_db(rec_recorder *r)
-{
-    return r->db;
 }
 
 sqlite3 *rec_release(rec_recorder *r)

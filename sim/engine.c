@@ -62,6 +62,26 @@ static void start_streams(sim_engine *e)
     }
 }
 
+/* Sequences the cluster can batch at once: the overload tests' scale. */
+static int64_t batch_slots(const sim_scenario *sc)
+{
+    int64_t slots = 0;
+    for (int i = 0; i < sc->n_pools; i++)
+        slots += (int64_t)sc->pools[i].replicas * sc->pools[i].max_batch;
+    return slots;
+}
+
+/* The default in-flight limit: see sim_engine_limit_in_flight. */
+static int64_t sim_engine_default_limit(const sim_scenario *sc)
+{
+    int64_t slots = batch_slots(sc), users = 0;
+    const wl_spec *w = &sc->workload;
+    for (int i = 0; i < w->n_streams; i++)
+        if (w->streams[i].process == WL_CLOSED) users += w->streams[i].users;
+    int64_t limit = 2 * slots + 1000;
+    return users + 1 > limit ? users + 1 : limit;
+}
+
 sim_engine *sim_engine_create(const sim_scenario *sc, const sim_sink *sink)
 {
     sim_engine *e = util_xcalloc(1, sizeof *e);
@@ -80,8 +100,7 @@ sim_engine *sim_engine_create(const sim_scenario *sc, const sim_sink *sink)
             sim__rp_init(&e->replicas[p->first_replica + j], e, p, g, p->first_replica + j);
     }
     e->stop_ns = sc->stop_duration_s > 0 ? sim__ns(sc->stop_duration_s) : INT64_MAX;
-    for (int i = 0; i < sc->n_pools; i++)
-        e->slots += (int64_t)sc->pools[i].replicas * sc->pools[i].max_batch;
+    e->slots = batch_slots(sc);
     e->open_loop = true; /* closed-loop users wait for their replies: never a backlog */
     for (int i = 0; i < sc->workload.n_streams; i++)
         if (sc->workload.streams[i].process == WL_CLOSED) e->open_loop = false;
@@ -91,17 +110,6 @@ sim_engine *sim_engine_create(const sim_scenario *sc, const sim_sink *sink)
     return e;
 }
 
-int64_t sim_engine_default_limit(const sim_scenario *sc)
-{
-    int64_t slots = 0, users = 0;
-    for (int i = 0; i < sc->n_pools; i++)
-        slots += (int64_t)sc->pools[i].replicas * sc->pools[i].max_batch;
-    const wl_spec *w = &sc->workload;
-    for (int i = 0; i < w->n_streams; i++)
-        if (w->streams[i].process == WL_CLOSED) users += w->streams[i].users;
-    int64_t limit = 2 * slots + 1000;
-    return users + 1 > limit ? users + 1 : limit;
-}
 
 void sim_engine_destroy(sim_engine *e)
 {

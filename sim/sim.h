@@ -204,7 +204,6 @@ void sim_engine_destroy(sim_engine *e);
  * the whole guard (a bursty trace may hold more in flight without a
  * growing queue). */
 void sim_engine_limit_in_flight(sim_engine *e, int64_t limit);
-int64_t sim_engine_default_limit(const sim_scenario *sc);
 /* Runs to the end, or until *stop becomes non-zero (checked before every
  * event), calling progress every few thousand events.  Returns 0, UTIL_EINTR
  * when stopped, SIM_EOVERLOAD when overloaded (either way in-flight requests

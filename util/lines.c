@@ -142,11 +142,6 @@ int util_lines_next(util_lines *l, char **line, size_t *len, util_diag *d)
     }
 }
 
-const char *util_lines_path(const util_lines *l)
-{
-    return l->path;
-}
-
 int util_lines_error(const util_lines *l, util_diag *d, const char *fmt, ...)
 {
     va_list ap;

@@ -122,7 +122,6 @@ int util_lines_open(const char *path, util_lines **out, util_diag *d);
 int util_lines_next(util_lines *l, char **line, size_t *len, util_diag *d);
 /* The number of the line last returned (1 for the first). */
 int64_t util_lines_number(const util_lines *l);
-const char *util_lines_path(const util_lines *l);
 /* Adds "FILE:LINE: message" for the line last returned; returns UTIL_EINPUT. */
 int util_lines_error(const util_lines *l, util_diag *d, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
