@@ -72,7 +72,7 @@ static int64_t batch_slots(const sim_scenario *sc)
 }
 
 /* The default in-flight limit: see sim_engine_limit_in_flight. */
-static int64_t sim_engine_default_limit(const sim_scenario *sc)
+static int64_t default_limit(const sim_scenario *sc)
 {
     int64_t slots = batch_slots(sc), users = 0;
     const wl_spec *w = &sc->workload;
@@ -104,7 +104,7 @@ sim_engine *sim_engine_create(const sim_scenario *sc, const sim_sink *sink)
     e->open_loop = true; /* closed-loop users wait for their replies: never a backlog */
     for (int i = 0; i < sc->workload.n_streams; i++)
         if (sc->workload.streams[i].process == WL_CLOSED) e->open_loop = false;
-    e->in_flight_limit = sc->max_in_flight > 0 ? sc->max_in_flight : sim_engine_default_limit(sc);
+    e->in_flight_limit = sc->max_in_flight > 0 ? sc->max_in_flight : default_limit(sc);
     e->backlog_test = sc->max_in_flight == 0; /* a limit of the user's own is the whole guard */
     start_streams(e);
     return e;
