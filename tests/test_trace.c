@@ -4,8 +4,9 @@
  *
  * Expected values were read from the files with other tools (Python's csv,
  * json, datetime and fractions modules): the first records of each trace,
- * the row counts and spans, and the Azure timestamp differences as exact
- * fractions.  Malformed lines are written to temporary files and must be
+ * the row counts and spans, the Azure timestamp differences as exact
+ * fractions, and the Mooncake traces' whole blocks (segments) and distinct
+ * id prefixes (distinct keys).  Malformed lines are written to temporary files and must be
  * reported with their line and field.  Sampling tolerances are Z = 5
  * standard errors of the mean of N draws (sigma from the column itself),
  * as in test_workloads.c; the seeds are fixed, so outcomes are
@@ -265,7 +266,8 @@ static void test_csv(void)
                  ":3: field 1 (arrival_time_s): earlier than the line before, got '0.5'",
                  "csv: arrivals must not go back in time");
     expect_error("0,10\n", WL_TRACE_AUTO,
-                 ":1: expected 3 fields (arrival_time_s, input_tokens, output_tokens)",
+                 ":1: expected 3 or 4 fields (arrival_time_s, input_tokens, output_tokens[, "
+                 "hash_ids])",
                  "csv: a short line is reported");
     expect_error("0,10,0\n", WL_TRACE_AUTO,
                  ":1: field 3 (output_tokens): expected a whole number of tokens >= 1, got '0'",
@@ -336,22 +338,437 @@ static void test_mooncake_errors(void)
                  "mooncake: trailing text");
 }
 
+/* ---- hash ids: what prompts share ---- */
+
+#define MAX_SEGS 8
+
+typedef struct rec_segs {
+    int32_t prompt, n;
+    wl_segment seg[MAX_SEGS];
+} rec_segs;
+
+/* Every record of text, with a copy of its segments (valid only until the
+ * next record); the count, or -1 on an error. */
+static int read_segs(const char *text, wl_trace_format format, int32_t block, rec_segs *out,
+                     int max)
+{
+    char *path = write_temp(text);
+    util_diag d;
+    util_diag_init(&d);
+    wl_trace *t;
+    int n = -1;
+    if (wl_trace_open(path, format, &t, &d) == 0) {
+        wl_trace_set_block_tokens(t, block);
+        wl_record r;
+        int rc;
+        for (n = 0; n < max && (rc = wl_trace_next(t, &r, &d)) == 1; n++) {
+            out[n].prompt = r.prompt;
+            out[n].n = r.n_segments;
+            for (int i = 0; i < r.n_segments && i < MAX_SEGS; i++) out[n].seg[i] = r.segments[i];
+        }
+        if (d.count) n = -1;
+        wl_trace_close(t);
+    }
+    if (d.count) tap_diag("%s", d.msgs[0]);
+    util_diag_fini(&d);
+    unlink(path);
+    free(path);
+    return n;
+}
+
+static bool all_tokens(const rec_segs *r, int32_t tokens)
+{
+    for (int i = 0; i < r->n; i++)
+        if (r->seg[i].tokens != tokens) return false;
+    return true;
+}
+
+static const char mooncake_shared[] =
+    "{\"timestamp\": 0, \"input_length\": 1536, \"output_length\": 1, \"hash_ids\": [1, 2, 3]}\n"
+    "{\"timestamp\": 1, \"input_length\": 1200, \"output_length\": 1, \"hash_ids\": [1, 2, 9]}\n"
+    "{\"timestamp\": 2, \"input_length\": 1100, \"output_length\": 1, \"hash_ids\": [1, 5]}\n"
+    "{\"timestamp\": 3, \"input_length\": 600, \"output_length\": 1, \"hash_ids\": []}\n"
+    "{\"timestamp\": 4, \"input_length\": 600, \"output_length\": 1}\n"
+    "{\"timestamp\": 5, \"input_length\": 2048, \"output_length\": 1, \"hash_ids\": [2]}\n"
+    "{\"timestamp\": 6, \"input_length\": 511, \"output_length\": 1, \"hash_ids\": [1]}\n";
+
+static void test_mooncake_segments(void)
+{
+    rec_segs r[8];
+    int n = read_segs(mooncake_shared, WL_TRACE_AUTO, 512, r, 8);
+    is_int(n, 7, "a small Mooncake trace with hash_ids reads through");
+    if (n != 7) return;
+    uint64_t k1 = wl_chain(0, 1), k2 = wl_chain(k1, 2), k3 = wl_chain(k2, 3);
+    is_int(r[0].n, 3, "1536 tokens, ids [1, 2, 3]: 3 whole blocks, 3 segments");
+    ok(r[0].seg[0].key == k1 && r[0].seg[1].key == k2 && r[0].seg[2].key == k3,
+       "keys chained: wl_chain(0, 1), then wl_chain(that, 2), ...");
+    ok(all_tokens(&r[0], 512), "each of 512 tokens (hash_block_tokens)");
+    is_int(r[1].n, 2,
+           "1200 tokens, ids [1, 2, 9]: the final partial block (9) is the prompt's own");
+    ok(r[1].seg[0].key == k1 && r[1].seg[1].key == k2,
+       "equal leading ids, equal keys: the two prompts share 1024 tokens");
+    is_int(r[2].n, 2, "1100 tokens, ids [1, 5]");
+    ok(r[2].seg[0].key == k1 && r[2].seg[1].key != k2,
+       "ids diverge at the second block: so do the keys, from there");
+    is_int(r[3].n, 0, "hash_ids [] : no segments");
+    is_int(r[4].n, 0, "no hash_ids: no segments");
+    is_int(r[5].n, 1, "2048 tokens and one id: fewer ids than blocks name the leading ones");
+    ok(r[5].seg[0].key != k2 && r[5].seg[0].key == wl_chain(0, 2),
+       "a key names the content from the prompt's start: id 2 first is not id 2 second");
+    is_int(r[6].n, 0, "511 tokens: its one block is partial, never shared");
+
+    n = read_segs(mooncake_shared, WL_TRACE_AUTO, 256, r, 8);
+    is_int(r[0].n, 3, "hash_block_tokens 256: 1536 tokens have 6 blocks; 3 ids name the first 3");
+    ok(all_tokens(&r[0], 256), "of 256 tokens each");
+    is_int(r[1].n, 3, "1200 tokens (4 whole blocks of 256): all 3 ids are whole blocks");
+    is_int(r[6].n, 1, "511 tokens: one whole block of 256");
+    n = read_segs(mooncake_shared, WL_TRACE_AUTO, 0, r, 8);
+    ok(n == 7 && r[0].n == 0 && r[1].n == 0, "block size 0 reads hash ids past (empirical)");
+}
+
+static void test_csv_segments(void)
+{
+    rec_segs r[8];
+    int n = read_segs("arrival_time_s,input_tokens,output_tokens,hash_ids\n0,1024,5,1 2\n"
+                      "1,1100,5, 1  3\t4 \n2,10,1,\n3,10,1\n",
+                      WL_TRACE_AUTO, 512, r, 8);
+    is_int(n, 4, "csv with a hash_ids column: header skipped, 4 rows");
+    if (n != 4) return;
+    uint64_t k1 = wl_chain(0, 1);
+    is_int(r[0].n, 2, "'1 2' over 1024 tokens: 2 segments");
+    ok(r[0].seg[0].key == k1 && r[0].seg[1].key == wl_chain(k1, 2) && all_tokens(&r[0], 512),
+       "chained as Mooncake's, 512 tokens each");
+    is_int(r[1].n, 2, "' 1  3<TAB>4 ' over 1100 tokens: spaces and tabs separate, 2 whole blocks");
+    ok(r[1].seg[0].key == k1 && r[1].seg[1].key == wl_chain(k1, 3), "sharing the first block");
+    is_int(r[2].n, 0, "an empty hash_ids field: none");
+    is_int(r[3].n, 0, "a row of 3 fields: none");
+    n = read_segs("0,1024,5,18446744073709551615\n", WL_TRACE_CSV, 512, r, 8);
+    ok(n == 1 && r[0].n == 1 && r[0].seg[0].key == wl_chain(0, UINT64_MAX),
+       "csv ids go up to 2^64 - 1");
+}
+
+static void test_hash_id_errors(void)
+{
+    const char *ok_line = "{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 2}\n";
+    char *text = util_xasprintf("%s{\"timestamp\": 1, \"input_length\": 600, \"output_length\": "
+                                "2, \"hash_ids\": [1, 2, 3]}\n",
+                                ok_line);
+    expect_error(text, WL_TRACE_AUTO,
+                 ":2: field 4 (hash_ids): 3 block ids for 600 tokens, more than its ceil(600 / "
+                 "512) = 2 blocks (is hash_block_tokens 512 the trace's block size?)",
+                 "mooncake: more ids than blocks");
+    free(text);
+    expect_error("{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 2, \"hash_ids\": "
+                 "[1, -1]}\n",
+                 WL_TRACE_AUTO,
+                 ":1: field 4 (hash_ids[1]): expected a block id, a whole number from 0 to 2^53, "
+                 "got '-1'",
+                 "mooncake: a negative id, with its index");
+    expect_error("{\"timestamp\": 0, \"input_length\": 600, \"hash_ids\": [1.5], "
+                 "\"output_length\": 2}\n",
+                 WL_TRACE_AUTO,
+                 ":1: field 3 (hash_ids[0]): expected a block id, a whole number from 0 to 2^53, "
+                 "got '1.5'",
+                 "mooncake: a fractional id");
+    expect_error("{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 2, \"hash_ids\": "
+                 "[1e16]}\n",
+                 WL_TRACE_AUTO,
+                 ":1: field 4 (hash_ids[0]): expected a block id, a whole number from 0 to 2^53, "
+                 "got '1e+16'",
+                 "mooncake: an id past 2^53, which a double cannot hold exactly");
+    expect_error("{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 2, \"hash_ids\": "
+                 "\"1 2\"}\n",
+                 WL_TRACE_AUTO,
+                 ":1: field 4 (hash_ids): expected an array of block ids, got '\"1 2\"'",
+                 "mooncake: hash_ids not an array");
+    expect_error("0,1024,5,1 x2\n", WL_TRACE_AUTO,
+                 ":1: field 4 (hash_ids[1]): expected a block id, a whole number from 0 to 2^64 - "
+                 "1, got 'x2'",
+                 "csv: a malformed id, with its index");
+    expect_error("0,1024,5,1\n1,1024,5,-3\n", WL_TRACE_AUTO,
+                 ":2: field 4 (hash_ids[0]): expected a block id, a whole number from 0 to 2^64 - "
+                 "1, got '-3'",
+                 "csv: a negative id");
+    expect_error("0,1024,5,18446744073709551616\n", WL_TRACE_AUTO,
+                 ":1: field 4 (hash_ids[0]): expected a block id, a whole number from 0 to 2^64 - "
+                 "1, got '18446744073709551616'",
+                 "csv: an id past 2^64 - 1");
+    expect_error("0,1024,5,1;2\n", WL_TRACE_AUTO,
+                 ":1: field 4 (hash_ids[0]): expected a block id, a whole number from 0 to 2^64 - "
+                 "1, got '1;2'",
+                 "csv: ids are separated by spaces, not semicolons");
+    expect_error("0,100,5,1 2\n", WL_TRACE_AUTO,
+                 ":1: field 4 (hash_ids): 2 block ids for 100 tokens, more than its ceil(100 / "
+                 "512) = 1 blocks (is hash_block_tokens 512 the trace's block size?)",
+                 "csv: more ids than blocks");
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+typedef struct shipped_segs {
+    const char *rel;
+    int64_t segments, distinct, rows_with;
+} shipped_segs;
+
+/* Every key of a trace's segments (sorted) and its requests with any. */
+static uint64_t *trace_keys(const char *rel, size_t *n, int64_t *rows_with, bool *whole)
+{
+    char *path = shared_path(rel);
+    util_diag d;
+    util_diag_init(&d);
+    wl_trace *t;
+    size_t cap = 1 << 19;
+    uint64_t *keys = util_xmalloc(cap * sizeof *keys);
+    *n = 0;
+    *rows_with = 0;
+    *whole = true;
+    wl_record r;
+    if (wl_trace_open(path, WL_TRACE_AUTO, &t, &d) == 0) {
+        while (wl_trace_next(t, &r, &d) == 1) {
+            *rows_with += r.n_segments > 0;
+            for (int i = 0; i < r.n_segments && *n < cap; i++) {
+                *whole &= r.segments[i].tokens == 512;
+                keys[(*n)++] = r.segments[i].key;
+            }
+        }
+        wl_trace_close(t);
+    }
+    if (d.count) tap_diag("%s", d.msgs[0]);
+    util_diag_fini(&d);
+    free(path);
+    qsort(keys, *n, sizeof *keys, cmp_u64);
+    return keys;
+}
+
+/* Whole blocks, min(len(hash_ids), input_length // 512) a request, and
+ * distinct id prefixes, as counted with Python's json module. */
+static void test_shipped_segments(void)
+{
+    static const shipped_segs expect[] = {
+        {"traces/conversation_trace.jsonl", 276491, 170899, 12031},
+        {"traces/synthetic_trace.jsonl", 117888, 40148, 2886},
+    };
+    for (size_t w = 0; w < 2; w++) {
+        size_t n;
+        int64_t rows_with;
+        bool whole;
+        uint64_t *keys = trace_keys(expect[w].rel, &n, &rows_with, &whole);
+        int64_t distinct = n > 0;
+        for (size_t i = 1; i < n; i++) distinct += keys[i] != keys[i - 1];
+        is_int(n, expect[w].segments, "%s: %lld segments (its whole blocks)", expect[w].rel,
+               (long long)expect[w].segments);
+        ok(whole, "%s: each of 512 tokens", expect[w].rel);
+        is_int(distinct, expect[w].distinct, "%s: %lld distinct keys (distinct id prefixes)",
+               expect[w].rel, (long long)expect[w].distinct);
+        is_int(rows_with, expect[w].rows_with, "%s: %lld requests with segments", expect[w].rel,
+               (long long)expect[w].rows_with);
+        free(keys);
+    }
+    /* conversation's first two requests: ids [0, 1, ...] and [0, 14, ...] */
+    rec_segs r[2];
+    char *path = shared_path("traces/conversation_trace.jsonl");
+    wl_trace *t;
+    util_diag d;
+    util_diag_init(&d);
+    wl_record rec;
+    wl_trace_open(path, WL_TRACE_AUTO, &t, &d);
+    for (int i = 0; i < 2 && wl_trace_next(t, &rec, &d) == 1; i++) {
+        r[i].n = rec.n_segments;
+        for (int j = 0; j < 2 && j < rec.n_segments; j++) r[i].seg[j] = rec.segments[j];
+    }
+    wl_trace_close(t);
+    is_int(r[0].n, 13, "conversation record 1: 6758 tokens, 14 ids, 13 whole blocks");
+    ok(r[0].seg[0].key == r[1].seg[0].key && r[0].seg[1].key != r[1].seg[1].key,
+       "records 1 and 2 share their first block (id 0) and no more");
+    util_diag_fini(&d);
+    free(path);
+}
+
+/* ---- the source: a trace's segments, and the shared-prefix scenarios ---- */
+
+/* A workload from JSON text, files relative to base_dir; 0 or the status. */
+static int workload_of(const cJSON *w, const char *base_dir, wl_spec *s)
+{
+    util_diag d;
+    util_diag_init(&d);
+    cJSON *o = cJSON_Duplicate(w, true);
+    int rc = util_schema_apply(wl_workload_fields, o, "workload", NULL, &d);
+    if (rc == 0) rc = wl_spec_from_json(o, "workload", base_dir, s, &d);
+    else memset(s, 0, sizeof *s);
+    if (d.count) tap_diag("%s", d.msgs[0]);
+    cJSON_Delete(o);
+    util_diag_fini(&d);
+    return rc;
+}
+
+static int workload_text(const char *json, wl_spec *s)
+{
+    cJSON *o = cJSON_Parse(json);
+    char *dir = shared_path("traces");
+    int rc = workload_of(o, dir, s);
+    free(dir);
+    cJSON_Delete(o);
+    return rc;
+}
+
+/* hash_block_tokens reaches the replay; a prompt that is not the trace's
+ * (a class's own prompt_tokens, or shared_prefix's) is not its content. */
+static void test_source_trace_segments(void)
+{
+    wl_spec s;
+    int rc = workload_text("{\"arrival\": {\"process\": \"trace\", \"path\": "
+                           "\"conversation_trace.jsonl\", \"hash_block_tokens\": 256, "
+                           "\"limit\": 2}}",
+                           &s);
+    is_int(rc, 0, "a Mooncake replay with hash_block_tokens 256 builds");
+    if (rc) return;
+    wl_source *src = wl_source_create(&s, 1);
+    util_diag d;
+    util_diag_init(&d);
+    wl_record r;
+    wl_source_next(src, 0, &r, &d);
+    /* 6758 tokens, 14 ids: all 14 name whole blocks of 256 (26 of them) */
+    ok(r.n_segments == 14 && r.segments[0].tokens == 256,
+       "the replay's segments are blocks of 256 tokens (got %d)", r.n_segments);
+    wl_source_destroy(src);
+    wl_spec_fini(&s);
+
+    rc = workload_text("{\"arrival\": {\"process\": \"trace\", \"path\": "
+                       "\"conversation_trace.jsonl\", \"limit\": 5}, \"classes\": [{\"name\": "
+                       "\"a\", \"weight\": 1, \"prompt_tokens\": {\"dist\": \"fixed\", "
+                       "\"value\": 9}}]}",
+                       &s);
+    src = wl_source_create(&s, 1);
+    wl_source_next(src, 0, &r, &d);
+    ok(rc == 0 && r.prompt == 9 && r.n_segments == 0 && r.segments == NULL,
+       "a class's own prompt_tokens over a trace: its hash ids go with its length");
+    wl_source_destroy(src);
+    wl_spec_fini(&s);
+
+    rc = workload_text("{\"arrival\": {\"process\": \"trace\", \"path\": "
+                       "\"conversation_trace.jsonl\", \"limit\": 5}, \"shared_prefix\": "
+                       "{\"num_groups\": 2, \"num_prompts_per_group\": 2}}",
+                       &s);
+    src = wl_source_create(&s, 1);
+    wl_source_next(src, 0, &r, &d);
+    ok(rc == 0 && r.prompt == 150 && r.n_segments == 2 && r.output == 500,
+       "shared_prefix over a trace: its prompts, the trace's times and outputs");
+    wl_source_destroy(src);
+    wl_spec_fini(&s);
+    util_diag_fini(&d);
+}
+
+/* The workload of tests/scenarios/NAME (beside data/), built. */
+static int scenario_workload(const char *name, wl_spec *s)
+{
+    char *dir = shared_path("../tests/scenarios");
+    char *path = util_path_join(dir, name);
+    util_diag d;
+    util_diag_init(&d);
+    cJSON *root = NULL;
+    int rc = util_json_read_file(path, &root, &d);
+    if (d.count) tap_diag("%s", d.msgs[0]);
+    util_diag_fini(&d);
+    if (rc == 0) rc = workload_of(util_json_member(root, "workload"), dir, s);
+    cJSON_Delete(root);
+    free(path);
+    free(dir);
+    return rc;
+}
+
+static void test_scenario_files(void)
+{
+    wl_spec s;
+    int rc = scenario_workload("shared-prefix-groups.json", &s);
+    is_int(rc, 0, "shared-prefix-groups.json's workload builds");
+    if (rc == 0) {
+        wl_source *src = wl_source_create(&s, 3);
+        util_diag d;
+        util_diag_init(&d);
+        uint64_t k0[100], k1[100];
+        bool shape = true;
+        for (int i = 0; i < 100; i++) {
+            wl_record r;
+            wl_source_next(src, 0, &r, &d);
+            shape &= r.prompt == 2176 && r.n_segments == 2 && r.segments[0].tokens == 2048;
+            k0[i] = r.segments[0].key;
+            k1[i] = r.segments[1].key;
+        }
+        qsort(k0, 100, sizeof *k0, cmp_u64);
+        qsort(k1, 100, sizeof *k1, cmp_u64);
+        int g = 1, q = 1;
+        for (int i = 1; i < 100; i++) {
+            g += k0[i] != k0[i - 1];
+            q += k1[i] != k1[i - 1];
+        }
+        ok(shape, "its prompts: 2048 + 128 tokens, as 2 segments");
+        ok(g == 4 && q == 100, "its first 100 requests: 4 system prompts, 100 distinct prompts "
+                               "(got %d, %d)", g, q);
+        wl_source_destroy(src);
+        util_diag_fini(&d);
+    }
+    wl_spec_fini(&s);
+    rc = scenario_workload("shared-prefix-closed.json", &s);
+    is_int(rc, 0, "shared-prefix-closed.json's workload builds");
+    if (rc == 0) {
+        ok(s.classes[0].shared_prompt && !s.classes[1].shared_prompt,
+           "its class with prompt_tokens of its own does not share");
+        wl_source *src = wl_source_create(&s, 3);
+        wl_record a, b;
+        wl_source_draw(src, 0, &a);
+        uint64_t first = a.segments[0].key;
+        wl_source_draw(src, 1, &b);
+        wl_source_draw(src, 0, &a);
+        ok(b.n_segments == 0 && b.prompt == 512 && a.n_segments == 2 &&
+               a.segments[0].key == first && a.prompt == 1024,
+           "draws: distinct 512 tokens; shared 1000 + 24, in order (group 0 again)");
+        wl_source_destroy(src);
+    }
+    wl_spec_fini(&s);
+    rc = scenario_workload("shared-prefix-mooncake.json", &s);
+    is_int(rc, 0, "shared-prefix-mooncake.json's workload builds (the trace beside the tests)");
+    if (rc == 0) {
+        wl_source *src = wl_source_create(&s, 1);
+        util_diag d;
+        util_diag_init(&d);
+        wl_record r;
+        int64_t n = 0, segs = 0;
+        while (wl_source_next(src, 0, &r, &d) == 1) {
+            n++;
+            segs += r.n_segments;
+        }
+        ok(n == 300 && segs > 0, "its 300 requests carry segments (%lld)", (long long)segs);
+        wl_source_destroy(src);
+        util_diag_fini(&d);
+    }
+    wl_spec_fini(&s);
+}
+
 /* A line of a few megabytes (hash_ids of a long prompt) is one line. */
 static void test_long_line(void)
 {
     size_t cap = 8 << 20, n = 0;
     char *text = util_xmalloc(cap);
-    n += (size_t)snprintf(text, cap, "{\"timestamp\": 5, \"input_length\": 7, "
+    /* 400000 blocks of 512 tokens: as many ids as the prompt has blocks */
+    n += (size_t)snprintf(text, cap, "{\"timestamp\": 5, \"input_length\": 204800000, "
                                      "\"output_length\": 9, \"hash_ids\": [0");
     for (int i = 1; i < 400000; i++) n += (size_t)snprintf(text + n, cap - n, ", %d", i);
     snprintf(text + n, cap - n, "]}\n{\"timestamp\": 1005, \"input_length\": 1, "
                                 "\"output_length\": 2, \"hash_ids\": []}\n");
     util_diag d;
     util_diag_init(&d);
-    wl_record r = one(text, WL_TRACE_AUTO, 1, &d);
+    wl_record r = one(text, WL_TRACE_AUTO, 0, &d);
+    is_int(r.n_segments, 400000, "a %zu-byte line's 400000 hash ids are 400000 segments", n);
+    r = one(text, WL_TRACE_AUTO, 1, &d);
     is_near(r.arrival_s, 1, 0, "a %zu-byte line is read whole, and the next after it", n);
     is_int(r.prompt, 1, "the next record's prompt tokens");
     is_int(r.output, 2, "the next record's output tokens");
+    is_int(r.n_segments, 0, "and its empty hash_ids, no segments");
+    if (d.count) tap_diag("%s", d.msgs[0]);
     util_diag_fini(&d);
     free(text);
 }
@@ -674,6 +1091,12 @@ int main(int argc, char **argv)
     test_azure_errors();
     test_mooncake_errors();
     test_long_line();
+    test_mooncake_segments();
+    test_csv_segments();
+    test_hash_id_errors();
+    test_shipped_segments();
+    test_source_trace_segments();
+    test_scenario_files();
     test_bounds();
     test_rate_of_slice();
     test_empirical();

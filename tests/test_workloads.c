@@ -1,7 +1,10 @@
 /*
  * test_workloads.c: every distribution's moments against its closed form,
- * clamps and rounding of token counts, arrival processes (rate, CV), and the
- * independence of the source's random streams.
+ * clamps and rounding of token counts, arrival processes (rate, CV), the
+ * independence of the source's random streams, and what prompts share:
+ * wl_chain, workload.shared_prefix's groups, keys and order (inference-perf's
+ * one permutation repeated, or SGLang's --gsp-ordered numbering), and
+ * distinct-prompt workloads left exactly as they were.
  *
  * Tolerances: a sample mean of n draws is within Z standard errors
  * (sigma / sqrt n, sigma from the closed form) of the true mean; Z = 5 makes
@@ -13,6 +16,7 @@
 
 #include "tap.h"
 #include "wl.h"
+#include "wl_int.h"
 
 #define N 200000
 #define Z 5.0
@@ -294,6 +298,315 @@ static void test_horizon(void)
     util_diag_fini(&d);
 }
 
+/* ---- what prompts share ---- */
+
+static void test_chain(void)
+{
+    bool nonzero = true, distinct = true;
+    uint64_t prev = 0;
+    for (uint64_t i = 0; i < 100000; i++) {
+        uint64_t k = wl_chain(i & 1 ? prev : 0, i), k2 = wl_chain(i & 1 ? prev : 0, i + 1);
+        nonzero &= k != 0 && wl_chain(k, 0) != 0;
+        distinct &= k != k2 && k != prev;
+        prev = k;
+    }
+    ok(nonzero, "wl_chain never returns 0, the prompt's start (wl_chain(0, 0) = %llx)",
+       (unsigned long long)wl_chain(0, 0));
+    ok(distinct, "ids that follow the same content give different keys");
+    ok(wl_chain(wl_chain(0, 1), 2) != wl_chain(wl_chain(0, 2), 1),
+       "order matters: [1, 2] and [2, 1] differ");
+    ok(wl_chain(wl_chain(0, 1), 2) == wl_chain(wl_chain(0, 1), 2), "and a chain is a function");
+}
+
+/* A workload from its JSON text; *errors (caller frees) holds the messages. */
+static int build(const char *json, wl_spec *s, char **errors)
+{
+    util_diag d;
+    util_diag_init(&d);
+    cJSON *o = cJSON_Parse(json);
+    int rc = util_schema_apply(wl_workload_fields, o, "workload", NULL, &d);
+    if (rc == 0) rc = wl_spec_from_json(o, "workload", NULL, s, &d);
+    else memset(s, 0, sizeof *s);
+    *errors = util_diag_join(&d);
+    cJSON_Delete(o);
+    util_diag_fini(&d);
+    return rc;
+}
+
+static wl_spec must_build(const char *json)
+{
+    wl_spec s;
+    char *e;
+    if (build(json, &s, &e)) tap_diag("unexpected: %s", e);
+    free(e);
+    return s;
+}
+
+#define OUT10 "\"output_tokens\": {\"dist\": \"uniform\", \"min\": 1, \"max\": 50}"
+#define POISSON "\"arrival\": {\"rate_per_s\": 5}"
+
+static char *prefix_workload(int groups, int per, const char *order)
+{
+    return util_xasprintf("{" POISSON ", " OUT10 ", \"shared_prefix\": {\"num_groups\": %d, "
+                          "\"num_prompts_per_group\": %d, \"system_prompt_len\": 100, "
+                          "\"question_len\": 20, \"order\": \"%s\"}}",
+                          groups, per, order);
+}
+
+typedef struct drawn {
+    uint64_t k0, k1;
+    int32_t prompt, output, n;
+    double at;
+} drawn;
+
+static drawn next_of(wl_source *src, int stream)
+{
+    util_diag d;
+    util_diag_init(&d);
+    wl_record r;
+    wl_source_next(src, stream, &r, &d);
+    util_diag_fini(&d);
+    drawn x = {0, 0, r.prompt, r.output, r.n_segments, r.arrival_s};
+    if (r.n_segments == 2) {
+        x.k0 = r.segments[0].key;
+        x.k1 = r.segments[1].key;
+        x.n = r.segments[0].tokens == 100 && r.segments[1].tokens == 20 ? 2 : -1;
+    }
+    return x;
+}
+
+static int count_distinct(const uint64_t *v, int n)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        int j = 0;
+        while (j < i && v[j] != v[i]) j++;
+        k += j == i;
+    }
+    return k;
+}
+
+/* 3 groups x 4 prompts, ordered: request k is prompt k mod 12, group by
+ * group (SGLang --gsp-ordered; vLLM prefix_repetition --disable-shuffle). */
+static void test_prefix_ordered(void)
+{
+    char *json = prefix_workload(3, 4, "ordered");
+    wl_spec s = must_build(json);
+    free(json);
+    wl_source *src = wl_source_create(&s, 7);
+    drawn x[24];
+    uint64_t k0[12], k1[12];
+    bool shape = true, cycle = true, by_group = true;
+    for (int i = 0; i < 24; i++) {
+        x[i] = next_of(src, 0);
+        shape &= x[i].prompt == 120 && x[i].n == 2;
+    }
+    for (int i = 0; i < 12; i++) {
+        k0[i] = x[i].k0;
+        k1[i] = x[i].k1;
+        cycle &= x[i + 12].k0 == x[i].k0 && x[i + 12].k1 == x[i].k1;
+        by_group &= x[i].k0 == x[i / 4 * 4].k0;
+    }
+    ok(shape, "every prompt is system_prompt_len + question_len = 120 tokens, as 2 segments "
+              "(100, 20)");
+    is_int(count_distinct(k0, 12), 3, "3 groups: 3 system-prompt keys");
+    is_int(count_distinct(k1, 12), 12, "12 prompts: 12 question keys");
+    ok(by_group, "ordered: group 0's 4 prompts, then group 1's, then group 2's");
+    ok(cycle, "after the 12th prompt the order starts over: the same prompt re-sent has both "
+              "keys equal");
+    ok(x[0].k1 != x[1].k1 && x[0].k0 == x[1].k0,
+       "two prompts of a group share the system prompt only");
+    wl_source_destroy(src);
+    wl_spec_fini(&s);
+}
+
+/* The sequence's numbers, through wl__prefix itself. */
+static void prefix_numbers(wl_prefix_order order, uint64_t seed, int64_t *out, int n)
+{
+    wl_shared_prefix sp = {.num_groups = 5, .num_prompts_per_group = 7, .system_prompt_len = 3,
+                           .question_len = 2, .order = order};
+    gsl_rng *r = util_rng_stream(seed, 9000);
+    wl__prefix *p = wl__prefix_create(&sp, r);
+    wl_segment seg[2];
+    for (int i = 0; i < n; i++) out[i] = wl__prefix_next(p, seg);
+    wl__prefix_destroy(p);
+    gsl_rng_free(r);
+}
+
+/* Shuffled (the default): one seeded permutation of all N prompts, sent in
+ * that order and then again -- inference-perf's load_lazy_data takes
+ * prompts[i % len(prompts)] of a list shuffled once by rng.permutation. */
+#define NP 35 /* 5 groups x 7 prompts */
+
+static void test_prefix_shuffled(void)
+{
+    int64_t a[3 * NP], b[NP], ord[NP];
+    prefix_numbers(WL_PREFIX_SHUFFLED, 11, a, 3 * NP);
+    prefix_numbers(WL_PREFIX_SHUFFLED, 12, b, NP);
+    prefix_numbers(WL_PREFIX_ORDERED, 11, ord, NP);
+    bool seen[NP] = {false}, perm = true, again = true, numbered = true;
+    int moved = 0, differ = 0;
+    for (int i = 0; i < NP; i++) {
+        perm &= a[i] >= 0 && a[i] < NP && !seen[a[i]];
+        if (a[i] >= 0 && a[i] < NP) seen[a[i]] = true;
+        again &= a[i + NP] == a[i] && a[i + 2 * NP] == a[i];
+        numbered &= ord[i] == i;
+        moved += a[i] != i;
+        differ += a[i] != b[i];
+    }
+    ok(perm, "shuffled: the first 35 requests send each of the 35 prompts once");
+    ok(again, "and the next passes repeat that order (inference-perf: i mod N)");
+    cmp_ok(moved, >, NP / 2, "the order is shuffled (%d of %d moved)", moved, NP);
+    cmp_ok(differ, >, 0, "another seed gives another order (%d places differ)", differ);
+    ok(numbered, "ordered: prompt numbers 0, 1, 2, ... (group * per_group + question)");
+
+    char *json = prefix_workload(5, 7, "shuffled");
+    wl_spec s = must_build(json);
+    free(json);
+    wl_source *s1 = wl_source_create(&s, 3), *s2 = wl_source_create(&s, 3);
+    bool same = true;
+    for (int i = 0; i < 100; i++) {
+        drawn x = next_of(s1, 0), y = next_of(s2, 0);
+        same &= x.k0 == y.k0 && x.k1 == y.k1 && x.output == y.output && x.at == y.at;
+    }
+    ok(same, "a seed gives the same prompts, outputs and times, run after run");
+    wl_source_destroy(s1);
+    wl_source_destroy(s2);
+    wl_spec_fini(&s);
+}
+
+/* shared_prefix draws on a stream of its own: arrival times and output
+ * lengths are those of the same workload with a fixed prompt length. */
+static void test_prefix_streams(void)
+{
+    char *json = prefix_workload(2, 3, "shuffled");
+    wl_spec a = must_build(json);
+    free(json);
+    wl_spec b = must_build("{" POISSON ", " OUT10 ", \"prompt_tokens\": {\"dist\": \"lognormal\", "
+                           "\"median\": 50, \"sigma\": 1}}");
+    wl_source *sa = wl_source_create(&a, 21), *sb = wl_source_create(&b, 21),
+              *sc = wl_source_create(&b, 21);
+    bool times = true, outputs = true, none = true, lengths = true;
+    for (int i = 0; i < 1000; i++) {
+        drawn x = next_of(sa, 0), y = next_of(sb, 0);
+        int32_t p, o;
+        wl_source_lengths(sc, 0, &p, &o);
+        times &= x.at == y.at;
+        outputs &= x.output == y.output;
+        none &= y.n == 0;
+        lengths &= y.prompt == p && y.output == o;
+    }
+    ok(times, "shared_prefix leaves every arrival time as it was");
+    ok(outputs, "and every output length (the workload's output_tokens)");
+    ok(none, "a prompt distribution gives prompts nobody shares: n_segments 0");
+    ok(lengths, "and its arrivals' lengths are wl_source_lengths' draws, as before");
+    wl_source_destroy(sa);
+    wl_source_destroy(sb);
+    wl_source_destroy(sc);
+    wl_spec_fini(&a);
+    wl_spec_fini(&b);
+}
+
+/* wl_source_draw makes wl_source_lengths' draws where nothing is shared. */
+static void test_draw_distinct(void)
+{
+    wl_spec s = must_build("{\"arrival\": {\"process\": \"closed\", \"users\": 2}, "
+                           "\"prompt_tokens\": {\"dist\": \"lognormal\", \"median\": 500, "
+                           "\"sigma\": 1}, " OUT10 "}");
+    wl_source *sa = wl_source_create(&s, 5), *sb = wl_source_create(&s, 5);
+    bool same = true, none = true;
+    for (int i = 0; i < 10000; i++) {
+        wl_record r = {.cls = 0, .n_segments = -1, .segments = (const wl_segment *)&r};
+        int32_t p, o;
+        wl_source_draw(sa, 0, &r);
+        wl_source_lengths(sb, 0, &p, &o);
+        same &= r.prompt == p && r.output == o;
+        none &= r.n_segments == 0 && r.segments == NULL;
+    }
+    ok(same, "wl_source_draw's lengths are wl_source_lengths' (10000 draws)");
+    ok(none, "and no segments: NULL, 0");
+    wl_source_destroy(sa);
+    wl_source_destroy(sb);
+    wl_spec_fini(&s);
+}
+
+/* Arrivals and draws take prompts from one sequence, and each keeps its
+ * segments until its own next call. */
+static void test_draw_shared(void)
+{
+    wl_spec s = must_build("{" OUT10 ", \"shared_prefix\": {\"num_groups\": 2, "
+                           "\"num_prompts_per_group\": 2, \"system_prompt_len\": 100, "
+                           "\"question_len\": 20, \"order\": \"ordered\"}, \"classes\": ["
+                           "{\"name\": \"a\", \"arrival\": {\"rate_per_s\": 1}}, "
+                           "{\"name\": \"b\", \"arrival\": {\"rate_per_s\": 2}}, "
+                           "{\"name\": \"own\", \"arrival\": {\"rate_per_s\": 3}, "
+                           "\"prompt_tokens\": {\"dist\": \"fixed\", \"value\": 33}}]}");
+    wl_source *src = wl_source_create(&s, 1);
+    util_diag d;
+    util_diag_init(&d);
+    wl_record r1, r2, r3, rd;
+    wl_source_next(src, 1, &r1, &d); /* prompt 0 */
+    uint64_t k1 = r1.segments[1].key;
+    wl_source_draw(src, 0, &rd); /* prompt 1 */
+    wl_source_next(src, 2, &r2, &d); /* prompt 2 */
+    wl_source_next(src, 3, &r3, &d); /* its own prompt: no sharing, no prompt taken */
+    is_int(r3.prompt, 33, "a class with its own prompt_tokens draws them");
+    is_int(r3.n_segments, 0, "and shares nothing");
+    ok(r1.segments[1].key == k1 && r1.n_segments == 2,
+       "a pending arrival's segments outlive other streams' arrivals and draws");
+    ok(rd.n_segments == 2 && rd.segments[0].key == r1.segments[0].key &&
+           rd.segments[1].key != k1,
+       "a draw takes the next prompt of the sequence: group 0's second");
+    ok(r2.segments[0].key != r1.segments[0].key, "then group 1's first");
+    int32_t p, o;
+    wl_source_lengths(src, 0, &p, &o);
+    is_int(p, 120, "wl_source_lengths of a shared-prefix class: the prompts' length");
+    wl_source_draw(src, 1, &rd); /* prompt 3 */
+    wl_source_draw(src, 1, &rd); /* prompt 0 again: lengths took none */
+    ok(rd.segments[0].key == r1.segments[0].key && rd.segments[1].key == k1,
+       "which picks no prompt: the fifth is the first again");
+    wl_source_destroy(src);
+    wl_spec_fini(&s);
+    util_diag_fini(&d);
+}
+
+static void test_prefix_errors(void)
+{
+    wl_spec s;
+    char *e;
+    build("{" POISSON ", " OUT10 ", \"prompt_tokens\": {\"dist\": \"fixed\", \"value\": 5}, "
+          "\"shared_prefix\": {\"num_groups\": 1, \"num_prompts_per_group\": 1}}",
+          &s, &e);
+    has_str(e, "workload.prompt_tokens: not with workload.shared_prefix",
+            "prompt_tokens and shared_prefix together are refused, naming the key");
+    free(e);
+    wl_spec_fini(&s);
+    build("{" POISSON ", " OUT10 ", \"shared_prefix\": {\"num_groups\": 10000, "
+          "\"num_prompts_per_group\": 10000}}",
+          &s, &e);
+    has_str(e, "workload.shared_prefix.num_prompts_per_group: num_groups x "
+               "num_prompts_per_group = 100000000 prompts, more than 1e7",
+            "at most 1e7 prompts");
+    free(e);
+    wl_spec_fini(&s);
+    build("{" POISSON ", " OUT10 ", \"shared_prefix\": {\"num_prompts_per_group\": 2, "
+          "\"question_len\": 0, \"order\": \"random\"}}",
+          &s, &e);
+    has_str(e, "workload.shared_prefix.num_groups: missing", "num_groups is required");
+    has_str(e, "workload.shared_prefix.question_len: 0 is out of range", "lengths are >= 1");
+    has_str(e, "workload.shared_prefix.order: unknown value 'random'", "order is a choice");
+    free(e);
+    wl_spec_fini(&s);
+    s = must_build("{" POISSON ", " OUT10 ", \"shared_prefix\": {\"num_groups\": 1, "
+                   "\"num_prompts_per_group\": 1}}");
+    ok(s.has_shared_prefix && s.shared_prefix.system_prompt_len == 100 &&
+           s.shared_prefix.question_len == 50 && s.shared_prefix.order == WL_PREFIX_SHUFFLED,
+       "defaults: inference-perf's 100 and 50 tokens, shuffled");
+    ok(s.classes[0].shared_prompt && !s.classes[0].has_prompt,
+       "and the default class takes its prompts");
+    wl_spec_fini(&s);
+}
+
 int main(void)
 {
     test_moments();
@@ -301,5 +614,12 @@ int main(void)
     test_arrivals();
     test_stream_independence();
     test_horizon();
+    test_chain();
+    test_prefix_ordered();
+    test_prefix_shuffled();
+    test_prefix_streams();
+    test_draw_distinct();
+    test_draw_shared();
+    test_prefix_errors();
     return tap_done();
 }

@@ -101,6 +101,7 @@ int wl_empirical_load(const char *path, wl_trace_format format, bool output_colu
     wl_trace *t;
     int rc = wl_trace_open(path, format, &t, d);
     if (rc) return rc;
+    wl_trace_set_block_tokens(t, 0); /* a column's lengths only: hash ids are read past */
     counts c = {util_xcalloc(64, sizeof *c.keys), util_xcalloc(64, sizeof *c.n), 64, 0};
     wl_record rec;
     while ((rc = wl_trace_next(t, &rec, d)) == 1)

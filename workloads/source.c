@@ -10,8 +10,16 @@
  *
  * A trace stream is read a line at a time; its options rescale and slice the
  * times, and `loop` starts it over, shifted by its span plus one mean gap.
+ *
+ * Segments (what a prompt shares) cost nothing where nothing is shared:
+ * the record's pointer is NULL.  A trace's are its own buffer's; a
+ * shared-prefix prompt's two live in the stream's state (wl_source_next) or
+ * the source's (wl_source_draw), so that one stream's pending arrival keeps
+ * its segments while other streams and draws go on.  Every shared-prefix
+ * prompt, arrival or draw, comes from one sequence (prefix.c), whose
+ * shuffle has a random stream of its own.
  */
-#include "wl.h"
+#include "wl_int.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -27,6 +35,9 @@ static uint64_t id_of(uint64_t kind, int index, uint64_t first)
 
 enum { GAPS = 1, PROMPT = 2, OUTPUT = 3, THINK = 4, PICK = 5, TOOL_TOKENS = 6, TOOL_S = 7 };
 
+/* The shuffle of workload.shared_prefix's prompts (ids up to 8002 are taken). */
+#define SHARED_PREFIX_STREAM 9000
+
 typedef struct stream_state {
     gsl_rng *gaps, *pick, *think;
     double next_s;  /* generated processes: time of the next arrival */
@@ -37,6 +48,7 @@ typedef struct stream_state {
     double scale, offset; /* replay time = (trace time - start_s) x scale + offset */
     double last_s;        /* last replayed trace time, for the loop's shift */
     int64_t sent;         /* records replayed in this pass */
+    wl_segment seg[2];    /* a shared-prefix arrival's segments, kept until the next */
 } stream_state;
 
 typedef struct class_state {
@@ -48,6 +60,8 @@ struct wl_source {
     stream_state *streams;
     class_state *classes;
     gsl_rng *pre_model, *slow, *slow_extra;
+    wl__prefix *prefix;    /* workload.shared_prefix's prompts, or NULL */
+    wl_segment draw_seg[2]; /* wl_source_draw's segments, kept until its next call */
 };
 
 static void stream_init(wl_source *src, int i, uint64_t seed)
@@ -86,6 +100,11 @@ wl_source *wl_source_create(const wl_spec *spec, uint64_t seed)
     s->pre_model = util_rng_stream(seed, 8000);
     s->slow = util_rng_stream(seed, 8001);
     s->slow_extra = util_rng_stream(seed, 8002);
+    if (spec->has_shared_prefix) {
+        gsl_rng *r = util_rng_stream(seed, SHARED_PREFIX_STREAM);
+        s->prefix = wl__prefix_create(&spec->shared_prefix, r);
+        gsl_rng_free(r);
+    }
     return s;
 }
 
@@ -107,6 +126,7 @@ void wl_source_destroy(wl_source *s)
     gsl_rng_free(s->pre_model);
     gsl_rng_free(s->slow);
     gsl_rng_free(s->slow_extra);
+    wl__prefix_destroy(s->prefix);
     free(s->streams);
     free(s->classes);
     free(s);
@@ -135,7 +155,9 @@ static int restart_trace(const wl_arrival *a, stream_state *s, util_diag *d)
         s->trace = NULL;
     }
     s->sent = 0;
-    return wl_trace_open(a->trace_path, a->format, &s->trace, d) ? UTIL_EFAIL : UTIL_OK;
+    if (wl_trace_open(a->trace_path, a->format, &s->trace, d)) return UTIL_EFAIL;
+    wl_trace_set_block_tokens(s->trace, a->hash_block_tokens);
+    return UTIL_OK;
 }
 
 /* The trace's next record within the slice [start_s, limit), looping if
@@ -189,6 +211,45 @@ int wl_source_pick_class(wl_source *s, int stream)
     return last;
 }
 
+/* The next shared-prefix prompt, its segments into seg. */
+static void take_prompt(wl_source *s, wl_segment seg[2], wl_record *rec)
+{
+    wl__prefix_next(s->prefix, seg);
+    rec->prompt = wl__prefix_length(s->prefix);
+    rec->segments = seg;
+    rec->n_segments = 2;
+}
+
+/* A trace's record takes the class's own lengths where it has them.  A
+ * prompt drawn instead of the trace's is no longer the content its hash
+ * ids name, so its segments go. */
+static void class_lengths(wl_source *s, int cls, wl_segment seg[2], wl_record *rec)
+{
+    const wl_class *c = &s->spec->classes[cls];
+    if (c->shared_prompt) {
+        take_prompt(s, seg, rec);
+    } else if (c->has_prompt) {
+        rec->prompt = draw_tokens(&c->prompt, s->classes[cls].prompt);
+        rec->segments = NULL;
+        rec->n_segments = 0;
+    }
+    if (c->has_output) rec->output = draw_tokens(&c->output, s->classes[cls].output);
+}
+
+/* A call that is not a trace's: a shared-prefix prompt, or drawn lengths. */
+static void draw_call(wl_source *s, int cls, wl_segment seg[2], wl_record *rec)
+{
+    const wl_class *c = &s->spec->classes[cls];
+    if (c->shared_prompt) {
+        take_prompt(s, seg, rec);
+        rec->output = draw_tokens(&c->output, s->classes[cls].output);
+        return;
+    }
+    wl_source_lengths(s, cls, &rec->prompt, &rec->output);
+    rec->segments = NULL;
+    rec->n_segments = 0;
+}
+
 int wl_source_next(wl_source *s, int stream, wl_record *rec, util_diag *d)
 {
     const wl_arrival *a = &s->spec->streams[stream];
@@ -197,24 +258,28 @@ int wl_source_next(wl_source *s, int stream, wl_record *rec, util_diag *d)
     if (a->process == WL_TRACE) {
         int rc = next_from_trace(a, st, rec, d);
         rec->cls = cls;
-        const wl_class *c = &s->spec->classes[cls];
-        if (rc == 1 && c->has_prompt) rec->prompt = draw_tokens(&c->prompt, s->classes[cls].prompt);
-        if (rc == 1 && c->has_output) rec->output = draw_tokens(&c->output, s->classes[cls].output);
+        if (rc == 1) class_lengths(s, cls, st->seg, rec);
         return rc;
     }
     /* Gaps accumulate in double seconds, so that rounding never drifts. */
     rec->arrival_s = st->next_s;
     st->next_s += next_gap(a, st);
     rec->cls = cls;
-    wl_source_lengths(s, cls, &rec->prompt, &rec->output);
+    draw_call(s, cls, st->seg, rec);
     return 1;
 }
 
 void wl_source_lengths(wl_source *s, int cls, int32_t *prompt, int32_t *output)
 {
     const wl_class *c = &s->spec->classes[cls];
-    *prompt = draw_tokens(&c->prompt, s->classes[cls].prompt);
+    *prompt = c->shared_prompt ? wl__prefix_length(s->prefix)
+                               : draw_tokens(&c->prompt, s->classes[cls].prompt);
     *output = draw_tokens(&c->output, s->classes[cls].output);
+}
+
+void wl_source_draw(wl_source *s, int cls, wl_record *rec)
+{
+    draw_call(s, cls, s->draw_seg, rec);
 }
 
 double wl_source_think(wl_source *s, int stream)

@@ -7,6 +7,10 @@
  * workload-level keys.  With them, each class takes what it does not set
  * (lengths, agent) from the workload level, and either a share (`weight`) of
  * the shared `workload.arrival` stream or an arrival process of its own.
+ *
+ * `shared_prefix` gives the prompts instead of a distribution: it stands
+ * where workload.prompt_tokens would (so setting both is an error), and a
+ * class with prompt_tokens of its own draws its prompts from them instead.
  */
 #include "wl.h"
 
@@ -43,7 +47,12 @@ static const util_field trace_fields[] = {
     {.key = "path", .type = UTIL_T_STRING, .flags = UTIL_REQUIRED,
      .doc = "trace file; relative to the scenario file's folder"},
     {.key = "format", .type = UTIL_T_STRING, .def = "\"auto\"", .choices = wl_trace_formats,
-     .doc = "csv (arrival_time_s,input_tokens,output_tokens), azure, mooncake, or auto"},
+     .doc = "csv (arrival_time_s,input_tokens,output_tokens[,hash_ids]), azure, mooncake, or "
+            "auto"},
+    {.key = "hash_block_tokens", .type = UTIL_T_INTEGER, .unit = "tokens", .def = "512",
+     .min = 1, .max = 1e6,
+     .doc = "tokens each of the trace's hash ids names (Mooncake's hash_ids: 512); a final "
+            "partial block is the prompt's own"},
     {.key = "time_scale", .type = UTIL_T_NUMBER, .def = "1", .min = 0, .max = 1e9,
      .flags = UTIL_MIN_EXCLUSIVE,
      .doc = "multiplies every arrival time: 2 is half the rate (the replay within 1e9 s)"},
@@ -121,6 +130,27 @@ static const util_field class_fields[] = {
     {0},
 };
 
+static const char *const prefix_orders[] = {"shuffled", "ordered", NULL};
+
+/* The lengths default to inference-perf's (config.py, SharedPrefix); the
+ * counts are required, since an object whose keys all have defaults would be
+ * made by the schema where the scenario has none. */
+static const util_field shared_prefix_fields[] = {
+    {.key = "num_groups", .type = UTIL_T_INTEGER, .min = 1, .max = 1e6, .flags = UTIL_REQUIRED,
+     .doc = "groups, each with its own system prompt"},
+    {.key = "num_prompts_per_group", .type = UTIL_T_INTEGER, .min = 1, .max = 1e6,
+     .flags = UTIL_REQUIRED,
+     .doc = "distinct prompts (questions) per group; num_groups x this at most 1e7"},
+    {.key = "system_prompt_len", .type = UTIL_T_INTEGER, .unit = "tokens", .def = "100",
+     .min = 1, .max = 1e9, .doc = "a group's system prompt, shared by each of its prompts"},
+    {.key = "question_len", .type = UTIL_T_INTEGER, .unit = "tokens", .def = "50", .min = 1,
+     .max = 1e9, .doc = "a prompt's own question, after the system prompt"},
+    {.key = "order", .type = UTIL_T_STRING, .def = "\"shuffled\"", .choices = prefix_orders,
+     .doc = "shuffled: one seeded permutation of every prompt, repeated (inference-perf); "
+            "ordered: group by group (SGLang --gsp-ordered)"},
+    {0},
+};
+
 static const util_field slow_fields[] = {
     {.key = "probability", .type = UTIL_T_NUMBER, .min = 0, .max = 1, .flags = UTIL_REQUIRED,
      .doc = "chance that a call is slow, independently of every other"},
@@ -133,7 +163,10 @@ const util_field wl_workload_fields[] = {
     {.key = "arrival", .type = UTIL_T_UNION, .un = &arrival_schema,
      .doc = "how requests arrive (required unless every class has its own)"},
     {.key = "prompt_tokens", .type = UTIL_T_UNION, .unit = "tokens", .un = &wl_dist_schema,
-     .doc = "prompt length (required unless a trace or every class gives it)"},
+     .doc = "prompt length (required unless a trace, shared_prefix or every class gives it)"},
+    {.key = "shared_prefix", .type = UTIL_T_OBJECT, .sub = shared_prefix_fields,
+     .doc = "prompts that share system prompts, in groups (inference-perf's shared_prefix); "
+            "instead of prompt_tokens"},
     {.key = "output_tokens", .type = UTIL_T_UNION, .unit = "tokens", .un = &wl_dist_schema,
      .doc = "reply length, first token included (required unless a trace or every class "
             "gives it)"},
@@ -219,8 +252,9 @@ static int trace_from_json(const cJSON *a, const char *path, const char *base_di
     out->start_s = util_json_member(a, "start_s")->valuedouble;
     out->limit = (int64_t)util_json_member(a, "limit")->valuedouble;
     out->loop = cJSON_IsTrue(util_json_member(a, "loop"));
-    int rc = wl_trace_check_slice(out->trace_path, out->format, out->start_s, out->limit,
-                                  &out->info, &out->slice, d);
+    out->hash_block_tokens = (int32_t)util_json_member(a, "hash_block_tokens")->valuedouble;
+    int rc = wl_trace_check_slice(out->trace_path, out->format, out->hash_block_tokens,
+                                  out->start_s, out->limit, &out->info, &out->slice, d);
     if (rc) return rc;
     if (out->slice.rows == 0)
         return util_diag_add(d, "%s.start_s: %g s is after the trace's last request (at %g s): "
@@ -270,8 +304,9 @@ static int agent_from_json(const cJSON *a, const char *path, const char *base_di
     return rc;
 }
 
-/* Lengths: the class's own, else the workload's; neither is needed when the
- * class's arrivals are a trace, which carries them. */
+/* Lengths: the class's own, else the workload's (its prompts: shared_prefix's
+ * when it has one); neither is needed when the class's arrivals are a trace,
+ * which carries them. */
 static int lengths_from_json(const cJSON *cls, const cJSON *w, const char *cpath,
                              const char *base_dir, bool from_trace, wl_class *out, util_diag *d)
 {
@@ -281,6 +316,10 @@ static int lengths_from_json(const cJSON *cls, const cJSON *w, const char *cpath
     int rc = UTIL_OK;
     for (int i = 0; i < 2; i++) {
         const cJSON *own = cls ? util_json_member(cls, keys[i]) : NULL;
+        if (i == 0 && !own && util_json_member(w, "shared_prefix")) {
+            out->shared_prompt = true;
+            continue;
+        }
         const cJSON *o = own ? cls : util_json_member(w, keys[i]) ? w : NULL;
         const char *p = own ? cpath : "workload";
         if (o && dist_at(o, keys[i], p, base_dir, true, dists[i], d)) rc = UTIL_EINPUT;
@@ -358,6 +397,31 @@ static int classes_from_json(const cJSON *w, const char *base_dir, wl_spec *s, u
     return rc;
 }
 
+/* workload.shared_prefix, which stands where workload.prompt_tokens would. */
+static int prefix_from_json(const cJSON *w, const char *path, wl_spec *s, util_diag *d)
+{
+    const cJSON *o = util_json_member(w, "shared_prefix");
+    if (!o) return UTIL_OK;
+    wl_shared_prefix *sp = &s->shared_prefix;
+    sp->num_groups = (int32_t)util_json_member(o, "num_groups")->valuedouble;
+    sp->num_prompts_per_group = (int32_t)util_json_member(o, "num_prompts_per_group")->valuedouble;
+    sp->system_prompt_len = (int32_t)util_json_member(o, "system_prompt_len")->valuedouble;
+    sp->question_len = (int32_t)util_json_member(o, "question_len")->valuedouble;
+    sp->order = (wl_prefix_order)util_json_choice(o, "order", prefix_orders);
+    s->has_shared_prefix = true;
+    int rc = UTIL_OK;
+    if (util_json_member(w, "prompt_tokens"))
+        rc = util_diag_add(d, "%s.prompt_tokens: not with %s.shared_prefix, whose prompts are "
+                              "system_prompt_len + question_len tokens (a class may set its own "
+                              "prompt_tokens)", path, path);
+    /* a shuffled order holds every prompt's number: 4 bytes each */
+    double n = (double)sp->num_groups * sp->num_prompts_per_group;
+    if (n > 1e7)
+        rc = util_diag_add(d, "%s.shared_prefix.num_prompts_per_group: num_groups x "
+                              "num_prompts_per_group = %.0f prompts, more than 1e7", path, n);
+    return rc;
+}
+
 static int delays_from_json(const cJSON *w, const char *base_dir, wl_spec *s, util_diag *d)
 {
     int rc = UTIL_OK;
@@ -385,10 +449,11 @@ int wl_spec_from_json(const cJSON *w, const char *path, const char *base_dir, wl
         rc = arrival_from_json(util_json_member(w, "arrival"), pa, base_dir, &out->streams[0], d);
         free(pa);
     }
+    int prc = prefix_from_json(w, path, out, d);
     if (!rc && classes_from_json(w, base_dir, out, d)) rc = UTIL_EINPUT;
     if (!rc && out->shared_used && !util_json_member(w, "arrival"))
         rc = util_diag_add(d, "%s.arrival: missing (classes with a weight share it)", path);
-    if (delays_from_json(w, base_dir, out, d)) rc = UTIL_EINPUT;
+    if (delays_from_json(w, base_dir, out, d) || prc) rc = UTIL_EINPUT;
     return rc;
 }
 

@@ -5,17 +5,29 @@
  * prompt tokens).  Only regular files are read: a trace is read twice.
  * Three layouts:
  *
- *   csv       arrival_time_s,input_tokens,output_tokens -- seconds from the
- *             start, as written; an optional first line starting
- *             "arrival_time_s" is a header (data/validation's files).
+ *   csv       arrival_time_s,input_tokens,output_tokens[,hash_ids] --
+ *             seconds from the start, as written; hash_ids, when there,
+ *             are block ids separated by spaces (no quoting needed); an
+ *             optional first line starting "arrival_time_s" is a header
+ *             (data/validation's files).
  *   azure     TIMESTAMP,ContextTokens,GeneratedTokens, timestamps like
  *             "2023-11-16 18:17:03.9799600" (Azure LLM inference traces).
  *             A header starting "TIMESTAMP" names the columns, so extra
  *             columns (the 2025 trace's NumImages) are skipped; without one
  *             the three columns come in this order.
  *   mooncake  one JSON object a line: timestamp (ms), input_length,
- *             output_length, hash_ids.  hash_ids are ignored: prefix sharing
- *             between requests (reusable KV blocks) is not modelled.
+ *             output_length and (optional) hash_ids.
+ *
+ * Hash ids name the prompt's blocks of block_tokens tokens in order (512 in
+ * Mooncake's files, whose README says so); equal ids mean equal blocks.  A
+ * request's segments are its ids chained (wl_chain), one block each, for
+ * the whole blocks only: a final partial block (input_length not a multiple
+ * of block_tokens) is the prompt's own.  Fewer ids than blocks is allowed
+ * -- the ids name the leading blocks, the rest is the prompt's own -- but
+ * more than ceil(input_length / block_tokens) is an error: Mooncake's files
+ * have exactly that many, so more means a wrong block size.  The segments
+ * live in one buffer per trace, grown to its longest line's, and are
+ * valid until the next record.
  *
  * Auto-detection looks at the first non-empty line only: one starting
  * "TIMESTAMP" is azure, one starting '{' is mooncake, anything else csv.
@@ -42,6 +54,7 @@
  */
 #include "wl.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -71,6 +84,9 @@ struct wl_trace {
     int64_t sec0, nsec0;    /* azure: first request's time */
     double ms0;             /* mooncake: first request's time */
     double last_t;
+    int32_t block_tokens;   /* tokens a hash id names; 0: hash ids are read past */
+    wl_segment *segs;       /* the record's segments (ids while a line is parsed) */
+    size_t cap;
 };
 
 /* ---- lines ---- */
@@ -153,13 +169,76 @@ static int set_arrival(wl_trace *t, double at, int col, const char *name, const 
     return UTIL_OK;
 }
 
+/* ---- hash ids into segments ---- */
+
+/* Room for n segments in the trace's one buffer, grown by doubling, so a
+ * trace allocates O(log longest line) times however many rows it has. */
+static wl_segment *grow_segs(wl_trace *t, size_t n)
+{
+    if (n > t->cap) {
+        t->cap = n > 2 * t->cap ? n : 2 * t->cap;
+        t->segs = util_xrealloc(t->segs, t->cap * sizeof *t->segs);
+    }
+    return t->segs;
+}
+
+/* n ids in t->segs[].key become the record's segments: the whole blocks'
+ * ids chained in place (the final partial block is the prompt's own).
+ * More ids than the prompt has blocks is an error (see the top). */
+static int make_segments(wl_trace *t, int64_t n, int col, wl_record *rec, util_diag *d)
+{
+    int64_t b = t->block_tokens, blocks = (rec->prompt + b - 1) / b, whole = rec->prompt / b;
+    if (n > blocks)
+        return util_diag_add(d, "%s:%lld: field %d (hash_ids): %lld block ids for %d tokens, "
+                                "more than its ceil(%d / %lld) = %lld blocks (is hash_block_tokens "
+                                "%lld the trace's block size?)",
+                             t->path, (long long)t->line, col, (long long)n, rec->prompt,
+                             rec->prompt, (long long)b, (long long)blocks, (long long)b);
+    int64_t keep = n < whole ? n : whole;
+    uint64_t key = 0;
+    for (int64_t i = 0; i < keep; i++) {
+        key = wl_chain(key, t->segs[i].key);
+        t->segs[i] = (wl_segment){.key = key, .tokens = (int32_t)b};
+    }
+    rec->segments = keep ? t->segs : NULL;
+    rec->n_segments = (int32_t)keep;
+    return UTIL_OK;
+}
+
 /* ---- csv ---- */
+
+/* Block ids separated by spaces or tabs, each a whole number from 0 to
+ * 2^64 - 1, into t->segs[].key; their count, or -1 after a message. */
+static int64_t csv_ids(wl_trace *t, const char *s, util_diag *d)
+{
+    int64_t n = 0;
+    for (s += strspn(s, " \t"); *s; s += strspn(s, " \t")) {
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(s, &end, 10);
+        if (*s < '0' || *s > '9' || errno || (*end && *end != ' ' && *end != '\t')) {
+            size_t len = strcspn(s, " \t");
+            char *item = util_xasprintf("%.*s", (int)(len < 64 ? len : 64), s);
+            char *name = util_xasprintf("hash_ids[%lld]", (long long)n);
+            bad(t, d, 4, name, "expected a block id, a whole number from 0 to 2^64 - 1", item);
+            free(name);
+            free(item);
+            return -1;
+        }
+        grow_segs(t, (size_t)n + 1)[n].key = v;
+        n++;
+        s = end;
+    }
+    return n;
+}
 
 static int parse_csv(wl_trace *t, char *line, wl_record *rec, util_diag *d)
 {
     char *f[MAX_COLS];
-    if (util_split(line, ',', f, MAX_COLS) != 3)
-        return bad_line(t, d, "expected 3 fields (arrival_time_s, input_tokens, output_tokens)");
+    int nf = util_split(line, ',', f, MAX_COLS);
+    if (nf != 3 && nf != 4)
+        return bad_line(t, d, "expected 3 or 4 fields (arrival_time_s, input_tokens, "
+                              "output_tokens[, hash_ids])");
     char *end;
     double at = strtod(f[0], &end);
     while (*end == ' ' || *end == '\t') end++;
@@ -168,6 +247,10 @@ static int parse_csv(wl_trace *t, char *line, wl_record *rec, util_diag *d)
     if (parse_tokens(t, f[1], 2, csv_names[1], &rec->prompt, d) ||
         parse_tokens(t, f[2], 3, csv_names[2], &rec->output, d))
         return UTIL_EINPUT;
+    if (nf == 4 && t->block_tokens) {
+        int64_t n = csv_ids(t, f[3], d);
+        if (n < 0 || make_segments(t, n, 4, rec, d)) return UTIL_EINPUT;
+    }
     return set_arrival(t, at, 1, csv_names[0], f[0], rec, d);
 }
 
@@ -340,6 +423,32 @@ static int json_tokens(const wl_trace *t, const cJSON *obj, const char *key, int
     return UTIL_OK;
 }
 
+/* 2^53: up to it a double holds every whole number, so no two ids merge. */
+#define MAX_JSON_ID 9007199254740992.0
+
+/* hash_ids, when the line has them and they are read: an array of block
+ * ids, each a whole number from 0 to 2^53. */
+static int mooncake_ids(wl_trace *t, const cJSON *obj, wl_record *rec, util_diag *d)
+{
+    int pos;
+    const cJSON *ids = t->block_tokens ? member(obj, "hash_ids", &pos) : NULL;
+    if (!ids) return UTIL_OK;
+    if (!cJSON_IsArray(ids))
+        return bad_json(t, d, pos, "hash_ids", "expected an array of block ids", ids);
+    int64_t n = 0;
+    for (const cJSON *c = ids->child; c; c = c->next, n++) {
+        double x = cJSON_IsNumber(c) ? c->valuedouble : -1;
+        if (!(x >= 0 && x <= MAX_JSON_ID) || x != floor(x)) {
+            char name[48];
+            snprintf(name, sizeof name, "hash_ids[%lld]", (long long)n);
+            return bad_json(t, d, pos, name, "expected a block id, a whole number from 0 to 2^53",
+                            c);
+        }
+        grow_segs(t, (size_t)n + 1)[n].key = (uint64_t)x;
+    }
+    return make_segments(t, n, pos, rec, d);
+}
+
 static int mooncake_fields(wl_trace *t, const cJSON *obj, wl_record *rec, util_diag *d)
 {
     int pos;
@@ -349,7 +458,7 @@ static int mooncake_fields(wl_trace *t, const cJSON *obj, wl_record *rec, util_d
     if (!cJSON_IsNumber(ts) || !isfinite(ts->valuedouble))
         return bad_json(t, d, pos, key, "expected a number of milliseconds", ts);
     if (json_tokens(t, obj, mooncake_names[1], &rec->prompt, d) ||
-        json_tokens(t, obj, mooncake_names[2], &rec->output, d))
+        json_tokens(t, obj, mooncake_names[2], &rec->output, d) || mooncake_ids(t, obj, rec, d))
         return UTIL_EINPUT;
     if (!t->rows) t->ms0 = ts->valuedouble;
     char got[32];
@@ -384,6 +493,7 @@ int wl_trace_open(const char *path, wl_trace_format format, wl_trace **out, util
     t->lines = lines;
     t->path = util_xstrdup(path);
     t->format = format;
+    t->block_tokens = WL_HASH_BLOCK_TOKENS;
     t->ncols = 3;
     for (int c = 0; c < 3; c++) t->col[c] = c;
     if (format == WL_TRACE_AUTO) {
@@ -400,11 +510,18 @@ int wl_trace_open(const char *path, wl_trace_format format, wl_trace **out, util
     return UTIL_OK;
 }
 
+void wl_trace_set_block_tokens(wl_trace *t, int32_t block_tokens)
+{
+    assert(block_tokens >= 0 && t->rows == 0);
+    t->block_tokens = block_tokens;
+}
+
 void wl_trace_close(wl_trace *t)
 {
     if (!t) return;
     util_lines_close(t->lines);
     free(t->path);
+    free(t->segs);
     free(t);
 }
 
@@ -438,6 +555,8 @@ int wl_trace_next(wl_trace *t, wl_record *rec, util_diag *d)
         if (!t->seen_first && header(t, &was_header, d)) return UTIL_EINPUT;
         if (was_header) continue;
         rec->cls = 0;
+        rec->segments = NULL;
+        rec->n_segments = 0;
         if (parse(t, rec, d)) return UTIL_EINPUT;
         t->rows++;
         return 1;
@@ -445,12 +564,14 @@ int wl_trace_next(wl_trace *t, wl_record *rec, util_diag *d)
     return rc;
 }
 
-int wl_trace_check_slice(const char *path, wl_trace_format format, double start_s,
-                         int64_t limit, wl_trace_info *whole, wl_trace_info *slice, util_diag *d)
+int wl_trace_check_slice(const char *path, wl_trace_format format, int32_t block_tokens,
+                         double start_s, int64_t limit, wl_trace_info *whole,
+                         wl_trace_info *slice, util_diag *d)
 {
     wl_trace *t;
     int rc = wl_trace_open(path, format, &t, d);
     if (rc) return rc;
+    wl_trace_set_block_tokens(t, block_tokens);
     wl_trace_info in = {.format = t->format}, sl = {.format = t->format};
     wl_record rec;
     while ((rc = wl_trace_next(t, &rec, d)) == 1) {
@@ -472,5 +593,5 @@ int wl_trace_check_slice(const char *path, wl_trace_format format, double start_
 
 int wl_trace_check(const char *path, wl_trace_format format, wl_trace_info *info, util_diag *d)
 {
-    return wl_trace_check_slice(path, format, 0, 0, info, NULL, d);
+    return wl_trace_check_slice(path, format, WL_HASH_BLOCK_TOKENS, 0, 0, info, NULL, d);
 }

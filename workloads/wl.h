@@ -67,7 +67,8 @@ double wl_dist_sample(const wl_dist *dist, gsl_rng *r);
 
 typedef enum wl_trace_format {
     WL_TRACE_AUTO,     /* decided from the file's first line */
-    WL_TRACE_CSV,      /* arrival_time_s,input_tokens,output_tokens (seconds from the start) */
+    WL_TRACE_CSV,      /* arrival_time_s,input_tokens,output_tokens[,hash_ids] (seconds from the
+                        * start; hash_ids separated by spaces) */
     WL_TRACE_AZURE,    /* Azure LLM inference trace: TIMESTAMP,ContextTokens,GeneratedTokens */
     WL_TRACE_MOONCAKE, /* Mooncake JSONL: timestamp (ms), input_length, output_length, hash_ids */
 } wl_trace_format;
@@ -75,11 +76,38 @@ typedef enum wl_trace_format {
 /* "auto", "csv", "azure", "mooncake", NULL: the `format` key's values. */
 extern const char *const wl_trace_formats[];
 
+/* What a prompt's leading tokens are, for prefix caching: a chain of
+ * segments, each naming `tokens` tokens of content by a key that already
+ * encodes everything before it (a hash chain, as vLLM's block hashes are:
+ * key_i = wl_chain(key_{i-1}, id_i)).  Equal keys mean equal content from
+ * the prompt's first token to the segment's end, so two prompts share
+ * exactly their common leading segments.  Tokens after the last segment are
+ * the prompt's own: no other request holds them. */
+typedef struct wl_segment {
+    uint64_t key;
+    int32_t tokens;
+} wl_segment;
+
+/* The key of a segment `id` that follows content `prev` (0: the prompt's
+ * start).  A 64-bit mix: distinct inputs collide with chance ~2^-64; never
+ * 0, so a key is never taken for the prompt's start. */
+uint64_t wl_chain(uint64_t prev, uint64_t id);
+
+/* Tokens a trace's hash id names unless workload.arrival.hash_block_tokens
+ * says otherwise: Mooncake's block. */
+#define WL_HASH_BLOCK_TOKENS 512
+
 /* One request of an arrival stream. */
 typedef struct wl_record {
     double arrival_s; /* csv: as written; azure, mooncake: from the trace's first request */
     int32_t prompt, output;
     int cls;          /* wl_source: the request's class */
+    /* its shared content: segments' tokens sum to at most prompt; NULL and 0
+     * for a prompt nobody else sends.  Owned by whoever filled the record:
+     * wl_trace_next's until that trace's next call; wl_source_next's until
+     * that stream's next call; wl_source_draw's until its next call. */
+    const wl_segment *segments;
+    int32_t n_segments;
 } wl_record;
 
 typedef struct wl_trace_info {
@@ -88,19 +116,28 @@ typedef struct wl_trace_info {
     double first_s, last_s; /* arrival_s of the first and last rows */
 } wl_trace_info;
 
-/* A trace file, streamed one line at a time (never read whole). */
+/* A trace file, streamed one line at a time (never read whole).  Its
+ * hash ids (Mooncake's hash_ids, csv's fourth column) become segments of
+ * WL_HASH_BLOCK_TOKENS tokens each, unless wl_trace_set_block_tokens says
+ * otherwise. */
 typedef struct wl_trace wl_trace;
 int wl_trace_open(const char *path, wl_trace_format format, wl_trace **out, util_diag *d);
+/* Tokens each hash id names; 0 reads past hash ids, unchecked (a trace read
+ * for its lengths only).  Call before the first wl_trace_next. */
+void wl_trace_set_block_tokens(wl_trace *t, int32_t block_tokens);
 /* 1 with the next record, 0 at the end, UTIL_EINPUT for a malformed line
  * ("FILE:LINE: field N (name): ..."). */
 int wl_trace_next(wl_trace *t, wl_record *rec, util_diag *d);
 void wl_trace_close(wl_trace *t);
-/* Reads a whole trace through, checking every line. */
+/* Reads a whole trace through, checking every line (hash ids in blocks of
+ * WL_HASH_BLOCK_TOKENS). */
 int wl_trace_check(const char *path, wl_trace_format format, wl_trace_info *info, util_diag *d);
-/* The same, and what a replay takes of it into *slice (when not NULL): the
- * rows from trace time start_s on, at most limit of them (0: all). */
-int wl_trace_check_slice(const char *path, wl_trace_format format, double start_s,
-                         int64_t limit, wl_trace_info *whole, wl_trace_info *slice, util_diag *d);
+/* The same with hash ids in blocks of block_tokens, and what a replay takes
+ * of it into *slice (when not NULL): the rows from trace time start_s on, at
+ * most limit of them (0: all). */
+int wl_trace_check_slice(const char *path, wl_trace_format format, int32_t block_tokens,
+                         double start_s, int64_t limit, wl_trace_info *whole,
+                         wl_trace_info *slice, util_diag *d);
 
 /* A column of a trace (prompt or output lengths) as an empirical
  * distribution: memory for its distinct values, not for its rows. */
@@ -137,6 +174,7 @@ typedef struct wl_arrival {
     double start_s;    /* the slice starts here (trace time) ... */
     int64_t limit;     /* ... and holds at most this many requests (0: all) */
     bool loop;         /* start over at the end, for as long as stop allows */
+    int32_t hash_block_tokens; /* tokens each of the trace's hash ids names */
     double scale;      /* replay time = (trace time - start_s) x scale */
     double last_s;     /* replay time of a pass's last request */
 } wl_arrival;
@@ -164,9 +202,28 @@ typedef struct wl_class {
     double weight;    /* share of the shared arrival stream; 0: it has its own */
     int stream;       /* its arrival stream (0: the shared one) */
     wl_dist prompt, output;
-    bool has_prompt, has_output; /* false: a trace gives that length */
+    bool has_prompt, has_output; /* false: a trace (or shared_prefix) gives that length */
+    bool shared_prompt;          /* its prompts are workload.shared_prefix's */
     wl_agent agent;
 } wl_class;
+
+/* ---- shared prefixes ---- */
+
+/* In which order the prompts of workload.shared_prefix are sent; either
+ * way the sequence starts over after its last prompt (source.c). */
+typedef enum wl_prefix_order {
+    WL_PREFIX_SHUFFLED, /* one seeded permutation of every prompt (inference-perf) */
+    WL_PREFIX_ORDERED,  /* group by group (SGLang --gsp-ordered, vLLM --disable-shuffle) */
+} wl_prefix_order;
+
+/* workload.shared_prefix: num_groups x num_prompts_per_group distinct
+ * prompts, each its group's system prompt followed by a question of its
+ * own; every class without prompt_tokens of its own sends them. */
+typedef struct wl_shared_prefix {
+    int32_t num_groups, num_prompts_per_group;
+    int32_t system_prompt_len, question_len; /* tokens */
+    wl_prefix_order order;
+} wl_shared_prefix;
 
 typedef struct wl_spec {
     wl_arrival *streams; /* [0]: workload.arrival (shared by weighted classes); then one per
@@ -180,6 +237,8 @@ typedef struct wl_spec {
     double slow_p;       /* chance that a call is slow ... */
     wl_dist slow_extra_s;/* ... and then waits this much more before the router */
     double timeout_s;    /* a client gives up after this; 0: never */
+    bool has_shared_prefix;
+    wl_shared_prefix shared_prefix;
 } wl_spec;
 
 /* A request's targets, {ttft_s, tpot_s, e2e_s}: the scenario's `slo` and a
@@ -206,8 +265,18 @@ void wl_source_destroy(wl_source *s);
 int wl_source_next(wl_source *s, int stream, wl_record *rec, util_diag *d);
 /* A class for the next request of a stream, by the classes' weights. */
 int wl_source_pick_class(wl_source *s, int stream);
-/* Token counts of a call of class cls, both >= 1. */
+/* Token counts of a call of class cls, both >= 1.  A class whose prompts
+ * are workload.shared_prefix's gets their length, and no prompt is picked:
+ * wl_source_draw picks one. */
 void wl_source_lengths(wl_source *s, int cls, int32_t *prompt, int32_t *output);
+/* A new call of class cls that is not a stream's arrival (a closed-loop
+ * user's request, a fan-out's other calls): its lengths and, where the
+ * workload shares prefixes (workload.shared_prefix), its segments, into
+ * rec's prompt, output, segments and n_segments (rec's other fields are
+ * left alone).  Without shared_prefix the draws are wl_source_lengths'
+ * exactly, and n_segments is 0.  Open-loop arrivals and these calls take
+ * their prompts from one sequence, in the order they are drawn. */
+void wl_source_draw(wl_source *s, int cls, wl_record *rec);
 /* Seconds a closed-loop user of a stream waits before its next request. */
 double wl_source_think(wl_source *s, int stream);
 /* Sequential agents: a tool's output tokens and its time, between calls. */
