@@ -101,6 +101,9 @@ typedef struct an_section {
     an_slo slo;
     int64_t good, ended;
     double attainment, goodput_requests_per_s;
+    /* the prefix cache, over the requests scheduled after warm-up: prompt
+     * tokens served from it at first scheduling, of all their prompt tokens */
+    double prompt_tokens_scheduled, cached_tokens, prefix_hit_rate;
 } an_section;
 
 /* Agent tasks started after warm-up.  Calls per task and the share with a
@@ -129,6 +132,10 @@ typedef struct an_use {
     double queue_mean;
     int64_t queue_peak;
     double gpu_j, mean_gpu_w; /* over the whole run, idle time at idle power */
+    /* the prefix cache: the hit rate of the requests it prefilled (as
+     * an_section's) and the blocks of reusable content it evicted */
+    double prefix_hit_rate;
+    int64_t evicted_blocks;
     an_section req;           /* requests it prefilled (with options.by_replica) */
 } an_use;
 

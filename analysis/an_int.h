@@ -16,6 +16,7 @@ typedef struct an__query {
     double warmup;
     const char *cls; /* NULL: every class */
     int replica;     /* -1: every replica */
+    bool cache_columns; /* schema 3: requests.cached_tokens, replicas.evicted_blocks */
 } an__query;
 
 /* The filters of a class and a replica section, for tables that have both
@@ -33,6 +34,9 @@ int an__column(const an__query *q, const char *sql, double **out, size_t *n, uti
 /* expr over the rows of view passing filter (and the group), summarised. */
 int an__metric_of(const an__query *q, const char *view, const char *filter, const char *expr,
                   an_stats *out, util_diag *d);
+/* Whether the database has schema 3's prefix-cache columns (older ones
+ * report no prefix cache). */
+bool an__has_cache_columns(sqlite3 *db);
 /* a / b, NAN unless b > 0. */
 double an__ratio(double a, double b);
 

@@ -59,6 +59,11 @@ static void section_json(cJSON *o, const an_section *s)
     add_num(slo, "e2e_s", s->slo.e2e_s);
     add_num(slo, "attainment", s->attainment);
     add_num(slo, "goodput_requests_per_s", s->goodput_requests_per_s);
+
+    cJSON *pc = cJSON_AddObjectToObject(o, "prefix_cache");
+    cJSON_AddNumberToObject(pc, "cached_tokens", s->cached_tokens);
+    cJSON_AddNumberToObject(pc, "prompt_tokens", s->prompt_tokens_scheduled);
+    add_num(pc, "hit_rate", s->prefix_hit_rate);
 }
 
 static void tasks_json(cJSON *o, const an_tasks *t)
@@ -107,6 +112,8 @@ static void use_json(cJSON *o, const an_use *u)
     add_num(o, "queue_mean", u->queue_mean);
     cJSON_AddNumberToObject(o, "queue_peak", (double)u->queue_peak);
     add_num(o, "mean_gpu_w", u->mean_gpu_w);
+    add_num(o, "prefix_hit_rate", u->prefix_hit_rate);
+    cJSON_AddNumberToObject(o, "evicted_blocks", (double)u->evicted_blocks);
 }
 
 static void cost_json(cJSON *root, const an_cost *c)
@@ -299,13 +306,22 @@ static void print_tasks(const an_tasks *t, FILE *out)
     stats_line(out, "task e2e", &t->e2e);
 }
 
-static void print_class(const an_class *c, double warmup_s, FILE *out)
+/* The prefix cache of a section: prompt tokens served from it. */
+static void print_cache(const an_section *s, const char *evicted, FILE *out)
+{
+    pct(out, "prefix cache: hit rate", s->prefix_hit_rate);
+    fprintf(out, " (%s of %s prompt tokens scheduled after warm-up came from the cache)%s\n",
+            num("%.0f", s->cached_tokens), num("%.0f", s->prompt_tokens_scheduled), evicted);
+}
+
+static void print_class(const an_class *c, double warmup_s, bool cache, FILE *out)
 {
     fprintf(out, "\nclass \"%s\"\n", c->name);
     print_section(&c->req, warmup_s, out);
     print_tasks(&c->tasks, out);
     print_throughput(&c->req, out);
     print_slo(&c->req, out);
+    if (cache) print_cache(&c->req, "", out);
 }
 
 static void print_targets(const an_report *r, FILE *out)
@@ -334,7 +350,14 @@ static void print_targets(const an_report *r, FILE *out)
     }
 }
 
-static void print_use(const an_use *u, FILE *out)
+/* Whether the run used a prefix cache: something was cached or evicted
+ * (a report of a run without one says nothing of it). */
+static bool cache_used(const an_report *r)
+{
+    return r->req.cached_tokens > 0 || r->use.evicted_blocks > 0;
+}
+
+static void print_use(const an_use *u, bool cache, FILE *out)
 {
     pct(out, " busy", u->busy_fraction);
     fprintf(out, ", mean batch %s", num("%.1f", u->mean_batch));
@@ -342,9 +365,12 @@ static void print_use(const an_use *u, FILE *out)
     pct(out, ", MBU", u->mbu);
     pct(out, ", KV mean", u->kv_mean_fraction);
     pct(out, " (peak", u->kv_peak_fraction);
-    fprintf(out, "), queue mean %s (peak %lld), %s W\n", num("%.2f", u->queue_mean),
+    fprintf(out, "), queue mean %s (peak %lld), %s W", num("%.2f", u->queue_mean),
             (long long)u->queue_peak, num("%.0f", u->mean_gpu_w));
+    if (cache) pct(out, ", prefix cache hits", u->prefix_hit_rate);
+    fprintf(out, "\n");
 }
+
 
 static void print_cost(const an_report *r, FILE *out)
 {
@@ -385,7 +411,7 @@ static void print_replicas(const an_report *r, FILE *out)
     for (int i = 0; i < r->n_replicas; i++) {
         const an_use *u = &r->replicas[i];
         fprintf(out, "  replica %d (%s, %d x %s):", u->replica, u->pool, u->gpus, u->gpu);
-        print_use(u, out);
+        print_use(u, cache_used(r), out);
     }
 }
 
@@ -436,12 +462,19 @@ void an_report_print(const an_report *r, bool by_class, FILE *out)
     print_slo(&r->req, out);
     print_targets(r, out);
     fprintf(out, "utilisation (%d replica%s):", r->n_replicas, r->n_replicas == 1 ? "" : "s");
-    print_use(&r->use, out);
+    print_use(&r->use, cache_used(r), out);
     if (r->n_replicas > 1 || r->by_replica) print_replicas(r, out);
+    if (cache_used(r)) {
+        char evicted[64];
+        snprintf(evicted, sizeof evicted, "; %lld blocks of cached content evicted",
+                 (long long)r->use.evicted_blocks);
+        print_cache(&r->req, evicted, out);
+    }
     print_cost(r, out);
     print_energy(r, out);
     if (by_class)
-        for (int i = 0; i < r->n_classes; i++) print_class(&r->classes[i], r->warmup_s, out);
+        for (int i = 0; i < r->n_classes; i++)
+            print_class(&r->classes[i], r->warmup_s, cache_used(r), out);
     if (r->by_replica) print_replica_sections(r, out);
 }
 

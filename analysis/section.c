@@ -128,9 +128,28 @@ void an__set_attainment(an_section *s, bool applies)
     s->goodput_requests_per_s = applies ? an__ratio((double)s->good, s->window_s) : NAN;
 }
 
+/* What the prefix cache served: the same figure as vLLM's prefix cache hit
+ * rate (hits over queried tokens), at first scheduling only. */
+static int load_cache(const an__query *q, an_section *s, util_diag *d)
+{
+    double c[2] = {0, 0};
+    int rc = q->cache_columns
+                 ? an__row(q,
+                           "SELECT total(cached_tokens), total(prompt_tokens) FROM requests"
+                           " WHERE run_id = ?1 AND arrival_s >= ?2"
+                           " AND first_scheduled_s IS NOT NULL" AN__IN_GROUP,
+                           c, 2, d)
+                 : UTIL_OK;
+    s->cached_tokens = c[0];
+    s->prompt_tokens_scheduled = c[1];
+    s->prefix_hit_rate = an__ratio(c[0], c[1]);
+    return rc;
+}
+
 int an__load_section(const an__query *q, an_section *s, util_diag *d)
 {
     int rc = load_counts(q, s, d);
+    if (!rc) rc = load_cache(q, s, d);
     if (!rc) rc = load_latency(q, s, d);
     if (!rc) rc = load_throughput(q, s, d);
     if (!rc) rc = load_slo(q, s, d);

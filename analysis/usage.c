@@ -22,15 +22,21 @@ typedef struct replica_row {
     char *pool, *gpu;
     double busy_s, batch_seq_s, flops, bytes, peak_flops, peak_bw;
     double kv_capacity, kv_peak, kv_token_s;
-    double tdp_w, idle_w, energy_j, usd_per_gpu_hour;
+    double tdp_w, idle_w, energy_j, usd_per_gpu_hour, evicted_blocks;
 } replica_row;
 
 static int read_replicas(const an__query *q, replica_row **out, int *n, util_diag *d)
 {
     sqlite3_stmt *st = an__prepare(
-        q, "SELECT replica, gpus, pool, gpu, busy_s, batch_seq_s, flops, bytes, peak_flops,"
-           " peak_bw, kv_capacity_tokens, kv_peak_tokens, kv_token_s, tdp_w, idle_w, energy_j,"
-           " usd_per_gpu_hour FROM replicas WHERE run_id = ?1 ORDER BY replica");
+        q, q->cache_columns
+               ? "SELECT replica, gpus, pool, gpu, busy_s, batch_seq_s, flops, bytes, peak_flops,"
+                 " peak_bw, kv_capacity_tokens, kv_peak_tokens, kv_token_s, tdp_w, idle_w,"
+                 " energy_j, usd_per_gpu_hour, evicted_blocks FROM replicas WHERE run_id = ?1"
+                 " ORDER BY replica"
+               : "SELECT replica, gpus, pool, gpu, busy_s, batch_seq_s, flops, bytes, peak_flops,"
+                 " peak_bw, kv_capacity_tokens, kv_peak_tokens, kv_token_s, tdp_w, idle_w,"
+                 " energy_j, usd_per_gpu_hour, 0 FROM replicas WHERE run_id = ?1"
+                 " ORDER BY replica");
     if (!st) return an__db_fail(q->db, d, "cannot read replicas");
     int cap = 8, rc;
     replica_row *v = util_xmalloc((size_t)cap * sizeof *v);
@@ -45,8 +51,8 @@ static int read_replicas(const an__query *q, replica_row **out, int *n, util_dia
         double *f[] = {&x->busy_s,     &x->batch_seq_s, &x->flops,      &x->bytes,
                        &x->peak_flops, &x->peak_bw,     &x->kv_capacity, &x->kv_peak,
                        &x->kv_token_s, &x->tdp_w,       &x->idle_w,     &x->energy_j,
-                       &x->usd_per_gpu_hour};
-        for (int i = 0; i < 13; i++) *f[i] = sqlite3_column_double(st, 4 + i);
+                       &x->usd_per_gpu_hour, &x->evicted_blocks};
+        for (int i = 0; i < 14; i++) *f[i] = sqlite3_column_double(st, 4 + i);
     }
     sqlite3_finalize(st);
     *out = v;
@@ -155,6 +161,7 @@ static void sum_use(const replica_row *x, int n, double sim_s, an_use *u)
         double peak = an__ratio(x[i].kv_peak, x[i].kv_capacity);
         if (isnan(u->kv_peak_fraction) || peak > u->kv_peak_fraction) u->kv_peak_fraction = peak;
         u->gpus += x[i].gpus;
+        u->evicted_blocks += (int64_t)x[i].evicted_blocks;
     }
     u->busy_fraction = an__ratio(busy, n * sim_s);
     u->mean_batch = an__ratio(seq_s, busy);
@@ -229,6 +236,28 @@ static void load_energy(const replica_row *x, int n, an_report *r)
     e->wall_j_per_output_token = an__ratio(e->wall_j, r->req.output_tokens);
 }
 
+/* Each replica's prefix-cache hit rate, over the requests it prefilled, in
+ * one pass; the cluster's is the run's section's. */
+static int load_hit_rates(const an__query *q, an_report *r, util_diag *d)
+{
+    r->use.prefix_hit_rate = r->req.prefix_hit_rate;
+    for (int i = 0; i < r->n_replicas; i++) r->replicas[i].prefix_hit_rate = NAN;
+    if (!q->cache_columns) return UTIL_OK;
+    sqlite3_stmt *st = an__prepare(
+        q, "SELECT replica, total(cached_tokens), total(prompt_tokens) FROM requests"
+           " WHERE run_id = ?1 AND arrival_s >= ?2 AND first_scheduled_s IS NOT NULL"
+           " AND replica IS NOT NULL GROUP BY replica");
+    if (!st) return an__db_fail(q->db, d, "cannot query");
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        for (int i = 0; i < r->n_replicas; i++)
+            if (r->replicas[i].replica == sqlite3_column_int(st, 0))
+                r->replicas[i].prefix_hit_rate =
+                    an__ratio(sqlite3_column_double(st, 1), sqlite3_column_double(st, 2));
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? UTIL_OK : an__db_fail(q->db, d, "cannot query");
+}
+
 int an__load_usage(const an__query *cq, bool by_replica, an_report *r, util_diag *d)
 {
     an__query q = *cq;
@@ -242,6 +271,7 @@ int an__load_usage(const an__query *cq, bool by_replica, an_report *r, util_diag
     for (int i = 0; !rc && i < n; i++, r->n_replicas++)
         rc = load_replica(&q, by_replica, &x[i], r, &r->replicas[i], d);
     if (!rc) rc = load_queues(&q, x, n, r, d);
+    if (!rc) rc = load_hit_rates(&q, r, d);
     if (!rc) {
         load_cost(x, n, r);
         load_energy(x, n, r);

@@ -1,10 +1,11 @@
 /*
- * catalog.c: the GPU and model catalog.  The JSON file is compiled into the
+ * catalog.c: the GPU, model and engine catalog.  The JSON file is compiled into the
  * program (catalog_data.c is generated from catalog.json at build time), so a
  * copied binary, a test or a sweep worker never looks for a data file; the
  * same file is installed to share/servesim for people to read.  Entries are
  * validated with the same field tables that check inline objects in a
- * scenario.
+ * scenario.  Engine presets stay JSON, their figures each with a source:
+ * sim/ applies one to a scenario before validating it.
  */
 #include "mdl.h"
 
@@ -21,6 +22,8 @@ struct mdl_catalog {
     mdl_model *models;
     const cJSON **model_json;
     int n_models;
+    const cJSON **engine_json; /* presets stay JSON: sim/ applies them to scenarios */
+    int n_engines;
 };
 
 #define TERA 1e12
@@ -67,7 +70,7 @@ const util_field mdl_gpu_fields[] = {
     {.key = "mbu", .type = UTIL_T_NUMBER, .def = "0.75", .min = 0, .max = 1,
      .flags = UTIL_MIN_EXCLUSIVE, .doc = "default achievable fraction of peak bandwidth"},
     {.key = "iteration_overhead_s", .type = UTIL_T_NUMBER, .unit = "s", .def = "0.002", .min = 0,
-     .max = 10, .doc = "default fixed cost of one iteration"},
+     .max = 10, .doc = "default fixed GPU-side cost of one iteration (launches, sync)"},
     {.key = "source", .type = UTIL_T_STRING, .def = "\"\"", .doc = "where the figures come from"},
     {0},
 };
@@ -106,6 +109,144 @@ const util_field mdl_model_fields[] = {
     {.key = "source", .type = UTIL_T_STRING, .def = "\"\"", .doc = "where the figures come from"},
     {0},
 };
+
+/* ---- engine presets ---- */
+
+const util_field mdl_host_fields[] = {
+    {.key = "frontend_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0, .max = 60,
+     .doc = "from a request reaching the server to the scheduler seeing it: HTTP, chat "
+            "template, tokenisation, hand-off to the engine (default: the engine's)"},
+    {.key = "frontend_s_per_token", .type = UTIL_T_NUMBER, .unit = "s/token", .min = 0, .max = 1,
+     .doc = "added to frontend_s per prompt token: tokenisation (default: the engine's)"},
+    {.key = "step_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0, .max = 10,
+     .doc = "host CPU time of every iteration (scheduling, input preparation, output "
+            "handling): added to the GPU's, or overlapped with it under "
+            "scheduler.async_scheduling (default: the engine's)"},
+    {.key = "step_s_per_seq", .type = UTIL_T_NUMBER, .unit = "s/sequence", .min = 0, .max = 1,
+     .doc = "added to step_s per sequence in the iteration (default: the engine's)"},
+    {.key = "output_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0, .max = 60,
+     .doc = "from an iteration's end to its tokens reaching the client (output processing, "
+            "detokenisation, streaming): the client's first token, last token and reply come "
+            "this much later (default: the engine's)"},
+    {0},
+};
+
+/* A preset's scheduler keys.  They are the scenario's cluster.scheduler keys
+ * (sim/scenario.c), repeated here with their types because models/ cannot
+ * see sim/: names such as a policy are checked when a scenario applies the
+ * preset (tests/test_engines.c loads every preset through a scenario). */
+static const util_field engine_scheduler_fields[] = {
+    {.key = "policy", .type = UTIL_T_STRING},
+    {.key = "max_batch", .type = UTIL_T_INTEGER, .min = 1, .max = 1e6},
+    {.key = "max_batched_tokens", .type = UTIL_T_INTEGER, .min = 1, .max = 1e9},
+    {.key = "block_tokens", .type = UTIL_T_INTEGER, .min = 1, .max = 4096},
+    {.key = "gpu_memory_utilization", .type = UTIL_T_NUMBER, .min = 0, .max = 1,
+     .flags = UTIL_MIN_EXCLUSIVE},
+    {.key = "activation_reserve_gib", .type = UTIL_T_NUMBER, .min = 0, .max = 1e4},
+    {.key = "preemption", .type = UTIL_T_STRING},
+    {.key = "prefix_caching", .type = UTIL_T_BOOL},
+    {.key = "async_scheduling", .type = UTIL_T_BOOL},
+    {0},
+};
+
+/* What every preset sets: a scenario's scheduler reads them all. */
+static const char *const engine_required[] = {"policy", "max_batch", "max_batched_tokens",
+                                              "block_tokens", "gpu_memory_utilization",
+                                              "preemption", "prefix_caching",
+                                              "async_scheduling", NULL};
+
+static const util_field engine_tier_fields[] = {
+    {.key = "min_memory_gib", .type = UTIL_T_NUMBER, .min = 0, .max = 16384,
+     .flags = UTIL_REQUIRED, .doc = "the tier applies to GPUs of at least this memory"},
+    {.key = "unless_name", .type = UTIL_T_STRING,
+     .doc = "... but not to a GPU whose id or name holds this (lower case)"},
+    {.key = "scheduler", .type = UTIL_T_OBJECT, .sub = engine_scheduler_fields,
+     .flags = UTIL_REQUIRED, .doc = "what the tier changes"},
+    {0},
+};
+
+/* Sources are strings keyed by the figure they back. */
+static const util_field engine_source_fields[] = {
+    {.key = "policy", .type = UTIL_T_STRING},
+    {.key = "max_batch", .type = UTIL_T_STRING},
+    {.key = "max_batched_tokens", .type = UTIL_T_STRING},
+    {.key = "block_tokens", .type = UTIL_T_STRING},
+    {.key = "gpu_memory_utilization", .type = UTIL_T_STRING},
+    {.key = "activation_reserve_gib", .type = UTIL_T_STRING},
+    {.key = "preemption", .type = UTIL_T_STRING},
+    {.key = "prefix_caching", .type = UTIL_T_STRING},
+    {.key = "async_scheduling", .type = UTIL_T_STRING},
+    {.key = "tiers", .type = UTIL_T_STRING},
+    {.key = "unchunked_covers_context", .type = UTIL_T_STRING},
+    {.key = "frontend_s", .type = UTIL_T_STRING},
+    {.key = "frontend_s_per_token", .type = UTIL_T_STRING},
+    {.key = "step_s", .type = UTIL_T_STRING},
+    {.key = "step_s_per_seq", .type = UTIL_T_STRING},
+    {.key = "output_s", .type = UTIL_T_STRING},
+    {0},
+};
+
+static const util_field engine_fields[] = {
+    {.key = "id", .type = UTIL_T_STRING, .flags = UTIL_REQUIRED,
+     .doc = "what cluster.engine names"},
+    {.key = "name", .type = UTIL_T_STRING, .def = "\"\"", .doc = "the engine, in words"},
+    {.key = "version", .type = UTIL_T_STRING, .def = "\"\"",
+     .doc = "the version its figures are of"},
+    {.key = "scheduler", .type = UTIL_T_OBJECT, .sub = engine_scheduler_fields,
+     .flags = UTIL_REQUIRED, .doc = "scheduler defaults"},
+    {.key = "tiers", .type = UTIL_T_LIST, .sub = engine_tier_fields, .max = 16,
+     .doc = "scheduler defaults that change with the GPU's memory, in increasing order"},
+    {.key = "unchunked_covers_context", .type = UTIL_T_BOOL, .def = "false",
+     .doc = "a policy that does not chunk prompts gets a max_batched_tokens of at least the "
+            "model's context"},
+    {.key = "host", .type = UTIL_T_OBJECT, .sub = mdl_host_fields, .flags = UTIL_REQUIRED,
+     .doc = "host latencies"},
+    {.key = "source", .type = UTIL_T_OBJECT, .sub = engine_source_fields, .flags = UTIL_REQUIRED,
+     .doc = "where each figure comes from"},
+    {.key = "leaves_out", .type = UTIL_T_STRING, .def = "\"\"",
+     .doc = "what the preset leaves out"},
+    {0},
+};
+
+/* Every key of obj (a scheduler or host object) has a source. */
+static int check_sourced(const cJSON *obj, const cJSON *source, const char *path, util_diag *d)
+{
+    int rc = UTIL_OK;
+    for (const cJSON *k = obj ? obj->child : NULL; k; k = k->next) {
+        const cJSON *s = cJSON_GetObjectItemCaseSensitive(source, k->string);
+        if (!cJSON_IsString(s) || !*s->valuestring)
+            rc = util_diag_add(d, "%s.source.%s: missing (every figure has a source)", path,
+                               k->string);
+    }
+    return rc;
+}
+
+/* Rules that span the keys of a preset. */
+static int check_engine_object(const cJSON *e, const char *path, util_diag *d)
+{
+    const cJSON *sched = cJSON_GetObjectItemCaseSensitive(e, "scheduler");
+    const cJSON *host = cJSON_GetObjectItemCaseSensitive(e, "host");
+    const cJSON *source = cJSON_GetObjectItemCaseSensitive(e, "source");
+    int rc = UTIL_OK;
+    for (const char *const *k = engine_required; *k; k++)
+        if (!cJSON_GetObjectItemCaseSensitive(sched, *k))
+            rc = util_diag_add(d, "%s.scheduler.%s: missing (a preset sets every scheduler "
+                                  "default)", path, *k);
+    for (const util_field *f = mdl_host_fields; f->key; f++)
+        if (!cJSON_GetObjectItemCaseSensitive(host, f->key))
+            rc = util_diag_add(d, "%s.host.%s: missing (a preset sets every host latency)", path,
+                               f->key);
+    if (check_sourced(sched, source, path, d)) rc = UTIL_EINPUT;
+    if (check_sourced(host, source, path, d)) rc = UTIL_EINPUT;
+    const cJSON *tiers = cJSON_GetObjectItemCaseSensitive(e, "tiers");
+    if (cJSON_GetArraySize(tiers) > 0 && !cJSON_HasObjectItem(source, "tiers"))
+        rc = util_diag_add(d, "%s.source.tiers: missing (every figure has a source)", path);
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "unchunked_covers_context")) &&
+        !cJSON_HasObjectItem(source, "unchunked_covers_context"))
+        rc = util_diag_add(d, "%s.source.unchunked_covers_context: missing (every figure has a "
+                              "source)", path);
+    return rc;
+}
 
 static double num(const cJSON *o, const char *key)
 {
@@ -215,6 +356,18 @@ int mdl_check_gpu_id(cJSON *item, const char *path, void *ctx, util_diag *d)
     return util_diag_unknown(d, path, "GPU", item->valuestring, ids);
 }
 
+int mdl_check_engine_id(cJSON *item, const char *path, void *ctx, util_diag *d)
+{
+    const mdl_catalog *c = ctx;
+    if (mdl_catalog_find_engine(c, item->valuestring)) return UTIL_OK;
+    const char *ids[64];
+    int n = 0;
+    for (int i = 0; i < c->n_engines && n < 63; i++)
+        ids[n++] = cJSON_GetObjectItemCaseSensitive(c->engine_json[i], "id")->valuestring;
+    ids[n] = NULL;
+    return util_diag_unknown(d, path, "engine", item->valuestring, ids);
+}
+
 int mdl_check_model_id(cJSON *item, const char *path, void *ctx, util_diag *d)
 {
     const mdl_catalog *c = ctx;
@@ -229,10 +382,20 @@ int mdl_check_model_id(cJSON *item, const char *path, void *ctx, util_diag *d)
 
 /* ---- loading ---- */
 
-static int load_list(cJSON *root, const char *key, const util_field *fields, const char *origin,
-                     const cJSON ***json_out, int *n_out, util_diag *d)
+static int check_entry(const util_field *fields, cJSON *e, const char *path, util_diag *d)
+{
+    if (fields == mdl_gpu_fields) return check_gpu_object(e, path, d);
+    if (fields == mdl_model_fields) return check_model_object(e, path, d);
+    return check_engine_object(e, path, d);
+}
+
+/* The entries of root[key]; an optional list may be absent (a catalog of
+ * GPUs and models alone has no engine presets). */
+static int load_list(cJSON *root, const char *key, const util_field *fields, bool optional,
+                     const char *origin, const cJSON ***json_out, int *n_out, util_diag *d)
 {
     cJSON *list = cJSON_GetObjectItemCaseSensitive(root, key);
+    if (!list && optional) return UTIL_OK;
     if (!cJSON_IsArray(list)) return util_diag_add(d, "%s: %s: expected an array", origin, key);
     int n = cJSON_GetArraySize(list), i = 0, rc = UTIL_OK;
     const cJSON **items = util_xcalloc((size_t)n, sizeof *items);
@@ -243,8 +406,7 @@ static int load_list(cJSON *root, const char *key, const util_field *fields, con
         if (!cJSON_IsObject(e)) {
             rc = util_diag_add(d, "%s: expected an object", path);
         } else if (util_schema_apply(fields, e, path, NULL, d) == UTIL_OK) {
-            rc = (fields == mdl_gpu_fields ? check_gpu_object(e, path, d)
-                                           : check_model_object(e, path, d)) ? UTIL_EINPUT : rc;
+            if (check_entry(fields, e, path, d)) rc = UTIL_EINPUT;
         } else {
             rc = UTIL_EINPUT;
         }
@@ -261,8 +423,12 @@ int mdl_catalog_load_json(const char *text, const char *origin, mdl_catalog **ou
     mdl_catalog *c = util_xcalloc(1, sizeof *c);
     int rc = util_json_parse(text, origin, &c->root, d);
     if (rc) goto fail;
-    rc = load_list(c->root, "gpus", mdl_gpu_fields, origin, &c->gpu_json, &c->n_gpus, d);
-    if (load_list(c->root, "models", mdl_model_fields, origin, &c->model_json, &c->n_models, d))
+    rc = load_list(c->root, "gpus", mdl_gpu_fields, false, origin, &c->gpu_json, &c->n_gpus, d);
+    if (load_list(c->root, "models", mdl_model_fields, false, origin, &c->model_json,
+                  &c->n_models, d))
+        rc = UTIL_EINPUT;
+    if (load_list(c->root, "engines", engine_fields, true, origin, &c->engine_json,
+                  &c->n_engines, d))
         rc = UTIL_EINPUT;
     if (rc) goto fail;
     c->gpus = util_xcalloc((size_t)c->n_gpus, sizeof *c->gpus);
@@ -289,6 +455,7 @@ void mdl_catalog_destroy(mdl_catalog *c)
     free(c->gpu_json);
     free(c->models);
     free(c->model_json);
+    free(c->engine_json);
     free(c);
 }
 
@@ -333,5 +500,23 @@ const mdl_model *mdl_catalog_find_model(const mdl_catalog *c, const char *id)
 {
     for (int i = 0; i < c->n_models; i++)
         if (!strcmp(c->models[i].id, id)) return &c->models[i];
+    return NULL;
+}
+
+int mdl_catalog_engine_count(const mdl_catalog *c)
+{
+    return c->n_engines;
+}
+
+const cJSON *mdl_catalog_engine_json(const mdl_catalog *c, int i)
+{
+    return c->engine_json[i];
+}
+
+const cJSON *mdl_catalog_find_engine(const mdl_catalog *c, const char *id)
+{
+    for (int i = 0; i < c->n_engines; i++)
+        if (!strcmp(cJSON_GetObjectItemCaseSensitive(c->engine_json[i], "id")->valuestring, id))
+            return c->engine_json[i];
     return NULL;
 }

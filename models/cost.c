@@ -280,7 +280,8 @@ static double roofline_step(const mdl_cost *cm, const mdl_batch *b, work all, do
 {
     if (b->prefill_tokens > 0 && b->n_decode > 0) { /* shares only matter then */
         *p = roofline_s(cm, physics(cm, (double)b->prefill_tokens, b->n_prefill,
-                                    b->prefill_pairs, (double)b->prefill_tokens),
+                                    b->prefill_pairs,
+                                    (double)(b->prefill_tokens + b->prefill_context)),
                         cm->mfu, cm->mbu);
         *q = roofline_s(cm, physics(cm, b->n_decode, b->n_decode, (double)b->decode_context,
                                     (double)b->decode_context), cm->mfu, cm->mbu);
@@ -336,14 +337,31 @@ static double table_step(const mdl_cost *cm, const mdl_batch *b, double *p, doub
     return s;
 }
 
+/* The host's time for an iteration of `seqs` sequences. */
+static double host_s(const mdl_cost *cm, double seqs)
+{
+    return cm->host_step_s + cm->host_step_s_per_seq * seqs;
+}
+
+/* An iteration whose GPU work takes t and whose host work takes h: a
+ * synchronous engine does one after the other; an asynchronous one plans
+ * iteration n + 1 while the GPU runs iteration n, so the longer of the two
+ * paces the loop (the first iteration after an idle spell is charged the
+ * same: a simplification).  No host time leaves t exactly as it was. */
+static double with_host(const mdl_cost *cm, double t, double h)
+{
+    if (h <= 0) return t;
+    return cm->host_overlap ? fmax(t, h) : t + h;
+}
+
 void mdl_cost_step(const mdl_cost *cm, const mdl_batch *b, mdl_step *out)
 {
     assert(b->prefill_tokens > 0 || b->n_decode > 0);
-    /* Prefill writes its prompt's KV; decode reads every context (which
-     * includes the token it writes). */
+    /* Prefill writes its chunks' KV and reads their cached context's; decode
+     * reads every context (which includes the token it writes). */
     work all = physics(cm, (double)b->prefill_tokens + b->n_decode,
                        (double)b->n_prefill + b->n_decode, b->prefill_pairs + (double)b->decode_context,
-                       (double)(b->prefill_tokens + b->decode_context));
+                       (double)(b->prefill_tokens + b->prefill_context + b->decode_context));
     out->flops = all.flops;
     out->bytes = all.bytes;
     double t = 0, p = 0, q = 0;
@@ -358,6 +376,7 @@ void mdl_cost_step(const mdl_cost *cm, const mdl_batch *b, mdl_step *out)
         double floor_s = roofline_s(cm, all, 1.0, 1.0);
         if (floor_s > t) t = floor_s;
     }
+    t = with_host(cm, t, host_s(cm, (double)b->n_prefill + b->n_decode));
     out->out_of_range = clamped;
     p = fmax(p, 0); /* a fitted polynomial may have negative terms */
     q = fmax(q, 0);
@@ -437,11 +456,24 @@ static void table_run(const mdl_cost *cm, int32_t n, int64_t ctx0, int64_t k, md
         mdl_batch b = {.n_decode = n, .decode_context = ctx0 + n * j};
         double t = rest + mdl__table_attention_s(cm->table, &b, &clamped);
         double jj = (double)j, floor_s = fmax(fl.a + fl.b * jj, bl.a + bl.b * jj);
-        total += t > floor_s ? t : floor_s;
+        total += with_host(cm, t > floor_s ? t : floor_s, host_s(cm, n));
         oor += clamped;
     }
     sum->time_s = total;
     sum->out_of_range = oor;
+}
+
+/* The host's time in a run: the same every iteration, since the batch does
+ * not change.  Added, it is fixed cost; overlapped, iteration j takes
+ * max(envelope_j + fixed, host) = max(envelope_j, host - fixed) + fixed, so
+ * it is one more, flat, line of the envelope.  (The table model, summed
+ * iteration by iteration, applies it there.) */
+static void add_host(mdl_run *r, const mdl_cost *cm)
+{
+    r->host = host_s(cm, r->n);
+    if (r->host <= 0 || cm->kind == MDL_COST_TABLE) return;
+    if (!cm->host_overlap) r->fixed += r->host;
+    else r->lines[r->n_lines++] = (mdl_line){r->host - r->fixed, 0};
 }
 
 void mdl_run_init(mdl_run *r, const mdl_cost *cm, int32_t n, int64_t ctx0)
@@ -471,7 +503,9 @@ void mdl_run_init(mdl_run *r, const mdl_cost *cm, int32_t n, int64_t ctx0)
     case MDL_COST_POLYNOMIAL: l[0] = poly_line(cm, n, ctx0); break;
     case MDL_COST_TABLE: l[0] = l[1]; break;
     }
-    r->pieces = envelope(l, 3, r->piece);
+    r->n_lines = 3;
+    add_host(r, cm);
+    r->pieces = envelope(l, r->n_lines, r->piece);
 }
 
 void mdl_run_cost(const mdl_run *r, int64_t k, mdl_step *sum)

@@ -2,7 +2,8 @@
  * mdl: hardware, LLM architectures, and what one engine iteration costs.
  *
  * The catalog is JSON data (models/catalog.json, compiled into the program and
- * installed beside it) of GPUs and models with the source of every figure.
+ * installed beside it) of GPUs, models and serving-engine presets with the
+ * source of every figure.
  * mdl_gpu and mdl_model are plain records in SI units (FLOP/s, bytes, B/s, W,
  * s); the catalog file uses the units of datasheets (TFLOP/s, GiB, TB/s) and
  * the loader converts.
@@ -13,7 +14,8 @@
  * it an mdl_batch of aggregates (counts and sums, never per-token lists), so
  * costing an iteration of any batch size is O(1).  Every model is held to the
  * datasheet: no iteration is shorter than its FLOPs at peak compute or its
- * bytes at peak bandwidth.
+ * bytes at peak bandwidth.  The host's own time per iteration (an engine
+ * preset's) is added on top, or overlapped with the GPU's.
  */
 #ifndef MDL_H
 #define MDL_H
@@ -35,7 +37,7 @@ typedef struct mdl_gpu {
     double prefill_w, decode_w; /* draw at the default mfu (prefill) and mbu (decode), W */
     double usd_per_hour;  /* default on-demand price per GPU-hour */
     double mfu, mbu;      /* default achievable fractions of peak compute and bandwidth */
-    double overhead_s;    /* default fixed cost of one iteration (launches, scheduling), s */
+    double overhead_s;    /* default fixed GPU-side cost of one iteration (launches, sync), s */
 } mdl_gpu;
 
 typedef struct mdl_model {
@@ -90,6 +92,27 @@ void mdl_model_from_json(const cJSON *obj, mdl_model *out);
  * the mdl_catalog. */
 int mdl_check_gpu_id(cJSON *item, const char *path, void *ctx, util_diag *d);
 int mdl_check_model_id(cJSON *item, const char *path, void *ctx, util_diag *d);
+int mdl_check_engine_id(cJSON *item, const char *path, void *ctx, util_diag *d);
+
+/* ---- engine presets (the catalog's "engines") ---- */
+
+/* An engine preset says how a serving engine runs the GPU kernels: its
+ * scheduler's defaults (an object of scenario scheduler keys), tiers that
+ * change some of them on GPUs of at least a given memory, and the host
+ * latencies outside the kernels (an object of mdl_host_fields keys).  It is
+ * JSON because sim/ applies it to a scenario before validation, so that a
+ * preset's values are checked as the scenario's own and stored with the
+ * run; every figure has its entry in the preset's "source".  The catalog
+ * owns the JSON. */
+int mdl_catalog_engine_count(const mdl_catalog *c);
+const cJSON *mdl_catalog_engine_json(const mdl_catalog *c, int i);
+const cJSON *mdl_catalog_find_engine(const mdl_catalog *c, const char *id);
+
+/* `cluster.host` (and a preset's "host"): what the host adds to the GPU
+ * kernels' time -- before the scheduler sees a request, on every iteration,
+ * and before a token reaches the client.  No defaults: the engine preset
+ * gives them. */
+extern const util_field mdl_host_fields[];
 
 /* ---- cost models ---- */
 
@@ -110,8 +133,11 @@ typedef struct mdl_chunk {
 typedef struct mdl_batch {
     int32_t n_prefill;       /* sequences with prompt tokens in this iteration */
     int64_t prefill_tokens;  /* sum of their prompt tokens */
-    double prefill_sq;       /* sum of squared prompt tokens */
+    double prefill_sq;       /* sum over chunks of c (c + 2p): a whole prompt's squared length,
+                              * and for a chunk after p cached tokens the square that has
+                              * its attention pairs (2 x pairs - c) */
     double prefill_pairs;    /* sum of causal attention pairs of those tokens */
+    int64_t prefill_context; /* sum of the chunks' cached tokens, whose KV their attention reads */
     const mdl_chunk *chunks; /* the n_prefill chunks (NULL when n_prefill is 0) */
     int32_t n_decode;        /* sequences producing one token each */
     int64_t decode_context;  /* sum of their contexts, tokens (each including the new token) */
@@ -152,6 +178,14 @@ typedef struct mdl_cost {
     mdl_table *table;
     /* parallelism of the replica this model costs: tensor x pipeline GPUs */
     int tp, pp;
+    /* The host's time per iteration (scheduling, input preparation, output
+     * handling): host_step_s + host_step_s_per_seq x sequences in it.  A
+     * synchronous engine adds it to the GPU's time; with host_overlap (an
+     * asynchronous scheduler preparing the next iteration while the GPU runs
+     * this one) the longer of the two paces the iteration.  Set by the
+     * scenario after mdl_cost_init; 0 adds nothing. */
+    double host_step_s, host_step_s_per_seq;
+    bool host_overlap;
     double allreduce_latency_s; /* per all-reduce, tensor parallelism */
     /* derived once so that a step is a handful of multiplications */
     double weight_bytes, kv_bytes_per_token, attn_flops_per_pair;
@@ -178,10 +212,12 @@ void mdl_cost_step(const mdl_cost *cm, const mdl_batch *b, mdl_step *out);
 /* k consecutive decode-only iterations of n sequences, the first with
  * context sum ctx0 and each next one with n more (every sequence grew by a
  * token): their total time, FLOPs and bytes, in O(1) whatever k is.  Each
- * iteration's time is the same as mdl_cost_step would give it; the sum is
- * closed-form because that time is a maximum of a few linear functions of
- * the iteration's index.  This is what lets the engine run a replica ahead
- * to its next finishing sequence in one event. */
+ * iteration's time is the same as mdl_cost_step would give it, the host's
+ * time per iteration included (k times it, or, overlapped, a constant that
+ * the maximum takes in); the sum is closed-form because that time is a
+ * maximum of a few linear functions of the iteration's index.  This is
+ * what lets the engine run a replica ahead to its next finishing sequence
+ * in one event. */
 void mdl_cost_decode_run(const mdl_cost *cm, int32_t n, int64_t ctx0, int64_t k, mdl_step *sum);
 
 /* The same, prepared once for a run whose length is not known yet (the
@@ -201,10 +237,11 @@ typedef struct mdl_run {
     int32_t n;
     int64_t ctx0;
     double f0, f1, b0, b1; /* FLOPs and bytes of iteration j: f0 + f1 j, b0 + b1 j */
-    mdl_line lines[3];     /* its time is the largest of these, plus fixed */
-    mdl_piece piece[3];    /* ... which, along j, is these pieces */
-    int pieces;
+    mdl_line lines[4];     /* its time is the largest of these, plus fixed */
+    mdl_piece piece[4];    /* ... which, along j, is these pieces */
+    int n_lines, pieces;
     double fixed;
+    double host;           /* the host's time per iteration (mdl_cost.host_step_s ...) */
 } mdl_run;
 
 void mdl_run_init(mdl_run *r, const mdl_cost *cm, int32_t n, int64_t ctx0);

@@ -129,15 +129,24 @@ static int exec_db(sqlite3 *db, const char *path, const char *sql, util_diag *d)
     return util_diag_fail(d, "%s: %s", path, sqlite3_errmsg(db));
 }
 
-/* A version-1 database gains runs.status_reason (inside the transaction). */
+/* An older database gains the columns added since (inside the
+ * transaction): version 2 runs.status_reason, version 3 the prefix cache's
+ * requests.cached_tokens and replicas.evicted_blocks. */
 int rec__upgrade(sqlite3 *db, const char *path, util_diag *d)
 {
+    static const char *const added[] = {
+        [2] = "ALTER TABLE main.runs ADD COLUMN status_reason TEXT;",
+        [3] = "ALTER TABLE main.requests ADD COLUMN cached_tokens INTEGER NOT NULL DEFAULT 0; "
+              "ALTER TABLE main.replicas ADD COLUMN evicted_blocks INTEGER NOT NULL DEFAULT 0;",
+    };
     int rc;
-    if (rec__query_int(db, "PRAGMA main.user_version", &rc) >= REC__SCHEMA_VERSION) return UTIL_OK;
-    char *sql = util_xasprintf("ALTER TABLE main.runs ADD COLUMN status_reason TEXT; "
-                               "PRAGMA main.user_version = %d;", REC__SCHEMA_VERSION);
-    rc = exec_db(db, path, sql, d);
-    free(sql);
+    int64_t version = rec__query_int(db, "PRAGMA main.user_version", &rc);
+    if (rc != SQLITE_OK) return util_diag_fail(d, "%s: %s", path, sqlite3_errmsg(db));
+    for (int64_t v = version < 1 ? 2 : version + 1; !rc && v <= REC__SCHEMA_VERSION; v++) {
+        char *sql = util_xasprintf("%s PRAGMA main.user_version = %lld;", added[v], (long long)v);
+        rc = exec_db(db, path, sql, d);
+        free(sql);
+    }
     return rc;
 }
 

@@ -15,7 +15,9 @@
  *
  * The CREATE TABLE text is stored in every database (sqlite_master): it
  * must not change, down to its spaces, or databases of one schema version
- * would differ.  `runs` is written by two statements of its own
+ * would differ.  A column is added at the end of its list, with a default,
+ * and in rec__upgrade's ALTER TABLE for older databases: rows are copied
+ * between databases by position.  `runs` is written by two statements of its own
  * (recorder.c: a run's start and its end), so its list has no binders.
  */
 #ifndef REC_SCHEMA_H
@@ -54,7 +56,8 @@
     X(slow, "INTEGER NOT NULL", i64, row->slow)                                                    \
     X(status, "TEXT NOT NULL", text, row->status)                                                  \
     X(decode_replica, "INTEGER", opt, row->decode_replica)                                         \
-    LAST(decode_enqueue_s, "REAL", time, row->decode_enqueue_s)
+    X(decode_enqueue_s, "REAL", time, row->decode_enqueue_s)                                       \
+    LAST(cached_tokens, "INTEGER NOT NULL DEFAULT 0", i64, row->cached_tokens)
 
 #define REC_REPLICAS(X, LAST)                                                                      \
     X(run_id, "INTEGER NOT NULL REFERENCES runs(id)", i64, r->run_id)                              \
@@ -85,7 +88,8 @@
     X(decode_w, "REAL NOT NULL", real, row->decode_w)                                              \
     X(energy_j, "REAL NOT NULL", real, row->energy_j)                                              \
     X(kv_token_s, "REAL NOT NULL", real, row->kv_token_s)                                          \
-    LAST(usd_per_gpu_hour, "REAL NOT NULL", real, row->usd_per_gpu_hour)
+    X(usd_per_gpu_hour, "REAL NOT NULL", real, row->usd_per_gpu_hour)                              \
+    LAST(evicted_blocks, "INTEGER NOT NULL DEFAULT 0", i64, row->evicted_blocks)
 
 #define REC_ITERATIONS(X, LAST)                                                                    \
     X(run_id, "INTEGER NOT NULL REFERENCES runs(id)", i64, r->run_id)                              \

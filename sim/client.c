@@ -21,11 +21,53 @@
 #include <assert.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 static bool arrivals_open(const sim_engine *e, int64_t t_ns)
 {
     const sim_scenario *sc = e->sc;
     return (sc->stop_requests == 0 || e->arrived < sc->stop_requests) && t_ns < e->stop_ns;
+}
+
+/* ---- shared content (prefix caching) ---- */
+
+/* Ids that name an agent's own content in the key chain (wl_chain). */
+#define TASK_CONTENT UINT64_C(0x5441534b00000000) /* its first prompt's own tokens, ^ task id */
+#define REPLY_CONTENT UINT64_C(1)                 /* a call's reply, after its prompt */
+#define TOOL_CONTENT UINT64_C(2)                  /* a tool's result, after the reply */
+
+/* Appends segment (key, tokens) to a chain ending at *end. */
+static void chain_push(sim__seg **segs, int32_t *n, int32_t *cap, uint64_t key, int64_t tokens)
+{
+    if (*n == *cap) {
+        *cap = *cap ? 2 * *cap : 8;
+        *segs = util_xrealloc(*segs, (size_t)*cap * sizeof **segs);
+    }
+    int64_t end = *n ? (*segs)[*n - 1].end : 0;
+    (*segs)[(*n)++] = (sim__seg){key, end + tokens};
+}
+
+/* r's shared content, copied: the request may outlive its task (a call
+ * timed out, still in a batch, after its task ended). */
+static void give_content(sim__request *r, const sim__seg *segs, int32_t n)
+{
+    if (n <= 0) return;
+    r->segs = util_xmalloc((size_t)n * sizeof *segs);
+    memcpy(r->segs, segs, (size_t)n * sizeof *segs);
+    r->n_segs = n;
+}
+
+/* A record's segments as a chain of ends, into r. */
+static void give_record_content(sim_engine *e, sim__request *r, const wl_record *rec)
+{
+    if (!e->prefix_caching || rec->n_segments <= 0) return;
+    r->segs = util_xmalloc((size_t)rec->n_segments * sizeof *r->segs);
+    int64_t end = 0;
+    for (int32_t i = 0; i < rec->n_segments; i++) {
+        end += rec->segments[i].tokens;
+        r->segs[i] = (sim__seg){rec->segments[i].key, end};
+    }
+    r->n_segs = rec->n_segments;
 }
 
 /* ---- calls ---- */
@@ -63,8 +105,9 @@ static void timeout(sim_engine *e, void *subject, int64_t id)
     sim__cl_notify(e, t, user, false, 0, false);
 }
 
-static void send_call(sim_engine *e, sim__task *t, int32_t index, int32_t cls, int32_t user,
-                      int32_t prompt, int32_t output)
+/* A new call: its content (prefix caching) set by the caller, then sent. */
+static sim__request *new_call(sim_engine *e, sim__task *t, int32_t index, int32_t cls,
+                              int32_t user, int32_t prompt, int32_t output)
 {
     sim__request *r = sim__rq_new(e);
     r->id = e->next_request_id++;
@@ -76,10 +119,15 @@ static void send_call(sim_engine *e, sim__task *t, int32_t index, int32_t cls, i
     r->prompt = prompt;
     r->output = output;
     r->prefill_target = prompt;
+    return r;
+}
+
+static void send_call(sim_engine *e, sim__request *r)
+{
     bool slow;
     int64_t delay = sim__ns(wl_source_delay(e->src, &slow));
     r->slow = slow;
-    if (t) t->slow_calls += slow;
+    if (r->task) r->task->slow_calls += slow;
     if (e->sc->workload.timeout_s > 0)
         sim__heap_push_tracked(&e->events, e->now + sim__ns(e->sc->workload.timeout_s), timeout,
                                r, r->id, &r->timeout_slot);
@@ -96,10 +144,17 @@ static void send_call(sim_engine *e, sim__task *t, int32_t index, int32_t cls, i
 static sim__task *task_new(sim_engine *e, int32_t cls, int32_t user)
 {
     sim__task *t = e->free_tasks;
-    if (t) e->free_tasks = t->next;
-    else t = util_xmalloc(sizeof *t);
+    sim__seg *segs = NULL; /* a recycled task keeps its chain's memory */
+    int32_t segs_cap = 0;
+    if (t) {
+        e->free_tasks = t->next;
+        segs = t->segs;
+        segs_cap = t->segs_cap;
+    } else {
+        t = util_xmalloc(sizeof *t);
+    }
     *t = (sim__task){.id = e->next_task_id++, .cls = cls, .user = user, .start_ns = e->now,
-                     .next = e->tasks, .prev = NULL};
+                     .next = e->tasks, .prev = NULL, .segs = segs, .segs_cap = segs_cap};
     if (e->tasks) e->tasks->prev = t;
     e->tasks = t;
     return t;
@@ -139,10 +194,34 @@ static void task_end(sim_engine *e, sim__task *t)
     if (user >= 0) user_next(e, user, failed);
 }
 
-static void task_call(sim_engine *e, sim__task *t, int32_t prompt, int32_t output)
+/* A call of task t; its content from rec (NULL: none shared). */
+static void task_call(sim_engine *e, sim__task *t, int32_t prompt, int32_t output,
+                      const wl_record *rec)
 {
     t->outstanding++;
-    send_call(e, t, t->calls_sent++, t->cls, t->user, prompt, output);
+    sim__request *r = new_call(e, t, t->calls_sent++, t->cls, t->user, prompt, output);
+    if (rec) give_record_content(e, r, rec);
+    send_call(e, r);
+}
+
+static bool chains(const sim_engine *e, const sim__task *t)
+{
+    return e->prefix_caching && t->carried <= INT32_MAX &&
+           e->sc->workload.classes[t->cls].agent.mode == WL_AGENT_SEQUENTIAL;
+}
+
+/* Sequential: a call whose prompt is the task's chain so far, and whose
+ * reply its next call re-sends. */
+static void task_chain_call(sim_engine *e, sim__task *t, int32_t output)
+{
+    int64_t p = t->carried > INT32_MAX ? INT32_MAX : t->carried;
+    t->outstanding++;
+    sim__request *r = new_call(e, t, t->calls_sent++, t->cls, t->user, (int32_t)p, output);
+    if (chains(e, t)) {
+        give_content(r, t->segs, t->n_segs);
+        r->out_key = wl_chain(t->segs[t->n_segs - 1].key, REPLY_CONTENT);
+    }
+    send_call(e, r);
 }
 
 /* Sequential: the next call, a tool's time after the last. */
@@ -151,20 +230,41 @@ static void task_next(sim_engine *e, void *subject, int64_t arg)
     sim__task *t = subject;
     int32_t prompt, output;
     wl_source_lengths(e->src, t->cls, &prompt, &output);
-    int64_t p = t->carried > INT32_MAX ? INT32_MAX : t->carried;
-    task_call(e, t, (int32_t)p, output);
+    task_chain_call(e, t, output);
 }
 
-static void task_start(sim_engine *e, int32_t cls, int32_t user, int32_t prompt, int32_t output)
+/* A sequential task's first prompt: what the workload shares of it, then
+ * its own tokens. */
+static void chain_start(sim_engine *e, sim__task *t, const wl_record *rec)
 {
+    int64_t end = 0;
+    uint64_t key = 0;
+    for (int32_t i = 0; i < rec->n_segments; i++) {
+        key = rec->segments[i].key;
+        end += rec->segments[i].tokens;
+        chain_push(&t->segs, &t->n_segs, &t->segs_cap, key, rec->segments[i].tokens);
+    }
+    if (rec->prompt > end)
+        chain_push(&t->segs, &t->n_segs, &t->segs_cap,
+                   wl_chain(key, TASK_CONTENT ^ (uint64_t)t->id), rec->prompt - end);
+}
+
+static void task_start(sim_engine *e, const wl_record *rec, int32_t user)
+{
+    int32_t cls = rec->cls;
     sim__task *t = task_new(e, cls, user);
     const wl_agent *a = &e->sc->workload.classes[cls].agent;
-    t->carried = prompt;
-    task_call(e, t, prompt, output);
-    if (a->mode == WL_AGENT_SEQUENTIAL) return;
+    t->carried = rec->prompt;
+    if (a->mode == WL_AGENT_SEQUENTIAL) {
+        if (chains(e, t)) chain_start(e, t, rec);
+        task_chain_call(e, t, rec->output);
+        return;
+    }
+    task_call(e, t, rec->prompt, rec->output, rec);
     for (int i = 1; i < a->calls; i++) { /* the fan-out: each call its own prompt */
-        wl_source_lengths(e->src, cls, &prompt, &output);
-        task_call(e, t, prompt, output);
+        wl_record more = {.cls = cls};
+        wl_source_draw(e->src, cls, &more);
+        task_call(e, t, more.prompt, more.output, &more);
     }
 }
 
@@ -179,7 +279,13 @@ static void task_call_done(sim_engine *e, sim__task *t, bool ok, int32_t output)
             task_end(e, t);
             return;
         }
-        t->carried += output + wl_source_tool_tokens(e->src, t->cls);
+        int32_t tool = wl_source_tool_tokens(e->src, t->cls);
+        if (chains(e, t)) { /* the next prompt: this one, its reply, the tool's result */
+            uint64_t reply = wl_chain(t->segs[t->n_segs - 1].key, REPLY_CONTENT);
+            chain_push(&t->segs, &t->n_segs, &t->segs_cap, reply, output);
+            chain_push(&t->segs, &t->n_segs, &t->segs_cap, wl_chain(reply, TOOL_CONTENT), tool);
+        }
+        t->carried += output + tool;
         int64_t at = e->now + sim__ns(wl_source_tool_s(e->src, t->cls));
         sim__heap_push(&e->events, at, task_next, t, 0);
         return;
@@ -189,7 +295,7 @@ static void task_call_done(sim_engine *e, sim__task *t, bool ok, int32_t output)
         int32_t prompt, output_r;
         wl_source_lengths(e->src, t->cls, &prompt, &output_r);
         int64_t agg = t->fanout_output > INT32_MAX ? INT32_MAX : t->fanout_output;
-        task_call(e, t, (int32_t)agg, output_r); /* its prompt holds the fan-out's outputs */
+        task_call(e, t, (int32_t)agg, output_r, NULL); /* its prompt holds the fan-out's outputs */
         return;
     }
     task_end(e, t);
@@ -200,10 +306,13 @@ static void task_call_done(sim_engine *e, sim__task *t, bool ok, int32_t output)
 static void arrive(sim_engine *e, int32_t user, const wl_record *rec)
 {
     e->arrived++;
-    if (e->sc->workload.classes[rec->cls].agent.mode != WL_AGENT_NONE)
-        task_start(e, rec->cls, user, rec->prompt, rec->output);
-    else
-        send_call(e, NULL, 0, rec->cls, user, rec->prompt, rec->output);
+    if (e->sc->workload.classes[rec->cls].agent.mode != WL_AGENT_NONE) {
+        task_start(e, rec, user);
+        return;
+    }
+    sim__request *r = new_call(e, NULL, 0, rec->cls, user, rec->prompt, rec->output);
+    give_record_content(e, r, rec);
+    send_call(e, r);
 }
 
 static void open_arrival(sim_engine *e, void *subject, int64_t stream);
@@ -235,7 +344,7 @@ void sim__cl_user_send(sim_engine *e, void *subject, int64_t user)
     if (!arrivals_open(e, e->now)) return;
     int stream = e->user_stream[user];
     wl_record rec = {.cls = wl_source_pick_class(e->src, stream)};
-    wl_source_lengths(e->src, rec.cls, &rec.prompt, &rec.output);
+    wl_source_draw(e->src, rec.cls, &rec);
     arrive(e, (int32_t)user, &rec);
 }
 
@@ -263,6 +372,7 @@ void sim__cl_fini(sim_engine *e)
     for (int pass = 0; pass < 2; pass++)
         for (sim__task *t = pass ? e->free_tasks : e->tasks, *next; t; t = next) {
             next = t->next;
+            free(t->segs);
             free(t);
         }
     e->tasks = e->free_tasks = NULL;

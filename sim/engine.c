@@ -98,6 +98,7 @@ sim_engine *sim_engine_create(const sim_scenario *sc, const sim_sink *sink)
         sim__group *g = &e->groups[i == sc->disagg_decode ? 1 : 0];
         for (int j = 0; j < p->replicas; j++)
             sim__rp_init(&e->replicas[p->first_replica + j], e, p, g, p->first_replica + j);
+        e->prefix_caching |= e->replicas[p->first_replica].pc_on;
     }
     e->stop_ns = sc->stop_duration_s > 0 ? sim__ns(sc->stop_duration_s) : INT64_MAX;
     e->slots = batch_slots(sc);

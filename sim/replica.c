@@ -61,19 +61,28 @@ void sim__rp_init(sim__replica *rp, sim_engine *e, const sim_pool *p, sim__group
     rp->q = e->sc->router == SIM_ROUTER_CENTRAL ? &g->central : &rp->own;
     sim__heap_init(&rp->finishing);
     sim__kv_init(&rp->kv, p->block_tokens);
+    /* a static batch reserves each member's whole context: nothing to share */
+    rp->pc_on = p->prefix_caching && p->policy != SIM_STATIC;
+    if (rp->pc_on) sim__pc_init(&rp->pc, p->block_tokens, rp->kv_capacity);
 }
 
 void sim__rp_fini(sim__replica *rp)
 {
     sim__heap_fini(&rp->finishing);
     sim__kv_fini(&rp->kv);
+    if (rp->pc_on) sim__pc_fini(&rp->pc);
     free(rp->chunks);
     free(rp->chunk_cost);
 }
 
+int64_t sim__rp_used_blocks(const sim__replica *rp, int64_t t)
+{
+    return sim__kv_need(&rp->kv, t) + rp->kv_other - rp->pc.saved;
+}
+
 int64_t sim__rp_free_blocks(const sim__replica *rp)
 {
-    return rp->kv_capacity - sim__kv_need(&rp->kv, 0) - rp->kv_other;
+    return rp->kv_capacity - sim__rp_used_blocks(rp, 0);
 }
 
 static bool reserves(const sim__replica *rp)
@@ -89,6 +98,19 @@ static void let_go(sim__replica *rp, sim__request *r)
     if (reserves(rp)) rp->left_blocks += r->blocks;
     else rp->kv_other -= r->blocks;
     r->blocks = 0;
+}
+
+/* r has let go of `blocks` blocks, uncounted already: the prefix cache
+ * keeps what later requests (or r itself, preempted) may reuse. */
+static void release(sim__replica *rp, sim__request *r, int64_t blocks, sim__pc_how how)
+{
+    if (rp->pc_on) sim__pc_release(rp, r, blocks, how);
+}
+
+/* Prompt tokens waiting in its own queue: the load prefix_affinity weighs. */
+static void count_queued(sim__replica *rp, const sim__request *r, int sign)
+{
+    if (rp->q == &rp->own && r->state == SIM__WAITING) rp->queued_tokens += sign * r->prefill_target;
 }
 
 /* ---- arrival ---- */
@@ -118,6 +140,7 @@ void sim__rp_enqueue(sim__replica *rp, sim__request *r)
         return;
     }
     sim__queue_push(rp->q, r);
+    count_queued(rp, r, +1);
     if (rp->q == &rp->own) {
         rp->outstanding++;
         r->holder = rp;
@@ -138,12 +161,14 @@ void sim__rp_add_chunk(sim__replica *rp, sim__request *r, int64_t tokens)
     r->chunk = tokens;
     rp->chunks[rp->n_chunks] = r;
     rp->chunk_cost[rp->n_chunks++] = (mdl_chunk){tokens, r->cached};
+    if (rp->pc_on) sim__pc_register(rp, r, r->cached + tokens); /* shareable once scheduled */
 }
 
 /* Takes r (the head of the queue) into the running set. */
 void sim__rp_admit(sim__replica *rp, sim__request *r)
 {
     sim__queue_pop(rp->q);
+    count_queued(rp, r, -1);
     if (rp->q != &rp->own) rp->outstanding++; /* from the central queue: now it is ours */
     r->holder = rp;
     if (r->state == SIM__ARRIVED_KV) r->decode_replica = rp->id;
@@ -194,69 +219,45 @@ static void decoder_leave(sim__replica *rp, sim__request *r)
     decoder_drop(rp, r);
 }
 
-/* ---- prefix caching of preempted sequences ---- */
+/* ---- prefix caching ---- */
 
-static void victim_push(sim__replica *rp, sim__request *r, int64_t blocks)
+int64_t sim__rp_cached_prefix(const sim__replica *rp, const sim__request *r, int64_t *in_use)
 {
-    r->cache_owner = rp;
-    r->cached_blocks = blocks;
-    r->victim_next = NULL;
-    if (rp->victims_tail) rp->victims_tail->victim_next = r;
-    else rp->victims = r;
-    rp->victims_tail = r;
-    rp->cached_free += blocks;
+    *in_use = 0;
+    if (!rp->pc_on || r->state != SIM__WAITING) return r->cached;
+    int64_t blocks = sim__pc_lookup(&rp->pc, r, in_use);
+    /* whole blocks, and never the last token: it is computed again to
+     * produce the next one (vLLM: num_tokens - 1) */
+    int64_t most = (r->prefill_target - 1) / rp->pool->block_tokens;
+    return (blocks < most ? blocks : most) * rp->pool->block_tokens;
 }
 
-void sim__rp_claim_prefix(sim__request *r)
+void sim__rp_take_prefix(sim__replica *rp, sim__request *r)
 {
-    sim__replica *rp = r->cache_owner;
-    if (!rp || r->cached_blocks == 0) return;
-    sim__request **p = &rp->victims, *prev = NULL;
-    while (*p && *p != r) prev = *p, p = &(*p)->victim_next;
-    if (*p) {
-        *p = r->victim_next;
-        if (rp->victims_tail == r) rp->victims_tail = prev;
-    }
-    rp->cached_free -= r->cached_blocks;
-    r->cached_blocks = 0;
+    if (!rp->pc_on || r->state != SIM__WAITING) return;
+    int64_t in_use;
+    r->cached = sim__rp_cached_prefix(rp, r, &in_use);
+    sim__pc_acquire(rp, r);
+    rp->pc.hit_tokens += r->cached;
+    if (r->sched_ns < 0) r->hit_tokens = (int32_t)r->cached; /* prompt tokens: cached < prompt */
 }
 
 void sim__rp_settle_cache(sim__replica *rp)
 {
-    if (!rp->victims) return;
-    int64_t over = sim__kv_need(&rp->kv, 0) + rp->kv_other + rp->cached_free - rp->kv_capacity;
-    while (over > 0 && rp->victims) {
-        sim__request *v = rp->victims;
-        int64_t take = v->cached_blocks < over ? v->cached_blocks : over;
-        v->cached_blocks -= take; /* its last blocks go first: the prefix survives */
-        rp->cached_free -= take;
-        over -= take;
-        if (v->cached_blocks == 0) {
-            rp->victims = v->victim_next;
-            if (!rp->victims) rp->victims_tail = NULL;
-        }
-    }
-}
-
-int64_t sim__rp_cached_prefix(const sim__replica *rp, const sim__request *r)
-{
-    if (r->state != SIM__WAITING || r->cached_blocks == 0 || r->cache_owner != rp)
-        return r->cached;
-    int64_t tokens = r->cached_blocks * rp->pool->block_tokens;
-    /* at least the last token is computed again, to produce the next one */
-    return tokens < r->prefill_target - 1 ? tokens : r->prefill_target - 1;
+    if (rp->pc_on) sim__pc_settle(rp);
 }
 
 static void preempt_recompute(sim__replica *rp, sim__request *r)
 {
     if (r->state == SIM__PREFILLING) sim__queue_remove(&rp->partial, r);
     rp->kv_other -= r->blocks;
-    if (rp->pool->prefix_caching) victim_push(rp, r, r->blocks);
+    release(rp, r, r->blocks, SIM__PC_PREEMPTED);
     r->blocks = 0;
     r->cached = 0;
     r->prefill_target = (int64_t)r->prompt + r->generated; /* redo prompt + what it generated */
     r->state = SIM__WAITING;
     sim__queue_push_front(rp->q, r); /* vLLM: back at the front of the queue */
+    count_queued(rp, r, +1);
     if (rp->q != &rp->own) rp->outstanding--;
 }
 
@@ -275,6 +276,7 @@ void sim__rp_preempt_last(sim__replica *rp)
         preempt_recompute(rp, r);
         return;
     }
+    int64_t ctx = r->ctx_off + rp->step;
     decoder_leave(rp, r);
     int64_t in_kv = (int64_t)r->prompt + r->generated - 1; /* tokens whose KV it holds */
     double bytes = (double)in_kv * p->cost.kv_bytes_per_token;
@@ -285,6 +287,7 @@ void sim__rp_preempt_last(sim__replica *rp)
         r->state = SIM__SWAPPED;
         rp->swap_bytes += bytes;
         sim__queue_push(&rp->swapped, r);
+        release(rp, r, sim__kv_blocks_for(&rp->kv, ctx), SIM__PC_GONE);
         return;
     }
     /* its decoder blocks, counted as held again, are freed by the recompute */
@@ -310,7 +313,7 @@ void sim__rp_drop_dead_heads(sim__replica *rp)
     sim__request *r;
     while ((r = rp->q->head) && r->dead) {
         sim__queue_pop(rp->q);
-        sim__rp_claim_prefix(r);
+        sim__pc_forget(r);
         sim__rq_free(rp->e, r);
     }
 }
@@ -325,6 +328,7 @@ void sim__rp_cancel(sim__replica *rp, sim__request *r)
         return;
     case SIM__WAITING:
     case SIM__ARRIVED_KV: /* dropped when it reaches the head of its queue */
+        count_queued(rp, r, -1);
         if (rp->q == &rp->own) rp->outstanding--;
         return;
     case SIM__SWAPPED:
@@ -349,6 +353,7 @@ static void reap(sim__replica *rp)
         next = r->run_next;
         if (!r->dead) continue;
         rp->n_dead--;
+        int64_t freed = r->blocks;
         if (r->state == SIM__DECODING) {
             decoder_drop(rp, r);
             if (reserves(rp)) {
@@ -356,11 +361,13 @@ static void reap(sim__replica *rp)
                 rp->ghost_ctx_off += r->ctx_off;
             } else {
                 sim__kv_remove(&rp->kv, r->ctx_off + rp->step);
+                freed += sim__kv_blocks_for(&rp->kv, r->ctx_off + rp->step);
             }
         } else if (!reserves(rp)) {
             sim__queue_remove(&rp->partial, r);
         }
         let_go(rp, r);
+        release(rp, r, freed, SIM__PC_GONE);
         for (int i = 0; i < rp->n_chunks; i++)
             if (rp->chunks[i] == r) rp->chunks[i] = NULL;
         run_remove(rp, r);
@@ -429,7 +436,7 @@ static const sim__event *next_finish(const sim__replica *rp)
 static int64_t run_length(sim__replica *rp)
 {
     int64_t k = next_finish(rp)->at - rp->step + 1;
-    int64_t over = sim__kv_first_over(&rp->kv, k, rp->kv_capacity - rp->kv_other);
+    int64_t over = sim__kv_first_over(&rp->kv, k, rp->kv_capacity - rp->kv_other + rp->pc.saved);
     assert(over >= 1); /* the scheduler made room for the first step */
     return over < k ? over : k;
 }
@@ -448,8 +455,9 @@ static void start_single(sim__replica *rp)
     for (int i = 0; i < rp->n_chunks; i++) {
         double c = (double)rp->chunk_cost[i].tokens, p = (double)rp->chunk_cost[i].cached;
         b.prefill_tokens += rp->chunk_cost[i].tokens;
-        b.prefill_sq += c * c;
+        b.prefill_sq += c * (c + 2 * p); /* attention over the cached context too */
         b.prefill_pairs += c * (p + (c + 1) / 2);
+        b.prefill_context += rp->chunk_cost[i].cached;
     }
     if (rp->decodes) {
         b.n_decode = rp->n_decode + rp->n_ghost;
@@ -470,7 +478,7 @@ static void start_single(sim__replica *rp)
 
 static void note_kv_peak(sim__replica *rp)
 {
-    int64_t used = sim__kv_need(&rp->kv, 0) + rp->kv_other;
+    int64_t used = sim__rp_used_blocks(rp, 0);
     if (used > rp->kv_peak) rp->kv_peak = used;
 }
 
@@ -514,7 +522,7 @@ static void cut_run(sim__replica *rp)
 /* KV tokens in use `t` decode steps into the span that is ending. */
 static int64_t kv_tokens_at(const sim__replica *rp, int64_t t)
 {
-    return (sim__kv_need(&rp->kv, t) + rp->kv_other) * rp->pool->block_tokens;
+    return sim__rp_used_blocks(rp, t) * rp->pool->block_tokens;
 }
 
 static void emit_iteration(sim__replica *rp, int64_t start_ns, int64_t end_ns,
@@ -639,6 +647,7 @@ static void finish_decoders(sim__replica *rp)
             rp->ghost_ctx_off += r->ctx_off;
         } else {
             sim__kv_remove(&rp->kv, r->ctx_off + rp->step);
+            release(rp, r, sim__kv_blocks_for(&rp->kv, r->ctx_off + rp->step), SIM__PC_DONE);
         }
         let_go(rp, r);
         complete(rp, r);
@@ -651,7 +660,9 @@ static void prefill_done(sim__replica *rp, sim__request *r)
     r->generated++;
     if (r->first_token_ns < 0) r->first_token_ns = rp->e->now;
     if (r->generated >= r->output) {
+        int64_t freed = r->blocks;
         let_go(rp, r);
+        release(rp, r, freed, SIM__PC_DONE);
         complete(rp, r);
     } else if (rp->e->sc->disagg_prefill == rp->pool->index) {
         run_remove(rp, r);
@@ -668,6 +679,7 @@ void sim__rp_link_done(sim__replica *rp, sim__request *r)
 {
     SIM__CHECKED(rp->kv_on_link -= r->blocks);
     rp->kv_other -= r->blocks;
+    release(rp, r, r->blocks, SIM__PC_GONE);
     r->blocks = 0;
     sim__rp_wake(rp);
 }
@@ -733,6 +745,7 @@ void sim__rp_row(const sim__replica *rp, sim_replica_row *row)
         .prefill_tokens = rp->prefill_tokens,
         .decode_tokens = rp->decode_tokens,
         .swap_bytes = rp->swap_bytes_total,
+        .evicted_blocks = rp->pc.evicted,
         .out_of_range = rp->out_of_range,
         .peak_flops = cm->gpu.flops * p->gpus,
         .peak_bw = cm->gpu.mem_bw * p->gpus,
@@ -821,19 +834,22 @@ static void check_kv(const sim__replica *rp, const run_sums *u, int64_t span)
         SIM__CHECK(rp->kv_other == u->held + rp->kv_on_link && rp->n_ghost == 0 &&
                    rp->left_blocks == 0);
     }
-    if (span > 0) SIM__CHECK(sim__kv_need(&rp->kv, span - 1) + rp->kv_other <= rp->kv_capacity);
+    if (span > 0) SIM__CHECK(sim__rp_used_blocks(rp, span - 1) <= rp->kv_capacity);
 }
 
-/* Prefix caching: the victims' cached blocks add up to cached_free. */
-static void check_victims(const sim__replica *rp)
+/* Prefix caching: the cache's own structure, and its free queue as long as
+ * the replica's free blocks -- exactly when an iteration starts (the plan
+ * settled it), at least at other times (a decode run's growth is settled
+ * by the next plan). */
+static void check_cache(const sim__replica *rp, int64_t span)
 {
-    int64_t cached = 0;
-    const sim__request *last = NULL;
-    for (const sim__request *v = rp->victims; v; last = v, v = v->victim_next) {
-        SIM__CHECK(v->cache_owner == rp && v->cached_blocks > 0 && v->state == SIM__WAITING);
-        cached += v->cached_blocks;
+    if (!rp->pc_on) {
+        SIM__CHECK(rp->pc.saved == 0);
+        return;
     }
-    SIM__CHECK(rp->victims_tail == last && rp->cached_free == cached);
+    sim__pc_check(rp);
+    int64_t free_now = sim__rp_free_blocks(rp);
+    SIM__CHECK(span > 0 ? rp->pc.free_len == free_now : rp->pc.free_len >= free_now);
 }
 
 void sim__rp_check(const sim__replica *rp, int64_t span)
@@ -849,7 +865,7 @@ void sim__rp_check(const sim__replica *rp, int64_t span)
     int64_t held = (rp->q == &rp->own ? waiting : 0) + u.n + rp->swapped.n;
     SIM__CHECK(rp->outstanding == held);
     check_kv(rp, &u, span);
-    check_victims(rp);
+    check_cache(rp, span);
 }
 
 void sim__rp_check_drained(const sim__replica *rp)

@@ -3,7 +3,9 @@
  * done or cancelled -- and the FIFO queues its embedded link makes.  Every
  * file of the engine calls here; from here calls go only to the request's
  * holder (a replica dropping a timed-out request) and to its owner (the
- * client told that its call ended).
+ * client told that its call ended).  A row holds the client's clock: with
+ * host.output_s, the client sees each token, and its owner the reply, that
+ * long after the iteration that made it.
  *
  * The pool grows by slabs of requests as the requests in flight grow, never
  * with the run, and a struct in use has an id >= 0, so that a walk of the
@@ -13,6 +15,7 @@
 #include "sim_int.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #define SLAB_REQUESTS 1024
 
@@ -35,7 +38,8 @@ sim__request *sim__rq_new(sim_engine *e)
     *r = (sim__request){.arrival_ns = -1, .enqueue_ns = -1, .sched_ns = -1,
                         .first_token_ns = -1, .decode_enqueue_ns = -1, .replica = -1,
                         .decode_replica = -1, .user = -1, .call_index = -1,
-                        .timeout_slot = SIM__NO_SLOT, .finish_slot = SIM__NO_SLOT};
+                        .timeout_slot = SIM__NO_SLOT, .finish_slot = SIM__NO_SLOT,
+                        .pc_fill = -1};
     return r;
 }
 
@@ -44,6 +48,8 @@ void sim__rq_free(sim_engine *e, sim__request *r)
     /* A time-out that can no longer fire would still hold the heap, and the
      * run's end, until its time. */
     if (r->timeout_slot != SIM__NO_SLOT) sim__heap_remove(&e->events, r->timeout_slot);
+    free(r->segs);
+    r->segs = NULL;
     r->id = -1; /* a walk of the pool knows it is gone */
     r->next = e->free_list;
     e->free_list = r;
@@ -53,6 +59,8 @@ void sim__rq_pool_fini(sim_engine *e)
 {
     for (sim__slab *s = e->slabs, *next; s; s = next) {
         next = s->next;
+        for (int i = 0; i < SLAB_REQUESTS; i++) /* an interrupted run's, still in use */
+            if (s->reqs[i].id >= 0) free(s->reqs[i].segs);
         free(s);
     }
     e->slabs = NULL;
@@ -61,8 +69,36 @@ void sim__rq_pool_fini(sim_engine *e)
 
 /* ---- its row and its end ---- */
 
+/* How long the tokens a replica makes take to reach the client (its pool's
+ * host.output_s); none from no replica. */
+static int64_t output_ns(const sim_engine *e, int32_t replica)
+{
+    return replica < 0 ? 0 : sim__ns(e->replicas[replica].pool->output_s);
+}
+
+/* The replica that made a request's last token: its decode replica when
+ * disaggregated. */
+static int32_t last_replica(const sim__request *r)
+{
+    return r->decode_replica >= 0 ? r->decode_replica : r->replica;
+}
+
+/* When the client saw the first token: output_s after the replica made it.
+ * A request that ended otherwise than completed (timed out, unfinished) may
+ * end before its first token got out: then the client never saw one. */
+static int64_t seen_first_ns(const sim_engine *e, const sim__request *r, bool completed)
+{
+    if (r->first_token_ns < 0) return -1;
+    int64_t seen = r->first_token_ns + output_ns(e, r->replica);
+    return completed || seen <= e->now ? seen : -1;
+}
+
 void sim__rq_record(sim_engine *e, const sim__request *r, const char *status, int64_t finish_ns)
 {
+    /* Rows hold the client's clock: tokens reach it output_s after the
+     * iteration that made them. */
+    bool completed = !strcmp(status, SIM_COMPLETED);
+    if (finish_ns >= 0) finish_ns += output_ns(e, last_replica(r));
     sim_request_row row = {
         .id = r->id,
         .cls = e->sc->workload.classes[r->cls].name,
@@ -74,10 +110,11 @@ void sim__rq_record(sim_engine *e, const sim__request *r, const char *status, in
         .arrival_s = sim__secs(r->arrival_ns),
         .enqueue_s = sim__secs(r->enqueue_ns),
         .first_scheduled_s = sim__secs(r->sched_ns),
-        .first_token_s = sim__secs(r->first_token_ns),
+        .first_token_s = sim__secs(seen_first_ns(e, r, completed)),
         .finish_s = sim__secs(finish_ns),
         .decode_enqueue_s = sim__secs(r->decode_enqueue_ns),
         .prompt_tokens = r->prompt,
+        .cached_tokens = r->hit_tokens,
         .output_tokens = r->output,
         .preemptions = r->preemptions,
         .slow = r->slow,
@@ -85,14 +122,32 @@ void sim__rq_record(sim_engine *e, const sim__request *r, const char *status, in
     if (!e->sink_rc && e->sink.request) e->sink_rc = e->sink.request(e->sink.ctx, &row);
 }
 
+/* A completed call's owner, told output_s after the engine finished it:
+ * arg packs its user (high half) and its output tokens (low half). */
+static void notify_later(sim_engine *e, void *subject, int64_t arg)
+{
+    uint64_t a = (uint64_t)arg;
+    int32_t user = (int32_t)(a >> 32), output = (int32_t)(a & 0x7fffffff);
+    sim__cl_notify(e, subject, user, true, output, false);
+}
+
 void sim__rq_done(sim_engine *e, sim__request *r, const char *status, int64_t finish_ns)
 {
     bool ok = finish_ns >= 0; /* completed; else rejected at arrival */
+    int64_t late = ok ? output_ns(e, last_replica(r)) : 0;
     e->done++;
     sim__rq_record(e, r, status, finish_ns);
     sim__task *t = r->task;
     int32_t user = r->user, output = r->output;
     sim__rq_free(e, r);
+    /* Without output_s the owner is told at once, as sim_int.h explains:
+     * an event would reorder this instant's events.  With it, the reply
+     * reaches the client later, and so does its next call. */
+    if (late > 0 && (t || user >= 0)) {
+        uint64_t arg = (uint64_t)(uint32_t)user << 32 | (uint32_t)output;
+        sim__heap_push(&e->events, finish_ns + late, notify_later, t, (int64_t)arg);
+        return;
+    }
     sim__cl_notify(e, t, user, ok, ok ? output : 0, !ok);
 }
 

@@ -5,11 +5,22 @@
  * A router chooses among a group of replicas: all of them, or, in a
  * disaggregated cluster, the prefill pool's (arrivals) and the decode pool's
  * (prefilled requests).  It sees what a real load balancer could: requests
- * in flight per replica, free KV blocks; `central_queue` keeps one queue per
- * group that replicas pull from when they can admit.
+ * in flight per replica, free KV blocks, and (prefix_affinity) which
+ * replica's cache holds how much of a prompt; `central_queue` keeps one
+ * queue per group that replicas pull from when they can admit.
+ *
+ * prefix_affinity scores each replica as Dynamo's KV router does (its
+ * docs/architecture/kv_cache_routing.md: a prefill cost of the blocks not
+ * cached there, weighted by --kv-overlap-score-weight, default 1, plus a
+ * decode cost of its active blocks), in tokens: weight x (prompt tokens it
+ * would prefill there) + (prompt tokens waiting in its queue + KV tokens in
+ * use), and picks the lowest.  Weight 1 trades one token of cache hit
+ * against one token of load; larger weights follow the cache further into
+ * imbalance, 0 is load alone.
  */
 #include "sim_int.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 /* ---- routing ---- */
@@ -48,7 +59,27 @@ static int power_of_two(sim_engine *e, const sim__group *g)
     return member(e, g, b)->outstanding < member(e, g, a)->outstanding ? b : a;
 }
 
-static int pick(sim_engine *e, sim__group *g)
+/* The lowest weight x (tokens to prefill) + load (ties: the lowest index).
+ * The caches are settled first: what a replica's last iteration allocated
+ * has evicted what it had to. */
+static int prefix_affinity(sim_engine *e, const sim__group *g, const sim__request *r)
+{
+    int best = 0;
+    double best_cost = INFINITY;
+    for (int i = 0; i < g->count; i++) {
+        sim__replica *rp = member(e, g, i);
+        sim__rp_settle_cache(rp);
+        int64_t in_use;
+        double miss = (double)(r->prefill_target - sim__rp_cached_prefix(rp, r, &in_use));
+        double load = (double)(rp->queued_tokens + rp->incoming_tokens) +
+                      (double)sim__rp_used_blocks(rp, 0) * rp->pool->block_tokens;
+        double cost = e->sc->prefix_weight * miss + load;
+        if (cost < best_cost) best = i, best_cost = cost;
+    }
+    return best;
+}
+
+static int pick(sim_engine *e, sim__group *g, const sim__request *r)
 {
     switch (e->sc->router) {
     case SIM_ROUTER_ROUND_ROBIN: {
@@ -61,24 +92,55 @@ static int pick(sim_engine *e, sim__group *g)
     case SIM_ROUTER_LEAST_OUTSTANDING: return least_outstanding(e, g);
     case SIM_ROUTER_LEAST_KV: return least_kv(e, g);
     case SIM_ROUTER_POWER_OF_TWO: return power_of_two(e, g);
+    case SIM_ROUTER_PREFIX_AFFINITY: return prefix_affinity(e, g, r);
     case SIM_ROUTER_CENTRAL: break;
     }
     return 0;
 }
 
-void sim__rt_route(sim_engine *e, sim__group *g, sim__request *r)
+/* Into the replica's queue, or the group's: with a central queue every
+ * replica gets the chance to take it -- idle ones start, ones running ahead
+ * through decode steps stop at the next step if they could admit it. */
+static void enqueue(sim_engine *e, sim__group *g, sim__replica *rp, sim__request *r)
 {
-    if (e->sc->router == SIM_ROUTER_CENTRAL) {
-        /* Into the group's queue; every replica gets the chance to take it:
-         * idle ones start, ones running ahead through decode steps stop at
-         * the next step if they could admit it. */
-        sim__rp_enqueue(member(e, g, 0), r);
-        for (int i = 0; i < g->count; i++) sim__rp_wake(member(e, g, i));
+    sim__rp_enqueue(rp, r);
+    if (e->sc->router != SIM_ROUTER_CENTRAL) {
+        sim__rp_wake(rp);
         return;
     }
-    sim__replica *rp = member(e, g, pick(e, g));
-    sim__rp_enqueue(rp, r);
-    sim__rp_wake(rp);
+    for (int i = 0; i < g->count; i++) sim__rp_wake(member(e, g, i));
+}
+
+/* A request past the replica's front end (HTTP, tokenisation). */
+static void reach_replica(sim_engine *e, void *subject, int64_t replica)
+{
+    sim__request *r = subject;
+    sim__replica *rp = &e->replicas[replica];
+    rp->incoming_tokens -= r->prompt;
+    if (r->dead) { /* its client gave up while the front end held it */
+        sim__rq_free(e, r);
+        return;
+    }
+    r->state = SIM__WAITING;
+    enqueue(e, rp->group, rp, r);
+}
+
+void sim__rt_route(sim_engine *e, sim__group *g, sim__request *r)
+{
+    bool central = e->sc->router == SIM_ROUTER_CENTRAL;
+    sim__replica *rp = member(e, g, central ? 0 : pick(e, g, r));
+    const sim_pool *p = rp->pool;
+    /* a new request passes the front end; a KV cache from a prefill pool does not */
+    int64_t delay = r->state == SIM__WAITING
+                        ? sim__ns(p->frontend_s + p->frontend_s_per_token * r->prompt)
+                        : 0;
+    if (delay > 0) {
+        r->state = SIM__SENDING;
+        rp->incoming_tokens += r->prompt; /* the router counts what it sent there */
+        sim__heap_push(&e->events, e->now + delay, reach_replica, r, rp->id);
+        return;
+    }
+    enqueue(e, g, rp, r);
 }
 
 static void transfer_done(sim_engine *e, void *subject, int64_t from)

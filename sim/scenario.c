@@ -10,19 +10,31 @@
  * cluster-level keys (the scheduler key by key), so a mixed cluster states
  * only what differs.  Inherited values are written into each pool of the
  * effective scenario, which therefore says exactly what every pool ran.
+ *
+ * Each pool runs an engine (`engine`, a catalog preset: vllm-v1 unless
+ * told): every scheduler and host key the pool has not set, itself or by
+ * inheritance, comes from the preset, for the pool's GPU, and is written
+ * into the effective scenario like an inherited one.  A key the scenario
+ * sets always wins over the preset.
  */
 #include "sim.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define GIB 1073741824.0
 
+/* What a cluster runs when it names no engine: the engine of the validation
+ * runs (docs/engines.md). */
+#define SIM_DEFAULT_ENGINE "vllm-v1"
+
 static const char *const policies[] = {"continuous", "prefill_first", "chunked", "static", NULL};
 static const char *const preemptions[] = {"recompute", "swap", NULL};
 static const char *const routers[] = {"round_robin",  "random",        "least_outstanding",
-                                      "least_kv",     "power_of_two", "central_queue", NULL};
+                                      "least_kv",     "power_of_two", "central_queue",
+                                      "prefix_affinity", NULL};
 
 static const util_field stop_fields[] = {
     {.key = "requests", .type = UTIL_T_INTEGER, .unit = "requests", .min = 1, .max = 1e13,
@@ -36,29 +48,36 @@ static const util_field stop_fields[] = {
     {0},
 };
 
+/* The keys an engine preset sets have no default here: the preset's is
+ * the default (apply_engine), written into the effective scenario. */
 static const util_field scheduler_fields[] = {
-    {.key = "policy", .type = UTIL_T_STRING, .def = "\"continuous\"", .choices = policies,
-     .doc = "scheduler family (see docs/scenario.md)"},
-    {.key = "max_batch", .type = UTIL_T_INTEGER, .unit = "sequences", .def = "256", .min = 1,
-     .max = 1e6, .doc = "most sequences in one iteration (vLLM max_num_seqs)"},
-    {.key = "max_batched_tokens", .type = UTIL_T_INTEGER, .unit = "tokens", .def = "8192",
-     .min = 1, .max = 1e9,
+    {.key = "policy", .type = UTIL_T_STRING, .choices = policies,
+     .doc = "scheduler family (see docs/scenario.md; default: the engine's)"},
+    {.key = "max_batch", .type = UTIL_T_INTEGER, .unit = "sequences", .min = 1, .max = 1e6,
+     .doc = "most sequences in one iteration (vLLM max_num_seqs; default: the engine's)"},
+    {.key = "max_batched_tokens", .type = UTIL_T_INTEGER, .unit = "tokens", .min = 1, .max = 1e9,
      .doc = "most prompt tokens in one iteration; chunked: most tokens of any kind "
-            "(vLLM max_num_batched_tokens)"},
-    {.key = "gpu_memory_utilization", .type = UTIL_T_NUMBER, .def = "0.9", .min = 0, .max = 1,
-     .flags = UTIL_MIN_EXCLUSIVE, .doc = "share of GPU memory for weights, activations and KV"},
-    {.key = "block_tokens", .type = UTIL_T_INTEGER, .unit = "tokens", .def = "16", .min = 1,
-     .max = 4096, .doc = "tokens per KV-cache block (vLLM block_size)"},
+            "(vLLM max_num_batched_tokens; default: the engine's)"},
+    {.key = "gpu_memory_utilization", .type = UTIL_T_NUMBER, .min = 0, .max = 1,
+     .flags = UTIL_MIN_EXCLUSIVE,
+     .doc = "share of GPU memory for weights, activations and KV (default: the engine's)"},
+    {.key = "block_tokens", .type = UTIL_T_INTEGER, .unit = "tokens", .min = 1, .max = 4096,
+     .doc = "tokens per KV-cache block (vLLM block_size; default: the engine's)"},
     {.key = "kv_blocks", .type = UTIL_T_INTEGER, .unit = "blocks", .min = 1, .max = 1e12,
      .doc = "KV blocks per replica, to match a real engine's count (default: from memory)"},
     {.key = "activation_reserve_gib", .type = UTIL_T_NUMBER, .unit = "GiB", .min = 0,
      .max = 1e4, .doc = "memory per GPU kept from the KV cache for activations and runtime "
                         "(default: an estimate, written into the effective scenario)"},
-    {.key = "preemption", .type = UTIL_T_STRING, .def = "\"recompute\"", .choices = preemptions,
-     .doc = "when the cache is full: drop and recompute, or swap to host memory"},
-    {.key = "prefix_caching", .type = UTIL_T_BOOL, .def = "false",
+    {.key = "preemption", .type = UTIL_T_STRING, .choices = preemptions,
+     .doc = "when the cache is full: drop and recompute, or swap to host memory (default: the "
+            "engine's)"},
+    {.key = "prefix_caching", .type = UTIL_T_BOOL,
      .doc = "a recompute-preempted sequence's freed blocks keep its KV until other sequences "
-            "need them, so its recompute starts after what survives (vLLM v1's prefix cache)"},
+            "need them, so its recompute starts after what survives (vLLM v1's prefix cache; "
+            "default: the engine's)"},
+    {.key = "async_scheduling", .type = UTIL_T_BOOL,
+     .doc = "the host plans the next iteration while the GPU runs this one, so host.step_s "
+            "overlaps the GPU's time instead of adding to it (default: the engine's)"},
     {.key = "swap_space_gib", .type = UTIL_T_NUMBER, .unit = "GiB", .def = "4", .min = 0,
      .max = 1e6, .doc = "host memory for swapped KV, per replica (vLLM swap_space)"},
     {.key = "batch_timeout_s", .type = UTIL_T_NUMBER, .unit = "s", .def = "0", .min = 0,
@@ -74,8 +93,15 @@ static const util_field scheduler_fields[] = {
          .doc = "GPUs splitting every layer of a replica"},                                    \
         {.key = "pipeline_parallel", .type = UTIL_T_INTEGER, .def = "1", .min = 1, .max = 64,   \
          .doc = "pipeline stages of a replica, each a share of the layers"},                   \
+        {.key = "engine", .type = UTIL_T_STRING, .def = "\"" SIM_DEFAULT_ENGINE "\"",          \
+         .check = mdl_check_engine_id,                                                         \
+         .doc = "serving engine preset giving the scheduler and host defaults: vllm-v1, "      \
+                "vllm-v0, sglang, ideal (`servesim catalog engines`, docs/engines.md)"},       \
         {.key = "scheduler", .type = UTIL_T_OBJECT, .sub = scheduler_fields,                   \
          .doc = "batching, KV cache and preemption"},                                          \
+        {.key = "host", .type = UTIL_T_OBJECT, .sub = mdl_host_fields,                         \
+         .doc = "latencies outside the GPU kernels: before the scheduler, per iteration, "      \
+                "before the client"},                                                          \
         {.key = "cost_model", .type = UTIL_T_UNION, .un = &mdl_cost_schema,                    \
          .def = "{\"kind\": \"roofline\"}", .doc = "how long one iteration takes"}
 
@@ -110,6 +136,11 @@ static const util_field cluster_fields[] = {
     POOL_KEYS,
     {.key = "router", .type = UTIL_T_STRING, .def = "\"round_robin\"", .choices = routers,
      .doc = "how a request picks a replica of its pool"},
+    {.key = "prefix_weight", .type = UTIL_T_NUMBER, .unit = "tokens/token", .def = "1", .min = 0,
+     .max = 1e6,
+     .doc = "prefix_affinity: a replica's cost is this x the prompt tokens it would prefill "
+            "(not cached there) + the tokens it holds (queued prompts, KV in use); Dynamo's "
+            "kv-overlap-score-weight"},
     {.key = "pools", .type = UTIL_T_LIST, .sub = pool_fields, .min = 1, .max = 64,
      .doc = "several pools (each inherits the cluster-level keys it does not set)"},
     {.key = "disaggregated", .type = UTIL_T_OBJECT, .sub = disagg_fields,
@@ -167,6 +198,16 @@ static void copy_missing(cJSON *to, const cJSON *from, const char *key)
         cJSON_AddItemToObject(to, key, cJSON_Duplicate(v, 1));
 }
 
+/* A pool's own object (scheduler, host) takes the cluster's keys it lacks;
+ * a pool without one takes the cluster's whole (inherit_pools). */
+static void inherit_keys(cJSON *pool, const cJSON *cluster, const char *key)
+{
+    cJSON *own = cJSON_GetObjectItemCaseSensitive(pool, key);
+    const cJSON *from = cJSON_GetObjectItemCaseSensitive(cluster, key);
+    if (cJSON_IsObject(own) && cJSON_IsObject(from))
+        for (const cJSON *k = from->child; k; k = k->next) copy_missing(own, from, k->string);
+}
+
 /* Before validation, so that what a pool inherits is validated as its own. */
 static void inherit_pools(cJSON *root)
 {
@@ -174,17 +215,163 @@ static void inherit_pools(cJSON *root)
     cJSON *pools = cJSON_GetObjectItemCaseSensitive(cluster, "pools");
     if (!cJSON_IsObject(cluster) || !cJSON_IsArray(pools)) return;
     static const char *const keys[] = {"replicas", "gpu", "model", "tensor_parallel",
-                                       "pipeline_parallel", "cost_model", "scheduler"};
-    const cJSON *sched = cJSON_GetObjectItemCaseSensitive(cluster, "scheduler");
+                                       "pipeline_parallel", "cost_model", "engine",
+                                       "scheduler", "host"};
     cJSON *p;
     cJSON_ArrayForEach(p, pools)
     {
         if (!cJSON_IsObject(p)) continue;
-        cJSON *own = cJSON_GetObjectItemCaseSensitive(p, "scheduler");
-        if (cJSON_IsObject(own) && cJSON_IsObject(sched)) /* key by key */
-            for (const cJSON *k = sched->child; k; k = k->next) copy_missing(own, sched, k->string);
+        inherit_keys(p, cluster, "scheduler");
+        inherit_keys(p, cluster, "host");
         for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) copy_missing(p, cluster, keys[i]);
     }
+}
+
+/* ---- engine presets ---- */
+
+/* What a preset's tiers look at: the GPU's memory and its id and name in
+ * lower case, from the catalog or an inline object not yet validated (a
+ * wrong one is reported by validation; here it only picks no tier). */
+typedef struct gpu_facts {
+    double memory_gib;
+    char names[128];
+} gpu_facts;
+
+static void lower(char *s)
+{
+    for (; *s; s++)
+        if (*s >= 'A' && *s <= 'Z') *s = (char)(*s - 'A' + 'a');
+}
+
+static gpu_facts pool_gpu(const cJSON *pool, const mdl_catalog *cat)
+{
+    gpu_facts g = {0};
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(pool, "gpu");
+    const mdl_gpu *known = cJSON_IsString(v) ? mdl_catalog_find_gpu(cat, v->valuestring) : NULL;
+    if (known) {
+        g.memory_gib = known->mem_bytes / GIB;
+        snprintf(g.names, sizeof g.names, "%s %s", known->id, known->name);
+    } else if (cJSON_IsObject(v)) {
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(v, "id");
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(v, "name");
+        g.memory_gib = util_json_number(v, "memory_gib", 0);
+        snprintf(g.names, sizeof g.names, "%s %s", cJSON_IsString(id) ? id->valuestring : "",
+                 cJSON_IsString(name) ? name->valuestring : "");
+    }
+    lower(g.names);
+    return g;
+}
+
+/* The model's context in tokens, or 0 when it is not known yet. */
+static double pool_context(const cJSON *pool, const mdl_catalog *cat)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(pool, "model");
+    const mdl_model *known = cJSON_IsString(v) ? mdl_catalog_find_model(cat, v->valuestring) : NULL;
+    if (known) return known->max_context;
+    return cJSON_IsObject(v) ? util_json_number(v, "max_context", 0) : 0;
+}
+
+/* Sets o[key] to the number x, replacing what is there. */
+static void set_number(cJSON *o, const char *key, double x)
+{
+    cJSON_DeleteItemFromObjectCaseSensitive(o, key);
+    cJSON_AddNumberToObject(o, key, x);
+}
+
+/* The preset's scheduler defaults for this GPU: its base object, then each
+ * tier the GPU reaches, in order, each replacing what it names.  Caller
+ * deletes. */
+static cJSON *preset_scheduler(const cJSON *eng, const gpu_facts *g)
+{
+    cJSON *sched = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(eng, "scheduler"), 1);
+    const cJSON *tier;
+    cJSON_ArrayForEach(tier, cJSON_GetObjectItemCaseSensitive(eng, "tiers"))
+    {
+        const cJSON *unless = cJSON_GetObjectItemCaseSensitive(tier, "unless_name");
+        if (g->memory_gib < util_json_number(tier, "min_memory_gib", 0)) continue;
+        if (cJSON_IsString(unless) && strstr(g->names, unless->valuestring)) continue;
+        const cJSON *k;
+        cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(tier, "scheduler"))
+        {
+            cJSON_DeleteItemFromObjectCaseSensitive(sched, k->string);
+            cJSON_AddItemToObject(sched, k->string, cJSON_Duplicate(k, 1));
+        }
+    }
+    return sched;
+}
+
+/* o[key], made an empty object when absent; NULL when it is something else
+ * (validation reports that). */
+static cJSON *object_member(cJSON *o, const char *key)
+{
+    cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v) v = cJSON_AddObjectToObject(o, key);
+    return cJSON_IsObject(v) ? v : NULL;
+}
+
+static void fill_missing(cJSON *to, const cJSON *from)
+{
+    for (const cJSON *k = from ? from->child : NULL; k; k = k->next)
+        copy_missing(to, from, k->string);
+}
+
+/* Two of vLLM's rules for its defaults (vllm/engine/arg_utils.py), which
+ * keep a scenario that sets one key consistent: a default max_num_seqs is
+ * at most max_num_batched_tokens, and without chunked prefill the default
+ * token budget holds the model's whole context. */
+static void settle_defaults(cJSON *sched, const cJSON *eng, bool batch_set, bool tokens_set,
+                            double context)
+{
+    const cJSON *policy = cJSON_GetObjectItemCaseSensitive(sched, "policy");
+    const cJSON *tokens = cJSON_GetObjectItemCaseSensitive(sched, "max_batched_tokens");
+    const cJSON *batch = cJSON_GetObjectItemCaseSensitive(sched, "max_batch");
+    if (!cJSON_IsNumber(tokens) || !cJSON_IsNumber(batch)) return;
+    bool chunks = cJSON_IsString(policy) && !strcmp(policy->valuestring, "chunked");
+    if (!tokens_set && !chunks && context > tokens->valuedouble &&
+        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(eng, "unchunked_covers_context")))
+        set_number(sched, "max_batched_tokens", context);
+    tokens = cJSON_GetObjectItemCaseSensitive(sched, "max_batched_tokens");
+    if (!batch_set && batch->valuedouble > tokens->valuedouble)
+        set_number(sched, "max_batch", tokens->valuedouble);
+}
+
+/* A pool (or the short form's cluster) takes from its engine's preset every
+ * scheduler and host key it does not set, before validation, so that the
+ * preset's values are validated and stored as the scenario's own.  An
+ * unknown engine is left for validation to report. */
+static void apply_engine(cJSON *pool, const mdl_catalog *cat)
+{
+    if (!cJSON_GetObjectItemCaseSensitive(pool, "engine"))
+        cJSON_AddStringToObject(pool, "engine", SIM_DEFAULT_ENGINE);
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(pool, "engine");
+    const cJSON *eng = cJSON_IsString(name) ? mdl_catalog_find_engine(cat, name->valuestring)
+                                            : NULL;
+    cJSON *sched = eng ? object_member(pool, "scheduler") : NULL;
+    cJSON *host = eng ? object_member(pool, "host") : NULL;
+    if (!sched || !host) return;
+    bool batch_set = cJSON_HasObjectItem(sched, "max_batch");
+    bool tokens_set = cJSON_HasObjectItem(sched, "max_batched_tokens");
+    gpu_facts g = pool_gpu(pool, cat);
+    cJSON *preset = preset_scheduler(eng, &g);
+    fill_missing(sched, preset);
+    cJSON_Delete(preset);
+    fill_missing(host, cJSON_GetObjectItemCaseSensitive(eng, "host"));
+    settle_defaults(sched, eng, batch_set, tokens_set, pool_context(pool, cat));
+}
+
+/* Every pool that runs: each of cluster.pools, or the cluster itself. */
+static void apply_engines(cJSON *root, const mdl_catalog *cat)
+{
+    cJSON *cluster = cJSON_GetObjectItemCaseSensitive(root, "cluster");
+    if (!cJSON_IsObject(cluster)) return;
+    cJSON *pools = cJSON_GetObjectItemCaseSensitive(cluster, "pools");
+    if (!pools) {
+        apply_engine(cluster, cat);
+        return;
+    }
+    cJSON *p;
+    cJSON_ArrayForEach(p, pools)
+        if (cJSON_IsObject(p)) apply_engine(p, cat);
 }
 
 /* ---- typed values ---- */
@@ -213,6 +400,19 @@ static void read_scheduler(sim_pool *p, const cJSON *s)
     p->prefix_caching = cJSON_IsTrue(util_json_member(s, "prefix_caching"));
     p->swap_space_bytes = util_json_member(s, "swap_space_gib")->valuedouble * GIB;
     p->batch_timeout_s = util_json_member(s, "batch_timeout_s")->valuedouble;
+    p->async_scheduling = cJSON_IsTrue(util_json_member(s, "async_scheduling"));
+}
+
+/* After mdl_cost_init, which clears the cost model: the host's time per
+ * iteration is the cost model's to add. */
+static void read_host(sim_pool *p, const cJSON *h)
+{
+    p->frontend_s = util_json_member(h, "frontend_s")->valuedouble;
+    p->frontend_s_per_token = util_json_member(h, "frontend_s_per_token")->valuedouble;
+    p->output_s = util_json_member(h, "output_s")->valuedouble;
+    p->cost.host_step_s = util_json_member(h, "step_s")->valuedouble;
+    p->cost.host_step_s_per_seq = util_json_member(h, "step_s_per_seq")->valuedouble;
+    p->cost.host_overlap = p->async_scheduling;
 }
 
 /* Rules that join several keys of a pool. */
@@ -276,6 +476,8 @@ static int build_pool(sim_pool *p, cJSON *obj, const char *path, const mdl_catal
     free(cpath);
     p->cost.tp = p->tensor_parallel;
     p->cost.pp = p->pipeline_parallel;
+    p->engine = util_json_member(obj, "engine")->valuestring;
+    read_host(p, cJSON_GetObjectItemCaseSensitive(obj, "host"));
     if (check_pool(p, path, d)) rc = UTIL_EINPUT;
     if (size_cache(p, sched, path, d)) rc = UTIL_EINPUT;
     return rc;
@@ -402,6 +604,7 @@ static int build(sim_scenario *sc, const mdl_catalog *cat, const char *base_dir,
     sc->max_in_flight = (int64_t)util_json_number(root, "stop.max_in_flight", 0);
     sc->warmup_s = util_json_member(root, "warmup_s")->valuedouble;
     sc->router = (sim_router)util_json_choice(cluster, "router", routers);
+    sc->prefix_weight = util_json_number(cluster, "prefix_weight", 1);
     int rc = build_pools(sc, cluster, cat, base_dir, d);
     if (!rc && build_disaggregation(sc, cluster, d)) rc = UTIL_EINPUT;
     if (wl_spec_from_json(util_json_member(root, "workload"), "workload", base_dir, &sc->workload, d))
@@ -421,6 +624,7 @@ int sim_scenario_load(cJSON *root, const mdl_catalog *catalog, const char *base_
     out->json = root;
     if (!cJSON_IsObject(root)) return util_diag_add(d, "scenario: expected a JSON object");
     inherit_pools(root);
+    apply_engines(root, catalog);
     if (util_schema_apply(sim_scenario_fields, root, "", (void *)catalog, d)) return UTIL_EINPUT;
     return build(out, catalog, base_dir, d);
 }

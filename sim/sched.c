@@ -38,7 +38,7 @@ static int64_t blocks_for(const sim__replica *rp, int64_t tokens)
 static int make_room(sim__replica *rp)
 {
     int n = 0;
-    while (rp->run_tail && sim__kv_need(&rp->kv, 0) + rp->kv_other > rp->kv_capacity) {
+    while (rp->run_tail && sim__rp_used_blocks(rp, 0) > rp->kv_capacity) {
         sim__rp_preempt_last(rp);
         n++;
     }
@@ -55,21 +55,28 @@ static void swap_in(sim__replica *rp, int preempted)
         sim__rp_swap_in(rp);
 }
 
-/* Tokens of the head's prompt this iteration would prefill, given budget;
- * 0 when it would not be admitted. */
-static int64_t head_chunk(const sim__replica *rp, const sim__request *r, int64_t budget,
-                          bool chunking)
-{
-    int64_t left = r->prefill_target - sim__rp_cached_prefix(rp, r);
-    if (chunking) return left < budget ? left : budget;
-    return left <= budget ? left : 0;
-}
+/* What admitting the head would take: the tokens of its prompt this
+ * iteration would prefill, given budget (0: it would not be admitted), and
+ * the KV blocks it would hold more (*hold) and take from the free ones
+ * (*take: less the cached blocks that running requests hold already). */
+typedef struct head_cost {
+    int64_t chunk, hold, take;
+} head_cost;
 
-/* KV blocks admitting the head would take. */
-static int64_t head_blocks(const sim__replica *rp, const sim__request *r, int64_t chunk)
+static head_cost head(const sim__replica *rp, const sim__request *r, int64_t budget,
+                      bool chunking)
 {
-    if (r->state == SIM__ARRIVED_KV) return blocks_for(rp, r->cached + 1);
-    return blocks_for(rp, sim__rp_cached_prefix(rp, r) + chunk) - r->blocks;
+    head_cost h = {0};
+    if (r->state == SIM__ARRIVED_KV) { /* it decodes at once: its context and next token */
+        h.hold = h.take = blocks_for(rp, r->cached + 1);
+        return h;
+    }
+    int64_t in_use, cached = sim__rp_cached_prefix(rp, r, &in_use);
+    int64_t left = r->prefill_target - cached;
+    h.chunk = chunking ? (left < budget ? left : budget) : (left <= budget ? left : 0);
+    h.hold = blocks_for(rp, cached + h.chunk) - r->blocks;
+    h.take = h.hold - in_use;
+    return h;
 }
 
 /* First come first served from the queue while the batch, the token budget
@@ -81,12 +88,10 @@ static void admit_waiting(sim__replica *rp, int64_t *budget, bool chunking)
     sim__request *r;
     while ((sim__rp_drop_dead_heads(rp), r = rp->q->head) && rp->n_running < p->max_batch) {
         bool kv_arrived = r->state == SIM__ARRIVED_KV;
-        int64_t chunk = kv_arrived ? 0 : head_chunk(rp, r, *budget, chunking);
-        if (!kv_arrived && chunk <= 0) break;
-        int64_t need = head_blocks(rp, r, chunk);
-        if (sim__rp_free_blocks(rp) < need) break;
-        r->cached = sim__rp_cached_prefix(rp, r); /* a preempted sequence's surviving prefix */
-        sim__rp_claim_prefix(r);
+        head_cost h = head(rp, r, *budget, chunking);
+        if (!kv_arrived && h.chunk <= 0) break;
+        if (sim__rp_free_blocks(rp) < h.take) break;
+        sim__rp_take_prefix(rp, r); /* what the cache holds of it: shared or its own */
         sim__rp_admit(rp, r);
         if (kv_arrived) {
             sim__rp_decoder_join(rp, r, r->cached);
@@ -94,10 +99,11 @@ static void admit_waiting(sim__replica *rp, int64_t *budget, bool chunking)
             continue;
         }
         r->state = SIM__PREFILLING;
-        sim__rp_hold_blocks(rp, r, need);
-        sim__rp_add_chunk(rp, r, chunk);
-        *budget -= chunk;
-        if (r->cached + chunk < r->prefill_target) sim__queue_push(&rp->partial, r);
+        sim__rp_hold_blocks(rp, r, h.hold);
+        sim__rp_add_chunk(rp, r, h.chunk);
+        sim__rp_settle_cache(rp); /* its new blocks evict, before the next head looks */
+        *budget -= h.chunk;
+        if (r->cached + h.chunk < r->prefill_target) sim__queue_push(&rp->partial, r);
     }
 }
 
@@ -214,7 +220,7 @@ bool sim__sc_can_admit_head(sim__replica *rp)
     if (p->policy == SIM_PREFILL_FIRST && rp->swapped.n) return false;
     bool chunking = p->policy == SIM_CHUNKED;
     int64_t budget = p->max_batched_tokens - (chunking ? rp->n_decode : 0);
-    int64_t chunk = r->state == SIM__ARRIVED_KV ? 0 : head_chunk(rp, r, budget, chunking);
-    if (r->state != SIM__ARRIVED_KV && chunk <= 0) return false;
-    return sim__rp_free_blocks(rp) >= head_blocks(rp, r, chunk);
+    head_cost h = head(rp, r, budget, chunking);
+    if (r->state != SIM__ARRIVED_KV && h.chunk <= 0) return false;
+    return sim__rp_free_blocks(rp) >= h.take;
 }

@@ -36,11 +36,16 @@ typedef enum sim_router {
     SIM_ROUTER_LEAST_KV,
     SIM_ROUTER_POWER_OF_TWO,
     SIM_ROUTER_CENTRAL, /* one FIFO per pool; a replica pulls when it can admit */
+    SIM_ROUTER_PREFIX_AFFINITY, /* the longest cached prefix, traded against load */
 } sim_router;
 
-/* Identical replicas of one model on one kind of GPU. */
+/* Identical replicas of one model on one kind of GPU, run by one engine.
+ * The engine preset (cluster.engine) gave every scheduler and host key the
+ * scenario did not set; the host latencies per iteration are in cost
+ * (host_step_s, host_step_s_per_seq, host_overlap). */
 typedef struct sim_pool {
     const char *name;
+    const char *engine;         /* the preset's id (catalog "engines") */
     int index, first_replica, replicas;
     int tensor_parallel, pipeline_parallel, gpus; /* gpus = tensor x pipeline, per replica */
     sim_policy policy;
@@ -54,6 +59,15 @@ typedef struct sim_pool {
     bool prefix_caching;        /* a preempted sequence's blocks stay cached until reused */
     double swap_space_bytes;    /* host memory for swapped KV, per replica */
     double batch_timeout_s;     /* static batching */
+    bool async_scheduling;      /* the host plans iteration n + 1 while the GPU runs n */
+    /* Host latencies outside the GPU kernels (cluster.host), seconds.  A
+     * request reaches a replica's queue frontend_s + frontend_s_per_token x
+     * its prompt after the router chose it (HTTP, tokenisation); its tokens
+     * reach the client output_s after the iteration that made them ends, and
+     * its owner (closed-loop user, agent task) learns of its end that late. */
+    double frontend_s;
+    double frontend_s_per_token;
+    double output_s;
     mdl_cost cost;              /* holds the GPU and the model */
     double usd_per_gpu_hour;    /* cost.usd_per_gpu_hour, else the GPU's catalog price */
 } sim_pool;
@@ -70,6 +84,7 @@ typedef struct sim_scenario {
     int n_pools;
     int replicas; /* over all pools */
     sim_router router;
+    double prefix_weight; /* prefix_affinity: weight of tokens to prefill against load */
     /* disaggregated prefill and decode: pool indices, -1 when not */
     int disagg_prefill, disagg_decode;
     double link_bw, link_latency_s; /* the KV transfer link */
@@ -107,6 +122,7 @@ typedef struct sim_request_row {
     double arrival_s, enqueue_s, first_scheduled_s, first_token_s, finish_s; /* NAN: never */
     double decode_enqueue_s; /* disaggregated: its KV cache reached the decode replica */
     int32_t prompt_tokens, output_tokens;
+    int32_t cached_tokens; /* prompt tokens served from the prefix cache at first scheduling */
     int32_t preemptions;
     int slow;
 } sim_request_row;
@@ -124,6 +140,7 @@ typedef struct sim_replica_row {
     int64_t prefill_tokens; /* prompt tokens computed, recomputation included */
     int64_t decode_tokens;  /* tokens produced by decode steps (a prefill produces one more) */
     double swap_bytes;     /* KV copied to and from host memory */
+    int64_t evicted_blocks; /* prefix cache: blocks of reusable content evicted */
     int64_t out_of_range;  /* table cost model: iterations looked up outside the measurements */
     double peak_flops, peak_bw; /* datasheet peaks of all its GPUs, for MFU and MBU */
     double tdp_w, idle_w, prefill_w, decode_w; /* one GPU's draw: limit, idle, and at the

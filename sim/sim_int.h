@@ -16,8 +16,8 @@
  * Who calls whom.  Each file's internal functions carry a prefix naming it,
  * as Lua's do (luaD_ is ldo.c): sim__cl_ client.c, sim__rt_ router.c,
  * sim__rp_ replica.c, sim__sc_ sched.c, sim__rq_ request.c; the data
- * structures keep theirs (sim__heap_ heap.c, sim__kv_ kv.c, sim__queue_ the
- * FIFOs of request.c).  Calls follow a request's trip down, never up, but
+ * structures keep theirs (sim__heap_ heap.c, sim__kv_ kv.c, sim__pc_ prefix.c,
+ * sim__queue_ the FIFOs of request.c).  Calls follow a request's trip down, never up, but
  * for the two back-edges drawn with dots:
  *
  *   engine.c            the loop; a run's start and end (and the replicas'
@@ -39,6 +39,9 @@
  *                       reaches its holder), up only to           :
  *                       sim__cl_notify (its owner told) ...........:
  *   heap.c, kv.c        leaves: they call nothing of the engine's
+ *   prefix.c    pc_     a replica's prefix cache, called by replica.c,
+ *                       sched.c and router.c; it calls back only
+ *                       sim__rp_free_blocks (how many blocks are free)
  *
  * Every handler is entered from the loop, whichever file holds it.  sched.c
  * is the policy over replica.c's mechanism: replica.c calls sim__sc_plan and
@@ -184,7 +187,6 @@ typedef struct sim__request {
     int64_t id; /* -1 while the struct is free */
     struct sim__task *task;        /* its agent task, or NULL */
     struct sim__replica *holder;   /* the replica whose queue or batch holds it, or NULL */
-    struct sim__replica *cache_owner; /* prefix caching: the replica caching its blocks */
     int32_t cls, call_index;
     int64_t arrival_ns, enqueue_ns, sched_ns, first_token_ns, decode_enqueue_ns; /* -1: not yet */
     int32_t prompt, output;
@@ -193,8 +195,18 @@ typedef struct sim__request {
     int64_t prefill_target; /* tokens to prefill: prompt, or prompt + generated when recomputed */
     int64_t chunk;          /* tokens scheduled for this iteration's prefill chunk */
     int64_t blocks;         /* KV blocks held while prefilling, swapped or arrived (not decoding) */
-    int64_t cached_blocks;  /* prefix caching: its freed blocks not yet reused by others */
-    struct sim__request *victim_next; /* prefix caching: the replica's preempted, oldest first */
+    /* prefix caching (prefix.c): what of its content other requests may
+     * share, and what of it its replica's cache holds for it */
+    struct sim__seg *segs;  /* its shared content, leading segments (owned); NULL: none */
+    int32_t n_segs;
+    int32_t pc_held;        /* segments [0, pc_held) are referenced in its replica's cache */
+    int32_t pc_fill;        /* the segment whose entry it is filling as it prefills, or -1 */
+    bool pc_private;        /* stopped sharing: an entry it did not fill was in its way */
+    uint64_t out_key;       /* its reply's segment, which its next call re-sends; 0: none */
+    int64_t ref_blocks;     /* of its blocks, those that its referenced entries hold */
+    struct sim__pc_node *victim; /* preempted: its own blocks, still cached in the free queue */
+    int64_t victim_after;   /* the referenced blocks that its victim blocks follow */
+    int32_t hit_tokens;     /* prompt tokens served from the cache at first scheduling */
     int64_t ctx_off;        /* decoding: context at decode step s is ctx_off + s */
     int64_t first_step, finish_step;
     size_t finish_slot;     /* its entry in the replica's `finishing` heap, or SIM__NO_SLOT */
@@ -215,6 +227,10 @@ typedef struct sim__task {
     int64_t carried;       /* sequential: the next prompt (prompt, outputs, tool results) */
     int64_t fanout_output; /* map_reduce: tokens the fan-out produced */
     bool failed;
+    /* sequential, prefix caching: the content of its next call's prompt --
+     * the first prompt, then each reply and tool result in turn */
+    struct sim__seg *segs;
+    int32_t n_segs, segs_cap;
 } sim__task;
 
 /* ---- queues ---- */
@@ -259,6 +275,72 @@ void sim__kv_advance(sim__kv *kv, int64_t t);
  * blocks, or tmax when they never do. */
 int64_t sim__kv_first_over(const sim__kv *kv, int64_t tmax, int64_t limit);
 
+/* ---- the prefix cache of a replica (prefix.c) ---- */
+
+/* A segment of a request's content (wl_segment, with its end as a token
+ * offset): the KV blocks whose last token lies in (end of the previous
+ * segment, end] belong to it, as a block's hash covers every token up to
+ * its last. */
+typedef struct sim__seg {
+    uint64_t key;
+    int64_t end;
+} sim__seg;
+
+/* A run of blocks, in the free queue or referenced by running requests: a
+ * shared entry (key != 0: the blocks of one segment, in the hash table), a
+ * preempted request's own blocks (victim), or blocks whose content nobody
+ * can ask for again (anonymous).  Free blocks are queued least recently
+ * freed first, and leave from the head: vLLM's FreeKVCacheBlockQueue. */
+typedef struct sim__pc_node {
+    struct sim__pc_node *prev, *next; /* the free queue; next: the spare list */
+    uint64_t key;           /* shared entries; 0 otherwise */
+    struct sim__request *victim; /* whose own blocks these are, or NULL */
+    int64_t blocks;         /* shared entries: the segment's blocks */
+    int64_t resident;       /* leading blocks still holding their KV (anonymous: free blocks) */
+    int32_t refs;           /* requests referencing it (shared entries) */
+    bool queued;            /* in the free queue */
+} sim__pc_node;
+
+typedef struct sim__pcache {
+    int block_tokens;
+    sim__pc_node **slots;   /* open addressing by key; NULL: empty */
+    size_t cap, n;
+    sim__pc_node *head, *tail; /* the free queue: evicted from the head */
+    int64_t free_len;       /* blocks in it: every free block of the replica */
+    int64_t saved;          /* blocks counted by more than one running request: their
+                             * sum over shared entries of (refs - 1) x resident */
+    int64_t evicted;        /* blocks of reusable content evicted (shared or victim) */
+    int64_t hit_tokens;     /* tokens served from it, first schedulings and recomputes */
+    sim__pc_node *spare;
+} sim__pcache;
+
+struct sim__replica;
+/* How a request lets go of its blocks: it finished (its reply may be cached
+ * for its next call), it was preempted to recompute (its own blocks stay
+ * cached for it), or it is gone (time-out, swap, KV sent to a decode pool). */
+typedef enum sim__pc_how { SIM__PC_DONE, SIM__PC_PREEMPTED, SIM__PC_GONE } sim__pc_how;
+
+void sim__pc_init(sim__pcache *c, int block_tokens, int64_t capacity);
+void sim__pc_fini(sim__pcache *c);
+/* The blocks of r's content its replica's cache holds, from its first
+ * token (and, preempted, its own blocks after them); *in_use: how many of
+ * those running requests hold too (they take no free block). */
+int64_t sim__pc_lookup(const sim__pcache *c, const sim__request *r, int64_t *in_use);
+/* r is admitted: it references what sim__pc_lookup found. */
+void sim__pc_acquire(struct sim__replica *rp, sim__request *r);
+/* r's tokens [0, upto) are scheduled: their full blocks become shareable. */
+void sim__pc_register(struct sim__replica *rp, sim__request *r, int64_t upto);
+/* r no longer holds `blocks` blocks (already uncounted by the caller). */
+void sim__pc_release(struct sim__replica *rp, sim__request *r, int64_t blocks,
+                     sim__pc_how how);
+/* A waiting request leaves for good: its victim blocks become anonymous. */
+void sim__pc_forget(sim__request *r);
+/* The free queue after blocks were counted or uncounted: evicts from its
+ * head what the replica now uses, queues (anonymously) what it freed. */
+void sim__pc_settle(struct sim__replica *rp);
+/* SIM_CHECKS: the queue, the table and `saved` against each other. */
+void sim__pc_check(const struct sim__replica *rp);
+
 /* ---- replicas ---- */
 
 /* The replicas a router chooses among: all of them, or, disaggregated, the
@@ -292,10 +374,11 @@ typedef struct sim__replica {
 #if SIM_CHECKS
     int64_t kv_on_link; /* of kv_other: blocks of requests on the link (disaggregated) */
 #endif
-    /* prefix caching: blocks freed by preemption still hold their KV until
-     * reused, the oldest victims' first and each victim's last blocks first */
-    sim__request *victims, *victims_tail;
-    int64_t cached_free;
+    /* prefix caching: whether it is on, and the cache */
+    bool pc_on;
+    sim__pcache pc;
+    int64_t queued_tokens;   /* prompt tokens in its own queue: the prefix router's load, */
+    int64_t incoming_tokens; /* with those routed here and still in its front end */
     /* static batching: finished members still padding the batch, and the
      * blocks reserved for members that have left, held until it ends */
     int32_t n_ghost;
@@ -348,6 +431,7 @@ struct sim_engine {
     wl_record *next;       /* per stream: the open loop's next request */
     int32_t *user_stream;  /* per closed-loop user: its stream */
     util_diag error;       /* why the source failed */
+    bool prefix_caching;   /* some pool caches prefixes: requests carry their content */
     bool failed;
     int64_t stop_ns;       /* arrivals at or after this time are not made */
     int64_t arrived, done, next_request_id, next_task_id;
@@ -447,13 +531,18 @@ void sim__rp_preempt_last(sim__replica *rp);
 void sim__rp_swap_in(sim__replica *rp);
 /* Timed-out requests at the head of its queue leave it. */
 void sim__rp_drop_dead_heads(sim__replica *rp);
-/* Prefix caching: blocks in use beyond what is free of cached KV evict it. */
+/* Blocks in use: counted by the decoding set and outside it, less those
+ * that requests share. */
+int64_t sim__rp_used_blocks(const sim__replica *rp, int64_t t);
+/* Prefix caching: how many of a waiting request's tokens to prefill are in
+ * the cache (whole blocks, never its last token); *in_use: blocks of them
+ * that running requests hold already.  For a request admitted before, its
+ * progress. */
+int64_t sim__rp_cached_prefix(const sim__replica *rp, const sim__request *r, int64_t *in_use);
+/* r, at the head of the queue, is admitted: it takes its cached prefix. */
+void sim__rp_take_prefix(sim__replica *rp, sim__request *r);
+/* Prefix caching: the free queue evicts what the replica now uses (the
+ * last iteration's growth, the blocks just held) and queues what it freed. */
 void sim__rp_settle_cache(sim__replica *rp);
-/* Prefix caching: how many of a waiting request's prompt + generated tokens
- * are still in the cache (its recompute starts after them). */
-int64_t sim__rp_cached_prefix(const sim__replica *rp, const sim__request *r);
-/* The request leaves its caching replica's victims (its blocks are now its
- * own, or forgotten). */
-void sim__rp_claim_prefix(sim__request *r);
 
 #endif /* SIM_INT_H */

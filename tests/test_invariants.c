@@ -30,21 +30,21 @@ int main(void)
 
 /* An L40S holding Llama-3.1-8B with 200 KV blocks (3,200 tokens) and 32
  * closed-loop users whose requests need 22,400: preemption all the time. */
-#define STARVED                                                                                \
-    "{\"stop\": {\"requests\": 120}, \"cluster\": {\"gpu\": \"l40s\", \"model\": "            \
-    "\"llama-3.1-8b\", \"scheduler\": {\"kv_blocks\": 200}}, \"workload\": {\"arrival\": "      \
-    "{\"process\": \"closed\", \"users\": 32}, \"prompt_tokens\": {\"dist\": \"uniform\", "     \
-    "\"min\": 300, \"max\": 500}, \"output_tokens\": {\"dist\": \"uniform\", \"min\": 200, "    \
-    "\"max\": 400}}}"
+#define STARVED                                                                                    \
+    "{\"stop\": {\"requests\": 120}, \"cluster\": {\"engine\": \"ideal\", \"gpu\": \"l40s\", "     \
+    "\"model\": \"llama-3.1-8b\", \"scheduler\": {\"kv_blocks\": 200}}, \"workload\": "            \
+    "{\"arrival\": {\"process\": \"closed\", \"users\": 32}, \"prompt_tokens\": {\"dist\": "       \
+    "\"uniform\", \"min\": 300, \"max\": 500}, \"output_tokens\": {\"dist\": \"uniform\", "        \
+    "\"min\": 200, \"max\": 400}}}"
 
 /* Two replicas on a linear cost model, Poisson arrivals, short replies. */
-#define BASE                                                                                   \
-    "{\"seed\": 11, \"stop\": {\"requests\": 400}, \"cluster\": {\"gpu\": \"h100-sxm\", "          \
-    "\"model\": \"llama-3.1-8b\", \"replicas\": 2, \"cost_model\": {\"kind\": \"linear\", "        \
-    "\"iteration_s\": 0.001, \"prefill_s_per_token\": 1e-6, \"decode_step_s\": 0.001, "            \
-    "\"decode_s_per_seq\": 0}}, \"workload\": {\"arrival\": {\"process\": \"poisson\", "           \
-    "\"rate_per_s\": 20}, \"prompt_tokens\": {\"dist\": \"fixed\", \"value\": 100}, "              \
-    "\"output_tokens\": {\"dist\": \"uniform\", \"min\": 2, \"max\": 20}}}"
+#define BASE                                                                                       \
+    "{\"seed\": 11, \"stop\": {\"requests\": 400}, \"cluster\": {\"engine\": \"ideal\", "          \
+    "\"gpu\": \"h100-sxm\", \"model\": \"llama-3.1-8b\", \"replicas\": 2, \"cost_model\": "        \
+    "{\"kind\": \"linear\", \"iteration_s\": 0.001, \"prefill_s_per_token\": 1e-6, "               \
+    "\"decode_step_s\": 0.001, \"decode_s_per_seq\": 0}}, \"workload\": {\"arrival\": "            \
+    "{\"process\": \"poisson\", \"rate_per_s\": 20}, \"prompt_tokens\": {\"dist\": \"fixed\", "    \
+    "\"value\": 100}, \"output_tokens\": {\"dist\": \"uniform\", \"min\": 2, \"max\": 20}}}"
 
 typedef struct outcome {
     int rc;

@@ -149,7 +149,11 @@ static int measure(const char *data, const case_def *c, val_case *out, util_diag
 
 /* ---- the predicted side ---- */
 
-/* The scenario of a case: the engine settings of its meta.json. */
+/* The scenario of a case: the engine settings of its meta.json, on the
+ * vllm-v1 engine (the runs are vLLM 0.19) without its front-end and output
+ * latencies -- the measured times are the engine core's own stamps
+ * (queued_ts to first_token_ts), taken after the API server and before the
+ * output processor, so the prediction must leave those out too. */
 static cJSON *scenario(const char *data, const case_def *c, util_diag *d)
 {
     char *path = run_file(data, c, "meta.json");
@@ -163,6 +167,8 @@ static cJSON *scenario(const char *data, const case_def *c, util_diag *d)
     char *cost = util_xasprintf(c->cost, data);
     char *text = util_xasprintf(
         "{\"name\": \"validate-%s\", \"cluster\": {\"gpu\": \"%s\", \"model\": \"llama-3.1-8b\", "
+        "\"engine\": \"vllm-v1\", \"host\": {\"frontend_s\": 0, \"frontend_s_per_token\": 0, "
+        "\"output_s\": 0}, "
         "\"scheduler\": {\"policy\": \"chunked\", \"max_batch\": %g, \"max_batched_tokens\": %g, "
         "\"block_tokens\": %g, \"prefix_caching\": %s}, \"cost_model\": %s}, \"workload\": "
         "{\"arrival\": {\"process\": \"trace\", \"path\": \"%s/" WORKLOAD "\"}}}",

@@ -1,0 +1,443 @@
+/*
+ * prefix.c: a replica's prefix cache -- automatic prefix caching as vLLM v1
+ * does it (vllm/v1/core/kv_cache_manager.py, block_pool.py), at the
+ * granularity of content segments rather than of single blocks.
+ *
+ * Every full KV block is named by the hash chain of the content up to its
+ * last token.  A request's shared content is a chain of segments (sim__seg:
+ * a key that encodes everything before it, and an end); the blocks whose
+ * last token lies in a segment are that segment's, so a segment is one
+ * entry of the cache, however many blocks it spans.  A new request
+ * references the leading entries that hold all their blocks, and prefills
+ * from the first block missing.  Blocks are counted once however many
+ * running requests reference them: `saved` is what the per-request counts
+ * of replica.c count twice.
+ *
+ * Free blocks -- never used, freed, or cached with content nobody uses now
+ * -- form one queue, least recently freed first, and an allocation takes
+ * from its head, evicting what a block held: vLLM's free-block queue.  A
+ * request frees its blocks last first, so a prefix outlives its tail.  The
+ * queue holds runs, not blocks: a shared entry, a preempted request's own
+ * blocks (its victim node, which its recompute reclaims), or anonymous
+ * blocks, whose content no request can ask for -- a distinct prompt's, so
+ * that a workload without shared content costs one run per settle, not a
+ * block per token.  The queue's length is kept equal to the replica's free
+ * blocks (sim__pc_settle): what was allocated since is evicted from the
+ * head, what was freed without content is queued at the tail.
+ *
+ * Two simplifications, both at block scale: a request meeting an entry that
+ * another request is still filling (two prompts of one new prefix prefilled
+ * in chunks at the same time) shares what precedes it and keeps the rest as
+ * its own blocks; and a request whose whole prompt is cached recomputes its
+ * last block into the cached one rather than into a copy.
+ */
+#include "sim_int.h"
+
+#include <assert.h>
+#include <stdlib.h>
+
+/* ---- nodes ---- */
+
+static sim__pc_node *node_new(sim__pcache *c)
+{
+    sim__pc_node *n = c->spare;
+    if (n) c->spare = n->next;
+    else n = util_xmalloc(sizeof *n);
+    *n = (sim__pc_node){0};
+    return n;
+}
+
+static void node_free(sim__pcache *c, sim__pc_node *n)
+{
+    n->next = c->spare;
+    c->spare = n;
+}
+
+/* ---- the table of shared entries: open addressing, linear probing ---- */
+
+static size_t slot_of(const sim__pcache *c, uint64_t key)
+{
+    return (size_t)(key ^ (key >> 29)) & (c->cap - 1);
+}
+
+static sim__pc_node *find(const sim__pcache *c, uint64_t key)
+{
+    if (!c->n) return NULL;
+    for (size_t i = slot_of(c, key);; i = (i + 1) & (c->cap - 1)) {
+        sim__pc_node *n = c->slots[i];
+        if (!n || n->key == key) return n;
+    }
+}
+
+static void table_put(sim__pcache *c, sim__pc_node *n);
+
+static void table_grow(sim__pcache *c)
+{
+    sim__pc_node **old = c->slots;
+    size_t old_cap = c->cap;
+    c->cap = old_cap ? 2 * old_cap : 64;
+    c->slots = util_xcalloc(c->cap, sizeof *c->slots);
+    c->n = 0;
+    for (size_t i = 0; i < old_cap; i++)
+        if (old[i]) table_put(c, old[i]);
+    free(old);
+}
+
+static void table_put(sim__pcache *c, sim__pc_node *n)
+{
+    if (2 * (c->n + 1) > c->cap) table_grow(c); /* at most half full */
+    size_t i = slot_of(c, n->key);
+    while (c->slots[i]) i = (i + 1) & (c->cap - 1);
+    c->slots[i] = n;
+    c->n++;
+}
+
+/* Removes by shifting back the entries after it that probed past its slot,
+ * so that no tombstone is ever needed. */
+static void table_remove(sim__pcache *c, const sim__pc_node *n)
+{
+    size_t mask = c->cap - 1, i = slot_of(c, n->key);
+    while (c->slots[i] != n) i = (i + 1) & mask;
+    for (size_t j = (i + 1) & mask; c->slots[j]; j = (j + 1) & mask) {
+        size_t home = slot_of(c, c->slots[j]->key);
+        /* the entry at j may fill the hole at i unless its home is in (i, j] */
+        if (((j - home) & mask) >= ((j - i) & mask)) {
+            c->slots[i] = c->slots[j];
+            i = j;
+        }
+    }
+    c->slots[i] = NULL;
+    c->n--;
+}
+
+/* ---- the free queue ---- */
+
+static void queue_append(sim__pcache *c, sim__pc_node *n)
+{
+    n->prev = c->tail;
+    n->next = NULL;
+    if (c->tail) c->tail->next = n;
+    else c->head = n;
+    c->tail = n;
+    n->queued = true;
+    c->free_len += n->resident;
+}
+
+static void queue_unlink(sim__pcache *c, sim__pc_node *n)
+{
+    if (n->prev) n->prev->next = n->next;
+    else c->head = n->next;
+    if (n->next) n->next->prev = n->prev;
+    else c->tail = n->prev;
+    n->prev = n->next = NULL;
+    n->queued = false;
+    c->free_len -= n->resident;
+}
+
+/* Free blocks without content at the tail (merged into an anonymous tail). */
+static void queue_anonymous(sim__pcache *c, int64_t blocks)
+{
+    if (blocks <= 0) return;
+    sim__pc_node *t = c->tail;
+    if (t && !t->key && !t->victim) {
+        t->resident += blocks;
+        c->free_len += blocks;
+        return;
+    }
+    sim__pc_node *n = node_new(c);
+    n->resident = blocks;
+    queue_append(c, n);
+}
+
+/* A node whose last block was evicted, or a victim claimed or forgotten. */
+static void node_drop(sim__pcache *c, sim__pc_node *n)
+{
+    if (n->queued) queue_unlink(c, n);
+    if (n->key) table_remove(c, n);
+    if (n->victim) n->victim->victim = NULL;
+    node_free(c, n);
+}
+
+/* Takes `blocks` from the head of the queue: each run gives up its last
+ * blocks first, and what they held is gone.  More than it holds empties it:
+ * the decoders' next step may need more than is free, before the scheduler
+ * preempts. */
+static void evict(sim__pcache *c, int64_t blocks)
+{
+    sim__pc_node *n;
+    while (blocks > 0 && (n = c->head)) {
+        int64_t take = n->resident < blocks ? n->resident : blocks;
+        n->resident -= take;
+        c->free_len -= take;
+        blocks -= take;
+        if (n->key || n->victim) c->evicted += take;
+        if (n->resident == 0) node_drop(c, n);
+    }
+}
+
+void sim__pc_init(sim__pcache *c, int block_tokens, int64_t capacity)
+{
+    *c = (sim__pcache){.block_tokens = block_tokens};
+    queue_anonymous(c, capacity); /* every block, never used */
+}
+
+void sim__pc_fini(sim__pcache *c)
+{
+    for (size_t i = 0; i < c->cap; i++) /* referenced entries are in the table alone */
+        if (c->slots[i] && !c->slots[i]->queued) free(c->slots[i]);
+    for (sim__pc_node *n = c->head, *next; n; n = next) {
+        next = n->next;
+        free(n);
+    }
+    for (sim__pc_node *n = c->spare, *next; n; n = next) {
+        next = n->next;
+        free(n);
+    }
+    free(c->slots);
+    *c = (sim__pcache){0};
+}
+
+void sim__pc_settle(sim__replica *rp)
+{
+    sim__pcache *c = &rp->pc;
+    int64_t excess = c->free_len - sim__rp_free_blocks(rp);
+    if (excess > 0) evict(c, excess);
+    else queue_anonymous(c, -excess);
+}
+
+/* ---- a request's segments ---- */
+
+/* The first block of segment i and the block after its last. */
+static int64_t seg_lo(const sim__pcache *c, const sim__request *r, int i)
+{
+    return i == 0 ? 0 : r->segs[i - 1].end / c->block_tokens;
+}
+
+static int64_t seg_hi(const sim__pcache *c, const sim__request *r, int i)
+{
+    return r->segs[i].end / c->block_tokens;
+}
+
+/* Walks r's chain from its first segment: whole entries, then at most one
+ * partly evicted entry that nobody references (r will fill it).  Returns the
+ * segments walked; *blocks, *in_use as sim__pc_lookup's. */
+static int walk(const sim__pcache *c, const sim__request *r, int64_t *blocks, int64_t *in_use,
+                bool *blocked)
+{
+    *blocks = *in_use = 0;
+    *blocked = false;
+    for (int i = 0; i < r->n_segs; i++) {
+        int64_t n = seg_hi(c, r, i) - seg_lo(c, r, i);
+        if (n == 0) continue; /* its content ends inside the next segment's first block */
+        const sim__pc_node *e = find(c, r->segs[i].key);
+        if (!e) return i;
+        if (e->resident < n) {
+            if (e->refs) { /* another request is filling it now */
+                *blocked = true;
+                return i;
+            }
+            *blocks += e->resident;
+            return i + 1;
+        }
+        *blocks += n;
+        if (e->refs) *in_use += n;
+    }
+    return r->n_segs;
+}
+
+int64_t sim__pc_lookup(const sim__pcache *c, const sim__request *r, int64_t *in_use)
+{
+    int64_t blocks;
+    bool blocked;
+    walk(c, r, &blocks, in_use, &blocked);
+    if (r->victim && blocks == r->victim_after) blocks += r->victim->resident;
+    return blocks;
+}
+
+void sim__pc_acquire(sim__replica *rp, sim__request *r)
+{
+    sim__pcache *c = &rp->pc;
+    int64_t blocks, in_use;
+    bool blocked;
+    int upto = walk(c, r, &blocks, &in_use, &blocked);
+    r->pc_fill = -1;
+    for (int i = 0; i < upto; i++) {
+        sim__pc_node *e = seg_hi(c, r, i) > seg_lo(c, r, i) ? find(c, r->segs[i].key) : NULL;
+        if (!e) continue;
+        if (e->queued) queue_unlink(c, e); /* free, cached: in use again */
+        else c->saved += e->resident;      /* already held by a running request */
+        e->refs++;
+        if (e->resident < e->blocks) r->pc_fill = i; /* the partly evicted one: r refills it */
+    }
+    r->pc_held = upto;
+    r->pc_private = blocked;
+    r->ref_blocks = blocks;
+    if (r->victim) {
+        if (blocks == r->victim_after) node_drop(c, r->victim); /* its own blocks, reclaimed */
+        else sim__pc_forget(r); /* they no longer follow its prefix */
+    }
+}
+
+/* A new entry for segment i of r, holding `resident` of its blocks. */
+static sim__pc_node *entry_new(sim__pcache *c, const sim__request *r, int i, int64_t resident)
+{
+    sim__pc_node *e = node_new(c);
+    e->key = r->segs[i].key;
+    e->blocks = seg_hi(c, r, i) - seg_lo(c, r, i);
+    e->resident = resident;
+    e->refs = 1;
+    table_put(c, e);
+    return e;
+}
+
+void sim__pc_register(sim__replica *rp, sim__request *r, int64_t upto)
+{
+    sim__pcache *c = &rp->pc;
+    int64_t full = upto / c->block_tokens; /* blocks whose every token is scheduled */
+    if (r->pc_fill >= 0) {                 /* the entry it is filling grows */
+        sim__pc_node *e = find(c, r->segs[r->pc_fill].key);
+        int64_t have = full - seg_lo(c, r, r->pc_fill);
+        if (have > e->blocks) have = e->blocks;
+        if (have > e->resident) {
+            r->ref_blocks += have - e->resident;
+            e->resident = have;
+        }
+        if (e->resident < e->blocks) return;
+        r->pc_fill = -1;
+    }
+    while (!r->pc_private && r->pc_held < r->n_segs) {
+        int i = r->pc_held;
+        int64_t lo = seg_lo(c, r, i), n = seg_hi(c, r, i) - lo;
+        if (n > 0 && full <= lo) return; /* not reached yet */
+        if (n > 0) {
+            if (find(c, r->segs[i].key)) { /* filled by another since r's admission */
+                r->pc_private = true;
+                return;
+            }
+            int64_t have = full - lo < n ? full - lo : n;
+            entry_new(c, r, i, have);
+            r->ref_blocks += have;
+            if (have < n) r->pc_fill = i;
+        }
+        r->pc_held++;
+        if (r->pc_fill >= 0) return;
+    }
+}
+
+/* A finished request's reply, when its next call re-sends it after the
+ * whole prompt: the reply's full blocks, but for the last token's (whose KV
+ * was never computed), become an entry that r references.  Returns it, or
+ * NULL. */
+static sim__pc_node *register_reply(sim__pcache *c, sim__request *r)
+{
+    if (!r->out_key || r->pc_private || r->pc_fill >= 0 || r->pc_held < r->n_segs ||
+        r->segs[r->n_segs - 1].end != r->prompt || find(c, r->out_key))
+        return NULL;
+    int64_t b = c->block_tokens, lo = r->prompt / b;
+    int64_t have = ((int64_t)r->prompt + r->output - 1) / b - lo;
+    if (have <= 0) return NULL;
+    sim__pc_node *e = node_new(c);
+    *e = (sim__pc_node){.key = r->out_key, .refs = 1, .resident = have,
+                        .blocks = ((int64_t)r->prompt + r->output) / b - lo};
+    table_put(c, e);
+    r->ref_blocks += have;
+    return e;
+}
+
+/* Entries a release frees, in the order they are to be queued. */
+typedef struct free_list {
+    sim__pc_node *first, **last;
+    int64_t blocks;
+} free_list;
+
+/* One less reference to e; free now, it joins the list. */
+static void collect(sim__pcache *c, sim__pc_node *e, free_list *f)
+{
+    if (--e->refs > 0) {
+        c->saved -= e->resident;
+        return;
+    }
+    e->next = NULL;
+    *f->last = e;
+    f->last = &e->next;
+    f->blocks += e->resident;
+}
+
+/* Unreferences r's entries (its reply's first, then its segments' last
+ * first); those nobody references now are queued after `own_blocks` blocks
+ * of r's own, as vLLM frees a request's blocks in reverse order.  The queue
+ * is settled first, so that it matches the replica's free blocks once these
+ * are queued. */
+static void unreference(sim__replica *rp, sim__request *r, sim__pc_node *reply,
+                        sim__pc_node *own, int64_t own_blocks)
+{
+    sim__pcache *c = &rp->pc;
+    free_list freed = {.last = &freed.first};
+    if (reply) collect(c, reply, &freed);
+    for (int i = r->pc_held - 1; i >= 0; i--)
+        if (seg_hi(c, r, i) > seg_lo(c, r, i)) collect(c, find(c, r->segs[i].key), &freed);
+    int64_t excess = c->free_len + own_blocks + freed.blocks - sim__rp_free_blocks(rp);
+    if (excess > 0) evict(c, excess);
+    else queue_anonymous(c, -excess);
+    if (own) queue_append(c, own);
+    else queue_anonymous(c, own_blocks);
+    for (sim__pc_node *e = freed.first, *next; e; e = next) {
+        next = e->next;
+        queue_append(c, e);
+    }
+    r->pc_held = 0;
+    r->pc_fill = -1;
+    r->ref_blocks = 0;
+}
+
+void sim__pc_release(sim__replica *rp, sim__request *r, int64_t blocks, sim__pc_how how)
+{
+    sim__pcache *c = &rp->pc;
+    sim__pc_node *reply = how == SIM__PC_DONE ? register_reply(c, r) : NULL;
+    int64_t own_blocks = blocks - r->ref_blocks;
+    assert(own_blocks >= 0);
+    sim__pc_node *own = NULL;
+    if (how == SIM__PC_PREEMPTED && own_blocks > 0) {
+        own = node_new(c);
+        own->victim = r;
+        own->resident = own_blocks;
+        r->victim = own;
+        r->victim_after = r->ref_blocks;
+    }
+    unreference(rp, r, reply, own, own_blocks);
+    r->pc_private = how == SIM__PC_GONE; /* a swapped or transferred KV cache shares nothing */
+}
+
+void sim__pc_forget(sim__request *r)
+{
+    sim__pc_node *v = r->victim;
+    if (!v) return;
+    v->victim = NULL; /* its blocks stay queued where they are, content nobody can ask for */
+    r->victim = NULL;
+}
+
+/* ---- invariants (SIM_CHECKS) ---- */
+
+void sim__pc_check(const sim__replica *rp)
+{
+    const sim__pcache *c = &rp->pc;
+    int64_t queued = 0, saved = 0;
+    const sim__pc_node *prev = NULL;
+    for (const sim__pc_node *n = c->head; n; prev = n, n = n->next) {
+        SIM__CHECK(n->queued && n->prev == prev && n->refs == 0 && n->resident > 0);
+        SIM__CHECK(!n->key || find(c, n->key) == n);
+        SIM__CHECK(!n->victim || n->victim->victim == n);
+        queued += n->resident;
+    }
+    SIM__CHECK(c->tail == prev && c->free_len == queued);
+    size_t entries = 0;
+    for (size_t i = 0; i < c->cap; i++) {
+        const sim__pc_node *e = c->slots[i];
+        if (!e) continue;
+        entries++;
+        SIM__CHECK(e->key && e->resident <= e->blocks && e->queued == (e->refs == 0));
+        if (e->refs > 1) SIM__CHECK(e->resident == e->blocks); /* shared only when whole */
+        if (e->refs > 0) saved += (int64_t)(e->refs - 1) * e->resident;
+    }
+    SIM__CHECK(entries == c->n && saved == c->saved);
+}
