@@ -72,9 +72,10 @@ static const util_field scheduler_fields[] = {
      .doc = "when the cache is full: drop and recompute, or swap to host memory (default: the "
             "engine's)"},
     {.key = "prefix_caching", .type = UTIL_T_BOOL,
-     .doc = "a recompute-preempted sequence's freed blocks keep its KV until other sequences "
-            "need them, so its recompute starts after what survives (vLLM v1's prefix cache; "
-            "default: the engine's)"},
+     .doc = "automatic prefix caching (vLLM v1): full KV blocks stay cached after their "
+            "request, evicted least recently used first, and a prompt whose leading blocks are "
+            "cached prefills from the first that is not -- a preempted sequence's recompute too "
+            "(docs/prefix-caching.md; default: the engine's)"},
     {.key = "async_scheduling", .type = UTIL_T_BOOL,
      .doc = "the host plans the next iteration while the GPU runs this one, so host.step_s "
             "overlaps the GPU's time instead of adding to it (default: the engine's)"},
