@@ -110,7 +110,8 @@ static void release(sim__replica *rp, sim__request *r, int64_t blocks, sim__pc_h
 /* Prompt tokens waiting in its own queue: the load prefix_affinity weighs. */
 static void count_queued(sim__replica *rp, const sim__request *r, int sign)
 {
-    if (rp->q == &rp->own && r->state == SIM__WAITING) rp->queued_tokens += sign * r->prefill_target;
+    if (rp->q == &rp->own && r->state == SIM__WAITING)
+        rp->queued_tokens += sign * r->prefill_target;
 }
 
 /* ---- arrival ---- */
