@@ -179,6 +179,46 @@ static int count_files(const char *dir)
     return n;
 }
 
+/* A database of schema 2, before the prefix cache's columns: made as
+ * today's, its new columns dropped.  Adding a run upgrades it in place --
+ * the old rows read 0 -- and the report reads it before and after. */
+static void test_upgrade(const char *dir, const sim_scenario *sc)
+{
+    util_diag d;
+    util_diag_init(&d);
+    char *path = util_xasprintf("%s/old.db", dir);
+    rec_recorder *rec;
+    rec_open(path, &rec, &d);
+    record(rec, sc, SIM_STATUS_COMPLETED);
+    rec_close(rec);
+    sqlite3 *db;
+    sqlite3_open(path, &db);
+    int rc = sqlite3_exec(db, "ALTER TABLE requests DROP COLUMN cached_tokens; "
+                              "ALTER TABLE replicas DROP COLUMN evicted_blocks; "
+                              "PRAGMA user_version = 2;", NULL, NULL, NULL);
+    sqlite3_close(db);
+    is_int(rc, SQLITE_OK, "a schema-2 database made");
+    an_report r;
+    is_int(an_open(path, &db, &d), 0, "report opens it");
+    is_int(an_report_compute(db, 1, &r, &d), 0, "and reports its run");
+    is_int(r.req.cached_tokens, 0, "with no prefix cache");
+    an_report_fini(&r);
+    sqlite3_close(db);
+    rec_open(path, &rec, &d);
+    record(rec, sc, SIM_STATUS_COMPLETED);
+    rec_close(rec);
+    sqlite3_open(path, &db);
+    is_int(support_q1(db, "PRAGMA user_version"), 3, "adding a run upgrades it to schema 3");
+    is_int(support_q1(db, "SELECT count(*) FROM requests WHERE run_id = 1 AND cached_tokens = 0"),
+           10, "its old rows read 0 cached tokens");
+    is_int(support_q1(db, "SELECT count(*) FROM requests WHERE run_id = 2"), 10,
+           "and the new run is in it");
+    sqlite3_close(db);
+    unlink(path);
+    free(path);
+    util_diag_fini(&d);
+}
+
 static void test_files(const char *dir, const sim_scenario *sc)
 {
     util_diag d;
@@ -293,6 +333,7 @@ int main(void)
     char dir[] = "/tmp/servesim-test-XXXXXX";
     if (!mkdtemp(dir)) return 1;
     test_files(dir, &sc);
+    test_upgrade(dir, &sc);
     rmdir(dir);
     sim_scenario_fini(&sc);
     support_fini();
