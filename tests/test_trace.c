@@ -7,10 +7,13 @@
  * the row counts and spans, the Azure timestamp differences as exact
  * fractions, and the Mooncake traces' whole blocks (segments) and distinct
  * id prefixes (distinct keys).  Malformed lines are written to temporary files and must be
- * reported with their line and field.  Sampling tolerances are Z = 5
- * standard errors of the mean of N draws (sigma from the column itself),
- * as in test_workloads.c; the seeds are fixed, so outcomes are
- * deterministic.
+ * reported with their line and field.  The Mooncake scanner is held to
+ * cJSON, the reference reader: every line of the shipped traces, a table
+ * of tricky lines and a few thousand randomly edited ones are read both
+ * ways and must give the same records, segments and messages.  Sampling
+ * tolerances are Z = 5 standard errors of the mean of N draws (sigma from
+ * the column itself), as in test_workloads.c; the seeds are fixed, so
+ * outcomes are deterministic.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -588,6 +591,301 @@ static void test_shipped_segments(void)
     free(path);
 }
 
+/* ---- the Mooncake scanner against cJSON ---- */
+
+/* Equal records, bit for bit (-0.0 is not 0.0), segments and all. */
+static bool same_record(const wl_record *a, const wl_record *b)
+{
+    if (memcmp(&a->arrival_s, &b->arrival_s, sizeof a->arrival_s) || a->prompt != b->prompt ||
+        a->output != b->output || a->cls != b->cls || a->n_segments != b->n_segments ||
+        (a->segments == NULL) != (b->segments == NULL))
+        return false;
+    for (int32_t i = 0; i < a->n_segments; i++)
+        if (a->segments[i].key != b->segments[i].key ||
+            a->segments[i].tokens != b->segments[i].tokens)
+            return false;
+    return true;
+}
+
+typedef struct paths {
+    int64_t lines, rows, scanned, differ; /* differ: lines the two readings disagree on */
+} paths;
+
+/* The Mooncake file at path read through twice in step -- by the scanner
+ * (with cJSON behind it) and by cJSON alone -- comparing every line's
+ * status, record and message.  A line in error does not end a stream, so
+ * every line of the file is compared. */
+static paths scan_vs_json(const char *path, int32_t block)
+{
+    paths p = {0};
+    util_diag df, dj;
+    util_diag_init(&df);
+    util_diag_init(&dj);
+    wl_trace *f = NULL, *j = NULL;
+    if (wl_trace_open(path, WL_TRACE_MOONCAKE, &f, &df) ||
+        wl_trace_open(path, WL_TRACE_MOONCAKE, &j, &dj)) {
+        p.differ = -1;
+        goto done;
+    }
+    wl_trace_set_block_tokens(f, block);
+    wl_trace_set_block_tokens(j, block);
+    wl__trace_set_scanner(j, false);
+    for (;;) {
+        wl_record a = {0}, b = {0};
+        int ra = wl_trace_next(f, &a, &df), rb = wl_trace_next(j, &b, &dj);
+        if (ra == 0 && rb == 0) break;
+        p.lines++;
+        p.rows += ra == 1;
+        bool same = ra == rb && df.count == dj.count &&
+                    (!df.count || !strcmp(df.msgs[0], dj.msgs[0])) &&
+                    (ra != 1 || same_record(&a, &b));
+        if (!same && !p.differ++)
+            tap_diag("line %lld of %s differs: %d '%s' (%.17g, %d, %d, %d segments) vs cJSON's %d "
+                     "'%s' (%.17g, %d, %d, %d)",
+                     (long long)p.lines, path, ra, df.count ? df.msgs[0] : "", a.arrival_s,
+                     a.prompt, a.output, a.n_segments, rb, dj.count ? dj.msgs[0] : "",
+                     b.arrival_s, b.prompt, b.output, b.n_segments);
+        if (ra == 0 || rb == 0) break;
+        util_diag_clear(&df);
+        util_diag_clear(&dj);
+    }
+    p.scanned = wl__trace_scanned(f);
+done:
+    wl_trace_close(f);
+    wl_trace_close(j);
+    util_diag_fini(&df);
+    util_diag_fini(&dj);
+    return p;
+}
+
+static paths text_vs_json(const char *text, int32_t block)
+{
+    char *path = write_temp(text);
+    paths p = scan_vs_json(path, block);
+    unlink(path);
+    free(path);
+    return p;
+}
+
+/* Every line of the shipped Mooncake traces: the scanner takes each one,
+ * and reads it as cJSON does. */
+static void test_scanner_shipped(void)
+{
+    static const char *const rel[] = {"traces/conversation_trace.jsonl",
+                                      "traces/synthetic_trace.jsonl"};
+    static const int32_t blocks[] = {512, 0, 100};
+    for (size_t i = 0; i < 2; i++)
+        for (size_t k = 0; k < 3; k++) {
+            char *path = shared_path(rel[i]);
+            paths p = scan_vs_json(path, blocks[k]);
+            is_int(p.differ, 0, "%s, hash_block_tokens %d: every line as cJSON reads it", rel[i],
+                   blocks[k]);
+            /* 100-token blocks: more ids than blocks on some lines, which cJSON reports */
+            if (blocks[k] != 100)
+                ok(p.scanned == p.lines && p.rows == p.lines,
+                   "%s, hash_block_tokens %d: the scanner reads all %lld lines (got %lld of %lld)",
+                   rel[i], blocks[k], (long long)p.lines, (long long)p.scanned,
+                   (long long)p.rows);
+            free(path);
+        }
+}
+
+typedef struct tricky {
+    const char *line;
+    int scanned; /* 1: the scanner reads it; 0: it leaves it to cJSON */
+    const char *what;
+} tricky;
+
+#define TS "\"timestamp\": 2000, "
+#define LENS "\"input_length\": 1100, \"output_length\": 3"
+#define IDS ", \"hash_ids\": [1, 2, 3]"
+
+/* Each after the line {"timestamp": 1000, ...} (its arrival at 0). */
+static const tricky tricky_lines[] = {
+    {"{" TS LENS IDS "}", 1, "plain"},
+    {"{" TS LENS IDS ", \"model\": \"m\", \"n\": 5, \"p\": -0.25e-3, \"x\": null}", 1,
+     "other keys"},
+    {"{\"hash_ids\": [4, 5], \"output_length\": 7, \"input_length\": 1024, \"timestamp\": 2500}",
+     1, "keys in another order"},
+    {"{\"meta\": {\"a\": [1, {\"b\": null}, true, false, -1.5E+3, []], \"c\": {}}, " TS LENS IDS
+     "}",
+     1, "a nested object skipped"},
+    {"{" TS "\"s\": \"caf\\u00e9 \\ud83d\\ude00 \\\"q\\\" \\\\ \\/ \\b\\f\\n\\r\\t\", " LENS IDS
+     "}",
+     1, "escapes, unicode and a surrogate pair, in a skipped string"},
+    {"{" TS "\"s\": \"\\x\", " LENS "}", 0, "a bad escape in a skipped string"},
+    {"{" TS "\"s\": \"\\uZZZZ\", " LENS "}", 0, "bad hex in \\u (cJSON reads it as U+0000)"},
+    {"{" TS "\"s\": \"\\udc00\", " LENS "}", 0, "a lone low surrogate"},
+    {"{" TS "\"s\": \"\\ud800x\", " LENS "}", 0, "a lone high surrogate"},
+    {"{" TS "\"s\": \"\\u00\", " LENS "}", 0, "a short \\u"},
+    {"{" TS "\"s\": \"ab\\\", " LENS "}", 0, "an escaped closing quote"},
+    {"{" TS "\"s\": \"\x01\x7f\xc3\xa9\", " LENS "}", 1, "raw control and UTF-8 bytes"},
+    {"{\"timestamp\": -5, " LENS "}", 0, "a negative timestamp, before the first"},
+    {"{\"timestamp\": 1000.25, " LENS "}", 1, "a fractional timestamp"},
+    {"{\"timestamp\": 1234.56789012345, " LENS "}", 1, "15 digits"},
+    {"{\"timestamp\": 1234.567890123456, " LENS "}", 0, "16 digits: strtod's"},
+    {"{\"timestamp\": 2e3, " LENS "}", 0, "an exponent"},
+    {"{\"timestamp\": 2000., " LENS "}", 0, "2000. (strtod reads it)"},
+    {"{\"timestamp\": 02000, " LENS "}", 1, "leading zeros (strtod reads them)"},
+    {"{\"timestamp\": 1e999, " LENS "}", 0, "infinity"},
+    {"{\"timestamp\": 1e13, " LENS "}", 0, "past the horizon"},
+    {"{\"timestamp\": 1000000001000, " LENS "}", 1, "1e9 s after the first: the horizon"},
+    {"{\"timestamp\": 1000000001001, " LENS "}", 0, "a millisecond past it"},
+    {"{\"timestamp\": 0x10, " LENS "}", 0, "hex"},
+    {"{\"timestamp\": -, " LENS "}", 0, "a lone minus"},
+    {"{\"timestamp\": \"2000\", " LENS "}", 0, "a string"},
+    {"{\"timestamp\": null, " LENS "}", 0, "null"},
+    {"{" TS "\"input_length\": 0600, \"output_length\": 2}", 1, "tokens with a leading zero"},
+    {"{" TS "\"input_length\": 5.0, \"output_length\": 2}", 0, "tokens 5.0"},
+    {"{" TS "\"input_length\": -5, \"output_length\": 2}", 0, "negative tokens"},
+    {"{" TS "\"input_length\": 2147483647, \"output_length\": 2}", 1, "INT32_MAX tokens"},
+    {"{" TS "\"input_length\": 2147483648, \"output_length\": 2}", 0, "INT32_MAX + 1"},
+    {"{" TS "\"input_length\": 99999999999, \"output_length\": 2}", 0, "11 digits"},
+    {"{" TS "\"input_length\": 5, \"output_length\": 0}", 0, "no output"},
+    {"{" TS "\"input_length\": 5, \"output_length\": true}", 0, "true"},
+    {"{" TS "\"input_length\": 5}", 0, "no output_length"},
+    {"{" TS "\"input_length\": 5, \"input_length\": 6, \"output_length\": 2}", 0,
+     "a duplicate key (cJSON takes the first)"},
+    {"{" TS "\"time\\u0073tamp\": 1, " LENS "}", 0, "an escaped key"},
+    {"{\"time\\u0073tamp\": 3000, " LENS "}", 0, "an escaped key, the only timestamp"},
+    {"{\"timestamp\\u0000x\": 3000, " LENS "}", 0, "a key with U+0000 (cJSON's strcmp)"},
+    {"{\"hash_ids\": 7, " TS LENS "}", 0, "hash_ids not an array"},
+    {"{" TS "\"input_length\": 9000, \"output_length\": 1, \"hash_ids\": [9007199254740992]}", 1,
+     "an id of 2^53"},
+    {"{" TS "\"input_length\": 9000, \"output_length\": 1, \"hash_ids\": [9007199254740993]}", 0,
+     "2^53 + 1 (strtod rounds it to 2^53)"},
+    {"{" TS "\"input_length\": 9000, \"output_length\": 1, \"hash_ids\": [18446744073709551616]}",
+     0, "an id of 2^64"},
+    {"{" TS "\"input_length\": 9000, \"output_length\": 1, \"hash_ids\": [007, 0]}", 1,
+     "ids with leading zeros"},
+    {"{" TS "\"input_length\": 9000, \"output_length\": 1, \"hash_ids\": [-0]}", 0, "an id -0"},
+    {"{" TS "\"input_length\": 9000, \"output_length\": 1, \"hash_ids\": [1.0]}", 0, "an id 1.0"},
+    {"{" TS "\"input_length\": 9000, \"output_length\": 1, \"hash_ids\": [1e2]}", 0, "an id 1e2"},
+    {"{" TS "\"input_length\": 9000, \"output_length\": 1, \"hash_ids\": [1,]}", 0,
+     "a trailing comma"},
+    {"{" TS "\"input_length\": 9000, \"output_length\": 1, \"hash_ids\": [,]}", 0, "[,]"},
+    {"{" TS "\"input_length\": 9000, \"output_length\": 1, \"hash_ids\": [[1]]}", 0,
+     "a nested array"},
+    {"{" TS LENS ", \"hash_ids\": []}", 1, "an empty array"},
+    {"{" TS LENS ", \"hash_ids\": [ \t]}", 1, "an empty array with blanks"},
+    {"{" TS "\"input_length\": 600, \"output_length\": 1, \"hash_ids\": [1, 2, 3]}", 0,
+     "more ids than blocks"},
+    {"{" TS LENS IDS "} x", 0, "trailing garbage"},
+    {"{" TS LENS IDS "}{}", 0, "a second object"},
+    {"{" TS LENS IDS "}\t \x0b\x0c", 1, "trailing blanks"},
+    {"\x0b{\x01\"timestamp\"\x1f:\t2000 ,\"input_length\"\x0c:1100,\"output_length\":3}", 1,
+     "bytes 1 to 32 as blanks, as cJSON has them"},
+    {"\xef\xbb\xbf{" TS LENS "}", 0, "a byte-order mark on line 2 (cJSON skips it)"},
+    {"{" TS LENS ", \"n\": 1.5.3}", 0, "1.5.3"},
+    {"{" TS LENS ", \"n\": 2.}", 0, "2. (strtod reads it)"},
+    {"{" TS LENS ", \"n\": 1e}", 0, "1e"},
+    {"{" TS LENS ", \"n\": .5}", 0, ".5"},
+    {"{" TS LENS ", \"n\": nul}", 0, "nul"},
+    {"{" TS LENS ", \"n\": nullx}", 0, "nullx"},
+    {"{" TS LENS ", \"n\": 12345678901234567890123456789012345678901234567890123456789012}", 1,
+     "a skipped number of 62 bytes"},
+    {"{" TS LENS ", \"n\": 123456789012345678901234567890123456789012345678901234567890123}", 0,
+     "63 bytes (cJSON's buffer, full)"},
+    {"{" TS LENS ", \"n\": 1234567890123456789012345678901234567890123456789012345678901234}", 0,
+     "64 bytes (cJSON cuts it)"},
+    {"{" TS LENS ", \"n\": {\"a\" 1}}", 0, "a nested object without a colon"},
+    {"{" TS LENS ", \"n\": {1: 1}}", 0, "a nested key not a string"},
+    {"{" TS LENS ",}", 0, "a trailing comma"},
+    {"{" TS LENS, 0, "no closing brace"},
+    {"{}", 0, "an empty object"},
+    {"[1, 2]", 0, "an array"},
+    {"\"x\"", 0, "a string"},
+};
+
+/* A value nested depth deep, as a skipped key's: [[[...]]]. */
+static char *nested(int depth)
+{
+    char *s = util_xmalloc((size_t)depth * 2 + 128);
+    int n = sprintf(s, "{" TS LENS ", \"n\": ");
+    for (int i = 0; i < depth; i++) s[n++] = '[';
+    for (int i = 0; i < depth; i++) s[n++] = ']';
+    strcpy(s + n, "}");
+    return s;
+}
+
+static const char base_line[] =
+    "{\"timestamp\": 1000, \"input_length\": 1024, \"output_length\": 1, \"hash_ids\": [7, 8]}\n";
+
+static void test_scanner_tricky(void)
+{
+    for (size_t i = 0; i < sizeof tricky_lines / sizeof *tricky_lines; i++) {
+        const tricky *c = &tricky_lines[i];
+        char *text = util_xasprintf("%s%s\n", base_line, c->line);
+        paths p = text_vs_json(text, 512);
+        is_int(p.differ, 0, "%s: as cJSON reads it", c->what);
+        is_int(p.scanned, 1 + c->scanned, "%s: %s", c->what,
+               c->scanned ? "the scanner reads it" : "left to cJSON");
+        free(text);
+        /* alone (the trace's first line), and with hash ids read past */
+        text = util_xasprintf("%s\n", c->line);
+        p = text_vs_json(text, 512);
+        ok(p.differ == 0, "%s: as the first line too", c->what);
+        p = text_vs_json(text, 0);
+        ok(p.differ == 0, "%s: with hash_block_tokens 0 too", c->what);
+        free(text);
+    }
+    static const int depths[] = {30, 31, 40, 998, 999, 1000};
+    for (size_t i = 0; i < sizeof depths / sizeof *depths; i++) {
+        char *line = nested(depths[i]);
+        char *text = util_xasprintf("%s%s\n", base_line, line);
+        paths p = text_vs_json(text, 512);
+        is_int(p.differ, 0, "a skipped value nested %d deep: as cJSON reads it (%lld rows)",
+               depths[i], (long long)p.rows);
+        free(text);
+        free(line);
+    }
+}
+
+/* Lines the scanner reads, each changed by a few random edits (bytes of
+ * JSON's alphabet put in, taken out or replaced), each the second line of
+ * its own file: the scanner and cJSON agree on every one. */
+static void test_scanner_mutations(void)
+{
+    static const char alphabet[] = "{}[]\":,.-+eE0123456789 \t\\/untrlsfa\x01\xc3";
+    static const char *const seeds[] = {
+        "{\"timestamp\": 2000, \"input_length\": 1100, \"output_length\": 3, \"hash_ids\": [1, "
+        "2, 3]}",
+        "{\"hash_ids\": [4, 5], \"output_length\": 7, \"input_length\": 1024, \"timestamp\": "
+        "2500.5}",
+        "{\"m\": {\"a\": [1, {\"b\": null}, true, false, -1.5e+3], \"s\": \"\\u00e9\\n\"}, "
+        "\"timestamp\": 3000, \"input_length\": 600, \"output_length\": 1, \"hash_ids\": [9]}",
+    };
+    gsl_rng *r = util_rng_stream(11, 3);
+    int64_t scanned = 0, rows = 0, differ = 0;
+    const int n = 3000;
+    for (int i = 0; i < n; i++) {
+        const char *seed = seeds[i % 3];
+        char line[512];
+        size_t len = strlen(seed);
+        memcpy(line, seed, len + 1);
+        for (int e = 1 + (int)gsl_rng_uniform_int(r, 3); e > 0; e--) {
+            size_t at = gsl_rng_uniform_int(r, len);
+            char c = alphabet[gsl_rng_uniform_int(r, sizeof alphabet - 1)];
+            switch (gsl_rng_uniform_int(r, 3)) {
+            case 0: line[at] = c; break;
+            case 1: memmove(line + at + 1, line + at, len - at + 1), line[at] = c, len++; break;
+            default: memmove(line + at, line + at + 1, len - at), len--;
+            }
+        }
+        char *text = util_xasprintf("%s%s\n", base_line, line);
+        paths p = text_vs_json(text, 512);
+        differ += p.differ != 0;
+        scanned += p.scanned - 1;
+        rows += p.rows - 1;
+        free(text);
+    }
+    gsl_rng_free(r);
+    is_int(differ, 0, "%d edited lines: the scanner and cJSON agree on every one", n);
+    ok(rows > n / 20 && scanned > rows / 2 && scanned < rows,
+       "the scanner read most of the lines cJSON accepts (%lld of %lld), cJSON the rest",
+       (long long)scanned, (long long)rows);
+}
+
 /* ---- the source: a trace's segments, and the shared-prefix scenarios ---- */
 
 /* A workload from JSON text, files relative to base_dir; 0 or the status. */
@@ -1095,6 +1393,9 @@ int main(int argc, char **argv)
     test_csv_segments();
     test_hash_id_errors();
     test_shipped_segments();
+    test_scanner_shipped();
+    test_scanner_tricky();
+    test_scanner_mutations();
     test_source_trace_segments();
     test_scenario_files();
     test_bounds();

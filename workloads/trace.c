@@ -16,7 +16,11 @@
  *             columns (the 2025 trace's NumImages) are skipped; without one
  *             the three columns come in this order.
  *   mooncake  one JSON object a line: timestamp (ms), input_length,
- *             output_length and (optional) hash_ids.
+ *             output_length and (optional) hash_ids.  cJSON is the
+ *             reference reader; a scanner (below) reads the plain lines,
+ *             all of the shipped traces', in one pass, and hands cJSON
+ *             every line it is not sure of, so the two accept the same
+ *             lines, make the same records and write the same messages.
  *
  * Hash ids name the prompt's blocks of block_tokens tokens in order (512 in
  * Mooncake's files, whose README says so); equal ids mean equal blocks.  A
@@ -53,9 +57,11 @@
  * written; and once as the run goes.
  */
 #include "wl.h"
+#include "wl_int.h"
 
 #include <assert.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +93,8 @@ struct wl_trace {
     int32_t block_tokens;   /* tokens a hash id names; 0: hash ids are read past */
     wl_segment *segs;       /* the record's segments (ids while a line is parsed) */
     size_t cap;
+    bool no_scan;           /* mooncake: every line through cJSON (tests compare the two) */
+    int64_t scanned;        /* mooncake: lines the scanner took */
 };
 
 /* ---- lines ---- */
@@ -182,6 +190,19 @@ static wl_segment *grow_segs(wl_trace *t, size_t n)
     return t->segs;
 }
 
+/* The first keep ids in t->segs[].key, chained in place, are the record's
+ * segments. */
+static void chain_segments(wl_trace *t, int64_t keep, wl_record *rec)
+{
+    uint64_t key = 0;
+    for (int64_t i = 0; i < keep; i++) {
+        key = wl_chain(key, t->segs[i].key);
+        t->segs[i] = (wl_segment){.key = key, .tokens = t->block_tokens};
+    }
+    rec->segments = keep ? t->segs : NULL;
+    rec->n_segments = (int32_t)keep;
+}
+
 /* n ids in t->segs[].key become the record's segments: the whole blocks'
  * ids chained in place (the final partial block is the prompt's own).
  * More ids than the prompt has blocks is an error (see the top). */
@@ -194,14 +215,7 @@ static int make_segments(wl_trace *t, int64_t n, int col, wl_record *rec, util_d
                                 "%lld the trace's block size?)",
                              t->path, (long long)t->line, col, (long long)n, rec->prompt,
                              rec->prompt, (long long)b, (long long)blocks, (long long)b);
-    int64_t keep = n < whole ? n : whole;
-    uint64_t key = 0;
-    for (int64_t i = 0; i < keep; i++) {
-        key = wl_chain(key, t->segs[i].key);
-        t->segs[i] = (wl_segment){.key = key, .tokens = (int32_t)b};
-    }
-    rec->segments = keep ? t->segs : NULL;
-    rec->n_segments = (int32_t)keep;
+    chain_segments(t, n < whole ? n : whole, rec);
     return UTIL_OK;
 }
 
@@ -466,7 +480,9 @@ static int mooncake_fields(wl_trace *t, const cJSON *obj, wl_record *rec, util_d
     return set_arrival(t, (ts->valuedouble - t->ms0) / 1000, pos, key, got, rec, d);
 }
 
-static int parse_mooncake(wl_trace *t, const char *line, wl_record *rec, util_diag *d)
+/* The reference reading of a Mooncake line, and the one that writes every
+ * message about one. */
+static int parse_mooncake_json(wl_trace *t, const char *line, wl_record *rec, util_diag *d)
 {
     const char *end = NULL;
     cJSON *obj = cJSON_ParseWithOpts(line, &end, true);
@@ -479,6 +495,301 @@ static int parse_mooncake(wl_trace *t, const char *line, wl_record *rec, util_di
     int rc = mooncake_fields(t, obj, rec, d);
     cJSON_Delete(obj);
     return rc;
+}
+
+/* ---- mooncake: the scanner ---- */
+
+/* cJSON builds a node for every value of a line -- malloc and free, strtod
+ * and localeconv for each of its ~28 hash ids -- and that was most of a
+ * Mooncake replay's time.  The scanner reads a line in one pass with no
+ * allocation, but only the lines it is sure cJSON reads the same way and
+ * mooncake_fields accepts: on anything else (escapes in a key, a duplicate
+ * key, a number with an exponent, a value out of range, an error of any
+ * kind) it declines and the line goes through cJSON, so every message and
+ * every corner of cJSON's dialect stay exactly as they were. */
+
+enum { MC_TS = 1, MC_PROMPT = 2, MC_OUTPUT = 4, MC_IDS = 8, MC_NEEDED = 7 };
+
+/* What the scanner found on a line. */
+typedef struct mc_line {
+    unsigned seen; /* MC_* */
+    double ms;
+    int32_t prompt, output;
+    int64_t ids; /* in t->segs[].key */
+} mc_line;
+
+/* Deeper nesting in a value the scanner skips sends the line to cJSON
+ * (whose own limit, CJSON_NESTING_LIMIT, is 1000). */
+#define MC_MAX_DEPTH 32
+
+/* cJSON's whitespace: every byte from 1 to 32. */
+static const char *json_ws(const char *s)
+{
+    while ((unsigned char)*s - 1u < 32u) s++;
+    return s;
+}
+
+static bool is_digit(char c)
+{
+    return (unsigned)(unsigned char)c - '0' < 10u;
+}
+
+/* The bytes cJSON copies into a number before strtod reads it: a number the
+ * scanner reads must not be followed by one, or strtod might read further. */
+static bool num_char(char c)
+{
+    return is_digit(c) || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-';
+}
+
+/* Digits only, at most max of them (leading zeros allowed, as strtod allows
+ * them), into a whole number; -1 for anything else. */
+static int64_t json_uint(const char **s, int max)
+{
+    const char *p = *s;
+    uint64_t v = 0; /* wraps past max digits, refused then: the loop stays lean */
+    for (; is_digit(*p); p++) v = v * 10 + (uint64_t)(*p - '0');
+    if (p == *s || p - *s > max || num_char(*p)) return -1;
+    *s = p;
+    return (int64_t)v;
+}
+
+/* A timestamp "-?D+(.D+)?" of at most 15 digits, as strtod reads it but
+ * without the locale: the digits as a whole number m < 2^53 and 10^k (k <=
+ * 15) are both exact doubles, so m / 10^k, rounded once by the division,
+ * is the correctly rounded value strtod returns.  Exponents and longer
+ * numbers are cJSON's. */
+static bool json_ms(const char **s, double *out)
+{
+    static const double pow10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                   1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+    const char *p = *s;
+    bool neg = *p == '-';
+    int64_t m = 0;
+    int digits = 0, frac = -1; /* digits after the point; -1 before it */
+    for (p += neg;; p++) {
+        if (is_digit(*p)) {
+            if (++digits > 15) return false;
+            m = m * 10 + (*p - '0');
+            frac += frac >= 0;
+        } else if (*p == '.' && frac < 0 && digits) {
+            frac = 0;
+        } else {
+            break;
+        }
+    }
+    if (!digits || !frac || num_char(*p)) return false;
+    if (frac > 0 && FLT_EVAL_METHOD != 0) return false; /* the division must round once */
+    double v = frac > 0 ? (double)m / pow10[frac] : (double)m;
+    *out = neg ? -v : v; /* "-0" is -0.0, as strtod has it */
+    *s = p;
+    return true;
+}
+
+static int hex_digit(char c)
+{
+    if (is_digit(c)) return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+/* \uXXXX at s: its code, or -1. */
+static long json_u4(const char *s)
+{
+    if (s[0] != '\\' || s[1] != 'u') return -1;
+    long code = 0;
+    for (int i = 2; i < 6; i++) {
+        int h = hex_digit(s[i]);
+        if (h < 0) return -1;
+        code = code * 16 + h;
+    }
+    return code;
+}
+
+/* Past a string at s (on its '"'), or NULL.  Escapes are the ones cJSON
+ * decodes without fault -- \" \\ \/ \b \f \n \r \t, \uXXXX outside the
+ * surrogates and a high surrogate followed by a low one -- so the string
+ * ends where cJSON's first pass (which skips a byte after each backslash)
+ * ends it, and its second pass accepts every escape. */
+static const char *skip_string(const char *s)
+{
+    for (const char *p = s + 1;; p++) {
+        if (*p == '"') return p + 1;
+        if (!*p) return NULL;
+        if (*p != '\\') continue;
+        if (p[1] && strchr("\"\\/bfnrt", p[1])) {
+            p++;
+            continue;
+        }
+        long hi = json_u4(p), lo;
+        if (hi < 0 || (hi >= 0xdc00 && hi <= 0xdfff)) return NULL;
+        if (hi >= 0xd800 && hi <= 0xdbff) {
+            if ((lo = json_u4(p + 6)) < 0xdc00 || lo > 0xdfff) return NULL;
+            p += 6;
+        }
+        p += 5;
+    }
+}
+
+/* Past a number "-?D+(.D+)?([eE][+-]?D+)?" at s, or NULL.  cJSON copies up
+ * to 63 bytes of num_char into a buffer for strtod; a number shorter than
+ * that and followed by none of them is read by strtod whole. */
+static const char *skip_number(const char *s)
+{
+    const char *p = s + (*s == '-');
+    if (!is_digit(*p)) return NULL;
+    while (is_digit(*p)) p++;
+    if (*p == '.') {
+        if (!is_digit(*++p)) return NULL;
+        while (is_digit(*p)) p++;
+    }
+    if (*p == 'e' || *p == 'E') {
+        p += p[1] == '+' || p[1] == '-';
+        if (!is_digit(*++p)) return NULL;
+        while (is_digit(*p)) p++;
+    }
+    return num_char(*p) || p - s >= 63 ? NULL : p;
+}
+
+static const char *skip_value(const char *s, int depth);
+
+/* Past the members or items of an object or array at s (on '{' or '['),
+ * up to its closing byte; NULL where cJSON might not read it so. */
+static const char *skip_container(const char *s, int depth)
+{
+    char close = *s == '{' ? '}' : ']';
+    const char *p = json_ws(s + 1);
+    if (*p == close) return p + 1;
+    for (;;) {
+        if (close == '}') {
+            if (*p != '"' || !(p = skip_string(p))) return NULL;
+            if (*(p = json_ws(p)) != ':') return NULL;
+            p = json_ws(p + 1);
+        }
+        if (!(p = skip_value(p, depth + 1))) return NULL;
+        p = json_ws(p);
+        if (*p == close) return p + 1;
+        if (*p != ',') return NULL;
+        p = json_ws(p + 1);
+    }
+}
+
+/* Past any JSON value at s (a key the reader does not use), or NULL. */
+static const char *skip_value(const char *s, int depth)
+{
+    switch (*s) {
+    case '"': return skip_string(s);
+    case '{':
+    case '[': return depth < MC_MAX_DEPTH ? skip_container(s, depth) : NULL;
+    case 'n': return strncmp(s, "null", 4) ? NULL : s + 4;
+    case 't': return strncmp(s, "true", 4) ? NULL : s + 4;
+    case 'f': return strncmp(s, "false", 5) ? NULL : s + 5;
+    default: return skip_number(s);
+    }
+}
+
+/* The hash_ids array at s (on its '['), each id a whole number from 0 to
+ * 2^53, into t->segs[].key; their count, or -1. */
+static int64_t scan_ids(wl_trace *t, const char **s)
+{
+    const char *p = json_ws(*s + 1);
+    int64_t n = 0;
+    if (*p != ']')
+        for (;;) {
+            int64_t id = json_uint(&p, 16);
+            if (id < 0 || id > (int64_t)MAX_JSON_ID) return -1;
+            if ((size_t)n >= t->cap) grow_segs(t, (size_t)n + 1);
+            t->segs[n++].key = (uint64_t)id;
+            if (*(p = json_ws(p)) == ']') break;
+            if (*p != ',') return -1;
+            p = json_ws(p + 1);
+        }
+    *s = p + 1;
+    return n;
+}
+
+/* The MC_* a key names (0: a key the reader skips), from its bytes. */
+static unsigned mc_key(const wl_trace *t, const char *k, size_t len)
+{
+    switch (len) { /* the four names differ in length */
+    case 9: return memcmp(k, "timestamp", 9) ? 0 : MC_TS;
+    case 12: return memcmp(k, "input_length", 12) ? 0 : MC_PROMPT;
+    case 13: return memcmp(k, "output_length", 13) ? 0 : MC_OUTPUT;
+    case 8: return memcmp(k, "hash_ids", 8) || !t->block_tokens ? 0 : MC_IDS;
+    default: return 0;
+    }
+}
+
+/* One member at *s (on its key's '"') into m; false to decline the line. */
+static bool scan_member(wl_trace *t, const char **s, mc_line *m)
+{
+    const char *k = *s + 1, *e = k;
+    while (*e && *e != '"' && *e != '\\') e++;
+    if (*e != '"') return false; /* an escape: cJSON decodes the key */
+    unsigned field = mc_key(t, k, (size_t)(e - k));
+    const char *p = json_ws(e + 1);
+    if (*p != ':' || (field & m->seen)) return false; /* a duplicate: cJSON takes the first */
+    m->seen |= field;
+    p = json_ws(p + 1);
+    int64_t v = 0;
+    switch (field) {
+    case MC_TS:
+        if (!json_ms(&p, &m->ms)) return false;
+        break;
+    case MC_PROMPT:
+    case MC_OUTPUT:
+        if ((v = json_uint(&p, 10)) < 1 || v > INT32_MAX) return false;
+        *(field == MC_PROMPT ? &m->prompt : &m->output) = (int32_t)v;
+        break;
+    case MC_IDS:
+        if (*p != '[' || (m->ids = scan_ids(t, &p)) < 0) return false;
+        break;
+    default:
+        if (!(p = skip_value(p, 1))) return false;
+    }
+    *s = p;
+    return true;
+}
+
+/* What mooncake_fields would make of m, where it would accept the line. */
+static bool commit_line(wl_trace *t, const mc_line *m, wl_record *rec)
+{
+    if ((m->seen & MC_NEEDED) != MC_NEEDED) return false;
+    int64_t b = t->block_tokens, ids = m->seen & MC_IDS ? m->ids : 0; /* b > 0 when seen */
+    if (ids && ids > (m->prompt + b - 1) / b) return false;
+    double ms0 = t->rows ? t->ms0 : m->ms, at = (m->ms - ms0) / 1000;
+    if ((t->rows && at < t->last_t) || at > WL_HORIZON_S) return false;
+    rec->prompt = m->prompt;
+    rec->output = m->output;
+    if (ids) chain_segments(t, ids < m->prompt / b ? ids : m->prompt / b, rec);
+    t->ms0 = ms0;
+    rec->arrival_s = t->last_t = at;
+    t->scanned++;
+    return true;
+}
+
+/* A line into rec, as parse_mooncake_json would read it; false (and t and
+ * rec untouched, but for t->segs' scratch) to leave it to cJSON. */
+static bool scan_mooncake(wl_trace *t, const char *line, wl_record *rec)
+{
+    mc_line m = {0};
+    const char *p = json_ws(line);
+    if (*p != '{') return false;
+    p = json_ws(p + 1);
+    for (;;) {
+        if (*p != '"' || !scan_member(t, &p, &m)) return false;
+        if (*(p = json_ws(p)) == '}') break;
+        if (*p != ',') return false;
+        p = json_ws(p + 1);
+    }
+    if (*json_ws(p + 1)) return false; /* trailing text */
+    return commit_line(t, &m, rec);
+}
+
+static int parse_mooncake(wl_trace *t, const char *line, wl_record *rec, util_diag *d)
+{
+    if (!t->no_scan && scan_mooncake(t, line, rec)) return UTIL_OK;
+    return parse_mooncake_json(t, line, rec, d);
 }
 
 /* ---- the stream ---- */
@@ -514,6 +825,16 @@ void wl_trace_set_block_tokens(wl_trace *t, int32_t block_tokens)
 {
     assert(block_tokens >= 0 && t->rows == 0);
     t->block_tokens = block_tokens;
+}
+
+void wl__trace_set_scanner(wl_trace *t, bool on)
+{
+    t->no_scan = !on;
+}
+
+int64_t wl__trace_scanned(const wl_trace *t)
+{
+    return t->scanned;
 }
 
 void wl_trace_close(wl_trace *t)

@@ -23,4 +23,10 @@ int32_t wl__prefix_length(const wl__prefix *p);
  * number, group * num_prompts_per_group + question (tests read it). */
 int64_t wl__prefix_next(wl__prefix *p, wl_segment seg[2]);
 
+/* Mooncake lines (trace.c): whether its scanner may read them (true once
+ * open; false sends every line through cJSON, the reference reading the
+ * tests compare the scanner with), and how many lines it has read. */
+void wl__trace_set_scanner(wl_trace *t, bool on);
+int64_t wl__trace_scanned(const wl_trace *t);
+
 #endif /* WL_INT_H */
