@@ -44,7 +44,7 @@ static void chain_push(sim__seg **segs, int32_t *n, int32_t *cap, uint64_t key, 
         *segs = util_xrealloc(*segs, (size_t)*cap * sizeof **segs);
     }
     int64_t end = *n ? (*segs)[*n - 1].end : 0;
-    (*segs)[(*n)++] = (sim__seg){key, end + tokens};
+    (*segs)[(*n)++] = (sim__seg){.key = key, .end = end + tokens};
 }
 
 /* r's shared content, copied: the request may outlive its task (a call
@@ -65,7 +65,7 @@ static void give_record_content(sim_engine *e, sim__request *r, const wl_record 
     int64_t end = 0;
     for (int32_t i = 0; i < rec->n_segments; i++) {
         end += rec->segments[i].tokens;
-        r->segs[i] = (sim__seg){rec->segments[i].key, end};
+        r->segs[i] = (sim__seg){.key = rec->segments[i].key, .end = end};
     }
     r->n_segs = rec->n_segments;
 }

@@ -70,6 +70,7 @@ static sim__pc_node *find(const sim__pcache *c, uint64_t key)
 }
 
 static void table_put(sim__pcache *c, sim__pc_node *n);
+static sim__pc_node **table_slot(sim__pcache *c, uint64_t key);
 
 static void table_grow(sim__pcache *c)
 {
@@ -85,11 +86,20 @@ static void table_grow(sim__pcache *c)
 
 static void table_put(sim__pcache *c, sim__pc_node *n)
 {
-    if (2 * (c->n + 1) > c->cap) table_grow(c); /* at most half full */
-    size_t i = slot_of(c, n->key);
-    while (c->slots[i]) i = (i + 1) & (c->cap - 1);
-    c->slots[i] = n;
+    sim__pc_node **slot = table_slot(c, n->key);
+    assert(!*slot);
+    *slot = n;
     c->n++;
+}
+
+/* The slot holding key, or the empty one where it would go: one probe
+ * sequence for a find-or-insert.  The table keeps room for one more. */
+static sim__pc_node **table_slot(sim__pcache *c, uint64_t key)
+{
+    if (2 * (c->n + 1) > c->cap) table_grow(c); /* at most half full */
+    size_t i = slot_of(c, key);
+    while (c->slots[i] && c->slots[i]->key != key) i = (i + 1) & (c->cap - 1);
+    return &c->slots[i];
 }
 
 /* Removes by shifting back the entries after it that probed past its slot,
@@ -220,17 +230,19 @@ static int64_t seg_hi(const sim__pcache *c, const sim__request *r, int i)
 
 /* Walks r's chain from its first segment: whole entries, then at most one
  * partly evicted entry that nobody references (r will fill it).  Returns the
- * segments walked; *blocks, *in_use as sim__pc_lookup's. */
+ * segments walked; *blocks, *in_use as sim__pc_lookup's; with `found`, the
+ * entries walked into found[i].node. */
 static int walk(const sim__pcache *c, const sim__request *r, int64_t *blocks, int64_t *in_use,
-                bool *blocked)
+                bool *blocked, sim__seg *found)
 {
     *blocks = *in_use = 0;
     *blocked = false;
     for (int i = 0; i < r->n_segs; i++) {
         int64_t n = seg_hi(c, r, i) - seg_lo(c, r, i);
         if (n == 0) continue; /* its content ends inside the next segment's first block */
-        const sim__pc_node *e = find(c, r->segs[i].key);
+        sim__pc_node *e = find(c, r->segs[i].key);
         if (!e) return i;
+        if (found) found[i].node = e;
         if (e->resident < n) {
             if (e->refs) { /* another request is filling it now */
                 *blocked = true;
@@ -249,7 +261,7 @@ int64_t sim__pc_lookup(const sim__pcache *c, const sim__request *r, int64_t *in_
 {
     int64_t blocks;
     bool blocked;
-    walk(c, r, &blocks, in_use, &blocked);
+    walk(c, r, &blocks, in_use, &blocked, NULL);
     if (r->victim && blocks == r->victim_after) blocks += r->victim->resident;
     return blocks;
 }
@@ -259,10 +271,10 @@ void sim__pc_acquire(sim__replica *rp, sim__request *r)
     sim__pcache *c = &rp->pc;
     int64_t blocks, in_use;
     bool blocked;
-    int upto = walk(c, r, &blocks, &in_use, &blocked);
+    int upto = walk(c, r, &blocks, &in_use, &blocked, r->segs);
     r->pc_fill = -1;
     for (int i = 0; i < upto; i++) {
-        sim__pc_node *e = seg_hi(c, r, i) > seg_lo(c, r, i) ? find(c, r->segs[i].key) : NULL;
+        sim__pc_node *e = seg_hi(c, r, i) > seg_lo(c, r, i) ? r->segs[i].node : NULL;
         if (!e) continue;
         if (e->queued) queue_unlink(c, e); /* free, cached: in use again */
         else c->saved += e->resident;      /* already held by a running request */
@@ -278,16 +290,19 @@ void sim__pc_acquire(sim__replica *rp, sim__request *r)
     }
 }
 
-/* A new entry for segment i of r, holding `resident` of its blocks. */
-static sim__pc_node *entry_new(sim__pcache *c, const sim__request *r, int i, int64_t resident)
+/* A new entry for segment i of r in the empty slot, holding `resident` of
+ * its blocks, referenced by r. */
+static void entry_new(sim__pcache *c, sim__request *r, int i, sim__pc_node **slot,
+                      int64_t resident)
 {
     sim__pc_node *e = node_new(c);
     e->key = r->segs[i].key;
     e->blocks = seg_hi(c, r, i) - seg_lo(c, r, i);
     e->resident = resident;
     e->refs = 1;
-    table_put(c, e);
-    return e;
+    *slot = e;
+    c->n++;
+    r->segs[i].node = e;
 }
 
 void sim__pc_register(sim__replica *rp, sim__request *r, int64_t upto)
@@ -295,7 +310,7 @@ void sim__pc_register(sim__replica *rp, sim__request *r, int64_t upto)
     sim__pcache *c = &rp->pc;
     int64_t full = upto / c->block_tokens; /* blocks whose every token is scheduled */
     if (r->pc_fill >= 0) {                 /* the entry it is filling grows */
-        sim__pc_node *e = find(c, r->segs[r->pc_fill].key);
+        sim__pc_node *e = r->segs[r->pc_fill].node;
         int64_t have = full - seg_lo(c, r, r->pc_fill);
         if (have > e->blocks) have = e->blocks;
         if (have > e->resident) {
@@ -310,12 +325,13 @@ void sim__pc_register(sim__replica *rp, sim__request *r, int64_t upto)
         int64_t lo = seg_lo(c, r, i), n = seg_hi(c, r, i) - lo;
         if (n > 0 && full <= lo) return; /* not reached yet */
         if (n > 0) {
-            if (find(c, r->segs[i].key)) { /* filled by another since r's admission */
+            sim__pc_node **slot = table_slot(c, r->segs[i].key);
+            if (*slot) { /* filled by another since r's admission */
                 r->pc_private = true;
                 return;
             }
             int64_t have = full - lo < n ? full - lo : n;
-            entry_new(c, r, i, have);
+            entry_new(c, r, i, slot, have);
             r->ref_blocks += have;
             if (have < n) r->pc_fill = i;
         }
@@ -375,7 +391,7 @@ static void unreference(sim__replica *rp, sim__request *r, sim__pc_node *reply,
     free_list freed = {.last = &freed.first};
     if (reply) collect(c, reply, &freed);
     for (int i = r->pc_held - 1; i >= 0; i--)
-        if (seg_hi(c, r, i) > seg_lo(c, r, i)) collect(c, find(c, r->segs[i].key), &freed);
+        if (seg_hi(c, r, i) > seg_lo(c, r, i)) collect(c, r->segs[i].node, &freed);
     int64_t excess = c->free_len + own_blocks + freed.blocks - sim__rp_free_blocks(rp);
     if (excess > 0) evict(c, excess);
     else queue_anonymous(c, -excess);

@@ -284,6 +284,7 @@ int64_t sim__kv_first_over(const sim__kv *kv, int64_t tmax, int64_t limit);
 typedef struct sim__seg {
     uint64_t key;
     int64_t end;
+    struct sim__pc_node *node; /* its entry, while the request references it */
 } sim__seg;
 
 /* A run of blocks, in the free queue or referenced by running requests: a
