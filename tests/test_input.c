@@ -359,6 +359,38 @@ static void test_warmup(void)
     free(scen);
 }
 
+/* 9: a trace gives a task's first call; an agent's other calls need lengths
+ * of their own (they were drawn from empty distributions: 0-token calls
+ * that were never scheduled, and a run that ended "completed" without
+ * their rows). */
+static void test_agent_over_trace(void)
+{
+    char *csv = in_dir("ok.csv");
+    write_file(csv, "0,10,10\n1,10,10\n2,10,10\n");
+    char *scen = trace_scenario("ok.csv", "workload.agent={\"mode\": \"parallel\", \"calls\": 3}");
+    refused("a fan-out over a trace without lengths",
+            "workload.prompt_tokens: missing (expected an object): the trace gives a task's first "
+            "call only",
+            scen, NULL, NULL, NULL);
+    refused("a chain over a trace without output lengths",
+            "workload.output_tokens: missing (expected an object)", scen,
+            "workload.agent={\"mode\": \"sequential\", \"calls\": 2}", NULL, NULL);
+    char *out = in_dir("agents.db");
+    result r = sv("run", scen, "-q", "-o", out, "--set",
+                  "workload.prompt_tokens={\"dist\": \"fixed\", \"value\": 5}", "--set",
+                  "workload.output_tokens={\"dist\": \"fixed\", \"value\": 5}", NULL);
+    is_int(r.status, 0, "with lengths for the other calls it runs");
+    runner_drop(&r);
+    r = sv("report", out, NULL);
+    has_str(r.out, "requests: 9 arrived, 9 completed", "and every call of the three tasks completes");
+    runner_drop(&r);
+    unlink(out);
+    free(out);
+    unlink(csv);
+    free(csv);
+    free(scen);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3 || !mkdtemp(dir)) return 1;
@@ -374,6 +406,7 @@ int main(int argc, char **argv)
     test_long_echo();
     test_infinite();
     test_warmup();
+    test_agent_over_trace();
     const char *junk[] = {"kept.db", "new.db", "trace.json", "far.csv", "ok.csv", "stdout",
                           "stderr", NULL};
     for (const char **p = junk; *p; p++) {

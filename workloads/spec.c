@@ -333,6 +333,26 @@ static int lengths_from_json(const cJSON *cls, const cJSON *w, const char *cpath
     return rc;
 }
 
+/* A trace gives the lengths of a task's first call, not of the calls after
+ * it: those are drawn from the class's distributions, which must then be
+ * there (a sequential task's later prompts are carried, but their replies
+ * drawn; a fan-out's calls and a map-reduce's aggregation are drawn). */
+static int check_agent_lengths(const wl_class *c, const char *path, util_diag *d)
+{
+    const wl_agent *a = &c->agent;
+    if (a->mode == WL_AGENT_NONE) return UTIL_OK;
+    bool more = a->mode != WL_AGENT_PARALLEL || a->calls > 1;
+    bool prompts = a->mode != WL_AGENT_SEQUENTIAL && a->calls > 1;
+    int rc = UTIL_OK;
+    if (prompts && !c->has_prompt && !c->shared_prompt)
+        rc = util_diag_add(d, "%s.prompt_tokens: missing (expected an object): the trace gives "
+                              "a task's first call only, and its agent sends more", path);
+    if (more && !c->has_output)
+        rc = util_diag_add(d, "%s.output_tokens: missing (expected an object): the trace gives "
+                              "a task's first call only, and its agent sends more", path);
+    return rc;
+}
+
 /* A stream of arrivals more for the spec; returns its index. */
 static int add_stream(wl_spec *s)
 {
@@ -366,6 +386,7 @@ static int class_from_json(const cJSON *cls, const cJSON *w, int i, const char *
     const cJSON *agent = util_json_member(cls, "agent") ? util_json_member(cls, "agent") : util_json_member(w, "agent");
     char *gp = util_xasprintf("%s.agent", util_json_member(cls, "agent") ? path : "workload");
     if (agent_from_json(agent, gp, base_dir, &c->agent, d)) rc = UTIL_EINPUT;
+    if (!rc && check_agent_lengths(c, path, d)) rc = UTIL_EINPUT;
     free(gp);
     free(path);
     return rc;
@@ -384,6 +405,7 @@ static int classes_from_json(const cJSON *w, const char *base_dir, wl_spec *s, u
         rc = lengths_from_json(NULL, w, "workload", base_dir, trace, &s->classes[0], d);
         if (agent_from_json(util_json_member(w, "agent"), "workload.agent", base_dir, &s->classes[0].agent, d))
             rc = UTIL_EINPUT;
+        if (!rc && check_agent_lengths(&s->classes[0], "workload", d)) rc = UTIL_EINPUT;
         return rc;
     }
     util_clip_buf cb;
