@@ -209,6 +209,22 @@ static void past_horizon(sim_engine *e)
                   SIM_HORIZON_S, (long long)e->arrived);
 }
 
+/* Events ran out with requests still in the system: nothing would ever
+ * move them (a request no iteration could take), so the run would end
+ * "completed" without their rows.  It fails instead, saying so: O(1), so
+ * every build checks it. */
+static void stranded(sim_engine *e)
+{
+    int64_t left = e->next_request_id - e->done;
+    if (left <= 0) return;
+    e->failed = true;
+    e->fail_rc = UTIL_EFAIL;
+    util_diag_add(&e->error, "%lld requests were still in the system when nothing was left to "
+                             "happen at %.3f s: none could ever be scheduled (an engine fault; "
+                             "the run is not recorded)",
+                  (long long)left, (double)e->now / SIM__NS_PER_S);
+}
+
 #if SIM_CHECKS
 /* A run whose events ran out left nothing behind ("when the queue is empty
  * every request has finished"): every request sent has ended, every task
@@ -247,6 +263,7 @@ int sim_engine_run(sim_engine *e, const volatile sig_atomic_t *stop, sim_progres
             progress(&p, arg);
         }
     }
+    if (rc == UTIL_OK && !e->failed && !e->sink_rc) stranded(e);
     if (rc == UTIL_OK && !e->failed && !e->sink_rc) SIM__CHECKED(check_drained(e));
     if (rc == UTIL_EINTR || rc == SIM_EOVERLOAD) drain(e);
     emit_replicas(e);
