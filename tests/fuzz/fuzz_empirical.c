@@ -37,7 +37,9 @@ typedef struct column {
     double sum, min, max;
 } column;
 
-/* The column read row by row; 0 when the whole trace reads. */
+/* The column read row by row, as wl_empirical_load reads it (its hash
+ * ids are not read: a distribution of lengths has no use for them); 0 when
+ * the whole trace reads. */
 static int read_column(const char *path, wl_trace_format format, bool output, column *c)
 {
     *c = (column){0, 0, INFINITY, -INFINITY};
@@ -46,6 +48,7 @@ static int read_column(const char *path, wl_trace_format format, bool output, co
     wl_trace *t;
     int rc = wl_trace_open(path, format, &t, &d);
     if (!rc) {
+        wl_trace_set_block_tokens(t, 0); /* as the loader reads: lengths only, hash ids past */
         wl_record rec;
         while ((rc = wl_trace_next(t, &rec, &d)) == 1) {
             double v = output ? rec.output : rec.prompt;
