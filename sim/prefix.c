@@ -262,7 +262,8 @@ int64_t sim__pc_lookup(const sim__pcache *c, const sim__request *r, int64_t *in_
     int64_t blocks;
     bool blocked;
     walk(c, r, &blocks, in_use, &blocked, NULL);
-    if (r->victim && blocks == r->victim_after) blocks += r->victim->resident;
+    if (r->victim && r->victim_cache == c && blocks == r->victim_after)
+        blocks += r->victim->resident;
     return blocks;
 }
 
@@ -285,8 +286,10 @@ void sim__pc_acquire(sim__replica *rp, sim__request *r)
     r->pc_private = blocked;
     r->ref_blocks = blocks;
     if (r->victim) {
-        if (blocks == r->victim_after) node_drop(c, r->victim); /* its own blocks, reclaimed */
-        else sim__pc_forget(r); /* they no longer follow its prefix */
+        if (r->victim_cache == c && blocks == r->victim_after)
+            node_drop(c, r->victim); /* its own blocks, reclaimed */
+        else
+            sim__pc_forget(r); /* elsewhere, or no longer after its prefix */
     }
 }
 
@@ -418,6 +421,7 @@ void sim__pc_release(sim__replica *rp, sim__request *r, int64_t blocks, sim__pc_
         own->victim = r;
         own->resident = own_blocks;
         r->victim = own;
+        r->victim_cache = c;
         r->victim_after = r->ref_blocks;
     }
     unreference(rp, r, reply, own, own_blocks);

@@ -205,6 +205,8 @@ typedef struct sim__request {
     uint64_t out_key;       /* its reply's segment, which its next call re-sends; 0: none */
     int64_t ref_blocks;     /* of its blocks, those that its referenced entries hold */
     struct sim__pc_node *victim; /* preempted: its own blocks, still cached in the free queue */
+    const struct sim__pcache *victim_cache; /* ... of this replica's cache (a central queue
+                                             * may hand it to another replica) */
     int64_t victim_after;   /* the referenced blocks that its victim blocks follow */
     int32_t hit_tokens;     /* prompt tokens served from the cache at first scheduling */
     int64_t ctx_off;        /* decoding: context at decode step s is ctx_off + s */

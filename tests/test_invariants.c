@@ -37,6 +37,16 @@ int main(void)
     "\"uniform\", \"min\": 300, \"max\": 500}, \"output_tokens\": {\"dist\": \"uniform\", "        \
     "\"min\": 200, \"max\": 400}}}"
 
+/* The same starved cache, its prompts three groups' system prompts and
+ * their questions (inference-perf's shared_prefix). */
+#define STARVED_SHARED                                                                             \
+    "{\"stop\": {\"requests\": 120}, \"cluster\": {\"engine\": \"ideal\", \"gpu\": \"l40s\", "     \
+    "\"model\": \"llama-3.1-8b\", \"scheduler\": {\"kv_blocks\": 200}}, \"workload\": "            \
+    "{\"arrival\": {\"process\": \"closed\", \"users\": 32}, \"shared_prefix\": "               \
+    "{\"num_groups\": 3, \"num_prompts_per_group\": 4, \"system_prompt_len\": 200, "           \
+    "\"question_len\": 150}, \"output_tokens\": {\"dist\": \"uniform\", \"min\": 200, "          \
+    "\"max\": 400}}}"
+
 /* Two replicas on a linear cost model, Poisson arrivals, short replies. */
 #define BASE                                                                                       \
     "{\"seed\": 11, \"stop\": {\"requests\": 400}, \"cluster\": {\"engine\": \"ideal\", "          \
@@ -84,6 +94,29 @@ static void test_paged_kv(void)
     o = run(STARVED, (const char *[]){"cluster.scheduler.prefix_caching=true", NULL});
     ok(o.rc == 0 && o.completed == 120 && o.preemptions > 0 && o.checks > 1000,
        "prefix caching of preempted sequences: %lld checks passed", o.checks);
+    /* a central queue hands a preempted sequence to either replica: its
+     * cached blocks are its old replica's only */
+    o = run(STARVED, (const char *[]){"cluster.scheduler.prefix_caching=true",
+                                      "cluster.replicas=2", "cluster.router=\"central_queue\"",
+                                      "workload.arrival.users=64", NULL});
+    ok(o.rc == 0 && o.completed == 120 && o.preemptions > 0 && o.checks > 1000,
+       "prefix caching, preempted sequences moving between replicas: %lld checks passed",
+       o.checks);
+    /* shared system prompts and chained agent calls, evicted and preempted */
+    o = run(STARVED_SHARED, (const char *[]){"cluster.scheduler.prefix_caching=true",
+                                             "cluster.scheduler.policy=chunked",
+                                             "cluster.scheduler.max_batched_tokens=256", NULL});
+    ok(o.rc == 0 && o.completed == 120 && o.preemptions > 0 && o.checks > 1000,
+       "prefix caching of shared prompts, chunked, under preemption: %lld checks passed",
+       o.checks);
+    o = run(STARVED, (const char *[]){"cluster.scheduler.prefix_caching=true",
+                                      "cluster.router=\"prefix_affinity\"", "cluster.replicas=2",
+                                      "workload.agent={\"mode\": \"sequential\", \"calls\": 3, "
+                                      "\"tool_output_tokens\": {\"dist\": \"fixed\", "
+                                      "\"value\": 40}}",
+                                      NULL});
+    ok(o.rc == 0 && o.completed >= 120 && o.preemptions > 0 && o.checks > 1000,
+       "prefix caching of agent chains routed by prefix: %lld checks passed", o.checks);
     o = run(STARVED, (const char *[]){"cluster.scheduler.policy=chunked",
                                       "cluster.scheduler.max_batched_tokens=256", NULL});
     ok(o.rc == 0 && o.completed == 120 && o.preemptions > 0 && o.checks > 1000,
