@@ -136,6 +136,11 @@ typedef struct an_use {
      * an_section's) and the blocks of reusable content it evicted */
     double prefix_hit_rate;
     int64_t evicted_blocks;
+    /* memory as the precision sized it: the weights of its replicas (all
+     * their GPUs), one token's KV (NAN when replicas differ, or in a
+     * database older than schema 4) and the KV capacity */
+    double weight_bytes, kv_bytes_per_token;
+    int64_t kv_capacity_tokens;
     an_section req;           /* requests it prefilled (with options.by_replica) */
 } an_use;
 

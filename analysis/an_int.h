@@ -16,7 +16,7 @@ typedef struct an__query {
     double warmup;
     const char *cls; /* NULL: every class */
     int replica;     /* -1: every replica */
-    bool cache_columns; /* schema 3: requests.cached_tokens, replicas.evicted_blocks */
+    int schema;      /* the database's PRAGMA user_version: what columns it has (below) */
 } an__query;
 
 /* The filters of a class and a replica section, for tables that have both
@@ -34,9 +34,14 @@ int an__column(const an__query *q, const char *sql, double **out, size_t *n, uti
 /* expr over the rows of view passing filter (and the group), summarised. */
 int an__metric_of(const an__query *q, const char *view, const char *filter, const char *expr,
                   an_stats *out, util_diag *d);
-/* Whether the database has schema 3's prefix-cache columns (older ones
- * report no prefix cache). */
-bool an__has_cache_columns(sqlite3 *db);
+/* The database's schema version, which says which columns its tables have:
+ * 3 added the prefix cache's (requests.cached_tokens, replicas.evicted_blocks;
+ * older databases report no prefix cache), 4 the precision's
+ * (replicas.weight_bytes, kv_bytes_per_token; older ones report them
+ * unknown). */
+#define AN__SCHEMA_CACHE 3
+#define AN__SCHEMA_PRECISION 4
+int an__schema(sqlite3 *db);
 /* a / b, NAN unless b > 0. */
 double an__ratio(double a, double b);
 

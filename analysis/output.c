@@ -114,6 +114,9 @@ static void use_json(cJSON *o, const an_use *u)
     add_num(o, "mean_gpu_w", u->mean_gpu_w);
     add_num(o, "prefix_hit_rate", u->prefix_hit_rate);
     cJSON_AddNumberToObject(o, "evicted_blocks", (double)u->evicted_blocks);
+    add_num(o, "weight_bytes", u->weight_bytes);
+    add_num(o, "kv_bytes_per_token", u->kv_bytes_per_token);
+    cJSON_AddNumberToObject(o, "kv_capacity_tokens", (double)u->kv_capacity_tokens);
 }
 
 static void cost_json(cJSON *root, const an_cost *c)
@@ -406,12 +409,22 @@ static void print_energy(const an_report *r, FILE *out)
             num("%.1f", e->wall_wh), num("%.3f", e->wall_j_per_output_token));
 }
 
+/* What the precision sized: known from schema 4 on. */
+static void print_memory(const an_use *u, const char *indent, FILE *out)
+{
+    if (isnan(u->weight_bytes)) return;
+    fprintf(out, "%smemory: weights %s GB, KV %s KiB per token, KV capacity %lld tokens\n",
+            indent, num("%.2f", u->weight_bytes / 1e9), num("%.1f", u->kv_bytes_per_token / 1024),
+            (long long)u->kv_capacity_tokens);
+}
+
 static void print_replicas(const an_report *r, FILE *out)
 {
     for (int i = 0; i < r->n_replicas; i++) {
         const an_use *u = &r->replicas[i];
         fprintf(out, "  replica %d (%s, %d x %s):", u->replica, u->pool, u->gpus, u->gpu);
         print_use(u, cache_used(r), out);
+        print_memory(u, "    ", out);
     }
 }
 
@@ -464,6 +477,7 @@ void an_report_print(const an_report *r, bool by_class, FILE *out)
     fprintf(out, "utilisation (%d replica%s):", r->n_replicas, r->n_replicas == 1 ? "" : "s");
     print_use(&r->use, cache_used(r), out);
     if (r->n_replicas > 1 || r->by_replica) print_replicas(r, out);
+    else print_memory(&r->use, "  ", out);
     if (cache_used(r)) {
         char evicted[64];
         snprintf(evicted, sizeof evicted, "; %lld blocks of cached content evicted",

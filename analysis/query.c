@@ -27,13 +27,15 @@ sqlite3_stmt *an__prepare(const an__query *q, const char *sql)
     return st;
 }
 
-bool an__has_cache_columns(sqlite3 *db)
+int an__schema(sqlite3 *db)
 {
     sqlite3_stmt *st = NULL;
-    bool has = sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
-               sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) >= 3;
+    int version = sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
+                          sqlite3_step(st) == SQLITE_ROW
+                      ? sqlite3_column_int(st, 0)
+                      : 0;
     sqlite3_finalize(st);
-    return has;
+    return version;
 }
 
 int an__row(const an__query *q, const char *sql, double *out, int n, util_diag *d)
@@ -131,7 +133,7 @@ int an_open(const char *path, sqlite3 **out, util_diag *d)
 
 int an_last_run(sqlite3 *db, const char *origin, int64_t *run_id, util_diag *d)
 {
-    an__query q = {db, 0, 0, NULL, -1, an__has_cache_columns(db)};
+    an__query q = {db, 0, 0, NULL, -1, an__schema(db)};
     double id = NAN;
     if (an__row(&q, "SELECT max(id) FROM runs", &id, 1, d)) return UTIL_EFAIL;
     if (isnan(id)) return util_diag_add(d, "%s: holds no runs", origin);

@@ -190,7 +190,7 @@ int an_report_compute_with(sqlite3 *db, int64_t run_id, const an_options *opt, a
 {
     memset(r, 0, sizeof *r);
     r->run_id = run_id;
-    an__query q = {db, run_id, 0, NULL, -1, an__has_cache_columns(db)};
+    an__query q = {db, run_id, 0, NULL, -1, an__schema(db)};
     int rc = load_run(&q, opt, r, d);
     if (!rc) rc = an__load_section(&q, &r->req, d);
     if (!rc) rc = load_tasks(&q, &r->tasks, d);

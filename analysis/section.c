@@ -133,7 +133,7 @@ void an__set_attainment(an_section *s, bool applies)
 static int load_cache(const an__query *q, an_section *s, util_diag *d)
 {
     double c[2] = {0, 0};
-    int rc = q->cache_columns
+    int rc = q->schema >= AN__SCHEMA_CACHE
                  ? an__row(q,
                            "SELECT total(cached_tokens), total(prompt_tokens) FROM requests"
                            " WHERE run_id = ?1 AND arrival_s >= ?2"

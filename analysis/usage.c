@@ -23,20 +23,31 @@ typedef struct replica_row {
     double busy_s, batch_seq_s, flops, bytes, peak_flops, peak_bw;
     double kv_capacity, kv_peak, kv_token_s;
     double tdp_w, idle_w, energy_j, usd_per_gpu_hour, evicted_blocks;
+    double weight_bytes, kv_bytes_per_token; /* NAN in a database older than schema 4 */
 } replica_row;
+
+/* The replicas' columns, those an older schema lacks standing in as 0
+ * (no prefix cache) or NULL (unknown).  Caller frees. */
+static char *replica_select(int schema)
+{
+    return util_xasprintf(
+        "SELECT replica, gpus, pool, gpu, busy_s, batch_seq_s, flops, bytes, peak_flops,"
+        " peak_bw, kv_capacity_tokens, kv_peak_tokens, kv_token_s, tdp_w, idle_w,"
+        " energy_j, usd_per_gpu_hour, %s, %s FROM replicas WHERE run_id = ?1 ORDER BY replica",
+        schema >= AN__SCHEMA_CACHE ? "evicted_blocks" : "0",
+        schema >= AN__SCHEMA_PRECISION ? "weight_bytes, kv_bytes_per_token" : "NULL, NULL");
+}
+
+static double column_or_nan(sqlite3_stmt *st, int i)
+{
+    return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
+}
 
 static int read_replicas(const an__query *q, replica_row **out, int *n, util_diag *d)
 {
-    sqlite3_stmt *st = an__prepare(
-        q, q->cache_columns
-               ? "SELECT replica, gpus, pool, gpu, busy_s, batch_seq_s, flops, bytes, peak_flops,"
-                 " peak_bw, kv_capacity_tokens, kv_peak_tokens, kv_token_s, tdp_w, idle_w,"
-                 " energy_j, usd_per_gpu_hour, evicted_blocks FROM replicas WHERE run_id = ?1"
-                 " ORDER BY replica"
-               : "SELECT replica, gpus, pool, gpu, busy_s, batch_seq_s, flops, bytes, peak_flops,"
-                 " peak_bw, kv_capacity_tokens, kv_peak_tokens, kv_token_s, tdp_w, idle_w,"
-                 " energy_j, usd_per_gpu_hour, 0 FROM replicas WHERE run_id = ?1"
-                 " ORDER BY replica");
+    char *sql = replica_select(q->schema);
+    sqlite3_stmt *st = an__prepare(q, sql);
+    free(sql);
     if (!st) return an__db_fail(q->db, d, "cannot read replicas");
     int cap = 8, rc;
     replica_row *v = util_xmalloc((size_t)cap * sizeof *v);
@@ -53,6 +64,8 @@ static int read_replicas(const an__query *q, replica_row **out, int *n, util_dia
                        &x->kv_token_s, &x->tdp_w,       &x->idle_w,     &x->energy_j,
                        &x->usd_per_gpu_hour, &x->evicted_blocks};
         for (int i = 0; i < 14; i++) *f[i] = sqlite3_column_double(st, 4 + i);
+        x->weight_bytes = column_or_nan(st, 18);
+        x->kv_bytes_per_token = column_or_nan(st, 19);
     }
     sqlite3_finalize(st);
     *out = v;
@@ -162,7 +175,12 @@ static void sum_use(const replica_row *x, int n, double sim_s, an_use *u)
         if (isnan(u->kv_peak_fraction) || peak > u->kv_peak_fraction) u->kv_peak_fraction = peak;
         u->gpus += x[i].gpus;
         u->evicted_blocks += (int64_t)x[i].evicted_blocks;
+        u->weight_bytes += x[i].weight_bytes;
+        u->kv_capacity_tokens += (int64_t)x[i].kv_capacity;
     }
+    u->kv_bytes_per_token = n > 0 ? x[0].kv_bytes_per_token : NAN;
+    for (int i = 1; i < n; i++) /* pools of different dtypes: no one figure */
+        if (x[i].kv_bytes_per_token != x[0].kv_bytes_per_token) u->kv_bytes_per_token = NAN;
     u->busy_fraction = an__ratio(busy, n * sim_s);
     u->mean_batch = an__ratio(seq_s, busy);
     u->mfu = an__ratio(flops, peak_f);
@@ -242,7 +260,7 @@ static int load_hit_rates(const an__query *q, an_report *r, util_diag *d)
 {
     r->use.prefix_hit_rate = r->req.prefix_hit_rate;
     for (int i = 0; i < r->n_replicas; i++) r->replicas[i].prefix_hit_rate = NAN;
-    if (!q->cache_columns) return UTIL_OK;
+    if (q->schema < AN__SCHEMA_CACHE) return UTIL_OK;
     sqlite3_stmt *st = an__prepare(
         q, "SELECT replica, total(cached_tokens), total(prompt_tokens) FROM requests"
            " WHERE run_id = ?1 AND arrival_s >= ?2 AND first_scheduled_s IS NOT NULL"

@@ -29,15 +29,25 @@ static const char keys_usage[] =
     "Prints every scenario key as a Markdown table: its type, unit, default, range\n"
     "and meaning.  Any key can be overridden with servesim run --set PATH=VALUE.\n";
 
+/* A dense peak in TFLOP/s, or "-" where the GPU lacks the dtype. */
+static const char *peak(double flops, char *buf, size_t n)
+{
+    if (flops <= 0) return "-";
+    snprintf(buf, n, "%.1f", flops / 1e12);
+    return buf;
+}
+
 static void print_gpus(const mdl_catalog *c)
 {
-    printf("%-13s %-50s %9s %8s %7s %6s %6s %7s\n", "id", "name", "TFLOP/s", "mem GiB",
-           "TB/s", "TDP W", "idle W", "$/hour");
+    printf("%-13s %-50s %9s %8s %8s %8s %7s %6s %6s %7s\n", "id", "name", "TFLOP/s",
+           "FP8", "FP4", "mem GiB", "TB/s", "TDP W", "idle W", "$/hour");
     for (int i = 0; i < mdl_catalog_gpu_count(c); i++) {
         const mdl_gpu *g = mdl_catalog_gpu_at(c, i);
-        printf("%-13s %-50s %9.1f %8.0f %7.3f %6.0f %6.1f %7.2f\n", g->id, g->name,
-               g->flops / 1e12, g->mem_bytes / 1073741824.0, g->mem_bw / 1e12, g->tdp_w,
-               g->idle_w, g->usd_per_hour);
+        char f8[32], f4[32];
+        printf("%-13s %-50s %9.1f %8s %8s %8.0f %7.3f %6.0f %6.1f %7.2f\n", g->id, g->name,
+               g->flops / 1e12, peak(g->fp8_flops, f8, sizeof f8),
+               peak(g->fp4_flops, f4, sizeof f4), g->mem_bytes / 1073741824.0, g->mem_bw / 1e12,
+               g->tdp_w, g->idle_w, g->usd_per_hour);
     }
 }
 

@@ -46,6 +46,12 @@ const util_field mdl_gpu_fields[] = {
     {.key = "name", .type = UTIL_T_STRING, .def = "\"\"", .doc = "full name"},
     {.key = "bf16_tflops", .type = UTIL_T_NUMBER, .unit = "TFLOP/s", .min = 0.1, .max = 1e5,
      .flags = UTIL_REQUIRED, .doc = "dense BF16 peak (no 2:4 sparsity)"},
+    {.key = "fp8_tflops", .type = UTIL_T_NUMBER, .unit = "TFLOP/s", .min = 0.1, .max = 1e5,
+     .doc = "dense FP8 peak (absent: the GPU has no FP8 tensor cores)"},
+    {.key = "int8_tops", .type = UTIL_T_NUMBER, .unit = "TOP/s", .min = 0.1, .max = 1e5,
+     .doc = "dense INT8 peak (absent: no INT8 tensor cores)"},
+    {.key = "fp4_tflops", .type = UTIL_T_NUMBER, .unit = "TFLOP/s", .min = 0.1, .max = 1e5,
+     .doc = "dense FP4 peak (absent: no FP4 tensor cores, as before Blackwell)"},
     {.key = "memory_gib", .type = UTIL_T_NUMBER, .unit = "GiB", .min = 0, .max = 16384,
      .flags = UTIL_REQUIRED | UTIL_MIN_EXCLUSIVE, .doc = "device memory"},
     {.key = "memory_bw_tbs", .type = UTIL_T_NUMBER, .unit = "TB/s", .min = 0.05, .max = 50,
@@ -105,7 +111,9 @@ const util_field mdl_model_fields[] = {
     {.key = "tied_embeddings", .type = UTIL_T_BOOL, .def = "false",
      .doc = "the output projection (lm_head) shares the input embedding's weights"},
     {.key = "bytes_per_param", .type = UTIL_T_NUMBER, .unit = "bytes", .def = "2", .min = 0,
-     .max = 8, .flags = UTIL_MIN_EXCLUSIVE, .doc = "weight and KV-cache precision (2: BF16)"},
+     .max = 8, .flags = UTIL_MIN_EXCLUSIVE,
+     .doc = "the model's dtype: activations, and weights and KV cache unless "
+            "cluster.quantization or kv_cache_dtype say otherwise (2: BF16)"},
     {.key = "source", .type = UTIL_T_STRING, .def = "\"\"", .doc = "where the figures come from"},
     {0},
 };
@@ -264,6 +272,9 @@ void mdl_gpu_from_json(const cJSON *o, mdl_gpu *g)
     copy_str(g->id, sizeof g->id, o, "id");
     copy_str(g->name, sizeof g->name, o, "name");
     g->flops = num(o, "bf16_tflops") * TERA;
+    g->fp8_flops = util_json_number(o, "fp8_tflops", 0) * TERA;
+    g->int8_ops = util_json_number(o, "int8_tops", 0) * TERA;
+    g->fp4_flops = util_json_number(o, "fp4_tflops", 0) * TERA;
     g->mem_bytes = num(o, "memory_gib") * GIB;
     g->mem_bw = num(o, "memory_bw_tbs") * TERA;
     g->link_bw = num(o, "link_gbs") * GIGA;
@@ -296,17 +307,19 @@ void mdl_model_from_json(const cJSON *o, mdl_model *m)
     m->params = num(o, "params_b") * GIGA;
     m->active_params = num(o, "active_params_b") * GIGA;
     m->bytes_per_param = num(o, "bytes_per_param");
+    m->weight_bytes_per_param = m->bytes_per_param; /* until a precision says otherwise */
+    m->kv_bytes_per_elem = m->bytes_per_param;
     m->tied_embeddings = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "tied_embeddings"));
 }
 
 double mdl_model_weight_bytes(const mdl_model *m)
 {
-    return m->params * m->bytes_per_param;
+    return m->params * m->weight_bytes_per_param;
 }
 
 double mdl_model_kv_bytes_per_token(const mdl_model *m)
 {
-    return 2.0 * m->layers * m->kv_heads * m->head_dim * m->bytes_per_param;
+    return 2.0 * m->layers * m->kv_heads * m->head_dim * m->kv_bytes_per_elem;
 }
 
 /* Rules that span fields of one record. */

@@ -212,10 +212,10 @@ static double weights_read(const mdl_cost *cm, double tokens)
     double table = m->tied_embeddings ? 0 : cm->head_params;
     double rows = tokens * m->hidden;
     double dense = cm->shared_params - table + (rows < table ? rows : table);
-    if (cm->expert_params == 0 || tokens <= 0) return dense * m->bytes_per_param;
+    if (cm->expert_params == 0 || tokens <= 0) return dense * m->weight_bytes_per_param;
     double k = m->experts_active, e = m->experts;
     double reached = e * (1.0 - pow(1.0 - k / e, tokens));
-    return (dense + cm->expert_params * reached) * m->bytes_per_param;
+    return (dense + cm->expert_params * reached) * m->weight_bytes_per_param;
 }
 
 typedef struct work {
@@ -249,7 +249,8 @@ static double roofline_s(const mdl_cost *cm, work w, double mfu, double mbu)
  * parallelism, two ring all-reduces of the hidden state per layer (each GPU
  * sends and receives 2 (tp - 1) / tp of it); with pipeline parallelism, a
  * hand-off of the hidden state between consecutive stages.  Each costs a
- * fixed latency plus bytes over one direction of the GPU's interconnect. */
+ * fixed latency plus bytes over one direction of the GPU's interconnect.
+ * The hidden state is in the activation dtype whatever the weights are. */
 static double comm_s(const mdl_cost *cm, double tokens)
 {
     if (cm->tp == 1 && cm->pp == 1) return 0;

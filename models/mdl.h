@@ -29,6 +29,7 @@ typedef struct mdl_gpu {
     char id[32];
     char name[64];
     double flops;         /* dense BF16 FLOP/s */
+    double fp8_flops, int8_ops, fp4_flops; /* dense FP8, INT8, FP4 peaks; 0: the GPU lacks it */
     double mem_bytes;     /* device memory, bytes */
     double mem_bw;        /* memory bandwidth, B/s */
     double link_bw;       /* scale-up interconnect (NVLink, Infinity Fabric, PCIe), B/s aggregate */
@@ -47,7 +48,10 @@ typedef struct mdl_model {
     int max_context;          /* tokens */
     int experts, experts_active; /* 1, 1 for dense models */
     double params, active_params; /* parameters in total and used per token */
-    double bytes_per_param;   /* weights and KV cache (2 for BF16/FP16) */
+    double bytes_per_param;   /* the native dtype: activations, and weights and KV cache
+                               * unless a precision says otherwise (2 for BF16/FP16) */
+    double weight_bytes_per_param; /* as stored, scales included (mdl_precision_apply) */
+    double kv_bytes_per_elem;      /* one K or V element in the cache */
     bool tied_embeddings;     /* lm_head is the input embedding matrix */
 } mdl_model;
 
@@ -165,8 +169,8 @@ typedef struct mdl_table mdl_table; /* measured per-layer latencies (table.c) */
 
 typedef struct mdl_cost {
     mdl_cost_kind kind;
-    mdl_gpu gpu;
-    mdl_model model;
+    mdl_gpu gpu;     /* its flops: the peak of the dtype the model computes in */
+    mdl_model model; /* its weight and KV widths: the precision it is served at */
     /* roofline */
     double mfu, mbu, overhead_s;
     /* linear */
@@ -194,6 +198,27 @@ typedef struct mdl_cost {
                            * embedding table (looked up, not multiplied) and the head */
     double shared_params, expert_params; /* MoE split of the weights */
 } mdl_cost;
+
+/* ---- precision (precision.c) ---- */
+
+/* `quantization` and `kv_cache_dtype`, as vLLM spells them: the choices, in
+ * the order of the enum. */
+typedef enum mdl_quant { MDL_Q_NONE, MDL_Q_FP8, MDL_Q_INT8, MDL_Q_W4A16, MDL_Q_MXFP4 } mdl_quant;
+typedef enum mdl_kv_dtype { MDL_KV_AUTO, MDL_KV_BF16, MDL_KV_FP16, MDL_KV_FP8 } mdl_kv_dtype;
+extern const char *const mdl_quantizations[];
+extern const char *const mdl_kv_dtypes[];
+
+/* Bytes one weight takes under q, its scales included; `native` is the
+ * model's own dtype width (for MDL_Q_NONE). */
+double mdl_quant_bytes(mdl_quant q, double native);
+
+/* Sets a cost model (after mdl_cost_init) to store its weights and KV cache
+ * and to compute as q and kv say: the model's weight and KV widths, and the
+ * peak its FLOPs run at (cm->gpu.flops becomes the dense peak of q's compute
+ * dtype, so MFU is measured against it).  A dtype the GPU lacks is an error
+ * naming path (the pool's JSON path), the dtype and the GPU. */
+int mdl_precision_apply(mdl_cost *cm, mdl_quant q, mdl_kv_dtype kv, const char *path,
+                        util_diag *d);
 
 /* `cluster.cost_model`: a union tagged by "kind". */
 extern const util_union mdl_cost_schema;

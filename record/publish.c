@@ -131,13 +131,16 @@ static int exec_db(sqlite3 *db, const char *path, const char *sql, util_diag *d)
 
 /* An older database gains the columns added since (inside the
  * transaction): version 2 runs.status_reason, version 3 the prefix cache's
- * requests.cached_tokens and replicas.evicted_blocks. */
+ * requests.cached_tokens and replicas.evicted_blocks, version 4 the
+ * precision's replicas.weight_bytes and replicas.kv_bytes_per_token. */
 int rec__upgrade(sqlite3 *db, const char *path, util_diag *d)
 {
     static const char *const added[] = {
         [2] = "ALTER TABLE main.runs ADD COLUMN status_reason TEXT;",
         [3] = "ALTER TABLE main.requests ADD COLUMN cached_tokens INTEGER NOT NULL DEFAULT 0; "
               "ALTER TABLE main.replicas ADD COLUMN evicted_blocks INTEGER NOT NULL DEFAULT 0;",
+        [4] = "ALTER TABLE main.replicas ADD COLUMN weight_bytes REAL NOT NULL DEFAULT 0; "
+              "ALTER TABLE main.replicas ADD COLUMN kv_bytes_per_token REAL NOT NULL DEFAULT 0;",
     };
     int rc;
     int64_t version = rec__query_int(db, "PRAGMA main.user_version", &rc);

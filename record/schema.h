@@ -89,7 +89,9 @@
     X(energy_j, "REAL NOT NULL", real, row->energy_j)                                              \
     X(kv_token_s, "REAL NOT NULL", real, row->kv_token_s)                                          \
     X(usd_per_gpu_hour, "REAL NOT NULL", real, row->usd_per_gpu_hour)                              \
-    LAST(evicted_blocks, "INTEGER NOT NULL DEFAULT 0", i64, row->evicted_blocks)
+    X(evicted_blocks, "INTEGER NOT NULL DEFAULT 0", i64, row->evicted_blocks)                      \
+    X(weight_bytes, "REAL NOT NULL DEFAULT 0", real, row->weight_bytes)                            \
+    LAST(kv_bytes_per_token, "REAL NOT NULL DEFAULT 0", real, row->kv_bytes_per_token)
 
 #define REC_ITERATIONS(X, LAST)                                                                    \
     X(run_id, "INTEGER NOT NULL REFERENCES runs(id)", i64, r->run_id)                              \

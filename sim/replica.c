@@ -742,6 +742,8 @@ void sim__rp_row(const sim__replica *rp, sim_replica_row *row)
         .batch_seq_s = rp->batch_seq_s,
         .kv_capacity_tokens = rp->kv_capacity * p->block_tokens,
         .kv_peak_tokens = rp->kv_peak * p->block_tokens,
+        .weight_bytes = cm->weight_bytes,
+        .kv_bytes_per_token = cm->kv_bytes_per_token,
         .preemptions = rp->preemptions,
         .prefill_tokens = rp->prefill_tokens,
         .decode_tokens = rp->decode_tokens,

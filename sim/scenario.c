@@ -104,7 +104,16 @@ static const util_field scheduler_fields[] = {
          .doc = "latencies outside the GPU kernels: before the scheduler, per iteration, "      \
                 "before the client"},                                                          \
         {.key = "cost_model", .type = UTIL_T_UNION, .un = &mdl_cost_schema,                    \
-         .def = "{\"kind\": \"roofline\"}", .doc = "how long one iteration takes"}
+         .def = "{\"kind\": \"roofline\"}", .doc = "how long one iteration takes"},            \
+        {.key = "quantization", .type = UTIL_T_STRING, .def = "\"none\"",                      \
+         .choices = mdl_quantizations,                                                         \
+         .doc = "weights as served (vLLM --quantization): none (the model's dtype), fp8 or "    \
+                "int8 (W8A8: 1 byte, the GPU's fp8 or int8 peak), w4a16 (4-bit, fp16 scale "    \
+                "per 128: 0.515625 bytes, bf16 compute), mxfp4 (0.53125 bytes, fp4 peak)"},    \
+        {.key = "kv_cache_dtype", .type = UTIL_T_STRING, .def = "\"auto\"",                    \
+         .choices = mdl_kv_dtypes,                                                             \
+         .doc = "KV-cache element (vLLM --kv-cache-dtype): auto (the model's dtype, whatever "  \
+                "the weights), bf16, fp16, fp8 (1 byte; any GPU: storage only)"}
 
 static const util_field pool_fields[] = {
     {.key = "name", .type = UTIL_T_STRING, .flags = UTIL_REQUIRED, .doc = "pool name"},
@@ -217,7 +226,7 @@ static void inherit_pools(cJSON *root)
     if (!cJSON_IsObject(cluster) || !cJSON_IsArray(pools)) return;
     static const char *const keys[] = {"replicas", "gpu", "model", "tensor_parallel",
                                        "pipeline_parallel", "cost_model", "engine",
-                                       "scheduler", "host"};
+                                       "scheduler", "host", "quantization", "kv_cache_dtype"};
     cJSON *p;
     cJSON_ArrayForEach(p, pools)
     {
@@ -475,6 +484,9 @@ static int build_pool(sim_pool *p, cJSON *obj, const char *path, const mdl_catal
     int rc = mdl_cost_init(&p->cost, cJSON_GetObjectItemCaseSensitive(obj, "cost_model"), &gpu,
                            &model, cpath, base_dir, d);
     free(cpath);
+    mdl_quant q = (mdl_quant)util_json_choice(obj, "quantization", mdl_quantizations);
+    mdl_kv_dtype kv = (mdl_kv_dtype)util_json_choice(obj, "kv_cache_dtype", mdl_kv_dtypes);
+    if (mdl_precision_apply(&p->cost, q, kv, path, d)) rc = UTIL_EINPUT;
     p->cost.tp = p->tensor_parallel;
     p->cost.pp = p->pipeline_parallel;
     p->engine = util_json_member(obj, "engine")->valuestring;
@@ -513,6 +525,11 @@ static int build_disaggregation(sim_scenario *sc, const cJSON *cluster, util_dia
                                 "pools, the prefill pool and the decode pool (it has %d)",
                              sc->n_pools);
     const mdl_model *a = &sc->pools[0].cost.model, *b = &sc->pools[1].cost.model;
+    if (a->layers == b->layers && a->kv_heads == b->kv_heads && a->head_dim == b->head_dim &&
+        a->kv_bytes_per_elem != b->kv_bytes_per_elem)
+        return util_diag_add(d, "cluster.disaggregated: the pools cache KV in different dtypes "
+                                "(%g and %g bytes an element); set one kv_cache_dtype for both",
+                             a->kv_bytes_per_elem, b->kv_bytes_per_elem);
     if (mdl_model_kv_bytes_per_token(a) != mdl_model_kv_bytes_per_token(b) ||
         a->layers != b->layers)
         return util_diag_add(d, "cluster.disaggregated: the pools run different models (%s, "

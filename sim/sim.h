@@ -136,6 +136,8 @@ typedef struct sim_replica_row {
     double flops, bytes;   /* performed over the run, all its GPUs */
     double batch_seq_s;    /* integral of sequences in the running iteration over busy time */
     int64_t kv_capacity_tokens, kv_peak_tokens;
+    double weight_bytes;       /* the model's weights as served (quantization), all its GPUs */
+    double kv_bytes_per_token; /* one token's KV (kv_cache_dtype), all its GPUs */
     int64_t preemptions;
     int64_t prefill_tokens; /* prompt tokens computed, recomputation included */
     int64_t decode_tokens;  /* tokens produced by decode steps (a prefill produces one more) */

@@ -53,7 +53,8 @@ static void record(rec_recorder *rec, const sim_scenario *sc, sim_status status)
                               .iterations = 100, .flops = 1e15 * (i + 1), .bytes = 2e12,
                               .batch_seq_s = 20, .kv_capacity_tokens = 1000,
                               .kv_peak_tokens = 300 + 100 * i, .peak_flops = 1e15,
-                              .peak_bw = 1e12};
+                              .peak_bw = 1e12, .weight_bytes = 16e9,
+                              .kv_bytes_per_token = 131072};
         sink.replica(sink.ctx, &rp);
     }
     rec_run_end end = {status, status == SIM_STATUS_COMPLETED ? NULL : "a test's reason", 10.0,
@@ -179,9 +180,10 @@ static int count_files(const char *dir)
     return n;
 }
 
-/* A database of schema 2, before the prefix cache's columns: made as
- * today's, its new columns dropped.  Adding a run upgrades it in place --
- * the old rows read 0 -- and the report reads it before and after. */
+/* A database of schema 2, before the prefix cache's and the precision's
+ * columns: made as today's, its new columns dropped.  Adding a run upgrades
+ * it in place -- the old rows read 0 -- and the report reads it before and
+ * after. */
 static void test_upgrade(const char *dir, const sim_scenario *sc)
 {
     util_diag d;
@@ -195,6 +197,8 @@ static void test_upgrade(const char *dir, const sim_scenario *sc)
     sqlite3_open(path, &db);
     int rc = sqlite3_exec(db, "ALTER TABLE requests DROP COLUMN cached_tokens; "
                               "ALTER TABLE replicas DROP COLUMN evicted_blocks; "
+                              "ALTER TABLE replicas DROP COLUMN weight_bytes; "
+                              "ALTER TABLE replicas DROP COLUMN kv_bytes_per_token; "
                               "PRAGMA user_version = 2;", NULL, NULL, NULL);
     sqlite3_close(db);
     is_int(rc, SQLITE_OK, "a schema-2 database made");
@@ -202,17 +206,23 @@ static void test_upgrade(const char *dir, const sim_scenario *sc)
     is_int(an_open(path, &db, &d), 0, "report opens it");
     is_int(an_report_compute(db, 1, &r, &d), 0, "and reports its run");
     is_int(r.req.cached_tokens, 0, "with no prefix cache");
+    ok(isnan(r.replicas[0].weight_bytes) && isnan(r.replicas[0].kv_bytes_per_token),
+       "and its weight and KV bytes unknown");
     an_report_fini(&r);
     sqlite3_close(db);
     rec_open(path, &rec, &d);
     record(rec, sc, SIM_STATUS_COMPLETED);
     rec_close(rec);
     sqlite3_open(path, &db);
-    is_int(support_q1(db, "PRAGMA user_version"), 3, "adding a run upgrades it to schema 3");
+    is_int(support_q1(db, "PRAGMA user_version"), 4, "adding a run upgrades it to schema 4");
     is_int(support_q1(db, "SELECT count(*) FROM requests WHERE run_id = 1 AND cached_tokens = 0"),
            10, "its old rows read 0 cached tokens");
     is_int(support_q1(db, "SELECT count(*) FROM requests WHERE run_id = 2"), 10,
            "and the new run is in it");
+    is_int(support_q1(db, "SELECT count(*) FROM replicas WHERE run_id = 1 AND weight_bytes = 0"
+                          " AND kv_bytes_per_token = 0"), 2, "its old replicas read 0 bytes");
+    ok(support_q1(db, "SELECT min(weight_bytes) FROM replicas WHERE run_id = 2") > 0,
+       "the new run's replicas have their weight bytes");
     sqlite3_close(db);
     unlink(path);
     free(path);

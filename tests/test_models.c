@@ -33,6 +33,26 @@ static void test_catalog(void)
         bounded &= g->idle_w < g->tdp_w && g->mfu <= 1 && g->mbu <= 1;
     }
     ok(bounded, "idle below TDP and efficiencies at most 1 for every GPU");
+
+    /* Peaks per dtype (docs/catalog.md): each lower precision at least as
+     * fast as bf16 where the GPU has it, and absent where it does not. */
+    is_near(h->fp8_flops, 1978.9e12, 1, "H100 SXM dense FP8 1978.9 TFLOP/s");
+    is_near(h->fp4_flops, 0, 0, "H100 SXM has no FP4");
+    const mdl_gpu *a100 = mdl_catalog_find_gpu(cat, "a100-80gb");
+    is_near(a100->fp8_flops, 0, 0, "A100 has no FP8");
+    is_near(a100->int8_ops, 624e12, 1, "A100 dense INT8 624 TOP/s");
+    is_near(mdl_catalog_find_gpu(cat, "h200")->fp8_flops, 1979e12, 1, "H200: the H100's FP8");
+    is_near(mdl_catalog_find_gpu(cat, "b200")->fp4_flops, 9000e12, 1, "B200 dense FP4 9 PFLOP/s");
+    bool faster = true;
+    for (int i = 0; i < mdl_catalog_gpu_count(cat); i++) {
+        const mdl_gpu *g = mdl_catalog_gpu_at(cat, i);
+        faster &= (g->fp8_flops == 0 || g->fp8_flops >= g->flops) &&
+                  (g->fp4_flops == 0 || g->fp4_flops >= g->fp8_flops) && g->int8_ops > 0;
+    }
+    ok(faster, "every GPU: FP8 >= BF16 and FP4 >= FP8 where present, and an INT8 peak");
+    is_near(mdl_quant_bytes(MDL_Q_W4A16, 2), 0.515625, 0, "w4a16: 0.5 + 2/128 bytes a weight");
+    is_near(mdl_quant_bytes(MDL_Q_MXFP4, 2), 0.53125, 0, "mxfp4: 0.5 + 1/32 bytes a weight");
+    is_near(mdl_quant_bytes(MDL_Q_NONE, 2), 2, 0, "none: the model's own width");
 }
 
 /* KV bytes per token = 2 x layers x kv_heads x head_dim x 2 bytes, as
