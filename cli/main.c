@@ -36,7 +36,8 @@ static const struct command {
      cli_compare},
     {"plot", "FILE.db KIND", "a figure of stored runs: SVG (-o FILE.svg) or text (--terminal)",
      cli_plot},
-    {"catalog", "[gpus|models]", "list the GPUs and models servesim knows", cli_catalog},
+    {"catalog", "[gpus|models|engines]",
+     "list the GPUs, models and engine presets servesim knows", cli_catalog},
     {"keys", "", "list every scenario key with its unit, default and range", cli_keys},
     {"validate", "", "replay measured vLLM runs and compare (data/validation)", cli_validate},
 };

@@ -121,6 +121,29 @@ int support_run(const char *json, const char *const *sets, support_rows *rows, i
     return rc;
 }
 
+static bool same_number(double a, double b)
+{
+    return (isnan(a) && isnan(b)) || a == b;
+}
+
+bool support_rows_equal(const support_rows *a, const support_rows *b)
+{
+    if (a->n != b->n) return false;
+    for (size_t i = 0; i < a->n; i++) {
+        const sim_request_row *x = &a->req[i], *y = &b->req[i];
+        if (x->id != y->id || strcmp(x->status, y->status) || x->replica != y->replica ||
+            x->prompt_tokens != y->prompt_tokens || x->output_tokens != y->output_tokens ||
+            x->preemptions != y->preemptions || x->cached_tokens != y->cached_tokens ||
+            !same_number(x->arrival_s, y->arrival_s) ||
+            !same_number(x->enqueue_s, y->enqueue_s) ||
+            !same_number(x->first_scheduled_s, y->first_scheduled_s) ||
+            !same_number(x->first_token_s, y->first_token_s) ||
+            !same_number(x->finish_s, y->finish_s))
+            return false;
+    }
+    return true;
+}
+
 const sim_request_row *support_row(const support_rows *rows, int64_t id)
 {
     for (size_t i = 0; i < rows->n; i++)

@@ -50,6 +50,9 @@ int support_run_rows(const sim_scenario *sc, support_rows *rows, int64_t *events
  * (cleared first); returns the engine's status (-100 if the scenario is
  * invalid: its messages are printed as TAP comments). */
 int support_run(const char *json, const char *const *sets, support_rows *rows, int64_t *events);
+/* Whether two runs gave the same request rows, every field (NAN equal to
+ * NAN: "never happened" in both). */
+bool support_rows_equal(const support_rows *a, const support_rows *b);
 /* The row of request id, or NULL. */
 const sim_request_row *support_row(const support_rows *rows, int64_t id);
 

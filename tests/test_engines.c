@@ -261,28 +261,6 @@ static void test_unknown(void)
 
 /* ---- runs ---- */
 
-static bool same_number(double a, double b)
-{
-    return (isnan(a) && isnan(b)) || a == b;
-}
-
-static bool same_rows(const support_rows *a, const support_rows *b)
-{
-    if (a->n != b->n) return false;
-    for (size_t i = 0; i < a->n; i++) {
-        const sim_request_row *x = &a->req[i], *y = &b->req[i];
-        if (x->id != y->id || strcmp(x->status, y->status) || x->replica != y->replica ||
-            x->prompt_tokens != y->prompt_tokens || x->output_tokens != y->output_tokens ||
-            x->preemptions != y->preemptions || !same_number(x->arrival_s, y->arrival_s) ||
-            !same_number(x->enqueue_s, y->enqueue_s) ||
-            !same_number(x->first_scheduled_s, y->first_scheduled_s) ||
-            !same_number(x->first_token_s, y->first_token_s) ||
-            !same_number(x->finish_s, y->finish_s))
-            return false;
-    }
-    return true;
-}
-
 /* ideal is servesim before engine presets: the old defaults stated key by
  * key under another engine give the very same rows (the golden test holds
  * the numbers themselves). */
@@ -301,7 +279,7 @@ static void test_ideal_rows(void)
     int64_t ea = 0, eb = 0;
     is_int(support_run(BASE, old, &a, &ea), 0, "the old defaults, stated, run");
     is_int(support_run(BASE, ideal, &b, &eb), 0, "ideal runs");
-    ok(same_rows(&a, &b), "ideal gives exactly the rows of the old defaults (%zu rows)", a.n);
+    ok(support_rows_equal(&a, &b), "ideal gives exactly the rows of the old defaults (%zu rows)", a.n);
     is_int(ea, eb, "in the same number of events");
     is_near(a.rep[0].busy_s, b.rep[0].busy_s, 0, "and the same busy time");
     support_rows_fini(&a);

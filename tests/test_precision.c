@@ -244,16 +244,11 @@ static void test_disaggregated(void)
     free(text);
 }
 
+/* The same request rows, and the same cache and busy time. */
 static bool same_rows(const support_rows *a, const support_rows *b)
 {
-    if (a->n != b->n || a->n == 0) return false;
-    for (size_t i = 0; i < a->n; i++) {
-        const sim_request_row *x = &a->req[i], *y = &b->req[i];
-        if (x->id != y->id || x->first_token_s != y->first_token_s ||
-            x->finish_s != y->finish_s || x->preemptions != y->preemptions)
-            return false;
-    }
-    return a->rep[0].kv_capacity_tokens == b->rep[0].kv_capacity_tokens &&
+    return a->n > 0 && support_rows_equal(a, b) &&
+           a->rep[0].kv_capacity_tokens == b->rep[0].kv_capacity_tokens &&
            a->rep[0].busy_s == b->rep[0].busy_s;
 }
 
