@@ -207,12 +207,18 @@ void sim__pc_fini(sim__pcache *c)
     *c = (sim__pcache){0};
 }
 
-void sim__pc_settle(sim__replica *rp)
+/* The queue made as long as `free_blocks`: evicting from its head what was
+ * allocated since, queueing at its tail (anonymously) what was freed. */
+static void reconcile(sim__pcache *c, int64_t free_blocks)
 {
-    sim__pcache *c = &rp->pc;
-    int64_t excess = c->free_len - sim__rp_free_blocks(rp);
+    int64_t excess = c->free_len - free_blocks;
     if (excess > 0) evict(c, excess);
     else queue_anonymous(c, -excess);
+}
+
+void sim__pc_settle(sim__replica *rp)
+{
+    reconcile(&rp->pc, sim__rp_free_blocks(rp));
 }
 
 /* ---- a request's segments ---- */
@@ -267,7 +273,7 @@ int64_t sim__pc_lookup(const sim__pcache *c, const sim__request *r, int64_t *in_
     return blocks;
 }
 
-void sim__pc_acquire(sim__replica *rp, sim__request *r)
+int64_t sim__pc_acquire(sim__replica *rp, sim__request *r)
 {
     sim__pcache *c = &rp->pc;
     int64_t blocks, in_use;
@@ -285,27 +291,29 @@ void sim__pc_acquire(sim__replica *rp, sim__request *r)
     r->pc_held = upto;
     r->pc_private = blocked;
     r->ref_blocks = blocks;
+    int64_t hit = blocks;
     if (r->victim) {
-        if (r->victim_cache == c && blocks == r->victim_after)
+        if (r->victim_cache == c && blocks == r->victim_after) {
+            hit += r->victim->resident;
             node_drop(c, r->victim); /* its own blocks, reclaimed */
-        else
+        } else {
             sim__pc_forget(r); /* elsewhere, or no longer after its prefix */
+        }
     }
+    return hit;
 }
 
-/* A new entry for segment i of r in the empty slot, holding `resident` of
- * its blocks, referenced by r. */
-static void entry_new(sim__pcache *c, sim__request *r, int i, sim__pc_node **slot,
-                      int64_t resident)
+/* A new entry in the empty slot table_slot gave for key: `blocks` blocks,
+ * the first `resident` of them computed, referenced by the request that
+ * computed them. */
+static sim__pc_node *entry_new(sim__pcache *c, sim__pc_node **slot, uint64_t key,
+                               int64_t blocks, int64_t resident)
 {
     sim__pc_node *e = node_new(c);
-    e->key = r->segs[i].key;
-    e->blocks = seg_hi(c, r, i) - seg_lo(c, r, i);
-    e->resident = resident;
-    e->refs = 1;
+    *e = (sim__pc_node){.key = key, .blocks = blocks, .resident = resident, .refs = 1};
     *slot = e;
     c->n++;
-    r->segs[i].node = e;
+    return e;
 }
 
 void sim__pc_register(sim__replica *rp, sim__request *r, int64_t upto)
@@ -334,7 +342,7 @@ void sim__pc_register(sim__replica *rp, sim__request *r, int64_t upto)
                 return;
             }
             int64_t have = full - lo < n ? full - lo : n;
-            entry_new(c, r, i, slot, have);
+            r->segs[i].node = entry_new(c, slot, r->segs[i].key, n, have);
             r->ref_blocks += have;
             if (have < n) r->pc_fill = i;
         }
@@ -350,17 +358,14 @@ void sim__pc_register(sim__replica *rp, sim__request *r, int64_t upto)
 static sim__pc_node *register_reply(sim__pcache *c, sim__request *r)
 {
     if (!r->out_key || r->pc_private || r->pc_fill >= 0 || r->pc_held < r->n_segs ||
-        r->segs[r->n_segs - 1].end != r->prompt || find(c, r->out_key))
+        r->segs[r->n_segs - 1].end != r->prompt)
         return NULL;
     int64_t b = c->block_tokens, lo = r->prompt / b;
     int64_t have = ((int64_t)r->prompt + r->output - 1) / b - lo;
-    if (have <= 0) return NULL;
-    sim__pc_node *e = node_new(c);
-    *e = (sim__pc_node){.key = r->out_key, .refs = 1, .resident = have,
-                        .blocks = ((int64_t)r->prompt + r->output) / b - lo};
-    table_put(c, e);
+    sim__pc_node **slot = have > 0 ? table_slot(c, r->out_key) : NULL;
+    if (!slot || *slot) return NULL;
     r->ref_blocks += have;
-    return e;
+    return entry_new(c, slot, r->out_key, ((int64_t)r->prompt + r->output) / b - lo, have);
 }
 
 /* Entries a release frees, in the order they are to be queued. */
@@ -395,9 +400,7 @@ static void unreference(sim__replica *rp, sim__request *r, sim__pc_node *reply,
     if (reply) collect(c, reply, &freed);
     for (int i = r->pc_held - 1; i >= 0; i--)
         if (seg_hi(c, r, i) > seg_lo(c, r, i)) collect(c, r->segs[i].node, &freed);
-    int64_t excess = c->free_len + own_blocks + freed.blocks - sim__rp_free_blocks(rp);
-    if (excess > 0) evict(c, excess);
-    else queue_anonymous(c, -excess);
+    reconcile(c, sim__rp_free_blocks(rp) - own_blocks - freed.blocks);
     if (own) queue_append(c, own);
     else queue_anonymous(c, own_blocks);
     for (sim__pc_node *e = freed.first, *next; e; e = next) {

@@ -222,24 +222,26 @@ static void decoder_leave(sim__replica *rp, sim__request *r)
 
 /* ---- prefix caching ---- */
 
+/* The tokens of `blocks` cached blocks that r's prefill may skip: whole
+ * blocks, and never its last token, which is computed again to produce the
+ * next one (vLLM: num_tokens - 1). */
+static int64_t skippable(const sim__replica *rp, const sim__request *r, int64_t blocks)
+{
+    int64_t most = (r->prefill_target - 1) / rp->pool->block_tokens;
+    return (blocks < most ? blocks : most) * rp->pool->block_tokens;
+}
+
 int64_t sim__rp_cached_prefix(const sim__replica *rp, const sim__request *r, int64_t *in_use)
 {
     *in_use = 0;
     if (!rp->pc_on || r->state != SIM__WAITING) return r->cached;
-    int64_t blocks = sim__pc_lookup(&rp->pc, r, in_use);
-    /* whole blocks, and never the last token: it is computed again to
-     * produce the next one (vLLM: num_tokens - 1) */
-    int64_t most = (r->prefill_target - 1) / rp->pool->block_tokens;
-    return (blocks < most ? blocks : most) * rp->pool->block_tokens;
+    return skippable(rp, r, sim__pc_lookup(&rp->pc, r, in_use));
 }
 
 void sim__rp_take_prefix(sim__replica *rp, sim__request *r)
 {
     if (!rp->pc_on || r->state != SIM__WAITING) return;
-    int64_t in_use;
-    r->cached = sim__rp_cached_prefix(rp, r, &in_use);
-    sim__pc_acquire(rp, r);
-    rp->pc.hit_tokens += r->cached;
+    r->cached = skippable(rp, r, sim__pc_acquire(rp, r));
     if (r->sched_ns < 0) r->hit_tokens = (int32_t)r->cached; /* prompt tokens: cached < prompt */
 }
 

@@ -313,7 +313,6 @@ typedef struct sim__pcache {
     int64_t saved;          /* blocks counted by more than one running request: their
                              * sum over shared entries of (refs - 1) x resident */
     int64_t evicted;        /* blocks of reusable content evicted (shared or victim) */
-    int64_t hit_tokens;     /* tokens served from it, first schedulings and recomputes */
     sim__pc_node *spare;
 } sim__pcache;
 
@@ -329,8 +328,9 @@ void sim__pc_fini(sim__pcache *c);
  * token (and, preempted, its own blocks after them); *in_use: how many of
  * those running requests hold too (they take no free block). */
 int64_t sim__pc_lookup(const sim__pcache *c, const sim__request *r, int64_t *in_use);
-/* r is admitted: it references what sim__pc_lookup found. */
-void sim__pc_acquire(struct sim__replica *rp, sim__request *r);
+/* r is admitted: it references what sim__pc_lookup finds, and reclaims its
+ * own blocks; returns their count, as sim__pc_lookup's. */
+int64_t sim__pc_acquire(struct sim__replica *rp, sim__request *r);
 /* r's tokens [0, upto) are scheduled: their full blocks become shareable. */
 void sim__pc_register(struct sim__replica *rp, sim__request *r, int64_t upto);
 /* r no longer holds `blocks` blocks (already uncounted by the caller). */
