@@ -208,14 +208,20 @@ static void copy_missing(cJSON *to, const cJSON *from, const char *key)
         cJSON_AddItemToObject(to, key, cJSON_Duplicate(v, 1));
 }
 
+/* Every key of from that to lacks. */
+static void fill_missing(cJSON *to, const cJSON *from)
+{
+    for (const cJSON *k = from ? from->child : NULL; k; k = k->next)
+        copy_missing(to, from, k->string);
+}
+
 /* A pool's own object (scheduler, host) takes the cluster's keys it lacks;
  * a pool without one takes the cluster's whole (inherit_pools). */
 static void inherit_keys(cJSON *pool, const cJSON *cluster, const char *key)
 {
     cJSON *own = cJSON_GetObjectItemCaseSensitive(pool, key);
     const cJSON *from = cJSON_GetObjectItemCaseSensitive(cluster, key);
-    if (cJSON_IsObject(own) && cJSON_IsObject(from))
-        for (const cJSON *k = from->child; k; k = k->next) copy_missing(own, from, k->string);
+    if (cJSON_IsObject(own) && cJSON_IsObject(from)) fill_missing(own, from);
 }
 
 /* Before validation, so that what a pool inherits is validated as its own. */
@@ -317,12 +323,6 @@ static cJSON *object_member(cJSON *o, const char *key)
     cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     if (!v) v = cJSON_AddObjectToObject(o, key);
     return cJSON_IsObject(v) ? v : NULL;
-}
-
-static void fill_missing(cJSON *to, const cJSON *from)
-{
-    for (const cJSON *k = from ? from->child : NULL; k; k = k->next)
-        copy_missing(to, from, k->string);
 }
 
 /* Two of vLLM's rules for its defaults (vllm/engine/arg_utils.py), which
