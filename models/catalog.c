@@ -101,13 +101,51 @@ const util_field mdl_model_fields[] = {
     {.key = "max_context", .type = UTIL_T_INTEGER, .unit = "tokens", .min = 1, .max = 1e8,
      .flags = UTIL_REQUIRED, .doc = "longest prompt + output the model accepts"},
     {.key = "params_b", .type = UTIL_T_NUMBER, .unit = "1e9 params", .min = 0, .max = 1e4,
-     .flags = UTIL_REQUIRED | UTIL_MIN_EXCLUSIVE, .doc = "parameters in total"},
+     .flags = UTIL_MIN_EXCLUSIVE,
+     .doc = "parameters in total (default: counted from the dimensions; given, it is checked "
+            "against them)"},
     {.key = "active_params_b", .type = UTIL_T_NUMBER, .unit = "1e9 params", .min = 0, .max = 1e4,
-     .flags = UTIL_MIN_EXCLUSIVE, .doc = "parameters used per token (MoE); defaults to params_b"},
+     .flags = UTIL_MIN_EXCLUSIVE,
+     .doc = "parameters used per token, embedding and head included (MoE; default: counted, "
+            "or params_b for a dense model)"},
     {.key = "experts", .type = UTIL_T_INTEGER, .def = "1", .min = 1, .max = 1e4,
-     .doc = "experts per MoE layer (1: dense)"},
+     .doc = "routed experts per MoE layer (1: dense)"},
     {.key = "experts_active", .type = UTIL_T_INTEGER, .def = "1", .min = 1, .max = 1e4,
-     .doc = "experts each token is routed to"},
+     .doc = "routed experts each token goes to"},
+    {.key = "moe_ffn", .type = UTIL_T_INTEGER, .min = 1, .max = 1e6,
+     .doc = "one routed expert's intermediate size (default: ffn)"},
+    {.key = "moe_layers", .type = UTIL_T_INTEGER, .unit = "layers", .min = 0, .max = 1000,
+     .doc = "layers whose FFN is MoE, the others dense of size ffn (default: every layer of an "
+            "MoE model; DeepSeek-V3: 61 - first_k_dense_replace 3)"},
+    {.key = "shared_experts", .type = UTIL_T_INTEGER, .def = "0", .min = 0, .max = 1024,
+     .doc = "shared experts every token of an MoE layer also goes through"},
+    {.key = "shared_ffn", .type = UTIL_T_INTEGER, .min = 1, .max = 1e6,
+     .doc = "one shared expert's intermediate size (default: moe_ffn)"},
+    {.key = "gated_ffn", .type = UTIL_T_BOOL, .def = "true",
+     .doc = "gated FFN (SwiGLU, GeGLU: three matrices); false: two (OPT's ReLU MLP)"},
+    {.key = "attention", .type = UTIL_T_STRING, .def = "\"gqa\"", .choices = mdl_attentions,
+     .doc = "gqa (multi-head, grouped- or multi-query: K and V per KV head) or mla (DeepSeek's "
+            "latent: kv_lora_rank + qk_rope_head_dim per token and layer)"},
+    {.key = "q_lora_rank", .type = UTIL_T_INTEGER, .def = "0", .min = 0, .max = 1e5,
+     .doc = "MLA: rank of the query compression (0: none)"},
+    {.key = "kv_lora_rank", .type = UTIL_T_INTEGER, .min = 1, .max = 1e5,
+     .doc = "MLA: rank of the KV latent the cache holds"},
+    {.key = "qk_nope_head_dim", .type = UTIL_T_INTEGER, .min = 0, .max = 4096,
+     .doc = "MLA: query-key width of a head without rotary position"},
+    {.key = "qk_rope_head_dim", .type = UTIL_T_INTEGER, .min = 0, .max = 4096,
+     .doc = "MLA: query-key width with rotary position (its key part is cached beside the "
+            "latent)"},
+    {.key = "v_head_dim", .type = UTIL_T_INTEGER, .min = 1, .max = 4096,
+     .doc = "MLA: value width of a head"},
+    {.key = "sliding_window", .type = UTIL_T_INTEGER, .unit = "tokens", .def = "0", .min = 0,
+     .max = 1e8,
+     .doc = "window_layers attend only the last this many tokens (Mistral, Gemma, gpt-oss; "
+            "Llama-4's chunked attention as a window of its chunk); 0: none"},
+    {.key = "window_layers", .type = UTIL_T_INTEGER, .unit = "layers", .min = 0, .max = 1000,
+     .doc = "layers with the sliding window (default: all, when there is one)"},
+    {.key = "hf_config", .type = UTIL_T_STRING,
+     .doc = "a Hugging Face config.json (or a folder holding one), relative to the scenario's "
+            "folder: the dimensions are read from it, and keys given beside it override it"},
     {.key = "tied_embeddings", .type = UTIL_T_BOOL, .def = "false",
      .doc = "the output projection (lm_head) shares the input embedding's weights"},
     {.key = "bytes_per_param", .type = UTIL_T_NUMBER, .unit = "bytes", .def = "2", .min = 0,
@@ -304,22 +342,28 @@ void mdl_model_from_json(const cJSON *o, mdl_model *m)
     m->max_context = (int)num(o, "max_context");
     m->experts = (int)num(o, "experts");
     m->experts_active = (int)num(o, "experts_active");
-    m->params = num(o, "params_b") * GIGA;
-    m->active_params = num(o, "active_params_b") * GIGA;
+    m->moe_ffn = (int)util_json_number(o, "moe_ffn", m->ffn);
+    m->moe_layers = (int)util_json_number(o, "moe_layers", m->experts > 1 ? m->layers : 0);
+    m->shared_experts = (int)util_json_number(o, "shared_experts", 0);
+    m->shared_ffn = (int)util_json_number(o, "shared_ffn", m->moe_ffn);
+    m->gated_ffn = !cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(o, "gated_ffn"));
+    const cJSON *attn = cJSON_GetObjectItemCaseSensitive(o, "attention");
+    m->attention = cJSON_IsString(attn) && !strcmp(attn->valuestring, "mla") ? MDL_ATTN_MLA
+                                                                            : MDL_ATTN_GQA;
+    m->q_lora_rank = (int)util_json_number(o, "q_lora_rank", 0);
+    m->kv_lora_rank = (int)util_json_number(o, "kv_lora_rank", 0);
+    m->qk_nope_head_dim = (int)util_json_number(o, "qk_nope_head_dim", 0);
+    m->qk_rope_head_dim = (int)util_json_number(o, "qk_rope_head_dim", 0);
+    m->v_head_dim = (int)util_json_number(o, "v_head_dim", 0);
+    m->sliding_window = (int)util_json_number(o, "sliding_window", 0);
+    m->window_layers = (int)util_json_number(o, "window_layers",
+                                             m->sliding_window > 0 ? m->layers : 0);
+    m->params = util_json_number(o, "params_b", 0) * GIGA;
+    m->active_params = util_json_number(o, "active_params_b", 0) * GIGA;
     m->bytes_per_param = num(o, "bytes_per_param");
     m->weight_bytes_per_param = m->bytes_per_param; /* until a precision says otherwise */
     m->kv_bytes_per_elem = m->bytes_per_param;
     m->tied_embeddings = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "tied_embeddings"));
-}
-
-double mdl_model_weight_bytes(const mdl_model *m)
-{
-    return m->params * m->weight_bytes_per_param;
-}
-
-double mdl_model_kv_bytes_per_token(const mdl_model *m)
-{
-    return 2.0 * m->layers * m->kv_heads * m->head_dim * m->kv_bytes_per_elem;
 }
 
 /* Rules that span fields of one record. */
@@ -337,11 +381,61 @@ static int check_gpu_object(cJSON *o, const char *path, util_diag *d)
     return UTIL_OK;
 }
 
+/* Sets key to v unless the object has it. */
+static void default_number(cJSON *o, const char *key, double v)
+{
+    if (!cJSON_GetObjectItemCaseSensitive(o, key)) cJSON_AddNumberToObject(o, key, v);
+}
+
+/* MLA's widths come together: a latent attention without them has no size. */
+static int check_mla(const cJSON *o, const char *path, util_diag *d)
+{
+    static const char *const keys[] = {"kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
+                                       "v_head_dim"};
+    int rc = UTIL_OK;
+    for (int i = 0; i < 4; i++)
+        if (!cJSON_GetObjectItemCaseSensitive(o, keys[i]))
+            rc = util_diag_add(d, "%s.%s: missing (attention mla needs kv_lora_rank, "
+                                  "qk_nope_head_dim, qk_rope_head_dim and v_head_dim)",
+                               path, keys[i]);
+    return rc;
+}
+
+/* The architecture's defaults, written into the object so that the stored
+ * scenario shows what was used: the MoE layout, the window's layers, and
+ * the parameters counted from the dimensions when none were given. */
+static void fill_architecture(cJSON *o)
+{
+    bool moe = num(o, "experts") > 1;
+    default_number(o, "moe_ffn", num(o, "ffn"));
+    default_number(o, "moe_layers", moe ? num(o, "layers") : 0);
+    default_number(o, "shared_ffn", num(o, "moe_ffn"));
+    default_number(o, "window_layers", num(o, "sliding_window") > 0 ? num(o, "layers") : 0);
+    bool given = cJSON_GetObjectItemCaseSensitive(o, "params_b") != NULL;
+    mdl_model m;
+    mdl_model_from_json(o, &m);
+    mdl_params p;
+    mdl_model_count_params(&m, &p);
+    default_number(o, "params_b", p.total / GIGA);
+    default_number(o, "active_params_b", given && !moe ? num(o, "params_b") : p.active / GIGA);
+}
+
 static int check_model_object(cJSON *o, const char *path, util_diag *d)
 {
     int rc = UTIL_OK;
-    if (!cJSON_GetObjectItemCaseSensitive(o, "active_params_b"))
-        cJSON_AddNumberToObject(o, "active_params_b", num(o, "params_b"));
+    const cJSON *attn = cJSON_GetObjectItemCaseSensitive(o, "attention");
+    if (cJSON_IsString(attn) && !strcmp(attn->valuestring, "mla") && check_mla(o, path, d))
+        return UTIL_EINPUT;
+    fill_architecture(o);
+    if (num(o, "moe_layers") > num(o, "layers"))
+        rc = util_diag_add(d, "%s.moe_layers: %g is more than layers (%g)", path,
+                           num(o, "moe_layers"), num(o, "layers"));
+    if (num(o, "experts") == 1 && num(o, "moe_layers") > 0)
+        rc = util_diag_add(d, "%s.moe_layers: %g MoE layers, but experts is 1 (a dense model)",
+                           path, num(o, "moe_layers"));
+    if (num(o, "window_layers") > num(o, "layers"))
+        rc = util_diag_add(d, "%s.window_layers: %g is more than layers (%g)", path,
+                           num(o, "window_layers"), num(o, "layers"));
     if ((int)num(o, "heads") % (int)num(o, "kv_heads"))
         rc = util_diag_add(d, "%s.kv_heads: %g does not divide heads (%g)", path,
                            num(o, "kv_heads"), num(o, "heads"));

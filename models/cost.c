@@ -109,12 +109,38 @@ static double param_or(cJSON *obj, const char *key, double dflt)
     return dflt;
 }
 
+/* Attention FLOPs of one query-key pair in one layer.  Grouped-query
+ * attention: QK^T and PV over head_dim for every query head.  MLA as vLLM
+ * runs it: a prompt's keys and values are expanded to full heads
+ * (qk_nope + qk_rope wide for QK^T, v_head_dim for PV); a decoding token's
+ * query is absorbed into the latent, so QK^T spans kv_lora_rank +
+ * qk_rope_head_dim and PV kv_lora_rank. */
+static void attention_flops(const mdl_model *m, double *prefill, double *decode)
+{
+    double heads = m->heads;
+    if (m->attention == MDL_ATTN_GQA) {
+        *prefill = *decode = 4.0 * heads * m->head_dim;
+        return;
+    }
+    *prefill = 2.0 * heads * ((double)m->qk_nope_head_dim + m->qk_rope_head_dim) +
+               2.0 * heads * m->v_head_dim;
+    *decode = 2.0 * heads * ((double)m->kv_lora_rank + m->qk_rope_head_dim) +
+              2.0 * heads * m->kv_lora_rank;
+}
+
 static void derive(mdl_cost *cm)
 {
     const mdl_model *m = &cm->model;
     cm->weight_bytes = mdl_model_weight_bytes(m);
     cm->kv_bytes_per_token = mdl_model_kv_bytes_per_token(m);
-    cm->attn_flops_per_pair = 4.0 * m->layers * m->heads * m->head_dim;
+    attention_flops(m, &cm->attn_prefill_pair, &cm->attn_decode_pair);
+    cm->window = m->sliding_window;
+    cm->window_layers = m->sliding_window > 0 ? m->window_layers : 0;
+    cm->full_layers = m->layers - cm->window_layers;
+    /* Each GPU reads its share of a layer's KV, or all of it where the
+     * cache is replicated; bytes counts what every GPU reads. */
+    cm->kv_read_per_layer_token = mdl_model_kv_bytes_per_layer_token(m) * cm->tp /
+                                  mdl_model_kv_shards(m, cm->tp);
     /* The embedding is a lookup, not a multiplication; the head multiplies
      * only the one position per sequence that is sampled. */
     cm->head_params = (double)m->vocab * m->hidden;
@@ -126,6 +152,16 @@ static void derive(mdl_cost *cm)
         cm->expert_params = 0;
         cm->shared_params = m->params;
     }
+}
+
+void mdl_cost_set_parallel(mdl_cost *cm, int tp, int pp, const mdl_ep *ep)
+{
+    cm->tp = tp;
+    cm->pp = pp;
+    cm->ep = ep ? *ep : (mdl_ep){0};
+    if (cm->ep.degree < 1) cm->ep.degree = 1;
+    if (cm->ep.skew < 1) cm->ep.skew = 1;
+    derive(cm);
 }
 
 /* Copies the validated array obj[key] into out[0..n); an absent key leaves
@@ -169,8 +205,7 @@ int mdl_cost_init(mdl_cost *cm, cJSON *obj, const mdl_gpu *gpu, const mdl_model 
     memset(cm, 0, sizeof *cm);
     cm->gpu = *gpu;
     cm->model = *model;
-    cm->tp = cm->pp = 1; /* the scenario sets a replica's parallelism */
-    derive(cm);
+    mdl_cost_set_parallel(cm, 1, 1, NULL); /* the scenario sets a replica's parallelism */
     const char *kind = cJSON_GetObjectItemCaseSensitive(obj, "kind")->valuestring;
     if (!strcmp(kind, "roofline")) {
         cm->kind = MDL_COST_ROOFLINE;
@@ -202,35 +237,102 @@ void mdl_cost_fini(mdl_cost *cm)
     cm->table = NULL;
 }
 
-/* Bytes of weights an iteration of `tokens` tokens reads.  A dense model reads
- * all of them but an untied embedding table, of which it reads only the rows
- * of its tokens; an MoE layer reads only the experts some token was routed
- * to, 1 - (1 - k/E)^tokens of them in expectation under uniform routing. */
-static double weights_read(const mdl_cost *cm, double tokens)
+/* What an iteration does: FLOPs and bytes in all, and the routed experts'
+ * part of them, which the busiest GPU of expert parallelism does `skew`
+ * times its share of. */
+typedef struct work {
+    double flops, bytes;
+    double expert_flops, expert_bytes;
+} work;
+
+/* Weights an iteration of `tokens` tokens reads, and their FLOPs for
+ * `seqs` sequences sampled.  A dense model reads all of them but an untied
+ * embedding table, of which it reads only the rows of its tokens; an MoE
+ * layer reads only the experts some token was routed to, 1 - (1 - k/E)^tokens
+ * of them in expectation under uniform routing. */
+static work linear_work(const mdl_cost *cm, double tokens, double seqs)
 {
     const mdl_model *m = &cm->model;
+    work w = {0, 0, 0, 0};
+    if (tokens <= 0) return w;
     double table = m->tied_embeddings ? 0 : cm->head_params;
     double rows = tokens * m->hidden;
     double dense = cm->shared_params - table + (rows < table ? rows : table);
-    if (cm->expert_params == 0 || tokens <= 0) return dense * m->weight_bytes_per_param;
+    w.flops = 2.0 * (cm->layer_params * tokens + cm->head_params * seqs);
+    w.bytes = dense * m->weight_bytes_per_param;
+    if (cm->expert_params == 0) return w;
     double k = m->experts_active, e = m->experts;
     double reached = e * (1.0 - pow(1.0 - k / e, tokens));
-    return (dense + cm->expert_params * reached) * m->weight_bytes_per_param;
+    w.expert_flops = 2.0 * cm->expert_params * k * tokens;
+    w.expert_bytes = cm->expert_params * reached * m->weight_bytes_per_param;
+    w.bytes += w.expert_bytes;
+    return w;
 }
 
-typedef struct work {
-    double flops, bytes;
-} work;
-
-/* FLOPs and bytes of `tokens` tokens of `seqs` sequences with `pairs` causal
- * attention pairs, reading or writing `kv_tokens` tokens of KV. */
-static work physics(const mdl_cost *cm, double tokens, double seqs, double pairs, double kv_tokens)
+/* Causal pairs of a chunk of c tokens after p cached ones whose queries see
+ * at most the last `window` keys: sum over t in (p, p + c] of min(t, window). */
+static double windowed_pairs(double c, double p, double window)
 {
-    work w = {0, 0};
-    if (tokens <= 0) return w;
-    w.flops = 2.0 * (cm->layer_params * tokens + cm->head_params * seqs) +
-              cm->attn_flops_per_pair * pairs;
-    w.bytes = weights_read(cm, tokens) + cm->kv_bytes_per_token * kv_tokens;
+    if (p + c <= window) return c * (p + (c + 1) / 2);
+    if (p >= window) return c * window;
+    double inside = window - p; /* tokens p+1 .. window see all before them */
+    return inside * (p + 1 + window) / 2 + (c - inside) * window;
+}
+
+/* The prefill chunks' attention: the full layers over every pair and every
+ * cached token, the windowed layers over the pairs and cached tokens within
+ * their window, chunk by chunk (an iteration has few chunks).  Every layer
+ * writes the new tokens' KV. */
+static void prefill_attention(const mdl_cost *cm, const mdl_batch *b, work *w)
+{
+    if (b->prefill_tokens <= 0) return;
+    double kv = cm->kv_read_per_layer_token, tokens = (double)b->prefill_tokens;
+    double pairs = b->prefill_pairs, context = (double)b->prefill_context;
+    w->flops += cm->attn_prefill_pair * cm->full_layers * pairs;
+    w->bytes += kv * cm->full_layers * (tokens + context);
+    if (cm->window_layers == 0) return;
+    double wp = 0, wc = 0, win = (double)cm->window;
+    if (b->chunks) {
+        for (int i = 0; i < b->n_prefill; i++) {
+            double c = (double)b->chunks[i].tokens, p = (double)b->chunks[i].cached;
+            wp += windowed_pairs(c, p, win);
+            wc += p < win ? p : win;
+        }
+    } else { /* aggregates only: their bounds */
+        wp = fmin(pairs, tokens * win);
+        wc = fmin(context, b->n_prefill * win);
+    }
+    w->flops += cm->attn_prefill_pair * cm->window_layers * wp;
+    w->bytes += kv * cm->window_layers * (tokens + wc);
+}
+
+/* n decoding sequences of context sum ctx (each including its new token):
+ * a full layer reads every context's KV, a windowed one at most `window`
+ * of each -- min(ctx, n x window), exact when every context is on the same
+ * side of the window and above the true sum otherwise. */
+static double decode_keys(const mdl_cost *cm, double n, double ctx, double *windowed)
+{
+    *windowed = cm->window_layers ? fmin(ctx, n * (double)cm->window) : 0;
+    return ctx;
+}
+
+static void decode_attention(const mdl_cost *cm, double n, double ctx, work *w)
+{
+    if (n <= 0) return;
+    double win, full = decode_keys(cm, n, ctx, &win);
+    double keys = cm->full_layers * full + cm->window_layers * win;
+    w->flops += cm->attn_decode_pair * keys;
+    w->bytes += cm->kv_read_per_layer_token * keys;
+}
+
+/* The iteration of batch b, or its prefill or decode part alone. */
+static work batch_work(const mdl_cost *cm, const mdl_batch *b, bool prefill, bool decode)
+{
+    double tokens = (prefill ? (double)b->prefill_tokens : 0) + (decode ? b->n_decode : 0);
+    double seqs = (prefill ? b->n_prefill : 0) + (decode ? b->n_decode : 0);
+    work w = linear_work(cm, tokens, seqs);
+    if (prefill) prefill_attention(cm, b, &w);
+    if (decode) decode_attention(cm, b->n_decode, (double)b->decode_context, &w);
     return w;
 }
 
@@ -240,27 +342,58 @@ static work physics(const mdl_cost *cm, double tokens, double seqs, double pairs
  * iteration. */
 static double roofline_s(const mdl_cost *cm, work w, double mfu, double mbu)
 {
-    double tc = w.flops / (cm->gpu.flops * mfu * cm->tp);
-    double tm = w.bytes / (cm->gpu.mem_bw * mbu * cm->tp);
+    double extra = cm->ep.skew - 1; /* the busiest expert-parallel GPU's excess */
+    double tc = (w.flops + extra * w.expert_flops) / (cm->gpu.flops * mfu * cm->tp);
+    double tm = (w.bytes + extra * w.expert_bytes) / (cm->gpu.mem_bw * mbu * cm->tp);
     return tc > tm ? tc : tm;
+}
+
+/* One direction of the GPU's scale-up link (NVLink, Infinity Fabric), or
+ * PCIe where it has none. */
+static double link_bw(const mdl_cost *cm)
+{
+    return cm->gpu.link_bw > 0 ? cm->gpu.link_bw / 2 : cm->gpu.pcie_bw;
+}
+
+/* One MoE layer's dispatch and combine under expert parallelism: each of
+ * the replica's GPUs sends its share of the tokens' hidden states, k copies
+ * each, to the GPUs holding their experts ((ep - 1) / ep of them elsewhere)
+ * and receives the results back; the busiest GPU receives `skew` times the
+ * mean.  Peers on the GPU's own node are reached over its link, the others
+ * over the network, both at once: the slower paces the exchange. */
+static double all_to_all_s(const mdl_cost *cm, double tokens)
+{
+    const mdl_ep *ep = &cm->ep;
+    double act = tokens / cm->tp * cm->model.experts_active * cm->model.hidden *
+                 cm->model.bytes_per_param * ep->skew;
+    int local = ep->gpus_per_node > 0 && ep->gpus_per_node < ep->degree ? ep->gpus_per_node
+                                                                         : ep->degree;
+    double near = act * (local - 1) / ep->degree, far = act * (ep->degree - local) / ep->degree;
+    double t = near / link_bw(cm);
+    if (far > 0) t = fmax(t, far / ep->network_bw);
+    return 2.0 * (cm->allreduce_latency_s + t);
 }
 
 /* Communication of one iteration of `tokens` tokens: with tensor
  * parallelism, two ring all-reduces of the hidden state per layer (each GPU
- * sends and receives 2 (tp - 1) / tp of it); with pipeline parallelism, a
- * hand-off of the hidden state between consecutive stages.  Each costs a
- * fixed latency plus bytes over one direction of the GPU's interconnect.
- * The hidden state is in the activation dtype whatever the weights are. */
+ * sends and receives 2 (tp - 1) / tp of it) -- with expert parallelism an
+ * MoE layer's second is its dispatch and combine instead; with pipeline
+ * parallelism, a hand-off of the hidden state between consecutive stages.
+ * Each costs a fixed latency plus bytes over one direction of the GPU's
+ * interconnect.  The hidden state is in the activation dtype whatever the
+ * weights are. */
 static double comm_s(const mdl_cost *cm, double tokens)
 {
     if (cm->tp == 1 && cm->pp == 1) return 0;
-    double bw = (cm->gpu.link_bw > 0 ? cm->gpu.link_bw / 2 : cm->gpu.pcie_bw);
     double act = tokens * cm->model.hidden * cm->model.bytes_per_param;
+    double allreduce = cm->allreduce_latency_s + 2.0 * (cm->tp - 1) / cm->tp * act / link_bw(cm);
     double t = 0;
-    if (cm->tp > 1)
-        t += 2.0 * cm->model.layers *
-             (cm->allreduce_latency_s + 2.0 * (cm->tp - 1) / cm->tp * act / bw);
-    if (cm->pp > 1) t += (cm->pp - 1) * (cm->allreduce_latency_s + act / bw);
+    if (cm->tp > 1) {
+        int moe = cm->ep.degree > 1 ? cm->model.moe_layers : 0;
+        t += (2.0 * cm->model.layers - moe) * allreduce;
+        if (moe) t += moe * all_to_all_s(cm, tokens);
+    }
+    if (cm->pp > 1) t += (cm->pp - 1) * (cm->allreduce_latency_s + act / link_bw(cm));
     return t;
 }
 
@@ -280,12 +413,8 @@ static double roofline_step(const mdl_cost *cm, const mdl_batch *b, work all, do
                             double *q)
 {
     if (b->prefill_tokens > 0 && b->n_decode > 0) { /* shares only matter then */
-        *p = roofline_s(cm, physics(cm, (double)b->prefill_tokens, b->n_prefill,
-                                    b->prefill_pairs,
-                                    (double)(b->prefill_tokens + b->prefill_context)),
-                        cm->mfu, cm->mbu);
-        *q = roofline_s(cm, physics(cm, b->n_decode, b->n_decode, (double)b->decode_context,
-                                    (double)b->decode_context), cm->mfu, cm->mbu);
+        *p = roofline_s(cm, batch_work(cm, b, true, false), cm->mfu, cm->mbu);
+        *q = roofline_s(cm, batch_work(cm, b, false, true), cm->mfu, cm->mbu);
     }
     return roofline_s(cm, all, cm->mfu, cm->mbu) + cm->overhead_s +
            comm_s(cm, (double)b->prefill_tokens + b->n_decode);
@@ -360,9 +489,7 @@ void mdl_cost_step(const mdl_cost *cm, const mdl_batch *b, mdl_step *out)
     assert(b->prefill_tokens > 0 || b->n_decode > 0);
     /* Prefill writes its chunks' KV and reads their cached context's; decode
      * reads every context (which includes the token it writes). */
-    work all = physics(cm, (double)b->prefill_tokens + b->n_decode,
-                       (double)b->n_prefill + b->n_decode, b->prefill_pairs + (double)b->decode_context,
-                       (double)(b->prefill_tokens + b->prefill_context + b->decode_context));
+    work all = batch_work(cm, b, true, true);
     out->flops = all.flops;
     out->bytes = all.bytes;
     double t = 0, p = 0, q = 0;
@@ -445,58 +572,59 @@ static mdl_line poly_line(const mdl_cost *cm, int32_t n, int64_t ctx0)
 
 /* Measured tables have no closed form: one lookup per iteration (not per
  * token or sequence), with everything but attention looked up once, since
- * the batch does not change during a run. */
-static void table_run(const mdl_cost *cm, int32_t n, int64_t ctx0, int64_t k, mdl_line fl,
-                      mdl_line bl, mdl_step *sum)
+ * the batch does not change during a run.  fl and bl are the datasheet's
+ * floors. */
+static double table_part(const mdl_cost *cm, int32_t n, int64_t ctx0, int64_t k, mdl_line fl,
+                         mdl_line bl, int32_t *oor)
 {
     bool fixed_clamped = false;
     double rest = mdl__table_rest_s(cm->table, n, n, &fixed_clamped), total = 0;
-    int32_t oor = 0;
     for (int64_t j = 0; j < k; j++) {
         bool clamped = fixed_clamped;
         mdl_batch b = {.n_decode = n, .decode_context = ctx0 + n * j};
         double t = rest + mdl__table_attention_s(cm->table, &b, &clamped);
         double jj = (double)j, floor_s = fmax(fl.a + fl.b * jj, bl.a + bl.b * jj);
         total += with_host(cm, t > floor_s ? t : floor_s, host_s(cm, n));
-        oor += clamped;
+        *oor += clamped;
     }
-    sum->time_s = total;
-    sum->out_of_range = oor;
+    return total;
 }
 
-/* The host's time in a run: the same every iteration, since the batch does
- * not change.  Added, it is fixed cost; overlapped, iteration j takes
- * max(envelope_j + fixed, host) = max(envelope_j, host - fixed) + fixed, so
- * it is one more, flat, line of the envelope.  (The table model, summed
- * iteration by iteration, applies it there.) */
-static void add_host(mdl_run *r, const mdl_cost *cm)
+/* FLOPs and bytes of a part's iterations as lines in j; `full` when every
+ * windowed layer's window is full throughout it.  The time lines add the
+ * busiest expert-parallel GPU's excess (extra); the totals do not. */
+static void part_work(const mdl_cost *cm, int32_t n, bool full, mdl_run_part *pt,
+                      double *extra_f, double *extra_b)
 {
-    r->host = host_s(cm, r->n);
-    if (r->host <= 0 || cm->kind == MDL_COST_TABLE) return;
-    if (!cm->host_overlap) r->fixed += r->host;
-    else r->lines[r->n_lines++] = (mdl_line){r->host - r->fixed, 0};
+    work lw = linear_work(cm, n, n);
+    double ctx = (double)pt->ctx0, win = (double)n * (double)cm->window;
+    double keys0 = cm->full_layers * ctx + cm->window_layers * (full ? win : ctx);
+    double keys1 = (double)n * (cm->full_layers + (full ? 0 : cm->window_layers));
+    pt->f0 = lw.flops + cm->attn_decode_pair * keys0;
+    pt->f1 = cm->attn_decode_pair * keys1;
+    pt->b0 = lw.bytes + cm->kv_read_per_layer_token * keys0;
+    pt->b1 = cm->kv_read_per_layer_token * keys1;
+    *extra_f = (cm->ep.skew - 1) * lw.expert_flops;
+    *extra_b = (cm->ep.skew - 1) * lw.expert_bytes;
 }
 
-void mdl_run_init(mdl_run *r, const mdl_cost *cm, int32_t n, int64_t ctx0)
+static void part_init(mdl_run *r, mdl_run_part *pt, int64_t ctx0, bool full)
 {
-    assert(n > 0);
-    *r = (mdl_run){.cm = cm, .n = n, .ctx0 = ctx0};
-    /* Iteration j: FLOPs = f0 + f1 j, bytes = b0 + b1 j (context ctx0 + n j). */
-    r->f0 = 2.0 * (cm->layer_params + cm->head_params) * n + cm->attn_flops_per_pair * (double)ctx0;
-    r->f1 = cm->attn_flops_per_pair * n;
-    r->b0 = weights_read(cm, n) + cm->kv_bytes_per_token * (double)ctx0;
-    r->b1 = cm->kv_bytes_per_token * n;
+    const mdl_cost *cm = r->cm;
+    int32_t n = r->n;
+    pt->ctx0 = ctx0;
+    double xf, xb;
+    part_work(cm, n, full, pt, &xf, &xb);
     double peak_f = cm->gpu.flops * cm->tp, peak_b = cm->gpu.mem_bw * cm->tp;
-    mdl_line *l = r->lines;
+    mdl_line *l = pt->lines;
     /* Every model but the roofline is its formula floored at the datasheet. */
-    l[1] = (mdl_line){r->f0 / peak_f, r->f1 / peak_f};
-    l[2] = (mdl_line){r->b0 / peak_b, r->b1 / peak_b};
+    l[1] = (mdl_line){(pt->f0 + xf) / peak_f, pt->f1 / peak_f};
+    l[2] = (mdl_line){(pt->b0 + xb) / peak_b, pt->b1 / peak_b};
     switch (cm->kind) {
     case MDL_COST_ROOFLINE:
-        l[0] = (mdl_line){r->f0 / (peak_f * cm->mfu), r->f1 / (peak_f * cm->mfu)};
-        l[1] = (mdl_line){r->b0 / (peak_b * cm->mbu), r->b1 / (peak_b * cm->mbu)};
+        l[0] = (mdl_line){l[1].a / cm->mfu, l[1].b / cm->mfu};
+        l[1] = (mdl_line){l[2].a / cm->mbu, l[2].b / cm->mbu};
         l[2] = l[1];
-        r->fixed = cm->overhead_s + comm_s(cm, n);
         break;
     case MDL_COST_LINEAR:
         l[0] = (mdl_line){cm->iteration_s + cm->decode_step_s + cm->decode_s_per_seq * n, 0};
@@ -504,32 +632,80 @@ void mdl_run_init(mdl_run *r, const mdl_cost *cm, int32_t n, int64_t ctx0)
     case MDL_COST_POLYNOMIAL: l[0] = poly_line(cm, n, ctx0); break;
     case MDL_COST_TABLE: l[0] = l[1]; break;
     }
-    r->n_lines = 3;
-    add_host(r, cm);
-    r->pieces = envelope(l, r->n_lines, r->piece);
+    pt->n_lines = 3;
+    /* The host's time, overlapped: max(envelope_j + fixed, host) =
+     * max(envelope_j, host - fixed) + fixed, one more (flat) line. */
+    if (r->host > 0 && cm->host_overlap && cm->kind != MDL_COST_TABLE)
+        l[pt->n_lines++] = (mdl_line){r->host - r->fixed, 0};
+    pt->pieces = envelope(l, pt->n_lines, pt->piece);
+}
+
+/* The first iteration at which ctx0 + n j reaches n x window: from there
+ * on every windowed layer reads a full window per sequence. */
+static int64_t window_knee(const mdl_cost *cm, int32_t n, int64_t ctx0)
+{
+    if (cm->window_layers == 0) return INT64_MAX;
+    double need = (double)n * (double)cm->window - (double)ctx0;
+    if (need <= 0) return 0;
+    double j = ceil(need / n);
+    return j > 4e18 ? INT64_MAX : (int64_t)j;
+}
+
+void mdl_run_init(mdl_run *r, const mdl_cost *cm, int32_t n, int64_t ctx0)
+{
+    assert(n > 0);
+    *r = (mdl_run){.cm = cm, .n = n, .ctx0 = ctx0};
+    r->knee = window_knee(cm, n, ctx0);
+    if (cm->kind == MDL_COST_ROOFLINE) r->fixed = cm->overhead_s + comm_s(cm, n);
+    /* The host's time: the same every iteration, since the batch does not
+     * change.  Added, it is fixed cost; overlapped, a line of each part.
+     * (The table model, summed iteration by iteration, applies it there.) */
+    r->host = host_s(cm, n);
+    double host_line = r->host > 0 && cm->host_overlap ? 0 : r->host;
+    if (cm->kind != MDL_COST_TABLE) r->fixed += host_line;
+    if (r->knee > 0) part_init(r, &r->part[0], ctx0, false);
+    if (r->knee < INT64_MAX)
+        part_init(r, &r->part[1], ctx0 + (int64_t)n * r->knee, true);
+}
+
+/* Iterations [0, k) of the run fall into its parts as [0, k0) and [0, k1). */
+static void split(const mdl_run *r, int64_t k, int64_t *k0, int64_t *k1)
+{
+    *k0 = k < r->knee ? k : r->knee;
+    *k1 = k - *k0;
+}
+
+static double part_time(const mdl_run *r, const mdl_run_part *pt, int64_t k, int32_t *oor)
+{
+    if (k <= 0) return 0;
+    if (r->cm->kind == MDL_COST_TABLE)
+        return table_part(r->cm, r->n, pt->ctx0, k, pt->lines[1], pt->lines[2], oor);
+    return envelope_sum(pt->piece, pt->pieces, k) + r->fixed * (double)k;
 }
 
 void mdl_run_cost(const mdl_run *r, int64_t k, mdl_step *sum)
 {
     assert(k >= 0);
-    double kk = (double)k, tri = kk * (kk - 1) / 2;
-    sum->out_of_range = 0;
-    if (r->cm->kind == MDL_COST_TABLE) table_run(r->cm, r->n, r->ctx0, k, r->lines[1], r->lines[2], sum);
-    else sum->time_s = envelope_sum(r->piece, r->pieces, k) + r->fixed * kk;
+    int64_t ks[2];
+    split(r, k, &ks[0], &ks[1]);
+    *sum = (mdl_step){0};
+    for (int i = 0; i < 2; i++) {
+        if (ks[i] <= 0) continue;
+        const mdl_run_part *pt = &r->part[i];
+        double kk = (double)ks[i], tri = kk * (kk - 1) / 2;
+        sum->time_s += part_time(r, pt, ks[i], &sum->out_of_range);
+        sum->flops += kk * pt->f0 + tri * pt->f1;
+        sum->bytes += kk * pt->b0 + tri * pt->b1;
+    }
     sum->decode_s = sum->time_s;
-    sum->prefill_s = 0;
-    sum->flops = kk * r->f0 + tri * r->f1;
-    sum->bytes = kk * r->b0 + tri * r->b1;
 }
 
 double mdl_run_time(const mdl_run *r, int64_t k)
 {
-    if (r->cm->kind == MDL_COST_TABLE) {
-        mdl_step sum;
-        mdl_run_cost(r, k, &sum);
-        return sum.time_s;
-    }
-    return envelope_sum(r->piece, r->pieces, k) + r->fixed * (double)k;
+    int64_t k0, k1;
+    split(r, k, &k0, &k1);
+    int32_t oor = 0;
+    return part_time(r, &r->part[0], k0, &oor) + part_time(r, &r->part[1], k1, &oor);
 }
 
 void mdl_cost_decode_run(const mdl_cost *cm, int32_t n, int64_t ctx0, int64_t k, mdl_step *sum)

@@ -41,12 +41,31 @@ typedef struct mdl_gpu {
     double overhead_s;    /* default fixed GPU-side cost of one iteration (launches, sync), s */
 } mdl_gpu;
 
+/* How a layer's attention keeps its keys and values: one K and one V per KV
+ * head (multi-head, grouped- and multi-query attention), or one compressed
+ * latent per token that every head expands (DeepSeek's multi-head latent
+ * attention). */
+typedef enum mdl_attention { MDL_ATTN_GQA, MDL_ATTN_MLA } mdl_attention;
+extern const char *const mdl_attentions[];
+
 typedef struct mdl_model {
     char id[32];
     char name[64];
     int layers, hidden, heads, kv_heads, head_dim, ffn, vocab;
     int max_context;          /* tokens */
     int experts, experts_active; /* 1, 1 for dense models */
+    /* MoE: the routed experts' and the shared experts' intermediate sizes,
+     * how many shared experts every token also goes through, and how many
+     * layers are MoE (the rest, DeepSeek's first_k_dense_replace or
+     * Llama-4's interleaving, have a dense FFN of size ffn). */
+    int moe_ffn, moe_layers, shared_experts, shared_ffn;
+    bool gated_ffn;           /* SwiGLU/GeGLU: three matrices per FFN; false: two (OPT) */
+    mdl_attention attention;
+    /* MLA: query and KV compression ranks and the head's widths */
+    int q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim;
+    /* Sliding-window (or chunked) attention: window_layers of the layers
+     * attend only the last sliding_window tokens.  0: none. */
+    int sliding_window, window_layers;
     double params, active_params; /* parameters in total and used per token */
     double bytes_per_param;   /* the native dtype: activations, and weights and KV cache
                                * unless a precision says otherwise (2 for BF16/FP16) */
@@ -63,7 +82,29 @@ typedef struct mdl_model {
 double mdl_power_w(const mdl_gpu *g, int gpus, double flops, double bytes, double seconds);
 
 double mdl_model_weight_bytes(const mdl_model *m);
+/* One token's KV cache over every layer, at the model's kv_bytes_per_elem:
+ * 2 x kv_heads x head_dim per layer, or MLA's kv_lora_rank +
+ * qk_rope_head_dim.  A sliding-window layer keeps it too: servesim caches
+ * every layer for the whole context, as vLLM without its hybrid KV-cache
+ * manager does (docs/cost-models.md). */
 double mdl_model_kv_bytes_per_token(const mdl_model *m);
+/* The KV one layer keeps for one token, bytes. */
+double mdl_model_kv_bytes_per_layer_token(const mdl_model *m);
+/* GPUs that hold distinct shares of the KV cache when tp GPUs split the
+ * layers: the KV heads are split while there are heads to split, and
+ * replicated beyond (vLLM); MLA's one latent is on every GPU. */
+int mdl_model_kv_shards(const mdl_model *m, int tp);
+
+/* Parameters counted from the dimensions: in total, and used by one token
+ * (its experts, the shared experts, attention, embedding and head). */
+typedef struct mdl_params {
+    double total, active;
+    double embedding, attention, dense_ffn, experts, shared, router; /* the parts of total */
+} mdl_params;
+void mdl_model_count_params(const mdl_model *m, mdl_params *out);
+/* The published (or given) totals against the count: the larger relative
+ * difference of total and active, 0 when they agree. */
+double mdl_model_params_error(const mdl_model *m);
 
 /* ---- catalog ---- */
 
@@ -97,6 +138,25 @@ void mdl_model_from_json(const cJSON *obj, mdl_model *out);
 int mdl_check_gpu_id(cJSON *item, const char *path, void *ctx, util_diag *d);
 int mdl_check_model_id(cJSON *item, const char *path, void *ctx, util_diag *d);
 int mdl_check_engine_id(cJSON *item, const char *path, void *ctx, util_diag *d);
+
+/* ---- models from a Hugging Face config.json (hf.c) ---- */
+
+/* The model object (mdl_model_fields keys, unvalidated) that a parsed
+ * config.json describes, for the architectures servesim knows (Llama,
+ * Mistral, Mixtral, Qwen2/2.5/3, Qwen2/3-MoE, DeepSeek-V2/V3, Gemma 2/3,
+ * gpt-oss, Llama 4, Phi-3, OPT); a nested text_config is read in its
+ * parent's place.  An unknown architecture or a missing field is an error
+ * naming it and origin. */
+int mdl_hf_config_model(const cJSON *config, const char *origin, cJSON **out, util_diag *d);
+/* The same from a file, or the config.json in a folder; *file (may be
+ * NULL) gets the file read, for the caller to free. */
+int mdl_hf_config_read(const char *path, cJSON **out, char **file, util_diag *d);
+/* A scenario's model object with "hf_config" gains the keys the config
+ * gives that it lacks (its own override the config's); path is its JSON
+ * path, base_dir the scenario's folder.  Objects without hf_config, and
+ * those already expanded (every dimension and params_b present: a stored
+ * scenario), are left as they are. */
+int mdl_hf_expand(cJSON *model, const char *path, const char *base_dir, util_diag *d);
 
 /* ---- engine presets (the catalog's "engines") ---- */
 
@@ -158,6 +218,22 @@ typedef struct mdl_step {
                            * measured range, where the nearest measured value was used */
 } mdl_step;
 
+/* Expert parallelism: the routed experts of every MoE layer split over
+ * `degree` GPUs of a replica's tensor-parallel group (1: every expert
+ * split by tensor parallelism instead).  Each MoE layer then dispatches
+ * every token's hidden state to the GPUs of its experts and combines the
+ * results (two all-to-alls) in place of the FFN's all-reduce; the busiest
+ * GPU has `skew` times the mean load and paces the layer.  GPUs of one
+ * node talk over the GPU's link, the others over `network_bw` each; an
+ * all-to-all has the fixed latency of an all-reduce
+ * (mdl_cost.allreduce_latency_s). */
+typedef struct mdl_ep {
+    int degree;
+    double skew;          /* >= 1 */
+    int gpus_per_node;
+    double network_bw;    /* B/s per GPU, each direction */
+} mdl_ep;
+
 typedef enum mdl_cost_kind {
     MDL_COST_ROOFLINE,
     MDL_COST_LINEAR,
@@ -180,8 +256,10 @@ typedef struct mdl_cost {
     int poly_large_from; /* batch size from which poly_decode_large applies; 0: never */
     /* table: owned, freed by mdl_cost_fini */
     mdl_table *table;
-    /* parallelism of the replica this model costs: tensor x pipeline GPUs */
+    /* parallelism of the replica this model costs: tensor x pipeline GPUs,
+     * and the experts sharded over ep of the tp GPUs (mdl_cost_set_parallel) */
     int tp, pp;
+    mdl_ep ep;
     /* The host's time per iteration (scheduling, input preparation, output
      * handling): host_step_s + host_step_s_per_seq x sequences in it.  A
      * synchronous engine adds it to the GPU's time; with host_overlap (an
@@ -192,12 +270,26 @@ typedef struct mdl_cost {
     bool host_overlap;
     double allreduce_latency_s; /* per all-reduce, tensor parallelism */
     /* derived once so that a step is a handful of multiplications */
-    double weight_bytes, kv_bytes_per_token, attn_flops_per_pair;
+    double weight_bytes, kv_bytes_per_token;
+    /* Attention: FLOPs of one causal query-key pair in one layer, for a
+     * prompt token and for a decoding one (they differ for MLA, whose
+     * decode attends the latent directly and whose prefill expands it to
+     * full heads), and the KV bytes one token has in one layer as every GPU
+     * reads them (replicated beyond the KV heads, mdl_model_kv_shards).
+     * full_layers attend the whole context, window_layers its last window. */
+    double attn_prefill_pair, attn_decode_pair, kv_read_per_layer_token;
+    int full_layers, window_layers;
+    int64_t window;
     double head_params;   /* the output projection, applied once per sequence per iteration */
     double layer_params;  /* what every token goes through: active params less the
                            * embedding table (looked up, not multiplied) and the head */
-    double shared_params, expert_params; /* MoE split of the weights */
+    double shared_params, expert_params; /* MoE split of the weights; expert_params is one
+                                          * routed expert over all MoE layers */
 } mdl_cost;
+
+/* Sets the replica's parallelism (after mdl_cost_init and
+ * mdl_precision_apply) and what follows from it. */
+void mdl_cost_set_parallel(mdl_cost *cm, int tp, int pp, const mdl_ep *ep);
 
 /* ---- precision (precision.c) ---- */
 
@@ -257,14 +349,25 @@ typedef struct mdl_piece {
     mdl_line line;
 } mdl_piece;
 
+/* A stretch of a run over which FLOPs and bytes grow linearly: iteration j
+ * of it has context sum ctx0 + n j. */
+typedef struct mdl_run_part {
+    int64_t ctx0;
+    double f0, f1, b0, b1; /* FLOPs and bytes of its iteration j: f0 + f1 j, b0 + b1 j */
+    mdl_line lines[4];     /* its time is the largest of these, plus the run's fixed */
+    mdl_piece piece[4];    /* ... which, along j, is these pieces */
+    int n_lines, pieces;
+} mdl_run_part;
+
+/* A run is one part, or two where a sliding window fills up in it: until
+ * the knee the windowed layers read every context, from it on a window's
+ * worth each (sum min(ctx, n x window), mdl_cost.window). */
 typedef struct mdl_run {
     const mdl_cost *cm;
     int32_t n;
     int64_t ctx0;
-    double f0, f1, b0, b1; /* FLOPs and bytes of iteration j: f0 + f1 j, b0 + b1 j */
-    mdl_line lines[4];     /* its time is the largest of these, plus fixed */
-    mdl_piece piece[4];    /* ... which, along j, is these pieces */
-    int n_lines, pieces;
+    int64_t knee;          /* the first iteration of part[1]; INT64_MAX: none */
+    mdl_run_part part[2];
     double fixed;
     double host;           /* the host's time per iteration (mdl_cost.host_step_s ...) */
 } mdl_run;
@@ -289,9 +392,10 @@ double mdl_activation_reserve_bytes(const mdl_model *m, int tp, int64_t max_batc
 /* KV-cache capacity in blocks of block_tokens of a replica of `gpus` GPUs
  * sharing the model (tensor x pipeline parallel): each GPU holds its share
  * of the weights, sets aside reserve_bytes, and gives the rest of
- * mem_util x its memory to the cache.  Fails, naming path and the shortfall
+ * mem_util x its memory to the cache; a layer's KV is split over the
+ * tensor-parallel GPUs only as far as mdl_model_kv_shards allows.  Fails, naming path and the shortfall
  * in GB per GPU, when the weights leave no room for a single block. */
-int mdl_kv_capacity_blocks(const mdl_gpu *gpu, const mdl_model *m, int gpus, double mem_util,
+int mdl_kv_capacity_blocks(const mdl_gpu *gpu, const mdl_model *m, int tp, int pp, double mem_util,
                            double reserve_bytes, int block_tokens, const char *path,
                            int64_t *blocks, util_diag *d);
 

@@ -16,13 +16,15 @@ double mdl_activation_reserve_bytes(const mdl_model *m, int tp, int64_t max_batc
     return (double)max_batched_tokens * per_token + logits + 0.5 * GIB;
 }
 
-int mdl_kv_capacity_blocks(const mdl_gpu *gpu, const mdl_model *m, int gpus, double mem_util,
+int mdl_kv_capacity_blocks(const mdl_gpu *gpu, const mdl_model *m, int tp, int pp, double mem_util,
                            double reserve_bytes, int block_tokens, const char *path,
                            int64_t *blocks, util_diag *d)
 {
+    int gpus = tp * pp;
     double usable = gpu->mem_bytes * mem_util;            /* per GPU */
     double weights = mdl_model_weight_bytes(m) / gpus;    /* per GPU */
-    double block = mdl_model_kv_bytes_per_token(m) * block_tokens / gpus; /* per GPU */
+    double block = mdl_model_kv_bytes_per_token(m) * block_tokens /
+                   ((double)mdl_model_kv_shards(m, tp) * pp); /* per GPU */
     double n = floor((usable - weights - reserve_bytes) / block);
     if (n < 1)
         return util_diag_add(d,

@@ -70,7 +70,6 @@ int mdl_precision_apply(mdl_cost *cm, mdl_quant q, mdl_kv_dtype kv, const char *
     m->weight_bytes_per_param = mdl_quant_bytes(q, m->bytes_per_param);
     m->kv_bytes_per_elem = kv_bytes(kv, m->bytes_per_param);
     cm->gpu.flops = peak;
-    cm->weight_bytes = mdl_model_weight_bytes(m);
-    cm->kv_bytes_per_token = mdl_model_kv_bytes_per_token(m);
+    mdl_cost_set_parallel(cm, cm->tp, cm->pp, &cm->ep); /* what the widths change */
     return UTIL_OK;
 }

@@ -113,7 +113,27 @@ static const util_field scheduler_fields[] = {
         {.key = "kv_cache_dtype", .type = UTIL_T_STRING, .def = "\"auto\"",                    \
          .choices = mdl_kv_dtypes,                                                             \
          .doc = "KV-cache element (vLLM --kv-cache-dtype): auto (the model's dtype, whatever "  \
-                "the weights), bf16, fp16, fp8 (1 byte; any GPU: storage only)"}
+                "the weights), bf16, fp16, fp8 (1 byte; any GPU: storage only)"},              \
+        {.key = "expert_parallel", .type = UTIL_T_INTEGER, .def = "1", .min = 1, .max = 1024,  \
+         .doc = "GPUs of a replica's tensor-parallel group that its MoE layers' routed "        \
+                "experts are split over, with an all-to-all dispatch and combine per MoE "      \
+                "layer (vLLM --enable-expert-parallel: tensor_parallel; 1: every expert split " \
+                "by tensor parallelism)"},                                                     \
+        {.key = "expert_skew", .type = UTIL_T_NUMBER, .min = 1, .max = 1024,                   \
+         .doc = "expert parallelism: the busiest GPU's routed tokens over the mean, which "     \
+                "paces every MoE layer (default 1: balanced)"},                                \
+        {.key = "expert_counts", .type = UTIL_T_NUMBERS, .unit = "tokens", .min = 1,          \
+         .max = 10000,                                                                         \
+         .doc = "expert parallelism: measured tokens per routed expert, one per expert; "      \
+                "experts sit on the GPUs in order (vLLM's linear placement) and the busiest "   \
+                "GPU's share gives expert_skew"},                                              \
+        {.key = "gpus_per_node", .type = UTIL_T_INTEGER, .def = "8", .min = 1, .max = 1024,    \
+         .doc = "GPUs of a node: expert-parallel peers beyond them are reached over "           \
+                "network_gbs"},                                                                \
+        {.key = "network_gbs", .type = UTIL_T_NUMBER, .unit = "GB/s", .def = "50",            \
+         .min = 0.01, .max = 1e4,                                                              \
+         .doc = "scale-out bandwidth per GPU, each direction (50: a 400 Gb/s NIC per GPU, as "  \
+                "in DGX H100)"}
 
 static const util_field pool_fields[] = {
     {.key = "name", .type = UTIL_T_STRING, .flags = UTIL_REQUIRED, .doc = "pool name"},
@@ -232,7 +252,9 @@ static void inherit_pools(cJSON *root)
     if (!cJSON_IsObject(cluster) || !cJSON_IsArray(pools)) return;
     static const char *const keys[] = {"replicas", "gpu", "model", "tensor_parallel",
                                        "pipeline_parallel", "cost_model", "engine",
-                                       "scheduler", "host", "quantization", "kv_cache_dtype"};
+                                       "scheduler", "host", "quantization", "kv_cache_dtype",
+                                       "expert_parallel", "expert_skew", "expert_counts",
+                                       "gpus_per_node", "network_gbs"};
     cJSON *p;
     cJSON_ArrayForEach(p, pools)
     {
@@ -241,6 +263,30 @@ static void inherit_pools(cJSON *root)
         inherit_keys(p, cluster, "host");
         for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) copy_missing(p, cluster, keys[i]);
     }
+}
+
+/* ---- models from config.json ---- */
+
+/* Every model object naming an hf_config gains what the config says, before
+ * engine presets (which read the model's context) and validation (which
+ * checks the result as an inline model).  Pools have inherited the
+ * cluster's model by now, so each expands its own copy. */
+static int expand_models(cJSON *root, const char *base_dir, util_diag *d)
+{
+    cJSON *cluster = cJSON_GetObjectItemCaseSensitive(root, "cluster");
+    int rc = mdl_hf_expand(cJSON_GetObjectItemCaseSensitive(cluster, "model"), "cluster.model",
+                           base_dir, d);
+    cJSON *pools = cJSON_GetObjectItemCaseSensitive(cluster, "pools"), *p;
+    if (!cJSON_IsArray(pools)) return rc;
+    int i = 0;
+    cJSON_ArrayForEach(p, pools)
+    {
+        char *path = util_xasprintf("cluster.pools[%d].model", i++);
+        if (mdl_hf_expand(cJSON_GetObjectItemCaseSensitive(p, "model"), path, base_dir, d))
+            rc = UTIL_EINPUT;
+        free(path);
+    }
+    return rc;
 }
 
 /* ---- engine presets ---- */
@@ -430,9 +476,11 @@ static int check_pool(const sim_pool *p, const char *path, util_diag *d)
 {
     const mdl_model *m = &p->cost.model;
     int rc = UTIL_OK;
-    if (m->heads % p->tensor_parallel || m->kv_heads % p->tensor_parallel)
-        rc = util_diag_add(d, "%s.tensor_parallel: %d does not divide %s's heads (%d) and KV "
-                              "heads (%d)", path, p->tensor_parallel, m->id, m->heads, m->kv_heads);
+    int tp = p->tensor_parallel;
+    if (m->heads % tp || (m->kv_heads % tp && tp % m->kv_heads))
+        rc = util_diag_add(d, "%s.tensor_parallel: %d does not divide %s's heads (%d), or its KV "
+                              "heads (%d) are neither split evenly nor replicated evenly",
+                           path, tp, m->id, m->heads, m->kv_heads);
     if (p->pipeline_parallel > m->layers)
         rc = util_diag_add(d, "%s.pipeline_parallel: %d stages for %d layers", path,
                            p->pipeline_parallel, m->layers);
@@ -460,11 +508,88 @@ static int size_cache(sim_pool *p, cJSON *sched, const char *path, util_diag *d)
         return UTIL_OK;
     }
     char *mpath = util_xasprintf("%s.model", path);
-    int rc = mdl_kv_capacity_blocks(&p->cost.gpu, &p->cost.model, p->gpus,
+    int rc = mdl_kv_capacity_blocks(&p->cost.gpu, &p->cost.model, p->tensor_parallel,
+                                    p->pipeline_parallel,
                                     p->gpu_memory_utilization, p->activation_reserve_bytes,
                                     p->block_tokens, mpath, &p->kv_blocks, d);
     free(mpath);
     return rc;
+}
+
+/* expert_counts as the skew they give: experts placed on the ep GPUs in
+ * order, experts / ep each, and the busiest GPU's tokens over the mean. */
+static int counts_skew(const cJSON *counts, int experts, int ep, const char *path, double *skew,
+                       util_diag *d)
+{
+    int n = cJSON_GetArraySize(counts), per = experts / ep, i = 0;
+    if (n != experts)
+        return util_diag_add(d, "%s.expert_counts: %d counts for %d experts (one per routed "
+                                "expert)", path, n, experts);
+    double busiest = 0, total = 0, gpu = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, counts)
+    {
+        if (c->valuedouble < 0)
+            return util_diag_add(d, "%s.expert_counts[%d]: %g is negative", path, i, c->valuedouble);
+        gpu += c->valuedouble;
+        total += c->valuedouble;
+        if (++i % per == 0) busiest = fmax(busiest, gpu), gpu = 0;
+    }
+    if (total <= 0) return util_diag_add(d, "%s.expert_counts: every count is 0", path);
+    *skew = busiest / (total / ep);
+    return UTIL_OK;
+}
+
+/* Expert parallelism's keys, checked against the model and the replica. */
+static int read_experts(const sim_pool *p, const cJSON *obj, const char *path, mdl_ep *ep,
+                        util_diag *d)
+{
+    const mdl_model *m = &p->cost.model;
+    *ep = (mdl_ep){.degree = (int)util_json_member(obj, "expert_parallel")->valuedouble,
+                   .skew = 1,
+                   .gpus_per_node = (int)util_json_member(obj, "gpus_per_node")->valuedouble,
+                   .network_bw = util_json_member(obj, "network_gbs")->valuedouble * 1e9};
+    const cJSON *skew = util_json_member(obj, "expert_skew");
+    const cJSON *counts = util_json_member(obj, "expert_counts");
+    if (ep->degree == 1) {
+        if (skew || counts)
+            return util_diag_add(d, "%s.%s: applies only with expert_parallel above 1", path,
+                                 skew ? "expert_skew" : "expert_counts");
+        return UTIL_OK;
+    }
+    if (m->experts < 2)
+        return util_diag_add(d, "%s.expert_parallel: %s is a dense model, with no experts to "
+                                "split", path, m->id);
+    if (p->tensor_parallel % ep->degree)
+        return util_diag_add(d, "%s.expert_parallel: %d does not divide tensor_parallel (%d): "
+                                "the experts are split over GPUs of one replica's tensor-parallel "
+                                "group", path, ep->degree, p->tensor_parallel);
+    if (m->experts % ep->degree)
+        return util_diag_add(d, "%s.expert_parallel: %d does not divide %s's %d experts", path,
+                             ep->degree, m->id, m->experts);
+    if (skew && counts)
+        return util_diag_add(d, "%s.expert_counts: give expert_skew or expert_counts, not both",
+                             path);
+    if (skew) ep->skew = skew->valuedouble;
+    if (counts) return counts_skew(counts, m->experts, ep->degree, path, &ep->skew, d);
+    return UTIL_OK;
+}
+
+/* A model whose given parameters are far from what its dimensions count
+ * still runs (the given figures are used) but is worth a word: a typo in
+ * a dimension or a figure of another checkpoint. */
+#define PARAMS_WARN 0.03
+
+static void check_params(const mdl_model *m, const char *path, util_diag *warnings)
+{
+    double err = mdl_model_params_error(m);
+    if (err <= PARAMS_WARN) return;
+    mdl_params c;
+    mdl_model_count_params(m, &c);
+    util_diag_add(warnings, "%s.model: params_b %.4g and active_params_b %.4g are %.0f%% off what "
+                            "its dimensions count (%.4g and %.4g); the given figures are used",
+                  path, m->params / 1e9, m->active_params / 1e9, 100 * err, c.total / 1e9,
+                  c.active / 1e9);
 }
 
 static int build_pool(sim_pool *p, cJSON *obj, const char *path, const mdl_catalog *cat,
@@ -487,8 +612,9 @@ static int build_pool(sim_pool *p, cJSON *obj, const char *path, const mdl_catal
     mdl_quant q = (mdl_quant)util_json_choice(obj, "quantization", mdl_quantizations);
     mdl_kv_dtype kv = (mdl_kv_dtype)util_json_choice(obj, "kv_cache_dtype", mdl_kv_dtypes);
     if (mdl_precision_apply(&p->cost, q, kv, path, d)) rc = UTIL_EINPUT;
-    p->cost.tp = p->tensor_parallel;
-    p->cost.pp = p->pipeline_parallel;
+    mdl_ep ep;
+    if (read_experts(p, obj, path, &ep, d)) rc = UTIL_EINPUT;
+    mdl_cost_set_parallel(&p->cost, p->tensor_parallel, p->pipeline_parallel, &ep);
     p->engine = util_json_member(obj, "engine")->valuestring;
     read_host(p, cJSON_GetObjectItemCaseSensitive(obj, "host"));
     if (check_pool(p, path, d)) rc = UTIL_EINPUT;
@@ -557,6 +683,7 @@ static int build_pools(sim_scenario *sc, cJSON *cluster, const mdl_catalog *cat,
         p->index = i;
         p->first_replica = sc->replicas;
         if (build_pool(p, obj, path, cat, base_dir, d)) rc = UTIL_EINPUT;
+        else check_params(&p->cost.model, path, &sc->warnings);
         p->usd_per_gpu_hour =
             util_json_number(sc->json, "cost.usd_per_gpu_hour", p->cost.gpu.usd_per_hour);
         sc->replicas += p->replicas;
@@ -639,9 +766,11 @@ int sim_scenario_load(cJSON *root, const mdl_catalog *catalog, const char *base_
                       sim_scenario *out, util_diag *d)
 {
     memset(out, 0, sizeof *out);
+    util_diag_init(&out->warnings);
     out->json = root;
     if (!cJSON_IsObject(root)) return util_diag_add(d, "scenario: expected a JSON object");
     inherit_pools(root);
+    if (expand_models(root, base_dir, d)) return UTIL_EINPUT;
     apply_engines(root, catalog);
     if (util_schema_apply(sim_scenario_fields, root, "", (void *)catalog, d)) return UTIL_EINPUT;
     return build(out, catalog, base_dir, d);
@@ -652,6 +781,7 @@ void sim_scenario_fini(sim_scenario *sc)
     if (!sc) return;
     for (int i = 0; i < sc->n_pools; i++) mdl_cost_fini(&sc->pools[i].cost);
     wl_spec_fini(&sc->workload);
+    util_diag_fini(&sc->warnings);
     free(sc->pools);
     cJSON_Delete(sc->json);
     memset(sc, 0, sizeof *sc);

@@ -89,6 +89,8 @@ typedef struct sim_scenario {
     int disagg_prefill, disagg_decode;
     double link_bw, link_latency_s; /* the KV transfer link */
     wl_spec workload;
+    util_diag warnings; /* what is allowed but doubtful (a model's parameters off its
+                         * dimensions), for the caller to show */
 } sim_scenario;
 
 extern const util_field sim_scenario_fields[];

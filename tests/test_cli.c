@@ -195,8 +195,8 @@ static void test_catalog_keys(void)
     r = sv("catalog", "--json", NULL);
     cJSON *j = cJSON_Parse(r.out);
     ok(j != NULL, "catalog --json prints JSON");
-    is_int(cJSON_GetArraySize(cJSON_GetObjectItem(j, "gpus")), 11, "catalog --json: 11 GPUs");
-    is_int(cJSON_GetArraySize(cJSON_GetObjectItem(j, "models")), 9, "and 9 models");
+    is_int(cJSON_GetArraySize(cJSON_GetObjectItem(j, "gpus")), 14, "catalog --json: 14 GPUs");
+    is_int(cJSON_GetArraySize(cJSON_GetObjectItem(j, "models")), 21, "and 21 models");
     ok(util_json_get(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "gpus"), 0), "source") != NULL,
        "each entry carries its source");
     cJSON_Delete(j);
