@@ -15,13 +15,21 @@
 
 static const char catalog_usage[] =
     "usage: servesim catalog [gpus|models|engines] [--json]\n"
+    "       servesim catalog model SOURCE [--json] [--quantization Q] [--kv-cache-dtype D]\n"
+    "                                     [--gpu ID [--tensor-parallel N]]\n"
     "\n"
     "Lists the GPUs, models and engine presets of the built-in catalog\n"
     "(models/catalog.json, with the source of every figure in --json).  A scenario\n"
     "names a GPU or model by id or gives an inline object with the same fields; it\n"
     "names an engine with cluster.engine, and any scheduler or host key it sets\n"
     "wins over the preset's (docs/engines.md).  Engine tiers change some defaults\n"
-    "on GPUs of at least the tier's memory.\n";
+    "on GPUs of at least the tier's memory.\n"
+    "\n"
+    "catalog model SOURCE (a catalog id, or a Hugging Face config.json or the folder\n"
+    "holding one) prints what servesim derives from it, as a run would: parameters\n"
+    "in total and per token, weight bytes and KV bytes per token at the given\n"
+    "precision (vLLM's --quantization and --kv-cache-dtype), layers and attention.\n"
+    "With --gpu, also the KV cache's capacity in tokens on a replica of that GPU.\n";
 
 static const char keys_usage[] =
     "usage: servesim keys\n"
@@ -123,14 +131,41 @@ static cJSON *entries_json(const mdl_catalog *c, section which)
     return a;
 }
 
-/* Which sections to list; CLI_CONTINUE, or the exit code. */
-static int parse(int argc, char **argv, unsigned *sections, bool *json)
+/* `catalog model`'s options. */
+typedef struct model_opts {
+    const char *source;
+    int quantization, kv_cache_dtype;
+    const char *gpu;
+    int tp;
+} model_opts;
+
+/* Which sections to list, or the model to derive (mo->source); CLI_CONTINUE,
+ * or the exit code. */
+static int parse(int argc, char **argv, unsigned *sections, bool *json, model_opts *mo)
 {
-    const cli_opt opts[] = {{.name = "json", .kind = CLI_FLAG, .dest = json}, {0}};
+    const cli_opt opts[] = {
+        {.name = "json", .kind = CLI_FLAG, .dest = json},
+        {.name = "quantization", .kind = CLI_CHOICE, .dest = &mo->quantization,
+         .choices = mdl_quantizations},
+        {.name = "kv-cache-dtype", .kind = CLI_CHOICE, .dest = &mo->kv_cache_dtype,
+         .choices = mdl_kv_dtypes},
+        {.name = "gpu", .kind = CLI_STRING, .dest = &mo->gpu},
+        {.name = "tensor-parallel", .kind = CLI_INT, .dest = &mo->tp, .lo = 1, .hi = 64},
+        {0}};
     cli_args pos;
     int code = cli_parse("catalog", catalog_usage, opts, argc, argv, &pos);
     if (code != CLI_CONTINUE) return code;
     const char *what = pos.n ? pos.v[0] : "all";
+    if (!strcmp(what, "model")) {
+        if (pos.n != 2)
+            return cli_usage_error("catalog", "model: expected one SOURCE (a catalog id or a "
+                                              "config.json)");
+        mo->source = pos.v[1];
+        return CLI_CONTINUE;
+    }
+    if (mo->quantization || mo->kv_cache_dtype || mo->gpu || mo->tp > 1)
+        return cli_usage_error("catalog", "--quantization, --kv-cache-dtype, --gpu and "
+                                          "--tensor-parallel go with 'catalog model SOURCE'");
     *sections = !strcmp(what, "all")       ? GPUS | MODELS | ENGINES
                 : !strcmp(what, "gpus")    ? GPUS
                 : !strcmp(what, "models")  ? MODELS
@@ -166,17 +201,150 @@ static void print_text(const mdl_catalog *cat, unsigned sections)
     if (sections & ENGINES) print_engines(cat);
 }
 
+/* ---- catalog model ---- */
+
+/* The smallest scenario that serves the model as asked: loading it runs
+ * the derivation a run uses (config.json, defaults, counts, precision,
+ * memory).  Without a GPU it takes the B200, which has every dtype, with
+ * one KV block so that no memory sizing applies. */
+static cJSON *model_scenario(const model_opts *mo, const mdl_catalog *cat)
+{
+    cJSON *root = cJSON_CreateObject(), *cluster = cJSON_AddObjectToObject(root, "cluster");
+    cJSON_AddStringToObject(cluster, "gpu", mo->gpu ? mo->gpu : "b200");
+    if (mdl_catalog_find_model(cat, mo->source)) {
+        cJSON_AddStringToObject(cluster, "model", mo->source);
+    } else {
+        cJSON *m = cJSON_AddObjectToObject(cluster, "model");
+        cJSON_AddStringToObject(m, "hf_config", mo->source);
+    }
+    cJSON_AddNumberToObject(cluster, "tensor_parallel", mo->tp);
+    cJSON_AddStringToObject(cluster, "quantization", mdl_quantizations[mo->quantization]);
+    cJSON_AddStringToObject(cluster, "kv_cache_dtype", mdl_kv_dtypes[mo->kv_cache_dtype]);
+    cJSON *sched = cJSON_AddObjectToObject(cluster, "scheduler");
+    if (!mo->gpu) cJSON_AddNumberToObject(sched, "kv_blocks", 1);
+    cJSON_AddItemToObject(root, "stop", cJSON_Parse("{\"requests\": 1}"));
+    cJSON_AddItemToObject(root, "workload",
+                          cJSON_Parse("{\"arrival\": {\"process\": \"poisson\", \"rate_per_s\": 1}, "
+                                      "\"prompt_tokens\": {\"dist\": \"fixed\", \"value\": 1}, "
+                                      "\"output_tokens\": {\"dist\": \"fixed\", \"value\": 1}}"));
+    return root;
+}
+
+static const char *attention_words(const mdl_model *m, char *buf, size_t n)
+{
+    if (m->attention == MDL_ATTN_MLA)
+        snprintf(buf, n, "mla, latent %d + rope %d per layer, %d heads", m->kv_lora_rank,
+                 m->qk_rope_head_dim, m->heads);
+    else
+        snprintf(buf, n, "gqa, %d heads, %d KV heads of %d", m->heads, m->kv_heads, m->head_dim);
+    return buf;
+}
+
+static cJSON *model_json(const sim_pool *p, const model_opts *mo)
+{
+    const mdl_cost *cm = &p->cost;
+    const mdl_model *m = &cm->model;
+    mdl_params c;
+    mdl_model_count_params(m, &c);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "id", m->id);
+    cJSON_AddNumberToObject(o, "params_b", m->params / 1e9);
+    cJSON_AddNumberToObject(o, "active_params_b", m->active_params / 1e9);
+    cJSON_AddNumberToObject(o, "counted_params_b", c.total / 1e9);
+    cJSON_AddNumberToObject(o, "counted_active_params_b", c.active / 1e9);
+    cJSON_AddStringToObject(o, "quantization", mdl_quantizations[mo->quantization]);
+    cJSON_AddStringToObject(o, "kv_cache_dtype", mdl_kv_dtypes[mo->kv_cache_dtype]);
+    cJSON_AddNumberToObject(o, "bytes_per_weight", m->weight_bytes_per_param);
+    cJSON_AddNumberToObject(o, "weight_bytes", cm->weight_bytes);
+    cJSON_AddNumberToObject(o, "kv_bytes_per_token", cm->kv_bytes_per_token);
+    cJSON_AddNumberToObject(o, "layers", m->layers);
+    cJSON_AddNumberToObject(o, "moe_layers", m->experts > 1 ? m->moe_layers : 0);
+    cJSON_AddStringToObject(o, "attention", mdl_attentions[m->attention]);
+    cJSON_AddNumberToObject(o, "sliding_window", m->sliding_window);
+    cJSON_AddNumberToObject(o, "window_layers", cm->window_layers);
+    if (mo->gpu) {
+        cJSON_AddStringToObject(o, "gpu", cm->gpu.id);
+        cJSON_AddNumberToObject(o, "tensor_parallel", p->tensor_parallel);
+        cJSON_AddNumberToObject(o, "kv_capacity_tokens", (double)p->kv_blocks * p->block_tokens);
+    }
+    return o;
+}
+
+static void print_model_text(const sim_pool *p, const cJSON *obj, const model_opts *mo)
+{
+    const mdl_cost *cm = &p->cost;
+    const mdl_model *m = &cm->model;
+    mdl_params c;
+    mdl_model_count_params(m, &c);
+    char buf[128];
+    const cJSON *src = cJSON_GetObjectItemCaseSensitive(obj, "source");
+    printf("model               %s%s%s\n", m->id, *m->name ? ", " : "", m->name);
+    if (cJSON_IsString(src) && *src->valuestring) printf("source              %s\n", src->valuestring);
+    printf("params_b            %.2f (counted from the dimensions: %.2f)\n", m->params / 1e9,
+           c.total / 1e9);
+    printf("active_params_b     %.2f (counted: %.2f)\n", m->active_params / 1e9, c.active / 1e9);
+    printf("layers              %d", m->layers);
+    if (m->experts > 1)
+        printf(" (%d MoE: %d experts, %d per token, %d shared; %d dense)", m->moe_layers,
+               m->experts, m->experts_active, m->shared_experts, m->layers - m->moe_layers);
+    printf(", hidden %d, vocab %d\n", m->hidden, m->vocab);
+    printf("attention           %s\n", attention_words(m, buf, sizeof buf));
+    if (cm->window_layers)
+        printf("sliding window      %d tokens on %d of %d layers\n", m->sliding_window,
+               cm->window_layers, m->layers);
+    printf("quantization        %s: %.4g bytes per weight\n", mdl_quantizations[mo->quantization],
+           m->weight_bytes_per_param);
+    printf("kv_cache_dtype      %s: %.4g bytes per element\n", mdl_kv_dtypes[mo->kv_cache_dtype],
+           m->kv_bytes_per_elem);
+    printf("weight_bytes        %.0f (%.2f GB)\n", cm->weight_bytes, cm->weight_bytes / 1e9);
+    printf("kv_bytes_per_token  %.0f (%.1f KiB)\n", cm->kv_bytes_per_token,
+           cm->kv_bytes_per_token / 1024);
+    if (mo->gpu)
+        printf("kv capacity         %lld tokens on %d x %s\n",
+               (long long)p->kv_blocks * p->block_tokens, p->tensor_parallel, cm->gpu.id);
+}
+
+static int catalog_model(const model_opts *mo, bool json, const mdl_catalog *cat, util_diag *d)
+{
+    sim_scenario sc;
+    int rc = sim_scenario_load(model_scenario(mo, cat), cat, NULL, &sc, d);
+    if (!rc) {
+        util_diag_print(&sc.warnings, stderr, "servesim: warning");
+        const cJSON *obj = util_json_get(sc.json, "cluster.model");
+        if (json) {
+            cJSON *o = model_json(&sc.pools[0], mo);
+            cJSON_AddItemToObject(o, "model", cJSON_Duplicate(obj, 1));
+            char *out = cJSON_Print(o);
+            printf("%s\n", out);
+            free(out);
+            cJSON_Delete(o);
+        } else {
+            print_model_text(&sc.pools[0], obj, mo);
+        }
+    }
+    sim_scenario_fini(&sc);
+    return rc;
+}
+
 int cli_catalog(int argc, char **argv)
 {
     unsigned sections;
     bool json = false;
-    int code = parse(argc, argv, &sections, &json);
+    model_opts mo = {.tp = 1};
+    int code = parse(argc, argv, &sections, &json, &mo);
     if (code != CLI_CONTINUE) return code;
     util_diag d;
     util_diag_init(&d);
     mdl_catalog *cat;
     int rc = mdl_catalog_load_default(&cat, &d);
     if (rc) return cli_fail(&d, rc);
+    if (mo.source) {
+        rc = catalog_model(&mo, json, cat, &d);
+        mdl_catalog_destroy(cat);
+        if (rc) return cli_fail(&d, rc);
+        util_diag_fini(&d);
+        return CLI_EXIT_OK;
+    }
     if (json) print_json(cat, sections);
     else print_text(cat, sections);
     mdl_catalog_destroy(cat);

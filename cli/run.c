@@ -146,14 +146,18 @@ static int simulate(const run_opts *o, const mdl_catalog *cat, cJSON *root, rec_
     char *dir = util_dirname(o->scenario);
     progress_line pl = {util_wall_s(), 0, false};
     bool show = !o->quiet && isatty(STDERR_FILENO);
+    util_diag warnings;
+    util_diag_init(&warnings);
     rec_run_spec spec = {.catalog = cat, .scenario = root, .origin = o->scenario,
                          .base_dir = dir, .output = o->output, .iterations = o->iterations,
                          .stop = cli_stop_flag(), .progress = show ? show_progress : NULL,
-                         .progress_arg = &pl};
+                         .progress_arg = &pl, .warnings = &warnings};
     cli_catch_stop_signals();
     int rc = rec_run(&spec, res, d);
     cli_release_stop_signals();
     if (pl.shown) fprintf(stderr, "\r\033[K");
+    util_diag_print(&warnings, stderr, "servesim: warning");
+    util_diag_fini(&warnings);
     free(dir);
     return rc;
 }

@@ -105,6 +105,7 @@ typedef struct rec_run_spec {
                                         * of the signal that asked (the reason names it) */
     sim_progress_fn progress;
     void *progress_arg;
+    util_diag *warnings;      /* gets the scenario's warnings (sim_scenario.warnings); may be NULL */
 } rec_run_spec;
 
 typedef struct rec_run_result {

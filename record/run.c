@@ -89,6 +89,8 @@ int rec_run(const rec_run_spec *s, rec_run_result *out, util_diag *d)
                           d->count == 1 ? "" : "s");
         return rc;
     }
+    for (int i = 0; s->warnings && i < sc.warnings.count; i++)
+        util_diag_add(s->warnings, "%s", sc.warnings.msgs[i]);
     rec_recorder *rec = NULL;
     rc = open_recorder(s, &rec, d);
     if (!rc) rc = rec_begin(rec, &sc, d);
