@@ -250,14 +250,32 @@ void sim__rp_settle_cache(sim__replica *rp)
     if (rp->pc_on) sim__pc_settle(rp);
 }
 
+/* A scheduler that takes prompts whole can never readmit a recompute longer
+ * than its token budget, and one at the head of the queue would block every
+ * request behind it.  vLLM V0 ends such a sequence ("Input prompt ... is too
+ * long and exceeds limit of max_num_batched_tokens", FINISHED_IGNORED): it
+ * ends here as rejected, as it would have been at arrival. */
+static bool recompute_fits(const sim__replica *rp, const sim__request *r)
+{
+    const sim_pool *p = rp->pool;
+    return p->policy == SIM_CHUNKED || p->policy == SIM_STATIC ||
+           r->prefill_target <= p->max_batched_tokens;
+}
+
 static void preempt_recompute(sim__replica *rp, sim__request *r)
 {
     if (r->state == SIM__PREFILLING) sim__queue_remove(&rp->partial, r);
     rp->kv_other -= r->blocks;
-    release(rp, r, r->blocks, SIM__PC_PREEMPTED);
+    r->prefill_target = (int64_t)r->prompt + r->generated; /* redo prompt + what it generated */
+    bool fits = recompute_fits(rp, r);
+    release(rp, r, r->blocks, fits ? SIM__PC_PREEMPTED : SIM__PC_GONE);
     r->blocks = 0;
     r->cached = 0;
-    r->prefill_target = (int64_t)r->prompt + r->generated; /* redo prompt + what it generated */
+    if (!fits) {
+        rp->outstanding--;
+        sim__rq_done(rp->e, r, SIM_REJECTED, -1);
+        return;
+    }
     r->state = SIM__WAITING;
     sim__queue_push_front(rp->q, r); /* vLLM: back at the front of the queue */
     count_queued(rp, r, +1);

@@ -108,7 +108,8 @@ void sim_scenario_fini(sim_scenario *sc);
 
 /* Request outcome, the `status` column. */
 #define SIM_COMPLETED "completed"
-#define SIM_REJECTED "rejected"     /* can never fit this replica; refused at arrival */
+#define SIM_REJECTED "rejected"     /* can never fit this replica: refused at arrival, or its
+                                     * recompute after a preemption is over the token budget */
 #define SIM_UNFINISHED "unfinished" /* still in flight when the run was interrupted */
 #define SIM_TIMED_OUT "timed_out"   /* its client gave up (workload.timeout_s) */
 #define SIM_FAILED "failed"         /* a task: one of its calls was rejected or timed out */

@@ -7,6 +7,7 @@
 #include <assert.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "support.h"
 #include "tap.h"
@@ -168,6 +169,40 @@ static void test_static_timeouts(void)
     support_rows_fini(&r);
 }
 
+/* A scheduler that takes prompts whole, and a sequence preempted by
+ * recompute once its prompt plus output is past max_batched_tokens: it can
+ * never be readmitted, so it ends as rejected (vLLM V0's "too long" prompt)
+ * instead of blocking the queue behind it for good.  40 replies of 2,048
+ * tokens on 400 blocks of 16 must preempt, and some sequence is then past
+ * the 2,048-token budget. */
+static void test_recompute_too_long(void)
+{
+    static const char json[] =
+        "{\"seed\": 1, \"stop\": {\"requests\": 40, \"max_in_flight\": 100000}, "
+        "\"cluster\": {\"gpu\": \"h100-sxm\", \"model\": \"llama-3.1-8b\", \"engine\": "
+        "\"ideal\", \"scheduler\": {\"policy\": \"continuous\", \"max_batch\": 64, "
+        "\"max_batched_tokens\": 2048, \"kv_blocks\": 400}}, \"workload\": {\"arrival\": "
+        "{\"process\": \"constant\", \"rate_per_s\": 1e9}, \"prompt_tokens\": {\"dist\": "
+        "\"fixed\", \"value\": 128}, \"output_tokens\": {\"dist\": \"fixed\", \"value\": "
+        "2048}}}";
+    support_rows r = {0};
+    is_int(support_run(json, NULL, &r, NULL), SIM_STATUS_COMPLETED,
+           "preempted past the token budget: the run still completes");
+    int rejected = 0, completed = 0;
+    bool late = true;
+    for (size_t i = 0; i < r.n; i++) {
+        if (!strcmp(r.req[i].status, SIM_REJECTED)) {
+            rejected++;
+            late &= r.req[i].preemptions > 0 && !isnan(r.req[i].first_token_s);
+        }
+        completed += !strcmp(r.req[i].status, SIM_COMPLETED);
+    }
+    cmp_ok(rejected, >=, 1, "the sequence that can never be readmitted is rejected");
+    ok(late, "after it was preempted, with its first token already sent");
+    is_int(completed + rejected, 40, "and every other request completes");
+    support_rows_fini(&r);
+}
+
 int main(void)
 {
     if (support_init()) return 1;
@@ -177,6 +212,7 @@ int main(void)
     test_static_padding();
     test_static_one_token();
     test_static_timeouts();
+    test_recompute_too_long();
     support_fini();
     return tap_done();
 }
