@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "mdl.h"
 #include "sim.h"
@@ -292,10 +293,10 @@ static void print_model_text(const sim_pool *p, const cJSON *obj, const model_op
     if (cm->window_layers)
         printf("sliding window      %d tokens on %d of %d layers\n", m->sliding_window,
                cm->window_layers, m->layers);
-    printf("quantization        %s: %.4g bytes per weight\n", mdl_quantizations[mo->quantization],
-           m->weight_bytes_per_param);
-    printf("kv_cache_dtype      %s: %.4g bytes per element\n", mdl_kv_dtypes[mo->kv_cache_dtype],
-           m->kv_bytes_per_elem);
+    printf("quantization        %s: %.4g byte%s per weight\n", mdl_quantizations[mo->quantization],
+           m->weight_bytes_per_param, m->weight_bytes_per_param == 1 ? "" : "s");
+    printf("kv_cache_dtype      %s: %.4g byte%s per element\n", mdl_kv_dtypes[mo->kv_cache_dtype],
+           m->kv_bytes_per_elem, m->kv_bytes_per_elem == 1 ? "" : "s");
     printf("weight_bytes        %.0f (%.2f GB)\n", cm->weight_bytes, cm->weight_bytes / 1e9);
     printf("kv_bytes_per_token  %.0f (%.1f KiB)\n", cm->kv_bytes_per_token,
            cm->kv_bytes_per_token / 1024);
@@ -306,11 +307,25 @@ static void print_model_text(const sim_pool *p, const cJSON *obj, const model_op
 
 static int catalog_model(const model_opts *mo, bool json, const mdl_catalog *cat, util_diag *d)
 {
+    struct stat st;
+    if (!mdl_catalog_find_model(cat, mo->source) && stat(mo->source, &st) != 0) {
+        const char *ids[64];
+        int n = 0;
+        for (int i = 0; i < mdl_catalog_model_count(cat) && n < 63; i++)
+            ids[n++] = mdl_catalog_model_at(cat, i)->id;
+        ids[n] = NULL;
+        util_diag_unknown(d, "catalog model", "model", mo->source, ids);
+        return util_diag_add(d, "catalog model: and no file or folder '%s' holds a config.json",
+                             mo->source);
+    }
     sim_scenario sc;
     int rc = sim_scenario_load(model_scenario(mo, cat), cat, NULL, &sc, d);
     if (!rc) {
         util_diag_print(&sc.warnings, stderr, "servesim: warning");
         const cJSON *obj = util_json_get(sc.json, "cluster.model");
+        for (int i = 0; cJSON_IsString(obj) && i < mdl_catalog_model_count(cat); i++)
+            if (!strcmp(mdl_catalog_model_at(cat, i)->id, obj->valuestring))
+                obj = mdl_catalog_model_json(cat, i); /* the entry, sources and all */
         if (json) {
             cJSON *o = model_json(&sc.pools[0], mo);
             cJSON_AddItemToObject(o, "model", cJSON_Duplicate(obj, 1));

@@ -459,6 +459,35 @@ static void test_warning(void)
     free(model);
 }
 
+/* The shipped example serves DeepSeek-V3 from its config, relative to the
+ * example's own folder, and every request completes. */
+static void test_example(void)
+{
+    char *path = util_xasprintf("%s/examples/deepseek-v3-ep.json", root);
+    char *dir = util_xasprintf("%s/examples", root);
+    cJSON *json = NULL;
+    util_diag d;
+    util_diag_init(&d);
+    sim_scenario sc;
+    int rc = util_json_read_file(path, &json, &d);
+    if (!rc) rc = sim_scenario_load(json, support_catalog, dir, &sc, &d);
+    else memset(&sc, 0, sizeof sc);
+    is_int(rc, 0, "examples/deepseek-v3-ep.json loads, its config.json beside the tests");
+    if (!rc) {
+        support_rows rows = {0};
+        is_int(support_run_rows(&sc, &rows, NULL), SIM_STATUS_COMPLETED, "and runs");
+        size_t done = 0;
+        for (size_t i = 0; i < rows.n; i++) done += !strcmp(rows.req[i].status, SIM_COMPLETED);
+        is_int((int)done, 2000, "every request completes");
+        support_rows_fini(&rows);
+    }
+    for (int i = 0; i < d.count; i++) tap_diag("%s", d.msgs[i]);
+    sim_scenario_fini(&sc);
+    util_diag_fini(&d);
+    free(dir);
+    free(path);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -479,6 +508,7 @@ int main(int argc, char **argv)
     test_skew();
     test_errors();
     test_warning();
+    test_example();
     support_fini();
     return tap_done();
 }

@@ -7,7 +7,9 @@
  * argv[2] the source root (its examples/ and tests/scenarios/).
  */
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -208,6 +210,46 @@ static void test_catalog_keys(void)
     is_int(r.status, 0, "keys exits 0");
     has_str(r.out, "`workload.arrival.rate_per_s`", "keys lists scenario keys");
     runner_drop(&r);
+}
+
+/* `catalog model SOURCE`: what a config.json gives, at a precision; an
+ * unknown id and a config of an unknown architecture are bad input. */
+static void test_catalog_model(void)
+{
+    char *ds = util_xasprintf("%s/tests/hf_configs/deepseek-v3", root);
+    result r = sv("catalog", "model", ds, "--json", "--quantization", "fp8", "--kv-cache-dtype",
+                  "fp8", NULL);
+    is_int(r.status, 0, "catalog model DIR --json");
+    cJSON *j = cJSON_Parse(r.out);
+    is_near(util_json_number(j, "kv_bytes_per_token", 0), 35136, 0,
+            "DeepSeek-V3's fp8 latent: 35,136 bytes a token");
+    is_near(util_json_number(j, "weight_bytes", 0), util_json_number(j, "params_b", 0) * 1e9, 1,
+            "fp8 weights: a byte a parameter");
+    cmp_ok(fabs(util_json_number(j, "params_b", 0) / 671 - 1), <, 0.01, "671B parameters");
+    has_str(cJSON_IsString(util_json_get(j, "attention")) ? util_json_get(j, "attention")->valuestring
+                                                            : "", "mla", "MLA attention");
+    is_near(util_json_number(j, "moe_layers", 0), 58, 0, "58 MoE layers");
+    cJSON_Delete(j);
+    runner_drop(&r);
+    r = sv("catalog", "model", "llama-3.1-8b", "--gpu", "h100-sxm", NULL);
+    is_int(r.status, 0, "catalog model ID --gpu");
+    has_str(r.out, "kv_bytes_per_token  131072", "prints the KV bytes per token");
+    has_str(r.out, "kv capacity", "and the KV capacity on that GPU");
+    runner_drop(&r);
+    r = sv("catalog", "model", "llama-3.1-8", NULL);
+    is_int(r.status, 2, "an unknown model id is bad input");
+    has_str(r.err, "did you mean 'llama-3.1-8b'", "with the closest id");
+    runner_drop(&r);
+    char *bad = in_dir("config.json");
+    FILE *f = fopen(bad, "w");
+    if (f) fputs("{\"model_type\": \"mamba\", \"num_hidden_layers\": 4}", f), fclose(f);
+    r = sv("catalog", "model", bad, NULL);
+    is_int(r.status, 2, "a config of an unknown architecture is bad input");
+    has_str(r.err, "model_type: unknown architecture 'mamba'", "naming its model_type");
+    runner_drop(&r);
+    unlink(bad);
+    free(bad);
+    free(ds);
 }
 
 /* Classes and agent tasks from the command line: --by class, and a trace
@@ -416,6 +458,7 @@ int main(int argc, char **argv)
     test_run_and_report(quick);
     test_bad_input(quick);
     test_catalog_keys();
+    test_catalog_model();
     test_classes();
     test_questions(quick);
     test_sweep_plan(quick);
