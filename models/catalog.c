@@ -229,6 +229,19 @@ static const util_field engine_source_fields[] = {
     {.key = "step_s", .type = UTIL_T_STRING},
     {.key = "step_s_per_seq", .type = UTIL_T_STRING},
     {.key = "output_s", .type = UTIL_T_STRING},
+    {.key = "weight_only", .type = UTIL_T_STRING},
+    {0},
+};
+
+/* Quantizations an engine still serves on a GPU without their tensor
+ * cores: the weights stay narrow, the kernels dequantize them and compute
+ * in bf16 (W8A16, W4A16). */
+static const util_field engine_weight_only_fields[] = {
+    {.key = "fp8", .type = UTIL_T_BOOL, .def = "false",
+     .doc = "fp8 weights dequantized to bf16 (vLLM's FP8 Marlin)"},
+    {.key = "int8", .type = UTIL_T_BOOL, .def = "false", .doc = "int8 weights dequantized to bf16"},
+    {.key = "mxfp4", .type = UTIL_T_BOOL, .def = "false",
+     .doc = "mxfp4 weights dequantized to bf16 (Marlin or Triton MoE kernels)"},
     {0},
 };
 
@@ -247,6 +260,8 @@ static const util_field engine_fields[] = {
             "model's context"},
     {.key = "host", .type = UTIL_T_OBJECT, .sub = mdl_host_fields, .flags = UTIL_REQUIRED,
      .doc = "host latencies"},
+    {.key = "weight_only", .type = UTIL_T_OBJECT, .sub = engine_weight_only_fields,
+     .doc = "quantizations served weight-only on GPUs that lack their tensor cores"},
     {.key = "source", .type = UTIL_T_OBJECT, .sub = engine_source_fields, .flags = UTIL_REQUIRED,
      .doc = "where each figure comes from"},
     {.key = "leaves_out", .type = UTIL_T_STRING, .def = "\"\"",
@@ -287,6 +302,11 @@ static int check_engine_object(const cJSON *e, const char *path, util_diag *d)
     const cJSON *tiers = cJSON_GetObjectItemCaseSensitive(e, "tiers");
     if (cJSON_GetArraySize(tiers) > 0 && !cJSON_HasObjectItem(source, "tiers"))
         rc = util_diag_add(d, "%s.source.tiers: missing (every figure has a source)", path);
+    const cJSON *wo = cJSON_GetObjectItemCaseSensitive(e, "weight_only"), *q;
+    bool any = false;
+    cJSON_ArrayForEach(q, wo) any |= cJSON_IsTrue(q);
+    if (any && !cJSON_HasObjectItem(source, "weight_only"))
+        rc = util_diag_add(d, "%s.source.weight_only: missing (every figure has a source)", path);
     if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "unchunked_covers_context")) &&
         !cJSON_HasObjectItem(source, "unchunked_covers_context"))
         rc = util_diag_add(d, "%s.source.unchunked_covers_context: missing (every figure has a "

@@ -304,13 +304,25 @@ extern const char *const mdl_kv_dtypes[];
  * model's own dtype width (for MDL_Q_NONE). */
 double mdl_quant_bytes(mdl_quant q, double native);
 
+/* How a pool serves its model: the quantization, the KV-cache dtype, and
+ * whether its engine (named, for messages) serves q weight-only where the
+ * GPU lacks q's tensor cores (the preset's weight_only: dequantized to bf16
+ * in the kernels, as vLLM's FP8 Marlin on Ampere). */
+typedef struct mdl_precision {
+    mdl_quant quant;
+    mdl_kv_dtype kv;
+    const char *engine;
+    bool weight_only;
+} mdl_precision;
+
 /* Sets a cost model (after mdl_cost_init) to store its weights and KV cache
- * and to compute as q and kv say: the model's weight and KV widths, and the
- * peak its FLOPs run at (cm->gpu.flops becomes the dense peak of q's compute
- * dtype, so MFU is measured against it).  A dtype the GPU lacks is an error
- * naming path (the pool's JSON path), the dtype and the GPU. */
-int mdl_precision_apply(mdl_cost *cm, mdl_quant q, mdl_kv_dtype kv, const char *path,
-                        util_diag *d);
+ * and to compute as pr says: the model's weight and KV widths, and the peak
+ * its FLOPs run at (cm->gpu.flops becomes the dense peak of the quantization's
+ * compute dtype, or stays bf16's for weight-only serving, so MFU is measured
+ * against it).  A dtype the GPU lacks and the engine does not serve
+ * weight-only is an error naming path (the pool's JSON path), the dtype,
+ * the GPU and the engine. */
+int mdl_precision_apply(mdl_cost *cm, const mdl_precision *pr, const char *path, util_diag *d);
 
 /* `cluster.cost_model`: a union tagged by "kind". */
 extern const util_union mdl_cost_schema;

@@ -57,15 +57,18 @@ static double kv_bytes(mdl_kv_dtype kv, double native)
     return kv == MDL_KV_AUTO ? native : kv == MDL_KV_FP8 ? 1 : 2;
 }
 
-int mdl_precision_apply(mdl_cost *cm, mdl_quant q, mdl_kv_dtype kv, const char *path,
-                        util_diag *d)
+int mdl_precision_apply(mdl_cost *cm, const mdl_precision *pr, const char *path, util_diag *d)
 {
+    mdl_quant q = pr->quant;
+    mdl_kv_dtype kv = pr->kv;
     double peak = quant_peak(&cm->gpu, q);
+    if (peak <= 0 && pr->weight_only) peak = cm->gpu.flops; /* dequantized, computed in bf16 */
     if (peak <= 0)
         return util_diag_add(d, "%s.quantization: %s needs %s tensor cores, which GPU %s does "
-                                "not have (no %s in its entry); use none or w4a16 on it",
+                                "not have (no %s in its entry), and engine %s does not serve it "
+                                "weight-only; use none or w4a16 on it, or an engine that does",
                              path, mdl_quantizations[q], q == MDL_Q_MXFP4 ? "fp4" :
-                             mdl_quantizations[q], cm->gpu.id, peak_key(q));
+                             mdl_quantizations[q], cm->gpu.id, peak_key(q), pr->engine);
     mdl_model *m = &cm->model;
     m->weight_bytes_per_param = mdl_quant_bytes(q, m->bytes_per_param);
     m->kv_bytes_per_elem = kv_bytes(kv, m->bytes_per_param);

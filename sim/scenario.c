@@ -592,6 +592,22 @@ static void check_params(const mdl_model *m, const char *path, util_diag *warnin
                   c.active / 1e9);
 }
 
+/* quantization and kv_cache_dtype, with what the pool's engine serves
+ * weight-only on a GPU that lacks the dtype. */
+static int apply_precision(sim_pool *p, const cJSON *obj, const mdl_catalog *cat,
+                           const char *path, util_diag *d)
+{
+    mdl_precision pr = {
+        .quant = (mdl_quant)util_json_choice(obj, "quantization", mdl_quantizations),
+        .kv = (mdl_kv_dtype)util_json_choice(obj, "kv_cache_dtype", mdl_kv_dtypes),
+        .engine = util_json_member(obj, "engine")->valuestring,
+    };
+    const cJSON *wo = cJSON_GetObjectItemCaseSensitive(mdl_catalog_find_engine(cat, pr.engine),
+                                                       "weight_only");
+    pr.weight_only = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(wo, mdl_quantizations[pr.quant]));
+    return mdl_precision_apply(&p->cost, &pr, path, d);
+}
+
 static int build_pool(sim_pool *p, cJSON *obj, const char *path, const mdl_catalog *cat,
                       const char *base_dir, util_diag *d)
 {
@@ -609,9 +625,7 @@ static int build_pool(sim_pool *p, cJSON *obj, const char *path, const mdl_catal
     int rc = mdl_cost_init(&p->cost, cJSON_GetObjectItemCaseSensitive(obj, "cost_model"), &gpu,
                            &model, cpath, base_dir, d);
     free(cpath);
-    mdl_quant q = (mdl_quant)util_json_choice(obj, "quantization", mdl_quantizations);
-    mdl_kv_dtype kv = (mdl_kv_dtype)util_json_choice(obj, "kv_cache_dtype", mdl_kv_dtypes);
-    if (mdl_precision_apply(&p->cost, q, kv, path, d)) rc = UTIL_EINPUT;
+    if (apply_precision(p, obj, cat, path, d)) rc = UTIL_EINPUT;
     mdl_ep ep;
     if (read_experts(p, obj, path, &ep, d)) rc = UTIL_EINPUT;
     mdl_cost_set_parallel(&p->cost, p->tensor_parallel, p->pipeline_parallel, &ep);

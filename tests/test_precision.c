@@ -203,6 +203,40 @@ static void test_refused(void)
     free(e);
 }
 
+/* vLLM V1 serves fp8 weight-only on Ampere (FP8 Marlin) and mxfp4 on
+ * Hopper: narrow weights, bf16 compute.  The ideal engine does not. */
+static void test_weight_only(void)
+{
+    const char *a100[] = {"cluster.gpu=a100-80gb", "cluster.engine=vllm-v1",
+                          "cluster.quantization=fp8", NULL};
+    sim_scenario sc;
+    if (load(a100, &sc)) {
+        const mdl_cost *cm = &sc.pools[0].cost;
+        is_near(cm->gpu.flops, 312e12, 1, "fp8 on an A100 under vllm-v1: computed at bf16's peak");
+        is_near(cm->model.weight_bytes_per_param, 1, 0, "with weights of a byte");
+    } else {
+        ok(0, "fp8 on an A100 under vllm-v1 loads");
+    }
+    sim_scenario_fini(&sc);
+    const char *h100[] = {"cluster.engine=vllm-v1", "cluster.quantization=mxfp4", NULL};
+    if (load(h100, &sc)) {
+        is_near(sc.pools[0].cost.gpu.flops, 989.4e12, 1, "mxfp4 on an H100 under vllm-v1: bf16 peak");
+        is_near(sc.pools[0].cost.model.weight_bytes_per_param, 0.53125, 0, "and 4-bit weights");
+    } else {
+        ok(0, "mxfp4 on an H100 under vllm-v1 loads");
+    }
+    sim_scenario_fini(&sc);
+    const char *ideal[] = {"cluster.gpu=a100-80gb", "cluster.quantization=fp8", NULL};
+    char *e = refused(ideal);
+    has_str(e, "engine ideal does not serve it weight-only", "the ideal engine refuses it, saying so");
+    free(e);
+    const char *v0[] = {"cluster.gpu=a100-80gb", "cluster.engine=vllm-v0",
+                        "cluster.quantization=fp8", NULL};
+    e = refused(v0);
+    has_str(e, "engine vllm-v0 does not serve it", "and so does vLLM V0 (its 0.3-0.4 predate FP8 Marlin)");
+    free(e);
+}
+
 static void test_pools_inherit(void)
 {
     const char *sets[] = {"cluster.quantization=fp8", "cluster.kv_cache_dtype=fp8",
@@ -284,6 +318,7 @@ int main(int argc, char **argv)
     test_decode_floor();
     test_prefill_peak();
     test_refused();
+    test_weight_only();
     test_pools_inherit();
     test_disaggregated();
     test_unchanged();
