@@ -62,13 +62,18 @@ static void print_gpus(const mdl_catalog *c)
 
 static void print_models(const mdl_catalog *c)
 {
-    printf("%-15s %7s %6s %6s %8s %9s %9s %10s %8s\n", "id", "layers", "hidden", "heads",
-           "kv_heads", "params B", "active B", "KV KiB/tok", "max ctx");
+    printf("%-17s %7s %6s %6s %8s %4s %9s %9s %9s %10s %8s\n", "id", "layers", "hidden", "heads",
+           "kv_heads", "attn", "experts", "params B", "active B", "KV KiB/tok", "max ctx");
     for (int i = 0; i < mdl_catalog_model_count(c); i++) {
         const mdl_model *m = mdl_catalog_model_at(c, i);
-        printf("%-15s %7d %6d %6d %8d %9.2f %9.2f %10.0f %8d\n", m->id, m->layers, m->hidden,
-               m->heads, m->kv_heads, m->params / 1e9, m->active_params / 1e9,
-               mdl_model_kv_bytes_per_token(m) / 1024, m->max_context);
+        char experts[32] = "-";
+        if (m->experts > 1)
+            snprintf(experts, sizeof experts, "%d/%d%s", m->experts_active, m->experts,
+                     m->shared_experts ? "+s" : "");
+        printf("%-17s %7d %6d %6d %8d %4s %9s %9.2f %9.2f %10.1f %8d\n", m->id, m->layers,
+               m->hidden, m->heads, m->kv_heads, mdl_attentions[m->attention], experts,
+               m->params / 1e9, m->active_params / 1e9, mdl_model_kv_bytes_per_token(m) / 1024,
+               m->max_context);
     }
 }
 

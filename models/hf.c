@@ -54,6 +54,18 @@ static double opt(const reader *r, const char *key, double dflt)
     return cJSON_IsNumber(v) ? v->valuedouble : dflt;
 }
 
+/* A count from the config as an int, clamped at a little over what the
+ * model schema accepts (1,000 layers), so that a wild value can neither
+ * overflow the conversion nor make a loop over layers run long: a value
+ * past the limit is refused by validation whatever is derived from it. */
+#define COUNT_MAX 1001
+
+static int count(double v)
+{
+    if (!(v > 0)) return 0;
+    return v > COUNT_MAX ? COUNT_MAX : (int)v;
+}
+
 static void put(reader *r, const char *key, double v)
 {
     cJSON_AddNumberToObject(r->out, key, v);
@@ -121,7 +133,8 @@ static void window_pattern(reader *r, double period)
     double layers = need(r, "num_hidden_layers");
     int typed = windowed_layer_types(r);
     put(r, "sliding_window", field(r, "sliding_window")->valuedouble);
-    put(r, "window_layers", typed >= 0 ? typed : layers - (double)(int)(layers / period));
+    int global = period >= 1 ? count(layers / period) : 0;
+    put(r, "window_layers", typed >= 0 ? typed : layers - global);
 }
 
 static void ffn_dense(reader *r)
@@ -160,13 +173,13 @@ static void arch_qwen_moe(reader *r)
     put(r, "moe_ffn", need(r, "moe_intermediate_size"));
     put(r, "experts", need(r, "num_experts"));
     put(r, "experts_active", need(r, "num_experts_per_tok"));
-    int layers = (int)need(r, "num_hidden_layers"), step = (int)opt(r, "decoder_sparse_step", 1);
+    int layers = count(need(r, "num_hidden_layers")), step = count(opt(r, "decoder_sparse_step", 1));
     const cJSON *dense = field(r, "mlp_only_layers");
     int moe = 0;
     for (int i = 0; i < layers; i++) {
         bool listed = false;
         const cJSON *e;
-        cJSON_ArrayForEach(e, dense) listed |= cJSON_IsNumber(e) && (int)e->valuedouble == i;
+        cJSON_ArrayForEach(e, dense) listed |= cJSON_IsNumber(e) && e->valuedouble == i;
         moe += !listed && step > 0 && (i + 1) % step == 0;
     }
     put(r, "moe_layers", moe);
@@ -197,10 +210,9 @@ static void arch_deepseek(reader *r)
     put(r, "experts", need(r, "n_routed_experts"));
     put(r, "experts_active", need(r, "num_experts_per_tok"));
     put(r, "moe_ffn", need(r, "moe_intermediate_size"));
-    double layers = need(r, "num_hidden_layers"), first = opt(r, "first_k_dense_replace", 0);
-    double freq = opt(r, "moe_layer_freq", 1);
-    int moe = 0;
-    for (int i = (int)first; i < (int)layers; i++) moe += freq > 0 && i % (int)freq == 0;
+    int layers = count(need(r, "num_hidden_layers")), first = count(opt(r, "first_k_dense_replace", 0));
+    int freq = count(opt(r, "moe_layer_freq", 1)), moe = 0;
+    for (int i = first; i < layers; i++) moe += freq > 0 && i % freq == 0;
     put(r, "moe_layers", moe);
     put(r, "shared_experts", opt(r, "n_shared_experts", 0));
 }
@@ -242,7 +254,7 @@ static void arch_llama4(reader *r)
     put(r, "experts", need(r, "num_local_experts"));
     put(r, "experts_active", need(r, "num_experts_per_tok"));
     put(r, "shared_experts", 1);
-    int layers = (int)need(r, "num_hidden_layers"), step = (int)opt(r, "interleave_moe_layer_step", 1);
+    int layers = count(need(r, "num_hidden_layers")), step = count(opt(r, "interleave_moe_layer_step", 1));
     put(r, "moe_layers", step > 0 ? layers / step : 0);
     if (!has(r, "attention_chunk_size")) return;
     const cJSON *rope = field(r, "no_rope_layers"), *e;
@@ -250,7 +262,7 @@ static void arch_llama4(reader *r)
     if (cJSON_IsArray(rope) && cJSON_GetArraySize(rope) > 0) {
         cJSON_ArrayForEach(e, rope) chunked += cJSON_IsNumber(e) && e->valuedouble != 0;
     } else {
-        int interval = (int)opt(r, "nope_layer_interval", 4);
+        int interval = count(opt(r, "nope_layer_interval", 4));
         for (int i = 0; i < layers; i++) chunked += interval <= 0 || (i + 1) % interval != 0;
     }
     put(r, "sliding_window", field(r, "attention_chunk_size")->valuedouble);
