@@ -654,9 +654,13 @@ static int64_t window_knee(const mdl_cost *cm, int32_t n, int64_t ctx0)
 void mdl_run_init(mdl_run *r, const mdl_cost *cm, int32_t n, int64_t ctx0)
 {
     assert(n > 0);
-    *r = (mdl_run){.cm = cm, .n = n, .ctx0 = ctx0};
+    /* every field is set below (a run is made several times an event: no
+     * memset of both parts) */
+    r->cm = cm;
+    r->n = n;
+    r->ctx0 = ctx0;
     r->knee = window_knee(cm, n, ctx0);
-    if (cm->kind == MDL_COST_ROOFLINE) r->fixed = cm->overhead_s + comm_s(cm, n);
+    r->fixed = cm->kind == MDL_COST_ROOFLINE ? cm->overhead_s + comm_s(cm, n) : 0;
     /* The host's time: the same every iteration, since the batch does not
      * change.  Added, it is fixed cost; overlapped, a line of each part.
      * (The table model, summed iteration by iteration, applies it there.) */
@@ -702,6 +706,8 @@ void mdl_run_cost(const mdl_run *r, int64_t k, mdl_step *sum)
 
 double mdl_run_time(const mdl_run *r, int64_t k)
 {
+    if (r->knee == INT64_MAX && r->cm->kind != MDL_COST_TABLE) /* one part: no window */
+        return envelope_sum(r->part[0].piece, r->part[0].pieces, k) + r->fixed * (double)k;
     int64_t k0, k1;
     split(r, k, &k0, &k1);
     int32_t oor = 0;
