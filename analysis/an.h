@@ -81,6 +81,9 @@ typedef struct an_options {
     an_target *targets;          /* filled in by the report */
     int n_targets;
     bool by_replica;             /* per-replica request sections too */
+    size_t scan_budget_values;   /* latencies one scan keeps in memory before it spills to
+                                  * histograms and reads the rows again (the figures are the
+                                  * same either way); 0: 8 Mi values, 64 MiB */
 } an_options;
 
 /* The per-request sections of a report, over every request, one class or

@@ -17,6 +17,7 @@ typedef struct an__query {
     const char *cls; /* NULL: every class */
     int replica;     /* -1: every replica */
     int schema;      /* the database's PRAGMA user_version: what columns it has (below) */
+    size_t budget;   /* latencies a scan keeps in memory before histograms; 0: scan.c's */
 } an__query;
 
 /* The filters of a class and a replica section, for tables that have both
@@ -45,16 +46,79 @@ int an__schema(sqlite3 *db);
 /* a / b, NAN unless b > 0. */
 double an__ratio(double a, double b);
 
-/* section.c: the per-request sections of q's group (its slo set first);
- * called by report.c (the run, each class) and usage.c (each replica). */
-int an__load_section(const an__query *q, an_section *s, util_diag *d);
+/* dist.c: exact order statistics of one metric in bounded memory.  Add
+ * every value (pass 1, counting the values kept in *stored), spill to a
+ * histogram when the scan's budget is exceeded, then plan; while planning
+ * says so, run another pass over the same values (begin, refine each, end),
+ * then read the summary.  mirror: also summarise 1/x (GenAI-Perf's tokens
+ * per second per user from TPOT) from the same ranks. */
+typedef struct an__rank {
+    size_t rank;     /* of the ascending values */
+    size_t within;   /* rank within its bucket */
+    uint64_t prefix; /* its bucket: keys k with k >> shift == prefix */
+    int shift;
+    uint64_t count;  /* values in the bucket */
+    bool collect;    /* the next pass keeps the bucket's values (else histograms them) */
+    bool done;
+    double value;
+} an__rank;
+
+typedef struct an__kept {
+    double *v;       /* a bucket's values, or ... */
+    size_t n, cap;
+    uint32_t *hist;  /* ... the histogram of their next 16 bits */
+} an__kept;
+
+typedef struct an__dist {
+    int64_t n;
+    double sum, comp, max;    /* compensated sum */
+    bool mirror;
+    double rsum, rcomp, rmax; /* of 1/x, with mirror */
+    double *v;                /* the values while they fit the budget */
+    size_t nv, cap;
+    uint32_t *hist;           /* then: counts by the key's top 16 bits */
+    an__rank *ranks;          /* after planning: the ranks wanted */
+    int n_ranks;
+    an__kept *kept;           /* during a refining pass, by rank (its bucket's owner) */
+} an__dist;
+
+void an__dist_init(an__dist *d, bool mirror);
+void an__dist_fini(an__dist *d);
+void an__dist_add(an__dist *d, double x, size_t *stored);
+void an__dist_spill(an__dist *d);
+/* Selects what it can; true when another pass over the values is needed,
+ * which keeps the values of a rank's bucket of at most collect_max of them
+ * and histograms the next 16 bits of a larger one. */
+bool an__dist_plan(an__dist *d, size_t collect_max);
+void an__dist_begin_pass(an__dist *d);
+void an__dist_refine(an__dist *d, double x);
+/* true when yet another pass is needed. */
+bool an__dist_end_pass(an__dist *d, size_t collect_max);
+void an__dist_stats(const an__dist *d, an_stats *out);
+void an__dist_reciprocal_stats(const an__dist *d, an_stats *out);
+
+/* scan.c: every per-request section of r -- the run's, each class's (with
+ * classes), each replica's (with r->by_replica) -- the replicas' prefix-cache
+ * hit rates and, unless the rows' arrivals are out of id order
+ * (*queues_unordered), their queues, in one pass over the run's rows (more
+ * only when the latencies outgrow the scan's budget).  Every section's slo
+ * is set first; replica_ids gives the replicas' numbers by index. */
+int an__scan_requests(const an__query *q, an_report *r, const int *replica_ids,
+                      bool *queues_unordered, util_diag *d);
 /* Attainment and goodput from s's good and ended requests, or NAN when no
  * SLO applies. */
 void an__set_attainment(an_section *s, bool applies);
 
-/* usage.c: utilisation per replica and overall, cost and energy (after the
- * run's request sections); by_replica adds each replica's request sections. */
-int an__load_usage(const an__query *q, bool by_replica, an_report *r, util_diag *d);
+/* usage.c: the replicas' rows -- utilisation per replica and overall (begin,
+ * before the scan, which needs the replicas) -- then the queue by a sort
+ * when the scan could not sweep it, cost and energy (end, after the run's
+ * request section). */
+typedef struct an__usage an__usage;
+int an__usage_begin(const an__query *q, bool by_replica, an_report *r, an__usage **u,
+                    util_diag *d);
+const int *an__usage_replica_ids(const an__usage *u);
+int an__usage_end(const an__query *q, an__usage *u, bool sort_queues, an_report *r, util_diag *d);
+void an__usage_free(an__usage *u);
 void an__usage_fini(an_report *r);
 
 /* whatif.c: the options' percentile targets, evaluated into r->targets. */

@@ -134,7 +134,7 @@ static const struct {
 
 static double stored_warmup(sqlite3 *db, int64_t run_id, util_diag *d, int *rc)
 {
-    an__query q = {db, run_id, 0, NULL, -1, an__schema(db)};
+    an__query q = {db, run_id, 0, NULL, -1, an__schema(db), 0};
     double w[2];
     *rc = an__row(&q, "SELECT json_extract(scenario, '$.warmup_s'), count(*) FROM runs"
                       " WHERE id = ?1", w, 2, d);
@@ -147,7 +147,7 @@ int an_definitions(sqlite3 *db, int64_t run_id, an_definition out[AN_N_DEFINITIO
 {
     int rc;
     an__query q = {db, run_id, stored_warmup(db, run_id, d, &rc), NULL, -1,
-                   an__schema(db)};
+                   an__schema(db), 0};
     for (int i = 0; !rc && i < AN_N_DEFINITIONS; i++) {
         out[i] = (an_definition){defs[i].name, defs[i].formula, defs[i].tools,
                                  defs[i].method_doc, {0}};
@@ -176,7 +176,7 @@ int an_slo_curve(sqlite3 *db, int64_t run_id, an_metric metric, const char *cls,
     c->cls = cls;
     int rc;
     an__query q = {db, run_id, stored_warmup(db, run_id, d, &rc), cls, -1,
-                   an__schema(db)};
+                   an__schema(db), 0};
     if (rc) return rc;
     /* completed requests pass at their value (a one-token reply has no TPOT
      * and passes a TPOT threshold: 0, as vLLM counts it); every other ended

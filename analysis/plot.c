@@ -187,7 +187,7 @@ static int measured_values(sqlite3 *db, const run_info *r, an_metric m, double *
                            util_diag *d)
 {
     an__query q = {db, r->id, util_json_number(r->scenario, "warmup_s", 0), NULL, -1,
-                   an__schema(db)};
+                   an__schema(db), 0};
     char *sql = util_xasprintf("SELECT %s_s FROM request_metrics WHERE run_id = ?1"
                                " AND status = 'completed' AND arrival_s >= ?2"
                                " AND %s_s IS NOT NULL ORDER BY 1",

@@ -133,7 +133,7 @@ int an_open(const char *path, sqlite3 **out, util_diag *d)
 
 int an_last_run(sqlite3 *db, const char *origin, int64_t *run_id, util_diag *d)
 {
-    an__query q = {db, 0, 0, NULL, -1, an__schema(db)};
+    an__query q = {db, 0, 0, NULL, -1, an__schema(db), 0};
     double id = NAN;
     if (an__row(&q, "SELECT max(id) FROM runs", &id, 1, d)) return UTIL_EFAIL;
     if (isnan(id)) return util_diag_add(d, "%s: holds no runs", origin);

@@ -1,7 +1,7 @@
 /*
  * report.c: the report of one run, from the database alone: the run's row
  * and stored scenario (warm-up, SLOs, classes, cost and energy settings),
- * then the run's and each class's per-request sections (section.c) and
+ * then the run's, each class's and each replica's per-request sections in one scan (scan.c) and
  * agent tasks, utilisation, cost and energy (usage.c) and the what-if
  * targets (whatif.c).  The run's attainment sums its classes', each judged
  * by its own targets.
@@ -158,10 +158,10 @@ static int load_tasks(const an__query *q, an_tasks *t, util_diag *d)
                          &t->e2e, d);
 }
 
-/* Each class's sections; the run's attainment is then the classes' good
- * over their ended requests, each judged by its own targets.  Without
+/* Each class's tasks; the run's attainment is then the classes' good over
+ * their ended requests, each judged by its own targets.  Without
  * workload.classes the one class is the run, and is not queried twice. */
-static int load_classes_sections(an__query *q, an_report *r, util_diag *d)
+static int load_classes_tasks(an__query *q, an_report *r, util_diag *d)
 {
     if (!r->has_classes) {
         r->classes[0].req = r->req;
@@ -173,8 +173,7 @@ static int load_classes_sections(an__query *q, an_report *r, util_diag *d)
     for (int i = 0; i < r->n_classes; i++) {
         an_class *c = &r->classes[i];
         q->cls = c->name;
-        int rc = an__load_section(q, &c->req, d);
-        if (!rc) rc = load_tasks(q, &c->tasks, d);
+        int rc = load_tasks(q, &c->tasks, d);
         if (rc) return rc;
         any_slo |= c->req.slo.set;
         r->req.good += c->req.good;
@@ -185,17 +184,29 @@ static int load_classes_sections(an__query *q, an_report *r, util_diag *d)
     return UTIL_OK;
 }
 
+/* The replicas' rows, then one scan of the requests for every section, the
+ * hit rates and the queues, then what needs the run's section. */
+static int load_sections(an__query *q, bool by_replica, an_report *r, util_diag *d)
+{
+    an__usage *u = NULL;
+    bool unordered = false;
+    int rc = an__usage_begin(q, by_replica, r, &u, d);
+    if (!rc) rc = an__scan_requests(q, r, an__usage_replica_ids(u), &unordered, d);
+    if (!rc) rc = load_tasks(q, &r->tasks, d);
+    if (!rc) rc = load_classes_tasks(q, r, d);
+    if (!rc) rc = an__usage_end(q, u, unordered, r, d);
+    an__usage_free(u);
+    return rc;
+}
+
 int an_report_compute_with(sqlite3 *db, int64_t run_id, const an_options *opt, an_report *r,
                            util_diag *d)
 {
     memset(r, 0, sizeof *r);
     r->run_id = run_id;
-    an__query q = {db, run_id, 0, NULL, -1, an__schema(db)};
+    an__query q = {db, run_id, 0, NULL, -1, an__schema(db), opt ? opt->scan_budget_values : 0};
     int rc = load_run(&q, opt, r, d);
-    if (!rc) rc = an__load_section(&q, &r->req, d);
-    if (!rc) rc = load_tasks(&q, &r->tasks, d);
-    if (!rc) rc = load_classes_sections(&q, r, d);
-    if (!rc) rc = an__load_usage(&q, opt && opt->by_replica, r, d);
+    if (!rc) rc = load_sections(&q, opt && opt->by_replica, r, d);
     if (!rc && opt && opt->n_targets) rc = an__load_targets(&q, opt, r, d);
     return rc;
 }

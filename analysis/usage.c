@@ -107,8 +107,9 @@ static int replica_index(const replica_row *x, int n, int replica)
 /* Queue length per replica and for the cluster: the time-weighted mean
  * (total waiting time over the simulated time: the time average of the
  * length, by Little's law) and the peak, by one sweep over every join and
- * leave in time order.  32 bytes per request while it runs; a SQL window
- * function over the same events took seconds for a million requests. */
+ * leave in time order.  scan.c sweeps in its one pass when the rows'
+ * arrivals are in id order, as this engine writes them; this sort of every
+ * event (32 bytes a request) is for a database whose rows are not. */
 static int load_queues(const an__query *q, const replica_row *x, int n, an_report *r,
                        util_diag *d)
 {
@@ -190,19 +191,13 @@ static void sum_use(const replica_row *x, int n, double sim_s, an_use *u)
     u->mean_gpu_w = an__ratio(energy, sim_s);
 }
 
-static int load_replica(an__query *q, bool by_replica, const replica_row *x, an_report *r,
-                        an_use *u, util_diag *d)
+static void load_replica(bool by_replica, const replica_row *x, an_report *r, an_use *u)
 {
     u->replica = x->replica;
     u->pool = util_xstrdup(x->pool);
     u->gpu = util_xstrdup(x->gpu);
     sum_use(x, 1, r->sim_time_s, u);
-    if (!by_replica) return UTIL_OK;
-    q->replica = x->replica;
-    u->req.slo = r->req.slo;
-    int rc = an__load_section(q, &u->req, d);
-    q->replica = -1;
-    return rc;
+    if (by_replica) u->req.slo = r->req.slo;
 }
 
 /* ---- cost and energy ---- */
@@ -254,52 +249,56 @@ static void load_energy(const replica_row *x, int n, an_report *r)
     e->wall_j_per_output_token = an__ratio(e->wall_j, r->req.output_tokens);
 }
 
-/* Each replica's prefix-cache hit rate, over the requests it prefilled, in
- * one pass; the cluster's is the run's section's. */
-static int load_hit_rates(const an__query *q, an_report *r, util_diag *d)
-{
-    r->use.prefix_hit_rate = r->req.prefix_hit_rate;
-    for (int i = 0; i < r->n_replicas; i++) r->replicas[i].prefix_hit_rate = NAN;
-    if (q->schema < AN__SCHEMA_CACHE) return UTIL_OK;
-    sqlite3_stmt *st = an__prepare(
-        q, "SELECT replica, total(cached_tokens), total(prompt_tokens) FROM requests"
-           " WHERE run_id = ?1 AND arrival_s >= ?2 AND first_scheduled_s IS NOT NULL"
-           " AND replica IS NOT NULL GROUP BY replica");
-    if (!st) return an__db_fail(q->db, d, "cannot query");
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        for (int i = 0; i < r->n_replicas; i++)
-            if (r->replicas[i].replica == sqlite3_column_int(st, 0))
-                r->replicas[i].prefix_hit_rate =
-                    an__ratio(sqlite3_column_double(st, 1), sqlite3_column_double(st, 2));
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? UTIL_OK : an__db_fail(q->db, d, "cannot query");
-}
+struct an__usage {
+    replica_row *x;
+    int n;
+    int *ids; /* the replicas' numbers, by index */
+};
 
-int an__load_usage(const an__query *cq, bool by_replica, an_report *r, util_diag *d)
+int an__usage_begin(const an__query *q, bool by_replica, an_report *r, an__usage **out,
+                    util_diag *d)
 {
-    an__query q = *cq;
-    replica_row *x = NULL;
-    int n = 0;
-    int rc = read_replicas(&q, &x, &n, d);
+    an__usage *u = util_xcalloc(1, sizeof *u);
+    *out = u;
+    int rc = read_replicas(q, &u->x, &u->n, d);
     r->use.replica = -1;
     r->by_replica = by_replica;
-    if (!rc) sum_use(x, n, r->sim_time_s, &r->use);
-    r->replicas = util_xcalloc((size_t)(n ? n : 1), sizeof *r->replicas);
-    for (int i = 0; !rc && i < n; i++, r->n_replicas++)
-        rc = load_replica(&q, by_replica, &x[i], r, &r->replicas[i], d);
-    if (!rc) rc = load_queues(&q, x, n, r, d);
-    if (!rc) rc = load_hit_rates(&q, r, d);
+    r->replicas = util_xcalloc((size_t)(u->n ? u->n : 1), sizeof *r->replicas);
+    u->ids = util_xcalloc((size_t)(u->n ? u->n : 1), sizeof *u->ids);
+    if (rc) return rc;
+    sum_use(u->x, u->n, r->sim_time_s, &r->use);
+    for (int i = 0; i < u->n; i++, r->n_replicas++) {
+        load_replica(by_replica, &u->x[i], r, &r->replicas[i]);
+        u->ids[i] = u->x[i].replica;
+    }
+    return UTIL_OK;
+}
+
+const int *an__usage_replica_ids(const an__usage *u)
+{
+    return u->ids;
+}
+
+int an__usage_end(const an__query *q, an__usage *u, bool sort_queues, an_report *r, util_diag *d)
+{
+    int rc = sort_queues ? load_queues(q, u->x, u->n, r, d) : UTIL_OK;
     if (!rc) {
-        load_cost(x, n, r);
-        load_energy(x, n, r);
+        load_cost(u->x, u->n, r);
+        load_energy(u->x, u->n, r);
     }
-    for (int i = 0; i < n; i++) {
-        free(x[i].pool);
-        free(x[i].gpu);
-    }
-    free(x);
     return rc;
+}
+
+void an__usage_free(an__usage *u)
+{
+    if (!u) return;
+    for (int i = 0; i < u->n; i++) {
+        free(u->x[i].pool);
+        free(u->x[i].gpu);
+    }
+    free(u->x);
+    free(u->ids);
+    free(u);
 }
 
 void an__usage_fini(an_report *r)

@@ -1,0 +1,433 @@
+/*
+ * scan.c: every per-request figure of a report in one pass over the run's
+ * request rows, in primary-key order.
+ *
+ * A row adds to the run's section, its class's (when the scenario has
+ * classes) and, with --by replica, its replica's: counts by status, the
+ * latency distributions of the measured requests (dist.c), the window and
+ * token totals, SLO attainment against each section's targets, and the
+ * prefix cache's tokens.  The same pass sweeps the replicas' queues: rows
+ * come in id order, which is arrival order, and a request joins its
+ * replica's queue no earlier than it arrived, so every join and leave
+ * before the current row's arrival is final and can be applied in time
+ * order from two small heaps (what is in flight at that instant), never a
+ * sort of the whole run.  A database whose arrivals are not in id order
+ * (not written by this engine) has its queues swept by usage.c's sort
+ * instead.
+ *
+ * Each metric is computed here as the `request_metrics` view defines it
+ * (record/recorder.c), operation for operation, so that a value is the same
+ * double the view gives.  When a run's latencies do not fit the scan's
+ * budget, the distributions spill to histograms and the rows are read again
+ * (usually once) to pick their exact order statistics.
+ */
+#include "an_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BUDGET_VALUES ((size_t)8 << 20) /* 64 MiB of kept latencies, then histograms */
+
+/* The scan's budget, and what a refining pass keeps of one bucket: a 32nd
+ * of it (2 MiB by default). */
+static size_t budget(const an__query *q)
+{
+    return q->budget ? q->budget : BUDGET_VALUES;
+}
+
+/* The metrics of a section's distributions, in an_section's order. */
+enum { M_TTFT, M_TPOT, M_TPOT_INCL, M_E2E, M_QUEUE, N_METRICS };
+
+/* One section being accumulated: its figures go straight into out. */
+typedef struct acc {
+    an_section *out;
+    an__dist m[N_METRICS];
+    double first_arrival, last_finish;
+} acc;
+
+/* One request row, as read. */
+typedef struct row {
+    int replica;     /* -1: NULL */
+    const char *cls;
+    const char *status;
+    double arrival, enqueue, scheduled, first_token, finish; /* NAN: NULL */
+    double prompt, output, preemptions, cached;
+} row;
+
+/* ---- queue sweep ---- */
+
+/* A future join or leave of replica k's queue at time t. */
+typedef struct qevent {
+    double t;
+    int k;
+} qevent;
+
+typedef struct heap {
+    qevent *e;
+    size_t n, cap;
+} heap;
+
+static void heap_push(heap *h, qevent x)
+{
+    if (h->n == h->cap) h->e = util_xrealloc(h->e, (h->cap = h->cap ? 2 * h->cap : 256) * sizeof *h->e);
+    size_t i = h->n++;
+    while (i > 0 && h->e[(i - 1) / 2].t > x.t) {
+        h->e[i] = h->e[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h->e[i] = x;
+}
+
+static qevent heap_pop(heap *h)
+{
+    qevent top = h->e[0], last = h->e[--h->n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= h->n) break;
+        if (c + 1 < h->n && h->e[c + 1].t < h->e[c].t) c++;
+        if (last.t <= h->e[c].t) break;
+        h->e[i] = h->e[c];
+        i = c;
+    }
+    if (h->n) h->e[i] = last;
+    return top;
+}
+
+typedef struct sweep {
+    heap joins, leaves;
+    int64_t *len;     /* per replica index, [n]: the cluster */
+    double *waited;
+    int n;
+    double last_arrival;
+    bool unordered;   /* arrivals went back in time: usage.c sorts instead */
+} sweep;
+
+/* Applies every event before `until` in time order, leaves before joins at
+ * one instant (a request handed straight on never stands in line). */
+static void sweep_to(sweep *s, an_report *r, double until)
+{
+    for (;;) {
+        bool leave = s->leaves.n && s->leaves.e[0].t < until;
+        bool join = s->joins.n && s->joins.e[0].t < until;
+        if (!leave && !join) return;
+        if (leave && (!join || s->leaves.e[0].t <= s->joins.e[0].t)) {
+            qevent e = heap_pop(&s->leaves);
+            s->len[e.k]--;
+            s->len[s->n]--;
+            continue;
+        }
+        qevent e = heap_pop(&s->joins);
+        an_use *u = &r->replicas[e.k];
+        if (++s->len[e.k] > u->queue_peak) u->queue_peak = s->len[e.k];
+        if (++s->len[s->n] > r->use.queue_peak) r->use.queue_peak = s->len[s->n];
+    }
+}
+
+/* When a queued request stopped waiting: scheduled, else timed out (its
+ * client's deadline), else still waiting when an interrupted run ended; as
+ * usage.c's LEFT_QUEUE.  NAN: it never waited. */
+static double left_queue(const row *x, const an_report *r)
+{
+    if (!isnan(x->scheduled)) return x->scheduled;
+    if (!strcmp(x->status, "timed_out")) return x->arrival + r->timeout_s;
+    if (!strcmp(x->status, "unfinished")) return r->sim_time_s;
+    return NAN;
+}
+
+static void sweep_row(sweep *s, an_report *r, int k, const row *x)
+{
+    if (x->arrival < s->last_arrival) s->unordered = true;
+    s->last_arrival = x->arrival;
+    if (s->unordered) return;
+    sweep_to(s, r, x->arrival); /* nothing later can come before this arrival */
+    double left = left_queue(x, r);
+    if (k < 0 || isnan(x->enqueue) || isnan(left)) return;
+    heap_push(&s->joins, (qevent){x->enqueue, k});
+    heap_push(&s->leaves, (qevent){left, k});
+    s->waited[k] += left - x->enqueue;
+    s->waited[s->n] += left - x->enqueue;
+}
+
+/* ---- sections ---- */
+
+static void acc_init(acc *a, an_section *out)
+{
+    a->out = out;
+    for (int i = 0; i < N_METRICS; i++) an__dist_init(&a->m[i], i == M_TPOT);
+    a->first_arrival = INFINITY;
+    a->last_finish = -INFINITY;
+}
+
+static void acc_fini(acc *a)
+{
+    for (int i = 0; i < N_METRICS; i++) an__dist_fini(&a->m[i]);
+}
+
+/* The view's columns of a measured row; NAN where the view has NULL
+ * (SQLite's arithmetic on NULL, or its division by zero). */
+static void metrics(const row *x, double *v)
+{
+    v[M_TTFT] = x->first_token - x->arrival;
+    v[M_TPOT] = x->output >= 2 ? (x->finish - x->first_token) / (x->output - 1) : NAN;
+    v[M_TPOT_INCL] = x->output != 0 ? (x->finish - x->arrival) / x->output : NAN;
+    v[M_E2E] = x->finish - x->arrival;
+    v[M_QUEUE] = x->scheduled - x->enqueue;
+}
+
+/* Meets every target of the section's SLO (with load_slo's SQL: a NULL
+ * metric fails a comparison, a NULL TPOT passes its target). */
+static bool good(const an_slo *slo, const double *v)
+{
+    return (isnan(slo->ttft_s) || v[M_TTFT] <= slo->ttft_s) &&
+           (isnan(slo->tpot_s) || isnan(v[M_TPOT]) || v[M_TPOT] <= slo->tpot_s) &&
+           (isnan(slo->e2e_s) || v[M_E2E] <= slo->e2e_s);
+}
+
+static void acc_row(acc *a, const row *x, double warmup, size_t *stored)
+{
+    an_section *s = a->out;
+    bool completed = !strcmp(x->status, "completed"), late = x->arrival >= warmup;
+    s->arrived++;
+    s->completed += completed;
+    s->rejected += !strcmp(x->status, "rejected");
+    s->timed_out += !strcmp(x->status, "timed_out");
+    s->unfinished += !strcmp(x->status, "unfinished");
+    s->preempted += x->preemptions > 0;
+    s->preemptions += (int64_t)x->preemptions;
+    if (!late) return;
+    if (x->arrival < a->first_arrival) a->first_arrival = x->arrival;
+    if (!isnan(x->scheduled)) {
+        s->cached_tokens += x->cached;
+        s->prompt_tokens_scheduled += x->prompt;
+    }
+    s->ended++; /* every request sent after warm-up: one not completed fails every SLO */
+    if (!completed) return;
+    double v[N_METRICS];
+    metrics(x, v);
+    s->good += good(&s->slo, v);
+    s->measured++;
+    if (x->finish > a->last_finish) a->last_finish = x->finish;
+    s->input_tokens += x->prompt;
+    s->output_tokens += x->output;
+    for (int i = 0; i < N_METRICS; i++)
+        if (!isnan(v[i])) an__dist_add(&a->m[i], v[i], stored);
+}
+
+static void acc_refine(acc *a, const row *x, double warmup)
+{
+    if (x->arrival < warmup || strcmp(x->status, "completed")) return;
+    double v[N_METRICS];
+    metrics(x, v);
+    for (int i = 0; i < N_METRICS; i++)
+        if (!isnan(v[i]) && a->m[i].ranks) an__dist_refine(&a->m[i], v[i]);
+}
+
+static void acc_summarise(acc *a)
+{
+    an_section *s = a->out;
+    an_stats *out[] = {&s->ttft, &s->tpot, &s->tpot_incl_ttft, &s->e2e, &s->queue};
+    for (int i = 0; i < N_METRICS; i++) an__dist_stats(&a->m[i], out[i]);
+    an__dist_reciprocal_stats(&a->m[M_TPOT], &s->per_user_tokens_per_s);
+    s->window_s = isfinite(a->first_arrival) && isfinite(a->last_finish)
+                      ? a->last_finish - a->first_arrival : NAN;
+    s->requests_per_s = an__ratio((double)s->measured, s->window_s);
+    s->input_tokens_per_s = an__ratio(s->input_tokens, s->window_s);
+    s->output_tokens_per_s = an__ratio(s->output_tokens, s->window_s);
+    s->prefix_hit_rate = an__ratio(s->cached_tokens, s->prompt_tokens_scheduled);
+    an__set_attainment(s, s->slo.set);
+}
+
+void an__set_attainment(an_section *s, bool applies)
+{
+    s->attainment = applies ? an__ratio((double)s->good, (double)s->ended) : NAN;
+    s->goodput_requests_per_s = applies ? an__ratio((double)s->good, s->window_s) : NAN;
+}
+
+/* ---- the scan ---- */
+
+typedef struct scan {
+    const an__query *q;
+    an_report *r;
+    const int *replica_ids; /* the replicas' numbers, by index */
+    acc *accs;              /* [0] the run, then the classes, then the replicas */
+    int n_accs, first_class, first_replica;
+    double *rep_cached, *rep_prompt;
+    sweep sw;
+    size_t stored;
+} scan;
+
+/* A time column, NULL as the query's coalesce gave it: +infinity, which no
+ * stored time is (one column call a value, not two). */
+static double col(sqlite3_stmt *st, int i)
+{
+    double v = sqlite3_column_double(st, i);
+    return v == INFINITY ? NAN : v;
+}
+
+static void read_row(sqlite3_stmt *st, row *x)
+{
+    x->replica = sqlite3_column_int(st, 0);
+    const unsigned char *c = sqlite3_column_text(st, 1), *s = sqlite3_column_text(st, 10);
+    x->cls = c ? (const char *)c : "";
+    x->status = s ? (const char *)s : "";
+    x->arrival = sqlite3_column_double(st, 2);
+    x->enqueue = col(st, 3);
+    x->scheduled = col(st, 4);
+    x->first_token = col(st, 5);
+    x->finish = col(st, 6);
+    x->prompt = sqlite3_column_double(st, 7);
+    x->output = sqlite3_column_double(st, 8);
+    x->preemptions = sqlite3_column_double(st, 9);
+    x->cached = sqlite3_column_double(st, 11);
+}
+
+static int replica_index(const scan *s, int replica)
+{
+    for (int i = 0; i < s->r->n_replicas; i++)
+        if (s->replica_ids[i] == replica) return i;
+    return -1;
+}
+
+/* The sections x belongs to, into which[]; returns how many. */
+static int sections_of(const scan *s, const row *x, int k, int *which)
+{
+    int n = 0;
+    which[n++] = 0;
+    for (int i = 0; s->r->has_classes && i < s->r->n_classes; i++)
+        if (!strcmp(s->r->classes[i].name, x->cls)) {
+            which[n++] = s->first_class + i;
+            break;
+        }
+    if (s->r->by_replica && k >= 0) which[n++] = s->first_replica + k;
+    return n;
+}
+
+static void pass_one(scan *s, const row *x)
+{
+    int k = x->replica >= 0 ? replica_index(s, x->replica) : -1;
+    int which[3], n = sections_of(s, x, k, which);
+    for (int i = 0; i < n; i++) acc_row(&s->accs[which[i]], x, s->q->warmup, &s->stored);
+    if (s->stored > budget(s->q) && s->stored != (size_t)-1) { /* past the budget: histograms */
+        for (int a = 0; a < s->n_accs; a++)
+            for (int m = 0; m < N_METRICS; m++) an__dist_spill(&s->accs[a].m[m]);
+        s->stored = (size_t)-1;
+    }
+    if (k >= 0 && x->arrival >= s->q->warmup && !isnan(x->scheduled)) {
+        s->rep_cached[k] += x->cached;
+        s->rep_prompt[k] += x->prompt;
+    }
+    sweep_row(&s->sw, s->r, k, x);
+}
+
+static void pass_refine(scan *s, const row *x)
+{
+    int k = x->replica >= 0 ? replica_index(s, x->replica) : -1;
+    int which[3], n = sections_of(s, x, k, which);
+    for (int i = 0; i < n; i++) acc_refine(&s->accs[which[i]], x, s->q->warmup);
+}
+
+static int read_rows(scan *s, void (*each)(scan *, const row *), util_diag *d)
+{
+    char *sql = util_xasprintf(
+        "SELECT coalesce(replica, -1), class, arrival_s, coalesce(enqueue_s, 9e999),"
+        " coalesce(first_scheduled_s, 9e999), coalesce(first_token_s, 9e999),"
+        " coalesce(finish_s, 9e999), prompt_tokens, output_tokens, preemptions, status, %s"
+        " FROM requests WHERE run_id = ?1",
+        s->q->schema >= AN__SCHEMA_CACHE ? "cached_tokens" : "0");
+    sqlite3_stmt *st = an__prepare(s->q, sql);
+    free(sql);
+    if (!st) return an__db_fail(s->q->db, d, "cannot read requests");
+    int rc;
+    row x;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        read_row(st, &x);
+        each(s, &x);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? UTIL_OK : an__db_fail(s->q->db, d, "cannot read requests");
+}
+
+/* Plans every distribution; while some need another pass, reads the rows
+ * again for them. */
+static int resolve(scan *s, util_diag *d)
+{
+    size_t collect_max = budget(s->q) / 32;
+    bool more = false;
+    for (int a = 0; a < s->n_accs; a++)
+        for (int m = 0; m < N_METRICS; m++) more |= an__dist_plan(&s->accs[a].m[m], collect_max);
+    while (more) {
+        for (int a = 0; a < s->n_accs; a++)
+            for (int m = 0; m < N_METRICS; m++) an__dist_begin_pass(&s->accs[a].m[m]);
+        int rc = read_rows(s, pass_refine, d);
+        more = false;
+        for (int a = 0; a < s->n_accs; a++)
+            for (int m = 0; m < N_METRICS; m++)
+                more |= an__dist_end_pass(&s->accs[a].m[m], collect_max);
+        if (rc) return rc;
+    }
+    return UTIL_OK;
+}
+
+static void finish_queues(scan *s)
+{
+    an_report *r = s->r;
+    sweep_to(&s->sw, r, INFINITY);
+    for (int k = 0; k < r->n_replicas; k++)
+        r->replicas[k].queue_mean = an__ratio(s->sw.waited[k], r->sim_time_s);
+    r->use.queue_mean = an__ratio(s->sw.waited[r->n_replicas], r->sim_time_s);
+}
+
+static void scan_init(scan *s, const an__query *q, an_report *r, const int *replica_ids)
+{
+    int nr = r->n_replicas;
+    *s = (scan){.q = q, .r = r, .replica_ids = replica_ids};
+    s->first_class = 1;
+    s->first_replica = 1 + (r->has_classes ? r->n_classes : 0);
+    s->n_accs = s->first_replica + (r->by_replica ? nr : 0);
+    s->accs = util_xcalloc((size_t)s->n_accs, sizeof *s->accs);
+    acc_init(&s->accs[0], &r->req);
+    for (int i = 0; r->has_classes && i < r->n_classes; i++)
+        acc_init(&s->accs[s->first_class + i], &r->classes[i].req);
+    for (int i = 0; r->by_replica && i < nr; i++)
+        acc_init(&s->accs[s->first_replica + i], &r->replicas[i].req);
+    s->rep_cached = util_xcalloc((size_t)nr + 1, sizeof *s->rep_cached);
+    s->rep_prompt = util_xcalloc((size_t)nr + 1, sizeof *s->rep_prompt);
+    s->sw.n = nr;
+    s->sw.len = util_xcalloc((size_t)nr + 1, sizeof *s->sw.len);
+    s->sw.waited = util_xcalloc((size_t)nr + 1, sizeof *s->sw.waited);
+    s->sw.last_arrival = -INFINITY;
+}
+
+static void scan_fini(scan *s)
+{
+    for (int a = 0; a < s->n_accs; a++) acc_fini(&s->accs[a]);
+    free(s->accs);
+    free(s->rep_cached);
+    free(s->rep_prompt);
+    free(s->sw.joins.e);
+    free(s->sw.leaves.e);
+    free(s->sw.len);
+    free(s->sw.waited);
+}
+
+int an__scan_requests(const an__query *q, an_report *r, const int *replica_ids,
+                      bool *queues_unordered, util_diag *d)
+{
+    scan s;
+    scan_init(&s, q, r, replica_ids);
+    int rc = read_rows(&s, pass_one, d);
+    if (!rc) rc = resolve(&s, d);
+    if (!rc) {
+        for (int a = 0; a < s.n_accs; a++) acc_summarise(&s.accs[a]);
+        for (int k = 0; k < r->n_replicas; k++)
+            r->replicas[k].prefix_hit_rate =
+                q->schema >= AN__SCHEMA_CACHE ? an__ratio(s.rep_cached[k], s.rep_prompt[k]) : NAN;
+        r->use.prefix_hit_rate = r->req.prefix_hit_rate;
+        *queues_unordered = s.sw.unordered;
+        if (!s.sw.unordered) finish_queues(&s);
+    }
+    scan_fini(&s);
+    return rc;
+}
