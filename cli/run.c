@@ -151,7 +151,7 @@ static int simulate(const run_opts *o, const mdl_catalog *cat, cJSON *root, rec_
     rec_run_spec spec = {.catalog = cat, .scenario = root, .origin = o->scenario,
                          .base_dir = dir, .output = o->output, .iterations = o->iterations,
                          .stop = cli_stop_flag(), .progress = show ? show_progress : NULL,
-                         .progress_arg = &pl, .warnings = &warnings};
+                         .progress_arg = &pl, .warnings = &warnings, .writer_thread = true};
     cli_catch_stop_signals();
     int rc = rec_run(&spec, res, d);
     cli_release_stop_signals();

@@ -61,6 +61,11 @@ typedef struct rec_run_label {
 void rec_label(rec_recorder *r, const rec_run_label *label);
 /* Starts a run: one transaction holds the whole run. */
 int rec_begin(rec_recorder *r, const sim_scenario *sc, util_diag *d);
+/* Moves the writing of rows to a thread of its own (after rec_begin, before
+ * rec_sink), so that the engine and SQLite run on two cores; the database
+ * written is the same, byte for byte.  For a run that has a core to spare:
+ * `servesim run`, not a sweep's points, which have one process a core. */
+int rec_start_writer(rec_recorder *r, util_diag *d);
 sim_sink rec_sink(rec_recorder *r);
 /* The sink of a recorder that also stores every iteration in `iterations`
  * (servesim run --record-iterations): one row per engine step, so a run
@@ -105,6 +110,7 @@ typedef struct rec_run_spec {
                                         * of the signal that asked (the reason names it) */
     sim_progress_fn progress;
     void *progress_arg;
+    bool writer_thread;       /* write the rows on a thread of their own (rec_start_writer) */
     util_diag *warnings;      /* gets the scenario's warnings (sim_scenario.warnings); may be NULL */
 } rec_run_spec;
 

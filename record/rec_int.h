@@ -25,4 +25,24 @@ int rec__upgrade(sqlite3 *db, const char *path, util_diag *d);
 /* fsync(2) of a file or folder by name; 0 or -1 (errno). */
 int rec__sync_path(const char *path, int flags);
 
+/* recorder.c: the synchronous sink, a rec_recorder as ctx (each returns
+ * -1 with the recorder's error set when a write fails). */
+int rec__put_request(void *ctx, const sim_request_row *row);
+int rec__put_replica(void *ctx, const sim_replica_row *row);
+int rec__put_task(void *ctx, const sim_task_row *row);
+int rec__put_iteration(void *ctx, const sim_iteration_row *row);
+
+/* writer.c: the same rows written by a thread of their own (rec_start_writer). */
+typedef struct rec__writer rec__writer;
+rec__writer *rec__recorder_writer(void *ctx);
+/* 0, or -1 when the thread could not be started. */
+int rec__writer_start(rec_recorder *rec, rec__writer **out);
+/* Writes what is left, ends the thread and frees w (NULL: nothing);
+ * -1 when some write failed. */
+int rec__writer_stop(rec__writer *w);
+int rec__writer_put_request(void *ctx, const sim_request_row *row);
+int rec__writer_put_replica(void *ctx, const sim_replica_row *row);
+int rec__writer_put_task(void *ctx, const sim_task_row *row);
+int rec__writer_put_iteration(void *ctx, const sim_iteration_row *row);
+
 #endif /* REC_INT_H */

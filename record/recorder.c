@@ -82,7 +82,13 @@ struct rec_recorder {
     sqlite3_stmt *ins_request, *ins_replica, *ins_task, *ins_iteration;
     char *error; /* message of a failed sink callback */
     rec_run_label label;
+    rec__writer *writer; /* the thread writing the rows (rec_start_writer), or NULL */
 };
+
+rec__writer *rec__recorder_writer(void *ctx)
+{
+    return ((rec_recorder *)ctx)->writer;
+}
 
 static int db_fail(rec_recorder *r, util_diag *d, const char *what)
 {
@@ -374,7 +380,7 @@ static int write_smallest(rec_recorder *r)
     return rc;
 }
 
-static int put_request(void *ctx, const sim_request_row *row)
+int rec__put_request(void *ctx, const sim_request_row *row)
 {
     rec_recorder *r = ctx;
     /* When full, write half in one go: SQLite runs hot in cache for a burst
@@ -399,7 +405,7 @@ static int flush_requests(rec_recorder *r)
     return 0;
 }
 
-static int put_replica(void *ctx, const sim_replica_row *row)
+int rec__put_replica(void *ctx, const sim_replica_row *row)
 {
     rec_recorder *r = ctx;
     sqlite3_stmt *st = r->ins_replica;
@@ -407,7 +413,7 @@ static int put_replica(void *ctx, const sim_replica_row *row)
     return step_reset(r, st);
 }
 
-static int put_task(void *ctx, const sim_task_row *row)
+int rec__put_task(void *ctx, const sim_task_row *row)
 {
     rec_recorder *r = ctx;
     sqlite3_stmt *st = r->ins_task;
@@ -415,7 +421,7 @@ static int put_task(void *ctx, const sim_task_row *row)
     return step_reset(r, st);
 }
 
-static int put_iteration(void *ctx, const sim_iteration_row *row)
+int rec__put_iteration(void *ctx, const sim_iteration_row *row)
 {
     rec_recorder *r = ctx;
     sqlite3_stmt *st = r->ins_iteration;
@@ -428,16 +434,37 @@ void rec_label(rec_recorder *r, const rec_run_label *label)
     r->label = *label;
 }
 
+int rec_start_writer(rec_recorder *r, util_diag *d)
+{
+    if (r->writer) return UTIL_OK;
+    if (rec__writer_start(r, &r->writer))
+        return util_diag_fail(d, "%s: cannot start the writer thread", r->path ? r->path : "(memory)");
+    return UTIL_OK;
+}
+
 sim_sink rec_sink(rec_recorder *r)
 {
-    return (sim_sink){.ctx = r, .request = put_request, .replica = put_replica, .task = put_task};
+    if (r->writer)
+        return (sim_sink){.ctx = r, .request = rec__writer_put_request,
+                          .replica = rec__writer_put_replica, .task = rec__writer_put_task};
+    return (sim_sink){.ctx = r, .request = rec__put_request, .replica = rec__put_replica,
+                      .task = rec__put_task};
 }
 
 sim_sink rec_sink_with_iterations(rec_recorder *r)
 {
     sim_sink s = rec_sink(r);
-    s.iteration = put_iteration;
+    s.iteration = r->writer ? rec__writer_put_iteration : rec__put_iteration;
     return s;
+}
+
+/* The writer thread's rows are all written (or it failed) and the
+ * connection is this thread's again. */
+static int stop_writer(rec_recorder *r)
+{
+    int rc = rec__writer_stop(r->writer);
+    r->writer = NULL;
+    return rc;
 }
 
 const char *rec_error(const rec_recorder *r)
@@ -480,7 +507,7 @@ static int record_end(rec_recorder *r, const rec_run_end *end, util_diag *d)
 
 int rec_finish(rec_recorder *r, const rec_run_end *end, util_diag *d)
 {
-    if (flush_requests(r)) return util_diag_fail(d, "%s", r->error);
+    if (stop_writer(r) || flush_requests(r)) return util_diag_fail(d, "%s", r->error);
     int rc = record_end(r, end, d);
     if (rc) return rc;
     finalize(r);
@@ -517,6 +544,7 @@ int64_t rec_run_id(const rec_recorder *r)
 void rec_abort(rec_recorder *r)
 {
     if (!r) return;
+    stop_writer(r);
     finalize(r);
     r->n_pending = 0;
     if (r->in_txn && r->db) sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
@@ -532,6 +560,7 @@ void rec_abort(rec_recorder *r)
 
 sqlite3 *rec_release(rec_recorder *r)
 {
+    stop_writer(r);
     sqlite3 *db = r->db;
     finalize(r);
     r->db = NULL;
@@ -542,6 +571,7 @@ sqlite3 *rec_release(rec_recorder *r)
 void rec_close(rec_recorder *r)
 {
     if (!r) return;
+    stop_writer(r);
     finalize(r);
     sqlite3_close(r->db);
     if (r->file) unlink(r->file); /* a run never finished leaves nothing behind */

@@ -94,6 +94,7 @@ int rec_run(const rec_run_spec *s, rec_run_result *out, util_diag *d)
     rec_recorder *rec = NULL;
     rc = open_recorder(s, &rec, d);
     if (!rc) rc = rec_begin(rec, &sc, d);
+    if (!rc && s->writer_thread) rc = rec_start_writer(rec, d);
     if (!rc) rc = simulate(s, &sc, rec, out, d);
     if (!rc) {
         rec_run_end end = {out->status, out->reason, out->progress.sim_s, out->wall_s,
