@@ -46,11 +46,22 @@ typedef struct acc {
     double first_arrival, last_finish;
 } acc;
 
+/* A request's status, read once a row (the column's text, compared once). */
+typedef enum status { ST_COMPLETED, ST_REJECTED, ST_TIMED_OUT, ST_UNFINISHED, ST_OTHER } status;
+
+static status status_of(const char *s)
+{
+    static const char *const names[] = {"completed", "rejected", "timed_out", "unfinished"};
+    for (int i = 0; i < 4; i++)
+        if (s[0] == names[i][0] && !strcmp(s, names[i])) return (status)i;
+    return ST_OTHER;
+}
+
 /* One request row, as read. */
 typedef struct row {
     int replica;     /* -1: NULL */
-    const char *cls;
-    const char *status;
+    const char *cls; /* "" when the run has no classes (not read) */
+    status status;
     double arrival, enqueue, scheduled, first_token, finish; /* NAN: NULL */
     double prompt, output, preemptions, cached;
 } row;
@@ -131,8 +142,8 @@ static void sweep_to(sweep *s, an_report *r, double until)
 static double left_queue(const row *x, const an_report *r)
 {
     if (!isnan(x->scheduled)) return x->scheduled;
-    if (!strcmp(x->status, "timed_out")) return x->arrival + r->timeout_s;
-    if (!strcmp(x->status, "unfinished")) return r->sim_time_s;
+    if (x->status == ST_TIMED_OUT) return x->arrival + r->timeout_s;
+    if (x->status == ST_UNFINISHED) return r->sim_time_s;
     return NAN;
 }
 
@@ -188,12 +199,12 @@ static bool good(const an_slo *slo, const double *v)
 static void acc_row(acc *a, const row *x, double warmup, size_t *stored)
 {
     an_section *s = a->out;
-    bool completed = !strcmp(x->status, "completed"), late = x->arrival >= warmup;
+    bool completed = x->status == ST_COMPLETED, late = x->arrival >= warmup;
     s->arrived++;
     s->completed += completed;
-    s->rejected += !strcmp(x->status, "rejected");
-    s->timed_out += !strcmp(x->status, "timed_out");
-    s->unfinished += !strcmp(x->status, "unfinished");
+    s->rejected += x->status == ST_REJECTED;
+    s->timed_out += x->status == ST_TIMED_OUT;
+    s->unfinished += x->status == ST_UNFINISHED;
     s->preempted += x->preemptions > 0;
     s->preemptions += (int64_t)x->preemptions;
     if (!late) return;
@@ -217,7 +228,7 @@ static void acc_row(acc *a, const row *x, double warmup, size_t *stored)
 
 static void acc_refine(acc *a, const row *x, double warmup)
 {
-    if (x->arrival < warmup || strcmp(x->status, "completed")) return;
+    if (x->arrival < warmup || x->status != ST_COMPLETED) return;
     double v[N_METRICS];
     metrics(x, v);
     for (int i = 0; i < N_METRICS; i++)
@@ -271,7 +282,7 @@ static void read_row(sqlite3_stmt *st, row *x)
     x->replica = sqlite3_column_int(st, 0);
     const unsigned char *c = sqlite3_column_text(st, 1), *s = sqlite3_column_text(st, 10);
     x->cls = c ? (const char *)c : "";
-    x->status = s ? (const char *)s : "";
+    x->status = s ? status_of((const char *)s) : ST_OTHER;
     x->arrival = sqlite3_column_double(st, 2);
     x->enqueue = col(st, 3);
     x->scheduled = col(st, 4);
@@ -331,10 +342,11 @@ static void pass_refine(scan *s, const row *x)
 static int read_rows(scan *s, void (*each)(scan *, const row *), util_diag *d)
 {
     char *sql = util_xasprintf(
-        "SELECT coalesce(replica, -1), class, arrival_s, coalesce(enqueue_s, 9e999),"
+        "SELECT coalesce(replica, -1), %s, arrival_s, coalesce(enqueue_s, 9e999),"
         " coalesce(first_scheduled_s, 9e999), coalesce(first_token_s, 9e999),"
         " coalesce(finish_s, 9e999), prompt_tokens, output_tokens, preemptions, status, %s"
         " FROM requests WHERE run_id = ?1",
+        s->r->has_classes ? "class" : "NULL", /* no classes: no class to compare */
         s->q->schema >= AN__SCHEMA_CACHE ? "cached_tokens" : "0");
     sqlite3_stmt *st = an__prepare(s->q, sql);
     free(sql);

@@ -65,21 +65,30 @@ const char rec_schema_sql[] =
 
 /* Requests finish out of the order they arrived in (by up to about a
  * thousand places on the 1M benchmark), but `requests` is a B-tree keyed by
- * (run_id, id): rows are held in a small min-heap by id and written smallest
- * first once it is full, so the table grows by appends, as a bare insert in
- * key order does. */
-#define REORDER_ROWS 4096
+ * (run_id, id): rows wait in a ring indexed by id until every smaller id
+ * has come, and are written in id order, so the table grows by appends, as
+ * a bare insert in key order does.  The ring doubles while a row is further
+ * ahead than it holds, up to REORDER_MAX rows; past that (an id that never
+ * comes) the rows before the newcomer are written as they are and a
+ * latecomer is inserted in its place.  Rows go in ROWS_PER_INSERT at a time,
+ * one statement each: SQLite's cost per statement, spread. */
+#define REORDER_MIN 4096
+#define REORDER_MAX ((int64_t)1 << 20)
+#define ROWS_PER_INSERT 16
 
 struct rec_recorder {
     sqlite3 *db;
-    sim_request_row *pending; /* min-heap by id, up to REORDER_ROWS */
-    int n_pending;
+    sim_request_row *ring;    /* rows by id modulo ring_cap (a power of 2) ... */
+    bool *held;               /* ... where a row waits */
+    int64_t ring_cap, next_id, n_held;
+    sim_request_row batch[ROWS_PER_INSERT]; /* rows in id order, for the next statement */
+    int n_batch;
     char *path;      /* the database the run is stored in; NULL: none */
     char *file;      /* the private file the run is written to; NULL: in memory, or direct */
     bool direct;     /* writing straight into path's database, its write lock held */
     bool in_txn;
     int64_t run_id;
-    sqlite3_stmt *ins_request, *ins_replica, *ins_task, *ins_iteration;
+    sqlite3_stmt *ins_request, *ins_requests, *ins_replica, *ins_task, *ins_iteration;
     char *error; /* message of a failed sink callback */
     rec_run_label label;
     rec__writer *writer; /* the thread writing the rows (rec_start_writer), or NULL */
@@ -143,7 +152,9 @@ static int connect(rec_recorder *r, util_diag *d)
 static rec_recorder *recorder_new(void)
 {
     rec_recorder *r = util_xcalloc(1, sizeof *r);
-    r->pending = util_xmalloc(REORDER_ROWS * sizeof *r->pending);
+    r->ring_cap = REORDER_MIN;
+    r->ring = util_xmalloc((size_t)r->ring_cap * sizeof *r->ring);
+    r->held = util_xcalloc((size_t)r->ring_cap, sizeof *r->held);
     return r;
 }
 
@@ -230,12 +241,19 @@ static void utc_now(char *buf, size_t n)
  * table's order (schema.h). */
 static int prepare(rec_recorder *r, util_diag *d)
 {
-    static const char req[] = "INSERT INTO requests VALUES (" REC_REQUESTS(REC_PARAM, REC_PARAM_LAST) ")";
+#define ROW_PARAMS "(" REC_REQUESTS(REC_PARAM, REC_PARAM_LAST) ")"
+    static const char req[] = "INSERT INTO requests VALUES " ROW_PARAMS;
+    static const char reqs[] = "INSERT INTO requests VALUES " ROW_PARAMS "," ROW_PARAMS ","
+        ROW_PARAMS "," ROW_PARAMS "," ROW_PARAMS "," ROW_PARAMS "," ROW_PARAMS "," ROW_PARAMS ","
+        ROW_PARAMS "," ROW_PARAMS "," ROW_PARAMS "," ROW_PARAMS "," ROW_PARAMS "," ROW_PARAMS ","
+        ROW_PARAMS "," ROW_PARAMS;
+    _Static_assert(ROWS_PER_INSERT == 16, "reqs holds ROWS_PER_INSERT rows");
     static const char rep[] = "INSERT INTO replicas VALUES (" REC_REPLICAS(REC_PARAM, REC_PARAM_LAST) ")";
     static const char task[] = "INSERT INTO tasks VALUES (" REC_TASKS(REC_PARAM, REC_PARAM_LAST) ")";
     static const char iteration[] =
         "INSERT INTO iterations VALUES (" REC_ITERATIONS(REC_PARAM, REC_PARAM_LAST) ")";
     if (sqlite3_prepare_v2(r->db, req, -1, &r->ins_request, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(r->db, reqs, -1, &r->ins_requests, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(r->db, rep, -1, &r->ins_replica, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(r->db, task, -1, &r->ins_task, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(r->db, iteration, -1, &r->ins_iteration, NULL) != SQLITE_OK)
@@ -354,6 +372,14 @@ static int step_reset(rec_recorder *r, sqlite3_stmt *st)
     return -1;
 }
 
+/* Binds every column of a list from `row` and `r`, from parameter col + 1
+ * on (a multi-row statement's row k starts at k x columns). */
+#define BIND_FROM(TABLE, first)                                                                    \
+    do {                                                                                           \
+        int col = (first);                                                                         \
+        TABLE(REC_BIND, REC_BIND)                                                                  \
+    } while (0)
+
 static int insert_request(rec_recorder *r, const sim_request_row *row)
 {
     sqlite3_stmt *st = r->ins_request;
@@ -361,48 +387,86 @@ static int insert_request(rec_recorder *r, const sim_request_row *row)
     return step_reset(r, st);
 }
 
-/* Writes the pending row of the smallest id. */
-static int write_smallest(rec_recorder *r)
+/* The batch's rows: a full batch in one statement, a partial one row by row. */
+static int write_batch(rec_recorder *r)
 {
-    sim_request_row *h = r->pending;
-    int rc = insert_request(r, &h[0]);
-    sim_request_row last = h[--r->n_pending];
-    int i = 0, n = r->n_pending;
-    for (;;) { /* sift down */
-        int c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && h[c + 1].id < h[c].id) c++;
-        if (h[c].id >= last.id) break;
-        h[i] = h[c];
-        i = c;
+    int rc = 0;
+    if (r->n_batch == ROWS_PER_INSERT) {
+        sqlite3_stmt *st = r->ins_requests;
+        enum { COLUMNS = REC_REQUESTS(REC_COUNT, REC_COUNT) 0 };
+        for (int k = 0; k < ROWS_PER_INSERT; k++) {
+            const sim_request_row *row = &r->batch[k];
+            BIND_FROM(REC_REQUESTS, k * COLUMNS);
+        }
+        rc = step_reset(r, st);
+    } else {
+        for (int k = 0; k < r->n_batch && !rc; k++) rc = insert_request(r, &r->batch[k]);
     }
-    if (n) h[i] = last;
+    r->n_batch = 0;
     return rc;
+}
+
+static int emit(rec_recorder *r, const sim_request_row *row)
+{
+    r->batch[r->n_batch++] = *row;
+    return r->n_batch == ROWS_PER_INSERT ? write_batch(r) : 0;
+}
+
+/* Writes the held rows from next_id on, in id order, while they are there;
+ * with `upto`, also past missing ids, until next_id reaches upto. */
+static int drain(rec_recorder *r, int64_t upto)
+{
+    int64_t mask = r->ring_cap - 1;
+    while (r->n_held > 0 || r->next_id < upto) {
+        int64_t slot = r->next_id & mask;
+        if (r->held[slot]) {
+            r->held[slot] = false;
+            r->n_held--;
+            if (emit(r, &r->ring[slot])) return -1;
+        } else if (r->next_id >= upto) {
+            return 0;
+        }
+        r->next_id++;
+    }
+    return 0;
+}
+
+/* Twice the ring, its rows in their new slots. */
+static void grow(rec_recorder *r)
+{
+    int64_t cap = r->ring_cap * 2;
+    sim_request_row *ring = util_xmalloc((size_t)cap * sizeof *ring);
+    bool *held = util_xcalloc((size_t)cap, sizeof *held);
+    for (int64_t i = 0; i < r->ring_cap; i++)
+        if (r->held[i]) {
+            ring[r->ring[i].id & (cap - 1)] = r->ring[i];
+            held[r->ring[i].id & (cap - 1)] = true;
+        }
+    free(r->ring);
+    free(r->held);
+    r->ring = ring;
+    r->held = held;
+    r->ring_cap = cap;
 }
 
 int rec__put_request(void *ctx, const sim_request_row *row)
 {
     rec_recorder *r = ctx;
-    /* When full, write half in one go: SQLite runs hot in cache for a burst
-     * of inserts rather than one at a time between simulation events. */
-    if (r->n_pending == REORDER_ROWS)
-        for (int i = 0; i < REORDER_ROWS / 2; i++)
-            if (write_smallest(r)) return -1;
-    sim_request_row *h = r->pending;
-    int i = r->n_pending++;
-    while (i > 0 && h[(i - 1) / 2].id > row->id) { /* sift up */
-        h[i] = h[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    h[i] = *row;
-    return 0;
+    if (row->id < r->next_id) return emit(r, row); /* a latecomer (see REORDER_MAX) */
+    while (row->id - r->next_id >= r->ring_cap && r->ring_cap < REORDER_MAX) grow(r);
+    if (row->id - r->next_id >= r->ring_cap && drain(r, row->id - r->ring_cap + 1)) return -1;
+    int64_t slot = row->id & (r->ring_cap - 1);
+    r->ring[slot] = *row;
+    r->held[slot] = true;
+    r->n_held++;
+    return row->id == r->next_id ? drain(r, 0) : 0;
 }
 
 static int flush_requests(rec_recorder *r)
 {
-    while (r->n_pending)
-        if (write_smallest(r)) return -1;
-    return 0;
+    while (r->n_held > 0) /* past any missing id */
+        if (drain(r, r->next_id + 1)) return -1;
+    return write_batch(r);
 }
 
 int rec__put_replica(void *ctx, const sim_replica_row *row)
@@ -475,10 +539,11 @@ const char *rec_error(const rec_recorder *r)
 static void finalize(rec_recorder *r)
 {
     sqlite3_finalize(r->ins_request);
+    sqlite3_finalize(r->ins_requests);
     sqlite3_finalize(r->ins_replica);
     sqlite3_finalize(r->ins_task);
     sqlite3_finalize(r->ins_iteration);
-    r->ins_request = r->ins_replica = r->ins_task = r->ins_iteration = NULL;
+    r->ins_request = r->ins_requests = r->ins_replica = r->ins_task = r->ins_iteration = NULL;
 }
 
 /* ---- the run's end ---- */
@@ -546,7 +611,7 @@ void rec_abort(rec_recorder *r)
     if (!r) return;
     stop_writer(r);
     finalize(r);
-    r->n_pending = 0;
+    r->n_held = r->n_batch = 0;
     if (r->in_txn && r->db) sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
     r->in_txn = false;
     if (r->file) { /* ours alone: nobody else knows its name */
@@ -578,6 +643,7 @@ void rec_close(rec_recorder *r)
     free(r->path);
     free(r->file);
     free(r->error);
-    free(r->pending);
+    free(r->ring);
+    free(r->held);
     free(r);
 }

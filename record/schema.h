@@ -120,5 +120,7 @@
 #define REC_DDL_LAST(name, type, bind, value) "  " #name " " type
 #define REC_PARAM(name, type, bind, value) "?,"
 #define REC_PARAM_LAST(name, type, bind, value) "?"
+/* 1 + for each column: a list's length as an expression. */
+#define REC_COUNT(name, type, bind, value) 1 +
 
 #endif /* REC_SCHEMA_H */
