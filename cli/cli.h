@@ -131,7 +131,9 @@ int64_t cli_parse_run(const char *cmd, const char *value);
  * the newest run's. */
 int cli_open_run(const char *path, sqlite3 **db, int64_t *run_id, util_diag *d);
 /* Computes run_id's report from the database and prints it as v says. */
-int cli_print_report(sqlite3 *db, int64_t run_id, const cli_view *v, util_diag *d);
+/* clear_line: first clear the progress line on stderr (once the report is
+ * computed, before it is printed). */
+int cli_print_report(sqlite3 *db, int64_t run_id, const cli_view *v, bool clear_line, util_diag *d);
 
 /* Stopping on a signal (signals.c): the flag a library polls (the signal's
  * number once one came), catching SIGINT, SIGTERM and SIGHUP around a run,

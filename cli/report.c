@@ -54,14 +54,16 @@ static int print_definitions(sqlite3 *db, int64_t run_id, const cli_view *v, uti
     return UTIL_OK;
 }
 
-int cli_print_report(sqlite3 *db, int64_t run_id, const cli_view *v, util_diag *d)
+int cli_print_report(sqlite3 *db, int64_t run_id, const cli_view *v, bool clear_line, util_diag *d)
 {
     int rc;
     if (v->definitions) {
+        if (clear_line) fprintf(stderr, "\r\033[K");
         rc = print_definitions(db, run_id, v, d);
     } else {
         an_report r;
         rc = an_report_compute_with(db, run_id, &v->what_if, &r, d);
+        if (clear_line) fprintf(stderr, "\r\033[K"); /* a progress line, before the report */
         if (!rc && v->format == CLI_TEXT) {
             an_report_print(&r, v->by_class, stdout);
         } else if (!rc) {
@@ -115,7 +117,7 @@ int cli_report(int argc, char **argv)
     util_diag_init(&d);
     sqlite3 *db = NULL;
     int rc = cli_open_run(path, &db, &run_id, &d);
-    if (!rc) rc = cli_print_report(db, run_id, &v, &d);
+    if (!rc) rc = cli_print_report(db, run_id, &v, false, &d);
     code = cli_fail(&d, rc);
     sqlite3_close(db);
     util_diag_fini(&d);

@@ -111,20 +111,60 @@ int cli_read_scenario(const char *path, char **sets, int n_sets, const char *see
     return UTIL_OK;
 }
 
+/* The run's progress on a terminal: a bar of how far it is towards its
+ * stop (stop.requests, or stop.duration_s, whichever is nearer), requests
+ * per second of wall clock and the time left at that rate, redrawn four
+ * times a second once the run has taken a second. */
 typedef struct progress_line {
     double start, last;
+    int64_t stop_requests;  /* 0: none */
+    double stop_duration_s; /* 0: none */
     bool shown;
 } progress_line;
+
+#define BAR_WIDTH 28
+
+/* The fraction done, or -1 when the run stops by itself (a trace). */
+static double fraction_done(const progress_line *pl, const sim_progress *p)
+{
+    double f = -1;
+    if (pl->stop_requests > 0) f = (double)p->done / (double)pl->stop_requests;
+    if (pl->stop_duration_s > 0 && p->sim_s / pl->stop_duration_s > f)
+        f = p->sim_s / pl->stop_duration_s;
+    return f > 1 ? 1 : f;
+}
 
 static void show_progress(const sim_progress *p, void *arg)
 {
     progress_line *pl = arg;
-    double now = util_wall_s();
-    if (now - pl->start < 1.0 || now - pl->last < 0.25) return; /* only runs over a second */
+    double now = util_wall_s(), wall = now - pl->start;
+    if (wall < 1.0 || now - pl->last < 0.25) return; /* only runs over a second */
     pl->last = now;
     pl->shown = true;
-    fprintf(stderr, "\r  simulated %.1f s, %lld requests done of %lld arrived \033[K", p->sim_s,
-            (long long)p->done, (long long)p->arrived);
+    double f = fraction_done(pl, p), rate = (double)p->done / wall;
+    if (f < 0) {
+        fprintf(stderr, "\r  %lld requests done, %.0f req/s, %.1f s simulated\033[K",
+                (long long)p->done, rate, p->sim_s);
+        return;
+    }
+    char bar[BAR_WIDTH + 1];
+    int filled = (int)(f * BAR_WIDTH);
+    for (int i = 0; i < BAR_WIDTH; i++) bar[i] = i < filled ? '#' : '.';
+    bar[BAR_WIDTH] = '\0';
+    double eta = f > 0 ? wall * (1 - f) / f : 0;
+    fprintf(stderr, "\r  [%s] %3.0f%%  %lld requests, %.0f req/s, ETA %.0f s\033[K", bar,
+            100 * f, (long long)p->done, rate, eta);
+}
+
+/* The phase after the simulation, on the same line. */
+static void show_phase(const progress_line *pl, const char *what)
+{
+    if (pl->shown) fprintf(stderr, "\r  %s\033[K", what);
+}
+
+static void clear_progress(const progress_line *pl)
+{
+    if (pl->shown) fprintf(stderr, "\r\033[K");
 }
 
 /* What an interrupted run says instead of its report: computing a report
@@ -141,10 +181,12 @@ static void say_interrupted(const run_opts *o, const rec_run_result *res)
 /* Simulates the scenario (root, which rec_run takes) into the database,
  * drawing the progress line on a terminal. */
 static int simulate(const run_opts *o, const mdl_catalog *cat, cJSON *root, rec_run_result *res,
-                    util_diag *d)
+                    bool *shown, util_diag *d)
 {
     char *dir = util_dirname(o->scenario);
-    progress_line pl = {util_wall_s(), 0, false};
+    progress_line pl = {.start = util_wall_s(),
+                        .stop_requests = (int64_t)util_json_number(root, "stop.requests", 0),
+                        .stop_duration_s = util_json_number(root, "stop.duration_s", 0)};
     bool show = !o->quiet && isatty(STDERR_FILENO);
     util_diag warnings;
     util_diag_init(&warnings);
@@ -155,7 +197,9 @@ static int simulate(const run_opts *o, const mdl_catalog *cat, cJSON *root, rec_
     cli_catch_stop_signals();
     int rc = rec_run(&spec, res, d);
     cli_release_stop_signals();
-    if (pl.shown) fprintf(stderr, "\r\033[K");
+    if (res->status == SIM_STATUS_INTERRUPTED) clear_progress(&pl);
+    else show_phase(&pl, "writing report ...");
+    *shown = pl.shown;
     util_diag_print(&warnings, stderr, "servesim: warning");
     util_diag_fini(&warnings);
     free(dir);
@@ -164,7 +208,7 @@ static int simulate(const run_opts *o, const mdl_catalog *cat, cJSON *root, rec_
 
 /* The recorded run's report, from its database -- or, interrupted, how to
  * get it. */
-static int report(const run_opts *o, const rec_run_result *res, util_diag *d)
+static int report(const run_opts *o, const rec_run_result *res, bool bar, util_diag *d)
 {
     if (res->status == SIM_STATUS_INTERRUPTED) {
         say_interrupted(o, res);
@@ -172,7 +216,8 @@ static int report(const run_opts *o, const rec_run_result *res, util_diag *d)
     }
     sqlite3 *db = NULL;
     int rc = an_open(o->output, &db, d);
-    if (!rc) rc = cli_print_report(db, res->run_id, &o->view, d);
+    if (!rc) rc = cli_print_report(db, res->run_id, &o->view, bar, d);
+    else if (bar) fprintf(stderr, "\r\033[K");
     sqlite3_close(db);
     return rc;
 }
@@ -189,11 +234,12 @@ int cli_run(int argc, char **argv)
         rec_run_result res = {0};
         int rc = mdl_catalog_load_default(&cat, &d);
         if (!rc) rc = cli_read_scenario(o.scenario, o.sets.v, o.sets.n, o.seed, &root, &d);
+        bool bar = false;
         if (!rc) {
-            rc = simulate(&o, cat, root, &res, &d);
+            rc = simulate(&o, cat, root, &res, &bar, &d);
             root = NULL; /* rec_run's now */
         }
-        if (!rc) rc = report(&o, &res, &d);
+        if (!rc) rc = report(&o, &res, bar, &d);
         code = cli_fail(&d, rc);
         if (rc == UTIL_EINTR) code = cli_stop_exit_code();
         rec_run_result_fini(&res);

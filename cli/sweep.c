@@ -35,6 +35,7 @@ static const char plan_usage[] =
     "usage: servesim plan SCENARIO.json --target METRIC<=S... --find max-rate|min-replicas|cheapest\n"
     "                     [--rate R] [--candidates PATH=VALUES]... [--attainment A]\n"
     "                     [--seeds K] [--confidence C] [-j N] [--set PATH=VALUE]... [--json]\n"
+    "                     [--quiet]\n"
     "\n"
     "  --target T          ttft_p99<=2 (a percentile or _mean of the run), or ttft<=0.5 (a\n"
     "                      per-request SLO that --attainment of requests must meet)\n"
@@ -46,7 +47,8 @@ static const char plan_usage[] =
     "  --seeds K           seeds per configuration (default 3; more when too close to call)\n"
     "  --confidence C      of each verdict's interval (default 0.95)\n"
     "  --rel-tol F         max-rate: stop when the bracket is this narrow (default 0.02)\n"
-    "  --max-replicas N    min-replicas, cheapest: give up beyond N (default 64)\n";
+    "  --max-replicas N    min-replicas, cheapest: give up beyond N (default 64)\n"
+    "  -q, --quiet         no progress line (shown on a terminal: points run and in flight)\n";
 
 /* What both commands read: the scenario, --set, -j, --seeds, --slo. */
 typedef struct common {
@@ -131,17 +133,35 @@ static int64_t scenario_seed(const char *json)
     return seed;
 }
 
-/* The sweep's progress bar on stderr, cleared when the sweep ends. */
+/* The sweep's progress bar on stderr, redrawn as points end and four times
+ * a second between: points merged, in flight, and the time left at the
+ * rate points have been ending (which counts every worker); when the last
+ * is merged, a one-line summary in its place. */
 static void draw_progress(const pl_sweep_progress *p, void *arg)
 {
     (void)arg;
+    if (p->finished) {
+        fprintf(stderr, "\r  %d point%s in %.1f s, %.2f points/s with -j %d\033[K\n", p->done,
+                p->done == 1 ? "" : "s", p->elapsed_s,
+                p->elapsed_s > 0 ? p->done / p->elapsed_s : 0, p->jobs);
+        return;
+    }
     int width = 30, fill = p->total ? width * p->done / p->total : width;
-    fprintf(stderr, "\r  [%.*s%*s] %d/%d points, %.0f s elapsed", fill,
-            "##############################", width - fill, "", p->done, p->total, p->elapsed_s);
+    fprintf(stderr, "\r  [%.*s%*s] %d/%d points, %d in flight, %.0f s elapsed", fill,
+            "##############################", width - fill, "", p->done, p->total, p->in_flight,
+            p->elapsed_s);
     if (p->done > 0 && p->done < p->total)
         fprintf(stderr, ", ~%.0f s left", p->elapsed_s / p->done * (p->total - p->done));
     fprintf(stderr, "\033[K");
-    if (p->done == p->total) fprintf(stderr, "\r\033[K");
+}
+
+/* plan's line: the number of points (configuration and seed) run so far
+ * and running, redrawn four times a second; cleared before the answer. */
+static void draw_plan_progress(const pl_pool *pool, void *arg)
+{
+    const double *start = arg;
+    fprintf(stderr, "\r  planning: %lld points run, %d in flight, %.0f s elapsed\033[K",
+            (long long)pl_pool_delivered(pool), pl_pool_busy(pool), util_wall_s() - *start);
 }
 
 static int print_json(cJSON *o)
@@ -280,6 +300,7 @@ static int parse_plan(int argc, char **argv, common *c, pl_plan_opts *o, plan_ar
         {.name = "jobs", .short_name = 'j', .kind = CLI_INT, .dest = &c->jobs, .lo = 1, .hi = 1024},
         {.name = "set", .kind = CLI_STRINGS, .dest = &c->sets},
         {.name = "json", .kind = CLI_FLAG, .dest = &c->json},
+        {.name = "quiet", .short_name = 'q', .kind = CLI_FLAG, .dest = &c->quiet},
         {0},
     };
     cli_args pos;
@@ -327,11 +348,18 @@ static int plan(common *c, const plan_args *a, pl_plan_opts *o, util_diag *d)
     if (!rc) rc = load_base(c, &o->base, &bd, d);
     o->seeds = c->seeds;
     o->jobs = c->jobs;
+    double start = util_wall_s();
+    bool bar = !c->quiet && isatty(STDERR_FILENO);
+    if (bar) {
+        o->progress = draw_plan_progress;
+        o->progress_arg = &start;
+    }
     if (!rc) {
         cli_catch_stop_signals();
         rc = pl_plan_run(o, cli_stop_flag(), &res, d);
         cli_release_stop_signals();
     }
+    if (bar && util_wall_s() - start >= 0.25) fprintf(stderr, "\r\033[K");
     if (!rc && c->json) print_json(pl_plan_json(o, &res));
     else if (!rc) pl_plan_print(o, &res, stdout);
     pl_plan_result_fini(&res);

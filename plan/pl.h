@@ -111,6 +111,12 @@ bool pl_pool_submit(pl_pool *p, int64_t tag, const char *job);
  * out, or when *stop became non-zero. */
 bool pl_pool_wait(pl_pool *p, const volatile sig_atomic_t *stop, int64_t *tag, char **result);
 int pl_pool_busy(const pl_pool *p);
+/* Results handed out so far. */
+int64_t pl_pool_delivered(const pl_pool *p);
+/* fn(p, arg) is called about every 0.25 s while pl_pool_wait waits (a
+ * progress bar's redraw between results). */
+typedef void (*pl_tick_fn)(const pl_pool *p, void *arg);
+void pl_pool_set_tick(pl_pool *p, pl_tick_fn fn, void *arg);
 /* Runs every job and waits for all: results[i] is job i's (caller frees;
  * NULL for a job cut short).  Returns how many finished: n, unless *stop
  * was raised. */
@@ -126,7 +132,10 @@ int pl_cores(void);
 /* Where a sweep stands, for a progress bar the caller draws. */
 typedef struct pl_sweep_progress {
     int done, total; /* points merged of those to run */
+    int in_flight;   /* handed to workers, not yet back */
+    int jobs;        /* worker processes */
     double elapsed_s;
+    bool finished;   /* the last call: every point merged */
 } pl_sweep_progress;
 typedef void (*pl_progress_fn)(const pl_sweep_progress *p, void *arg);
 
@@ -139,7 +148,7 @@ typedef struct pl_sweep_opts {
     int jobs;
     bool resume;
     const char *output;
-    pl_progress_fn progress; /* called as points finish, or NULL */
+    pl_progress_fn progress; /* called as points finish and every 0.25 s, or NULL */
     void *progress_arg;
 } pl_sweep_opts;
 
@@ -194,6 +203,8 @@ typedef struct pl_plan_opts {
     double confidence;   /* of each point's verdict, e.g. 0.95 */
     double rel_tol;      /* max-rate: stop when the bracket is this narrow, relatively */
     int max_replicas;
+    pl_tick_fn progress; /* called every 0.25 s while points run (pl_plan_progress), or NULL */
+    void *progress_arg;
 } pl_plan_opts;
 
 /* One configuration tried: its overrides, verdict and figures (means over

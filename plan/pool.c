@@ -32,7 +32,34 @@ typedef struct worker {
 struct pl_pool {
     worker *w;
     int n, busy;
+    int64_t delivered;  /* results handed out */
+    pl_tick_fn tick;    /* called about every TICK_S while waiting, or NULL */
+    void *tick_arg;
+    double last_tick;
 };
+
+#define TICK_S 0.25
+
+void pl_pool_set_tick(pl_pool *p, pl_tick_fn fn, void *arg)
+{
+    p->tick = fn;
+    p->tick_arg = arg;
+    p->last_tick = util_wall_s();
+}
+
+int64_t pl_pool_delivered(const pl_pool *p)
+{
+    return p->delivered;
+}
+
+/* The caller's redraw, at most every TICK_S. */
+static void maybe_tick(pl_pool *p)
+{
+    double now = util_wall_s();
+    if (!p->tick || now - p->last_tick < TICK_S) return;
+    p->last_tick = now;
+    p->tick(p, p->tick_arg);
+}
 
 int pl_cores(void)
 {
@@ -147,6 +174,7 @@ static bool deliver(pl_pool *p, worker *w, int64_t *tag, char **result)
     *tag = w->tags[0];
     memmove(w->tags, w->tags + 1, (size_t)(--w->held) * sizeof *w->tags);
     p->busy--;
+    p->delivered++;
     return true;
 }
 
@@ -166,7 +194,9 @@ bool pl_pool_wait(pl_pool *p, const volatile sig_atomic_t *stop, int64_t *tag, c
                 fds[m] = (struct pollfd){.fd = p->w[i].results, .events = POLLIN};
                 who[m++] = i;
             }
-        if (got || poll(fds, (nfds_t)m, 200) <= 0) continue; /* a timeout or a signal: check stop */
+        maybe_tick(p);
+        if (got || poll(fds, (nfds_t)m, (int)(TICK_S * 1000)) <= 0)
+            continue; /* a timeout or a signal: check stop, redraw */
         for (int k = 0; k < m && !got; k++) {
             worker *w = &p->w[who[k]];
             if ((fds[k].revents & (POLLIN | POLLHUP | POLLERR)) && read_some(w))

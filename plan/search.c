@@ -333,6 +333,7 @@ int pl_plan_run(const pl_plan_opts *o, const volatile sig_atomic_t *stop, pl_pla
     cJSON_Delete(root);
     search x = {o, seed, pl_pool_start(jobs > 0 ? jobs : 1, pl_point_job, (void *)&o->base), stop, r,
                 d};
+    if (o->progress) pl_pool_set_tick(x.pool, o->progress, o->progress_arg);
     int rc = o->goal == PL_MAX_RATE ? max_rate(&x)
            : o->goal == PL_MIN_REPLICAS ? min_replicas(&x)
                                         : cheapest(&x);

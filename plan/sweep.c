@@ -174,11 +174,27 @@ static char *job_text(const pl_sweep_opts *o, const pl_point *p)
 
 /* ---- progress ---- */
 
-static void progress(const pl_sweep_opts *o, int done, int total, double start)
+/* Where the sweep stands; `pool` counts the points in flight. */
+typedef struct standing {
+    const pl_sweep_opts *o;
+    int done, total;
+    double start;
+} standing;
+
+static void progress(const standing *st, const pl_pool *pool, bool finished)
 {
+    const pl_sweep_opts *o = st->o;
     if (!o->progress) return;
-    pl_sweep_progress p = {done, total, util_wall_s() - start};
+    pl_sweep_progress p = {.done = st->done, .total = st->total,
+                           .in_flight = pool ? pl_pool_busy(pool) : 0, .jobs = o->jobs,
+                           .elapsed_s = util_wall_s() - st->start, .finished = finished};
     o->progress(&p, o->progress_arg);
+}
+
+/* Between points: the bar moves with the clock, not only as points end. */
+static void tick(const pl_pool *pool, void *arg)
+{
+    progress(arg, pool, false);
 }
 
 /* ---- the sweep ---- */
@@ -202,11 +218,12 @@ static int drive(const pl_sweep_opts *o, int *to_run, int n_to_run,
                  const volatile sig_atomic_t *stop, pl_sweep_result *r, util_diag *d)
 {
     pl_pool *pool = pl_pool_start(o->jobs, run_job, (void *)&o->base);
-    int next = 0, done = 0, rc = UTIL_OK;
+    int next = 0, rc = UTIL_OK;
     bool *out = util_xcalloc((size_t)r->n_rows, sizeof *out);
-    double start = util_wall_s();
-    progress(o, 0, n_to_run, start);
-    while (!rc && done < n_to_run && !(stop && *stop)) {
+    standing st = {o, 0, n_to_run, util_wall_s()};
+    pl_pool_set_tick(pool, tick, &st);
+    progress(&st, pool, false);
+    while (!rc && st.done < n_to_run && !(stop && *stop)) {
         submit(o, pool, to_run, n_to_run, &next, r, out);
         int64_t tag;
         char *text;
@@ -230,7 +247,8 @@ static int drive(const pl_sweep_opts *o, int *to_run, int n_to_run,
             row->s.run_id = row->point.run_id;
             remove_point_file(path);
             r->ran++;
-            progress(o, ++done, n_to_run, start);
+            st.done++;
+            progress(&st, pool, st.done == n_to_run);
         }
         free(path);
         cJSON_Delete(res);
@@ -243,7 +261,7 @@ static int drive(const pl_sweep_opts *o, int *to_run, int n_to_run,
             free(path);
         }
     free(out);
-    if (!rc && done < n_to_run) {
+    if (!rc && st.done < n_to_run) {
         r->interrupted = true;
         return UTIL_EINTR;
     }
