@@ -1,20 +1,24 @@
 /*
- * bench_engine.c: times the engine against the floor SQLite sets for it.
+ * bench_engine.c: times servesim against the floor SQLite sets for it.
  *
- * One run makes three measurements of the same number of requests: the
- * scenario simulated and recorded into a fresh database (what `servesim run`
- * does), the same simulation with a sink that drops every row, and a bare
- * SQLite insert of as many rows of the recorder's `requests` width with
- * nothing simulated.  The bare insert is the floor: no recorder can write
- * rows faster than SQLite takes them, so "simulate-and-record within 1.5x of
- * the bare insert" says the engine and the recorder together cost at most
- * half again what the database alone does.  Each measurement runs in its own
- * forked child, so each has its own peak RSS (from wait4) and none inherits
- * another's heap or page cache state in its address space; the child sends
- * its wall time back over a pipe.  `--rss-only N` makes the memory
- * measurement alone: N requests simulated and recorded, peak RSS against
- * the 100 MB target.  This is a report, not a test: missing a target is
- * printed, and only a real error gives a non-zero exit status.
+ * One run makes every measurement of the same number of requests, so that
+ * the ratios compare figures of one machine at one moment: `servesim run`
+ * of the scenario end to end (load, simulate, record every row, compute and
+ * print the report) and `servesim report` of the database it wrote, each
+ * the real binary in its own process; the run path alone (rec_run with the
+ * writer thread: simulate and record), the engine alone (a sink that drops
+ * every row), and the floor: a bare SQLite insert of as many rows of the
+ * recorder's `requests` width into a fresh file with journal and sync off,
+ * one prepared statement, one transaction.  No recorder can write rows
+ * faster than SQLite takes them, so "servesim run within 1.5x of the bare
+ * insert" says everything else -- the engine, the copies, the report --
+ * costs at most half again what the database alone does.  Each measurement
+ * runs in its own forked child, so each has its own peak RSS (from wait4)
+ * and none inherits another's heap; the child sends its wall time back over
+ * a pipe.  `--rss-only N` makes the memory measurement alone: `servesim run`
+ * of N requests, report included, peak RSS against the 100 MB target.
+ * This is a report, not a test: missing a target is printed as MISS, and
+ * only a real error gives a non-zero exit status.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -25,27 +29,30 @@
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "rec.h"
 
-#define RECORD_TARGET_RATIO 1.5
+#define RUN_TARGET_RATIO 1.5    /* servesim run, end to end */
+#define REPORT_TARGET_RATIO 0.3 /* servesim report of its database */
 #define RSS_TARGET_MB 100.0
 
 static const char usage[] =
-    "usage: bench_engine SCENARIO.json [--requests N] [--dir DIR]\n"
-    "       bench_engine SCENARIO.json --rss-only N [--dir DIR]\n"
+    "usage: bench_engine SCENARIO.json --servesim PATH [--requests N] [--dir DIR]\n"
+    "       bench_engine SCENARIO.json --servesim PATH --rss-only N [--dir DIR]\n"
     "\n"
-    "Times SCENARIO simulated and recorded to SQLite, simulated without a database, and\n"
-    "a bare SQLite insert of as many rows of the same width, each in its own process;\n"
-    "prints requests/s, peak RSS and the ratio to the bare insert.\n"
+    "Times servesim run and servesim report of SCENARIO, the run path and the engine\n"
+    "alone, and a bare SQLite insert of as many rows of the same width, each in its\n"
+    "own process; prints requests/s, peak RSS and the ratio to the bare insert.\n"
     "\n"
-    "  --requests N   override the scenario's stop.requests\n"
-    "  --rss-only N   only simulate and record N requests; report peak RSS (target 100 MB)\n"
-    "  --dir DIR      where the temporary databases go (default /tmp); removed afterwards\n";
+    "  --servesim PATH  the servesim binary to time\n"
+    "  --requests N     override the scenario's stop.requests\n"
+    "  --rss-only N     only servesim run of N requests; report peak RSS (target 100 MB)\n"
+    "  --dir DIR        where the temporary databases go (default /tmp); removed afterwards\n";
 
 typedef struct bench_opts {
-    const char *scenario, *dir;
+    const char *scenario, *dir, *servesim;
     int64_t requests; /* stop.requests override; 0: the scenario's own */
     int64_t rss_only; /* requests of the memory measurement; 0: the full comparison */
 } bench_opts;
@@ -55,6 +62,7 @@ typedef struct outcome {
     int rc;
     int64_t rows; /* requests simulated (and recorded, if it records) */
     double wall_s;
+    double exec_rss_mb; /* > 0: the peak RSS of the binary it ran, which is the figure */
 } outcome;
 
 typedef struct measurement {
@@ -108,14 +116,14 @@ static int run_engine(const sim_scenario *sc, const sim_sink *sink, int64_t *don
 
 /* ---- (a) simulate and record ---- */
 
-/* The timed part of `servesim run`: rec_run, the one run path -- load,
- * open, simulate into the recorder, finish (which commits and publishes).
- * Reading the file and the catalog is left out. */
+/* The run path of `servesim run`: rec_run -- load, open, simulate into the
+ * recorder with its writer thread, finish (which commits and publishes).
+ * Reading the file and the catalog, and the report, are left out. */
 static int record_run(const mdl_catalog *cat, cJSON *root, const char *path, outcome *out,
                       util_diag *d)
 {
     double t0 = util_wall_s();
-    rec_run_spec spec = {.catalog = cat, .scenario = root, .output = path};
+    rec_run_spec spec = {.catalog = cat, .scenario = root, .output = path, .writer_thread = true};
     rec_run_result res;
     int rc = rec_run(&spec, &res, d);
     if (!rc && res.status != SIM_STATUS_COMPLETED)
@@ -256,21 +264,90 @@ static int insert_rows(sqlite3 *db, int64_t rows)
     return sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK ? UTIL_OK : UTIL_EFAIL;
 }
 
-/* Open, create, insert, commit, close: the same span record_run times, with
- * SQLite's default PRAGMAs, which are the recorder's. */
+/* Open, create, insert, commit, close, with journal and sync off: SQLite
+ * at its fastest, the floor. */
 static int time_insert(const bench_opts *o, const char *path, int64_t rows, outcome *out)
 {
     sqlite3 *db;
     double t0 = util_wall_s();
-    /* opened as the recorder opens its file */
     int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
                                             SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(db, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;", NULL,
+                          NULL, NULL);
     if (rc == SQLITE_OK) rc = insert_rows(db, rows);
     if (rc) fprintf(stderr, "bench_engine: %s: bare insert: %s\n", path, sqlite3_errmsg(db));
     sqlite3_close(db);
     out->wall_s = util_wall_s() - t0;
     out->rows = rows;
     return rc ? UTIL_EFAIL : UTIL_OK;
+}
+
+/* ---- (d) the servesim binary ---- */
+
+/* Runs o->servesim with argv (its own argv[0] first), its output to
+ * /dev/null, and waits: the wall time and the binary's own peak RSS. */
+static int exec_servesim(const bench_opts *o, char *const *argv, outcome *out)
+{
+    double t0 = util_wall_s();
+    pid_t pid = fork();
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        if (null >= 0) {
+            dup2(null, STDOUT_FILENO);
+            dup2(null, STDERR_FILENO);
+        }
+        execv(o->servesim, argv);
+        _exit(127);
+    }
+    struct rusage ru;
+    int status = 0;
+    if (pid < 0) return UTIL_EFAIL;
+    while (wait4(pid, &status, 0, &ru) < 0)
+        if (errno != EINTR) return UTIL_EFAIL;
+    out->wall_s = util_wall_s() - t0;
+    out->exec_rss_mb = (double)ru.ru_maxrss * 1024.0 / 1e6;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "bench_engine: %s %s: exit status %d\n", o->servesim, argv[1],
+                WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+        return UTIL_EFAIL;
+    }
+    return UTIL_OK;
+}
+
+/* `servesim run SCENARIO -o path -q [--set stop.requests=N]`: everything a
+ * user waits for. */
+static int time_servesim_run(const bench_opts *o, const char *path, int64_t rows, outcome *out)
+{
+    char set[64];
+    snprintf(set, sizeof set, "stop.requests=%" PRId64, rows);
+    char *argv[] = {"servesim", "run", (char *)o->scenario, "-o", (char *)path, "--quiet",
+                    rows > 0 ? "--set" : NULL, set, NULL};
+    int rc = exec_servesim(o, argv, out);
+    util_diag d;
+    util_diag_init(&d);
+    if (!rc) {
+        sqlite3 *db = NULL;
+        sqlite3_stmt *st = NULL;
+        if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+            sqlite3_prepare_v2(db, "SELECT count(*) FROM requests", -1, &st, NULL) == SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_ROW)
+            out->rows = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+        sqlite3_close(db);
+        if (out->rows <= 0) rc = util_diag_fail(&d, "%s: no request rows", path);
+    }
+    util_diag_print(&d, stderr, "bench_engine");
+    util_diag_fini(&d);
+    return rc;
+}
+
+/* `servesim report path` of the database time_servesim_run left. */
+static int time_servesim_report(const bench_opts *o, const char *path, int64_t rows, outcome *out)
+{
+    char *argv[] = {"servesim", "report", (char *)path, NULL};
+    out->rows = rows;
+    return exec_servesim(o, argv, out);
 }
 
 /* ---- one measurement, one process ---- */
@@ -295,6 +372,7 @@ static void run_child(bench_fn fn, const bench_opts *o, const char *path, int64_
  * child's, so its ru_maxrss is this measurement's peak alone. */
 static int collect_child(pid_t pid, int fd, measurement *m)
 {
+    m->out.exec_rss_mb = 0;
     ssize_t n;
     do n = read(fd, &m->out, sizeof m->out);
     while (n < 0 && errno == EINTR);
@@ -304,6 +382,7 @@ static int collect_child(pid_t pid, int fd, measurement *m)
     while (wait4(pid, &status, 0, &ru) < 0)
         if (errno != EINTR) return UTIL_EFAIL;
     m->rss_mb = (double)ru.ru_maxrss * 1024.0 / 1e6; /* Linux reports KiB */
+    if (m->out.exec_rss_mb > 0) m->rss_mb = m->out.exec_rss_mb; /* the binary's, not ours */
     bool ok = n == (ssize_t)sizeof m->out && WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (!ok) fprintf(stderr, "bench_engine: %s: the measurement failed\n", m->label);
     return ok ? UTIL_OK : UTIL_EFAIL;
@@ -311,12 +390,23 @@ static int collect_child(pid_t pid, int fd, measurement *m)
 
 /* Forks, runs fn in the child against a fresh database in o->dir, and
  * removes the database whatever happened. */
+static int measure_in(bench_fn fn, const bench_opts *o, const char *label, int64_t rows,
+                      const char *path, bool keep, measurement *m);
+
 static int measure(bench_fn fn, const bench_opts *o, const char *label, int64_t rows,
                    measurement *m)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/servesim-bench-%ld-%s.db", o->dir, (long)getpid(), label);
-    remove_db(path); /* a leftover of a killed run would not be fresh */
+    return measure_in(fn, o, label, rows, path, false, m);
+}
+
+/* The same on a given database, kept afterwards with keep (a run's, for the
+ * report measured next), else removed whatever happened. */
+static int measure_in(bench_fn fn, const bench_opts *o, const char *label, int64_t rows,
+                      const char *path, bool keep, measurement *m)
+{
+    if (!keep || fn == time_servesim_run) remove_db(path); /* a killed run's leftover */
     *m = (measurement){.label = label};
     int fd[2];
     fflush(NULL); /* else the child could print the parent's buffered output again */
@@ -331,7 +421,7 @@ static int measure(bench_fn fn, const bench_opts *o, const char *label, int64_t 
     }
     close(fd[1]);
     int rc = collect_child(pid, fd[0], m);
-    remove_db(path);
+    if (!keep) remove_db(path);
     return rc;
 }
 
@@ -352,35 +442,53 @@ static void print_row(const measurement *m, const measurement *floor)
     printf("\n");
 }
 
-static void print_comparison(const measurement m[3])
+static void verdict(const char *what, double ratio, double target)
+{
+    printf("target: %s within %.1fx of the bare insert: %s (%.2fx)\n", what, target,
+           ratio <= target ? "PASS" : "MISS", ratio);
+}
+
+enum { M_RUN, M_REPORT, M_RECORD, M_SIMULATE, M_INSERT, N_MEASUREMENTS };
+
+static void print_comparison(const measurement m[N_MEASUREMENTS])
 {
     print_header();
-    for (int i = 0; i < 3; i++) print_row(&m[i], &m[2]);
-    double ratio = m[0].out.wall_s / m[2].out.wall_s;
-    printf("\ntarget: simulate-and-record within %.1fx of the bare insert: %s (%.2fx)\n",
-           RECORD_TARGET_RATIO, ratio <= RECORD_TARGET_RATIO ? "PASS" : "MISS", ratio);
+    for (int i = 0; i < N_MEASUREMENTS; i++) print_row(&m[i], &m[M_INSERT]);
+    printf("\n");
+    verdict("servesim run, end to end,", m[M_RUN].out.wall_s / m[M_INSERT].out.wall_s,
+            RUN_TARGET_RATIO);
+    verdict("servesim report", m[M_REPORT].out.wall_s / m[M_INSERT].out.wall_s,
+            REPORT_TARGET_RATIO);
 }
 
 static void print_memory(const measurement *m)
 {
     print_header();
     print_row(m, NULL);
-    printf("\ntarget: %" PRId64 " requests simulated and recorded under %.0f MB peak RSS: %s "
-           "(%.1f MB)\n",
+    printf("\ntarget: servesim run of %" PRId64 " requests, report included, under %.0f MB peak "
+           "RSS: %s (%.1f MB)\n",
            m->out.rows, RSS_TARGET_MB, m->rss_mb < RSS_TARGET_MB ? "PASS" : "MISS", m->rss_mb);
 }
 
 /* ---- the runs ---- */
 
-/* (a) first: its request count is what (b) and (c) must match. */
+/* servesim run first: its request count is what the others must match; its
+ * database is the one the report reads. */
 static int compare(const bench_opts *o)
 {
-    measurement m[3];
-    printf("%s: simulate + record, simulate only, bare insert (SQLite %s)\n\n", o->scenario,
-           sqlite3_libversion());
-    if (measure(time_record, o, "simulate+record", o->requests, &m[0])) return UTIL_EFAIL;
-    if (measure(time_simulate, o, "simulate only", o->requests, &m[1])) return UTIL_EFAIL;
-    if (measure(time_insert, o, "bare insert", m[0].out.rows, &m[2])) return UTIL_EFAIL;
+    measurement m[N_MEASUREMENTS];
+    char db[4096];
+    snprintf(db, sizeof db, "%s/servesim-bench-%ld-run.db", o->dir, (long)getpid());
+    printf("%s: servesim run and report, the run path, the engine, a bare insert (SQLite %s)\n\n",
+           o->scenario, sqlite3_libversion());
+    int rc = measure_in(time_servesim_run, o, "servesim run", o->requests, db, true, &m[M_RUN]);
+    int64_t rows = m[M_RUN].out.rows;
+    if (!rc) rc = measure_in(time_servesim_report, o, "servesim report", rows, db, true, &m[M_REPORT]);
+    remove_db(db);
+    if (!rc) rc = measure(time_record, o, "simulate+record", rows, &m[M_RECORD]);
+    if (!rc) rc = measure(time_simulate, o, "simulate only", rows, &m[M_SIMULATE]);
+    if (!rc) rc = measure(time_insert, o, "bare insert", rows, &m[M_INSERT]);
+    if (rc) return UTIL_EFAIL;
     print_comparison(m);
     return UTIL_OK;
 }
@@ -388,8 +496,8 @@ static int compare(const bench_opts *o)
 static int memory(const bench_opts *o)
 {
     measurement m;
-    printf("%s: peak RSS of simulate + record\n\n", o->scenario);
-    if (measure(time_record, o, "simulate+record", o->rss_only, &m)) return UTIL_EFAIL;
+    printf("%s: peak RSS of servesim run, report included\n\n", o->scenario);
+    if (measure(time_servesim_run, o, "servesim run", o->rss_only, &m)) return UTIL_EFAIL;
     print_memory(&m);
     return UTIL_OK;
 }
@@ -410,6 +518,7 @@ static int parse(int argc, char **argv, bench_opts *o)
     static const struct option longopts[] = {
         {"requests", required_argument, NULL, 'n'}, {"rss-only", required_argument, NULL, 'r'},
         {"dir", required_argument, NULL, 'd'},      {"help", no_argument, NULL, 'h'},
+        {"servesim", required_argument, NULL, 's'},
         {0, 0, 0, 0},
     };
     *o = (bench_opts){.dir = "/tmp"};
@@ -420,6 +529,7 @@ static int parse(int argc, char **argv, bench_opts *o)
         case 'n': ok = parse_count(optarg, &o->requests); break;
         case 'r': ok = parse_count(optarg, &o->rss_only); break;
         case 'd': o->dir = optarg; break;
+        case 's': o->servesim = optarg; break;
         case 'h': fputs(usage, stdout); return 0;
         default: ok = false;
         }
@@ -428,7 +538,7 @@ static int parse(int argc, char **argv, bench_opts *o)
             return 2;
         }
     }
-    if (optind != argc - 1) {
+    if (optind != argc - 1 || !o->servesim) {
         fputs(usage, stderr);
         return 2;
     }

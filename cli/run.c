@@ -114,7 +114,7 @@ int cli_read_scenario(const char *path, char **sets, int n_sets, const char *see
 /* The run's progress on a terminal: a bar of how far it is towards its
  * stop (stop.requests, or stop.duration_s, whichever is nearer), requests
  * per second of wall clock and the time left at that rate, redrawn four
- * times a second once the run has taken a second. */
+ * times a second. */
 typedef struct progress_line {
     double start, last;
     int64_t stop_requests;  /* 0: none */
@@ -138,10 +138,10 @@ static void show_progress(const sim_progress *p, void *arg)
 {
     progress_line *pl = arg;
     double now = util_wall_s(), wall = now - pl->start;
-    if (wall < 1.0 || now - pl->last < 0.25) return; /* only runs over a second */
+    if (pl->shown && now - pl->last < 0.25) return; /* four times a second */
     pl->last = now;
     pl->shown = true;
-    double f = fraction_done(pl, p), rate = (double)p->done / wall;
+    double f = fraction_done(pl, p), rate = wall > 0 ? (double)p->done / wall : 0;
     if (f < 0) {
         fprintf(stderr, "\r  %lld requests done, %.0f req/s, %.1f s simulated\033[K",
                 (long long)p->done, rate, p->sim_s);

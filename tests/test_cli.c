@@ -7,6 +7,7 @@
  * argv[2] the source root (its examples/ and tests/scenarios/).
  */
 #include <fcntl.h>
+#include <pty.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -418,6 +419,61 @@ static void test_lesson_cli(void)
     runner_drop(&r);
 }
 
+/* Everything a child on a pseudo-terminal writes until it exits; its exit
+ * status in *status.  The child's stdout and stderr are the terminal. */
+static char *on_terminal(char *const *argv, int *status)
+{
+    int master;
+    pid_t pid = forkpty(&master, NULL, NULL, NULL);
+    if (pid == 0) {
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    char buf[4096];
+    ssize_t n;
+    while (pid > 0 && (n = read(master, buf, sizeof buf)) > 0) fwrite(buf, 1, (size_t)n, f);
+    fclose(f);
+    if (pid > 0) close(master);
+    int st = 0;
+    if (pid > 0) waitpid(pid, &st, 0);
+    *status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return text;
+}
+
+/* The progress a terminal sees: run's bar (percent of stop.requests,
+ * req/s, ETA), then "writing report", cleared before the report; a sweep's
+ * bar and its closing summary line.  Off without a terminal (every other
+ * test) and with --quiet. */
+static void test_progress(const char *quick)
+{
+    char *db = in_dir("bar.db");
+    char *run[] = {(char *)servesim, "run", (char *)quick, "-o", db, "--set",
+                   "stop.requests=400000", "--set", "cluster.engine=ideal", NULL};
+    int status;
+    char *text = on_terminal(run, &status);
+    is_int(status, 0, "run on a terminal exits 0");
+    has_str(text, "%  ", "draws a bar with its percent done");
+    has_str(text, " req/s, ETA ", "requests per second and the time left");
+    has_str(text, "writing report", "then the report's phase");
+    has_str(text, "\r\033[K", "cleared before the report");
+    has_str(text, "latency (s)", "and the report");
+    free(text);
+    unlink(db);
+    char *sweep[] = {(char *)servesim, "sweep", (char *)quick, "--vary",
+                     "workload.arrival.rate_per_s=1:4:1", "--set", "stop.requests=2000", "-j", "2",
+                     "-o", db, NULL};
+    text = on_terminal(sweep, &status);
+    is_int(status, 0, "sweep on a terminal exits 0");
+    has_str(text, "in flight", "its bar counts points in flight");
+    has_str(text, "4 points in ", "and ends with a summary line");
+    free(text);
+    unlink(db);
+    free(db);
+}
+
 /* Ctrl-C: the run stops, keeps its rows, is marked interrupted, exits 130,
  * and says how to get the report rather than computing it (that would hold
  * the exit up on a long run; tests/test_faults.c times it). */
@@ -464,6 +520,7 @@ int main(int argc, char **argv)
     test_sweep_plan(quick);
     test_lesson_cli();
     test_interrupt(quick);
+    test_progress(quick);
     const char *junk[] = {"a.db", "notes.txt", "broken.json", "stdout", "stderr", NULL};
     for (const char **p = junk; *p; p++) {
         char *f = in_dir(*p);
