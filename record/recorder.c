@@ -145,8 +145,12 @@ static int connect(rec_recorder *r, util_diag *d)
         return util_diag_fail(d, "%s: cannot open: %s", r->file ? r->file : ":memory:",
                               r->db ? sqlite3_errmsg(r->db) : strerror(errno));
     /* a file nobody else knows, removed if anything goes wrong, needs
-     * neither a journal on disk nor an fsync per commit */
-    return exec(r, "PRAGMA synchronous = OFF; PRAGMA journal_mode = MEMORY;", d);
+     * neither a journal on disk nor an fsync per commit; a new file's pages
+     * are 64 KiB, which an append-only table of small rows fills a tenth as
+     * often as 4 KiB ones (its inserts, scans and the copies of a sweep's
+     * points all walk fewer pages) */
+    return exec(r, "PRAGMA page_size = 65536; PRAGMA synchronous = OFF; "
+                   "PRAGMA journal_mode = MEMORY;", d);
 }
 
 static rec_recorder *recorder_new(void)
