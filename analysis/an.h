@@ -68,13 +68,36 @@ typedef struct an_target {
     bool met;
 } an_target;
 
+/* One request's row as the engine emits it (sim_request_row's figures:
+ * NAN for a time that never came, replica -1 for none), for an_stream. */
+typedef struct an_request {
+    int64_t id;
+    int replica;
+    const char *cls, *status;
+    double arrival_s, enqueue_s, first_scheduled_s, first_token_s, finish_s;
+    double prompt_tokens, output_tokens, preemptions, cached_tokens;
+} an_request;
+
+/* A run's request rows summarised as they are recorded, so that the report
+ * of the run just made need not read them back (servesim run).  Set up from
+ * the run's effective scenario (the one stored with it), its replica count
+ * and the report's options; fed every row, in any order; then given to
+ * an_report_compute_with in an_options.stream, which takes its request
+ * sections from it -- the same figures a scan of the stored rows gives --
+ * and reads the rows only if the percentiles outgrew the scan's budget. */
+typedef struct an_stream an_stream;
+typedef struct an_options an_options;
+an_stream *an_stream_new(const cJSON *scenario, int replicas, const an_options *opt);
+void an_stream_add(an_stream *s, const an_request *row);
+void an_stream_free(an_stream *s);
+
 /* What-if inputs: thresholds replacing the stored scenario's, key by key. */
 typedef struct an_class_slo {
     const char *cls;
     an_slo slo;
 } an_class_slo;
 
-typedef struct an_options {
+struct an_options {
     an_slo slo;                  /* keys that are not > 0 keep the scenario's */
     an_class_slo *class_slo;     /* one class's keys (after slo) */
     int n_class_slo;
@@ -84,7 +107,8 @@ typedef struct an_options {
     size_t scan_budget_values;   /* latencies one scan keeps in memory before it spills to
                                   * histograms and reads the rows again (the figures are the
                                   * same either way); 0: 8 Mi values, 64 MiB */
-} an_options;
+    an_stream *stream;           /* the run's rows as recorded (an_stream), or NULL: scan them */
+};
 
 /* The per-request sections of a report, over every request, one class or
  * the requests one replica served. */

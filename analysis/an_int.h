@@ -108,6 +108,13 @@ int an__scan_requests(const an__query *q, an_report *r, const int *replica_ids,
 /* Attainment and goodput from s's good and ended requests, or NAN when no
  * SLO applies. */
 void an__set_attainment(an_section *s, bool applies);
+/* The stream's sections into r when it was set up as r is (true, *rc the
+ * outcome); false when not, and r's rows are to be scanned instead. */
+bool an__stream_sections(an_stream *st, const an__query *q, an_report *r, bool *queues_unordered,
+                         int *rc, util_diag *d);
+/* report.c: what a report takes from its run's scenario -- warm-up, SLOs
+ * (with opt's what-ifs), classes, cost and energy settings, time-out. */
+void an__report_setup(const cJSON *scenario, const an_options *opt, an_report *r);
 
 /* usage.c: the replicas' rows -- utilisation per replica and overall (begin,
  * before the scan, which needs the replicas) -- then the queue by a sort

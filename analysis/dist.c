@@ -60,6 +60,7 @@ void an__dist_fini(an__dist *d)
     free(d->v);
     free(d->hist);
     free(d->kept);
+    free(d->ranks);
     memset(d, 0, sizeof *d);
 }
 

@@ -126,15 +126,20 @@ static int load_run(an__query *q, const an_options *opt, an_report *r, util_diag
     cJSON *sc = cJSON_Parse((const char *)sqlite3_column_text(st, 6));
     sqlite3_finalize(st);
     if (!sc) return util_diag_add(d, "run %lld: stored scenario is not JSON", (long long)q->run);
+    an__report_setup(sc, opt, r);
+    cJSON_Delete(sc);
+    q->warmup = r->warmup_s;
+    return check_classes(opt, r, d);
+}
+
+void an__report_setup(const cJSON *sc, const an_options *opt, an_report *r)
+{
     r->warmup_s = util_json_number(sc, "warmup_s", 0);
     an_slo none = {NAN, NAN, NAN, false};
     r->req.slo = slo_over(slo_from(sc, none), opt ? &opt->slo : NULL);
     r->slo_whatif = opt && (opt->slo.set || opt->n_class_slo > 0);
     load_classes(sc, opt, r);
     load_settings(sc, r);
-    cJSON_Delete(sc);
-    q->warmup = r->warmup_s;
-    return check_classes(opt, r, d);
 }
 
 static int load_tasks(const an__query *q, an_tasks *t, util_diag *d)
@@ -185,13 +190,16 @@ static int load_classes_tasks(an__query *q, an_report *r, util_diag *d)
 }
 
 /* The replicas' rows, then one scan of the requests for every section, the
- * hit rates and the queues, then what needs the run's section. */
-static int load_sections(an__query *q, bool by_replica, an_report *r, util_diag *d)
+ * hit rates and the queues -- or the sections a stream of the same run's
+ * rows made as they were recorded -- then what needs the run's section. */
+static int load_sections(an__query *q, bool by_replica, an_stream *stream, an_report *r,
+                         util_diag *d)
 {
     an__usage *u = NULL;
     bool unordered = false;
     int rc = an__usage_begin(q, by_replica, r, &u, d);
-    if (!rc) rc = an__scan_requests(q, r, an__usage_replica_ids(u), &unordered, d);
+    if (!rc && !(stream && an__stream_sections(stream, q, r, &unordered, &rc, d)))
+        rc = an__scan_requests(q, r, an__usage_replica_ids(u), &unordered, d);
     if (!rc) rc = load_tasks(q, &r->tasks, d);
     if (!rc) rc = load_classes_tasks(q, r, d);
     if (!rc) rc = an__usage_end(q, u, unordered, r, d);
@@ -206,7 +214,7 @@ int an_report_compute_with(sqlite3 *db, int64_t run_id, const an_options *opt, a
     r->run_id = run_id;
     an__query q = {db, run_id, 0, NULL, -1, an__schema(db), opt ? opt->scan_budget_values : 0};
     int rc = load_run(&q, opt, r, d);
-    if (!rc) rc = load_sections(&q, opt && opt->by_replica, r, d);
+    if (!rc) rc = load_sections(&q, opt && opt->by_replica, opt ? opt->stream : NULL, r, d);
     if (!rc && opt && opt->n_targets) rc = an__load_targets(&q, opt, r, d);
     return rc;
 }

@@ -29,11 +29,11 @@
 
 #define BUDGET_VALUES ((size_t)8 << 20) /* 64 MiB of kept latencies, then histograms */
 
-/* The scan's budget, and what a refining pass keeps of one bucket: a 32nd
- * of it (2 MiB by default). */
-static size_t budget(const an__query *q)
+/* The scan's budget (what a refining pass keeps of one bucket is a 32nd of
+ * it: 2 MiB by default). */
+static size_t budget_of(size_t asked)
 {
-    return q->budget ? q->budget : BUDGET_VALUES;
+    return asked ? asked : BUDGET_VALUES;
 }
 
 /* The metrics of a section's distributions, in an_section's order. */
@@ -59,6 +59,7 @@ static status status_of(const char *s)
 
 /* One request row, as read. */
 typedef struct row {
+    int64_t id;      /* the stream's order; a scan reads rows in it */
     int replica;     /* -1: NULL */
     const char *cls; /* "" when the run has no classes (not read) */
     status status;
@@ -110,6 +111,8 @@ typedef struct sweep {
     heap joins, leaves;
     int64_t *len;     /* per replica index, [n]: the cluster */
     double *waited;
+    int64_t *waiting;      /* still queued at the run's end (interrupted runs) ... */
+    double *waiting_since; /* ... and the sum of their enqueue times */
     int n;
     double last_arrival;
     bool unordered;   /* arrivals went back in time: usage.c sorts instead */
@@ -143,7 +146,7 @@ static double left_queue(const row *x, const an_report *r)
 {
     if (!isnan(x->scheduled)) return x->scheduled;
     if (x->status == ST_TIMED_OUT) return x->arrival + r->timeout_s;
-    if (x->status == ST_UNFINISHED) return r->sim_time_s;
+    if (x->status == ST_UNFINISHED) return INFINITY; /* at the run's end: see finish_queues */
     return NAN;
 }
 
@@ -157,6 +160,13 @@ static void sweep_row(sweep *s, an_report *r, int k, const row *x)
     if (k < 0 || isnan(x->enqueue) || isnan(left)) return;
     heap_push(&s->joins, (qevent){x->enqueue, k});
     heap_push(&s->leaves, (qevent){left, k});
+    if (isinf(left)) { /* waiting still when the run ended, which the rows do not say */
+        s->waiting[k]++;
+        s->waiting[s->n]++;
+        s->waiting_since[k] += x->enqueue;
+        s->waiting_since[s->n] += x->enqueue;
+        return;
+    }
     s->waited[k] += left - x->enqueue;
     s->waited[s->n] += left - x->enqueue;
 }
@@ -259,7 +269,9 @@ void an__set_attainment(an_section *s, bool applies)
 /* ---- the scan ---- */
 
 typedef struct scan {
-    const an__query *q;
+    const an__query *q; /* the database: the first pass's (a scan), or the refining passes' */
+    double warmup;
+    size_t budget;
     an_report *r;
     const int *replica_ids; /* the replicas' numbers, by index */
     acc *accs;              /* [0] the run, then the classes, then the replicas */
@@ -319,13 +331,13 @@ static void pass_one(scan *s, const row *x)
 {
     int k = x->replica >= 0 ? replica_index(s, x->replica) : -1;
     int which[3], n = sections_of(s, x, k, which);
-    for (int i = 0; i < n; i++) acc_row(&s->accs[which[i]], x, s->q->warmup, &s->stored);
-    if (s->stored > budget(s->q) && s->stored != (size_t)-1) { /* past the budget: histograms */
+    for (int i = 0; i < n; i++) acc_row(&s->accs[which[i]], x, s->warmup, &s->stored);
+    if (s->stored > s->budget && s->stored != (size_t)-1) { /* past the budget: histograms */
         for (int a = 0; a < s->n_accs; a++)
             for (int m = 0; m < N_METRICS; m++) an__dist_spill(&s->accs[a].m[m]);
         s->stored = (size_t)-1;
     }
-    if (k >= 0 && x->arrival >= s->q->warmup && !isnan(x->scheduled)) {
+    if (k >= 0 && x->arrival >= s->warmup && !isnan(x->scheduled)) {
         s->rep_cached[k] += x->cached;
         s->rep_prompt[k] += x->prompt;
     }
@@ -336,7 +348,7 @@ static void pass_refine(scan *s, const row *x)
 {
     int k = x->replica >= 0 ? replica_index(s, x->replica) : -1;
     int which[3], n = sections_of(s, x, k, which);
-    for (int i = 0; i < n; i++) acc_refine(&s->accs[which[i]], x, s->q->warmup);
+    for (int i = 0; i < n; i++) acc_refine(&s->accs[which[i]], x, s->warmup);
 }
 
 static int read_rows(scan *s, void (*each)(scan *, const row *), util_diag *d)
@@ -365,7 +377,7 @@ static int read_rows(scan *s, void (*each)(scan *, const row *), util_diag *d)
  * again for them. */
 static int resolve(scan *s, util_diag *d)
 {
-    size_t collect_max = budget(s->q) / 32;
+    size_t collect_max = s->budget / 32;
     bool more = false;
     for (int a = 0; a < s->n_accs; a++)
         for (int m = 0; m < N_METRICS; m++) more |= an__dist_plan(&s->accs[a].m[m], collect_max);
@@ -386,15 +398,19 @@ static void finish_queues(scan *s)
 {
     an_report *r = s->r;
     sweep_to(&s->sw, r, INFINITY);
+    for (int k = 0; k <= r->n_replicas; k++) /* those still queued waited until the end */
+        s->sw.waited[k] += (double)s->sw.waiting[k] * r->sim_time_s - s->sw.waiting_since[k];
     for (int k = 0; k < r->n_replicas; k++)
         r->replicas[k].queue_mean = an__ratio(s->sw.waited[k], r->sim_time_s);
     r->use.queue_mean = an__ratio(s->sw.waited[r->n_replicas], r->sim_time_s);
 }
 
-static void scan_init(scan *s, const an__query *q, an_report *r, const int *replica_ids)
+static void scan_init(scan *s, const an__query *q, double warmup, size_t budget, an_report *r,
+                      const int *replica_ids)
 {
     int nr = r->n_replicas;
-    *s = (scan){.q = q, .r = r, .replica_ids = replica_ids};
+    *s = (scan){.q = q, .warmup = warmup, .budget = budget_of(budget), .r = r,
+                .replica_ids = replica_ids};
     s->first_class = 1;
     s->first_replica = 1 + (r->has_classes ? r->n_classes : 0);
     s->n_accs = s->first_replica + (r->by_replica ? nr : 0);
@@ -409,6 +425,8 @@ static void scan_init(scan *s, const an__query *q, an_report *r, const int *repl
     s->sw.n = nr;
     s->sw.len = util_xcalloc((size_t)nr + 1, sizeof *s->sw.len);
     s->sw.waited = util_xcalloc((size_t)nr + 1, sizeof *s->sw.waited);
+    s->sw.waiting = util_xcalloc((size_t)nr + 1, sizeof *s->sw.waiting);
+    s->sw.waiting_since = util_xcalloc((size_t)nr + 1, sizeof *s->sw.waiting_since);
     s->sw.last_arrival = -INFINITY;
 }
 
@@ -422,24 +440,186 @@ static void scan_fini(scan *s)
     free(s->sw.leaves.e);
     free(s->sw.len);
     free(s->sw.waited);
+    free(s->sw.waiting);
+    free(s->sw.waiting_since);
+}
+
+/* After the first pass: the percentiles resolved (reading q's rows again
+ * if the budget was exceeded), every section summarised, the replicas' hit
+ * rates and, when the rows came in arrival order, their queues. */
+static int scan_finish(scan *s, const an__query *q, bool *queues_unordered, util_diag *d)
+{
+    an_report *r = s->r;
+    s->q = q;
+    int rc = resolve(s, d);
+    if (rc) return rc;
+    for (int a = 0; a < s->n_accs; a++) acc_summarise(&s->accs[a]);
+    for (int k = 0; k < r->n_replicas; k++)
+        r->replicas[k].prefix_hit_rate =
+            q->schema >= AN__SCHEMA_CACHE ? an__ratio(s->rep_cached[k], s->rep_prompt[k]) : NAN;
+    r->use.prefix_hit_rate = r->req.prefix_hit_rate;
+    *queues_unordered = s->sw.unordered;
+    if (!s->sw.unordered) finish_queues(s);
+    return UTIL_OK;
 }
 
 int an__scan_requests(const an__query *q, an_report *r, const int *replica_ids,
                       bool *queues_unordered, util_diag *d)
 {
     scan s;
-    scan_init(&s, q, r, replica_ids);
+    scan_init(&s, q, q->warmup, q->budget, r, replica_ids);
     int rc = read_rows(&s, pass_one, d);
-    if (!rc) rc = resolve(&s, d);
-    if (!rc) {
-        for (int a = 0; a < s.n_accs; a++) acc_summarise(&s.accs[a]);
-        for (int k = 0; k < r->n_replicas; k++)
-            r->replicas[k].prefix_hit_rate =
-                q->schema >= AN__SCHEMA_CACHE ? an__ratio(s.rep_cached[k], s.rep_prompt[k]) : NAN;
-        r->use.prefix_hit_rate = r->req.prefix_hit_rate;
-        *queues_unordered = s.sw.unordered;
-        if (!s.sw.unordered) finish_queues(&s);
-    }
+    if (!rc) rc = scan_finish(&s, q, queues_unordered, d);
     scan_fini(&s);
     return rc;
+}
+
+/* ---- the rows as the engine makes them ---- */
+
+/* A run's rows on their way to the database, summarised as they come: the
+ * same first pass as a scan's, fed in id order (the engine ends requests out
+ * of order; a ring by id puts them back, as the recorder does), so that the
+ * report `servesim run` prints need not read them back.  Its sections are
+ * a skeleton report's, set up from the scenario as the report sets up its
+ * own from the stored one. */
+#define STREAM_RING_MIN 4096
+#define STREAM_RING_MAX ((int64_t)1 << 20)
+
+struct an_stream {
+    an_report sk;       /* the sections being filled */
+    int *ids;           /* replica numbers 0 .. n - 1 */
+    scan sc;
+    row *ring;          /* rows waiting for a smaller id, by id modulo cap */
+    bool *held;         /* class names point into the skeleton's classes, which last */
+    int64_t cap, next, n_held;
+    bool finished;
+};
+
+an_stream *an_stream_new(const cJSON *scenario, int replicas, const an_options *opt)
+{
+    an_stream *st = util_xcalloc(1, sizeof *st);
+    an__report_setup(scenario, opt, &st->sk);
+    st->sk.by_replica = opt && opt->by_replica;
+    st->sk.n_replicas = replicas;
+    st->sk.replicas = util_xcalloc((size_t)(replicas ? replicas : 1), sizeof *st->sk.replicas);
+    st->ids = util_xcalloc((size_t)(replicas ? replicas : 1), sizeof *st->ids);
+    for (int i = 0; i < replicas; i++) {
+        st->ids[i] = i;
+        st->sk.replicas[i].req.slo = st->sk.req.slo;
+    }
+    scan_init(&st->sc, NULL, st->sk.warmup_s, opt ? opt->scan_budget_values : 0, &st->sk, st->ids);
+    st->cap = STREAM_RING_MIN;
+    st->ring = util_xmalloc((size_t)st->cap * sizeof *st->ring);
+    st->held = util_xcalloc((size_t)st->cap, sizeof *st->held);
+    return st;
+}
+
+/* The class name of a held row, from the skeleton's own classes (a row of a
+ * class the scenario does not have compares equal to none of them). */
+static const char *own_class(const an_stream *st, const char *cls)
+{
+    for (int i = 0; st->sk.has_classes && i < st->sk.n_classes; i++)
+        if (!strcmp(st->sk.classes[i].name, cls)) return st->sk.classes[i].name;
+    return "";
+}
+
+static void stream_pass(an_stream *st, int64_t slot)
+{
+    st->held[slot] = false;
+    st->n_held--;
+    pass_one(&st->sc, &st->ring[slot]);
+}
+
+/* Passes the held rows on from next, in id order, while they are there;
+ * with upto, past missing ids too until next reaches it. */
+static void stream_drain(an_stream *st, int64_t upto)
+{
+    while (st->n_held > 0 || st->next < upto) {
+        int64_t slot = st->next & (st->cap - 1);
+        if (st->held[slot]) stream_pass(st, slot);
+        else if (st->next >= upto) return;
+        st->next++;
+    }
+}
+
+static void stream_grow(an_stream *st)
+{
+    int64_t cap = st->cap * 2;
+    row *ring = util_xmalloc((size_t)cap * sizeof *ring);
+    bool *held = util_xcalloc((size_t)cap, sizeof *held);
+    for (int64_t i = 0; i < st->cap; i++)
+        if (st->held[i]) {
+            int64_t to = st->ring[i].id & (cap - 1);
+            ring[to] = st->ring[i];
+            held[to] = true;
+        }
+    free(st->ring);
+    free(st->held);
+    st->ring = ring;
+    st->held = held;
+    st->cap = cap;
+}
+
+void an_stream_add(an_stream *st, const an_request *q)
+{
+    row x = {.id = q->id, .replica = q->replica, .cls = own_class(st, q->cls ? q->cls : ""),
+             .status = status_of(q->status ? q->status : ""), .arrival = q->arrival_s,
+             .enqueue = q->enqueue_s, .scheduled = q->first_scheduled_s,
+             .first_token = q->first_token_s, .finish = q->finish_s, .prompt = q->prompt_tokens,
+             .output = q->output_tokens, .preemptions = q->preemptions, .cached = q->cached_tokens};
+    if (x.id < st->next) { /* a latecomer past the ring's reach: the rows go out of order */
+        pass_one(&st->sc, &x);
+        return;
+    }
+    while (x.id - st->next >= st->cap && st->cap < STREAM_RING_MAX) stream_grow(st);
+    if (x.id - st->next >= st->cap) stream_drain(st, x.id - st->cap + 1);
+    int64_t slot = x.id & (st->cap - 1);
+    st->ring[slot] = x;
+    st->held[slot] = true;
+    st->n_held++;
+    if (x.id == st->next) stream_drain(st, 0);
+}
+
+void an_stream_free(an_stream *st)
+{
+    if (!st) return;
+    scan_fini(&st->sc);
+    an_report_fini(&st->sk);
+    free(st->ids);
+    free(st->ring);
+    free(st->held);
+    free(st);
+}
+
+/* The stream's sections into r (its report of the same run), when the
+ * stream was set up as r was: the same warm-up, classes and replicas; else
+ * false, and the report scans the rows itself. */
+bool an__stream_sections(an_stream *st, const an__query *q, an_report *r, bool *queues_unordered,
+                         int *rc, util_diag *d)
+{
+    an_report *sk = &st->sk;
+    bool same = sk->warmup_s == r->warmup_s && sk->timeout_s == r->timeout_s &&
+                sk->n_replicas == r->n_replicas &&
+                sk->has_classes == r->has_classes && sk->n_classes == r->n_classes &&
+                sk->by_replica == r->by_replica && !st->finished;
+    for (int i = 0; same && i < r->n_replicas; i++) same = r->replicas[i].replica == i;
+    if (!same) return false;
+    st->finished = true;
+    while (st->n_held > 0) stream_drain(st, st->next + 1); /* past any missing id */
+    sk->sim_time_s = r->sim_time_s; /* known now: the run's end, for those still queued */
+    *rc = scan_finish(&st->sc, q, queues_unordered, d);
+    if (*rc) return true;
+    r->req = sk->req;
+    for (int i = 0; i < r->n_classes; i++) r->classes[i].req = sk->classes[i].req;
+    for (int i = 0; i < r->n_replicas; i++) {
+        an_use *u = &r->replicas[i], *v = &sk->replicas[i];
+        if (r->by_replica) u->req = v->req;
+        u->prefix_hit_rate = v->prefix_hit_rate;
+        u->queue_peak = v->queue_peak;
+        u->queue_mean = v->queue_mean;
+    }
+    r->use.prefix_hit_rate = sk->use.prefix_hit_rate;
+    r->use.queue_peak = sk->use.queue_peak;
+    r->use.queue_mean = sk->use.queue_mean;
+    return true;
 }

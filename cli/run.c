@@ -156,6 +156,32 @@ static void show_progress(const sim_progress *p, void *arg)
             100 * f, (long long)p->done, rate, eta);
 }
 
+/* The run's rows summarised as they are recorded, for the report printed
+ * after it (an_stream): the same figures as a scan of the stored rows,
+ * without reading them back. */
+typedef struct summary {
+    const cli_view *view;
+    an_stream *stream;
+} summary;
+
+static void summary_start(void *arg, const sim_scenario *sc)
+{
+    summary *s = arg;
+    s->stream = an_stream_new(sc->json, sc->replicas, &s->view->what_if);
+}
+
+static void summary_add(void *arg, const sim_request_row *row)
+{
+    summary *s = arg;
+    an_request x = {.id = row->id, .replica = row->replica, .cls = row->cls,
+                    .status = row->status, .arrival_s = row->arrival_s,
+                    .enqueue_s = row->enqueue_s, .first_scheduled_s = row->first_scheduled_s,
+                    .first_token_s = row->first_token_s, .finish_s = row->finish_s,
+                    .prompt_tokens = row->prompt_tokens, .output_tokens = row->output_tokens,
+                    .preemptions = row->preemptions, .cached_tokens = row->cached_tokens};
+    an_stream_add(s->stream, &x);
+}
+
 /* The phase after the simulation, on the same line. */
 static void show_phase(const progress_line *pl, const char *what)
 {
@@ -181,7 +207,7 @@ static void say_interrupted(const run_opts *o, const rec_run_result *res)
 /* Simulates the scenario (root, which rec_run takes) into the database,
  * drawing the progress line on a terminal. */
 static int simulate(const run_opts *o, const mdl_catalog *cat, cJSON *root, rec_run_result *res,
-                    bool *shown, util_diag *d)
+                    summary *sum, bool *shown, util_diag *d)
 {
     char *dir = util_dirname(o->scenario);
     progress_line pl = {.start = util_wall_s(),
@@ -193,7 +219,8 @@ static int simulate(const run_opts *o, const mdl_catalog *cat, cJSON *root, rec_
     rec_run_spec spec = {.catalog = cat, .scenario = root, .origin = o->scenario,
                          .base_dir = dir, .output = o->output, .iterations = o->iterations,
                          .stop = cli_stop_flag(), .progress = show ? show_progress : NULL,
-                         .progress_arg = &pl, .warnings = &warnings, .writer_thread = true};
+                         .progress_arg = &pl, .warnings = &warnings, .writer_thread = true,
+                         .on_load = summary_start, .tee = summary_add, .tee_arg = sum};
     cli_catch_stop_signals();
     int rc = rec_run(&spec, res, d);
     cli_release_stop_signals();
@@ -208,7 +235,8 @@ static int simulate(const run_opts *o, const mdl_catalog *cat, cJSON *root, rec_
 
 /* The recorded run's report, from its database -- or, interrupted, how to
  * get it. */
-static int report(const run_opts *o, const rec_run_result *res, bool bar, util_diag *d)
+static int report(const run_opts *o, const rec_run_result *res, summary *sum, bool bar,
+                  util_diag *d)
 {
     if (res->status == SIM_STATUS_INTERRUPTED) {
         say_interrupted(o, res);
@@ -216,7 +244,9 @@ static int report(const run_opts *o, const rec_run_result *res, bool bar, util_d
     }
     sqlite3 *db = NULL;
     int rc = an_open(o->output, &db, d);
-    if (!rc) rc = cli_print_report(db, res->run_id, &o->view, bar, d);
+    cli_view view = o->view;
+    view.what_if.stream = sum->stream;
+    if (!rc) rc = cli_print_report(db, res->run_id, &view, bar, d);
     else if (bar) fprintf(stderr, "\r\033[K");
     sqlite3_close(db);
     return rc;
@@ -235,11 +265,13 @@ int cli_run(int argc, char **argv)
         int rc = mdl_catalog_load_default(&cat, &d);
         if (!rc) rc = cli_read_scenario(o.scenario, o.sets.v, o.sets.n, o.seed, &root, &d);
         bool bar = false;
+        summary sum = {&o.view, NULL};
         if (!rc) {
-            rc = simulate(&o, cat, root, &res, &bar, &d);
+            rc = simulate(&o, cat, root, &res, &sum, &bar, &d);
             root = NULL; /* rec_run's now */
         }
-        if (!rc) rc = report(&o, &res, bar, &d);
+        if (!rc) rc = report(&o, &res, &sum, bar, &d);
+        an_stream_free(sum.stream);
         code = cli_fail(&d, rc);
         if (rc == UTIL_EINTR) code = cli_stop_exit_code();
         rec_run_result_fini(&res);

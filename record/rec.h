@@ -111,6 +111,12 @@ typedef struct rec_run_spec {
     sim_progress_fn progress;
     void *progress_arg;
     bool writer_thread;       /* write the rows on a thread of their own (rec_start_writer) */
+    /* Told the loaded scenario before the run, and every request row as it is
+     * recorded, on the engine's thread (servesim run summarises them for its
+     * report as they come); either may be NULL. */
+    void (*on_load)(void *arg, const sim_scenario *sc);
+    void (*tee)(void *arg, const sim_request_row *row);
+    void *tee_arg;
     util_diag *warnings;      /* gets the scenario's warnings (sim_scenario.warnings); may be NULL */
 } rec_run_spec;
 

@@ -49,12 +49,49 @@ static int open_recorder(const rec_run_spec *s, rec_recorder **rec, util_diag *d
     return rc;
 }
 
+/* The recorder's sink with the spec's tee beside it. */
+typedef struct teed {
+    sim_sink inner;
+    const rec_run_spec *spec;
+} teed;
+
+static int tee_request(void *ctx, const sim_request_row *row)
+{
+    teed *t = ctx;
+    int rc = t->inner.request(t->inner.ctx, row);
+    if (!rc) t->spec->tee(t->spec->tee_arg, row);
+    return rc;
+}
+
+static int tee_replica(void *ctx, const sim_replica_row *row)
+{
+    teed *t = ctx;
+    return t->inner.replica(t->inner.ctx, row);
+}
+
+static int tee_task(void *ctx, const sim_task_row *row)
+{
+    teed *t = ctx;
+    return t->inner.task(t->inner.ctx, row);
+}
+
+static int tee_iteration(void *ctx, const sim_iteration_row *row)
+{
+    teed *t = ctx;
+    return t->inner.iteration(t->inner.ctx, row);
+}
+
 /* Runs the engine into the recorder; the run's end in *end (its reason
  * owned by out). */
 static int simulate(const rec_run_spec *s, const sim_scenario *sc, rec_recorder *rec,
                     rec_run_result *out, util_diag *d)
 {
     sim_sink sink = s->iterations ? rec_sink_with_iterations(rec) : rec_sink(rec);
+    teed t = {sink, s};
+    if (s->tee)
+        sink = (sim_sink){.ctx = &t, .request = tee_request, .replica = tee_replica,
+                          .task = sink.task ? tee_task : NULL,
+                          .iteration = sink.iteration ? tee_iteration : NULL};
     sim_engine *e = sim_engine_create(sc, &sink);
     if (s->in_flight_limit) sim_engine_limit_in_flight(e, s->in_flight_limit < 0 ? 0 : s->in_flight_limit);
     double start = util_wall_s();
@@ -95,6 +132,7 @@ int rec_run(const rec_run_spec *s, rec_run_result *out, util_diag *d)
     rc = open_recorder(s, &rec, d);
     if (!rc) rc = rec_begin(rec, &sc, d);
     if (!rc && s->writer_thread) rc = rec_start_writer(rec, d);
+    if (!rc && s->on_load) s->on_load(s->tee_arg, &sc);
     if (!rc) rc = simulate(s, &sc, rec, out, d);
     if (!rc) {
         rec_run_end end = {out->status, out->reason, out->progress.sim_s, out->wall_s,

@@ -81,6 +81,52 @@ static void test_basics(void)
     runner_drop(&r);
 }
 
+/* The report run prints is summarised from the rows as they are recorded;
+ * the one report prints from the database, from the stored rows: the same
+ * text to the byte, for runs with classes and agent tasks, per replica, with
+ * time-outs, and overloaded (requests unfinished and still queued). */
+static void test_run_report_same(const char *quick)
+{
+    char *agents = util_xasprintf("%s/examples/agents.json", root);
+    struct {
+        const char *what, *scenario, *sets[4], *view[3];
+    } cases[] = {
+        {"classes and agent tasks", agents, {"stop.requests=400", NULL}, {"--by", "class", NULL}},
+        {"per replica", quick, {"stop.requests=600", "cluster.replicas=3", NULL},
+         {"--by", "replica", NULL}},
+        {"time-outs", quick, {"stop.requests=600", "workload.timeout_s=1.5",
+                              "workload.arrival.rate_per_s=40", NULL}, {NULL}},
+        {"overloaded", quick, {"stop.requests=20000", "workload.arrival.rate_per_s=400", NULL},
+         {NULL}},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char *db = in_dir("same.db");
+        unlink(db);
+        const char *args[20] = {"run", cases[c].scenario, "-o", db, "--json", "-q"};
+        int n = 6;
+        for (int i = 0; cases[c].sets[i]; i++) args[n++] = "--set", args[n++] = cases[c].sets[i];
+        int first_view = n;
+        for (int i = 0; cases[c].view[i]; i++) args[n++] = cases[c].view[i];
+        args[n] = NULL;
+        result run = sv(args[0], args[1], args[2], args[3], args[4], args[5], args[6], args[7],
+                        args[8], args[9], args[10], args[11], args[12], args[13], args[14], NULL);
+        const char *rep_args[8] = {"report", db, "--json"};
+        int m = 3;
+        for (int i = first_view; i < n; i++) rep_args[m++] = args[i];
+        rep_args[m] = NULL;
+        result rep = sv(rep_args[0], rep_args[1], rep_args[2], rep_args[3], rep_args[4],
+                        rep_args[5], NULL);
+        ok(run.out[0] == '{' && !strcmp(run.out, rep.out),
+           "%s: run's report, from the rows as recorded, is report's, from the database",
+           cases[c].what);
+        runner_drop(&run);
+        runner_drop(&rep);
+        unlink(db);
+        free(db);
+    }
+    free(agents);
+}
+
 static void test_run_and_report(const char *quick)
 {
     char *db = in_dir("a.db");
@@ -512,6 +558,7 @@ int main(int argc, char **argv)
     char *quick = util_xasprintf("%s/examples/quickstart.json", root);
     test_basics();
     test_run_and_report(quick);
+    test_run_report_same(quick);
     test_bad_input(quick);
     test_catalog_keys();
     test_catalog_model();
