@@ -478,7 +478,7 @@ int an__scan_requests(const an__query *q, an_report *r, const int *replica_ids,
 
 /* A run's rows on their way to the database, summarised as they come: the
  * same first pass as a scan's, fed in id order (the engine ends requests out
- * of order; a ring by id puts them back, as the recorder does), so that the
+ * of order; util_idring puts them back, as for the recorder), so that the
  * report `servesim run` prints need not read them back.  Its sections are
  * a skeleton report's, set up from the scenario as the report sets up its
  * own from the stored one. */
@@ -489,9 +489,8 @@ struct an_stream {
     an_report sk;       /* the sections being filled */
     int *ids;           /* replica numbers 0 .. n - 1 */
     scan sc;
-    row *ring;          /* rows waiting for a smaller id, by id modulo cap */
-    bool *held;         /* class names point into the skeleton's classes, which last */
-    int64_t cap, next, n_held;
+    util_idring ring;   /* rows waiting for a smaller id; their class names point into
+                         * the skeleton's classes, which last */
     bool finished;
 };
 
@@ -508,9 +507,7 @@ an_stream *an_stream_new(const cJSON *scenario, int replicas, const an_options *
         st->sk.replicas[i].req.slo = st->sk.req.slo;
     }
     scan_init(&st->sc, NULL, st->sk.warmup_s, opt ? opt->scan_budget_values : 0, &st->sk, st->ids);
-    st->cap = STREAM_RING_MIN;
-    st->ring = util_xmalloc((size_t)st->cap * sizeof *st->ring);
-    st->held = util_xcalloc((size_t)st->cap, sizeof *st->held);
+    util_idring_init(&st->ring, sizeof(row), STREAM_RING_MIN, STREAM_RING_MAX);
     return st;
 }
 
@@ -523,41 +520,15 @@ static const char *own_class(const an_stream *st, const char *cls)
     return "";
 }
 
-static void stream_pass(an_stream *st, int64_t slot)
+static int stream_pass(void *ctx, const void *rec)
 {
-    st->held[slot] = false;
-    st->n_held--;
-    pass_one(&st->sc, &st->ring[slot]);
+    pass_one(&((an_stream *)ctx)->sc, rec);
+    return 0;
 }
 
-/* Passes the held rows on from next, in id order, while they are there;
- * with upto, past missing ids too until next reaches it. */
-static void stream_drain(an_stream *st, int64_t upto)
+static int64_t row_id(const void *rec)
 {
-    while (st->n_held > 0 || st->next < upto) {
-        int64_t slot = st->next & (st->cap - 1);
-        if (st->held[slot]) stream_pass(st, slot);
-        else if (st->next >= upto) return;
-        st->next++;
-    }
-}
-
-static void stream_grow(an_stream *st)
-{
-    int64_t cap = st->cap * 2;
-    row *ring = util_xmalloc((size_t)cap * sizeof *ring);
-    bool *held = util_xcalloc((size_t)cap, sizeof *held);
-    for (int64_t i = 0; i < st->cap; i++)
-        if (st->held[i]) {
-            int64_t to = st->ring[i].id & (cap - 1);
-            ring[to] = st->ring[i];
-            held[to] = true;
-        }
-    free(st->ring);
-    free(st->held);
-    st->ring = ring;
-    st->held = held;
-    st->cap = cap;
+    return ((const row *)rec)->id;
 }
 
 void an_stream_add(an_stream *st, const an_request *q)
@@ -567,17 +538,7 @@ void an_stream_add(an_stream *st, const an_request *q)
              .enqueue = q->enqueue_s, .scheduled = q->first_scheduled_s,
              .first_token = q->first_token_s, .finish = q->finish_s, .prompt = q->prompt_tokens,
              .output = q->output_tokens, .preemptions = q->preemptions, .cached = q->cached_tokens};
-    if (x.id < st->next) { /* a latecomer past the ring's reach: the rows go out of order */
-        pass_one(&st->sc, &x);
-        return;
-    }
-    while (x.id - st->next >= st->cap && st->cap < STREAM_RING_MAX) stream_grow(st);
-    if (x.id - st->next >= st->cap) stream_drain(st, x.id - st->cap + 1);
-    int64_t slot = x.id & (st->cap - 1);
-    st->ring[slot] = x;
-    st->held[slot] = true;
-    st->n_held++;
-    if (x.id == st->next) stream_drain(st, 0);
+    util_idring_put(&st->ring, x.id, &x, row_id, stream_pass, st);
 }
 
 void an_stream_free(an_stream *st)
@@ -586,8 +547,7 @@ void an_stream_free(an_stream *st)
     scan_fini(&st->sc);
     an_report_fini(&st->sk);
     free(st->ids);
-    free(st->ring);
-    free(st->held);
+    util_idring_fini(&st->ring);
     free(st);
 }
 
@@ -605,7 +565,7 @@ bool an__stream_sections(an_stream *st, const an__query *q, an_report *r, bool *
     for (int i = 0; same && i < r->n_replicas; i++) same = r->replicas[i].replica == i;
     if (!same) return false;
     st->finished = true;
-    while (st->n_held > 0) stream_drain(st, st->next + 1); /* past any missing id */
+    util_idring_flush(&st->ring, stream_pass, st);
     sk->sim_time_s = r->sim_time_s; /* known now: the run's end, for those still queued */
     *rc = scan_finish(&st->sc, q, queues_unordered, d);
     if (*rc) return true;

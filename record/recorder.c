@@ -63,24 +63,18 @@ const char rec_schema_sql[] =
     "  first_scheduled_s - enqueue_s AS queue_s"
     "  FROM requests;";
 
-/* Requests finish out of the order they arrived in (by up to about a
- * thousand places on the 1M benchmark), but `requests` is a B-tree keyed by
- * (run_id, id): rows wait in a ring indexed by id until every smaller id
- * has come, and are written in id order, so the table grows by appends, as
- * a bare insert in key order does.  The ring doubles while a row is further
- * ahead than it holds, up to REORDER_MAX rows; past that (an id that never
- * comes) the rows before the newcomer are written as they are and a
- * latecomer is inserted in its place.  Rows go in ROWS_PER_INSERT at a time,
- * one statement each: SQLite's cost per statement, spread. */
+/* Requests finish out of the order they arrived in, but `requests` is a
+ * B-tree keyed by (run_id, id): rows are put back in id order
+ * (util_idring) and written so, so the table grows by appends, as a bare
+ * insert in key order does.  They go in ROWS_PER_INSERT at a time, one
+ * statement each: SQLite's cost per statement, spread. */
 #define REORDER_MIN 4096
 #define REORDER_MAX ((int64_t)1 << 20)
 #define ROWS_PER_INSERT 16
 
 struct rec_recorder {
     sqlite3 *db;
-    sim_request_row *ring;    /* rows by id modulo ring_cap (a power of 2) ... */
-    bool *held;               /* ... where a row waits */
-    int64_t ring_cap, next_id, n_held;
+    util_idring ring;         /* rows waiting for a smaller id */
     sim_request_row batch[ROWS_PER_INSERT]; /* rows in id order, for the next statement */
     int n_batch;
     char *path;      /* the database the run is stored in; NULL: none */
@@ -156,9 +150,7 @@ static int connect(rec_recorder *r, util_diag *d)
 static rec_recorder *recorder_new(void)
 {
     rec_recorder *r = util_xcalloc(1, sizeof *r);
-    r->ring_cap = REORDER_MIN;
-    r->ring = util_xmalloc((size_t)r->ring_cap * sizeof *r->ring);
-    r->held = util_xcalloc((size_t)r->ring_cap, sizeof *r->held);
+    util_idring_init(&r->ring, sizeof(sim_request_row), REORDER_MIN, REORDER_MAX);
     return r;
 }
 
@@ -410,67 +402,27 @@ static int write_batch(rec_recorder *r)
     return rc;
 }
 
-static int emit(rec_recorder *r, const sim_request_row *row)
+static int emit(void *ctx, const void *rec)
 {
-    r->batch[r->n_batch++] = *row;
+    rec_recorder *r = ctx;
+    r->batch[r->n_batch++] = *(const sim_request_row *)rec;
     return r->n_batch == ROWS_PER_INSERT ? write_batch(r) : 0;
 }
 
-/* Writes the held rows from next_id on, in id order, while they are there;
- * with `upto`, also past missing ids, until next_id reaches upto. */
-static int drain(rec_recorder *r, int64_t upto)
+static int64_t row_id(const void *rec)
 {
-    int64_t mask = r->ring_cap - 1;
-    while (r->n_held > 0 || r->next_id < upto) {
-        int64_t slot = r->next_id & mask;
-        if (r->held[slot]) {
-            r->held[slot] = false;
-            r->n_held--;
-            if (emit(r, &r->ring[slot])) return -1;
-        } else if (r->next_id >= upto) {
-            return 0;
-        }
-        r->next_id++;
-    }
-    return 0;
-}
-
-/* Twice the ring, its rows in their new slots. */
-static void grow(rec_recorder *r)
-{
-    int64_t cap = r->ring_cap * 2;
-    sim_request_row *ring = util_xmalloc((size_t)cap * sizeof *ring);
-    bool *held = util_xcalloc((size_t)cap, sizeof *held);
-    for (int64_t i = 0; i < r->ring_cap; i++)
-        if (r->held[i]) {
-            ring[r->ring[i].id & (cap - 1)] = r->ring[i];
-            held[r->ring[i].id & (cap - 1)] = true;
-        }
-    free(r->ring);
-    free(r->held);
-    r->ring = ring;
-    r->held = held;
-    r->ring_cap = cap;
+    return ((const sim_request_row *)rec)->id;
 }
 
 int rec__put_request(void *ctx, const sim_request_row *row)
 {
     rec_recorder *r = ctx;
-    if (row->id < r->next_id) return emit(r, row); /* a latecomer (see REORDER_MAX) */
-    while (row->id - r->next_id >= r->ring_cap && r->ring_cap < REORDER_MAX) grow(r);
-    if (row->id - r->next_id >= r->ring_cap && drain(r, row->id - r->ring_cap + 1)) return -1;
-    int64_t slot = row->id & (r->ring_cap - 1);
-    r->ring[slot] = *row;
-    r->held[slot] = true;
-    r->n_held++;
-    return row->id == r->next_id ? drain(r, 0) : 0;
+    return util_idring_put(&r->ring, row->id, row, row_id, emit, r);
 }
 
 static int flush_requests(rec_recorder *r)
 {
-    while (r->n_held > 0) /* past any missing id */
-        if (drain(r, r->next_id + 1)) return -1;
-    return write_batch(r);
+    return util_idring_flush(&r->ring, emit, r) || write_batch(r) ? -1 : 0;
 }
 
 int rec__put_replica(void *ctx, const sim_replica_row *row)
@@ -615,7 +567,9 @@ void rec_abort(rec_recorder *r)
     if (!r) return;
     stop_writer(r);
     finalize(r);
-    r->n_held = r->n_batch = 0;
+    util_idring_fini(&r->ring);
+    util_idring_init(&r->ring, sizeof(sim_request_row), REORDER_MIN, REORDER_MAX);
+    r->n_batch = 0;
     if (r->in_txn && r->db) sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
     r->in_txn = false;
     if (r->file) { /* ours alone: nobody else knows its name */
@@ -647,7 +601,6 @@ void rec_close(rec_recorder *r)
     free(r->path);
     free(r->file);
     free(r->error);
-    free(r->ring);
-    free(r->held);
+    util_idring_fini(&r->ring);
     free(r);
 }

@@ -146,6 +146,29 @@ char *util_path_join(const char *dir, const char *path);
 /* Monotonic wall clock in seconds, for progress lines and wall_s. */
 double util_wall_s(void);
 
+/* ---- records back in the order of their ids (idring.c) ---------------- */
+
+/* Records of `size` bytes, each with a distinct id >= 0, put in any order
+ * and handed to an emit callback in increasing id order (while the ring
+ * holds at most max records ahead: see idring.c).  emit's non-zero result
+ * stops a put or a flush and is returned. */
+typedef int (*util_idring_fn)(void *ctx, const void *rec);
+typedef struct util_idring {
+    unsigned char *slots; /* cap records: the one of id i at i mod cap */
+    bool *held;
+    size_t size;
+    int64_t cap, max;     /* powers of 2 */
+    int64_t next;         /* the id handed on next */
+    int64_t n_held;
+} util_idring;
+void util_idring_init(util_idring *r, size_t size, int64_t min_cap, int64_t max_cap);
+void util_idring_fini(util_idring *r);
+/* id_of reads a held record's id (to place it when the ring grows). */
+int util_idring_put(util_idring *r, int64_t id, const void *rec, int64_t (*id_of)(const void *),
+                    util_idring_fn emit, void *ctx);
+/* Hands on every held record, in id order, past missing ids. */
+int util_idring_flush(util_idring *r, util_idring_fn emit, void *ctx);
+
 /* ---- random streams ---------------------------------------------------- */
 
 /* A GSL generator (MT19937) seeded from mix(master, stream).  Each simulated

@@ -10,27 +10,15 @@
  * UTIL_EINPUT with at least one message) and that a model that loads has
  * parameters and KV bytes to show for it.
  */
-#include "fuzz.h"
+#include "fuzz_catalog.h"
 
 #include "sim.h"
 
 static mdl_catalog *catalog;
 
-static void drop_catalog(void)
-{
-    mdl_catalog_destroy(catalog);
-}
-
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-    util_diag d;
-    util_diag_init(&d);
-    if (mdl_catalog_load_default(&catalog, &d)) {
-        util_diag_print(&d, stderr, "fuzz_hfconfig");
-        abort();
-    }
-    util_diag_fini(&d);
-    atexit(drop_catalog);
+    catalog = fuzz_catalog("fuzz_hfconfig");
     return 0;
 }
 

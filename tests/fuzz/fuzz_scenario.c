@@ -10,27 +10,15 @@
  * effective scenario a load leaves behind loads again: defaults filled in
  * place must themselves be valid.
  */
-#include "fuzz.h"
+#include "fuzz_catalog.h"
 
 #include "sim.h"
 
 static mdl_catalog *catalog;
 
-static void drop_catalog(void)
-{
-    mdl_catalog_destroy(catalog);
-}
-
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-    util_diag d;
-    util_diag_init(&d);
-    if (mdl_catalog_load_default(&catalog, &d)) {
-        util_diag_print(&d, stderr, "fuzz_scenario");
-        abort();
-    }
-    util_diag_fini(&d);
-    atexit(drop_catalog);
+    catalog = fuzz_catalog("fuzz_scenario");
     return 0;
 }
 
