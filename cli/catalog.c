@@ -361,9 +361,9 @@ int cli_catalog(int argc, char **argv)
     if (mo.source) {
         rc = catalog_model(&mo, json, cat, &d);
         mdl_catalog_destroy(cat);
-        if (rc) return cli_fail(&d, rc);
+        code = rc ? cli_fail(&d, rc) : CLI_EXIT_OK;
         util_diag_fini(&d);
-        return CLI_EXIT_OK;
+        return code;
     }
     if (json) print_json(cat, sections);
     else print_text(cat, sections);
