@@ -368,6 +368,12 @@ typedef enum an_plot_kind {
 /* "latency-load", "throughput-concurrency", "cdf", "timeline", "slo-curve", NULL. */
 extern const char *const an_plot_kind_names[];
 
+/* The colour ("#rrggbb") and dash (an SVG stroke-dasharray, "" for solid)
+ * of a panel's i-th series: Okabe and Ito's colour-blind-safe palette, and a
+ * dash per series as a second channel. */
+const char *an_plot_colour(int i);
+const char *an_plot_dash(int i);
+
 typedef struct an_plot_series {
     char *name;    /* the legend's text: "p99 ttft" */
     double *x, *y; /* n points, finite */

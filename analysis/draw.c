@@ -146,9 +146,38 @@ enum {
     MARKED_POINTS = 60, /* series this short get a marker per point */
 };
 
-static const char *const colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e",
-                                      "#9467bd", "#8c564b", "#e377c2", "#17becf"};
+/* Series colours: Okabe and Ito's palette for colour-blind readers, in an
+ * order whose first six stay apart under deuteranopia and protanopia
+ * (tests/test_plot.c simulates both and measures every pair; yellow, the
+ * weakest on white, comes last).  Black is kept for SLO lines, grey for the
+ * other guides.  Each series also has a dash of its own -- the second
+ * channel, for grey print and for readers who cannot tell two hues apart. */
+static const char *const colours[] = {"#0072B2", "#E69F00", "#009E73", "#D55E00",
+                                      "#CC79A7", "#56B4E9", "#F0E442"};
 enum { N_COLOURS = sizeof colours / sizeof colours[0] };
+static const char *const dashes[] = {"", "7 3", "2 2", "9 3 2 3", "4 2", "1 3", "12 3"};
+enum { N_DASHES = sizeof dashes / sizeof dashes[0] };
+#define SLO_COLOUR "#000"
+#define SLO_DASH "5 3"
+#define GUIDE_COLOUR "#777"
+#define GUIDE_DASH "2 3"
+
+const char *an_plot_colour(int i)
+{
+    return colours[i % N_COLOURS];
+}
+
+const char *an_plot_dash(int i)
+{
+    return dashes[i % N_DASHES];
+}
+
+/* stroke-dasharray of series s, or nothing for a solid line. */
+static void dash_attr(FILE *out, int s)
+{
+    const char *d = dashes[s % N_DASHES];
+    if (*d) fprintf(out, " stroke-dasharray=\"%s\"", d);
+}
 
 /* Text and attribute values: file names and scenario keys may hold any of these. */
 static void xml_escaped(FILE *out, const char *s)
@@ -221,8 +250,8 @@ static void svg_guides(FILE *out, const an_plot_panel *pl, const axis *ax, const
         xml_escaped(out, gd->label);
         fprintf(out,
                 "\" data-at=\"%.17g\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-                "stroke=\"%s\" stroke-dasharray=\"6 4\"/>\n",
-                gd->at, x1, y1, x2, y2, slo ? "#c00" : "#555");
+                "stroke=\"%s\" stroke-dasharray=\"%s\"/>\n",
+                gd->at, x1, y1, x2, y2, slo ? SLO_COLOUR : GUIDE_COLOUR, slo ? SLO_DASH : GUIDE_DASH);
         /* vertical labels are staggered down the panel so that close ones stay
          * legible, and kept on the side of the line that has room */
         bool left = x1 > LEFT + PLOT_W / 2;
@@ -242,15 +271,18 @@ static void svg_numbers(FILE *out, const char *attr, const double *v, size_t n)
     fputc('"', out);
 }
 
-static void svg_series(FILE *out, const an_plot_series *s, const char *colour, const axis *ax,
+static void svg_series(FILE *out, const an_plot_series *s, int index, const axis *ax,
                        const axis *ay, int top)
 {
+    const char *colour = colours[index % N_COLOURS];
     fputs("<polyline class=\"series\" data-series=\"", out);
     xml_escaped(out, s->name);
     fputc('"', out);
     svg_numbers(out, "data-x", s->x, s->n);
     svg_numbers(out, "data-y", s->y, s->n);
-    fprintf(out, " fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"", colour);
+    fprintf(out, " fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\"", colour);
+    dash_attr(out, index);
+    fputs(" points=\"", out);
     for (size_t i = 0; i < s->n; i++)
         fprintf(out, "%s%.2f,%.2f", i ? " " : "", px(ax, s->x[i]), py(ay, s->y[i], top));
     fputs("\"/>\n", out);
@@ -275,14 +307,16 @@ static void svg_overloaded(FILE *out, const an_plot *p, const axis *ax, int top)
     fputs("\"/>\n", out);
 }
 
-static void legend_entry(FILE *out, int i, int top, const char *colour, bool dashed,
+static void legend_entry(FILE *out, int i, int top, const char *colour, const char *dash,
                          const char *text)
 {
     double y = top + 10 + 16 * i;
     fprintf(out,
             "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\" "
-            "stroke-width=\"2\"%s/>\n",
-            LEGEND_X, y, LEGEND_X + 22, y, colour, dashed ? " stroke-dasharray=\"6 4\"" : "");
+            "stroke-width=\"2\"",
+            LEGEND_X, y, LEGEND_X + 22, y, colour);
+    if (*dash) fprintf(out, " stroke-dasharray=\"%s\"", dash);
+    fputs("/>\n", out);
     text_at(out, LEGEND_X + 28, y + 4, "start", "legend-label", text);
 }
 
@@ -291,10 +325,12 @@ static void svg_legend(FILE *out, const an_plot *p, const an_plot_panel *pl, int
     fputs("<g class=\"legend\">\n", out);
     int i = 0;
     for (int s = 0; s < pl->n_series; s++, i++)
-        legend_entry(out, i, top, colours[s % N_COLOURS], false, pl->series[s].name);
-    for (int g = 0; g < pl->n_guides; g++, i++)
-        legend_entry(out, i, top, strncmp(pl->guides[g].label, "SLO ", 4) ? "#555" : "#c00", true,
+        legend_entry(out, i, top, colours[s % N_COLOURS], dashes[s % N_DASHES], pl->series[s].name);
+    for (int g = 0; g < pl->n_guides; g++, i++) {
+        bool slo = !strncmp(pl->guides[g].label, "SLO ", 4);
+        legend_entry(out, i, top, slo ? SLO_COLOUR : GUIDE_COLOUR, slo ? SLO_DASH : GUIDE_DASH,
                      pl->guides[g].label);
+    }
     if (p->n_overloaded)
         text_at(out, LEGEND_X, top + 14 + 16 * i, "start", "legend-label",
                 "\xc3\x97 every run overloaded");
@@ -318,7 +354,7 @@ static void svg_panel(FILE *out, const an_plot *p, const an_plot_panel *pl, cons
     fputs("</text>\n", out);
     svg_guides(out, pl, ax, &ay, top);
     for (int s = 0; s < pl->n_series; s++)
-        svg_series(out, &pl->series[s], colours[s % N_COLOURS], ax, &ay, top);
+        svg_series(out, &pl->series[s], s, ax, &ay, top);
     svg_overloaded(out, p, ax, top);
     svg_legend(out, p, pl, top);
     fputs("</g>\n", out);

@@ -10,6 +10,7 @@
  * argv[2] the source root (for examples/quickstart.json).
  */
 #include <ctype.h>
+#include <math.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -416,6 +417,126 @@ static void test_latency_load(const char *path)
     sqlite3_close(db);
 }
 
+/* ---- colour-blind readers ---- */
+
+/* sRGB "#rrggbb" to linear RGB. */
+static void linear_rgb(const char *hex, double *v)
+{
+    for (int i = 0; i < 3; i++) {
+        char part[3] = {hex[1 + 2 * i], hex[2 + 2 * i], 0};
+        double c = (double)strtol(part, NULL, 16) / 255;
+        v[i] = c <= 0.04045 ? c / 12.92 : pow((c + 0.055) / 1.055, 2.4);
+    }
+}
+
+/* Machado, Oliveira and Fernandes (2009), severity 1.0, in linear RGB:
+ * what a protanope and a deuteranope see. */
+static const double protan[3][3] = {{0.152286, 1.052583, -0.204868},
+                                    {0.114503, 0.786281, 0.099216},
+                                    {-0.003882, -0.048116, 1.051998}};
+static const double deutan[3][3] = {{0.367322, 0.860646, -0.227968},
+                                    {0.280085, 0.672501, 0.047413},
+                                    {-0.011820, 0.042940, 0.968881}};
+
+/* CIELAB (D65) of linear RGB, after vision m (NULL: normal). */
+static void lab_of(const double *rgb, const double (*m)[3], double *lab)
+{
+    double v[3];
+    for (int i = 0; i < 3; i++) {
+        v[i] = m ? m[i][0] * rgb[0] + m[i][1] * rgb[1] + m[i][2] * rgb[2] : rgb[i];
+        v[i] = v[i] < 0 ? 0 : v[i] > 1 ? 1 : v[i];
+    }
+    double xyz[3] = {(0.4124 * v[0] + 0.3576 * v[1] + 0.1805 * v[2]) / 0.95047,
+                     0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2],
+                     (0.0193 * v[0] + 0.1192 * v[1] + 0.9505 * v[2]) / 1.08883};
+    double f[3];
+    for (int i = 0; i < 3; i++)
+        f[i] = xyz[i] > 0.008856 ? cbrt(xyz[i]) : 7.787 * xyz[i] + 16.0 / 116;
+    lab[0] = 116 * f[1] - 16;
+    lab[1] = 500 * (f[0] - f[1]);
+    lab[2] = 200 * (f[1] - f[2]);
+}
+
+/* Each series' stroke and dash, in the figure's order. */
+typedef struct look {
+    char colour[8], dash[24];
+} look;
+
+static int series_looks(const char *svg, look *out, int max)
+{
+    int n = 0;
+    for (const char *p = svg; n < max && (p = strstr(p, "<polyline class=\"series\"")); p++) {
+        const char *end = strstr(p, "points=\"");
+        const char *st = strstr(p, " stroke=\"#"), *da = strstr(p, " stroke-dasharray=\"");
+        look *l = &out[n++];
+        memset(l, 0, sizeof *l);
+        if (st && st < end) memcpy(l->colour, st + 9, 7);
+        if (da && da < end) {
+            const char *q = da + 19, *close = strchr(q, '"');
+            memcpy(l->dash, q, (size_t)(close - q) < sizeof l->dash - 1 ? (size_t)(close - q) : 0);
+        }
+    }
+    return n;
+}
+
+/* CIELAB distance of two colours as vision v sees them. */
+static double distance(const char *a, const char *b, const double (*v)[3])
+{
+    double ra[3], rb[3], la[3], lb[3];
+    linear_rgb(a, ra);
+    linear_rgb(b, rb);
+    lab_of(ra, v, la);
+    lab_of(rb, v, lb);
+    return sqrt((la[0] - lb[0]) * (la[0] - lb[0]) + (la[1] - lb[1]) * (la[1] - lb[1]) +
+                (la[2] - lb[2]) * (la[2] - lb[2]));
+}
+
+/* The palette's first six colours -- a panel of six series -- stay apart
+ * for normal vision, protanopia and deuteranopia (the smallest CIELAB
+ * distance of every pair); a figure's series differ in colour and dash
+ * within each panel; SLO lines are black. */
+static void test_colour_blind(const char *path)
+{
+    const double (*vision[3])[3] = {NULL, protan, deutan};
+    static const char *const names[] = {"normal vision", "protanopia", "deuteranopia"};
+    for (int v = 0; v < 3; v++) {
+        double least = INFINITY;
+        for (int a = 0; a < 6; a++)
+            for (int b = a + 1; b < 6; b++) {
+                double d = distance(an_plot_colour(a), an_plot_colour(b), vision[v]);
+                if (d < least) least = d;
+            }
+        /* CIE76 distance 15: two lines' colours told apart at a glance */
+        cmp_ok(least, >=, 15.0, "%s: the first six series colours at least 15 apart (%.1f)",
+               names[v], least);
+    }
+    bool dashes_differ = true;
+    for (int a = 0; a < 6; a++)
+        for (int b = a + 1; b < 6; b++) dashes_differ &= strcmp(an_plot_dash(a), an_plot_dash(b)) != 0;
+    ok(dashes_differ, "and their dashes differ: a second channel beside colour");
+    char *svg = plot_svg(path, "latency-load", "--sweep s1");
+    bool distinct = true;
+    int panels = 0;
+    for (const char *p = strstr(svg, "<g class=\"panel\">"); p; panels++) {
+        const char *next = strstr(p + 1, "<g class=\"panel\">");
+        size_t len = next ? (size_t)(next - p) : strlen(p);
+        char *panel = util_xasprintf("%.*s", (int)len, p);
+        look l[16];
+        int n = series_looks(panel, l, 16);
+        for (int a = 0; a < n; a++)
+            for (int b = a + 1; b < n; b++)
+                distinct &= strcmp(l[a].colour, l[b].colour) || strcmp(l[a].dash, l[b].dash);
+        free(panel);
+        p = next;
+    }
+    cmp_ok(panels, >=, 2, "the figure has its panels");
+    ok(distinct, "within a panel no two series share colour or dash");
+    const char *slo = strstr(svg, "data-guide=\"SLO ");
+    const char *stroke = slo ? strstr(slo, "stroke=\"") : NULL;
+    ok(stroke && !strncmp(stroke, "stroke=\"#000\"", 13), "SLO lines are black, no series' colour");
+    free(svg);
+}
+
 static void test_throughput(const char *path)
 {
     for (int users = 1; users <= 16; users *= 4) {
@@ -654,6 +775,7 @@ int main(int argc, char **argv)
     run_into(runs, "--record-iterations --set stop.requests=400");
     run_into(runs, "--set workload.arrival.rate_per_s=5");
     test_latency_load(sweeps);
+    test_colour_blind(sweeps);
     test_throughput(users);
     test_cdf(runs);
     test_timeline(runs);
