@@ -213,6 +213,22 @@ static double py(const axis *ay, double y, int top)
     return top + PANEL_H - axis_frac(ay, y) * PANEL_H;
 }
 
+/* A tick's label as people write it: 2.5k, 10k, 100k, 1M past a thousand
+ * (never 1e+04), four significant digits below. */
+static void tick_label(char *buf, size_t n, double v)
+{
+    static const struct {
+        double at;
+        const char *suffix;
+    } scale[] = {{1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
+    for (size_t i = 0; i < sizeof scale / sizeof scale[0]; i++)
+        if (fabs(v) >= scale[i].at) {
+            snprintf(buf, n, "%.4g%s", v / scale[i].at, scale[i].suffix);
+            return;
+        }
+    snprintf(buf, n, "%.4g", v);
+}
+
 /* Grid lines and tick labels of both axes. */
 static void svg_ticks(FILE *out, const axis *ax, const axis *ay, int top)
 {
@@ -224,7 +240,7 @@ static void svg_ticks(FILE *out, const axis *ax, const axis *ay, int top)
                 "<line class=\"grid\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" "
                 "stroke=\"#ddd\"/>\n",
                 px(ax, t[i]), top, px(ax, t[i]), top + PANEL_H);
-        snprintf(label, sizeof label, "%.4g", t[i]);
+        tick_label(label, sizeof label, t[i]);
         text_at(out, px(ax, t[i]), top + PANEL_H + 15, "middle", "tick", label);
     }
     n = axis_ticks(ay, t, MAX_TICKS);
@@ -233,7 +249,7 @@ static void svg_ticks(FILE *out, const axis *ax, const axis *ay, int top)
                 "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" "
                 "stroke=\"#ddd\"/>\n",
                 LEFT, py(ay, t[i], top), LEFT + PLOT_W, py(ay, t[i], top));
-        snprintf(label, sizeof label, "%.4g", t[i]);
+        tick_label(label, sizeof label, t[i]);
         text_at(out, LEFT - 6, py(ay, t[i], top) + 4, "end", "tick", label);
     }
 }
@@ -479,7 +495,8 @@ static void text_x_ticks(const axis *ax, int w, FILE *out)
     line[w + 15] = '\0';
     for (int i = 0; i < n; i++) {
         char label[32];
-        int len = snprintf(label, sizeof label, "%.4g", t[i]);
+        tick_label(label, sizeof label, t[i]);
+        int len = (int)strlen(label);
         int start = cell(ax, t[i], w) - len / 2;
         if (start < 0) start = 0;
         if (start > w + 15 - len) start = w + 15 - len;

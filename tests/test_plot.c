@@ -287,6 +287,12 @@ static void check_figure(const char *svg, const char *db, const char *kind)
     char *text = end ? util_xasprintf("%.*s", (int)(end - at), at) : NULL;
     has_str(text, "run", "%s: a title naming the file and the runs", kind);
     has_str(svg, "class=\"title\"", "%s: the title is drawn", kind);
+    bool plain = true; /* tick labels as people write them: 10k, not 1e+04 */
+    for (const char *t = strstr(svg, "class=\"tick\""); t; t = strstr(t + 1, "class=\"tick\"")) {
+        const char *open = strchr(t, '>'), *close = open ? strstr(open, "</text>") : NULL;
+        for (const char *c = open; c && c < close; c++) plain &= !(c[0] == 'e' && (c[1] == '+' || c[1] == '-'));
+    }
+    ok(plain, "%s: no tick label in exponent notation", kind);
     ok(!strstr(svg, "href"), "%s: self-contained", kind);
     ok(!strstr(svg, "<script"), "%s: no script", kind);
     ok(!strstr(svg, "@import"), "%s: no imported style", kind);
@@ -551,6 +557,7 @@ static void test_throughput(const char *path)
           "'$.workload.arrival.users')");
     char *svg = plot_svg(path, "throughput-concurrency", "");
     check_figure(svg, path, "throughput-concurrency");
+    has_str(svg, ">1k</text>", "thousands of tokens/s are labelled 1k, 1.5k");
     points total = series(svg, "output tokens/s"),
            each = series(svg, "per-user tokens/s (mean 1/TPOT)");
     is_int(total.n, 3, "one point per user count");
