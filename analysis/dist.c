@@ -263,7 +263,6 @@ bool an__dist_plan(an__dist *d, size_t collect_max)
     int m = wanted_ranks(d, r);
     d->n_ranks = m;
     d->ranks = util_xcalloc((size_t)m, sizeof *d->ranks);
-    for (int i = 0; i < m; i++) d->ranks[i].rank = r[i];
     if (!d->hist) { /* in memory: select now */
         double *out = util_xmalloc((size_t)m * sizeof *out);
         select_ranks(d->v, d->nv, r, m, out);

@@ -61,7 +61,7 @@ static status status_of(const char *s)
 typedef struct row {
     int64_t id;      /* the stream's order; a scan reads rows in it */
     int replica;     /* -1: NULL */
-    const char *cls; /* "" when the run has no classes (not read) */
+    int cls;         /* its class's index in the report's classes; -1: none of them */
     status status;
     double arrival, enqueue, scheduled, first_token, finish; /* NAN: NULL */
     double prompt, output, preemptions, cached;
@@ -274,12 +274,24 @@ typedef struct scan {
     size_t budget;
     an_report *r;
     const int *replica_ids; /* the replicas' numbers, by index */
+    int *index_of;          /* a replica's number -> its index in r->replicas, or -1 ... */
+    int n_index;            /* ... for numbers 0 .. n_index - 1; 0: search replica_ids */
     acc *accs;              /* [0] the run, then the classes, then the replicas */
     int n_accs, first_class, first_replica;
     double *rep_cached, *rep_prompt;
     sweep sw;
-    size_t stored;
+    size_t stored;          /* latencies kept, until ... */
+    bool spilled;           /* ... past the budget: histograms since */
 } scan;
+
+/* The index of class name cls among the report's classes, or -1 (a run
+ * without classes, or a class the scenario does not have). */
+static int class_index(const an_report *r, const char *cls)
+{
+    for (int i = 0; r->has_classes && i < r->n_classes; i++)
+        if (!strcmp(r->classes[i].name, cls)) return i;
+    return -1;
+}
 
 /* A time column, NULL as the query's coalesce gave it: +infinity, which no
  * stored time is (one column call a value, not two). */
@@ -289,11 +301,11 @@ static double col(sqlite3_stmt *st, int i)
     return v == INFINITY ? NAN : v;
 }
 
-static void read_row(sqlite3_stmt *st, row *x)
+static void read_row(sqlite3_stmt *st, const an_report *r, row *x)
 {
     x->replica = sqlite3_column_int(st, 0);
     const unsigned char *c = sqlite3_column_text(st, 1), *s = sqlite3_column_text(st, 10);
-    x->cls = c ? (const char *)c : "";
+    x->cls = class_index(r, c ? (const char *)c : "");
     x->status = s ? status_of((const char *)s) : ST_OTHER;
     x->arrival = sqlite3_column_double(st, 2);
     x->enqueue = col(st, 3);
@@ -308,7 +320,8 @@ static void read_row(sqlite3_stmt *st, row *x)
 
 static int replica_index(const scan *s, int replica)
 {
-    for (int i = 0; i < s->r->n_replicas; i++)
+    if (s->n_index) return replica >= 0 && replica < s->n_index ? s->index_of[replica] : -1;
+    for (int i = 0; replica >= 0 && i < s->r->n_replicas; i++) /* numbers far apart */
         if (s->replica_ids[i] == replica) return i;
     return -1;
 }
@@ -318,24 +331,20 @@ static int sections_of(const scan *s, const row *x, int k, int *which)
 {
     int n = 0;
     which[n++] = 0;
-    for (int i = 0; s->r->has_classes && i < s->r->n_classes; i++)
-        if (!strcmp(s->r->classes[i].name, x->cls)) {
-            which[n++] = s->first_class + i;
-            break;
-        }
+    if (x->cls >= 0) which[n++] = s->first_class + x->cls;
     if (s->r->by_replica && k >= 0) which[n++] = s->first_replica + k;
     return n;
 }
 
 static void pass_one(scan *s, const row *x)
 {
-    int k = x->replica >= 0 ? replica_index(s, x->replica) : -1;
+    int k = replica_index(s, x->replica);
     int which[3], n = sections_of(s, x, k, which);
     for (int i = 0; i < n; i++) acc_row(&s->accs[which[i]], x, s->warmup, &s->stored);
-    if (s->stored > s->budget && s->stored != (size_t)-1) { /* past the budget: histograms */
+    if (!s->spilled && s->stored > s->budget) {
         for (int a = 0; a < s->n_accs; a++)
             for (int m = 0; m < N_METRICS; m++) an__dist_spill(&s->accs[a].m[m]);
-        s->stored = (size_t)-1;
+        s->spilled = true;
     }
     if (k >= 0 && x->arrival >= s->warmup && !isnan(x->scheduled)) {
         s->rep_cached[k] += x->cached;
@@ -346,7 +355,7 @@ static void pass_one(scan *s, const row *x)
 
 static void pass_refine(scan *s, const row *x)
 {
-    int k = x->replica >= 0 ? replica_index(s, x->replica) : -1;
+    int k = replica_index(s, x->replica);
     int which[3], n = sections_of(s, x, k, which);
     for (int i = 0; i < n; i++) acc_refine(&s->accs[which[i]], x, s->warmup);
 }
@@ -366,7 +375,7 @@ static int read_rows(scan *s, void (*each)(scan *, const row *), util_diag *d)
     int rc;
     row x;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        read_row(st, &x);
+        read_row(st, s->r, &x);
         each(s, &x);
     }
     sqlite3_finalize(st);
@@ -411,6 +420,16 @@ static void scan_init(scan *s, const an__query *q, double warmup, size_t budget,
     int nr = r->n_replicas;
     *s = (scan){.q = q, .warmup = warmup, .budget = budget_of(budget), .r = r,
                 .replica_ids = replica_ids};
+    int top = 0; /* this engine numbers replicas 0 .. n - 1: a table of them */
+    for (int i = 0; i < nr; i++)
+        if (replica_ids[i] >= top) top = replica_ids[i] + 1;
+    if (top <= 4 * nr + 1024) {
+        s->n_index = top;
+        s->index_of = util_xmalloc((size_t)(top ? top : 1) * sizeof *s->index_of);
+        for (int i = 0; i < top; i++) s->index_of[i] = -1;
+        for (int i = 0; i < nr; i++)
+            if (replica_ids[i] >= 0) s->index_of[replica_ids[i]] = i;
+    }
     s->first_class = 1;
     s->first_replica = 1 + (r->has_classes ? r->n_classes : 0);
     s->n_accs = s->first_replica + (r->by_replica ? nr : 0);
@@ -432,6 +451,7 @@ static void scan_init(scan *s, const an__query *q, double warmup, size_t budget,
 
 static void scan_fini(scan *s)
 {
+    free(s->index_of);
     for (int a = 0; a < s->n_accs; a++) acc_fini(&s->accs[a]);
     free(s->accs);
     free(s->rep_cached);
@@ -489,8 +509,7 @@ struct an_stream {
     an_report sk;       /* the sections being filled */
     int *ids;           /* replica numbers 0 .. n - 1 */
     scan sc;
-    util_idring ring;   /* rows waiting for a smaller id; their class names point into
-                         * the skeleton's classes, which last */
+    util_idring ring;   /* rows waiting for a smaller id */
     bool finished;
 };
 
@@ -511,15 +530,6 @@ an_stream *an_stream_new(const cJSON *scenario, int replicas, const an_options *
     return st;
 }
 
-/* The class name of a held row, from the skeleton's own classes (a row of a
- * class the scenario does not have compares equal to none of them). */
-static const char *own_class(const an_stream *st, const char *cls)
-{
-    for (int i = 0; st->sk.has_classes && i < st->sk.n_classes; i++)
-        if (!strcmp(st->sk.classes[i].name, cls)) return st->sk.classes[i].name;
-    return "";
-}
-
 static int stream_pass(void *ctx, const void *rec)
 {
     pass_one(&((an_stream *)ctx)->sc, rec);
@@ -533,7 +543,7 @@ static int64_t row_id(const void *rec)
 
 void an_stream_add(an_stream *st, const an_request *q)
 {
-    row x = {.id = q->id, .replica = q->replica, .cls = own_class(st, q->cls ? q->cls : ""),
+    row x = {.id = q->id, .replica = q->replica, .cls = class_index(&st->sk, q->cls ? q->cls : ""),
              .status = status_of(q->status ? q->status : ""), .arrival = q->arrival_s,
              .enqueue = q->enqueue_s, .scheduled = q->first_scheduled_s,
              .first_token = q->first_token_s, .finish = q->finish_s, .prompt = q->prompt_tokens,

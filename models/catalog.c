@@ -362,11 +362,13 @@ void mdl_model_from_json(const cJSON *o, mdl_model *m)
     m->max_context = (int)num(o, "max_context");
     m->experts = (int)num(o, "experts");
     m->experts_active = (int)num(o, "experts_active");
-    m->moe_ffn = (int)util_json_number(o, "moe_ffn", m->ffn);
-    m->moe_layers = (int)util_json_number(o, "moe_layers", m->experts > 1 ? m->layers : 0);
-    m->shared_experts = (int)util_json_number(o, "shared_experts", 0);
-    m->shared_ffn = (int)util_json_number(o, "shared_ffn", m->moe_ffn);
-    m->gated_ffn = !cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(o, "gated_ffn"));
+    /* the architecture's defaults are in the object already (fill_architecture);
+     * only the MLA widths of a non-MLA model and the counts are absent */
+    m->moe_ffn = (int)num(o, "moe_ffn");
+    m->moe_layers = (int)num(o, "moe_layers");
+    m->shared_experts = (int)num(o, "shared_experts");
+    m->shared_ffn = (int)num(o, "shared_ffn");
+    m->gated_ffn = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "gated_ffn"));
     const cJSON *attn = cJSON_GetObjectItemCaseSensitive(o, "attention");
     m->attention = cJSON_IsString(attn) && !strcmp(attn->valuestring, "mla") ? MDL_ATTN_MLA
                                                                             : MDL_ATTN_GQA;
@@ -375,9 +377,8 @@ void mdl_model_from_json(const cJSON *o, mdl_model *m)
     m->qk_nope_head_dim = (int)util_json_number(o, "qk_nope_head_dim", 0);
     m->qk_rope_head_dim = (int)util_json_number(o, "qk_rope_head_dim", 0);
     m->v_head_dim = (int)util_json_number(o, "v_head_dim", 0);
-    m->sliding_window = (int)util_json_number(o, "sliding_window", 0);
-    m->window_layers = (int)util_json_number(o, "window_layers",
-                                             m->sliding_window > 0 ? m->layers : 0);
+    m->sliding_window = (int)num(o, "sliding_window");
+    m->window_layers = (int)num(o, "window_layers");
     m->params = util_json_number(o, "params_b", 0) * GIGA;
     m->active_params = util_json_number(o, "active_params_b", 0) * GIGA;
     m->bytes_per_param = num(o, "bytes_per_param");

@@ -310,17 +310,11 @@ static void prefill_attention(const mdl_cost *cm, const mdl_batch *b, work *w)
  * a full layer reads every context's KV, a windowed one at most `window`
  * of each -- min(ctx, n x window), exact when every context is on the same
  * side of the window and above the true sum otherwise. */
-static double decode_keys(const mdl_cost *cm, double n, double ctx, double *windowed)
-{
-    *windowed = cm->window_layers ? fmin(ctx, n * (double)cm->window) : 0;
-    return ctx;
-}
-
 static void decode_attention(const mdl_cost *cm, double n, double ctx, work *w)
 {
     if (n <= 0) return;
-    double win, full = decode_keys(cm, n, ctx, &win);
-    double keys = cm->full_layers * full + cm->window_layers * win;
+    double windowed = cm->window_layers ? fmin(ctx, n * (double)cm->window) : 0;
+    double keys = cm->full_layers * ctx + cm->window_layers * windowed;
     w->flops += cm->attn_decode_pair * keys;
     w->bytes += cm->kv_read_per_layer_token * keys;
 }

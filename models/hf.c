@@ -66,9 +66,14 @@ static int count(double v)
     return v > COUNT_MAX ? COUNT_MAX : (int)v;
 }
 
+/* key = v in the model, in place of what an architecture's common reader
+ * put there (DeepSeek's heads). */
 static void put(reader *r, const char *key, double v)
 {
-    cJSON_AddNumberToObject(r->out, key, v);
+    if (cJSON_GetObjectItemCaseSensitive(r->out, key))
+        cJSON_ReplaceItemInObjectCaseSensitive(r->out, key, cJSON_CreateNumber(v));
+    else
+        cJSON_AddNumberToObject(r->out, key, v);
 }
 
 /* The first of keys the config has, as `as`. */
@@ -195,8 +200,6 @@ static void arch_deepseek(reader *r)
 {
     dims_common(r);
     double nope = need(r, "qk_nope_head_dim"), rope = need(r, "qk_rope_head_dim");
-    cJSON_DeleteItemFromObject(r->out, "kv_heads");
-    cJSON_DeleteItemFromObject(r->out, "head_dim");
     put(r, "kv_heads", need(r, "num_attention_heads"));
     put(r, "head_dim", nope + rope);
     cJSON_AddStringToObject(r->out, "attention", "mla");
@@ -386,7 +389,7 @@ int mdl_hf_config_model(const cJSON *config, const char *origin, cJSON **out, ut
     return UTIL_OK;
 }
 
-int mdl_hf_config_read(const char *path, cJSON **out, char **file, util_diag *d)
+int mdl_hf_config_read(const char *path, cJSON **out, util_diag *d)
 {
     struct stat st;
     char *f = (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) ? util_path_join(path, "config.json")
@@ -395,8 +398,7 @@ int mdl_hf_config_read(const char *path, cJSON **out, char **file, util_diag *d)
     int rc = util_json_read_file(f, &config, d);
     if (!rc) rc = mdl_hf_config_model(config, f, out, d);
     cJSON_Delete(config);
-    if (file && !rc) *file = f;
-    else free(f);
+    free(f);
     return rc;
 }
 
@@ -418,7 +420,7 @@ int mdl_hf_expand(cJSON *model, const char *path, const char *base_dir, util_dia
     if (!cJSON_IsString(hf)) return util_diag_add(d, "%s.hf_config: expected a string (a path)", path);
     char *where = util_path_join(base_dir, hf->valuestring);
     cJSON *derived = NULL;
-    int rc = mdl_hf_config_read(where, &derived, NULL, d);
+    int rc = mdl_hf_config_read(where, &derived, d);
     if (rc) util_diag_add(d, "%s.hf_config: cannot read a model from '%s'", path, hf->valuestring);
     free(where);
     if (rc) return rc;

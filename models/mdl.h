@@ -148,9 +148,8 @@ int mdl_check_engine_id(cJSON *item, const char *path, void *ctx, util_diag *d);
  * parent's place.  An unknown architecture or a missing field is an error
  * naming it and origin. */
 int mdl_hf_config_model(const cJSON *config, const char *origin, cJSON **out, util_diag *d);
-/* The same from a file, or the config.json in a folder; *file (may be
- * NULL) gets the file read, for the caller to free. */
-int mdl_hf_config_read(const char *path, cJSON **out, char **file, util_diag *d);
+/* The same from a file, or the config.json in a folder. */
+int mdl_hf_config_read(const char *path, cJSON **out, util_diag *d);
 /* A scenario's model object with "hf_config" gains the keys the config
  * gives that it lacks (its own override the config's); path is its JSON
  * path, base_dir the scenario's folder.  Objects without hf_config, and

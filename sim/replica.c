@@ -116,17 +116,23 @@ static void count_queued(sim__replica *rp, const sim__request *r, int sign)
 
 /* ---- arrival ---- */
 
-/* A request this replica could never serve would wait forever: its prompt is
- * over the per-iteration token budget (only a chunking scheduler splits
- * prompts; a static batch takes its prompts whole, whatever their size), or
- * prompt + output is over the whole KV cache or the model's context window. */
+/* Whether a prefill of `tokens` can ever be scheduled: only a chunking
+ * scheduler splits prompts, and a static batch takes its prompts whole
+ * whatever their size; the others need the whole prefill within the
+ * per-iteration token budget. */
+static bool prefill_fits(const sim_pool *p, int64_t tokens)
+{
+    return p->policy == SIM_CHUNKED || p->policy == SIM_STATIC || tokens <= p->max_batched_tokens;
+}
+
+/* A request this replica could never serve would wait forever: its prompt
+ * does not fit the token budget (prefill_fits), or prompt + output is over
+ * the whole KV cache or the model's context window. */
 static bool can_ever_fit(const sim__replica *rp, const sim__request *r)
 {
     const sim_pool *p = rp->pool;
     int64_t total = (int64_t)r->prompt + r->output;
-    bool splits = p->policy == SIM_CHUNKED || p->policy == SIM_STATIC;
-    bool budget_ok = splits || r->prompt <= p->max_batched_tokens;
-    return budget_ok && sim__kv_blocks_for(&rp->kv, total) <= rp->kv_capacity &&
+    return prefill_fits(p, r->prompt) && sim__kv_blocks_for(&rp->kv, total) <= rp->kv_capacity &&
            total <= p->cost.model.max_context;
 }
 
@@ -250,24 +256,18 @@ void sim__rp_settle_cache(sim__replica *rp)
     if (rp->pc_on) sim__pc_settle(rp);
 }
 
-/* A scheduler that takes prompts whole can never readmit a recompute longer
- * than its token budget, and one at the head of the queue would block every
- * request behind it.  vLLM V0 ends such a sequence ("Input prompt ... is too
- * long and exceeds limit of max_num_batched_tokens", FINISHED_IGNORED): it
- * ends here as rejected, as it would have been at arrival. */
-static bool recompute_fits(const sim__replica *rp, const sim__request *r)
-{
-    const sim_pool *p = rp->pool;
-    return p->policy == SIM_CHUNKED || p->policy == SIM_STATIC ||
-           r->prefill_target <= p->max_batched_tokens;
-}
-
+/* A recompute that can never be scheduled (prefill_fits: longer than a
+ * whole-prompt scheduler's token budget) would block every request behind
+ * it at the head of the queue.  vLLM V0 ends such a sequence ("Input prompt
+ * ... is too long and exceeds limit of max_num_batched_tokens",
+ * FINISHED_IGNORED): it ends here as rejected, as it would have been at
+ * arrival. */
 static void preempt_recompute(sim__replica *rp, sim__request *r)
 {
     if (r->state == SIM__PREFILLING) sim__queue_remove(&rp->partial, r);
     rp->kv_other -= r->blocks;
     r->prefill_target = (int64_t)r->prompt + r->generated; /* redo prompt + what it generated */
-    bool fits = recompute_fits(rp, r);
+    bool fits = prefill_fits(rp->pool, r->prefill_target);
     release(rp, r, r->blocks, fits ? SIM__PC_PREEMPTED : SIM__PC_GONE);
     r->blocks = 0;
     r->cached = 0;

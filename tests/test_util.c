@@ -296,6 +296,67 @@ static void test_misc(void)
     gsl_rng_free(e);
 }
 
+/* ---- util_idring ---- */
+
+typedef struct emitted {
+    int64_t ids[4096];
+    int n;
+} emitted;
+
+static int collect(void *ctx, const void *rec)
+{
+    emitted *e = ctx;
+    if (e->n < 4096) e->ids[e->n++] = *(const int64_t *)rec;
+    return 0;
+}
+
+static int64_t id_of(const void *rec)
+{
+    return *(const int64_t *)rec;
+}
+
+/* Records put in a shuffled order come out in id order, through growth;
+ * past the ring's limit the records before a newcomer go out as they are,
+ * a missing id is skipped and a latecomer goes out at once. */
+static void test_idring(void)
+{
+    util_idring r;
+    util_idring_init(&r, sizeof(int64_t), 4, 64);
+    emitted e = {.n = 0};
+    int64_t order[40];
+    for (int i = 0; i < 40; i++) order[i] = i;
+    uint64_t x = 12345; /* a fixed shuffle */
+    for (int i = 39; i > 0; i--) {
+        x = x * 6364136223846793005u + 1442695040888963407u;
+        int j = (int)((x >> 33) % (uint64_t)(i + 1));
+        int64_t t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    for (int i = 0; i < 40; i++) util_idring_put(&r, order[i], &order[i], id_of, collect, &e);
+    util_idring_flush(&r, collect, &e);
+    bool sorted = e.n == 40;
+    for (int i = 0; sorted && i < 40; i++) sorted = e.ids[i] == i;
+    ok(sorted, "40 records in a shuffled order come out 0 .. 39, the ring grown from 4");
+    cmp_ok(r.cap, <=, 64, "within its limit (%lld)", (long long)r.cap);
+    util_idring_fini(&r);
+
+    util_idring_init(&r, sizeof(int64_t), 4, 8);
+    e.n = 0;
+    int64_t a = 1, b = 2, far = 20, late = 0;
+    util_idring_put(&r, a, &a, id_of, collect, &e);
+    util_idring_put(&r, b, &b, id_of, collect, &e);
+    is_int(e.n, 0, "ids 1 and 2 wait for 0");
+    util_idring_put(&r, far, &far, id_of, collect, &e);
+    ok(e.n == 2 && e.ids[0] == 1 && e.ids[1] == 2,
+       "id 20, past a ring of 8: the waiting 1 and 2 go out, 0 skipped");
+    util_idring_put(&r, late, &late, id_of, collect, &e);
+    ok(e.n == 3 && e.ids[2] == 0, "the latecomer 0 goes out at once");
+    util_idring_flush(&r, collect, &e);
+    ok(e.n == 4 && e.ids[3] == 20, "and the flush hands on 20 past the ids never put");
+    util_idring_fini(&r);
+}
+
 int main(void)
 {
     test_schema();
@@ -304,5 +365,6 @@ int main(void)
     test_messages();
     test_units();
     test_misc();
+    test_idring();
     return tap_done();
 }

@@ -81,11 +81,16 @@ int util_idring_put(util_idring *r, int64_t id, const void *rec, int64_t (*id_of
     while (id - r->next >= r->cap && r->cap < r->max) grow(r, id_of);
     int rc = 0;
     if (id - r->next >= r->cap && (rc = drain(r, id - r->cap + 1, emit, ctx))) return rc;
+    if (id == r->next) { /* the one awaited: on at once, not through a slot */
+        if ((rc = emit(ctx, rec))) return rc;
+        r->next++;
+        return drain(r, 0, emit, ctx);
+    }
     int64_t slot = id & (r->cap - 1);
     memcpy(slot_at(r, slot), rec, r->size);
     r->held[slot] = true;
     r->n_held++;
-    return id == r->next ? drain(r, 0, emit, ctx) : 0;
+    return 0;
 }
 
 int util_idring_flush(util_idring *r, util_idring_fn emit, void *ctx)
