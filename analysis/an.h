@@ -149,12 +149,18 @@ typedef struct an_class {
 
 /* Utilisation of one replica (or, in an_report.use, of all together).
  * Busy, MFU and MBU as in docs/metrics.md; KV and queue are time-weighted
- * over the simulated time, with their peaks. */
+ * over the simulated time, with their peaks.  batch_fill is the saturation
+ * measure busy is not under continuous batching: the time-weighted mean of
+ * sequences running over the simulated time / batch_slots (max_batch, vLLM's
+ * max_num_seqs; summed over the replicas; 0 and NAN when the stored scenario
+ * does not say). */
 typedef struct an_use {
     int replica;      /* -1: the whole cluster */
     char *pool, *gpu; /* NULL for the cluster */
     int gpus;
     double busy_fraction, mean_batch, mfu, mbu;
+    int64_t batch_slots;
+    double batch_fill;
     double kv_mean_fraction, kv_peak_fraction;
     double queue_mean;
     int64_t queue_peak;

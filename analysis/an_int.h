@@ -128,6 +128,10 @@ int an__usage_end(const an__query *q, an__usage *u, bool sort_queues, an_report 
 void an__usage_free(an__usage *u);
 void an__usage_fini(an_report *r);
 
+/* definitions.c: the text's name of a definition (an_definition.name):
+ * the tool and metric it reproduces, "vLLM TPOT"; an unknown name itself. */
+const char *an__definition_label(const char *name);
+
 /* whatif.c: the options' percentile targets, evaluated into r->targets. */
 int an__load_targets(const an__query *q, const an_options *opt, an_report *r, util_diag *d);
 

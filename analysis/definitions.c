@@ -132,6 +132,25 @@ static const struct {
      "SELECT ttft_s, 1" MEASURED, NEAREST_RANK},
 };
 
+/* What the text calls each row: the tool and the metric it reproduces
+ * (docs/metrics.md and docs/analysis.md have the sources), so that a reader
+ * finds "GuideLLM TPOT" rather than an id of the JSON. */
+static const struct {
+    const char *name, *label;
+} labels[AN_N_DEFINITIONS] = {
+    {"tpot", "vLLM TPOT"},          {"tpot_mlperf", "MLPerf TPOT"},
+    {"itl_guidellm", "GuideLLM ITL"}, {"tpot_incl_ttft", "LLMPerf ITL"},
+    {"tpot_guidellm", "GuideLLM TPOT"}, {"itl_pooled", "vLLM ITL"},
+    {"ttft", "vLLM TTFT"},          {"ttft_mlperf", "MLPerf TTFT"},
+};
+
+const char *an__definition_label(const char *name)
+{
+    for (int i = 0; i < AN_N_DEFINITIONS; i++)
+        if (!strcmp(labels[i].name, name)) return labels[i].label;
+    return name;
+}
+
 static double stored_warmup(sqlite3 *db, int64_t run_id, util_diag *d, int *rc)
 {
     an__query q = {db, run_id, 0, NULL, -1, an__schema(db), 0};

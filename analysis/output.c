@@ -1,11 +1,15 @@
 /*
  * output.c: the report as JSON (the contract scripts rely on) and as a
  * readable table.  Both print the same numbers; NaN (nothing measured)
- * becomes null in JSON and "-" in text.
+ * becomes null in JSON and "-" in text.  The text is written whole, then
+ * wrapped to 100 columns (wrap_print), so that no value however wide -- a
+ * long name, a huge count -- pushes a line past what a terminal or a pasted
+ * design doc shows.
  */
-#include "an.h"
+#include "an_int.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void add_num(cJSON *o, const char *key, double v)
@@ -105,6 +109,9 @@ static void use_json(cJSON *o, const an_use *u)
 {
     add_num(o, "busy_fraction", u->busy_fraction);
     add_num(o, "mean_batch", u->mean_batch);
+    if (u->batch_slots > 0) cJSON_AddNumberToObject(o, "batch_slots", (double)u->batch_slots);
+    else cJSON_AddNullToObject(o, "batch_slots");
+    add_num(o, "batch_fill", u->batch_fill);
     add_num(o, "mfu", u->mfu);
     add_num(o, "mbu", u->mbu);
     add_num(o, "kv_mean_fraction", u->kv_mean_fraction);
@@ -218,10 +225,105 @@ static const char *num(const char *fmt, double v)
     return b;
 }
 
+/* ---- wrapping ---- */
+
+enum { TEXT_WIDTH = 100 };
+
+/* Where to cut a line that is wider than room: after the last ", " or "; "
+ * in its last quarter, else at its last space, else (one word wider than the
+ * line: a long name) at room itself, never inside a UTF-8 character.  The
+ * line's own indentation (lead) is never cut. */
+static size_t cut_at(const char *s, size_t room, size_t lead)
+{
+    size_t space = 0;
+    for (size_t i = room; i > lead; i--) {
+        if (s[i] != ' ') continue;
+        if (i > room * 3 / 4 && (s[i - 1] == ',' || s[i - 1] == ';')) return i;
+        if (!space) space = i;
+    }
+    if (space) return space;
+    size_t i = room;
+    while (i > lead + 1 && ((unsigned char)s[i] & 0xC0) == 0x80) i--;
+    return i;
+}
+
+/* One line, cut into lines of at most TEXT_WIDTH columns; its continuation
+ * lines are indented two more than it is. */
+static void wrap_line(const char *s, size_t len, FILE *out)
+{
+    size_t lead = strspn(s, " ");
+    if (lead > TEXT_WIDTH / 2) lead = TEXT_WIDTH / 2;
+    size_t indent = lead + 2, room = TEXT_WIDTH;
+    while (len > room) {
+        size_t cut = cut_at(s, room, room == TEXT_WIDTH ? lead : 0);
+        size_t end = cut;
+        while (end > 0 && s[end - 1] == ' ') end--;
+        fprintf(out, "%.*s\n%*s", (int)end, s, (int)indent, "");
+        while (cut < len && s[cut] == ' ') cut++;
+        s += cut;
+        len -= cut;
+        room = TEXT_WIDTH - indent;
+    }
+    fprintf(out, "%.*s\n", (int)len, s);
+}
+
+static void wrap_print(const char *text, size_t len, FILE *out)
+{
+    while (len > 0) {
+        const char *nl = memchr(text, '\n', len);
+        size_t n = nl ? (size_t)(nl - text) : len;
+        wrap_line(text, n, out);
+        if (!nl) break;
+        len -= n + 1;
+        text = nl + 1;
+    }
+}
+
+/* The text print(arg, stream) writes, wrapped into out (unwrapped if no
+ * memory stream can be had). */
+static void print_wrapped(void (*print)(const void *arg, FILE *out), const void *arg, FILE *out)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    if (!m) {
+        print(arg, out);
+        return;
+    }
+    print(arg, m);
+    fclose(m);
+    wrap_print(text, len, out);
+    free(text);
+}
+
+/* A name as text shows it: at most max bytes, a longer one cut with "..."
+ * (rotating buffers, as num's). */
+static const char *short_name(const char *s, size_t max)
+{
+    static char bufs[8][72];
+    static int next;
+    if (!s) return "";
+    if (max > sizeof bufs[0] - 1) max = sizeof bufs[0] - 1;
+    if (strlen(s) <= max) return s;
+    char *b = bufs[next++ % 8];
+    size_t keep = max - 3;
+    while (keep > 0 && ((unsigned char)s[keep] & 0xC0) == 0x80) keep--;
+    snprintf(b, sizeof bufs[0], "%.*s...", (int)keep, s);
+    return b;
+}
+
+/* A table cell of 10 columns: four decimals while they fit, fewer for
+ * wide values, a mantissa and exponent beyond, so that the columns stay
+ * aligned whatever the value. */
 static void cell(FILE *out, double v)
 {
-    if (!isfinite(v)) fprintf(out, " %10s", "-");
-    else fprintf(out, " %10.4f", v);
+    char b[40];
+    if (!isfinite(v)) snprintf(b, sizeof b, "-");
+    else
+        for (int dec = 4; dec >= 0; dec--)
+            if (snprintf(b, sizeof b, "%.*f", dec, v) <= 10) break;
+    if (strlen(b) > 10) snprintf(b, sizeof b, "%.3e", v);
+    fprintf(out, " %10s", b);
 }
 
 static void stats_line(FILE *out, const char *label, const an_stats *s)
@@ -319,7 +421,7 @@ static void print_cache(const an_section *s, const char *evicted, FILE *out)
 
 static void print_class(const an_class *c, double warmup_s, bool cache, FILE *out)
 {
-    fprintf(out, "\nclass \"%s\"\n", c->name);
+    fprintf(out, "\nclass \"%s\"\n", short_name(c->name, 64));
     print_section(&c->req, warmup_s, out);
     print_tasks(&c->tasks, out);
     print_throughput(&c->req, out);
@@ -360,16 +462,32 @@ static bool cache_used(const an_report *r)
     return r->req.cached_tokens > 0 || r->use.evicted_blocks > 0;
 }
 
-static void print_use(const an_use *u, bool cache, FILE *out)
+/* How full a replica (or the cluster) ran: its batch slots and KV cache,
+ * and the queue behind them -- what says it is near its limits, which the
+ * busy fraction does not under continuous batching. */
+static void print_fill(const an_use *u, bool one, FILE *out)
 {
-    pct(out, " busy", u->busy_fraction);
-    fprintf(out, ", mean batch %s", num("%.1f", u->mean_batch));
+    if (isnan(u->batch_fill)) {
+        fprintf(out, " mean batch %s", num("%.1f", u->mean_batch));
+    } else {
+        pct(out, " batch slots", u->batch_fill);
+        fprintf(out, one ? " full (max_batch %lld, mean batch %s)" : " full (%lld in all, mean "
+                                                                         "batch %s)",
+                (long long)u->batch_slots, num("%.1f", u->mean_batch));
+    }
+    pct(out, ", KV cache", u->kv_mean_fraction);
+    pct(out, " full (peak", u->kv_peak_fraction);
+    fprintf(out, "), queue mean %s (peak %lld)", num("%.2f", u->queue_mean),
+            (long long)u->queue_peak);
+}
+
+static void print_use(const an_use *u, bool one, bool cache, FILE *out)
+{
+    print_fill(u, one, out);
+    pct(out, ", busy", u->busy_fraction);
     pct(out, ", MFU", u->mfu);
     pct(out, ", MBU", u->mbu);
-    pct(out, ", KV mean", u->kv_mean_fraction);
-    pct(out, " (peak", u->kv_peak_fraction);
-    fprintf(out, "), queue mean %s (peak %lld), %s W", num("%.2f", u->queue_mean),
-            (long long)u->queue_peak, num("%.0f", u->mean_gpu_w));
+    fprintf(out, ", %s W", num("%.0f", u->mean_gpu_w));
     if (cache) pct(out, ", prefix cache hits", u->prefix_hit_rate);
     fprintf(out, "\n");
 }
@@ -422,8 +540,9 @@ static void print_replicas(const an_report *r, FILE *out)
 {
     for (int i = 0; i < r->n_replicas; i++) {
         const an_use *u = &r->replicas[i];
-        fprintf(out, "  replica %d (%s, %d x %s):", u->replica, u->pool, u->gpus, u->gpu);
-        print_use(u, cache_used(r), out);
+        fprintf(out, "  replica %d (%s, %d x %s):", u->replica, short_name(u->pool, 32), u->gpus,
+                short_name(u->gpu, 32));
+        print_use(u, true, cache_used(r), out);
         print_memory(u, "    ", out);
     }
 }
@@ -432,7 +551,8 @@ static void print_replica_sections(const an_report *r, FILE *out)
 {
     for (int i = 0; i < r->n_replicas; i++) {
         const an_use *u = &r->replicas[i];
-        fprintf(out, "\nreplica %d (%s) -- the requests it prefilled\n", u->replica, u->pool);
+        fprintf(out, "\nreplica %d (%s) -- the requests it prefilled\n", u->replica,
+                short_name(u->pool, 32));
         print_section(&u->req, r->warmup_s, out);
         print_throughput(&u->req, out);
         print_slo(&u->req, out);
@@ -446,7 +566,8 @@ static void print_run(const an_report *r, FILE *out)
     bool completed = !strcmp(r->status, "completed");
     fprintf(out, "run %lld \"%s\" (seed %lld): %s%s%s, %.1f s simulated in %.3g s (%lld "
                  "events)\n",
-            (long long)r->run_id, r->name, (long long)r->seed, completed ? "" : "*** ",
+            (long long)r->run_id, short_name(r->name, 48), (long long)r->seed,
+            completed ? "" : "*** ",
             r->status, completed ? "" : " ***", r->sim_time_s,
             r->wall_time_s, (long long)r->events);
     if (!completed)
@@ -459,12 +580,28 @@ static void print_run(const an_report *r, FILE *out)
                 r->warmup_s);
 }
 
-void an_report_print(const an_report *r, bool by_class, FILE *out)
+/* What busy means, once, after the cluster's utilisation. */
+static void print_busy_note(FILE *out)
 {
+    fprintf(out, "  (busy is the time an iteration ran: under continuous batching one running "
+                 "sequence keeps a replica busy, so busy nears 100%% long before the replica is "
+                 "full; how full its batch slots and KV cache ran says how near its limits it "
+                 "is)\n");
+}
+
+typedef struct report_text {
+    const an_report *r;
+    bool by_class;
+} report_text;
+
+static void print_report(const void *arg, FILE *out)
+{
+    const an_report *r = ((const report_text *)arg)->r;
+    bool by_class = ((const report_text *)arg)->by_class;
     print_run(r, out);
     print_section(&r->req, r->warmup_s, out);
-    fprintf(out, "  (tpot excludes the first token: vLLM TPOT, GenAI-Perf ITL; tpot incl. ttft is "
-                 "e2e / output tokens: LLMPerf ITL, GuideLLM TPOT)\n");
+    fprintf(out, "  (tpot excludes the first token: vLLM TPOT, GenAI-Perf ITL;\n"
+                 "   tpot incl. ttft is e2e / output tokens: LLMPerf ITL, GuideLLM TPOT)\n");
     print_tasks(&r->tasks, out);
     fprintf(out, "\n");
     print_throughput(&r->req, out);
@@ -475,7 +612,8 @@ void an_report_print(const an_report *r, bool by_class, FILE *out)
     print_slo(&r->req, out);
     print_targets(r, out);
     fprintf(out, "utilisation (%d replica%s):", r->n_replicas, r->n_replicas == 1 ? "" : "s");
-    print_use(&r->use, cache_used(r), out);
+    print_use(&r->use, r->n_replicas == 1, cache_used(r), out);
+    print_busy_note(out);
     if (r->n_replicas > 1 || r->by_replica) print_replicas(r, out);
     else print_memory(&r->use, "  ", out);
     if (cache_used(r)) {
@@ -490,6 +628,12 @@ void an_report_print(const an_report *r, bool by_class, FILE *out)
         for (int i = 0; i < r->n_classes; i++)
             print_class(&r->classes[i], r->warmup_s, cache_used(r), out);
     if (r->by_replica) print_replica_sections(r, out);
+}
+
+void an_report_print(const an_report *r, bool by_class, FILE *out)
+{
+    report_text t = {r, by_class};
+    print_wrapped(print_report, &t, out);
 }
 
 /* ---- definitions and the SLO curve ---- */
@@ -511,20 +655,30 @@ cJSON *an_definitions_json(const an_definition *defs)
     return arr;
 }
 
-void an_definitions_print(const an_definition *defs, FILE *out)
+/* Each row is named by the tool and metric it reproduces (vLLM TPOT, not
+ * the JSON's id), with the formula, the method and every other tool that
+ * agrees under it. */
+static void print_definitions(const void *arg, FILE *out)
 {
-    fprintf(out, "per-token latency and TTFT, one run under each tool's definition (s)\n\n");
-    fprintf(out, "  %-16s", "");
+    const an_definition *defs = arg;
+    fprintf(out, "per-token latency and TTFT of one run, as each tool defines and summarises "
+                 "them (s)\n\n");
+    fprintf(out, "  %-16s", "tool and metric");
     static const char *const cols[] = {"mean", "p50", "p90", "p95", "p99", "p99.9", "max"};
     for (int i = 0; i < 7; i++) fprintf(out, " %10s", cols[i]);
     fprintf(out, "\n");
     for (int i = 0; i < AN_N_DEFINITIONS; i++) {
-        stats_line(out, defs[i].name, &defs[i].stats);
-        fprintf(out, "  %16s  = %s; %s; %s\n", "", defs[i].formula, defs[i].method, defs[i].tools);
+        stats_line(out, an__definition_label(defs[i].name), &defs[i].stats);
+        fprintf(out, "    %s; %s; tools: %s\n", defs[i].formula, defs[i].method, defs[i].tools);
     }
     fprintf(out, "\n(percentiles: linear interpolates between order statistics, as numpy; nearest "
                  "rank is sorted[floor(n p)]; weighted nearest rank is the first value whose "
                  "cumulative weight reaches p)\n");
+}
+
+void an_definitions_print(const an_definition *defs, FILE *out)
+{
+    print_wrapped(print_definitions, defs, out);
 }
 
 cJSON *an_curve_json(const an_curve *c)

@@ -24,7 +24,17 @@ typedef struct replica_row {
     double kv_capacity, kv_peak, kv_token_s;
     double tdp_w, idle_w, energy_j, usd_per_gpu_hour, evicted_blocks;
     double weight_bytes, kv_bytes_per_token; /* NAN in a database older than schema 4 */
+    double max_batch; /* its pool's scheduler.max_batch in the stored scenario; NAN: unknown */
 } replica_row;
+
+/* A replica's batch slots, from the stored (effective) scenario: its pool's
+ * scheduler, else the cluster's -- the row has no column for them, and the
+ * scenario has every default filled in. */
+#define MAX_BATCH                                                                                  \
+    "coalesce((SELECT json_extract(p.value, '$.scheduler.max_batch') FROM runs,"                  \
+    " json_each(runs.scenario, '$.cluster.pools') p WHERE runs.id = ?1"                           \
+    " AND json_extract(p.value, '$.name') = replicas.pool),"                                      \
+    " (SELECT json_extract(scenario, '$.cluster.scheduler.max_batch') FROM runs WHERE id = ?1))"
 
 /* The replicas' columns, those an older schema lacks standing in as 0
  * (no prefix cache) or NULL (unknown).  Caller frees. */
@@ -33,7 +43,8 @@ static char *replica_select(int schema)
     return util_xasprintf(
         "SELECT replica, gpus, pool, gpu, busy_s, batch_seq_s, flops, bytes, peak_flops,"
         " peak_bw, kv_capacity_tokens, kv_peak_tokens, kv_token_s, tdp_w, idle_w,"
-        " energy_j, usd_per_gpu_hour, %s, %s FROM replicas WHERE run_id = ?1 ORDER BY replica",
+        " energy_j, usd_per_gpu_hour, %s, %s, " MAX_BATCH " FROM replicas WHERE run_id = ?1"
+        " ORDER BY replica",
         schema >= AN__SCHEMA_CACHE ? "evicted_blocks" : "0",
         schema >= AN__SCHEMA_PRECISION ? "weight_bytes, kv_bytes_per_token" : "NULL, NULL");
 }
@@ -66,6 +77,7 @@ static int read_replicas(const an__query *q, replica_row **out, int *n, util_dia
         for (int i = 0; i < 14; i++) *f[i] = sqlite3_column_double(st, 4 + i);
         x->weight_bytes = column_or_nan(st, 18);
         x->kv_bytes_per_token = column_or_nan(st, 19);
+        x->max_batch = column_or_nan(st, 20);
     }
     sqlite3_finalize(st);
     *out = v;
@@ -155,12 +167,15 @@ static int load_queues(const an__query *q, const replica_row *x, int n, an_repor
 /* ---- utilisation ---- */
 
 /* MFU and MBU are achieved over peak while busy; the busy fraction says how
- * much of the simulated time that was.  Energy: busy energy as the engine
+ * much of the simulated time that was -- which under continuous batching is
+ * nearly all of it at any load, so the batch slots and the KV cache filled
+ * (over the simulated time, idle counting as empty) are what say how close
+ * the replicas are to their limits.  Energy: busy energy as the engine
  * integrated it, plus idle power for the rest of the run. */
 static void sum_use(const replica_row *x, int n, double sim_s, an_use *u)
 {
     double busy = 0, seq_s = 0, flops = 0, peak_f = 0, bytes = 0, peak_b = 0;
-    double kv_s = 0, kv_cap = 0, energy = 0;
+    double kv_s = 0, kv_cap = 0, energy = 0, slots = 0;
     u->kv_peak_fraction = NAN;
     for (int i = 0; i < n; i++) {
         busy += x[i].busy_s;
@@ -178,7 +193,10 @@ static void sum_use(const replica_row *x, int n, double sim_s, an_use *u)
         u->evicted_blocks += (int64_t)x[i].evicted_blocks;
         u->weight_bytes += x[i].weight_bytes;
         u->kv_capacity_tokens += (int64_t)x[i].kv_capacity;
+        slots += x[i].max_batch; /* NAN when one is unknown: no fill for the whole */
     }
+    u->batch_slots = isnan(slots) ? 0 : (int64_t)slots;
+    u->batch_fill = an__ratio(seq_s, slots * sim_s);
     u->kv_bytes_per_token = n > 0 ? x[0].kv_bytes_per_token : NAN;
     for (int i = 1; i < n; i++) /* pools of different dtypes: no one figure */
         if (x[i].kv_bytes_per_token != x[0].kv_bytes_per_token) u->kv_bytes_per_token = NAN;

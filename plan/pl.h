@@ -59,6 +59,8 @@ typedef struct pl_summary {
     int n_targets;
     double target_value[8]; /* each target's value (percentile or mean), seconds, counting
                              * requests not completed as infinitely late (an_target) */
+    double batch_fill, kv_mean_fraction; /* how full the batch slots and the KV cache ran
+                                          * (an_use): saturation, which busy is not */
 } pl_summary;
 
 /* A scenario to run points of: its text after --set overrides, where its
@@ -217,6 +219,7 @@ typedef struct pl_trial {
     bool target_met[8];       /* each target's own verdict */
     double not_completed;     /* mean share of requests not completed */
     double attainment, usd_per_million_output_tokens, busy_fraction, output_tokens_per_s;
+    double batch_fill, kv_mean_fraction; /* means over its seeds */
 } pl_trial;
 
 /* cheapest: one candidate configuration and the fewest replicas meeting the

@@ -135,16 +135,20 @@ static void judge(const pl_plan_opts *o, const pl_summary *s, int n, pl_trial *t
     t->seeds = n;
     t->met = true;
     t->overloaded = false;
-    double usd = 0, busy = 0, tok = 0;
+    double usd = 0, busy = 0, tok = 0, fill = 0, kv = 0;
     for (int k = 0; k < n; k++) {
         t->overloaded |= s[k].overloaded;
         usd += s[k].usd_per_million_output_tokens / n;
         busy += s[k].busy_fraction / n;
         tok += s[k].output_tokens_per_s / n;
+        fill += s[k].batch_fill / n;
+        kv += s[k].kv_mean_fraction / n;
     }
     t->usd_per_million_output_tokens = usd;
     t->busy_fraction = busy;
     t->output_tokens_per_s = tok;
+    t->batch_fill = fill;
+    t->kv_mean_fraction = kv;
     for (int i = 0; i < o->n_targets; i++) {
         mean_half(s, n, o, i, &t->value[i], &t->half[i]);
         /* an infinite value (requests not completed) has no interval: not met */

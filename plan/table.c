@@ -4,6 +4,7 @@
 #include "pl.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,18 +29,136 @@ cJSON *pl_sweep_json(const pl_sweep_opts *o, const pl_sweep_result *r)
     return arr;
 }
 
-static void cell(FILE *out, double v, const char *fmt)
+/* ---- text tables ---- */
+
+/* A table of text cells whose columns are as wide as their widest cell, so
+ * that the columns stay aligned however wide a value grows (a rate of
+ * 100000, a long override).  Numbers are right-aligned, text left; the last
+ * column, free text ("why not met"), is not padded. */
+typedef struct table {
+    int cols, rows, cap;
+    char **cell; /* rows x cols, row 0 the header */
+    bool *left;  /* per column */
+} table;
+
+static void table_init(table *t, int cols)
 {
-    if (isnan(v)) fprintf(out, " %9s", "-");
-    else fprintf(out, fmt, v);
+    *t = (table){.cols = cols, .cap = 8};
+    t->cell = util_xcalloc((size_t)(t->cap * cols), sizeof *t->cell);
+    t->left = util_xcalloc((size_t)cols, sizeof *t->left);
 }
 
-/* A value as short text for its column. */
-static void value_cell(FILE *out, const cJSON *v, int width)
+/* Starts a row; cells are then set by column (an unset one prints empty). */
+static void table_row(table *t)
 {
-    char *text = cJSON_IsString(v) ? util_xstrdup(v->valuestring) : cJSON_PrintUnformatted(v);
-    fprintf(out, " %*.*s", width, width, text);
-    free(text);
+    if (t->rows == t->cap) {
+        t->cell = util_xrealloc(t->cell, (size_t)(2 * t->cap * t->cols) * sizeof *t->cell);
+        memset(t->cell + t->cap * t->cols, 0, (size_t)(t->cap * t->cols) * sizeof *t->cell);
+        t->cap *= 2;
+    }
+    t->rows++;
+}
+
+/* Sets column col of the current row to text (taken). */
+static void table_take(table *t, int col, char *text)
+{
+    char **c = &t->cell[(t->rows - 1) * t->cols + col];
+    free(*c);
+    *c = text;
+}
+
+static void table_set(table *t, int col, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void table_set(table *t, int col, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *text = util_xvasprintf(fmt, ap);
+    va_end(ap);
+    table_take(t, col, text);
+}
+
+/* A number in fmt, or "-" when there is none (nothing measured). */
+static void table_num(table *t, int col, const char *fmt, double v)
+{
+    if (isnan(v)) table_set(t, col, "-");
+    else table_set(t, col, fmt, v);
+}
+
+static void table_print(const table *t, const char *lead, FILE *out)
+{
+    int *w = util_xcalloc((size_t)t->cols, sizeof *w);
+    for (int r = 0; r < t->rows; r++)
+        for (int c = 0; c < t->cols; c++) {
+            const char *x = t->cell[r * t->cols + c];
+            int n = x ? (int)strlen(x) : 0;
+            if (n > w[c]) w[c] = n;
+        }
+    for (int r = 0; r < t->rows; r++) {
+        fputs(lead, out);
+        for (int c = 0; c < t->cols; c++) {
+            const char *x = t->cell[r * t->cols + c];
+            bool last = c == t->cols - 1;
+            if (last && t->left[c] && !(x && *x)) break; /* no trailing blanks */
+            if (c) fputc(' ', out);
+            if (last && t->left[c]) fputs(x, out);
+            else fprintf(out, t->left[c] ? "%-*s" : "%*s", w[c], x ? x : "");
+        }
+        fputc('\n', out);
+    }
+    free(w);
+}
+
+static void table_fini(table *t)
+{
+    for (int i = 0; i < t->rows * t->cols; i++) free(t->cell[i]);
+    free(t->cell);
+    free(t->left);
+}
+
+/* A value as short text for its cell: a string itself, anything else its
+ * JSON, at most 40 bytes (a longer one cut with "..."). */
+static char *value_text(const cJSON *v)
+{
+    char *text = cJSON_IsString(v) ? util_xstrdup(v->valuestring)
+               : v                 ? cJSON_PrintUnformatted(v)
+                                   : util_xstrdup("-");
+    if (strlen(text) > 40) strcpy(text + 37, "...");
+    return text;
+}
+
+/* An axis's column heading: its key's last part, or the whole path when
+ * another axis ends in the same part. */
+static const char *axis_heading(const pl_sweep_opts *o, int a)
+{
+    const char *dot = strrchr(o->axes[a].path, '.'), *last = dot ? dot + 1 : o->axes[a].path;
+    for (int b = 0; b < o->n_axes; b++) {
+        const char *d2 = strrchr(o->axes[b].path, '.');
+        if (b != a && !strcmp(d2 ? d2 + 1 : o->axes[b].path, last)) return o->axes[a].path;
+    }
+    return last;
+}
+
+static const char *const sweep_heads[] = {"run", "ttft p50", "ttft p99", "tpot p50", "tpot p99",
+                                          "req/s", "out tok/s", "goodput", "attain", "batch",
+                                          "KV", "$/Mtok", "J/tok", "status"};
+enum { N_SWEEP_HEADS = sizeof sweep_heads / sizeof sweep_heads[0] };
+
+static void sweep_cells(table *t, int at, const pl_summary *s)
+{
+    table_set(t, at++, "%lld", (long long)s->run_id);
+    table_num(t, at++, "%.4f", s->ttft_p50);
+    table_num(t, at++, "%.4f", s->ttft_p99);
+    table_num(t, at++, "%.4f", s->tpot_p50);
+    table_num(t, at++, "%.4f", s->tpot_p99);
+    table_num(t, at++, "%.3f", s->requests_per_s);
+    table_num(t, at++, "%.1f", s->output_tokens_per_s);
+    table_num(t, at++, "%.3f", s->goodput_requests_per_s);
+    table_num(t, at++, "%.1f%%", 100 * s->attainment);
+    table_num(t, at++, "%.1f%%", 100 * s->batch_fill);
+    table_num(t, at++, "%.1f%%", 100 * s->kv_mean_fraction);
+    table_num(t, at++, "%.3f", s->usd_per_million_output_tokens);
+    table_num(t, at++, "%.3f", s->j_per_output_token);
+    table_set(t, at, "%s", s->overloaded ? "overloaded" : "ok");
 }
 
 void pl_sweep_print(const pl_sweep_opts *o, const pl_sweep_result *r, FILE *out)
@@ -47,36 +166,30 @@ void pl_sweep_print(const pl_sweep_opts *o, const pl_sweep_result *r, FILE *out)
     fprintf(out, "sweep \"%s\" into %s: %d points run, %d found done%s\n\n", o->base.sweep,
             o->output, r->ran, r->resumed, r->interrupted ? " (interrupted: --resume finishes it)"
                                                           : "");
-    for (int a = 0; a < o->n_axes; a++) {
-        const char *dot = strrchr(o->axes[a].path, '.');
-        fprintf(out, " %14.14s", dot ? dot + 1 : o->axes[a].path);
-    }
-    if (o->seeds > 1) fprintf(out, " %5s", "seed");
-    fprintf(out, " %4s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s %s\n", "run", "ttft p50",
-            "ttft p99", "tpot p50", "tpot p99", "req/s", "out tok/s", "goodput", "attain",
-            "$/Mtok", "J/tok", "status");
+    int seed_col = o->seeds > 1, first = o->n_axes + seed_col;
+    table t;
+    table_init(&t, first + N_SWEEP_HEADS);
+    table_row(&t);
+    for (int a = 0; a < o->n_axes; a++) table_set(&t, a, "%s", axis_heading(o, a));
+    if (seed_col) table_set(&t, o->n_axes, "seed");
+    for (int c = 0; c < N_SWEEP_HEADS; c++) table_set(&t, first + c, "%s", sweep_heads[c]);
+    t.left[first + N_SWEEP_HEADS - 1] = true; /* status */
     for (int i = 0; i < r->n_rows; i++) {
         const pl_sweep_row *row = &r->rows[i];
         if (!row->s.run_id) continue;
-        for (int a = 0; a < o->n_axes; a++)
-            value_cell(out, cJSON_GetObjectItemCaseSensitive(row->point.overrides, o->axes[a].path),
-                       14);
-        if (o->seeds > 1) fprintf(out, " %5lld", (long long)row->point.seed);
-        const pl_summary *s = &row->s;
-        fprintf(out, " %4lld", (long long)s->run_id);
-        cell(out, s->ttft_p50, " %9.4f");
-        cell(out, s->ttft_p99, " %9.4f");
-        cell(out, s->tpot_p50, " %9.4f");
-        cell(out, s->tpot_p99, " %9.4f");
-        cell(out, s->requests_per_s, " %9.3f");
-        cell(out, s->output_tokens_per_s, " %9.1f");
-        cell(out, s->goodput_requests_per_s, " %9.3f");
-        cell(out, isnan(s->attainment) ? NAN : 100 * s->attainment, " %8.1f%%");
-        cell(out, s->usd_per_million_output_tokens, " %9.3f");
-        cell(out, s->j_per_output_token, " %9.3f");
-        fprintf(out, " %s\n", s->overloaded ? "overloaded" : "ok");
+        table_row(&t);
+        for (int a = 0; a < o->n_axes; a++) {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(row->point.overrides, o->axes[a].path);
+            if (cJSON_IsString(v)) t.left[a] = true; /* a column of names reads left */
+            table_take(&t, a, value_text(v));
+        }
+        if (seed_col) table_set(&t, o->n_axes, "%lld", (long long)row->point.seed);
+        sweep_cells(&t, first, &row->s);
     }
-    fprintf(out, "\n(latency in s; goodput in req/s meeting the SLO; $/Mtok per million output "
+    table_print(&t, "  ", out);
+    table_fini(&t);
+    fprintf(out, "\n(latency in s; goodput in req/s meeting the SLO; batch and KV: how full the "
+                 "batch slots and\n the KV cache ran, on average; $/Mtok per million output "
                  "tokens; J/tok GPU energy per output token)\n");
 }
 
@@ -111,6 +224,8 @@ static cJSON *trial_json(const pl_plan_opts *o, const pl_trial *t)
     add_num(j, "not_completed_fraction", t->not_completed);
     add_num(j, "output_tokens_per_s", t->output_tokens_per_s);
     add_num(j, "busy_fraction", t->busy_fraction);
+    add_num(j, "batch_fill", t->batch_fill);
+    add_num(j, "kv_mean_fraction", t->kv_mean_fraction);
     add_num(j, "usd_per_million_output_tokens", t->usd_per_million_output_tokens);
     return j;
 }
@@ -166,40 +281,94 @@ static char *compact(const cJSON *overrides)
     return text;
 }
 
-/* Why a trial is not met: its failing targets, and the requests that did
- * not complete (they count as infinitely late, so a percentile target fails
- * once they reach its rank). */
-static void print_why(const pl_plan_opts *o, const pl_trial *t, FILE *out)
+/* Why target i fails in t, named as it was given and with its figures:
+ * "ttft_p99<=0.5 fails: 0.81 s > 0.5 s", an interval that does not clear
+ * the threshold, or requests that never completed (infinitely late). */
+static char *target_why(const pl_plan_opts *o, const pl_trial *t, int i)
 {
-    if (t->met) return;
-    fprintf(out, "  ");
-    if (t->overloaded) fprintf(out, "overloaded (the queue grew without bound)");
-    const char *sep = t->overloaded ? "; " : "";
-    for (int i = 0; i < o->n_targets; i++)
-        if (!t->target_met[i]) {
-            fprintf(out, "%s%s %s", sep, o->targets[i].text,
-                    isinf(t->value[i]) || isnan(t->value[i]) ? "fails" : "not within its interval");
-            sep = ", ";
-        }
-    if (t->not_completed > 0)
-        fprintf(out, " (%.1f%% of requests not completed)", 100 * t->not_completed);
+    const pl_target *g = &o->targets[i];
+    double v = t->value[i], h = t->half[i];
+    if (isnan(v)) return util_xasprintf("%s fails: nothing measured", g->text);
+    if (g->per_request && v < o->attainment)
+        return util_xasprintf("%s fails: met by %.1f%% < %.0f%%", g->text, 100 * v,
+                              100 * o->attainment);
+    if (g->per_request)
+        return util_xasprintf("%s not within its interval: met by %.1f%% +- %.1f, not surely "
+                              ">= %.0f%%", g->text, 100 * v, 100 * h, 100 * o->attainment);
+    if (isinf(v)) return util_xasprintf("%s fails: infinite > %g s", g->text, g->threshold);
+    if (v > g->threshold)
+        return util_xasprintf("%s fails: %.4g s > %g s", g->text, v, g->threshold);
+    return util_xasprintf("%s not within its interval: %.4g +- %.2g s, not surely <= %g s",
+                          g->text, v, h, g->threshold);
 }
 
-static void print_trial(const pl_plan_opts *o, const pl_trial *t, bool chosen, FILE *out)
+/* Why a trial is not met: overloaded, each failing target with its figures,
+ * and the requests that did not complete (they count as infinitely late,
+ * so a percentile target fails once they reach its rank).  NULL when met. */
+static char *why(const pl_plan_opts *o, const pl_trial *t)
 {
-    char *ov = compact(t->overrides);
-    fprintf(out, "%s %-44.44s %-10s", chosen ? "*" : " ", ov,
-            t->overloaded ? "overloaded" : t->met ? "met" : "not met");
+    if (t->met) return NULL;
+    char *text = util_xstrdup(t->overloaded ? "overloaded (the queue grew without bound)" : "");
     for (int i = 0; i < o->n_targets; i++) {
-        if (isinf(t->value[i])) fprintf(out, " %16s", "inf");
-        else if (o->targets[i].per_request)
-            fprintf(out, " %7.2f%%+-%.2f", 100 * t->value[i], 100 * t->half[i]);
-        else fprintf(out, " %9.4f+-%.4f", t->value[i], t->half[i]);
+        if (t->target_met[i]) continue;
+        char *one = target_why(o, t, i);
+        char *next = util_xasprintf("%s%s%s", text, *text ? "; " : "", one);
+        free(one);
+        free(text);
+        text = next;
     }
-    fprintf(out, " %5.1f%% %9.3f", 100 * t->busy_fraction, t->usd_per_million_output_tokens);
-    print_why(o, t, out);
-    fprintf(out, "\n");
-    free(ov);
+    if (t->not_completed > 0) {
+        char *next = util_xasprintf("%s (%.1f%% of requests not completed)", text,
+                                    100 * t->not_completed);
+        free(text);
+        text = next;
+    }
+    return text;
+}
+
+/* A configuration as its cell shows it: at most 60 bytes. */
+static char *config_text(const cJSON *overrides)
+{
+    char *text = compact(overrides);
+    if (strlen(text) > 60) strcpy(text + 57, "...");
+    return text;
+}
+
+/* The trials' table: one row each, its failing targets named at its end. */
+static void print_trials(const pl_plan_opts *o, const pl_plan_result *r, FILE *out)
+{
+    int nt = o->n_targets, cols = 3 + nt + 4;
+    table t;
+    table_init(&t, cols);
+    t.left[1] = t.left[2] = t.left[cols - 1] = true;
+    table_row(&t);
+    table_set(&t, 1, "configuration");
+    table_set(&t, 2, "verdict");
+    for (int i = 0; i < nt; i++) table_set(&t, 3 + i, "%s", o->targets[i].text);
+    table_set(&t, 3 + nt, "batch");
+    table_set(&t, 4 + nt, "busy");
+    table_set(&t, 5 + nt, "$/Mtok");
+    table_set(&t, 6 + nt, "why not met");
+    for (int k = 0; k < r->n_trials; k++) {
+        const pl_trial *x = &r->trials[k];
+        table_row(&t);
+        table_set(&t, 0, "%s", k == r->best && r->found ? "*" : "");
+        table_take(&t, 1, config_text(x->overrides));
+        table_set(&t, 2, "%s", x->overloaded ? "overloaded" : x->met ? "met" : "not met");
+        for (int i = 0; i < nt; i++) {
+            if (isinf(x->value[i])) table_set(&t, 3 + i, "inf");
+            else if (o->targets[i].per_request)
+                table_set(&t, 3 + i, "%.2f%%+-%.2f", 100 * x->value[i], 100 * x->half[i]);
+            else table_set(&t, 3 + i, "%.4f+-%.4f", x->value[i], x->half[i]);
+        }
+        table_num(&t, 3 + nt, "%.1f%%", 100 * x->batch_fill);
+        table_num(&t, 4 + nt, "%.1f%%", 100 * x->busy_fraction);
+        table_num(&t, 5 + nt, "%.3f", x->usd_per_million_output_tokens);
+        char *w = why(o, x);
+        table_take(&t, 6 + nt, w ? w : util_xstrdup(""));
+    }
+    table_print(&t, "", out);
+    table_fini(&t);
 }
 
 /* cheapest: one line per candidate -- the fewest replicas meeting the
@@ -207,23 +376,28 @@ static void print_trial(const pl_plan_opts *o, const pl_trial *t, bool chosen, F
 static void print_candidates(const pl_plan_opts *o, const pl_plan_result *r, FILE *out)
 {
     fprintf(out, "\ncandidates at %g req/s:\n", o->rate);
+    table t;
+    table_init(&t, 3);
+    t.left[1] = t.left[2] = true;
     for (int i = 0; i < r->n_candidates; i++) {
         const pl_candidate *c = &r->candidates[i];
-        char *cfg = compact(c->config);
-        fprintf(out, "%s %-40.40s ", c->trial >= 0 && c->trial == r->best ? "*" : " ", cfg);
+        table_row(&t);
+        table_set(&t, 0, "%s", c->trial >= 0 && c->trial == r->best ? "*" : "");
+        table_take(&t, 1, config_text(c->config));
         if (c->trial >= 0) {
-            const pl_trial *t = &r->trials[c->trial];
-            fprintf(out, "met with %d replica%s, $%.3f per 1M output tokens\n",
-                    (int)number_of(t->overrides, "cluster.replicas"),
-                    number_of(t->overrides, "cluster.replicas") == 1 ? "" : "s",
-                    t->usd_per_million_output_tokens);
+            const pl_trial *x = &r->trials[c->trial];
+            double n = number_of(x->overrides, "cluster.replicas");
+            table_set(&t, 2, "met with %g replica%s, $%.3f per 1M output tokens", n,
+                      n == 1 ? "" : "s", x->usd_per_million_output_tokens);
         } else {
-            fprintf(out, "not met up to %d replicas:", o->max_replicas);
-            if (c->last_trial >= 0) print_why(o, &r->trials[c->last_trial], out);
-            fprintf(out, "\n");
+            char *w = c->last_trial >= 0 ? why(o, &r->trials[c->last_trial]) : NULL;
+            table_set(&t, 2, "not met up to %d replicas%s%s", o->max_replicas, w ? ": " : "",
+                      w ? w : "");
+            free(w);
         }
-        free(cfg);
     }
+    table_print(&t, "", out);
+    table_fini(&t);
 }
 
 void pl_plan_print(const pl_plan_opts *o, const pl_plan_result *r, FILE *out)
@@ -240,12 +414,16 @@ void pl_plan_print(const pl_plan_opts *o, const pl_plan_result *r, FILE *out)
         const pl_trial *t = &r->trials[r->best];
         fprintf(out, "max rate: %.4g req/s (met at %.4g, not at %.4g)\n", r->max_rate, r->rate_lo,
                 r->rate_hi);
-        fprintf(out, "there: busy %.1f%%, %.1f output tok/s, $%.3f per 1M output tokens\n",
-                100 * t->busy_fraction, t->output_tokens_per_s, t->usd_per_million_output_tokens);
+        fprintf(out, "there: batch slots %.1f%% full, KV cache %.1f%%, busy %.1f%%, %.1f output "
+                     "tok/s, $%.3f per 1M output tokens\n",
+                100 * t->batch_fill, 100 * t->kv_mean_fraction, 100 * t->busy_fraction,
+                t->output_tokens_per_s, t->usd_per_million_output_tokens);
     } else if (o->goal == PL_MIN_REPLICAS) {
         const pl_trial *t = &r->trials[r->best];
-        fprintf(out, "fewest replicas at %g req/s: %d (busy %.1f%%, $%.3f per 1M output tokens)\n",
-                o->rate, r->replicas, 100 * t->busy_fraction, t->usd_per_million_output_tokens);
+        fprintf(out, "fewest replicas at %g req/s: %d (batch slots %.1f%% full, busy %.1f%%, $%.3f "
+                     "per 1M output tokens)\n",
+                o->rate, r->replicas, 100 * t->batch_fill, 100 * t->busy_fraction,
+                t->usd_per_million_output_tokens);
     } else {
         char *ov = compact(r->trials[r->best].overrides);
         fprintf(out, "cheapest at %g req/s: %s, $%.3f per 1M output tokens\n", o->rate, ov,
@@ -254,9 +432,6 @@ void pl_plan_print(const pl_plan_opts *o, const pl_plan_result *r, FILE *out)
     }
     fprintf(out, "\npoints tried (* the answer; values are means over seeds +- the interval's "
                  "half-width):\n");
-    fprintf(out, "  %-44s %-10s", "configuration", "verdict");
-    for (int i = 0; i < o->n_targets; i++) fprintf(out, " %16.16s", o->targets[i].text);
-    fprintf(out, " %6s %9s  %s\n", "busy", "$/Mtok", "why not met");
-    for (int i = 0; i < r->n_trials; i++) print_trial(o, &r->trials[i], i == r->best && r->found, out);
+    print_trials(o, r, out);
     if (o->goal == PL_CHEAPEST) print_candidates(o, r, out);
 }

@@ -377,7 +377,7 @@ static void test_questions(const char *quick)
     runner_drop(&r);
     r = sv("report", db, "--definitions", NULL);
     is_int(r.status, 0, "--definitions exits 0");
-    has_str(r.out, "itl_pooled", "--definitions prints every tool's definition");
+    has_str(r.out, "vLLM ITL", "--definitions prints every tool's definition, by tool");
     has_str(r.out, "MLPerf", "MLPerf's too");
     runner_drop(&r);
     r = sv("report", db, "--markdown", "--by", "replica", NULL);
