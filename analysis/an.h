@@ -355,59 +355,104 @@ int an_compare(const an_run_ref *a, const an_run_ref *b, cJSON **out, util_diag 
  * that differ (all: every metric), with units named by their keys. */
 void an_compare_print(const cJSON *cmp, bool all, FILE *out);
 
-/* ---- plots (plot.c gathers, draw.c draws) ---- */
+/* ---- plots (plot.c gathers, draw.c lays out, canvas_*.c draw) ---- */
 
-/* A figure gathered from a database for `servesim plot`: panels stacked
- * over one x axis, each with its series and dashed guide lines (SLO
- * thresholds, attainment targets).  an_plot_compute fills it for one kind;
- * an_plot_svg and an_plot_text draw the same figure.  A series holds exactly
- * the numbers it plots (no NaN), so a reader of the SVG gets the database's
- * values back.  The figure owns every string and array. */
+/* A figure gathered from a database for `servesim plot` (or made by a
+ * lesson): panels stacked over one x axis, each with its series and guide
+ * lines (SLO thresholds, limits, marks).  an_plot_compute fills it for one
+ * kind; an_plot_svg, an_plot_png and an_plot_text draw the same figure
+ * through one layout.  A series holds exactly the numbers it plots (no
+ * NaN), in the unit its axis names (seconds stay seconds: the drawing shows
+ * milliseconds when an axis stays below one), so a reader of the SVG gets
+ * the database's values back.  The figure owns every string and array. */
 typedef enum an_plot_kind {
-    AN_PLOT_LATENCY_LOAD,           /* a sweep: P50/P90/P99 TTFT and TPOT against the varied key */
-    AN_PLOT_THROUGHPUT_CONCURRENCY, /* a sweep over users: total and per-user tokens/s */
-    AN_PLOT_CDF,                    /* runs: empirical CDF of one metric */
-    AN_PLOT_TIMELINE,               /* a run: queue, batch, KV, tokens/s over time */
-    AN_PLOT_SLO_CURVE,              /* a run: attainment against the threshold */
+    AN_PLOT_LATENCY_LOAD,           /* a sweep: P50/P90/P99 TTFT and TPOT, goodput, against the varied key */
+    AN_PLOT_THROUGHPUT_CONCURRENCY, /* a sweep over users: total tokens/s against tokens/s per user */
+    AN_PLOT_CDF,                    /* runs: empirical CDF of one metric, and its tail */
+    AN_PLOT_TIMELINE,               /* a run: queue, batch, KV, tokens/s, power over time */
+    AN_PLOT_SLO_CURVE,              /* runs: attainment against the threshold */
     AN_N_PLOT_KINDS
 } an_plot_kind;
 /* "latency-load", "throughput-concurrency", "cdf", "timeline", "slo-curve", NULL. */
 extern const char *const an_plot_kind_names[];
 
 /* The colour ("#rrggbb") and dash (an SVG stroke-dasharray, "" for solid)
- * of a panel's i-th series: Okabe and Ito's colour-blind-safe palette, and a
- * dash per series as a second channel. */
+ * of palette entry i: Okabe and Ito's colour-blind-safe palette, and a dash
+ * per entry as a second channel. */
 const char *an_plot_colour(int i);
 const char *an_plot_dash(int i);
 
+/* An axis' scale: AUTO lets the drawing choose (x: log for a geometric
+ * sweep; y: log where the data spans decades). */
+typedef enum an_plot_scale { AN_SCALE_AUTO, AN_SCALE_LINEAR, AN_SCALE_LOG } an_plot_scale;
+
+/* How a series is drawn: a line through its points (with markers when
+ * few), a step function (CDFs, percentiles of sorted values), or markers
+ * alone (measured points beside a closed form). */
+typedef enum an_plot_style { AN_STYLE_LINE, AN_STYLE_STEPS, AN_STYLE_POINTS } an_plot_style;
+
 typedef struct an_plot_series {
-    char *name;    /* the legend's text: "p99 ttft" */
+    char *name;    /* the legend's text: "p99 TTFT" */
     double *x, *y; /* n points, finite */
     size_t n;
+    double *lo, *hi; /* NULL, or each point's band (seeds' min and max, an interval): shaded */
+    char **labels;   /* NULL, or a short text per point ("64 users"), placed beside it */
+    /* Palette entries, 1-based so that a zeroed series takes its position
+     * in the panel: colour says which configuration, dash which statistic. */
+    int colour, dash;
+    an_plot_style style;
 } an_plot_series;
 
-/* A dashed reference line across the panel: y = at, or x = at (vertical). */
+typedef enum an_plot_guide_kind {
+    AN_GUIDE_REFERENCE, /* grey, dotted: a reference value (a closed form, a crossover) */
+    AN_GUIDE_SLO,       /* black, dashed: a target */
+    AN_GUIDE_LIMIT,     /* grey, dashed: a capacity (KV blocks, max_batch) */
+    AN_GUIDE_MARK,      /* black, solid: a finding (the highest rate meeting the SLO) */
+} an_plot_guide_kind;
+
+/* A reference line across the panel: y = at, or x = at (vertical). */
 typedef struct an_plot_guide {
-    char *label; /* "SLO ttft_s = 0.5 s"; SLO thresholds start with "SLO " */
+    char *label; /* "TTFT SLO 0.5 s": drawn at the line's own end */
     double at;
     bool vertical;
+    an_plot_guide_kind kind;
 } an_plot_guide;
 
 typedef struct an_plot_panel {
-    char *y_label; /* with its unit: "TTFT (s)" */
+    char *y_label; /* in words: "TTFT" */
+    char *y_unit;  /* "s", "tokens/s", "req/s", "%", "" for a pure number */
+    an_plot_scale y_scale;
     an_plot_series *series;
     int n_series;
     an_plot_guide *guides;
     int n_guides;
 } an_plot_panel;
 
+/* A shaded stretch of x across every panel (the warm-up). */
+typedef struct an_plot_span {
+    char *label;
+    double lo, hi;
+} an_plot_span;
+
 typedef struct an_plot {
-    char *title;   /* names the file and the run(s) */
-    char *x_label; /* with its unit */
-    bool log_x;
+    char *title;    /* what was simulated: "chat: Llama-3.1-8B on 4 x H100" */
+    char *subtitle; /* what is drawn: "TTFT and TPOT percentiles against arrival rate"; may be NULL */
+    char *source;   /* the file and runs, kept as metadata (data-source), never drawn */
+    char *x_label;  /* in words */
+    char *x_unit;
+    an_plot_scale x_scale;
+    /* NULL, or the x ticks to draw instead of nice ones, each with its
+     * label: an axis of categories ("P50", "P90") that shows no values between */
+    double *x_ticks;
+    char **x_tick_labels;
+    int n_x_ticks;
     an_plot_panel *panels;
     int n_panels;
-    double *overloaded_x; /* sweeps: x values whose every run was overloaded (no point) */
+    an_plot_span *spans;
+    int n_spans;
+    /* sweeps: x values with overloaded runs, k of n runs there (k == n: no point) */
+    double *overloaded_x;
+    int *overloaded_k, *overloaded_n;
     size_t n_overloaded;
     char **notes; /* lines under the figure: what a point averages, what was left out */
     int n_notes;
@@ -415,12 +460,13 @@ typedef struct an_plot {
 
 /* What to plot.  Sweeps are the runs sharing a runs.sweep label; their x is
  * the key of runs.overrides (else of the stored scenario) named by x_key,
- * each point the mean over the runs with the same x (seeds), overloaded runs
- * left out; other keys that vary make one series per combination. */
+ * each point the mean over the runs with the same x (seeds) with their
+ * min-max as a band, overloaded runs marked; other keys that vary make one
+ * colour per combination. */
 typedef struct an_plot_request {
     an_plot_kind kind;
-    const char *file;     /* names the figure and its messages */
-    const int64_t *runs;  /* cdf: each; timeline, slo-curve: the first; none: the newest */
+    const char *file;     /* names the messages and the figure's source */
+    const int64_t *runs;  /* cdf, slo-curve: each; timeline: the first; none: the newest */
     int n_runs;
     const char *sweep;    /* NULL: the newest sweep */
     const char *x_key;    /* NULL: the one key (seed aside) that varies; throughput-concurrency:
@@ -428,7 +474,9 @@ typedef struct an_plot_request {
     an_metric metric;     /* cdf, slo-curve */
     double interval_s;    /* timeline; 0: 1 s */
     int points;           /* slo-curve thresholds; 0: 101 */
-    bool log_x;
+    an_plot_scale x_scale, y_scale; /* AUTO unless --log / --log-y */
+    const char *title;    /* --title: replaces the title made from the scenario */
+    const util_field *schema; /* the scenario's (sim_scenario_fields): units of swept keys */
 } an_plot_request;
 
 /* Gathers the figure; bad input (no such run or sweep, no key to plot
@@ -436,13 +484,38 @@ typedef struct an_plot_request {
  * even after a failure. */
 int an_plot_compute(sqlite3 *db, const an_plot_request *req, an_plot *out, util_diag *d);
 void an_plot_fini(an_plot *p);
+
+/* What a stored scenario simulated, for a figure's title: "NAME: MODEL on
+ * N x GPU (TP t)", from its name, cluster.model, cluster.gpu, replicas and
+ * tensor_parallel (caller frees). */
+char *an_plot_scenario_title(const cJSON *scenario);
+
+/* The figure's words for a scenario key: "arrival rate" and "req/s" for
+ * workload.arrival.rate_per_s.  A key it does not know gets its last part,
+ * underscores as spaces and the unit suffix dropped, and the unit schema
+ * gives it (NULL: the one the suffix names).  label is written to buf. */
+void an_plot_key_words(const util_field *schema, const char *key, char *buf, size_t n,
+                       const char **unit);
+
+/* Drawing.  width, height: the figure's size in CSS pixels, 0 for the
+ * default (wide enough for the legend, 230 pixels a panel). */
+typedef struct an_plot_size {
+    int width, height;
+} an_plot_size;
+
 /* A self-contained SVG document.  Each series is a <polyline class="series"
  * data-series="NAME" data-x="..." data-y="..."> whose data attributes hold
- * its values (%.17g: they read back exactly); each guide a <line
- * class="guide" data-guide="LABEL" data-at="...">. */
-void an_plot_svg(const an_plot *p, FILE *out);
-/* The figure in text: each panel a grid of width x height characters, one
- * marker character per series, values on both axes, then a legend. */
+ * its values (%.17g: they read back exactly; a band adds data-lo, data-hi);
+ * each guide a <line class="guide" data-guide="LABEL" data-kind="slo"
+ * data-at="...">. */
+void an_plot_svg(const an_plot *p, an_plot_size size, FILE *out);
+/* The same drawing as a PNG file at scale pixels per CSS pixel (2 for
+ * slides), through cairo.  A failure to write is UTIL_EFAIL naming the path. */
+int an_plot_png(const an_plot *p, an_plot_size size, double scale, const char *path,
+                util_diag *d);
+/* The figure in text: each panel a grid width characters wide (the y tick
+ * column included) and height rows, lines between points, a marker per
+ * series, then a legend. */
 void an_plot_text(const an_plot *p, int width, int height, FILE *out);
 
 #endif /* AN_H */

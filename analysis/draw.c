@@ -1,166 +1,34 @@
 /*
- * draw.c: an an_plot drawn as a self-contained SVG document or as text
- * characters.  Both share the axes (nice ticks, a log scale), so the
- * terminal shows the figure the SVG does.  Every series' values are written
- * next to its pixels (data-x, data-y at 17 digits), so that a reader -- the
- * tests, a script -- gets the database's numbers back, not a rendering.
+ * draw.c: an an_plot laid out once and drawn through a canvas (canvas_svg.c,
+ * canvas_cairo.c), so that the SVG and the PNG are the same figure.  The
+ * layout decides every size before anything is drawn; labels are placed,
+ * not just written: a guide's label goes to its own line's end, and moves
+ * to the next free place when it would cover a line, a marker or another
+ * label.  Legends sit outside the data, right of each panel.  Every
+ * series' values travel with its pixels as metadata (data-x, data-y at 17
+ * digits) where the canvas keeps it, so that a reader -- the tests, a
+ * script -- gets the database's numbers back, not a rendering.
  */
-#include "an.h"
+#include "figure.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- axes ------------------------------------------------------------------ */
-
-/* An axis runs from lo to hi at "nice" ticks: multiples of step (1, 2 or 5
- * times a power of ten), or decades on a log axis. */
-typedef struct axis {
-    double lo, hi, step;
-    bool log;
-} axis;
-
-static void extend(double *lo, double *hi, double v, bool log_scale)
-{
-    if (!isfinite(v) || (log_scale && !(v > 0))) return;
-    if (v < *lo) *lo = v;
-    if (v > *hi) *hi = v;
-}
-
-static double nice_step(double raw)
-{
-    double e = pow(10, floor(log10(raw))), f = raw / e;
-    return (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * e;
-}
-
-/* The data's range [lo, hi] (lo > hi: no data) made nice. */
-static axis nice_axis(double lo, double hi, bool log_scale)
-{
-    axis a = {lo, hi, 0, log_scale};
-    if (log_scale) {
-        if (!(lo <= hi)) lo = hi = 1;
-        a.lo = pow(10, floor(log10(lo)));
-        a.hi = pow(10, ceil(log10(hi)));
-        if (a.hi <= a.lo) a.hi = a.lo * 10;
-        return a;
-    }
-    if (!(lo <= hi)) {
-        lo = 0;
-        hi = 1;
-    }
-    if (hi == lo) { /* one value: half its size either side */
-        double half = lo ? fabs(lo) / 2 : 1;
-        lo -= lo ? half : 0;
-        hi += half;
-    }
-    a.step = nice_step((hi - lo) / 5);
-    a.lo = floor(lo / a.step) * a.step;
-    a.hi = ceil(hi / a.step) * a.step;
-    return a;
-}
-
-/* Where v falls, 0 (lo) to 1 (hi), clamped: a value outside a log axis
- * (0 or less) sits on its edge. */
-static double axis_frac(const axis *a, double v)
-{
-    double f = a->log ? (v > 0 ? log10(v / a->lo) / log10(a->hi / a->lo) : 0)
-                      : (v - a->lo) / (a->hi - a->lo);
-    return f < 0 ? 0 : f > 1 ? 1 : f;
-}
-
-/* The tick values, at most max; a log axis of few decades gets 2 and 5 too. */
-static int axis_ticks(const axis *a, double *t, int max)
-{
-    int n = 0;
-    if (!a->log) {
-        for (int i = 0; n < max && a->lo + i * a->step <= a->hi + a->step / 1e6; i++)
-            t[n++] = a->lo + i * a->step;
-        return n;
-    }
-    bool fine = a->hi / a->lo <= 100;
-    for (double dec = a->lo; n < max && dec <= a->hi * (1 + 1e-9); dec *= 10) {
-        t[n++] = dec;
-        if (fine && dec * 10 <= a->hi * (1 + 1e-9) && n + 2 <= max) {
-            t[n++] = 2 * dec;
-            t[n++] = 5 * dec;
-        }
-    }
-    return n;
-}
-
-/* The shared x axis: every series, vertical guide and overloaded x. */
-static axis x_axis_of(const an_plot *p)
-{
-    double lo = INFINITY, hi = -INFINITY;
-    for (int i = 0; i < p->n_panels; i++) {
-        const an_plot_panel *pl = &p->panels[i];
-        for (int s = 0; s < pl->n_series; s++)
-            for (size_t k = 0; k < pl->series[s].n; k++)
-                extend(&lo, &hi, pl->series[s].x[k], p->log_x);
-        for (int g = 0; g < pl->n_guides; g++)
-            if (pl->guides[g].vertical) extend(&lo, &hi, pl->guides[g].at, p->log_x);
-    }
-    for (size_t i = 0; i < p->n_overloaded; i++)
-        extend(&lo, &hi, p->overloaded_x[i], p->log_x);
-    axis a = nice_axis(lo, hi, p->log_x);
-    bool edge = false; /* a guide on the right edge, which the frame would hide */
-    for (int i = 0; i < p->n_panels; i++)
-        for (int g = 0; g < p->panels[i].n_guides; g++)
-            edge |= p->panels[i].guides[g].vertical && p->panels[i].guides[g].at >= a.hi;
-    if (edge && !a.log) a.hi += a.step;
-    return a;
-}
-
-/* A panel's y axis starts at 0: every quantity plotted is a latency, a
- * count, a rate or a fraction, and a floor above 0 exaggerates changes. */
-static axis y_axis_of(const an_plot_panel *pl)
-{
-    double lo = 0, hi = -INFINITY;
-    for (int s = 0; s < pl->n_series; s++)
-        for (size_t k = 0; k < pl->series[s].n; k++)
-            extend(&lo, &hi, pl->series[s].y[k], false);
-    for (int g = 0; g < pl->n_guides; g++)
-        if (!pl->guides[g].vertical) extend(&lo, &hi, pl->guides[g].at, false);
-    if (hi < lo) hi = lo;
-    axis a = nice_axis(lo, hi, false);
-    /* a step of headroom over a guide at the top, which the frame would hide */
-    for (int g = 0; g < pl->n_guides; g++)
-        if (!pl->guides[g].vertical && pl->guides[g].at >= a.hi) {
-            a.hi += a.step;
-            break;
-        }
-    return a;
-}
-
-/* ---- SVG ----------------------------------------------------------------- */
-
-enum {
-    MIN_W = 900,
-    LEFT = 80, /* room for the y tick labels and the y label */
-    PLOT_W = 540,
-    LEGEND_X = LEFT + PLOT_W + 20,
-    TOP = 50, /* room for the title */
-    PANEL_H = 220,
-    PANEL_GAP = 56, /* x tick labels and x label between panels */
-    MAX_TICKS = 24,
-    MARKED_POINTS = 60, /* series this short get a marker per point */
-};
+/* ---- palette -------------------------------------------------------------- */
 
 /* Series colours: Okabe and Ito's palette for colour-blind readers, in an
  * order whose first six stay apart under deuteranopia and protanopia
  * (tests/test_plot.c simulates both and measures every pair; yellow, the
- * weakest on white, comes last).  Black is kept for SLO lines, grey for the
- * other guides.  Each series also has a dash of its own -- the second
+ * weakest on white, comes last).  Black is kept for SLO lines and marks,
+ * grey for the other guides.  Each entry also has a dash -- the second
  * channel, for grey print and for readers who cannot tell two hues apart. */
 static const char *const colours[] = {"#0072B2", "#E69F00", "#009E73", "#D55E00",
                                       "#CC79A7", "#56B4E9", "#F0E442"};
 enum { N_COLOURS = sizeof colours / sizeof colours[0] };
 static const char *const dashes[] = {"", "7 3", "2 2", "9 3 2 3", "4 2", "1 3", "12 3"};
 enum { N_DASHES = sizeof dashes / sizeof dashes[0] };
-#define SLO_COLOUR "#000"
-#define SLO_DASH "5 3"
-#define GUIDE_COLOUR "#777"
-#define GUIDE_DASH "2 3"
 
 const char *an_plot_colour(int i)
 {
@@ -172,22 +40,660 @@ const char *an_plot_dash(int i)
     return dashes[i % N_DASHES];
 }
 
-/* stroke-dasharray of series s, or nothing for a solid line. */
-static void dash_attr(FILE *out, int s)
+static const char *series_colour(const an_plot_series *s, int position)
 {
-    const char *d = dashes[s % N_DASHES];
-    if (*d) fprintf(out, " stroke-dasharray=\"%s\"", d);
+    return colours[(s->colour ? s->colour - 1 : position) % N_COLOURS];
 }
 
-/* Text and attribute values: file names and scenario keys may hold any of these. */
-static void xml_escaped(FILE *out, const char *s)
+static const char *series_dash(const an_plot_series *s, int position)
+{
+    return dashes[(s->dash ? s->dash - 1 : position) % N_DASHES];
+}
+
+static const char *const guide_kind_names[] = {"reference", "slo", "limit", "mark"};
+
+static an__stroke guide_stroke(an_plot_guide_kind k)
+{
+    switch (k) {
+    case AN_GUIDE_SLO: return (an__stroke){"#000", 1.2, "6 3"};
+    case AN_GUIDE_LIMIT: return (an__stroke){"#555", 1.2, "9 3 2 3"};
+    case AN_GUIDE_MARK: return (an__stroke){"#000", 1.5, ""};
+    default: return (an__stroke){"#777", 1, "2 3"};
+    }
+}
+
+/* ---- geometry ------------------------------------------------------------ */
+
+#define FONT          11.0
+#define TITLE_SIZE    16.0
+#define SUBTITLE_SIZE 12.0
+#define LINE_H        15.0 /* a line of notes or legend */
+
+enum {
+    LEFT = 76,        /* y tick labels and the y axis' name */
+    RIGHT_PAD = 16,
+    DEFAULT_PLOT_W = 560,
+    MIN_PLOT_W = 240,
+    MIN_W = 900,
+    DEFAULT_PANEL_H = 230,
+    MIN_PANEL_H = 110,
+    PANEL_GAP = 40,   /* the x tick labels between panels */
+    LEGEND_GAP = 18,
+    X_TITLE_H = 40,   /* tick labels and the x axis' name under the last panel */
+    MARKED_POINTS = 60, /* series this short get a marker per point */
+};
+
+static int note_lines(const an_plot *p, size_t chars)
+{
+    int n = 0;
+    for (int i = 0; i < p->n_notes; i++)
+        for (const char *s = p->notes[i]; *s; n++) {
+            size_t k = an__line_length(s, chars);
+            s += k + (s[k] == ' ');
+        }
+    return n;
+}
+
+static int text_lines(const char *text, size_t chars)
+{
+    int n = 0;
+    for (const char *s = text ? text : ""; *s; n++) {
+        size_t k = an__line_length(s, chars);
+        s += k + (s[k] == ' ');
+    }
+    return n;
+}
+
+static double legend_width(const an_plot *p)
+{
+    double w = 0;
+    for (int i = 0; i < p->n_panels; i++)
+        for (int s = 0; s < p->panels[i].n_series; s++) {
+            double t = an__text_width(p->panels[i].series[s].name, FONT);
+            w = t > w ? t : w;
+        }
+    for (int i = 0; i < p->n_spans; i++) {
+        double t = an__text_width(p->spans[i].label, FONT);
+        w = t > w ? t : w;
+    }
+    if (p->n_overloaded) w = w > 130 ? w : 130;
+    return w + 32;
+}
+
+an__layout an__figure_layout(const an_plot *p, an_plot_size size)
+{
+    an__layout l = {.left = LEFT, .panel_h = DEFAULT_PANEL_H, .panel_gap = PANEL_GAP};
+    double legend = legend_width(p);
+    l.plot_w = DEFAULT_PLOT_W;
+    if (size.width > 0) l.plot_w = size.width - LEFT - LEGEND_GAP - legend - RIGHT_PAD;
+    if (l.plot_w < MIN_PLOT_W) l.plot_w = MIN_PLOT_W; /* the legend needs the room */
+    l.width = LEFT + l.plot_w + LEGEND_GAP + legend + RIGHT_PAD;
+    if (size.width <= 0 && l.width < MIN_W) {
+        l.plot_w += MIN_W - l.width;
+        l.width = MIN_W;
+    }
+    l.legend_x = LEFT + l.plot_w + LEGEND_GAP;
+    l.title_chars = (size_t)((l.width - 40) / (TITLE_SIZE * 0.62));
+    l.note_chars = (size_t)((l.width - LEFT - 10) / (FONT * 0.56));
+    l.title_lines = text_lines(p->title, l.title_chars);
+    l.subtitle_lines = text_lines(p->subtitle, (size_t)((l.width - 40) / (SUBTITLE_SIZE * 0.58)));
+    l.top = 14 + 21 * l.title_lines + 16 * l.subtitle_lines + 14;
+    int n = p->n_panels > 0 ? p->n_panels : 1;
+    double below = X_TITLE_H + 12 + LINE_H * note_lines(p, l.note_chars) + 8;
+    if (size.height > 0) {
+        l.panel_h = (size.height - l.top - below - (n - 1) * l.panel_gap) / n;
+        if (l.panel_h < MIN_PANEL_H) l.panel_h = MIN_PANEL_H;
+    }
+    l.height = l.top + n * l.panel_h + (n - 1) * l.panel_gap + below;
+    return l;
+}
+
+/* ---- placing labels ------------------------------------------------------- */
+
+typedef struct box {
+    double x, y, w, h;
+} box;
+
+/* What a label must not cover in one panel: the labels placed so far, and
+ * the data's pixels (each line sampled every few pixels, each marker). */
+typedef struct placer {
+    box area; /* labels stay inside it */
+    box *boxes;
+    size_t n_boxes, cap_boxes;
+    double *px, *py;
+    size_t n_points, cap_points;
+} placer;
+
+static void add_box(placer *pl, box b)
+{
+    if (pl->n_boxes == pl->cap_boxes) {
+        pl->cap_boxes = pl->cap_boxes ? 2 * pl->cap_boxes : 16;
+        pl->boxes = util_xrealloc(pl->boxes, pl->cap_boxes * sizeof *pl->boxes);
+    }
+    pl->boxes[pl->n_boxes++] = b;
+}
+
+static void add_point(placer *pl, double x, double y)
+{
+    if (pl->n_points == pl->cap_points) {
+        pl->cap_points = pl->cap_points ? 2 * pl->cap_points : 256;
+        pl->px = util_xrealloc(pl->px, pl->cap_points * sizeof *pl->px);
+        pl->py = util_xrealloc(pl->py, pl->cap_points * sizeof *pl->py);
+    }
+    pl->px[pl->n_points] = x;
+    pl->py[pl->n_points++] = y;
+}
+
+/* The segment's pixels every 3 pixels or so. */
+static void add_segment(placer *pl, double x1, double y1, double x2, double y2)
+{
+    double len = hypot(x2 - x1, y2 - y1);
+    int steps = (int)(len / 3) + 1;
+    for (int i = 0; i <= steps; i++)
+        add_point(pl, x1 + (x2 - x1) * i / steps, y1 + (y2 - y1) * i / steps);
+}
+
+static void placer_fini(placer *pl)
+{
+    free(pl->boxes);
+    free(pl->px);
+    free(pl->py);
+}
+
+static box text_box(double x, double y, an__anchor a, double size, const char *text)
+{
+    double w = an__text_width(text, size);
+    double x0 = a == AN__MIDDLE ? x - w / 2 : a == AN__END ? x - w : x;
+    return (box){x0 - 1, y - 0.8 * size, w + 2, 1.05 * size};
+}
+
+static bool overlap(box a, box b)
+{
+    return a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
+}
+
+/* What placing b would cover: a label counts far more than a pixel of
+ * data, leaving the area more still. */
+static double cost(const placer *pl, box b)
+{
+    double c = 0;
+    if (b.x < pl->area.x || b.y < pl->area.y || b.x + b.w > pl->area.x + pl->area.w ||
+        b.y + b.h > pl->area.y + pl->area.h)
+        c += 1e6;
+    for (size_t i = 0; i < pl->n_boxes; i++)
+        c += overlap(b, pl->boxes[i]) ? 1e4 : 0;
+    for (size_t i = 0; i < pl->n_points; i++)
+        c += pl->px[i] >= b.x && pl->px[i] <= b.x + b.w && pl->py[i] >= b.y &&
+             pl->py[i] <= b.y + b.h;
+    return c;
+}
+
+typedef struct spot {
+    double x, y;
+    an__anchor anchor;
+} spot;
+
+/* The first of the candidate spots that covers nothing, else the one that
+ * covers least; the label's box is then taken. */
+static spot place(placer *pl, const spot *cand, int n, const char *text)
+{
+    int best = 0;
+    double best_cost = INFINITY;
+    for (int i = 0; i < n; i++) {
+        double c = cost(pl, text_box(cand[i].x, cand[i].y, cand[i].anchor, FONT, text));
+        if (c < best_cost) best = i, best_cost = c;
+        if (c == 0) break;
+    }
+    add_box(pl, text_box(cand[best].x, cand[best].y, cand[best].anchor, FONT, text));
+    return cand[best];
+}
+
+/* ---- metadata ------------------------------------------------------------- */
+
+/* A growing string: the SVG's data attributes for one element. */
+typedef struct meta {
+    char *s;
+    size_t n, cap;
+} meta;
+
+static void meta_printf(meta *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void meta_printf(meta *m, const char *fmt, ...)
+{
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int k = vsnprintf(m->s ? m->s + m->n : NULL, m->s ? m->cap - m->n : 0, fmt, ap);
+        va_end(ap);
+        if (m->s && (size_t)k < m->cap - m->n) {
+            m->n += (size_t)k;
+            return;
+        }
+        m->cap = 2 * (m->cap + (size_t)k + 64);
+        m->s = util_xrealloc(m->s, m->cap);
+    }
+}
+
+/* s with XML's special characters escaped. */
+static void meta_escaped(meta *m, const char *s)
 {
     for (; *s; s++) {
-        const char *e = *s == '&'   ? "&amp;"
-                        : *s == '<' ? "&lt;"
-                        : *s == '>' ? "&gt;"
-                        : *s == '"' ? "&quot;"
-                                    : NULL;
+        const char *e = an__xml_entity(*s);
+        if (e)
+            meta_printf(m, "%s", e);
+        else
+            meta_printf(m, "%c", *s);
+    }
+}
+
+static void meta_numbers(meta *m, const char *attr, const double *v, size_t n)
+{
+    meta_printf(m, " %s=\"", attr);
+    for (size_t i = 0; i < n; i++)
+        meta_printf(m, "%s%.17g", i ? " " : "", v[i]);
+    meta_printf(m, "\"");
+}
+
+/* ---- drawing one panel ---------------------------------------------------- */
+
+typedef struct frame {
+    const an_plot *p;
+    const an__layout *l;
+    an__canvas *c;
+    an__axis ax, ay;
+    double top; /* this panel's top */
+    placer pl;
+} frame;
+
+static double fx(const frame *f, double x)
+{
+    return f->l->left + an__axis_frac(&f->ax, x) * f->l->plot_w;
+}
+
+static double fy(const frame *f, double y)
+{
+    return f->top + f->l->panel_h - an__axis_frac(&f->ay, y) * f->l->panel_h;
+}
+
+static void text(frame *f, const char *cls, double x, double y, an__anchor a, const char *t)
+{
+    f->c->text(f->c, cls, x, y, a, FONT, false, false, "#222", t);
+}
+
+static void draw_ticks(frame *f)
+{
+    double t[AN__MAX_TICKS];
+    char label[64];
+    const an__layout *l = f->l;
+    an__stroke grid = {"#e4e4e4", 1, ""};
+    int n = an__axis_ticks(&f->ax, t, AN__MAX_TICKS);
+    double end = -INFINITY; /* the right edge of the last x label drawn */
+    for (int i = 0; i < n; i++) {
+        double x = fx(f, t[i]);
+        f->c->line(f->c, "class=\"grid\"", x, f->top, x, f->top + l->panel_h, grid);
+        an__tick_label(&f->ax, i, t[i], label, sizeof label);
+        box b = text_box(x, f->top + l->panel_h + 15, AN__MIDDLE, FONT, label);
+        if (b.x <= end + 4) continue; /* ticks closer than their labels */
+        end = b.x + b.w;
+        text(f, "tick", x, f->top + l->panel_h + 15, AN__MIDDLE, label);
+    }
+    n = an__axis_ticks(&f->ay, t, AN__MAX_TICKS);
+    double prev = INFINITY;
+    for (int i = 0; i < n; i++) {
+        double y = fy(f, t[i]);
+        f->c->line(f->c, "class=\"grid\"", l->left, y, l->left + l->plot_w, y, grid);
+        if (prev - y < FONT + 1) continue;
+        prev = y;
+        an__tick_label(&f->ay, i, t[i], label, sizeof label);
+        text(f, "tick", l->left - 6, y + 4, AN__END, label);
+    }
+}
+
+static void draw_y_title(frame *f, const an_plot_panel *pn)
+{
+    char *title = an__axis_title(pn->y_label, &f->ay);
+    f->c->text(f->c, "axis-label", f->l->left - 56, f->top + f->l->panel_h / 2, AN__MIDDLE, FONT,
+               false, true, "#222", title);
+    free(title);
+}
+
+static void draw_spans(frame *f)
+{
+    for (int i = 0; i < f->p->n_spans; i++) {
+        const an_plot_span *s = &f->p->spans[i];
+        double x1 = fx(f, s->lo), x2 = fx(f, s->hi);
+        meta m = {0};
+        if (f->c->wants_meta) {
+            meta_printf(&m, "class=\"span\" data-span=\"");
+            meta_escaped(&m, s->label);
+            meta_printf(&m, "\" data-lo=\"%.17g\" data-hi=\"%.17g\"", s->lo, s->hi);
+        }
+        f->c->rect(f->c, m.s ? m.s : "", x1, f->top, x2 - x1, f->l->panel_h, "#000", 0.07, NULL);
+        free(m.s);
+    }
+}
+
+/* The pixels of series s, a step function expanded into its corners. */
+static size_t series_pixels(const frame *f, const an_plot_series *s, double **x, double **y)
+{
+    size_t n = s->style == AN_STYLE_STEPS && s->n > 1 ? 2 * s->n - 1 : s->n;
+    *x = util_xmalloc((n + 1) * sizeof **x);
+    *y = util_xmalloc((n + 1) * sizeof **y);
+    size_t k = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        if (s->style == AN_STYLE_STEPS && i > 0) { /* along at the last value, then up */
+            (*x)[k] = fx(f, s->x[i]);
+            (*y)[k++] = fy(f, s->y[i - 1]);
+        }
+        (*x)[k] = fx(f, s->x[i]);
+        (*y)[k++] = fy(f, s->y[i]);
+    }
+    return k;
+}
+
+static void draw_band(frame *f, const an_plot_series *s, int position)
+{
+    if (!s->lo || s->n == 0) return;
+    double *x = util_xmalloc(2 * s->n * sizeof *x), *y = util_xmalloc(2 * s->n * sizeof *y);
+    for (size_t i = 0; i < s->n; i++) {
+        x[i] = fx(f, s->x[i]);
+        y[i] = fy(f, s->hi[i]);
+        x[2 * s->n - 1 - i] = x[i];
+        y[2 * s->n - 1 - i] = fy(f, s->lo[i]);
+    }
+    f->c->polygon(f->c, "class=\"band\"", x, y, 2 * s->n, series_colour(s, position), 0.18);
+    free(x);
+    free(y);
+}
+
+static char *series_meta(const an_plot_series *s)
+{
+    static const char *const styles[] = {"line", "steps", "points"};
+    meta m = {0};
+    meta_printf(&m, "class=\"series\" data-series=\"");
+    meta_escaped(&m, s->name);
+    meta_printf(&m, "\" data-style=\"%s\"", styles[s->style]);
+    meta_numbers(&m, "data-x", s->x, s->n);
+    meta_numbers(&m, "data-y", s->y, s->n);
+    if (s->lo) {
+        meta_numbers(&m, "data-lo", s->lo, s->n);
+        meta_numbers(&m, "data-hi", s->hi, s->n);
+    }
+    return m.s;
+}
+
+static void draw_series(frame *f, const an_plot_series *s, int position)
+{
+    double *x, *y;
+    size_t n = series_pixels(f, s, &x, &y);
+    const char *colour = series_colour(s, position);
+    char *m = f->c->wants_meta ? series_meta(s) : NULL;
+    an__stroke st = {colour, 1.8, series_dash(s, position)};
+    if (s->style == AN_STYLE_POINTS) st.width = 0; /* the values stay; no line joins them */
+    f->c->polyline(f->c, m ? m : "", x, y, n, st);
+    free(m);
+    for (size_t i = 0; s->style != AN_STYLE_POINTS && i + 1 < n; i++)
+        add_segment(&f->pl, x[i], y[i], x[i + 1], y[i + 1]);
+    bool marked = s->style == AN_STYLE_POINTS || (s->style == AN_STYLE_LINE && s->n <= MARKED_POINTS);
+    for (size_t i = 0; marked && i < s->n; i++) {
+        double cx = fx(f, s->x[i]), cy = fy(f, s->y[i]);
+        f->c->circle(f->c, cx, cy, s->style == AN_STYLE_POINTS ? 3.5 : 2.5, colour);
+        for (int k = 0; k < 9; k++) /* the marker's own pixels */
+            add_point(&f->pl, cx + 3 * (k % 3 - 1), cy + 3 * (k / 3 - 1));
+    }
+    free(x);
+    free(y);
+}
+
+static char *guide_meta(const an_plot_guide *g)
+{
+    meta m = {0};
+    meta_printf(&m, "class=\"guide\" data-guide=\"");
+    meta_escaped(&m, g->label);
+    meta_printf(&m, "\" data-kind=\"%s\" data-at=\"%.17g\" data-vertical=\"%s\"",
+                guide_kind_names[g->kind], g->at, g->vertical ? "true" : "false");
+    return m.s;
+}
+
+static void draw_guide_line(frame *f, const an_plot_guide *g)
+{
+    const an__layout *l = f->l;
+    double x1 = g->vertical ? fx(f, g->at) : l->left, x2 = g->vertical ? x1 : l->left + l->plot_w;
+    double y1 = g->vertical ? f->top : fy(f, g->at), y2 = g->vertical ? f->top + l->panel_h : y1;
+    char *m = f->c->wants_meta ? guide_meta(g) : NULL;
+    f->c->line(f->c, m ? m : "", x1, y1, x2, y2, guide_stroke(g->kind));
+    free(m);
+    add_segment(&f->pl, x1, y1, x2, y2); /* other labels keep off it too */
+}
+
+/* A guide's label at its own line's end (a horizontal line's right end, a
+ * vertical one's top), else further along it, on either side. */
+static void draw_guide_label(frame *f, const an_plot_guide *g)
+{
+    const an__layout *l = f->l;
+    spot cand[32];
+    int n = 0;
+    if (g->vertical) {
+        double x = fx(f, g->at);
+        for (int k = 0; k < 14 && n + 2 <= 32; k++) {
+            double y = f->top + 13 + 14 * k;
+            if (y > f->top + l->panel_h - 4) break;
+            cand[n++] = (spot){x + 4, y, AN__START};
+            cand[n++] = (spot){x - 4, y, AN__END};
+        }
+    } else {
+        double y = fy(f, g->at), r = l->left + l->plot_w - 4, le = l->left + 4;
+        cand[n++] = (spot){r, y - 4, AN__END};
+        cand[n++] = (spot){r, y + 13, AN__END};
+        cand[n++] = (spot){le, y - 4, AN__START};
+        cand[n++] = (spot){le, y + 13, AN__START};
+        for (int q = 1; q <= 3; q++) { /* then along the line, a quarter at a time */
+            double at = l->left + l->plot_w * (4 - q) / 4.0;
+            cand[n++] = (spot){at, y - 4, AN__MIDDLE};
+            cand[n++] = (spot){at, y + 13, AN__MIDDLE};
+        }
+    }
+    if (n == 0) return;
+    spot s = place(&f->pl, cand, n, g->label);
+    f->c->text(f->c, "guide-label", s.x, s.y, s.anchor, FONT, false, false,
+               g->kind == AN_GUIDE_SLO || g->kind == AN_GUIDE_MARK ? "#000" : "#555", g->label);
+}
+
+static void draw_point_labels(frame *f, const an_plot_series *s)
+{
+    for (size_t i = 0; s->labels && i < s->n; i++) {
+        if (!s->labels[i] || !*s->labels[i]) continue;
+        double x = fx(f, s->x[i]), y = fy(f, s->y[i]);
+        spot cand[24];
+        int n = 0;
+        for (int ring = 0; ring < 3; ring++) { /* beside the point, then further away */
+            double d = 14 * ring;
+            cand[n++] = (spot){x - 7 - d, y + 4, AN__END};
+            cand[n++] = (spot){x + 7 + d, y + 4, AN__START};
+            cand[n++] = (spot){x + 6 + d, y - 5 - d, AN__START};
+            cand[n++] = (spot){x + 6 + d, y + 13 + d, AN__START};
+            cand[n++] = (spot){x - 6 - d, y - 5 - d, AN__END};
+            cand[n++] = (spot){x - 6 - d, y + 13 + d, AN__END};
+            cand[n++] = (spot){x, y - 9 - d, AN__MIDDLE};
+            cand[n++] = (spot){x, y + 18 + d, AN__MIDDLE};
+        }
+        spot sp = place(&f->pl, cand, n, s->labels[i]);
+        text(f, "point-label", sp.x, sp.y, sp.anchor, s->labels[i]);
+    }
+}
+
+/* Crosses along the top edge where runs were overloaded, with how many of
+ * the seeds there were when not all: an overloaded run has no percentiles,
+ * and a gap (or a mean of the others) alone would not say so. */
+static void draw_overloaded(frame *f)
+{
+    const an_plot *p = f->p;
+    if (!p->n_overloaded) return;
+    meta m = {0};
+    if (f->c->wants_meta) {
+        meta_printf(&m, "class=\"overloaded\"");
+        meta_numbers(&m, "data-x", p->overloaded_x, p->n_overloaded);
+        meta_printf(&m, " data-k=\"");
+        for (size_t i = 0; i < p->n_overloaded; i++)
+            meta_printf(&m, "%s%d", i ? " " : "", p->overloaded_k[i]);
+        meta_printf(&m, "\" data-n=\"");
+        for (size_t i = 0; i < p->n_overloaded; i++)
+            meta_printf(&m, "%s%d", i ? " " : "", p->overloaded_n[i]);
+        meta_printf(&m, "\"");
+    }
+    f->c->begin_group(f->c, m.s ? m.s : "");
+    free(m.s);
+    an__stroke cross = {"#000", 1.5, ""};
+    for (size_t i = 0; i < p->n_overloaded; i++) {
+        double x = fx(f, p->overloaded_x[i]), y = f->top + 3;
+        f->c->line(f->c, "", x - 4, y, x + 4, y + 8, cross);
+        f->c->line(f->c, "", x + 4, y, x - 4, y + 8, cross);
+        add_box(&f->pl, (box){x - 5, y - 1, 10, 10});
+        if (p->overloaded_k[i] < p->overloaded_n[i]) {
+            char t[32];
+            snprintf(t, sizeof t, "%d/%d", p->overloaded_k[i], p->overloaded_n[i]);
+            spot cand[] = {{x, y + 20, AN__MIDDLE}, {x + 7, y + 9, AN__START},
+                           {x - 7, y + 9, AN__END}};
+            spot s = place(&f->pl, cand, 3, t);
+            text(f, "point-label", s.x, s.y, s.anchor, t);
+        }
+    }
+    f->c->end_group(f->c);
+}
+
+static void legend_line(frame *f, int i, const char *colour, const char *dash, double width,
+                        const char *label)
+{
+    double x = f->l->legend_x, y = f->top + 10 + LINE_H * i;
+    f->c->line(f->c, "", x, y, x + 22, y, (an__stroke){colour, width, dash});
+    text(f, "legend-label", x + 28, y + 4, AN__START, label);
+}
+
+static void draw_legend(frame *f, const an_plot_panel *pn)
+{
+    f->c->begin_group(f->c, "class=\"legend\"");
+    int i = 0;
+    for (int s = 0; s < pn->n_series; s++, i++) {
+        const an_plot_series *ser = &pn->series[s];
+        if (ser->style == AN_STYLE_POINTS) {
+            double x = f->l->legend_x, y = f->top + 10 + LINE_H * i;
+            f->c->circle(f->c, x + 11, y, 3.5, series_colour(ser, s));
+            text(f, "legend-label", x + 28, y + 4, AN__START, ser->name);
+        } else {
+            legend_line(f, i, series_colour(ser, s), series_dash(ser, s), 2, ser->name);
+        }
+    }
+    for (int s = 0; s < f->p->n_spans; s++, i++) {
+        double x = f->l->legend_x, y = f->top + 4 + LINE_H * i;
+        f->c->rect(f->c, "", x, y, 22, 12, "#000", 0.12, NULL);
+        text(f, "legend-label", x + 28, y + 10, AN__START, f->p->spans[s].label);
+    }
+    if (f->p->n_overloaded) {
+        double x = f->l->legend_x, y = f->top + 10 + LINE_H * i;
+        an__stroke cross = {"#000", 1.5, ""};
+        f->c->line(f->c, "", x + 7, y - 4, x + 15, y + 4, cross);
+        f->c->line(f->c, "", x + 15, y - 4, x + 7, y + 4, cross);
+        text(f, "legend-label", x + 28, y + 4, AN__START, "overloaded runs (k/n)");
+    }
+    f->c->end_group(f->c);
+}
+
+static void draw_panel(const an_plot *p, const an__layout *l, an__canvas *c, int index)
+{
+    const an_plot_panel *pn = &p->panels[index];
+    frame f = {.p = p, .l = l, .c = c, .ax = an__x_axis(p), .ay = an__y_axis(pn)};
+    f.top = l->top + index * (l->panel_h + l->panel_gap);
+    f.pl.area = (box){l->left, f.top, l->plot_w, l->panel_h};
+    char panel_meta[160];
+    snprintf(panel_meta, sizeof panel_meta,
+             "class=\"panel\" data-y-scale=\"%s\" data-y-unit=\"%s\"", f.ay.log ? "log" : "linear",
+             f.ay.unit);
+    c->begin_group(c, panel_meta);
+    draw_ticks(&f);
+    draw_spans(&f);
+    c->rect(c, "class=\"frame\"", l->left, f.top, l->plot_w, l->panel_h, NULL, 0, "#444");
+    draw_y_title(&f, pn);
+    for (int s = 0; s < pn->n_series; s++)
+        draw_band(&f, &pn->series[s], s);
+    for (int g = 0; g < pn->n_guides; g++)
+        draw_guide_line(&f, &pn->guides[g]);
+    for (int s = 0; s < pn->n_series; s++)
+        draw_series(&f, &pn->series[s], s);
+    draw_overloaded(&f);
+    /* marks and SLOs first: they are the findings, and get the best places */
+    for (int pass = 0; pass < 2; pass++)
+        for (int g = 0; g < pn->n_guides; g++) {
+            an_plot_guide_kind k = pn->guides[g].kind;
+            if ((k == AN_GUIDE_SLO || k == AN_GUIDE_MARK) == (pass == 0))
+                draw_guide_label(&f, &pn->guides[g]);
+        }
+    for (int s = 0; s < pn->n_series; s++)
+        draw_point_labels(&f, &pn->series[s]);
+    for (int i = 0; index == 0 && i < p->n_spans; i++) {
+        double x = fx(&f, p->spans[i].lo), x2 = fx(&f, p->spans[i].hi);
+        spot cand[] = {{x + 4, f.top + 13, AN__START}, {x2 - 4, f.top + 13, AN__END}};
+        if (x2 - x > an__text_width(p->spans[i].label, FONT) + 8) {
+            spot s = place(&f.pl, cand, 2, p->spans[i].label);
+            text(&f, "span-label", s.x, s.y, s.anchor, p->spans[i].label);
+        }
+    }
+    draw_legend(&f, pn);
+    c->end_group(c);
+    placer_fini(&f.pl);
+}
+
+/* ---- the figure ------------------------------------------------------------- */
+
+/* text as lines of at most max characters from y down, line_h apart. */
+static double wrapped(an__canvas *c, double x, double y, double line_h, size_t max,
+                      an__anchor a, double size, bool bold, const char *colour, const char *cls,
+                      const char *text)
+{
+    int lines = 0;
+    for (const char *s = text; *s; lines++) {
+        size_t n = an__line_length(s, max);
+        char *line = util_xasprintf("%.*s", (int)n, s);
+        c->text(c, cls, x, y + line_h * lines, a, size, bold, false, colour, line);
+        free(line);
+        s += n + (s[n] == ' ');
+    }
+    return y + line_h * lines;
+}
+
+void an__figure_draw(const an_plot *p, const an__layout *l, an__canvas *c)
+{
+    c->rect(c, "", 0, 0, l->width, l->height, "#fff", 1, NULL);
+    double y = wrapped(c, l->width / 2, 14 + 16, 21, l->title_chars, AN__MIDDLE, TITLE_SIZE, true,
+                       "#000", "title", p->title ? p->title : "");
+    if (p->subtitle)
+        wrapped(c, l->width / 2, y - 2, 16,
+                (size_t)((l->width - 40) / (SUBTITLE_SIZE * 0.58)), AN__MIDDLE, SUBTITLE_SIZE,
+                false, "#444", "subtitle", p->subtitle);
+    for (int i = 0; i < p->n_panels; i++)
+        draw_panel(p, l, c, i);
+    double bottom = l->top + p->n_panels * (l->panel_h + l->panel_gap) - l->panel_gap;
+    /* one x axis name, under the last panel: the panels share the axis */
+    an__axis ax = an__x_axis(p);
+    char *x_title = an__axis_title(p->x_label ? p->x_label : "", &ax);
+    c->text(c, "axis-label", l->left + l->plot_w / 2, bottom + 33, AN__MIDDLE, FONT, false, false,
+            "#222", x_title);
+    free(x_title);
+    double ny = bottom + X_TITLE_H + 12;
+    for (int i = 0; i < p->n_notes; i++)
+        ny = wrapped(c, l->left, ny, LINE_H, l->note_chars, AN__START, FONT, false, "#444", "note",
+                     p->notes[i]);
+}
+
+/* ---- shared with the canvases ---------------------------------------------- */
+
+const char *an__xml_entity(char c)
+{
+    return c == '&' ? "&amp;" : c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '"' ? "&quot;" : NULL;
+}
+
+void an__xml_escaped(FILE *out, const char *s)
+{
+    for (; *s; s++) {
+        const char *e = an__xml_entity(*s);
         if (e)
             fputs(e, out);
         else
@@ -195,384 +701,11 @@ static void xml_escaped(FILE *out, const char *s)
     }
 }
 
-static void text_at(FILE *out, double x, double y, const char *anchor, const char *cls,
-                    const char *text)
-{
-    fprintf(out, "<text class=\"%s\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">", cls, x, y, anchor);
-    xml_escaped(out, text);
-    fputs("</text>\n", out);
-}
-
-static double px(const axis *ax, double x)
-{
-    return LEFT + axis_frac(ax, x) * PLOT_W;
-}
-
-static double py(const axis *ay, double y, int top)
-{
-    return top + PANEL_H - axis_frac(ay, y) * PANEL_H;
-}
-
-/* A tick's label as people write it: 2.5k, 10k, 100k, 1M past a thousand
- * (never 1e+04), four significant digits below. */
-static void tick_label(char *buf, size_t n, double v)
-{
-    static const struct {
-        double at;
-        const char *suffix;
-    } scale[] = {{1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
-    for (size_t i = 0; i < sizeof scale / sizeof scale[0]; i++)
-        if (fabs(v) >= scale[i].at) {
-            snprintf(buf, n, "%.4g%s", v / scale[i].at, scale[i].suffix);
-            return;
-        }
-    snprintf(buf, n, "%.4g", v);
-}
-
-/* Grid lines and tick labels of both axes. */
-static void svg_ticks(FILE *out, const axis *ax, const axis *ay, int top)
-{
-    double t[MAX_TICKS];
-    char label[32];
-    int n = axis_ticks(ax, t, MAX_TICKS);
-    for (int i = 0; i < n; i++) {
-        fprintf(out,
-                "<line class=\"grid\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" "
-                "stroke=\"#ddd\"/>\n",
-                px(ax, t[i]), top, px(ax, t[i]), top + PANEL_H);
-        tick_label(label, sizeof label, t[i]);
-        text_at(out, px(ax, t[i]), top + PANEL_H + 15, "middle", "tick", label);
-    }
-    n = axis_ticks(ay, t, MAX_TICKS);
-    for (int i = 0; i < n; i++) {
-        fprintf(out,
-                "<line class=\"grid\" x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" "
-                "stroke=\"#ddd\"/>\n",
-                LEFT, py(ay, t[i], top), LEFT + PLOT_W, py(ay, t[i], top));
-        tick_label(label, sizeof label, t[i]);
-        text_at(out, LEFT - 6, py(ay, t[i], top) + 4, "end", "tick", label);
-    }
-}
-
-static void svg_guides(FILE *out, const an_plot_panel *pl, const axis *ax, const axis *ay, int top)
-{
-    for (int g = 0; g < pl->n_guides; g++) {
-        const an_plot_guide *gd = &pl->guides[g];
-        bool slo = !strncmp(gd->label, "SLO ", 4);
-        double x1 = gd->vertical ? px(ax, gd->at) : LEFT, x2 = gd->vertical ? x1 : LEFT + PLOT_W;
-        double y1 = gd->vertical ? top : py(ay, gd->at, top),
-               y2 = gd->vertical ? top + PANEL_H : y1;
-        fprintf(out, "<line class=\"guide\" data-guide=\"");
-        xml_escaped(out, gd->label);
-        fprintf(out,
-                "\" data-at=\"%.17g\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-                "stroke=\"%s\" stroke-dasharray=\"%s\"/>\n",
-                gd->at, x1, y1, x2, y2, slo ? SLO_COLOUR : GUIDE_COLOUR, slo ? SLO_DASH : GUIDE_DASH);
-        /* vertical labels are staggered down the panel so that close ones stay
-         * legible, and kept on the side of the line that has room */
-        bool left = x1 > LEFT + PLOT_W / 2;
-        if (gd->vertical)
-            text_at(out, left ? x1 - 4 : x1 + 4, top + 12 + 13 * (g % 8), left ? "end" : "start",
-                    "guide-label", gd->label);
-        else
-            text_at(out, LEFT + PLOT_W - 4, y1 - 4, "end", "guide-label", gd->label);
-    }
-}
-
-static void svg_numbers(FILE *out, const char *attr, const double *v, size_t n)
-{
-    fprintf(out, " %s=\"", attr);
-    for (size_t i = 0; i < n; i++)
-        fprintf(out, "%s%.17g", i ? " " : "", v[i]);
-    fputc('"', out);
-}
-
-static void svg_series(FILE *out, const an_plot_series *s, int index, const axis *ax,
-                       const axis *ay, int top)
-{
-    const char *colour = colours[index % N_COLOURS];
-    fputs("<polyline class=\"series\" data-series=\"", out);
-    xml_escaped(out, s->name);
-    fputc('"', out);
-    svg_numbers(out, "data-x", s->x, s->n);
-    svg_numbers(out, "data-y", s->y, s->n);
-    fprintf(out, " fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\"", colour);
-    dash_attr(out, index);
-    fputs(" points=\"", out);
-    for (size_t i = 0; i < s->n; i++)
-        fprintf(out, "%s%.2f,%.2f", i ? " " : "", px(ax, s->x[i]), py(ay, s->y[i], top));
-    fputs("\"/>\n", out);
-    for (size_t i = 0; s->n <= MARKED_POINTS && i < s->n; i++)
-        fprintf(out, "<circle class=\"marker\" cx=\"%.2f\" cy=\"%.2f\" r=\"2.5\" fill=\"%s\"/>\n",
-                px(ax, s->x[i]), py(ay, s->y[i], top), colour);
-}
-
-/* Crosses along the top edge where every run was overloaded: those x have
- * no point, and a gap alone would not say why. */
-static void svg_overloaded(FILE *out, const an_plot *p, const axis *ax, int top)
-{
-    if (!p->n_overloaded) return;
-    fputs("<path class=\"overloaded\"", out);
-    svg_numbers(out, "data-x", p->overloaded_x, p->n_overloaded);
-    fputs(" stroke=\"#000\" stroke-width=\"1.5\" d=\"", out);
-    for (size_t i = 0; i < p->n_overloaded; i++) {
-        double x = px(ax, p->overloaded_x[i]);
-        fprintf(out, "M%.1f %d L%.1f %d M%.1f %d L%.1f %d ", x - 4, top + 2, x + 4, top + 10, x + 4,
-                top + 2, x - 4, top + 10);
-    }
-    fputs("\"/>\n", out);
-}
-
-static void legend_entry(FILE *out, int i, int top, const char *colour, const char *dash,
-                         const char *text)
-{
-    double y = top + 10 + 16 * i;
-    fprintf(out,
-            "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\" "
-            "stroke-width=\"2\"",
-            LEGEND_X, y, LEGEND_X + 22, y, colour);
-    if (*dash) fprintf(out, " stroke-dasharray=\"%s\"", dash);
-    fputs("/>\n", out);
-    text_at(out, LEGEND_X + 28, y + 4, "start", "legend-label", text);
-}
-
-static void svg_legend(FILE *out, const an_plot *p, const an_plot_panel *pl, int top)
-{
-    fputs("<g class=\"legend\">\n", out);
-    int i = 0;
-    for (int s = 0; s < pl->n_series; s++, i++)
-        legend_entry(out, i, top, colours[s % N_COLOURS], dashes[s % N_DASHES], pl->series[s].name);
-    for (int g = 0; g < pl->n_guides; g++, i++) {
-        bool slo = !strncmp(pl->guides[g].label, "SLO ", 4);
-        legend_entry(out, i, top, slo ? SLO_COLOUR : GUIDE_COLOUR, slo ? SLO_DASH : GUIDE_DASH,
-                     pl->guides[g].label);
-    }
-    if (p->n_overloaded)
-        text_at(out, LEGEND_X, top + 14 + 16 * i, "start", "legend-label",
-                "\xc3\x97 every run overloaded");
-    fputs("</g>\n", out);
-}
-
-static void svg_panel(FILE *out, const an_plot *p, const an_plot_panel *pl, const axis *ax, int top)
-{
-    axis ay = y_axis_of(pl);
-    fputs("<g class=\"panel\">\n", out);
-    svg_ticks(out, ax, &ay, top);
-    fprintf(out,
-            "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" "
-            "stroke=\"#444\"/>\n",
-            LEFT, top, PLOT_W, PANEL_H);
-    fprintf(out,
-            "<text class=\"axis-label\" transform=\"rotate(-90)\" x=\"%d\" y=\"%d\" "
-            "text-anchor=\"middle\">",
-            -(top + PANEL_H / 2), LEFT - 52);
-    xml_escaped(out, pl->y_label);
-    fputs("</text>\n", out);
-    svg_guides(out, pl, ax, &ay, top);
-    for (int s = 0; s < pl->n_series; s++)
-        svg_series(out, &pl->series[s], s, ax, &ay, top);
-    svg_overloaded(out, p, ax, top);
-    svg_legend(out, p, pl, top);
-    fputs("</g>\n", out);
-}
-
-/* Wide enough for the longest legend entry, at about 6.5 pixels a character
- * of the 11-pixel sans-serif font: series named after several keys are long. */
-static int svg_width(const an_plot *p)
-{
-    size_t longest = 0;
-    for (int i = 0; i < p->n_panels; i++) {
-        const an_plot_panel *pl = &p->panels[i];
-        for (int s = 0; s < pl->n_series; s++)
-            if (strlen(pl->series[s].name) > longest) longest = strlen(pl->series[s].name);
-        for (int g = 0; g < pl->n_guides; g++)
-            if (strlen(pl->guides[g].label) > longest) longest = strlen(pl->guides[g].label);
-    }
-    int w = LEGEND_X + 28 + (int)(6.5 * (double)longest) + 12;
-    return w > MIN_W ? w : MIN_W;
-}
-
-/* The length of text's first line of at most max characters, broken at a
- * space (a longer word stays whole): sweep labels are whole command lines. */
-static size_t line_length(const char *text, size_t max)
+size_t an__line_length(const char *text, size_t max)
 {
     size_t n = strlen(text), cut = 0;
     if (n <= max) return n;
     for (size_t i = 0; i < n && (i <= max || !cut); i++)
         if (text[i] == ' ') cut = i;
     return cut ? cut : n;
-}
-
-/* Writes text as lines of at most max characters from y down, line_h
- * apart (draw false: only counts them); returns how many. */
-static int wrapped(FILE *out, bool draw, double x, double y, int line_h, size_t max,
-                   const char *anchor, const char *cls, const char *text)
-{
-    int lines = 0;
-    for (const char *s = text; *s; lines++) {
-        size_t n = line_length(s, max);
-        if (draw) {
-            char *line = util_xasprintf("%.*s", (int)n, s);
-            text_at(out, x, y + line_h * lines, anchor, cls, line);
-            free(line);
-        }
-        s += n + (s[n] == ' ');
-    }
-    return lines;
-}
-
-/* Fourteen-pixel title characters are about 8 pixels wide, eleven-pixel ones 6.5. */
-#define TITLE_CHARS(width) ((size_t)((width)-40) / 8)
-#define NOTE_CHARS(width)  ((size_t)((width)-LEFT - 10) * 2 / 13)
-
-void an_plot_svg(const an_plot *p, FILE *out)
-{
-    axis ax = x_axis_of(p);
-    int width = svg_width(p), notes = 0;
-    int top = TOP + 18 * (wrapped(out, false, 0, 0, 0, TITLE_CHARS(width), "", "", p->title) - 1);
-    for (int i = 0; i < p->n_notes; i++)
-        notes += wrapped(out, false, 0, 0, 0, NOTE_CHARS(width), "", "", p->notes[i]);
-    int bottom = top + p->n_panels * (PANEL_H + PANEL_GAP) - PANEL_GAP;
-    int height = bottom + 52 + 16 * notes;
-    fprintf(out,
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-            "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"11\" "
-            "data-x-scale=\"%s\">\n<title>",
-            width, height, width, height, p->log_x ? "log" : "linear");
-    xml_escaped(out, p->title);
-    fprintf(out, "</title>\n<rect width=\"100%%\" height=\"100%%\" fill=\"#fff\"/>\n"
-                 "<g font-size=\"14\">\n");
-    wrapped(out, true, width / 2.0, 26, 18, TITLE_CHARS(width), "middle", "title", p->title);
-    fputs("</g>\n", out);
-    for (int i = 0; i < p->n_panels; i++)
-        svg_panel(out, p, &p->panels[i], &ax, top + i * (PANEL_H + PANEL_GAP));
-    /* one x label, under the last panel: the panels share the axis */
-    text_at(out, LEFT + PLOT_W / 2.0, bottom + 34, "middle", "axis-label", p->x_label);
-    for (int i = 0, line = 0; i < p->n_notes; i++)
-        line += wrapped(out, true, LEFT, bottom + 54 + 16 * line, 16, NOTE_CHARS(width), "start",
-                        "note", p->notes[i]);
-    fputs("</svg>\n", out);
-}
-
-/* ---- text ------------------------------------------------------------------ */
-
-static const char markers[] = "*o+x#@%&";
-
-/* Column (or row from the bottom) of v on an axis of cells cells. */
-static int cell(const axis *a, double v, int cells)
-{
-    return (int)lround(axis_frac(a, v) * (cells - 1));
-}
-
-static void text_grid(const an_plot *p, const an_plot_panel *pl, const axis *ax, const axis *ay,
-                      char *grid, int w, int h)
-{
-    memset(grid, ' ', (size_t)w * (size_t)h);
-    for (int g = 0; g < pl->n_guides; g++) {
-        const an_plot_guide *gd = &pl->guides[g];
-        int at = gd->vertical ? cell(ax, gd->at, w) : h - 1 - cell(ay, gd->at, h);
-        for (int i = 0; i < (gd->vertical ? h : w); i++)
-            grid[gd->vertical ? i * w + at : at * w + i] = gd->vertical ? ':' : '-';
-    }
-    for (size_t i = 0; i < p->n_overloaded; i++)
-        grid[cell(ax, p->overloaded_x[i], w)] = '!';
-    for (int s = 0; s < pl->n_series; s++)
-        for (size_t i = 0; i < pl->series[s].n; i++) {
-            int c = cell(ax, pl->series[s].x[i], w), r = h - 1 - cell(ay, pl->series[s].y[i], h);
-            grid[r * w + c] = markers[s % (sizeof markers - 1)];
-        }
-}
-
-/* The x tick values placed under their columns, skipping those that would
- * run into the previous one. */
-static void text_x_ticks(const axis *ax, int w, FILE *out)
-{
-    double t[MAX_TICKS];
-    int n = axis_ticks(ax, t, MAX_TICKS), end = -1;
-    char *line = util_xmalloc((size_t)w + 16);
-    memset(line, ' ', (size_t)w + 15);
-    line[w + 15] = '\0';
-    for (int i = 0; i < n; i++) {
-        char label[32];
-        tick_label(label, sizeof label, t[i]);
-        int len = (int)strlen(label);
-        int start = cell(ax, t[i], w) - len / 2;
-        if (start < 0) start = 0;
-        if (start > w + 15 - len) start = w + 15 - len;
-        if (start <= end) continue;
-        memcpy(line + start, label, (size_t)len);
-        end = start + len;
-    }
-    while (end > 0 && line[end - 1] == ' ')
-        end--;
-    fprintf(out, "%12s%.*s\n", "", end > 0 ? end : 0, line);
-    free(line);
-}
-
-/* One legend entry, on a new line when it would pass the grid's right edge. */
-static int text_entry(FILE *out, int col, int w, char mark, const char *text)
-{
-    int len = (int)strlen(text) + 4;
-    if (col > 9 && col + len > 12 + w) {
-        fprintf(out, "\n%9s", "");
-        col = 9;
-    }
-    fprintf(out, "  %c %s", mark, text);
-    return col + len;
-}
-
-static void text_legend(const an_plot *p, const an_plot_panel *pl, int w, FILE *out)
-{
-    fputs("  legend:", out);
-    int col = 9;
-    for (int s = 0; s < pl->n_series; s++)
-        col = text_entry(out, col, w, markers[s % (sizeof markers - 1)], pl->series[s].name);
-    for (int g = 0; g < pl->n_guides; g++)
-        col = text_entry(out, col, w, pl->guides[g].vertical ? ':' : '-', pl->guides[g].label);
-    if (p->n_overloaded) text_entry(out, col, w, '!', "every run overloaded");
-    fputc('\n', out);
-}
-
-static void text_panel(const an_plot *p, const an_plot_panel *pl, const axis *ax, int w, int h,
-                       FILE *out)
-{
-    axis ay = y_axis_of(pl);
-    char *grid = util_xmalloc((size_t)w * (size_t)h);
-    text_grid(p, pl, ax, &ay, grid, w, h);
-    /* each y tick's value on the row it falls in (the first, when two share one) */
-    double t[MAX_TICKS];
-    int n = axis_ticks(&ay, t, MAX_TICKS);
-    fprintf(out, "%s\n", pl->y_label);
-    for (int r = 0; r < h; r++) {
-        int k = n - 1;
-        while (k >= 0 && h - 1 - cell(&ay, t[k], h) != r)
-            k--;
-        if (k >= 0)
-            fprintf(out, "%10.4g |", t[k]);
-        else
-            fprintf(out, "%10s |", "");
-        fprintf(out, "%.*s\n", w, grid + (size_t)r * (size_t)w);
-    }
-    fprintf(out, "%10s +", "");
-    for (int i = 0; i < w; i++)
-        fputc('-', out);
-    fputc('\n', out);
-    text_x_ticks(ax, w, out);
-    int pad = (w - (int)strlen(p->x_label)) / 2;
-    fprintf(out, "%*s%s\n", 12 + (pad > 0 ? pad : 0), "", p->x_label);
-    text_legend(p, pl, w, out);
-    free(grid);
-}
-
-void an_plot_text(const an_plot *p, int width, int height, FILE *out)
-{
-    axis ax = x_axis_of(p);
-    fprintf(out, "%s\n", p->title);
-    for (int i = 0; i < p->n_panels; i++) {
-        fputc('\n', out);
-        text_panel(p, &p->panels[i], &ax, width, height, out);
-    }
-    for (int i = 0; i < p->n_notes; i++)
-        fprintf(out, "note: %s\n", p->notes[i]);
 }

@@ -1,13 +1,15 @@
 /*
  * plot.c: the figures of `servesim plot`, gathered from a database alone
- * into an an_plot, one function per kind: a sweep's points through each
- * run's report (so a point is the number `servesim report` prints, averaged
- * over the runs sharing its x), a CDF from the measured rows, the timeline
- * and the SLO curve from an_timeline_compute and an_slo_curve.  draw.c
- * draws any figure and knows nothing of kinds: a new kind is one more
- * gather function here.
+ * into an an_plot, one function per kind: a CDF (and its tail) from the
+ * measured rows, the timeline and the SLO curve from an_timeline_compute
+ * and an_slo_curve; the sweeps' kinds are in plot_sweep.c.  Here too the
+ * pieces every kind is built from, and the words a figure uses: a title
+ * says what was simulated, axes name quantities in words with their units,
+ * series are named by what differs between runs -- never a file path, a
+ * run id alone or a raw dotted key.  draw.c draws any figure and knows
+ * nothing of kinds: a new kind is one more gather function.
  */
-#include "an_int.h"
+#include "plot.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -22,123 +24,344 @@ const char *const an_plot_kind_names[] = {
 #define CDF_MAX_POINTS 2000
 #define CURVE_POINTS   101
 
-static const char *const metric_titles[] = {"TTFT", "TPOT", "TPOT incl. TTFT", "E2E"};
+const char *const an__metric_titles[] = {"TTFT", "TPOT", "TPOT incl. TTFT", "E2E"};
 /* The stored scenario's threshold on each metric, if any. */
-static const char *const metric_slo_keys[] = {"slo.ttft_s", "slo.tpot_s", NULL, "slo.e2e_s"};
+const char *const an__metric_slo_keys[] = {"slo.ttft_s", "slo.tpot_s", NULL, "slo.e2e_s"};
 
 /* ---- building a figure ---------------------------------------------------- */
 
 /* Arrays grow by doubling when their length reaches a power of two, so the
  * public structs need no capacity fields. */
-static void *grow(void *arr, size_t n, size_t size)
+void *an__grow(void *arr, size_t n, size_t size)
 {
     if (n & (n - 1)) return arr;
     return util_xrealloc(arr, (n ? 2 * n : 1) * size);
 }
 
-static void add_note(an_plot *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add_note(an_plot *p, const char *fmt, ...)
+void an__note(an_plot *p, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    p->notes = grow(p->notes, (size_t)p->n_notes, sizeof *p->notes);
+    p->notes = an__grow(p->notes, (size_t)p->n_notes, sizeof *p->notes);
     p->notes[p->n_notes++] = util_xvasprintf(fmt, ap);
     va_end(ap);
 }
 
-/* Panels are added before any series, and addressed by index afterwards:
- * adding one may move the others. */
-static int add_panel(an_plot *p, const char *y_label)
+int an__panel(an_plot *p, const char *y_label, const char *y_unit, an_plot_scale scale)
 {
-    p->panels = grow(p->panels, (size_t)p->n_panels, sizeof *p->panels);
-    p->panels[p->n_panels] = (an_plot_panel){.y_label = util_xstrdup(y_label)};
+    p->panels = an__grow(p->panels, (size_t)p->n_panels, sizeof *p->panels);
+    p->panels[p->n_panels] = (an_plot_panel){.y_label = util_xstrdup(y_label),
+                                             .y_unit = util_xstrdup(y_unit),
+                                             .y_scale = scale};
     return p->n_panels++;
 }
 
-/* The panel's series called name, added at the end when new. */
-static an_plot_series *series_named(an_plot_panel *pl, const char *name)
+an_plot_series *an__series(an_plot_panel *pl, const char *name)
 {
     for (int i = 0; i < pl->n_series; i++)
         if (!strcmp(pl->series[i].name, name)) return &pl->series[i];
-    pl->series = grow(pl->series, (size_t)pl->n_series, sizeof *pl->series);
+    pl->series = an__grow(pl->series, (size_t)pl->n_series, sizeof *pl->series);
     pl->series[pl->n_series] = (an_plot_series){.name = util_xstrdup(name)};
     return &pl->series[pl->n_series++];
 }
 
-/* A point without a value (nothing measured) is left out, not drawn at 0. */
-static void push(an_plot_series *s, double x, double y)
+/* Room for n + 1 items in an array grown by an__grow(): created late (the
+ * first band, the first label) it must hold what an__grow() would have. */
+static void *late(size_t n, size_t size)
+{
+    size_t cap = 1;
+    while (cap < n + 1)
+        cap <<= 1;
+    return util_xcalloc(cap, size);
+}
+
+void an__push_band(an_plot_series *s, double x, double y, double lo, double hi, const char *label)
 {
     if (!isfinite(x) || !isfinite(y)) return;
-    s->x = grow(s->x, s->n, sizeof *s->x);
-    s->y = grow(s->y, s->n, sizeof *s->y);
+    bool band = isfinite(lo) && isfinite(hi);
+    if (band && !s->lo) { /* the earlier points' bands are the points themselves */
+        s->lo = late(s->n, sizeof *s->lo);
+        s->hi = late(s->n, sizeof *s->hi);
+        if (s->n) memcpy(s->lo, s->y, s->n * sizeof *s->lo);
+        if (s->n) memcpy(s->hi, s->y, s->n * sizeof *s->hi);
+    } else if (s->lo) {
+        s->lo = an__grow(s->lo, s->n, sizeof *s->lo);
+        s->hi = an__grow(s->hi, s->n, sizeof *s->hi);
+    }
+    if (label && !s->labels)
+        s->labels = late(s->n, sizeof *s->labels);
+    else if (s->labels)
+        s->labels = an__grow(s->labels, s->n, sizeof *s->labels);
+    s->x = an__grow(s->x, s->n, sizeof *s->x);
+    s->y = an__grow(s->y, s->n, sizeof *s->y);
+    if (s->lo) {
+        s->lo[s->n] = band ? lo : y;
+        s->hi[s->n] = band ? hi : y;
+    }
+    if (s->labels) s->labels[s->n] = label ? util_xstrdup(label) : NULL;
     s->x[s->n] = x;
     s->y[s->n++] = y;
 }
 
-static void add_guide(an_plot_panel *pl, double at, bool vertical, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void add_guide(an_plot_panel *pl, double at, bool vertical, const char *fmt, ...)
+void an__push(an_plot_series *s, double x, double y)
+{
+    an__push_band(s, x, y, NAN, NAN, NULL);
+}
+
+void an__guide(an_plot_panel *pl, an_plot_guide_kind kind, double at, bool vertical,
+               const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    pl->guides = grow(pl->guides, (size_t)pl->n_guides, sizeof *pl->guides);
-    pl->guides[pl->n_guides++] = (an_plot_guide){util_xvasprintf(fmt, ap), at, vertical};
+    pl->guides = an__grow(pl->guides, (size_t)pl->n_guides, sizeof *pl->guides);
+    pl->guides[pl->n_guides++] = (an_plot_guide){
+        .label = util_xvasprintf(fmt, ap), .at = at, .vertical = vertical, .kind = kind};
     va_end(ap);
 }
 
-/* The scenario's threshold key (slo.ttft_s) as a guide, once per value: runs
- * of one sweep usually share it, but a sweep may vary it. */
-static void add_slo_guide(an_plot_panel *pl, const cJSON *scenario, const char *key, bool vertical)
+void an__seconds(double s, char *buf, size_t n)
+{
+    if (fabs(s) < 1)
+        snprintf(buf, n, "%.4g ms", 1e3 * s);
+    else
+        snprintf(buf, n, "%.4g s", s);
+}
+
+/* "TTFT SLO 500 ms" for slo.ttft_s; runs of one sweep usually share it,
+ * but a sweep may vary it. */
+double an__slo_guide(an_plot_panel *pl, const cJSON *scenario, const char *key, bool vertical)
 {
     double at = key ? util_json_number(scenario, key, NAN) : NAN;
-    if (!(at > 0)) return;
+    if (!(at > 0)) return NAN;
     for (int i = 0; i < pl->n_guides; i++)
-        if (pl->guides[i].at == at && !strncmp(pl->guides[i].label, "SLO ", 4)) return;
-    add_guide(pl, at, vertical, "SLO %s = %g s", key + 4, at);
+        if (pl->guides[i].at == at && pl->guides[i].kind == AN_GUIDE_SLO) return at;
+    static const char *const keys[] = {"slo.ttft_s", "slo.tpot_s", "slo.e2e_s"};
+    static const char *const names[] = {"TTFT", "TPOT", "E2E"};
+    const char *name = "";
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(keys[i], key)) name = names[i];
+    char t[32];
+    an__seconds(at, t, sizeof t);
+    an__guide(pl, AN_GUIDE_SLO, at, vertical, "%s SLO %s", name, t);
+    return at;
+}
+
+static void series_fini(an_plot_series *s)
+{
+    for (size_t i = 0; s->labels && i < s->n; i++)
+        free(s->labels[i]);
+    free(s->labels);
+    free(s->name);
+    free(s->x);
+    free(s->y);
+    free(s->lo);
+    free(s->hi);
 }
 
 void an_plot_fini(an_plot *p)
 {
     for (int i = 0; i < p->n_panels; i++) {
         an_plot_panel *pl = &p->panels[i];
-        for (int k = 0; k < pl->n_series; k++) {
-            free(pl->series[k].name);
-            free(pl->series[k].x);
-            free(pl->series[k].y);
-        }
+        for (int k = 0; k < pl->n_series; k++)
+            series_fini(&pl->series[k]);
         for (int k = 0; k < pl->n_guides; k++)
             free(pl->guides[k].label);
         free(pl->series);
         free(pl->guides);
         free(pl->y_label);
+        free(pl->y_unit);
     }
     for (int i = 0; i < p->n_notes; i++)
         free(p->notes[i]);
+    for (int i = 0; i < p->n_spans; i++)
+        free(p->spans[i].label);
+    for (int i = 0; i < p->n_x_ticks; i++)
+        free(p->x_tick_labels[i]);
+    free(p->x_ticks);
+    free(p->x_tick_labels);
+    free(p->spans);
     free(p->notes);
     free(p->panels);
     free(p->overloaded_x);
+    free(p->overloaded_k);
+    free(p->overloaded_n);
     free(p->title);
+    free(p->subtitle);
+    free(p->source);
     free(p->x_label);
+    free(p->x_unit);
     memset(p, 0, sizeof *p);
 }
 
-/* ---- runs ---------------------------------------------------------------- */
+/* ---- words ------------------------------------------------------------------ */
 
-typedef struct run_info {
-    int64_t id;
-    bool overloaded;             /* runs.status: its queue grew without bound */
-    cJSON *scenario, *overrides; /* overrides: NULL when none were stored */
-} run_info;
+/* The keys people sweep, in the words of a figure; the unit where the
+ * schema's ("1/s") is not the one a reader expects. */
+static const struct {
+    const char *key, *label, *unit;
+} key_words[] = {
+    {"workload.arrival.rate_per_s", "arrival rate", "req/s"},
+    {"workload.arrival.users", "concurrent users", "users"},
+    {"workload.arrival.cv", "arrival burstiness (CV)", ""},
+    {"cluster.replicas", "replicas", "replicas"},
+    {"cluster.tensor_parallel", "tensor parallelism", "GPUs"},
+    {"cluster.pipeline_parallel", "pipeline parallelism", "GPUs"},
+    {"cluster.expert_parallel", "expert parallelism", "GPUs"},
+    {"cluster.scheduler.max_batch", "max batch", "requests"},
+    {"cluster.scheduler.max_batched_tokens", "token budget per step", "tokens"},
+    {"cluster.scheduler.gpu_memory_utilization", "GPU memory for the engine", ""},
+    {"cluster.cost_model.mfu", "model FLOPs utilisation", ""},
+    {"cluster.cost_model.mbu", "memory bandwidth utilisation", ""},
+    {"slo.ttft_s", "TTFT SLO", "s"},
+    {"slo.tpot_s", "TPOT SLO", "s"},
+    {"slo.e2e_s", "E2E SLO", "s"},
+    {"warmup_s", "warm-up", "s"},
+    {"seed", "seed", ""},
+};
 
-static void run_fini(run_info *r)
+/* Units schemas write for machines, as a figure writes them. */
+static const char *unit_words(const char *unit)
+{
+    return !strcmp(unit, "1/s") ? "/s" : unit;
+}
+
+/* The unit a key's name carries (rate_per_s, warmup_s, max_tokens). */
+static const char *suffix_unit(const char *key)
+{
+    static const struct {
+        const char *suffix, *unit;
+    } units[] = {{"_per_s", "/s"}, {"_s", "s"},       {"_w", "W"},   {"tokens", "tokens"},
+                 {"_gb", "GB"},    {"_gib", "GiB"},   {"_usd", "$"}, {"_gbs", "GB/s"}};
+    size_t n = strlen(key);
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        size_t m = strlen(units[i].suffix);
+        if (n >= m && !strcmp(key + n - m, units[i].suffix)) return units[i].unit;
+    }
+    return "";
+}
+
+/* The last part of a dotted key less its unit suffix, underscores as
+ * spaces: "prompt tokens" for workload.prompt_tokens, "rate" for rate_per_s. */
+static void short_name(const char *key, char *buf, size_t n)
+{
+    const char *last = strrchr(key, '.');
+    last = last ? last + 1 : key;
+    snprintf(buf, n, "%s", last);
+    size_t len = strlen(buf);
+    static const char *const suffixes[] = {"_per_s", "_s", "_w", "_gb", "_gib", "_gbs"};
+    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+        size_t m = strlen(suffixes[i]);
+        if (len > m && !strcmp(buf + len - m, suffixes[i])) {
+            buf[len - m] = '\0';
+            break;
+        }
+    }
+    for (char *c = buf; *c; c++)
+        if (*c == '_') *c = ' ';
+}
+
+void an_plot_key_words(const util_field *schema, const char *key, char *buf, size_t n,
+                       const char **unit)
+{
+    for (size_t i = 0; i < sizeof key_words / sizeof key_words[0]; i++)
+        if (!strcmp(key_words[i].key, key)) {
+            snprintf(buf, n, "%s", key_words[i].label);
+            *unit = key_words[i].unit;
+            return;
+        }
+    short_name(key, buf, n);
+    const char *u = schema ? util_schema_unit(schema, key) : NULL;
+    *unit = u ? unit_words(u) : suffix_unit(key);
+}
+
+/* ---- titles ----------------------------------------------------------------- */
+
+/* A model or GPU as the scenario names it: a catalog id, or an inline
+ * object's name. */
+static const char *entry_name(const cJSON *v, const char *unnamed)
+{
+    if (cJSON_IsString(v)) return v->valuestring;
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(v, "name");
+    if (!cJSON_IsString(name)) name = cJSON_GetObjectItemCaseSensitive(v, "id");
+    return cJSON_IsString(name) ? name->valuestring : unnamed;
+}
+
+/* "llama-3.1-8b on 4 x h100-sxm (TP 2)" for one pool of replicas; a part
+ * that differs between the runs (skip) is left out. */
+static char *pool_text(const cJSON *pool, const char *prefix, bool (*skip)(const char *, void *),
+                       void *arg)
+{
+    char key[64];
+    const char *model = entry_name(cJSON_GetObjectItemCaseSensitive(pool, "model"), "a model");
+    const char *gpu = entry_name(cJSON_GetObjectItemCaseSensitive(pool, "gpu"), "a GPU");
+    double replicas = util_json_number(pool, "replicas", 1);
+    double tp = util_json_number(pool, "tensor_parallel", 1);
+    snprintf(key, sizeof key, "%smodel", prefix);
+    bool model_varies = skip(key, arg);
+    snprintf(key, sizeof key, "%sgpu", prefix);
+    bool gpu_varies = skip(key, arg);
+    snprintf(key, sizeof key, "%sreplicas", prefix);
+    bool replicas_vary = skip(key, arg);
+    snprintf(key, sizeof key, "%stensor_parallel", prefix);
+    bool tp_varies = skip(key, arg);
+    char count[32] = "";
+    if (!replicas_vary) snprintf(count, sizeof count, "%g x ", replicas);
+    char par[32] = "";
+    if (!tp_varies && tp > 1) snprintf(par, sizeof par, " (TP %g)", tp);
+    if (tp_varies) snprintf(par, sizeof par, " (TP varies)");
+    return util_xasprintf("%s on %s%s%s", model_varies ? "models" : model, count,
+                          gpu_varies ? "GPUs" : gpu, par);
+}
+
+static bool never(const char *key, void *arg)
+{
+    (void)key;
+    (void)arg;
+    return false;
+}
+
+static char *title_of(const cJSON *scenario, bool (*skip)(const char *, void *), void *arg)
+{
+    const cJSON *cluster = cJSON_GetObjectItemCaseSensitive(scenario, "cluster");
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(scenario, "name");
+    const cJSON *pools = cJSON_GetObjectItemCaseSensitive(cluster, "pools");
+    char *what;
+    if (cJSON_GetArraySize(pools) > 0) {
+        what = util_xstrdup("");
+        const cJSON *pool;
+        cJSON_ArrayForEach(pool, pools)
+        {
+            char *one = pool_text(pool, "", never, NULL);
+            char *t = util_xasprintf("%s%s%s", what, *what ? " + " : "", one);
+            free(one);
+            free(what);
+            what = t;
+        }
+    } else {
+        what = pool_text(cluster, "cluster.", skip, arg);
+    }
+    char *t = cJSON_IsString(name) ? util_xasprintf("%s: %s", name->valuestring, what)
+                                   : util_xstrdup(what);
+    free(what);
+    return t;
+}
+
+char *an_plot_scenario_title(const cJSON *scenario)
+{
+    return title_of(scenario, never, NULL);
+}
+
+/* ---- runs ----------------------------------------------------------------- */
+
+void an__run_fini(an__run *r)
 {
     cJSON_Delete(r->scenario);
     cJSON_Delete(r->overrides);
 }
 
-static int load_run(sqlite3 *db, const char *file, int64_t id, run_info *r, util_diag *d)
+int an__load_run(sqlite3 *db, const char *file, int64_t id, an__run *r, util_diag *d)
 {
-    *r = (run_info){.id = id};
+    *r = (an__run){.id = id};
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(db, "SELECT status, scenario, overrides FROM runs WHERE id = ?1", -1,
                            &st, NULL) != SQLITE_OK)
@@ -161,8 +384,7 @@ static int load_run(sqlite3 *db, const char *file, int64_t id, run_info *r, util
     return rc;
 }
 
-/* "run 3", "runs 1, 2", "runs 1-12, 15": sweeps number their runs in a row. */
-static char *runs_text(const int64_t *ids, int n)
+char *an__runs_text(const int64_t *ids, int n)
 {
     char *s = util_xstrdup(n == 1 ? "run" : "runs");
     for (int i = 0; i < n;) {
@@ -179,11 +401,129 @@ static char *runs_text(const int64_t *ids, int n)
     return s;
 }
 
-/* ---- cdf, timeline, slo-curve: runs ---------------------------------------- */
+/* The scenario as dotted paths and their values' text, leaves only (a
+ * list is one leaf). */
+typedef struct leaves {
+    char **path, **value;
+    int n;
+} leaves;
+
+static void flatten(const cJSON *o, const char *prefix, leaves *l)
+{
+    const cJSON *c;
+    cJSON_ArrayForEach(c, o)
+    {
+        char *p = *prefix ? util_xasprintf("%s.%s", prefix, c->string) : util_xstrdup(c->string);
+        if (cJSON_IsObject(c)) {
+            flatten(c, p, l);
+            free(p);
+            continue;
+        }
+        l->path = an__grow(l->path, (size_t)l->n, sizeof *l->path);
+        l->value = an__grow(l->value, (size_t)l->n, sizeof *l->value);
+        l->path[l->n] = p;
+        l->value[l->n++] =
+            cJSON_IsString(c) ? util_xstrdup(c->valuestring) : cJSON_PrintUnformatted(c);
+    }
+}
+
+static void leaves_fini(leaves *l)
+{
+    for (int i = 0; i < l->n; i++) {
+        free(l->path[i]);
+        free(l->value[i]);
+    }
+    free(l->path);
+    free(l->value);
+}
+
+static const char *leaf(const leaves *l, const char *path)
+{
+    for (int i = 0; i < l->n; i++)
+        if (!strcmp(l->path[i], path)) return l->value[i];
+    return NULL;
+}
+
+static bool same_text(const char *a, const char *b)
+{
+    return a == b || (a && b && !strcmp(a, b));
+}
+
+/* Whether key's value differs between any two runs. */
+static bool differs(const leaves *all, int n, const char *key)
+{
+    for (int i = 1; i < n; i++)
+        if (!same_text(leaf(&all[0], key), leaf(&all[i], key))) return true;
+    return false;
+}
+
+static bool overridden(const an__run *runs, int n, const char *key)
+{
+    for (int i = 0; i < n; i++)
+        if (cJSON_GetObjectItemCaseSensitive(runs[i].overrides, key)) return true;
+    return false;
+}
+
+char *an__difference(const an__run *runs, int n, int index)
+{
+    if (n < 2) return NULL;
+    leaves *all = util_xcalloc((size_t)n, sizeof *all);
+    for (int i = 0; i < n; i++)
+        flatten(runs[i].scenario, "", &all[i]);
+    /* the keys the runs were told to differ in, when any; else every key
+     * that does (models differ in many derived keys: the first three) */
+    bool any_overridden = false;
+    for (int k = 0; k < all[0].n; k++)
+        any_overridden |= differs(all, n, all[0].path[k]) && overridden(runs, n, all[0].path[k]);
+    char *text = util_xstrdup("");
+    int shown = 0;
+    for (int k = 0; k < all[index].n && shown < 3; k++) {
+        const char *key = all[index].path[k];
+        if (!differs(all, n, key) || (any_overridden && !overridden(runs, n, key))) continue;
+        char name[64];
+        short_name(key, name, sizeof name);
+        char *t = util_xasprintf("%s%s%s=%s", text, shown ? ", " : "", name, all[index].value[k]);
+        free(text);
+        text = t;
+        shown++;
+    }
+    for (int i = 0; i < n; i++)
+        leaves_fini(&all[i]);
+    free(all);
+    if (!*text) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+typedef struct vary_ctx {
+    const an__run *runs;
+    int n;
+} vary_ctx;
+
+static bool varies(const char *key, void *arg)
+{
+    const vary_ctx *v = arg;
+    for (int i = 1; i < v->n; i++) {
+        const cJSON *a = util_json_get(v->runs[0].scenario, key);
+        const cJSON *b = util_json_get(v->runs[i].scenario, key);
+        if (!a != !b || (a && !cJSON_Compare(a, b, true))) return true;
+    }
+    return false;
+}
+
+char *an__runs_title(const an__run *runs, int n)
+{
+    vary_ctx v = {runs, n};
+    return title_of(runs[0].scenario, varies, &v);
+}
+
+/* ---- cdf ---------------------------------------------------------------- */
 
 /* The measured requests' values of the metric, sorted (one-token replies
  * have no TPOT and are left out). */
-static int measured_values(sqlite3 *db, const run_info *r, an_metric m, double **v, size_t *n,
+static int measured_values(sqlite3 *db, const an__run *r, an_metric m, double **v, size_t *n,
                            util_diag *d)
 {
     an__query q = {db, r->id, util_json_number(r->scenario, "warmup_s", 0), NULL, -1,
@@ -197,509 +537,232 @@ static int measured_values(sqlite3 *db, const run_info *r, an_metric m, double *
     return rc;
 }
 
-/* One run's empirical CDF: the value of rank k has (k + 1) / n of the
- * values at or below it (ties count at their last rank, so the step is right). */
-static void add_cdf(an_plot_series *s, const double *v, size_t n)
+/* One run's empirical CDF, and its tail 1 - CDF: the value of rank k has
+ * (k + 1) / n of the values at or below it (ties count at their last rank,
+ * so the step is right).  The tail's last point is 0, which a log axis
+ * cannot show: it ends one rank before. */
+static void add_cdf(an_plot_series *cdf, an_plot_series *tail, const double *v, size_t n)
 {
     size_t points = n < CDF_MAX_POINTS ? n : CDF_MAX_POINTS;
     for (size_t i = 0; i < points; i++) {
         size_t k =
             points == n ? i : (size_t)llround((double)(n - 1) * (double)i / (double)(points - 1));
-        push(s, v[k], (double)(k + 1) / (double)n);
+        if (i + 1 < points && k + 1 < n && v[k + 1] == v[k]) continue; /* the tie's last rank */
+        an__push(cdf, v[k], (double)(k + 1) / (double)n);
+        if (k + 1 < n) an__push(tail, v[k], 1 - (double)(k + 1) / (double)n);
     }
 }
 
-static int gather_cdf(sqlite3 *db, const an_plot_request *req, const int64_t *ids, int n_ids,
+static int gather_cdf(sqlite3 *db, const an_plot_request *req, an__run *runs, int n_runs,
                       an_plot *p, util_diag *d)
 {
-    int pl = add_panel(p, "cumulative fraction (0-1)");
-    p->x_label = util_xasprintf("%s (s)", metric_titles[req->metric]);
+    const char *metric = an__metric_titles[req->metric];
+    int cdf = an__panel(p, "share of requests at or below", "", AN_SCALE_LINEAR);
+    int tail = an__panel(p, "share of requests above (1 - CDF)", "", AN_SCALE_LOG);
+    p->x_label = util_xstrdup(metric);
+    p->x_unit = util_xstrdup("s");
     int rc = UTIL_OK;
-    for (int i = 0; !rc && i < n_ids; i++) {
-        run_info r;
+    for (int i = 0; !rc && i < n_runs; i++) {
         double *v = NULL;
         size_t n = 0;
-        rc = load_run(db, req->file, ids[i], &r, d);
-        if (!rc) rc = measured_values(db, &r, req->metric, &v, &n, d);
-        if (!rc) {
-            char *name = util_xasprintf("run %lld", (long long)ids[i]);
-            add_cdf(series_named(&p->panels[pl], name), v, n);
-            add_slo_guide(&p->panels[pl], r.scenario, metric_slo_keys[req->metric], true);
-            if (n > CDF_MAX_POINTS)
-                add_note(p, "%s: %d of its %zu measured values drawn, at evenly spaced ranks", name,
-                         CDF_MAX_POINTS, n);
-            if (n == 0) add_note(p, "%s: no measured requests", name);
-            free(name);
+        rc = measured_values(db, &runs[i], req->metric, &v, &n, d);
+        if (rc) break;
+        char *diff = an__difference(runs, n_runs, i);
+        char *name = diff ? diff : util_xasprintf("run %lld", (long long)runs[i].id);
+        an_plot_series *c = an__series(&p->panels[cdf], name);
+        an_plot_series *t = an__series(&p->panels[tail], name);
+        add_cdf(c, t, v, n);
+        c->style = t->style = AN_STYLE_STEPS;
+        c->colour = c->dash = t->colour = t->dash = i + 1;
+        for (int k = 0; k < 2; k++)
+            an__slo_guide(&p->panels[k == 0 ? cdf : tail], runs[i].scenario,
+                          an__metric_slo_keys[req->metric], true);
+        if (n > 0) { /* the P99 marked where it falls, on the tail */
+            char p99[32];
+            an__seconds(an_quantile_sorted(v, n, 0.99), p99, sizeof p99);
+            an__guide(&p->panels[tail], AN_GUIDE_REFERENCE, an_quantile_sorted(v, n, 0.99), true,
+                      "P99%s%s %s", n_runs > 1 ? " " : "", n_runs > 1 ? name : "", p99);
         }
+        if (n > CDF_MAX_POINTS)
+            an__note(p, "%s: %d of its %zu measured values drawn, at evenly spaced ranks", name,
+                     CDF_MAX_POINTS, n);
+        if (n == 0) an__note(p, "%s: no measured requests", name);
+        free(name);
         free(v);
-        run_fini(&r);
     }
-    char *runs = runs_text(ids, n_ids);
-    p->title = util_xasprintf("%s: %s CDF of the measured requests, %s", req->file,
-                              metric_titles[req->metric], runs);
-    free(runs);
+    p->subtitle = util_xasprintf("%s of the measured requests: distribution, and its tail on a "
+                                 "log scale (0.01 = P99)",
+                                 metric);
     return rc;
 }
+
+/* ---- timeline --------------------------------------------------------------- */
 
 static void timeline_series(an_plot *p, int pl, const char *name, const an_timeline *t,
                             const double *v)
 {
-    an_plot_series *s = series_named(&p->panels[pl], name);
+    an_plot_series *s = an__series(&p->panels[pl], name);
     for (size_t i = 0; i < t->n; i++)
-        push(s, (double)i * t->interval_s, v[i]);
+        an__push(s, (double)i * t->interval_s, v[i]);
 }
 
-static int gather_timeline(sqlite3 *db, const an_plot_request *req, int64_t id, an_plot *p,
-                           util_diag *d)
+/* The batch's ceiling: max_batch on each replica, when the cluster is one
+ * pool (pools may differ in it). */
+static void add_batch_limit(an_plot_panel *pl, const cJSON *scenario)
 {
-    run_info r;
+    const cJSON *cluster = cJSON_GetObjectItemCaseSensitive(scenario, "cluster");
+    if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(cluster, "pools")) > 0) return;
+    double max_batch = util_json_number(cluster, "scheduler.max_batch", NAN);
+    double replicas = util_json_number(cluster, "replicas", 1);
+    if (max_batch > 0)
+        an__guide(pl, AN_GUIDE_LIMIT, max_batch * replicas, false, "max batch %g%s", max_batch,
+                  replicas > 1 ? " a replica" : "");
+}
+
+static int gather_timeline(sqlite3 *db, const an_plot_request *req, const an__run *r,
+                           an_plot *p, util_diag *d)
+{
     an_timeline t = {0};
     double interval = req->interval_s > 0 ? req->interval_s : 1;
-    int rc = load_run(db, req->file, id, &r, d);
-    if (!rc) rc = an_timeline_compute(db, id, interval, -1, &t, d);
+    int rc = an_timeline_compute(db, r->id, interval, -1, &t, d);
     if (!rc) {
-        timeline_series(p, add_panel(p, "queue (requests waiting)"), "queue", &t, t.queue);
-        timeline_series(p, add_panel(p, "running batch (requests)"), "running", &t, t.running);
-        if (t.has_iterations)
-            timeline_series(p, add_panel(p, "KV occupancy (fraction of capacity)"), "kv occupancy",
-                            &t, t.kv_occupancy);
-        timeline_series(p, add_panel(p, "output (tokens/s)"), "output tokens/s", &t,
+        timeline_series(p, an__panel(p, "waiting", "requests", AN_SCALE_LINEAR), "queue", &t,
+                        t.queue);
+        int running = an__panel(p, "running batch", "requests", AN_SCALE_LINEAR);
+        timeline_series(p, running, "running", &t, t.running);
+        add_batch_limit(&p->panels[running], r->scenario);
+        if (t.has_iterations) {
+            int kv = an__panel(p, "KV cache in use", "share of capacity", AN_SCALE_LINEAR);
+            timeline_series(p, kv, "KV in use", &t, t.kv_occupancy);
+            an__guide(&p->panels[kv], AN_GUIDE_LIMIT, 1, false, "KV capacity");
+        }
+        timeline_series(p, an__panel(p, "output", "tokens/s", AN_SCALE_LINEAR), "output", &t,
                         t.output_tokens_per_s);
-        p->x_label = util_xstrdup("time (s)");
-        p->title = util_xasprintf("%s: run %lld over time, %g s intervals", req->file,
-                                  (long long)id, interval);
-        add_note(p, "each point: the average over the interval starting at its time");
+        if (t.has_iterations)
+            timeline_series(p, an__panel(p, "GPU power", "W", AN_SCALE_LINEAR), "power", &t,
+                            t.power_w);
+        double warmup = util_json_number(r->scenario, "warmup_s", 0);
+        if (warmup > 0) {
+            p->spans = util_xmalloc(sizeof *p->spans);
+            p->spans[0] = (an_plot_span){util_xstrdup("warm-up (not measured)"), 0, warmup};
+            p->n_spans = 1;
+        }
+        p->x_label = util_xstrdup("time");
+        p->x_unit = util_xstrdup("s");
+        p->subtitle = util_xasprintf("over time, in %g s intervals", interval);
+        an__note(p, "each point: the average over the interval starting at its time");
         if (!t.has_iterations)
-            add_note(p, "no KV occupancy: the run has no iterations (servesim run "
+            an__note(p, "no KV occupancy or power: the run has no iterations (servesim run "
                         "--record-iterations)");
     }
     an_timeline_fini(&t);
-    run_fini(&r);
     return rc;
 }
 
-/* The thresholds 90% and 99% attainment need, marked where reachable. */
-static void add_needed(an_plot *p, an_plot_panel *pl, const an_curve *c, int i, const char *pct)
-{
-    add_guide(pl, c->needed[i].attainment, false, "%s attainment", pct);
-    if (isnan(c->needed[i].threshold_s))
-        add_note(p, "%s attainment is unreachable: too many requests failed outright", pct);
-    else
-        add_guide(pl, c->needed[i].threshold_s, true, "%s needs %.4g s", pct,
-                  c->needed[i].threshold_s);
-}
+/* ---- slo-curve -------------------------------------------------------------- */
 
-static int gather_curve(sqlite3 *db, const an_plot_request *req, int64_t id, an_plot *p,
-                        util_diag *d)
+static void add_needed(an_plot *p, an_plot_panel *pl, const an_curve *c, int i, const char *pct,
+                       bool thresholds)
 {
-    run_info r;
-    an_curve c = {0};
-    int rc = load_run(db, req->file, id, &r, d);
-    if (!rc)
-        rc = an_slo_curve(db, id, req->metric, NULL, req->points > 0 ? req->points : CURVE_POINTS,
-                          &c, d);
-    if (!rc) {
-        int panel = add_panel(p, "attainment (fraction of ended requests)");
-        an_plot_panel *pl = &p->panels[panel];
-        an_plot_series *s = series_named(pl, "attainment");
-        for (int i = 0; i < c.n_points; i++)
-            push(s, c.points[i].threshold_s, c.points[i].attainment);
-        add_needed(p, pl, &c, 1, "90%");
-        add_needed(p, pl, &c, 3, "99%");
-        add_slo_guide(pl, r.scenario, metric_slo_keys[req->metric], true);
-        p->x_label = util_xasprintf("%s threshold (s)", metric_titles[req->metric]);
-        p->title = util_xasprintf("%s: %s SLO attainment by threshold, run %lld", req->file,
-                                  metric_titles[req->metric], (long long)id);
-        add_note(p,
-                 "%lld requests ended after warm-up, %lld measured; rejected and timed-out "
-                 "ones fail every threshold",
-                 (long long)c.ended, (long long)c.measured);
+    for (int g = 0; g < pl->n_guides; g++)
+        if (!pl->guides[g].vertical && pl->guides[g].at == c->needed[i].attainment) goto marked;
+    an__guide(pl, AN_GUIDE_REFERENCE, c->needed[i].attainment, false, "%s of requests", pct);
+marked:
+    if (!thresholds) return;
+    char t[32];
+    if (isnan(c->needed[i].threshold_s)) {
+        an__note(p, "%s attainment is unreachable: too many requests failed outright", pct);
+        return;
     }
-    an_curve_fini(&c);
-    run_fini(&r);
-    return rc;
+    an__seconds(c->needed[i].threshold_s, t, sizeof t);
+    an__guide(pl, AN_GUIDE_REFERENCE, c->needed[i].threshold_s, true, "%s need %s", pct, t);
 }
 
-/* ---- sweeps ------------------------------------------------------------------ */
-
-static void latency_values(const an_report *r, double *v)
+/* The attainment at the scenario's own threshold, exactly (the curve's
+ * thresholds fall between), as a marked point: the measured values at or
+ * below it of every ended request. */
+static int at_slo(sqlite3 *db, const an_plot_request *req, const an__run *r, an_plot_panel *pl,
+                  const an_curve *c, double slo, const char *name, int colour, util_diag *d)
 {
-    const an_stats *s[2] = {&r->req.ttft, &r->req.tpot};
-    for (int i = 0; i < 2; i++) {
-        v[3 * i] = s[i]->p50;
-        v[3 * i + 1] = s[i]->p90;
-        v[3 * i + 2] = s[i]->p99;
-    }
-}
-
-static void throughput_values(const an_report *r, double *v)
-{
-    v[0] = r->req.output_tokens_per_s;
-    v[1] = r->req.per_user_tokens_per_s.mean;
-}
-
-/* What a sweep kind plots: values of each run's report, each in a panel. */
-typedef struct sweep_kind {
-    const char *what;  /* in the title */
-    const char *x_key; /* the x axis unless --x names one; NULL: the key that varies */
-    const char *panels[2];
-    const char *slo_keys[2]; /* the scenario's threshold drawn in each panel */
-    const char *values[6];
-    int panel_of[6];
-    int n_values;
-    void (*read)(const an_report *r, double *v);
-} sweep_kind;
-
-static const sweep_kind sweep_kinds[] = {
-    {.what = "TTFT and TPOT",
-     .panels = {"TTFT (s)", "TPOT (s)"},
-     .slo_keys = {"slo.ttft_s", "slo.tpot_s"},
-     .values = {"p50 ttft", "p90 ttft", "p99 ttft", "p50 tpot", "p90 tpot", "p99 tpot"},
-     .panel_of = {0, 0, 0, 1, 1, 1},
-     .n_values = 6,
-     .read = latency_values},
-    {.what = "output throughput",
-     .x_key = "workload.arrival.users",
-     .panels = {"total output (tokens/s)", "per user (tokens/s)"},
-     .values = {"output tokens/s", "per-user tokens/s (mean 1/TPOT)"},
-     .panel_of = {0, 1},
-     .n_values = 2,
-     .read = throughput_values},
-};
-
-/* One run of the sweep, placed. */
-typedef struct point_run {
-    int64_t id;
-    bool overloaded;
-    double x;
-    int group;   /* the combination of the other varying keys */
-    double v[6]; /* the kind's values */
-} point_run;
-
-typedef struct sweep {
-    char *label;
-    run_info *runs;
-    int n;
-    const char **keys; /* varying keys, borrowed from the runs' overrides */
-    int n_keys;
-    char **groups; /* "k=v, k2=v2" of each combination, in order of first run */
-    int n_groups;
-    point_run *points;
-} sweep;
-
-static void sweep_fini(sweep *s)
-{
-    for (int i = 0; i < s->n; i++)
-        run_fini(&s->runs[i]);
-    for (int i = 0; i < s->n_groups; i++)
-        free(s->groups[i]);
-    free(s->runs);
-    free(s->keys);
-    free(s->groups);
-    free(s->points);
-    free(s->label);
-}
-
-/* The label of the newest run that has one. */
-static int newest_sweep(sqlite3 *db, const char *file, char **label, util_diag *d)
-{
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT sweep FROM runs WHERE sweep IS NOT NULL"
-                           " ORDER BY id DESC LIMIT 1",
-                           -1, &st, NULL) != SQLITE_OK)
-        return an__db_fail(db, d, "cannot read runs");
-    if (sqlite3_step(st) == SQLITE_ROW)
-        *label = util_xstrdup((const char *)sqlite3_column_text(st, 0));
-    sqlite3_finalize(st);
-    return *label ? UTIL_OK
-                  : util_diag_add(d, "%s: holds no sweep (no run has a runs.sweep label)", file);
-}
-
-/* The sweep's runs, in order of id. */
-static int load_sweep(sqlite3 *db, const char *file, const char *label, sweep *s, util_diag *d)
-{
-    int rc = UTIL_OK;
-    if (label)
-        s->label = util_xstrdup(label);
-    else
-        rc = newest_sweep(db, file, &s->label, d);
+    if (!(slo > 0) || c->ended == 0) return UTIL_OK;
+    double *v = NULL;
+    size_t n = 0, within = 0;
+    int rc = measured_values(db, r, req->metric, &v, &n, d);
+    while (!rc && within < n && v[within] <= slo)
+        within++;
+    free(v);
     if (rc) return rc;
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT id FROM runs WHERE sweep = ?1 ORDER BY id", -1, &st, NULL) !=
-        SQLITE_OK)
-        return an__db_fail(db, d, "cannot read runs");
-    sqlite3_bind_text(st, 1, s->label, -1, SQLITE_STATIC);
-    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-        s->runs = grow(s->runs, (size_t)s->n, sizeof *s->runs);
-        rc = load_run(db, file, sqlite3_column_int64(st, 0), &s->runs[s->n++], d);
-    }
-    sqlite3_finalize(st);
-    if (!rc && s->n == 0)
-        rc = util_diag_add(d, "%s: no sweep '%s' (no run has runs.sweep = '%s')", file, s->label,
-                           s->label);
-    return rc;
+    double att = (double)within / (double)c->ended;
+    char *series = util_xasprintf("at the SLO%s%s", name ? ", " : "", name ? name : "");
+    char label[48];
+    snprintf(label, sizeof label, "%.1f%% met", 100 * att);
+    an_plot_series *s = an__series(pl, series);
+    s->style = AN_STYLE_POINTS;
+    s->colour = colour; /* the curve's it sits on */
+    an__push_band(s, slo, att, NAN, NAN, label);
+    free(series);
+    return UTIL_OK;
 }
 
-/* Whether key has the same value (or is absent) in every run. */
-static bool constant(const sweep *s, const char *key)
+static int gather_curve(sqlite3 *db, const an_plot_request *req, an__run *runs, int n_runs,
+                        an_plot *p, util_diag *d)
 {
-    const cJSON *first = cJSON_GetObjectItemCaseSensitive(s->runs[0].overrides, key);
-    for (int i = 1; i < s->n; i++) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(s->runs[i].overrides, key);
-        if (!first != !v || (v && !cJSON_Compare(first, v, true))) return false;
-    }
-    return true;
-}
-
-/* The overridden keys whose values differ between runs.  The seed is a
- * replicate, not a key: runs that differ only in it are averaged. */
-static void find_varying(sweep *s)
-{
-    for (int i = 0; i < s->n; i++) {
-        const cJSON *o;
-        cJSON_ArrayForEach(o, s->runs[i].overrides)
-        {
-            bool known = !strcmp(o->string, "seed") || constant(s, o->string);
-            for (int k = 0; !known && k < s->n_keys; k++)
-                known = !strcmp(s->keys[k], o->string);
-            if (known) continue;
-            s->keys = grow(s->keys, (size_t)s->n_keys, sizeof *s->keys);
-            s->keys[s->n_keys++] = o->string;
-        }
-    }
-}
-
-/* "a, b, c" of the varying keys. */
-static char *keys_text(const sweep *s)
-{
-    char *t = util_xstrdup("");
-    for (int k = 0; k < s->n_keys; k++) {
-        char *u = util_xasprintf("%s%s%s", t, k ? ", " : "", s->keys[k]);
-        free(t);
-        t = u;
-    }
-    return t;
-}
-
-/* The x key: asked for, the kind's own, or the one key that varies. */
-static int choose_x(const sweep *s, const char *file, const char *asked, const char **x,
-                    util_diag *d)
-{
-    *x = asked;
-    if (*x) return UTIL_OK;
-    if (s->n_keys == 1) {
-        *x = s->keys[0];
-        return UTIL_OK;
-    }
-    if (s->n_keys == 0)
-        return util_diag_add(d,
-                             "%s: sweep '%s': no key varies between its runs (seed aside); "
-                             "name the x axis with --x PATH",
-                             file, s->label);
-    char *keys = keys_text(s);
-    util_diag_add(d,
-                  "%s: sweep '%s': %d keys vary (%s); choose the x axis with --x PATH "
-                  "(the others become one series each)",
-                  file, s->label, s->n_keys, keys);
-    free(keys);
-    return UTIL_EINPUT;
-}
-
-/* A run's value of key: from its overrides, else its stored scenario. */
-static const cJSON *value_of(const run_info *r, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(r->overrides, key);
-    return v ? v : util_json_get(r->scenario, key);
-}
-
-static bool as_number(const cJSON *v, double *out)
-{
-    char *end;
-    if (cJSON_IsNumber(v))
-        *out = v->valuedouble;
-    else if (cJSON_IsString(v))
-        *out = strtod(v->valuestring, &end);
-    else
-        return false;
-    return isfinite(*out) && (!cJSON_IsString(v) || (!*end && end != v->valuestring));
-}
-
-/* The run's combination of the varying keys other than x, as a group. */
-static int group_of(sweep *s, const run_info *r, const char *x)
-{
-    char *label = util_xstrdup("");
-    for (int k = 0; k < s->n_keys; k++) {
-        if (!strcmp(s->keys[k], x)) continue;
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(r->overrides, s->keys[k]);
-        char *text = cJSON_IsString(v) ? util_xstrdup(v->valuestring)
-                     : v               ? cJSON_PrintUnformatted(v)
-                                       : util_xstrdup("(absent)");
-        char *t = util_xasprintf("%s%s%s=%s", label, *label ? ", " : "", s->keys[k], text);
-        free(text);
-        free(label);
-        label = t;
-    }
-    for (int g = 0; g < s->n_groups; g++)
-        if (!strcmp(s->groups[g], label)) {
-            free(label);
-            return g;
-        }
-    s->groups = grow(s->groups, (size_t)s->n_groups, sizeof *s->groups);
-    s->groups[s->n_groups] = label;
-    return s->n_groups++;
-}
-
-/* Places every run and measures those that kept up; an overloaded run's
- * percentiles are of a queue that grew without bound, so it has none. */
-static int place_runs(sqlite3 *db, const an_plot_request *req, const sweep_kind *k, sweep *s,
-                      const char *x, util_diag *d)
-{
-    s->points = util_xcalloc((size_t)s->n, sizeof *s->points);
+    const char *metric = an__metric_titles[req->metric];
+    int panel = an__panel(p, "share of ended requests within", "", AN_SCALE_LINEAR);
     int rc = UTIL_OK;
-    for (int i = 0; !rc && i < s->n; i++) {
-        point_run *pt = &s->points[i];
-        const run_info *r = &s->runs[i];
-        *pt = (point_run){.id = r->id, .overloaded = r->overloaded, .group = group_of(s, r, x)};
-        const cJSON *v = value_of(r, x);
-        if (!v && !req->x_key && k->x_key)
-            return util_diag_add(d,
-                                 "%s: run %lld has no %s: %s plots a closed-loop sweep over "
-                                 "it (or name the x axis with --x PATH)",
-                                 req->file, (long long)r->id, x, an_plot_kind_names[req->kind]);
-        if (!v)
-            return util_diag_add(d, "%s: run %lld has no %s (in runs.overrides or its scenario)",
-                                 req->file, (long long)r->id, x);
-        if (!as_number(v, &pt->x))
-            return util_diag_add(d, "%s: run %lld: %s is not a number", req->file, (long long)r->id,
-                                 x);
-        if (pt->overloaded) continue;
-        an_report rep;
-        rc = an_report_compute(db, r->id, &rep, d);
-        if (!rc) k->read(&rep, pt->v);
-        an_report_fini(&rep);
+    for (int i = 0; !rc && i < n_runs; i++) {
+        an_curve c = {0};
+        rc = an_slo_curve(db, runs[i].id, req->metric, NULL,
+                          req->points > 0 ? req->points : CURVE_POINTS, &c, d);
+        if (!rc) {
+            an_plot_panel *pl = &p->panels[panel];
+            char *name = an__difference(runs, n_runs, i);
+            an_plot_series *s = an__series(pl, name ? name : "attainment");
+            s->colour = i + 1;
+            s->dash = i + 1;
+            for (int k = 0; k < c.n_points; k++)
+                an__push(s, c.points[k].threshold_s, c.points[k].attainment);
+            add_needed(p, pl, &c, 1, "90%", n_runs == 1);
+            add_needed(p, pl, &c, 3, "99%", n_runs == 1);
+            double slo = an__slo_guide(pl, runs[i].scenario, an__metric_slo_keys[req->metric], true);
+            rc = at_slo(db, req, &runs[i], pl, &c, slo, n_runs > 1 ? name : NULL, i + 1, d);
+            an__note(p,
+                     "%s%s%lld requests ended after warm-up, %lld measured; rejected and "
+                     "timed-out ones fail every threshold",
+                     name ? name : "", name ? ": " : "", (long long)c.ended,
+                     (long long)c.measured);
+            free(name);
+        }
+        an_curve_fini(&c);
     }
+    p->x_label = util_xasprintf("%s threshold", metric);
+    p->x_unit = util_xstrdup("s");
+    p->subtitle = util_xasprintf("%s SLO attainment against the threshold", metric);
     return rc;
 }
 
-static bool same_point(const point_run *a, const point_run *b)
-{
-    return a->group == b->group && a->x == b->x;
-}
+/* ---- the figure --------------------------------------------------------------- */
 
-static int cmp_point(const void *a, const void *b)
+static int gather_runs(sqlite3 *db, const an_plot_request *req, an_plot *out, util_diag *d)
 {
-    const point_run *p = a, *q = b;
-    if (p->group != q->group) return p->group - q->group;
-    if (p->x != q->x) return p->x < q->x ? -1 : 1;
-    return (p->id > q->id) - (p->id < q->id);
-}
-
-static void flag_overloaded(an_plot *p, double x)
-{
-    for (size_t i = 0; i < p->n_overloaded; i++)
-        if (p->overloaded_x[i] == x) return;
-    p->overloaded_x = grow(p->overloaded_x, p->n_overloaded, sizeof *p->overloaded_x);
-    p->overloaded_x[p->n_overloaded++] = x;
-}
-
-/* One point per (group, x): each value the mean over the runs that kept up
- * and measured it.  Returns how many runs it averaged. */
-static int add_point(an_plot *p, const sweep_kind *k, const sweep *s, const point_run *pts, int n)
-{
-    int kept = 0;
-    for (int i = 0; i < n; i++)
-        kept += !pts[i].overloaded;
-    const char *group = s->groups[pts[0].group];
-    if (kept == 0)
-        flag_overloaded(p, pts[0].x);
-    else if (kept < n)
-        add_note(p, "x = %g%s%s: %d of %d runs overloaded, left out of the mean", pts[0].x,
-                 *group ? ", " : "", group, n - kept, n);
-    for (int m = 0; m < k->n_values; m++) {
-        double sum = 0;
-        int count = 0;
-        for (int i = 0; i < n; i++)
-            if (!pts[i].overloaded && !isnan(pts[i].v[m])) {
-                sum += pts[i].v[m];
-                count++;
-            }
-        char *name =
-            *group ? util_xasprintf("%s (%s)", k->values[m], group) : util_xstrdup(k->values[m]);
-        an_plot_series *ser = series_named(&p->panels[k->panel_of[m]], name);
-        if (count) push(ser, pts[0].x, sum / count);
-        free(name);
-    }
-    return kept;
-}
-
-/* Says what a point is when it is more than one run. */
-static void average_points(an_plot *p, const sweep_kind *k, const sweep *s)
-{
-    qsort(s->points, (size_t)s->n, sizeof *s->points, cmp_point);
-    int fewest = s->n, most = 0;
-    for (int i = 0, j; i < s->n; i = j) {
-        j = i + 1;
-        while (j < s->n && same_point(&s->points[i], &s->points[j]))
-            j++;
-        int kept = add_point(p, k, s, &s->points[i], j - i);
-        if (kept && kept < fewest) fewest = kept;
-        if (kept > most) most = kept;
-    }
-    if (most > 1 && fewest == most)
-        add_note(p, "each point: the mean over the %d runs with its x (seeds)", most);
-    else if (most > 1)
-        add_note(p, "each point: the mean over the %d to %d runs with its x (seeds)", fewest, most);
-    if (p->n_overloaded)
-        add_note(p, "crossed x values: every run there was overloaded, so they have no point");
-}
-
-/* The unit a key's name carries (rate_per_s, warmup_s, max_tokens), else
- * the counted noun of a plain plural (users, replicas). */
-static const char *key_unit(const char *key)
-{
-    static const struct {
-        const char *suffix, *unit;
-    } units[] = {{"_per_s", "1/s"},         {"_s", "s"},  {"_w", "W"}, {"tokens", "tokens"},
-                 {"_fraction", "fraction"}, {"_gb", "GB"}};
-    size_t n = strlen(key);
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-        size_t m = strlen(units[i].suffix);
-        if (n >= m && !strcmp(key + n - m, units[i].suffix)) return units[i].unit;
-    }
-    const char *last = strrchr(key, '.');
-    last = last ? last + 1 : key;
-    return n && key[n - 1] == 's' && !strchr(last, '_') ? last : "value";
-}
-
-static int gather_sweep(sqlite3 *db, const an_plot_request *req, an_plot *p, util_diag *d)
-{
-    const sweep_kind *k = &sweep_kinds[req->kind == AN_PLOT_THROUGHPUT_CONCURRENCY];
-    sweep s = {0};
-    const char *x = NULL;
-    int rc = load_sweep(db, req->file, req->sweep, &s, d);
-    if (!rc) find_varying(&s);
-    if (!rc) rc = choose_x(&s, req->file, req->x_key ? req->x_key : k->x_key, &x, d);
-    if (!rc) rc = place_runs(db, req, k, &s, x, d);
+    an__run *runs = util_xcalloc((size_t)req->n_runs, sizeof *runs);
+    int rc = UTIL_OK, loaded = 0;
+    for (; !rc && loaded < req->n_runs; loaded++)
+        rc = an__load_run(db, req->file, req->runs[loaded], &runs[loaded], d);
     if (!rc) {
-        for (int i = 0; i < 2; i++) {
-            int pl = add_panel(p, k->panels[i]);
-            for (int r = 0; k->slo_keys[i] && r < s.n; r++)
-                add_slo_guide(&p->panels[pl], s.runs[r].scenario, k->slo_keys[i], false);
-        }
-        average_points(p, k, &s);
-        int64_t *ids = util_xmalloc((size_t)s.n * sizeof *ids);
-        for (int i = 0; i < s.n; i++)
-            ids[i] = s.runs[i].id;
-        char *runs = runs_text(ids, s.n);
-        p->x_label = util_xasprintf("%s (%s)", x, key_unit(x));
-        p->title = util_xasprintf("%s: %s against %s, sweep '%s' (%s)", req->file, k->what, x,
-                                  s.label, runs);
-        if (s.n_groups > 1) add_note(p, "one series per combination of the other keys that vary");
-        free(runs);
+        int n = req->kind == AN_PLOT_TIMELINE ? 1 : req->n_runs;
+        out->title = an__runs_title(runs, n);
+        rc = req->kind == AN_PLOT_CDF        ? gather_cdf(db, req, runs, n, out, d)
+             : req->kind == AN_PLOT_TIMELINE ? gather_timeline(db, req, &runs[0], out, d)
+                                             : gather_curve(db, req, runs, n, out, d);
+        char *ids = an__runs_text(req->runs, n);
+        out->source = util_xasprintf("%s, %s", req->file, ids);
+        an__note(out, "%s", ids);
         free(ids);
     }
-    sweep_fini(&s);
+    for (int i = 0; i < loaded; i++)
+        an__run_fini(&runs[i]);
+    free(runs);
     return rc;
 }
 
@@ -708,17 +771,24 @@ int an_plot_compute(sqlite3 *db, const an_plot_request *request, an_plot *out, u
     an_plot_request req = *request;
     if (!req.file) req.file = "database"; /* every message names it */
     memset(out, 0, sizeof *out);
-    out->log_x = req.log_x;
-    if (req.kind == AN_PLOT_LATENCY_LOAD || req.kind == AN_PLOT_THROUGHPUT_CONCURRENCY)
-        return gather_sweep(db, &req, out, d);
     int64_t newest;
-    if (req.n_runs == 0) {
-        int rc = an_last_run(db, req.file, &newest, d);
-        if (rc) return rc;
-        req.runs = &newest;
-        req.n_runs = 1;
+    int rc;
+    if (req.kind == AN_PLOT_LATENCY_LOAD || req.kind == AN_PLOT_THROUGHPUT_CONCURRENCY) {
+        rc = an__gather_sweep(db, &req, out, d);
+    } else {
+        rc = req.n_runs ? UTIL_OK : an_last_run(db, req.file, &newest, d);
+        if (!rc && req.n_runs == 0) {
+            req.runs = &newest;
+            req.n_runs = 1;
+        }
+        if (!rc) rc = gather_runs(db, &req, out, d);
     }
-    if (req.kind == AN_PLOT_CDF) return gather_cdf(db, &req, req.runs, req.n_runs, out, d);
-    if (req.kind == AN_PLOT_TIMELINE) return gather_timeline(db, &req, req.runs[0], out, d);
-    return gather_curve(db, &req, req.runs[0], out, d);
+    if (req.x_scale != AN_SCALE_AUTO) out->x_scale = req.x_scale;
+    for (int i = 0; req.y_scale != AN_SCALE_AUTO && i < out->n_panels; i++)
+        out->panels[i].y_scale = req.y_scale;
+    if (req.title) {
+        free(out->title);
+        out->title = util_xstrdup(req.title);
+    }
+    return rc;
 }

@@ -37,6 +37,11 @@ int cli_plan(int argc, char **argv);
 int cli_lesson(int argc, char **argv);
 int cli_plot(int argc, char **argv);
 
+/* figure.c: a figure to FILE.png (cairo) or FILE.svg, whole or not at all;
+ * "-": SVG to stdout. */
+int cli_write_figure(const an_plot *fig, an_plot_size size, const char *path, util_diag *d);
+bool cli_is_png(const char *path);
+
 /* ---- options (opt.c) ---- */
 
 /* A list of arguments: the values of a repeatable option, or the

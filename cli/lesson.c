@@ -11,7 +11,7 @@
 #include "ls.h"
 
 static const char lesson_usage[] =
-    "usage: servesim lesson [NAME [--set PATH=VALUE]... [--plot FILE.svg] [--json] [--quick]\n"
+    "usage: servesim lesson [NAME [--set PATH=VALUE]... [--plot FILE] [--json] [--quick]\n"
     "                       [-j N]]\n"
     "\n"
     "Without NAME, lists the lessons.  With it, runs the lesson's sweep with the real engine\n"
@@ -19,7 +19,7 @@ static const char lesson_usage[] =
     "lesson's scenario or its knobs (lesson.*, see examples/lessons/NAME.json); the\n"
     "sentences follow the new numbers.\n"
     "\n"
-    "  --plot FILE.svg   also draw the lesson's figure\n"
+    "  --plot FILE       also draw the lesson's figure (FILE.svg, or FILE.png)\n"
     "  --json            the table, the findings and their numbers as JSON\n"
     "  --quick           a reduced size (what the test suite runs)\n"
     "  -j N              worker processes (default: the number of cores)\n";
@@ -33,10 +33,7 @@ static void list(void)
 static int write_plot(const ls_result *r, const char *path, util_diag *d)
 {
     if (!r->has_plot) return util_diag_add(d, "this lesson has no figure");
-    FILE *f = fopen(path, "w");
-    if (!f) return util_diag_add(d, "%s: cannot write", path);
-    an_plot_svg(&r->plot, f);
-    return fclose(f) ? util_diag_fail(d, "%s: cannot write", path) : UTIL_OK;
+    return cli_write_figure(&r->plot, (an_plot_size){0}, path, d);
 }
 
 /* The command line, checked: a lesson to run, or nothing more to do. */

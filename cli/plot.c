@@ -5,6 +5,7 @@
  * the kind, and writes the file only once the figure is complete.
  */
 #include "cli.h"
+#include "sim.h"
 
 #include <errno.h>
 #include <float.h>
@@ -14,35 +15,44 @@
 #include <string.h>
 
 static const char plot_usage[] =
-    "usage: servesim plot FILE.db KIND (-o FILE.svg | --terminal) [--run ID]... [--sweep LABEL]\n"
-    "                     [--x PATH] [--metric M] [--log] [--interval S] [--points N]\n"
+    "usage: servesim plot FILE.db KIND (-o FILE.svg | -o FILE.png | --terminal) [--run ID]...\n"
+    "                     [--sweep LABEL] [--x PATH] [--metric M] [--title TEXT] [--log]\n"
+    "                     [--log-y] [--width N] [--height N] [--interval S] [--points N]\n"
     "\n"
-    "Draws stored runs, from the database alone, as a self-contained SVG file (-o;\n"
-    "- for stdout) or in text characters (--terminal).  KIND is one of\n"
-    "  latency-load            P50/P90/P99 TTFT and TPOT of a sweep's runs against the key\n"
-    "                          it varies; runs with the same x (seeds) are averaged,\n"
-    "                          overloaded runs left out; SLO thresholds dashed\n"
-    "  throughput-concurrency  total and per-user output tokens/s of a closed-loop sweep\n"
-    "                          against workload.arrival.users\n"
-    "  cdf                     empirical CDF of one metric of the measured requests\n"
-    "  timeline                queue, running batch, KV occupancy and output tokens/s\n"
+    "Draws stored runs, from the database alone, as a self-contained SVG file, a PNG (-o;\n"
+    "- for SVG on stdout) or in text characters (--terminal).  KIND is one of\n"
+    "  latency-load            P50/P90/P99 TTFT and TPOT, goodput and throughput of a\n"
+    "                          sweep's runs against the key it varies; seeds averaged, their\n"
+    "                          range a band, overloaded runs marked; SLOs and the highest\n"
+    "                          x that met them drawn\n"
+    "  throughput-concurrency  total output tokens/s against tokens/s per user of a\n"
+    "                          closed-loop sweep over workload.arrival.users\n"
+    "  cdf                     CDF of one metric of the measured requests, and its tail\n"
+    "                          (--run repeatable: one curve each, named by what differs)\n"
+    "  timeline                queue, running batch, KV in use, output and power over time\n"
     "  slo-curve               SLO attainment against the threshold on one metric\n"
+    "                          (--run repeatable)\n"
     "\n"
-    "  -o FILE.svg        write the figure there as SVG\n"
-    "  --terminal         print it as text, 72 x 20 characters a panel\n"
-    "  --run ID           the run (cdf: repeatable, one curve each; default: the newest)\n"
+    "  -o FILE            write the figure there: SVG, or PNG when FILE ends in .png\n"
+    "  --terminal         print it as text, as wide as the terminal\n"
+    "  --run ID           the run (cdf, slo-curve: repeatable; default: the newest)\n"
     "  --sweep LABEL      the sweep, runs.sweep (default: the newest run's)\n"
     "  --x PATH           the sweep's x axis, a dotted scenario key (default: the one key\n"
-    "                     that varies, seed aside); other keys that vary become series\n"
+    "                     that varies, seed aside); other keys that vary become colours\n"
     "  --metric M         ttft, tpot, tpot_incl_ttft or e2e (cdf, slo-curve; default ttft)\n"
-    "  --log              logarithmic x axis\n"
+    "  --title TEXT       the title (default: what the runs simulated)\n"
+    "  --log              logarithmic x axis (default: log for a geometric sweep)\n"
+    "  --log-y            logarithmic y axes (default: log where the data spans decades)\n"
+    "  --width N          the figure's width: CSS pixels (a PNG has two pixels each), or\n"
+    "                     characters with --terminal\n"
+    "  --height N         the figure's height in CSS pixels, or rows a panel with --terminal\n"
     "  --interval S       timeline interval in seconds (default 1)\n"
     "  --points N         slo-curve thresholds (default 101)\n";
 
-enum { TEXT_W = 72, TEXT_H = 20 };
+enum { TEXT_W = 84, TEXT_H = 20 };
 
-/* The options beyond -o and --terminal, in the order they are named when
- * a kind does not take them. */
+/* The options beyond -o, --terminal and the figure's size, in the order
+ * they are named when a kind does not take them. */
 enum { O_RUN, O_SWEEP, O_X, O_METRIC, O_LOG, O_INTERVAL, O_POINTS, N_GIVEN };
 static const char *const option_names[N_GIVEN] = {"--run", "--sweep",    "--x",     "--metric",
                                                   "--log", "--interval", "--points"};
@@ -57,10 +67,12 @@ static const unsigned takes[AN_N_PLOT_KINDS] = {
 #undef B
 
 typedef struct options {
-    const char *path, *svg; /* svg: NULL for none, "-" for stdout */
-    bool terminal;
+    const char *path, *svg; /* svg: the -o file, NULL for none, "-" for stdout */
+    bool terminal, log_y;
+    int width, height;
     bool given[N_GIVEN];
     int metric;
+    bool log_x;
     int64_t *runs; /* room for every argument */
     an_plot_request req;
 } options;
@@ -101,12 +113,16 @@ static int parse_args(int argc, char **argv, options *o)
         {.name = "x", .kind = CLI_STRING, .dest = &o->req.x_key, .seen = &given[O_X]},
         {.name = "metric", .kind = CLI_CHOICE, .dest = &o->metric, .choices = an_metric_names,
          .seen = &given[O_METRIC]},
-        {.name = "log", .kind = CLI_FLAG, .dest = &o->req.log_x, .seen = &given[O_LOG]},
+        {.name = "log", .kind = CLI_FLAG, .dest = &o->log_x, .seen = &given[O_LOG]},
         {.name = "interval", .kind = CLI_NUMBER, .dest = &o->req.interval_s, .lo = DBL_TRUE_MIN,
          .hi = DBL_MAX, .expect = "expected seconds > 0", .seen = &given[O_INTERVAL]},
         {.name = "points", .kind = CLI_INT, .dest = &o->req.points, .lo = 2, .hi = 10000,
          .seen = &given[O_POINTS]},
         {.name = "terminal", .kind = CLI_FLAG, .dest = &o->terminal},
+        {.name = "title", .kind = CLI_STRING, .dest = &o->req.title},
+        {.name = "log-y", .kind = CLI_FLAG, .dest = &o->log_y},
+        {.name = "width", .kind = CLI_INT, .dest = &o->width, .lo = 20, .hi = 20000},
+        {.name = "height", .kind = CLI_INT, .dest = &o->height, .lo = 4, .hi = 20000},
         {.name = "output", .short_name = 'o', .kind = CLI_STRING, .dest = &o->svg},
         {0},
     };
@@ -116,6 +132,8 @@ static int parse_args(int argc, char **argv, options *o)
     if (pos.n != 2) return cli_usage_error("plot", "expected FILE.db and KIND");
     o->path = pos.v[0];
     o->req.metric = (an_metric)o->metric;
+    o->req.x_scale = o->log_x ? AN_SCALE_LOG : AN_SCALE_AUTO;
+    o->req.y_scale = o->log_y ? AN_SCALE_LOG : AN_SCALE_AUTO;
     return parse_kind(pos.v[1], &o->req.kind);
 }
 
@@ -126,23 +144,13 @@ static int check_fit(const options *o)
     for (int i = 0; i < N_GIVEN; i++)
         if (o->given[i] && !(takes[o->req.kind] & (1u << i)))
             return cli_usage_error("plot", "%s does not take %s", kind, option_names[i]);
-    if (o->req.n_runs > 1 && o->req.kind != AN_PLOT_CDF)
+    if (o->req.n_runs > 1 && o->req.kind == AN_PLOT_TIMELINE)
         return cli_usage_error("plot", "%s draws one run; --run given %d times", kind,
                                o->req.n_runs);
     if (!o->svg && !o->terminal)
-        return cli_usage_error("plot", "nothing to draw to: give -o FILE.svg or --terminal");
+        return cli_usage_error("plot", "nothing to draw to: give -o FILE.svg, -o FILE.png or "
+                                       "--terminal");
     return CLI_CONTINUE;
-}
-
-static int write_svg(const an_plot *fig, const char *path, util_diag *d)
-{
-    bool to_stdout = !strcmp(path, "-");
-    FILE *f = to_stdout ? stdout : fopen(path, "w");
-    if (!f) return util_diag_fail(d, "cannot write %s: %s", path, strerror(errno));
-    an_plot_svg(fig, f);
-    /* | rather than ||: the file is closed whether or not a write failed */
-    bool failed = to_stdout ? fflush(f) != 0 : (ferror(f) | fclose(f)) != 0;
-    return failed ? util_diag_fail(d, "cannot write %s", path) : UTIL_OK;
 }
 
 static int draw(const options *o, util_diag *d)
@@ -151,9 +159,10 @@ static int draw(const options *o, util_diag *d)
     an_plot fig = {0};
     int rc = an_open(o->path, &db, d);
     if (!rc) rc = an_plot_compute(db, &o->req, &fig, d);
-    if (!rc && o->svg) rc = write_svg(&fig, o->svg, d);
+    if (!rc && o->svg) rc = cli_write_figure(&fig, (an_plot_size){o->width, o->height}, o->svg, d);
     if (!rc && o->terminal) {
-        an_plot_text(&fig, TEXT_W, TEXT_H, stdout);
+        an_plot_text(&fig, o->width ? o->width : util_terminal_columns(stdout, TEXT_W),
+                     o->height ? o->height : TEXT_H, stdout);
         if (fflush(stdout)) rc = util_diag_fail(d, "cannot write the plot");
     }
     an_plot_fini(&fig);
@@ -171,6 +180,7 @@ int cli_plot(int argc, char **argv)
         util_diag_init(&d);
         o.req.file = o.path;
         o.req.runs = o.runs;
+        o.req.schema = sim_scenario_fields;
         code = cli_fail(&d, draw(&o, &d));
         util_diag_fini(&d);
     }

@@ -219,6 +219,14 @@ cJSON *ls_row(ls_result *r)
     return row;
 }
 
+void ls_column_format(ls_result *r, const char *key, const char *header, const char *unit,
+                      int decimals)
+{
+    r->columns = util_xrealloc(r->columns, (size_t)(r->n_columns + 1) * sizeof *r->columns);
+    r->columns[r->n_columns++] = (ls_column){util_xstrdup(key), util_xstrdup(header),
+                                             util_xstrdup(unit ? unit : ""), decimals};
+}
+
 void ls_say(ls_result *r, const char *fmt, ...)
 {
     va_list ap;
@@ -236,44 +244,112 @@ void ls_keep(ls_result *r, const char *name, double v)
     else cJSON_AddNumberToObject(r->numbers, name, v);
 }
 
-/* ---- the figure ---- */
+/* ---- the scenario ---- */
 
-void ls_plot_init(ls_result *r, const char *title, const char *x_label, bool log_x)
+char *ls_title(const ls_context *c)
 {
-    r->has_plot = true;
-    r->plot = (an_plot){.title = util_xstrdup(title), .x_label = util_xstrdup(x_label),
-                        .log_x = log_x};
+    cJSON *root = cJSON_Parse(c->base.json);
+    char *what = an_plot_scenario_title(root);
+    cJSON_Delete(root);
+    size_t n = strlen(c->name);
+    char *t;
+    if (!*what) t = util_xstrdup(c->name); /* nothing known of the cluster */
+    else if (!strncmp(what, c->name, n) && what[n] == ':') t = util_xstrdup(what);
+    else t = util_xasprintf("%s: %s", c->name, what);
+    free(what);
+    return t;
 }
 
-int ls_plot_panel(ls_result *r, const char *y_label)
+double ls_batch_slots(const ls_context *c)
+{
+    const sim_scenario *sc = c->scenario;
+    double slots = 0;
+    for (int i = 0; i < sc->n_pools; i++) /* a prefill pool's sequences decode elsewhere */
+        if (i != sc->disagg_prefill)
+            slots += (double)sc->pools[i].max_batch * sc->pools[i].replicas;
+    return slots;
+}
+
+/* ---- the figure ---- */
+
+void ls_plot_init(ls_result *r, const char *title, const char *subtitle, const char *x_label,
+                  const char *x_unit, an_plot_scale x_scale)
+{
+    r->has_plot = true;
+    r->plot = (an_plot){.title = util_xstrdup(title),
+                        .subtitle = subtitle ? util_xstrdup(subtitle) : NULL,
+                        .x_label = util_xstrdup(x_label),
+                        .x_unit = util_xstrdup(x_unit ? x_unit : ""),
+                        .x_scale = x_scale};
+}
+
+int ls_plot_panel(ls_result *r, const char *y_label, const char *y_unit, an_plot_scale y_scale)
 {
     an_plot *p = &r->plot;
     p->panels = util_xrealloc(p->panels, (size_t)(p->n_panels + 1) * sizeof *p->panels);
-    p->panels[p->n_panels] = (an_plot_panel){.y_label = util_xstrdup(y_label)};
+    p->panels[p->n_panels] = (an_plot_panel){.y_label = util_xstrdup(y_label),
+                                             .y_unit = util_xstrdup(y_unit ? y_unit : ""),
+                                             .y_scale = y_scale};
     return p->n_panels++;
 }
 
-void ls_plot_series(ls_result *r, int panel, const char *name, const double *x, const double *y,
-                    int n)
+an_plot_series *ls_plot_banded(ls_result *r, int panel, const char *name, const double *x,
+                               const double *y, const double *lo, const double *hi, int n)
 {
     an_plot_panel *pn = &r->plot.panels[panel];
     pn->series = util_xrealloc(pn->series, (size_t)(pn->n_series + 1) * sizeof *pn->series);
     an_plot_series *s = &pn->series[pn->n_series++];
-    *s = (an_plot_series){.name = util_xstrdup(name), .x = util_xmalloc((size_t)(n + 1) * sizeof(double)),
-                          .y = util_xmalloc((size_t)(n + 1) * sizeof(double))};
+    size_t room = (size_t)(n + 1) * sizeof(double);
+    *s = (an_plot_series){.name = util_xstrdup(name), .x = util_xmalloc(room),
+                          .y = util_xmalloc(room)};
+    if (lo) {
+        s->lo = util_xmalloc(room);
+        s->hi = util_xmalloc(room);
+    }
     for (int i = 0; i < n; i++) /* a series holds the points it plots: none missing */
         if (isfinite(x[i]) && isfinite(y[i])) {
+            if (lo) { /* a band edge not measured is the point itself */
+                s->lo[s->n] = isfinite(lo[i]) ? lo[i] : y[i];
+                s->hi[s->n] = isfinite(hi[i]) ? hi[i] : y[i];
+            }
             s->x[s->n] = x[i];
             s->y[s->n++] = y[i];
         }
+    return s;
 }
 
-void ls_plot_guide(ls_result *r, int panel, const char *label, double at, bool vertical)
+an_plot_series *ls_plot_series(ls_result *r, int panel, const char *name, const double *x,
+                               const double *y, int n)
+{
+    return ls_plot_banded(r, panel, name, x, y, NULL, NULL, n);
+}
+
+void ls_plot_guide(ls_result *r, int panel, an_plot_guide_kind kind, const char *label, double at,
+                   bool vertical)
 {
     an_plot_panel *pn = &r->plot.panels[panel];
     pn->guides = util_xrealloc(pn->guides, (size_t)(pn->n_guides + 1) * sizeof *pn->guides);
-    pn->guides[pn->n_guides++] =
-        (an_plot_guide){.label = util_xstrdup(label), .at = at, .vertical = vertical};
+    pn->guides[pn->n_guides++] = (an_plot_guide){
+        .label = util_xstrdup(label), .at = at, .vertical = vertical, .kind = kind};
+}
+
+void ls_plot_span(ls_result *r, const char *label, double lo, double hi)
+{
+    an_plot *p = &r->plot;
+    p->spans = util_xrealloc(p->spans, (size_t)(p->n_spans + 1) * sizeof *p->spans);
+    p->spans[p->n_spans++] = (an_plot_span){.label = util_xstrdup(label), .lo = lo, .hi = hi};
+}
+
+void ls_plot_x_ticks(ls_result *r, const double *at, const char *const *labels, int n)
+{
+    an_plot *p = &r->plot;
+    p->x_ticks = util_xmalloc((size_t)n * sizeof *p->x_ticks);
+    p->x_tick_labels = util_xmalloc((size_t)n * sizeof *p->x_tick_labels);
+    for (int i = 0; i < n; i++) {
+        p->x_ticks[i] = at[i];
+        p->x_tick_labels[i] = util_xstrdup(labels[i]);
+    }
+    p->n_x_ticks = n;
 }
 
 /* ---- running one ---- */
@@ -331,19 +407,19 @@ int ls_run(const ls_lesson *l, const mdl_catalog *cat, char **sets, int n_sets, 
     cJSON *knobs = NULL;
     char *scenario = NULL;
     int rc = load(l, sets, n_sets, &knobs, &scenario, d);
-    ls_context c = {.knobs = knobs, .base = {.catalog = cat, .json = scenario}, .quick = quick,
-                    .jobs = jobs};
-    if (!rc) {
-        /* the scenario must load before any worker runs it: its errors are the user's */
-        sim_scenario sc;
-        rc = sim_scenario_load(cJSON_Parse(scenario), cat, NULL, &sc, d);
-        sim_scenario_fini(&sc);
-    }
+    sim_scenario sc;
+    memset(&sc, 0, sizeof sc);
+    ls_context c = {.name = l->name, .knobs = knobs, .base = {.catalog = cat, .json = scenario},
+                    .scenario = &sc, .quick = quick, .jobs = jobs};
+    /* the scenario must load before any worker runs it: its errors are the user's */
+    bool tried = !rc;
+    if (tried) rc = sim_scenario_load(cJSON_Parse(scenario), cat, NULL, &sc, d);
     if (!rc) {
         c.pool = pl_pool_start(jobs, figures_job, (void *)&c.base);
         rc = l->run(&c, out, d);
         pl_pool_stop(c.pool);
     }
+    if (tried) sim_scenario_fini(&sc);
     cJSON_Delete(knobs);
     free(scenario);
     return rc;
@@ -353,6 +429,12 @@ void ls_result_fini(ls_result *r)
 {
     cJSON_Delete(r->table);
     cJSON_Delete(r->numbers);
+    for (int i = 0; i < r->n_columns; i++) {
+        free(r->columns[i].key);
+        free(r->columns[i].header);
+        free(r->columns[i].unit);
+    }
+    free(r->columns);
     for (int i = 0; i < r->n_findings; i++) free(r->findings[i]);
     free(r->findings);
     if (r->has_plot) an_plot_fini(&r->plot);
@@ -361,54 +443,120 @@ void ls_result_fini(ls_result *r)
 
 /* ---- showing it ---- */
 
-/* A cell as text: whole numbers whole, others to four significant digits. */
-static char *cell_text(const cJSON *v)
+/* A cell as text: a number to its column's decimals (without a format,
+ * whole numbers whole and others to four significant digits). */
+static char *cell_text(const cJSON *v, const ls_column *col)
 {
     if (cJSON_IsString(v)) return util_xstrdup(v->valuestring);
     if (!cJSON_IsNumber(v)) return util_xstrdup("-");
     double x = v->valuedouble;
+    if (col) return util_xasprintf("%.*f", col->decimals, x);
     if (x == floor(x) && fabs(x) < 1e9) return util_xasprintf("%.0f", x);
     return util_xasprintf("%.4g", x);
 }
 
+/* The columns to print: the result's formats, else each key of the first
+ * row as it is (n in *n; caller frees the array, not its strings). */
+static ls_column *columns_of(const ls_result *r, int *n)
+{
+    const cJSON *first = cJSON_GetArrayItem(r->table, 0), *c;
+    if (r->n_columns) {
+        *n = r->n_columns;
+        ls_column *cols = util_xcalloc((size_t)*n, sizeof *cols);
+        memcpy(cols, r->columns, (size_t)*n * sizeof *cols);
+        return cols;
+    }
+    *n = cJSON_GetArraySize(first);
+    ls_column *cols = util_xcalloc((size_t)*n + 1, sizeof *cols);
+    int k = 0;
+    cJSON_ArrayForEach(c, first) cols[k++] = (ls_column){c->string, c->string, "", -1};
+    return cols;
+}
+
+/* Text from its first line, with continuation lines indented by as much
+ * as the first's lead, broken at spaces to fit width columns. */
+static void wrapped(FILE *out, const char *lead, const char *text, int width)
+{
+    int indent = (int)strlen(lead), room = width - indent, col = 0;
+    if (room < 20) room = 20;
+    fputs(lead, out);
+    for (const char *w = text; *w;) {
+        while (*w == ' ') w++;
+        int len = (int)strcspn(w, " ");
+        if (!len) break;
+        if (col && col + 1 + len > room) {
+            fprintf(out, "\n%*s", indent, "");
+            col = 0;
+        }
+        fprintf(out, "%s%.*s", col ? " " : "", len, w);
+        col += (col ? 1 : 0) + len;
+        w += len;
+    }
+    fputc('\n', out);
+}
+
+/* A cell of a column width wide: text to the left (the last column not
+ * padded), numbers to the right. */
+static void cell(FILE *out, const char *t, int width, bool text, bool last)
+{
+    if (text && last && *t) fprintf(out, "  %s", t);
+    else if (text && last) return;
+    else fprintf(out, "  %*s", text ? -width : width, t);
+}
+
+int ls_terminal_width(FILE *out)
+{
+    int w = util_terminal_columns(out, 100);
+    return w < 40 ? 40 : w;
+}
+
 /* Each column as wide as its widest cell: numbers to the right, text to
- * the left. */
+ * the left; the units, where any column has one, on a second header line. */
+void ls_print_width(const ls_lesson *l, const ls_result *r, int width, FILE *out)
+{
+    char *head = util_xasprintf("lesson %s: ", l->name);
+    wrapped(out, head, l->summary, width);
+    free(head);
+    fputc('\n', out);
+    int ncol, nrow = cJSON_GetArraySize(r->table);
+    ls_column *cols = columns_of(r, &ncol);
+    int *width_of = util_xcalloc((size_t)ncol + 1, sizeof *width_of);
+    bool *text = util_xcalloc((size_t)ncol + 1, sizeof *text), units = false;
+    char **cells = util_xcalloc((size_t)(ncol * nrow) + 1, sizeof *cells);
+    for (int k = 0; k < ncol; k++) {
+        width_of[k] = (int)fmax(strlen(cols[k].header), strlen(cols[k].unit));
+        units = units || *cols[k].unit;
+        for (int i = 0; i < nrow; i++) {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(r->table, i),
+                                                              cols[k].key);
+            char *t = cells[i * ncol + k] = cell_text(v, cols[k].decimals >= 0 ? &cols[k] : NULL);
+            if (cJSON_IsString(v)) text[k] = true;
+            if ((int)strlen(t) > width_of[k]) width_of[k] = (int)strlen(t);
+        }
+    }
+    /* a text column's header to the left too; no line ends in spaces */
+    for (int k = 0; k < ncol; k++) cell(out, cols[k].header, width_of[k], text[k], k == ncol - 1);
+    fputc('\n', out);
+    for (int k = 0; units && k < ncol; k++)
+        cell(out, cols[k].unit, width_of[k], text[k], k == ncol - 1);
+    if (units) fputc('\n', out);
+    for (int i = 0; i < nrow; i++) {
+        for (int k = 0; k < ncol; k++)
+            cell(out, cells[i * ncol + k], width_of[k], text[k], k == ncol - 1);
+        fputc('\n', out);
+    }
+    fputc('\n', out);
+    for (int i = 0; i < r->n_findings; i++) wrapped(out, "- ", r->findings[i], width);
+    for (int i = 0; i < ncol * nrow; i++) free(cells[i]);
+    free(cells);
+    free(text);
+    free(width_of);
+    free(cols);
+}
+
 void ls_print(const ls_lesson *l, const ls_result *r, FILE *out)
 {
-    fprintf(out, "lesson %s: %s\n\n", l->name, l->summary);
-    const cJSON *first = cJSON_GetArrayItem(r->table, 0), *c, *row;
-    int ncol = cJSON_GetArraySize(first), k = 0;
-    int *width = util_xcalloc((size_t)ncol + 1, sizeof *width);
-    cJSON_ArrayForEach(c, first) width[k++] = (int)strlen(c->string);
-    cJSON_ArrayForEach(row, r->table) {
-        k = 0;
-        cJSON_ArrayForEach(c, first) {
-            char *t = cell_text(cJSON_GetObjectItemCaseSensitive(row, c->string));
-            if ((int)strlen(t) > width[k]) width[k] = (int)strlen(t);
-            k++;
-            free(t);
-        }
-    }
-    k = 0;
-    cJSON_ArrayForEach(c, first) { /* a text column's header to the left too */
-        fprintf(out, "  %*s", cJSON_IsString(c) ? -width[k] : width[k], c->string);
-        k++;
-    }
-    fprintf(out, "\n");
-    cJSON_ArrayForEach(row, r->table) {
-        k = 0;
-        cJSON_ArrayForEach(c, first) {
-            const cJSON *v = cJSON_GetObjectItemCaseSensitive(row, c->string);
-            char *t = cell_text(v);
-            fprintf(out, "  %*s", cJSON_IsString(v) ? -width[k] : width[k], t);
-            k++;
-            free(t);
-        }
-        fprintf(out, "\n");
-    }
-    fprintf(out, "\n");
-    for (int i = 0; i < r->n_findings; i++) fprintf(out, "- %s\n", r->findings[i]);
-    free(width);
+    ls_print_width(l, r, ls_terminal_width(out), out);
 }
 
 cJSON *ls_json(const ls_lesson *l, const ls_result *r)
@@ -416,6 +564,15 @@ cJSON *ls_json(const ls_lesson *l, const ls_result *r)
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "lesson", l->name);
     cJSON_AddItemToObject(j, "table", cJSON_Duplicate(r->table, 1));
+    cJSON *cols = cJSON_AddArrayToObject(j, "columns");
+    for (int i = 0; i < r->n_columns; i++) {
+        cJSON *c = cJSON_CreateObject();
+        cJSON_AddStringToObject(c, "key", r->columns[i].key);
+        cJSON_AddStringToObject(c, "header", r->columns[i].header);
+        cJSON_AddStringToObject(c, "unit", r->columns[i].unit);
+        cJSON_AddNumberToObject(c, "decimals", r->columns[i].decimals);
+        cJSON_AddItemToArray(cols, c);
+    }
     cJSON *f = cJSON_AddArrayToObject(j, "findings");
     for (int i = 0; i < r->n_findings; i++) cJSON_AddItemToArray(f, cJSON_CreateString(r->findings[i]));
     cJSON_AddItemToObject(j, "numbers", cJSON_Duplicate(r->numbers, 1));

@@ -25,45 +25,145 @@ static void batch_row(ls_result *r, const batch_point *p)
     cJSON_AddNumberToObject(row, "goodput_req_s", p->goodput);
 }
 
-/* The scenario's batch size: where adding users stops adding throughput. */
-static double batch_slots(const ls_context *c)
+static void batch_columns(ls_result *r)
+{
+    ls_column_format(r, "users", "users", "", 0);
+    ls_column_format(r, "out_tok_s", "output", "tokens/s", 0);
+    ls_column_format(r, "per_user_tok_s", "per user", "tokens/s", 1);
+    ls_column_format(r, "ttft_p50_s", "TTFT P50", "s", 3);
+    ls_column_format(r, "ttft_p99_s", "TTFT P99", "s", 3);
+    ls_column_format(r, "goodput_req_s", "goodput", "req/s", 2);
+}
+
+/* A number of the scenario (after --set), NAN where it has none. */
+static double scenario_number(const ls_context *c, const char *path)
 {
     cJSON *root = cJSON_Parse(c->base.json);
-    double slots = util_json_number(root, "cluster.scheduler.max_batch", 256) *
-                   util_json_number(root, "cluster.replicas", 1);
+    double v = util_json_number(root, path, NAN);
     cJSON_Delete(root);
-    return slots;
+    return v;
+}
+
+/* Past the batch: "only queue" only where throughput stopped growing. */
+static void batch_knee(ls_result *r, const batch_point *b, const batch_point *z, double slots)
+{
+    double growth = z->tokens_s / b->tokens_s - 1;
+    bool past = z->users > b->users;
+    ls_keep(r, "throughput_change_past_batch", past ? growth : NAN);
+    ls_keep(r, "ttft_growth_past_batch", past ? z->ttft_p50 / b->ttft_p50 : NAN);
+    ls_keep(r, "only_queue", past && growth < 0.10);
+    if (!past)
+        ls_say(r, "No user count here is past the %g-sequence batch (max_batch x replicas), so "
+                  "none shows users waiting for a place in it.",
+               slots);
+    else if (growth < 0.10)
+        ls_say(r, "Past the %g-sequence batch the extra users only queue: from %g to %g users "
+                  "throughput changes by %+.0f%% but median TTFT goes from %.2f s to %.2f s "
+                  "(x%.0f).",
+               slots, b->users, z->users, 100 * growth, b->ttft_p50, z->ttft_p50,
+               z->ttft_p50 / b->ttft_p50);
+    else
+        ls_say(r, "From %g to %g users throughput still grows by %+.0f%% (median TTFT from %.2f s "
+                  "to %.2f s): the %g-sequence batch is not what limits it yet.",
+               b->users, z->users, 100 * growth, b->ttft_p50, z->ttft_p50, slots);
 }
 
 static void batch_findings(ls_result *r, const batch_point *p, int n, double slots)
 {
-    int one = 0, at = 0, best = 0; /* fewest users; most users within the batch; goodput peak */
+    int one = 0, at = 0, best = 0, last = 0; /* fewest users; most within the batch; goodput
+                                              * peak; most users */
     for (int i = 0; i < n; i++) {
         if (p[i].users < p[one].users) one = i;
-        if (p[i].users <= slots && p[i].users > p[at].users) at = i;
+        if (p[i].users <= slots && (p[at].users > slots || p[i].users > p[at].users)) at = i;
+        if (p[i].goodput > p[best].goodput) best = i;
+        if (p[i].users > p[last].users) last = i;
+    }
+    const batch_point *a = &p[one], *b = &p[at], *z = &p[last];
+    double gain = b->tokens_s / a->tokens_s;
+    if (gain > 1.5 && b->per_user < a->per_user)
+        ls_say(r, "From %g to %g users total throughput rises from %.0f to %.0f output tokens/s "
+                  "(x%.1f) while each user's own speed falls from %.1f to %.1f tokens/s: one "
+                  "batched step serves every sequence for the price of reading the weights once.",
+               a->users, b->users, a->tokens_s, b->tokens_s, gain, a->per_user, b->per_user);
+    else
+        ls_say(r, "From %g to %g users total throughput goes from %.0f to %.0f output tokens/s "
+                  "(x%.1f) and each user's own speed from %.1f to %.1f tokens/s.",
+               a->users, b->users, a->tokens_s, b->tokens_s, gain, a->per_user, b->per_user);
+    batch_knee(r, b, z, slots);
+    if (isfinite(p[best].goodput) && best != last && z->goodput < 0.9 * p[best].goodput)
+        ls_say(r, "With the SLO set, goodput (requests/s meeting it) peaks at %.2f req/s with %g "
+                  "users and falls to %.2f req/s at %g: throughput nobody is willing to wait for "
+                  "does not count.",
+               p[best].goodput, p[best].users, z->goodput, z->users);
+    else if (isfinite(p[best].goodput) && best != last)
+        ls_say(r, "With the SLO set, goodput (requests/s meeting it) peaks at %.2f req/s with %g "
+                  "users and stays near it, %.2f req/s at %g: up to here the extra users still "
+                  "meet the SLO.",
+               p[best].goodput, p[best].users, z->goodput, z->users);
+    else if (isfinite(p[best].goodput))
+        ls_say(r, "With the SLO set, goodput (requests/s meeting it) grows to %.2f req/s at %g "
+                  "users, the most here: no count here has more users than the SLO allows.",
+               p[best].goodput, p[best].users);
+    ls_keep(r, "throughput_gain", gain);
+    ls_keep(r, "per_user_ratio", b->per_user / a->per_user);
+    ls_keep(r, "goodput_peak", p[best].goodput);
+    ls_keep(r, "goodput_peak_users", p[best].users);
+    ls_keep(r, "goodput_last", z->goodput);
+    ls_keep(r, "batch_slots", slots);
+}
+
+/* Four panels over the users: all users' output, one user's, TTFT, goodput;
+ * the batch size across all of them, the SLO where it applies, the goodput
+ * peak marked. */
+static void batch_figure(const ls_context *c, ls_result *r, const batch_point *p, int n,
+                         double slots)
+{
+    char *title = ls_title(c);
+    ls_plot_init(r, title,
+                 "more users make the system faster and every user slower; past the batch they "
+                 "queue",
+                 "closed-loop users", "", AN_SCALE_LOG);
+    free(title);
+    int panels[4] = {ls_plot_panel(r, "output, all users", "tokens/s", AN_SCALE_AUTO),
+                     ls_plot_panel(r, "output per user", "tokens/s", AN_SCALE_AUTO),
+                     ls_plot_panel(r, "TTFT", "s", AN_SCALE_AUTO),
+                     ls_plot_panel(r, "goodput", "req/s", AN_SCALE_AUTO)};
+    double *x = util_xcalloc((size_t)n, sizeof *x), *y = util_xcalloc((size_t)n, sizeof *y);
+    int best = 0;
+    for (int i = 0; i < n; i++) {
+        x[i] = p[i].users, y[i] = p[i].tokens_s;
         if (p[i].goodput > p[best].goodput) best = i;
     }
-    const batch_point *a = &p[one], *b = &p[at], *z = &p[n - 1];
-    ls_say(r, "From %g to %g users total throughput rises from %.0f to %.0f output tokens/s "
-              "(x%.1f) while each user's own speed falls from %.1f to %.1f tokens/s: one batched "
-              "step serves every sequence for the price of reading the weights once.",
-           a->users, b->users, a->tokens_s, b->tokens_s, b->tokens_s / a->tokens_s, a->per_user,
-           b->per_user);
-    ls_say(r, "Past the %g-sequence batch the extra users only queue: from %g to %g users "
-              "throughput changes by %+.0f%% but median TTFT goes from %.2f s to %.2f s (x%.0f).",
-           slots, b->users, z->users,
-           100 * (z->tokens_s / b->tokens_s - 1), b->ttft_p50, z->ttft_p50,
-           z->ttft_p50 / b->ttft_p50);
-    ls_say(r, "With the SLO set, goodput (requests/s meeting it) peaks at %.2f req/s with %g "
-              "users and falls to %.2f req/s at %g: throughput nobody is willing to wait for does "
-              "not count.",
-           p[best].goodput, p[best].users, z->goodput, z->users);
-    ls_keep(r, "throughput_gain", b->tokens_s / a->tokens_s);
-    ls_keep(r, "per_user_ratio", b->per_user / a->per_user);
-    ls_keep(r, "ttft_growth_past_batch", z->ttft_p50 / b->ttft_p50);
-    ls_keep(r, "throughput_change_past_batch", z->tokens_s / b->tokens_s - 1);
-    ls_keep(r, "goodput_peak", p[best].goodput);
-    ls_keep(r, "goodput_last", z->goodput);
+    ls_plot_series(r, panels[0], "total", x, y, n);
+    for (int i = 0; i < n; i++) y[i] = p[i].per_user;
+    ls_plot_series(r, panels[1], "per user", x, y, n);
+    for (int i = 0; i < n; i++) y[i] = p[i].ttft_p50;
+    an_plot_series *s = ls_plot_series(r, panels[2], "p50 TTFT", x, y, n);
+    s->colour = 1, s->dash = 1;
+    for (int i = 0; i < n; i++) y[i] = p[i].ttft_p99;
+    s = ls_plot_series(r, panels[2], "p99 TTFT", x, y, n);
+    s->colour = 1, s->dash = 3;
+    for (int i = 0; i < n; i++) y[i] = p[i].goodput;
+    ls_plot_series(r, panels[3], "goodput", x, y, n);
+    char label[96];
+    snprintf(label, sizeof label, "max_batch %g", slots);
+    for (int k = 0; k < 4; k++) ls_plot_guide(r, panels[k], AN_GUIDE_LIMIT, label, slots, true);
+    double ttft_slo = scenario_number(c, "slo.ttft_s"), tpot_slo = scenario_number(c, "slo.tpot_s");
+    if (isfinite(ttft_slo)) {
+        snprintf(label, sizeof label, "TTFT SLO %g s", ttft_slo);
+        ls_plot_guide(r, panels[2], AN_GUIDE_SLO, label, ttft_slo, false);
+    }
+    if (isfinite(tpot_slo) && tpot_slo > 0) {
+        snprintf(label, sizeof label, "TPOT SLO %g ms = %.3g tokens/s", 1e3 * tpot_slo,
+                 1 / tpot_slo);
+        ls_plot_guide(r, panels[1], AN_GUIDE_SLO, label, 1 / tpot_slo, false);
+    }
+    if (isfinite(p[best].goodput)) {
+        snprintf(label, sizeof label, "goodput peak, %g users", p[best].users);
+        ls_plot_guide(r, panels[3], AN_GUIDE_MARK, label, p[best].users, true);
+    }
+    free(x);
+    free(y);
 }
 
 int ls__batching(ls_context *c, ls_result *r, util_diag *d)
@@ -81,6 +181,7 @@ int ls__batching(ls_context *c, ls_result *r, util_diag *d)
     int rc = n >= 3 ? ls_points(c, ov, n, false, rep, d)
                     : util_diag_add(d, "lesson.users: give at least three user counts");
     batch_point *p = util_xcalloc((size_t)n + 1, sizeof *p);
+    if (!rc) batch_columns(r);
     for (int i = 0; !rc && i < n; i++) {
         p[i] = (batch_point){users[i], rep[i].output_tokens_per_s,
                              rep[i].per_user_tokens_per_s_mean, rep[i].ttft_p50,
@@ -88,22 +189,9 @@ int ls__batching(ls_context *c, ls_result *r, util_diag *d)
         batch_row(r, &p[i]);
     }
     if (!rc) {
-        batch_findings(r, p, n, batch_slots(c));
-        ls_plot_init(r, "batching: more users, a faster system, slower users", "users (closed "
-                     "loop)", true);
-        double *x = util_xcalloc((size_t)n, sizeof *x), *y = util_xcalloc((size_t)n, sizeof *y);
-        int panels[3] = {ls_plot_panel(r, "output tokens/s (all users)"),
-                         ls_plot_panel(r, "tokens/s per user"), ls_plot_panel(r, "TTFT (s)")};
-        for (int i = 0; i < n; i++) x[i] = p[i].users, y[i] = p[i].tokens_s;
-        ls_plot_series(r, panels[0], "total", x, y, n);
-        for (int i = 0; i < n; i++) y[i] = p[i].per_user;
-        ls_plot_series(r, panels[1], "per user", x, y, n);
-        for (int i = 0; i < n; i++) y[i] = p[i].ttft_p50;
-        ls_plot_series(r, panels[2], "p50 ttft", x, y, n);
-        for (int i = 0; i < n; i++) y[i] = p[i].ttft_p99;
-        ls_plot_series(r, panels[2], "p99 ttft", x, y, n);
-        free(x);
-        free(y);
+        double slots = ls_batch_slots(c);
+        batch_findings(r, p, n, slots);
+        batch_figure(c, r, p, n, slots);
     }
     for (int i = 0; i < n; i++) cJSON_Delete(ov[i]);
     free(ov);
@@ -116,21 +204,160 @@ int ls__batching(ls_context *c, ls_result *r, util_diag *d)
 /* ---- utilisation ---- */
 
 typedef struct use_point {
-    double load, rate, busy, gpu_w, usd_m, gpu_j, wall_j;
+    double load, rate, mfu, gpu_w, usd_m, gpu_j, wall_j, ttft_p50, ttft_p99;
+    double use; /* served over full load's served: what the load turned out to be */
+    bool open; /* Poisson arrivals at the load; full load is the saturated closed loop */
 } use_point;
+
+static void use_row(ls_result *r, const use_point *p)
+{
+    cJSON *row = ls_row(r);
+    cJSON_AddNumberToObject(row, "load_pct", 100 * p->load);
+    cJSON_AddNumberToObject(row, "req_s", p->rate);
+    cJSON_AddNumberToObject(row, "use_pct", 100 * p->use);
+    cJSON_AddNumberToObject(row, "mfu_pct", 100 * p->mfu);
+    cJSON_AddNumberToObject(row, "gpu_w", p->gpu_w);
+    cJSON_AddNumberToObject(row, "usd_per_Mtok", p->usd_m);
+    cJSON_AddNumberToObject(row, "gpu_J_tok", p->gpu_j);
+    cJSON_AddNumberToObject(row, "wall_J_tok", p->wall_j);
+    cJSON_AddNumberToObject(row, "ttft_p99_s", p->ttft_p99);
+}
+
+static void use_columns(ls_result *r)
+{
+    ls_column_format(r, "load_pct", "load", "%", 0);
+    ls_column_format(r, "req_s", "served", "req/s", 2);
+    ls_column_format(r, "use_pct", "of full", "%", 1);
+    ls_column_format(r, "mfu_pct", "MFU", "%", 1);
+    ls_column_format(r, "gpu_w", "GPU power", "W", 0);
+    ls_column_format(r, "usd_per_Mtok", "cost", "$/1M tokens", 3);
+    ls_column_format(r, "gpu_J_tok", "GPU energy", "J/token", 3);
+    ls_column_format(r, "wall_J_tok", "wall energy", "J/token", 3);
+    ls_column_format(r, "ttft_p99_s", "TTFT P99", "s", 3);
+}
+
+/* The saturated run that measures full load: closed-loop users enough to
+ * keep every batch slot of the cluster it runs full, and requests enough
+ * per user that filling and draining the batches do not dominate. */
+static cJSON *saturation(const ls_context *c, double requests, double *users_out)
+{
+    double users = ceil(ls_batch_slots(c) * ls_knob(c, "saturation_users_per_slot", 1));
+    double per_user = c->quick ? ls_knob(c, "quick_saturation_requests_per_user", 4)
+                               : ls_knob(c, "saturation_requests_per_user", 6);
+    users = fmax(1, users);
+    *users_out = users;
+    cJSON *sat = cJSON_CreateObject();
+    cJSON *arrival = cJSON_AddObjectToObject(sat, "workload.arrival");
+    cJSON_AddStringToObject(arrival, "process", "closed");
+    cJSON_AddNumberToObject(arrival, "users", users);
+    cJSON_AddNumberToObject(sat, "stop.requests", fmax(requests, users * per_user));
+    return sat;
+}
+
+static void use_findings(ls_result *r, const use_point *p, int n, double capacity, double users,
+                         const ls_figures *f)
+{
+    int lo = 0, hi = 0, open_hi = -1; /* lowest load, highest, highest open one */
+    for (int i = 0; i < n; i++) {
+        if (p[i].load < p[lo].load) lo = i;
+        if (p[i].load > p[hi].load) hi = i;
+        if (p[i].open && (open_hi < 0 || p[i].load > p[open_hi].load)) open_hi = i;
+    }
+    const use_point *a = &p[lo], *b = &p[hi];
+    double cost_x = a->usd_m / b->usd_m;
+    ls_say(r, "The cluster serves %.1f req/s at full load (%g users keeping its batches full). "
+              "At %.0f%% of that a million output tokens cost $%.2f; at %.0f%%, $%.2f: x%.1f "
+              "(1/u predicts x%.1f), for the same hardware.",
+           capacity, users, 100 * a->load, a->usd_m, 100 * b->load, b->usd_m, cost_x,
+           b->load / a->load);
+    ls_say(r, "An idle GPU is still paid for -- %g GPUs at $%.2f an hour whatever they do -- and "
+              "still draws power: %.0f W for the cluster at %.0f%% load against %.0f W at "
+              "%.0f%%.",
+           f->gpu_count, f->usd_per_gpu_hour, a->gpu_w, 100 * a->load, b->gpu_w, 100 * b->load);
+    double energy_x = a->gpu_j / b->gpu_j;
+    ls_say(r, "Energy per token %s: %.2f J at the GPU (%.2f J at the wall, with the hosts and "
+              "the PUE) at %.0f%% load, %.2f J (%.2f J) at %.0f%%: x%.1f.",
+           energy_x > 1.2 ? "follows" : "barely moves", a->gpu_j, a->wall_j, 100 * a->load,
+           b->gpu_j, b->wall_j, 100 * b->load, energy_x);
+    if (open_hi >= 0 && open_hi != lo) {
+        const use_point *z = &p[open_hi];
+        double wait_x = z->ttft_p99 / a->ttft_p99;
+        ls_say(r, "The price of a cheap token is waiting: P99 TTFT is %.3f s at %.0f%% load and "
+                  "%.3f s at %.0f%% (x%.1f)%s.",
+               a->ttft_p99, 100 * a->load, z->ttft_p99, 100 * z->load, wait_x,
+               wait_x > 2 ? ", as the queue grows towards full load"
+                          : "; here the queue stays short even so");
+        ls_keep(r, "ttft_p99_growth", wait_x);
+    }
+    ls_keep(r, "capacity_req_s", capacity);
+    ls_keep(r, "saturation_users", users);
+    ls_keep(r, "cost_ratio", cost_x);
+    ls_keep(r, "energy_ratio", energy_x);
+    ls_keep(r, "wall_over_gpu", b->wall_j / b->gpu_j);
+}
+
+/* Against the utilisation the runs served (served over full load's
+ * served: arrivals stop and the last requests drain, so a run served
+ * somewhat less than it was offered): cost, measured and as 1/u from full
+ * load (a smooth line); energy; and the latency the open loads pay. */
+static void use_figure(const ls_context *c, ls_result *r, const use_point *p, int n)
+{
+    char *title = ls_title(c);
+    ls_plot_init(r, title, "a token costs 1/u: cheap at full load, paid for in waiting",
+                 "utilisation, served over full load", "%", AN_SCALE_LINEAR);
+    free(title);
+    int cost = ls_plot_panel(r, "cost", "$ per 1M output tokens", AN_SCALE_AUTO),
+        joules = ls_plot_panel(r, "energy", "J per output token", AN_SCALE_AUTO),
+        wait = ls_plot_panel(r, "TTFT", "s", AN_SCALE_AUTO);
+    enum { FINE = 101 };
+    double *x = util_xcalloc((size_t)n + FINE, sizeof *x),
+           *y = util_xcalloc((size_t)n + FINE, sizeof *y);
+    double lo = 1, full = NAN;
+    for (int i = 0; i < n; i++) {
+        lo = fmin(lo, p[i].use);
+        if (!p[i].open) full = p[i].usd_m * p[i].use;
+    }
+    if (isfinite(full)) {
+        for (int i = 0; i < FINE; i++) {
+            double u = lo + (1 - lo) * i / (FINE - 1);
+            x[i] = 100 * u, y[i] = full / u;
+        }
+        an_plot_series *s = ls_plot_series(r, cost, "1/u from full load", x, y, FINE);
+        s->colour = 1, s->dash = 2;
+    }
+    for (int i = 0; i < n; i++) x[i] = 100 * p[i].use, y[i] = p[i].usd_m;
+    an_plot_series *s = ls_plot_series(r, cost, "measured", x, y, n);
+    s->colour = 1, s->style = AN_STYLE_POINTS;
+    for (int i = 0; i < n; i++) y[i] = p[i].gpu_j;
+    ls_plot_series(r, joules, "GPU", x, y, n)->colour = 1;
+    for (int i = 0; i < n; i++) y[i] = p[i].wall_j;
+    ls_plot_series(r, joules, "wall", x, y, n)->colour = 2;
+    int m = 0; /* the open loads: full load's waiting depends on its users, not the load */
+    for (int i = 0; i < n; i++)
+        if (p[i].open) x[m] = 100 * p[i].use, y[m++] = p[i].ttft_p50;
+    s = ls_plot_series(r, wait, "p50 TTFT", x, y, m);
+    s->colour = 1, s->dash = 1;
+    m = 0;
+    for (int i = 0; i < n; i++)
+        if (p[i].open) x[m] = 100 * p[i].use, y[m++] = p[i].ttft_p99;
+    s = ls_plot_series(r, wait, "p99 TTFT", x, y, m);
+    s->colour = 1, s->dash = 3;
+    const int panels[3] = {cost, joules, wait};
+    for (int k = 0; k < 3; k++) ls_plot_guide(r, panels[k], AN_GUIDE_LIMIT, "full load", 100, true);
+    free(x);
+    free(y);
+}
 
 int ls__utilisation(ls_context *c, ls_result *r, util_diag *d)
 {
     int n;
     double *loads = ls_knobs(c, "loads", &n);
     double requests = c->quick ? ls_knob(c, "quick_requests", 300) : ls_knob(c, "requests", 1500);
-    /* capacity first: closed-loop users enough to keep every batch full */
-    cJSON *sat = cJSON_CreateObject();
+    double arrivals_s =
+        c->quick ? ls_knob(c, "quick_arrivals_s", 20) : ls_knob(c, "arrivals_s", 60);
+    double users;
+    cJSON *sat = saturation(c, requests, &users);
     ls_figures sat_rep = {0};
-    cJSON *arrival = cJSON_AddObjectToObject(sat, "workload.arrival");
-    cJSON_AddStringToObject(arrival, "process", "closed");
-    cJSON_AddNumberToObject(arrival, "users", ls_knob(c, "saturation_users", 256));
-    cJSON_AddNumberToObject(sat, "stop.requests", requests);
     int rc = n >= 2 ? ls_points(c, &sat, 1, false, &sat_rep, d)
                     : util_diag_add(d, "lesson.loads: give at least two loads");
     double capacity = rc ? NAN : sat_rep.requests_per_s;
@@ -140,56 +367,26 @@ int ls__utilisation(ls_context *c, ls_result *r, util_diag *d)
         if (loads[i] >= 1) { /* full load: the saturated run itself */
             ov[i] = cJSON_Duplicate(sat, 1);
         } else {
+            /* arrivals for as long at every load: the drain at the end (the last, longest
+             * requests) is then as short a part of each run */
             ov[i] = ls_with("workload.arrival.rate_per_s", loads[i] * capacity);
-            cJSON_AddNumberToObject(ov[i], "stop.requests", requests);
+            cJSON_AddNumberToObject(ov[i], "stop.requests",
+                                    fmax(requests, ceil(arrivals_s * loads[i] * capacity)));
         }
     }
     if (!rc) rc = ls_points(c, ov, n, false, rep, d);
     use_point *p = util_xcalloc((size_t)n + 1, sizeof *p);
+    if (!rc) use_columns(r);
     for (int i = 0; !rc && i < n; i++) {
-        p[i] = (use_point){loads[i], rep[i].requests_per_s, rep[i].busy_fraction,
-                           rep[i].mean_gpu_w, rep[i].usd_per_million_output_tokens,
-                           rep[i].gpu_j_per_output_token, rep[i].wall_j_per_output_token};
-        cJSON *row = ls_row(r);
-        cJSON_AddNumberToObject(row, "load_pct", 100 * p[i].load);
-        cJSON_AddNumberToObject(row, "req_s", p[i].rate);
-        cJSON_AddNumberToObject(row, "mfu_pct", 100 * rep[i].mfu);
-        cJSON_AddNumberToObject(row, "gpu_w", p[i].gpu_w);
-        cJSON_AddNumberToObject(row, "usd_per_Mtok", p[i].usd_m);
-        cJSON_AddNumberToObject(row, "gpu_J_tok", p[i].gpu_j);
-        cJSON_AddNumberToObject(row, "wall_J_tok", p[i].wall_j);
+        p[i] = (use_point){loads[i], rep[i].requests_per_s, rep[i].mfu, rep[i].mean_gpu_w,
+                           rep[i].usd_per_million_output_tokens, rep[i].gpu_j_per_output_token,
+                           rep[i].wall_j_per_output_token, rep[i].ttft_p50, rep[i].ttft_p99,
+                           rep[i].requests_per_s / capacity, loads[i] < 1};
+        use_row(r, &p[i]);
     }
     if (!rc) {
-        const use_point *lo = &p[0], *hi = &p[n - 1];
-        double gpus = rep[0].gpu_count, price = rep[0].usd_per_gpu_hour;
-        ls_say(r, "The cluster serves %.1f req/s at full load. At %.0f%% of that a million output "
-                  "tokens cost $%.2f; at %.0f%%, $%.2f: x%.1f, for the same hardware.",
-               capacity, 100 * lo->load, lo->usd_m, 100 * hi->load, hi->usd_m, lo->usd_m / hi->usd_m);
-        ls_say(r, "An idle GPU is still paid for -- %g GPUs at $%.2f an hour whatever they do -- and "
-                  "still draws power: %.0f W for the cluster at %.0f%% load against %.0f W at "
-                  "%.0f%%.",
-               gpus, price, lo->gpu_w, 100 * lo->load, hi->gpu_w, 100 * hi->load);
-        ls_say(r, "Energy per token follows: %.2f J at the GPU (%.2f J at the wall, with the hosts "
-                  "and the PUE) at %.0f%% load, %.2f J (%.2f J) at %.0f%%: x%.1f.",
-               lo->gpu_j, lo->wall_j, 100 * lo->load, hi->gpu_j, hi->wall_j, 100 * hi->load,
-               lo->gpu_j / hi->gpu_j);
-        ls_keep(r, "capacity_req_s", capacity);
-        ls_keep(r, "cost_ratio", lo->usd_m / hi->usd_m);
-        ls_keep(r, "energy_ratio", lo->gpu_j / hi->gpu_j);
-        ls_keep(r, "wall_over_gpu", hi->wall_j / hi->gpu_j);
-        ls_plot_init(r, "utilisation: cost and energy per token against load", "load (% of "
-                     "capacity)", false);
-        double *x = util_xcalloc((size_t)n, sizeof *x), *y = util_xcalloc((size_t)n, sizeof *y);
-        int cost = ls_plot_panel(r, "$ per million output tokens"), joules = ls_plot_panel(r, "J per "
-                                                                                            "output token");
-        for (int i = 0; i < n; i++) x[i] = 100 * p[i].load, y[i] = p[i].usd_m;
-        ls_plot_series(r, cost, "cost", x, y, n);
-        for (int i = 0; i < n; i++) y[i] = p[i].gpu_j;
-        ls_plot_series(r, joules, "GPU", x, y, n);
-        for (int i = 0; i < n; i++) y[i] = p[i].wall_j;
-        ls_plot_series(r, joules, "wall", x, y, n);
-        free(x);
-        free(y);
+        use_findings(r, p, n, capacity, users, &rep[0]);
+        use_figure(c, r, p, n);
     }
     for (int i = 0; i < n; i++) cJSON_Delete(ov[i]);
     cJSON_Delete(sat);

@@ -19,17 +19,30 @@
 
 /* What a lesson runs with. */
 typedef struct ls_context {
+    const char *name;    /* the lesson's */
     const cJSON *knobs;  /* the file's "lesson" object, after --set */
     pl_base base;        /* the scenario (the file less "lesson"), for points */
+    const sim_scenario *scenario; /* the same, loaded: its pools, replicas, batch sizes */
     bool quick;          /* a reduced size, for the test suite */
     int jobs;
     pl_pool *pool;
 } ls_context;
 
+/* How a column of the table prints: its header, its unit (a second header
+ * line) and one number of decimals for every row. */
+typedef struct ls_column {
+    char *key; /* the row objects' */
+    char *header;
+    char *unit; /* "" for a count or a name */
+    int decimals;
+} ls_column;
+
 /* What a lesson shows: a table (an array of row objects, columns in order),
  * its findings (sentences), and optionally a figure for --plot. */
 typedef struct ls_result {
     cJSON *table;
+    ls_column *columns; /* NULL: each key as its own header, numbers to 4 digits */
+    int n_columns;
     char **findings;
     int n_findings;
     cJSON *numbers; /* the figures the findings are made of, for --json and tests */
@@ -51,7 +64,11 @@ const ls_lesson *ls_find(const char *name);
 int ls_run(const ls_lesson *l, const mdl_catalog *cat, char **sets, int n_sets, bool quick,
            int jobs, ls_result *out, util_diag *d);
 void ls_result_fini(ls_result *r);
+/* The table and the findings, each finding wrapped to the terminal: $COLUMNS,
+ * else the width of out when it is one, else 100 columns. */
 void ls_print(const ls_lesson *l, const ls_result *r, FILE *out);
+void ls_print_width(const ls_lesson *l, const ls_result *r, int width, FILE *out);
+int ls_terminal_width(FILE *out);
 cJSON *ls_json(const ls_lesson *l, const ls_result *r);
 
 /* ---- for the lessons ---- */
@@ -97,15 +114,38 @@ double *ls_knobs(const ls_context *c, const char *path, int *n);
 cJSON *ls_with(const char *path, double v);
 /* A new row of the table, and a finding. */
 cJSON *ls_row(ls_result *r);
+/* How column key prints (call once per column, in the rows' order). */
+void ls_column_format(ls_result *r, const char *key, const char *header, const char *unit,
+                      int decimals);
 void ls_say(ls_result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A number the findings rest on, kept for --json and for tests. */
 void ls_keep(ls_result *r, const char *name, double v);
 
-/* The figure: panels with series, x label; strings are copied. */
-void ls_plot_init(ls_result *r, const char *title, const char *x_label, bool log_x);
-int ls_plot_panel(ls_result *r, const char *y_label);
-void ls_plot_series(ls_result *r, int panel, const char *name, const double *x, const double *y,
-                    int n);
-void ls_plot_guide(ls_result *r, int panel, const char *label, double at, bool vertical);
+/* The figure's title: what the lesson simulated, "NAME: MODEL on N x GPU"
+ * (caller frees). */
+char *ls_title(const ls_context *c);
+/* The total batch slots of the pools that decode: max_batch x replicas. */
+double ls_batch_slots(const ls_context *c);
+
+/* The figure: panels with series and guides; strings and arrays are
+ * copied.  Labels are words and units apart ("TTFT", "s"): the drawing
+ * shows seconds below one as milliseconds.  The title says what the lesson
+ * simulated; the subtitle, what the figure shows. */
+void ls_plot_init(ls_result *r, const char *title, const char *subtitle, const char *x_label,
+                  const char *x_unit, an_plot_scale x_scale);
+int ls_plot_panel(ls_result *r, const char *y_label, const char *y_unit, an_plot_scale y_scale);
+/* The new series, for its style, colour and dash.  Points whose x or y is
+ * not finite are left out: a series holds the points it plots. */
+an_plot_series *ls_plot_series(ls_result *r, int panel, const char *name, const double *x,
+                               const double *y, int n);
+/* The same, each point with a band from lo[i] to hi[i] (an interval, the
+ * seeds' range), shaded behind the line. */
+an_plot_series *ls_plot_banded(ls_result *r, int panel, const char *name, const double *x,
+                               const double *y, const double *lo, const double *hi, int n);
+void ls_plot_guide(ls_result *r, int panel, an_plot_guide_kind kind, const char *label, double at,
+                   bool vertical);
+void ls_plot_span(ls_result *r, const char *label, double lo, double hi);
+/* Draw these x ticks, labelled, instead of nice ones. */
+void ls_plot_x_ticks(ls_result *r, const double *at, const char *const *labels, int n);
 
 #endif /* LS_H */

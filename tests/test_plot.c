@@ -15,7 +15,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cairo.h>
+
 #include "an.h"
+#include "figure.h"
 #include "tap.h"
 
 static const char *servesim, *quick;
@@ -249,16 +252,40 @@ static int count(const char *svg, const char *name)
     return p.n;
 }
 
-/* Every axis label names a unit in parentheses, and there are at least two. */
+/* The text of every <text> element, one a line (caller frees). */
+static char *texts(const char *svg)
+{
+    char *all = util_xstrdup("");
+    for (const char *s = svg; (s = strstr(s, "<text ")); s++) {
+        const char *open = strchr(s, '>'), *end = strstr(s, "</text>");
+        if (!open || !end) break;
+        char *t = util_xasprintf("%s%.*s\n", all, (int)(end - open - 1), open + 1);
+        free(all);
+        all = t;
+    }
+    return all;
+}
+
+/* There are axis names, at least two, and the x axis' (the last) names a
+ * unit in parentheses. */
 static bool axis_units(const char *svg)
 {
     int n = 0;
-    for (const char *s = svg; (s = strstr(s, "class=\"axis-label\"")); s++, n++) {
-        const char *text = strchr(s, '>'), *end = strstr(s, "</text>");
-        if (!text || !end || end[-1] != ')' || !memchr(text, '(', (size_t)(end - text)))
-            return false;
-    }
-    return n >= 2;
+    const char *last = NULL;
+    for (const char *s = svg; (s = strstr(s, "class=\"axis-label\"")); s++, n++)
+        last = s;
+    const char *text = last ? strchr(last, '>') : NULL, *end = last ? strstr(last, "</text>") : NULL;
+    return n >= 2 && text && end && end[-1] == ')' && memchr(text, '(', (size_t)(end - text));
+}
+
+/* A raw dotted scenario key in text: a letter, a dot, a letter. */
+static bool dotted_key(const char *text)
+{
+    for (const char *c = text; *c; c++)
+        if (c > text && c[0] == '.' && isalpha((unsigned char)c[-1]) &&
+            isalpha((unsigned char)c[1]))
+            return true;
+    return false;
 }
 
 /* Draws db as kind with extra options into an SVG; returns the text. */
@@ -281,12 +308,18 @@ static void check_figure(const char *svg, const char *db, const char *kind)
     ok(axis_units(svg), "%s: the axis labels carry units", kind);
     has_str(svg, "class=\"legend\"", "%s: a legend", kind);
     has_str(svg, "class=\"legend-label\"", "%s: the legend's labels", kind);
-    char *title = util_xasprintf("<title>%s: ", db);
-    const char *at = strstr(svg, title), *end = at ? strstr(at, "</title>") : NULL;
-    /* the title element's text, from "<title>FILE: " on; NULL when there is none */
+    const char *at = strstr(svg, "<title>"), *end = at ? strstr(at, "</title>") : NULL;
     char *text = end ? util_xasprintf("%.*s", (int)(end - at), at) : NULL;
-    has_str(text, "run", "%s: a title naming the file and the runs", kind);
+    has_str(text, "<title>quickstart: llama-3.1-8b on 1 x h100-sxm",
+            "%s: the title says what was simulated", kind);
     has_str(svg, "class=\"title\"", "%s: the title is drawn", kind);
+    char *source = util_xasprintf("data-source=\"%s, ", db);
+    has_str(svg, source, "%s: the file is kept as metadata", kind);
+    free(source);
+    char *shown = texts(svg);
+    ok(!strstr(shown, db) && !strstr(shown, "/tmp"), "%s: no text shows the file's path", kind);
+    ok(!dotted_key(shown), "%s: no text shows a raw dotted key", kind);
+    free(shown);
     bool plain = true; /* tick labels as people write them: 10k, not 1e+04 */
     for (const char *t = strstr(svg, "class=\"tick\""); t; t = strstr(t + 1, "class=\"tick\"")) {
         const char *open = strchr(t, '>'), *close = open ? strstr(open, "</text>") : NULL;
@@ -297,7 +330,6 @@ static void check_figure(const char *svg, const char *db, const char *kind)
     ok(!strstr(svg, "<script"), "%s: no script", kind);
     ok(!strstr(svg, "@import"), "%s: no imported style", kind);
     free(text);
-    free(title);
 }
 
 /* ---- what the database says, computed here --------------------------------- */
@@ -349,6 +381,11 @@ static double p99_ttft(sqlite3 *db, int64_t run)
 
 /* ---- the kinds -------------------------------------------------------------- */
 
+typedef struct look {
+    char colour[8], dash[24];
+} look;
+static int series_looks(const char *svg, look *out, int max);
+
 /* Runs 1-8: rates 2, 4, 8, 16 by seeds 1 and 2, as sweep s1; run 6 (rate 8,
  * seed 2) and both at rate 16 overloaded.  Runs 9-12: sweep s2 varies the
  * rate and the batch limit, without an SLO. */
@@ -382,7 +419,7 @@ static void test_latency_load(const char *path)
 {
     char *svg = plot_svg(path, "latency-load", "--sweep s1");
     check_figure(svg, path, "latency-load");
-    points p = series(svg, "p99 ttft");
+    points p = series(svg, "p99 TTFT");
     sqlite3 *db = open_db(path);
     is_int(p.n, 3, "s1: points at rates 2, 4, 8; 16 had only overloaded runs");
     double want[3] = {(p99_ttft(db, 1) + p99_ttft(db, 2)) / 2,
@@ -393,13 +430,33 @@ static void test_latency_load(const char *path)
         is_near(p.y[i], want[i], 1e-12 * want[i],
                 "point %d: P99 TTFT is the mean over seeds of the rows' percentile", i);
     }
-    is_int(count(svg, "p50 tpot"), 3, "P50/P90 and TPOT too");
-    is_int(count(svg, "p90 ttft"), 3, "P90 TTFT too");
+    int n_lo, n_hi;
+    double *lo = series_attr(svg, "p99 TTFT", "data-lo", &n_lo),
+           *hi = series_attr(svg, "p99 TTFT", "data-hi", &n_hi);
+    is_int(n_lo, 3, "each point has a band: the seeds' range");
+    if (n_lo == 3 && n_hi == 3) {
+        double a = p99_ttft(db, 1), b = p99_ttft(db, 2);
+        is_near(lo[0], a < b ? a : b, 1e-12 * a, "rate 2: the band from the lower seed");
+        is_near(hi[0], a < b ? b : a, 1e-12 * a, "to the higher");
+        is_near(lo[2], p99_ttft(db, 5), 1e-12 * lo[2], "rate 8, one seed kept: no width");
+    }
+    free(lo);
+    free(hi);
+    is_int(count(svg, "p50 TPOT"), 3, "P50/P90 and TPOT too");
+    is_int(count(svg, "p90 TTFT"), 3, "P90 TTFT too");
+    is_int(count(svg, "goodput (met every SLO)"), 3, "a goodput panel");
+    is_int(count(svg, "throughput"), 3, "beside the throughput");
     has_str(svg, "each point: the mean over the 1 to 2 runs", "a note says points average seeds");
-    has_str(svg, "x = 8: 1 of 2 runs overloaded", "and which overloaded runs were left out");
-    has_str(svg, "class=\"overloaded\" data-x=\"16\"", "an x with only overloaded runs is marked");
-    has_str(svg, "data-guide=\"SLO ttft_s = 0.5 s\" data-at=\"0.5\"", "the TTFT SLO is drawn");
-    has_str(svg, "data-guide=\"SLO tpot_s = 0.05 s\"", "and the TPOT SLO");
+    has_str(svg, "class=\"overloaded\" data-x=\"8 16\" data-k=\"1 2\" data-n=\"2 2\"",
+            "overloaded seeds are marked where they ran, k of n: none dropped silently");
+    has_str(svg, "data-guide=\"TTFT SLO 500 ms\" data-kind=\"slo\" data-at=\"0.5\"",
+            "the TTFT SLO is drawn");
+    has_str(svg, "data-guide=\"TPOT SLO 50 ms\"", "and the TPOT SLO");
+    has_str(svg, "data-guide=\"p99 SLO met up to 4 req/s\" data-kind=\"mark\" data-at=\"4\"",
+            "the highest rate whose every run met the SLO is marked (8 had an overloaded seed)");
+    has_str(svg, ">arrival rate (req/s)</text>", "the x axis in words, with its unit");
+    has_str(svg, "data-x-scale=\"log\"", "a geometric sweep gets a log x axis");
+    has_str(svg, ">TTFT (ms)</text>", "latencies below a second in milliseconds");
     points_fini(&p);
     free(svg);
 
@@ -409,14 +466,20 @@ static void test_latency_load(const char *path)
     has_str(r.out, "--x", "and names --x");
     free(r.out);
     svg = plot_svg(path, "latency-load", "--x workload.arrival.rate_per_s");
-    p = series(svg, "p99 ttft (cluster.scheduler.max_batch=8)");
+    p = series(svg, "p99 TTFT, max batch=8");
     is_int(p.n, 2, "with --x: one series per value of the other key, one run a point");
     if (p.n == 2) {
         is_near(p.y[0], p99_ttft(db, 9), 1e-12 * p.y[0], "its first point is run 9's P99 TTFT");
         is_near(p.y[1], p99_ttft(db, 10), 1e-12 * p.y[1], "its second run 10's");
     }
-    is_int(count(svg, "p99 ttft (cluster.scheduler.max_batch=256)"), 2, "and the other value");
-    ok(!strstr(svg, "data-guide=\"SLO"), "no SLO in the scenario: no threshold line");
+    is_int(count(svg, "p99 TTFT, max batch=256"), 2, "and the other value");
+    ok(!strstr(svg, "data-kind=\"slo\""), "no SLO in the scenario: no threshold line");
+    look l[16];
+    int nl = series_looks(svg, l, 16);
+    /* series in order: p50, p90, p99 TTFT of max batch 8, then of 256 */
+    ok(nl >= 6 && !strcmp(l[0].colour, l[2].colour) && strcmp(l[0].colour, l[3].colour) &&
+           strcmp(l[0].dash, l[2].dash) && !strcmp(l[0].dash, l[3].dash),
+       "configurations differ by colour, percentiles by dash");
     check_figure(svg, path, "latency-load --x");
     points_fini(&p);
     free(svg);
@@ -464,10 +527,6 @@ static void lab_of(const double *rgb, const double (*m)[3], double *lab)
 }
 
 /* Each series' stroke and dash, in the figure's order. */
-typedef struct look {
-    char colour[8], dash[24];
-} look;
-
 static int series_looks(const char *svg, look *out, int max)
 {
     int n = 0;
@@ -523,8 +582,8 @@ static void test_colour_blind(const char *path)
     char *svg = plot_svg(path, "latency-load", "--sweep s1");
     bool distinct = true;
     int panels = 0;
-    for (const char *p = strstr(svg, "<g class=\"panel\">"); p; panels++) {
-        const char *next = strstr(p + 1, "<g class=\"panel\">");
+    for (const char *p = strstr(svg, "<g class=\"panel\""); p; panels++) {
+        const char *next = strstr(p + 1, "<g class=\"panel\"");
         size_t len = next ? (size_t)(next - p) : strlen(p);
         char *panel = util_xasprintf("%.*s", (int)len, p);
         look l[16];
@@ -537,7 +596,7 @@ static void test_colour_blind(const char *path)
     }
     cmp_ok(panels, >=, 2, "the figure has its panels");
     ok(distinct, "within a panel no two series share colour or dash");
-    const char *slo = strstr(svg, "data-guide=\"SLO ");
+    const char *slo = strstr(svg, "data-kind=\"slo\"");
     const char *stroke = slo ? strstr(slo, "stroke=\"") : NULL;
     ok(stroke && !strncmp(stroke, "stroke=\"#000\"", 13), "SLO lines are black, no series' colour");
     free(svg);
@@ -558,11 +617,10 @@ static void test_throughput(const char *path)
     char *svg = plot_svg(path, "throughput-concurrency", "");
     check_figure(svg, path, "throughput-concurrency");
     has_str(svg, ">1k</text>", "thousands of tokens/s are labelled 1k, 1.5k");
-    points total = series(svg, "output tokens/s"),
-           each = series(svg, "per-user tokens/s (mean 1/TPOT)");
+    points total = series(svg, "output");
     is_int(total.n, 3, "one point per user count");
     sqlite3 *db = open_db(path);
-    for (int i = 0; i < 3 && total.n == 3 && each.n == 3; i++) {
+    for (int i = 0; i < 3 && total.n == 3; i++) {
         an_report rep;
         util_diag d;
         util_diag_init(&d);
@@ -570,23 +628,39 @@ static void test_throughput(const char *path)
         /* relative 1e-12, not ==: under valgrind this process's arithmetic may
          * differ from the (native) servesim's in the last bit */
         double tot = rep.req.output_tokens_per_s, per = rep.req.per_user_tokens_per_s.mean;
-        is_near(total.x[i], 1 << (2 * i), 0,
-                "%g users: total and per-user tokens/s are the report's", total.x[i]);
-        is_near(total.y[i], tot, 1e-12 * tot, "%g users: total tokens/s", total.x[i]);
-        is_near(each.y[i], per, 1e-12 * per, "%g users: per-user tokens/s", total.x[i]);
+        is_near(total.x[i], per, 1e-12 * per, "%d users: x is the per-user tokens/s", 1 << (2 * i));
+        is_near(total.y[i], tot, 1e-12 * tot, "%d users: y the total tokens/s", 1 << (2 * i));
         an_report_fini(&rep);
         util_diag_fini(&d);
     }
-    if (total.n == 3 && each.n == 3) {
-        ok(total.y[2] > total.y[0], "more users: more tokens in all, fewer each");
-        ok(each.y[2] < each.y[0], "fewer tokens/s each (%.1f against %.1f)", each.y[2], each.y[0]);
+    if (total.n == 3) {
+        ok(total.y[2] > total.y[0], "more users: more tokens in all");
+        ok(total.x[2] < total.x[0], "fewer tokens/s each (%.1f against %.1f)", total.x[2],
+           total.x[0]);
     } else {
-        ok(false, "more users: more tokens in all, fewer each (%d and %d points)", total.n, each.n);
+        ok(false, "more users: more tokens in all, fewer each (%d points)", total.n);
     }
+    has_str(svg, "class=\"point-label\"", "each point labelled");
+    has_str(svg, ">16</text>", "with its users");
+    has_str(svg, "data-guide=\"TPOT SLO 50 ms = 20 tokens/s\" data-kind=\"slo\" data-at=\"20\"",
+            "the TPOT SLO as tokens/s per user");
+    has_str(svg, ">output per user (tokens/s)</text>", "the x axis: tokens/s per user");
     points_fini(&total);
-    points_fini(&each);
     sqlite3_close(db);
     free(svg);
+}
+
+/* The empirical CDF of sorted v as the figure draws it: each distinct
+ * value at the share of values at or below it (a tie at its last rank). */
+static bool is_cdf(const points *p, const double *v, int n)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        if (i + 1 < n && v[i + 1] == v[i]) continue;
+        if (k >= p->n || p->x[k] != v[i] || p->y[k] != (i + 1.0) / n) return false;
+        k++;
+    }
+    return k == p->n && n > 100;
 }
 
 static void test_cdf(const char *path)
@@ -594,20 +668,23 @@ static void test_cdf(const char *path)
     char *svg = plot_svg(path, "cdf", "--run 1 --run 2");
     check_figure(svg, path, "cdf");
     sqlite3 *db = open_db(path);
+    /* run 1: 400 requests at the scenario's rate; run 2: 200 at rate 5 */
+    static const char *const names[] = {"requests=400, rate=10", "requests=200, rate=5"};
     for (int run = 1; run <= 2; run++) {
-        char name[16];
-        snprintf(name, sizeof name, "run %d", run);
         int n;
         double *v = measured(db, run, "ttft_s", &n);
-        points p = series(svg, name);
-        bool same = p.n == n && n > 100;
-        for (int i = 0; same && i < n; i++)
-            same = p.x[i] == v[i] && p.y[i] == (i + 1.0) / n;
-        ok(same, "run %d: the CDF is the sorted measured TTFTs at (i + 1) / n", run);
+        points p = series(svg, names[run - 1]);
+        ok(is_cdf(&p, v, n), "run %d: named '%s' by what differs; the CDF of its measured TTFTs",
+           run, names[run - 1]);
+        char *guide = util_xasprintf("data-guide=\"P99 %s ", names[run - 1]);
+        has_str(svg, guide, "its P99 is marked on the tail");
+        free(guide);
         points_fini(&p);
         free(v);
     }
-    has_str(svg, "data-guide=\"SLO ttft_s = 0.5 s\"", "the SLO threshold is drawn");
+    has_str(svg, "data-guide=\"TTFT SLO 500 ms\"", "the SLO threshold is drawn");
+    has_str(svg, "data-style=\"steps\"", "a CDF is a step function");
+    has_str(svg, "data-y-scale=\"log\"", "the tail panel: 1 - CDF on a log axis");
     has_str(svg, "data-x-scale=\"linear\"", "a linear x axis");
     char *logged = plot_svg(path, "cdf", "--run 1 --run 2 --log");
     has_str(logged, "data-x-scale=\"log\"", "--log: a log x axis");
@@ -615,7 +692,7 @@ static void test_cdf(const char *path)
     has_str(svg, "points=\"", "the linear figure has points");
     has_str(logged, "points=\"", "and the log one");
     ok(strncmp(a ? a : "", b ? b : "", 200) != 0, "--log moves the points");
-    points lin = series(svg, "run 1"), lg = series(logged, "run 1");
+    points lin = series(svg, names[0]), lg = series(logged, names[0]);
     is_int(lg.n, lin.n, "but not the values");
     ok(lin.n > 0, "run 1 has points (%d)", lin.n);
     if (lin.n == lg.n && lin.n > 0)
@@ -629,9 +706,8 @@ static void test_cdf(const char *path)
     int n;
     double *v = measured(db, 2, "tpot_s", &n);
     points p = series(svg, "run 2");
-    is_int(p.n, n, "--metric tpot: the newest run's TPOTs");
-    if (p.n == n && n > 0) is_near(p.x[n - 1], v[n - 1], 0, "up to the largest TPOT");
-    has_str(svg, "TPOT (s)", "named on the axis");
+    ok(is_cdf(&p, v, n), "--metric tpot: the newest run's TPOTs, named by its id alone");
+    has_str(svg, ">TPOT (ms)</text>", "named on the axis, in milliseconds");
     points_fini(&p);
     free(v);
     free(svg);
@@ -652,9 +728,10 @@ static void test_timeline(const char *path)
         const double *v;
     } cols[] = {{"queue", t.queue},
                 {"running", t.running},
-                {"kv occupancy", t.kv_occupancy},
-                {"output tokens/s", t.output_tokens_per_s}};
-    for (int c = 0; c < 4; c++) {
+                {"KV in use", t.kv_occupancy},
+                {"output", t.output_tokens_per_s},
+                {"power", t.power_w}};
+    for (int c = 0; c < 5; c++) {
         points p = series(svg, cols[c].name);
         bool same = p.n == (int)t.n && t.n > 10;
         for (size_t i = 0; same && i < t.n; i++)
@@ -665,10 +742,18 @@ static void test_timeline(const char *path)
     an_timeline_fini(&t);
     util_diag_fini(&d);
     sqlite3_close(db);
+    has_str(svg, "data-guide=\"max batch 256\" data-kind=\"limit\" data-at=\"256\"",
+            "the running batch's ceiling, max_batch");
+    has_str(svg, "data-guide=\"KV capacity\" data-kind=\"limit\" data-at=\"1\"",
+            "and the KV cache's");
+    has_str(svg, "class=\"span\" data-span=\"warm-up (not measured)\" data-lo=\"0\" "
+                 "data-hi=\"10\"",
+            "the warm-up shaded");
     free(svg);
     svg = plot_svg(path, "timeline", "--run 2");
     ok(count(svg, "queue") > 0, "a run without iterations still has a queue panel");
-    is_int(count(svg, "kv occupancy"), -1, "a run without iterations: no KV panel");
+    is_int(count(svg, "KV in use"), -1, "a run without iterations: no KV panel");
+    is_int(count(svg, "power"), -1, "nor a power panel");
     free(svg);
 }
 
@@ -686,17 +771,39 @@ static void test_curve(const char *path)
     for (int i = 0; same && i < p.n; i++)
         same = p.x[i] == c.points[i].threshold_s && p.y[i] == c.points[i].attainment;
     ok(same, "the curve is an_slo_curve's, 101 thresholds");
-    char *need = util_xasprintf("data-guide=\"99%% needs %.4g s\" data-at=\"%.17g\"",
-                                c.needed[3].threshold_s, c.needed[3].threshold_s);
-    has_str(svg, need, "the threshold 99%% needs is marked");
-    has_str(svg, "data-guide=\"90% attainment\" data-at=\"0.90000000000000002\"",
+    char *need = util_xasprintf("data-guide=\"99%% need %.4g ms\" data-kind=\"reference\" "
+                                "data-at=\"%.17g\"",
+                                1e3 * c.needed[3].threshold_s, c.needed[3].threshold_s);
+    has_str(svg, need, "the threshold 99%% needs is marked, labelled at its own line");
+    has_str(svg, "data-guide=\"90% of requests\" data-kind=\"reference\" "
+                 "data-at=\"0.90000000000000002\"",
             "a guide at 90%%");
-    has_str(svg, "data-guide=\"SLO ttft_s = 0.5 s\"", "and the scenario's threshold");
+    has_str(svg, "data-guide=\"TTFT SLO 500 ms\"", "and the scenario's threshold");
+    points at = series(svg, "at the SLO");
+    int n;
+    double *v = measured(db, 1, "ttft_s", &n);
+    int within = 0;
+    while (within < n && v[within] <= 0.5)
+        within++;
+    free(v);
+    double want = (double)within / (double)c.ended;
+    ok(at.n == 1 && at.x[0] == 0.5 && at.y[0] == want,
+       "the attainment at the SLO is marked: the ended requests within 500 ms (%d of %lld)",
+       within, (long long)c.ended);
+    char *met = util_xasprintf(">%.1f%% met</text>", 100 * want);
+    has_str(svg, met, "and printed");
+    free(met);
+    points_fini(&at);
     free(need);
     points_fini(&p);
     an_curve_fini(&c);
     util_diag_fini(&d);
     sqlite3_close(db);
+    free(svg);
+    svg = plot_svg(path, "slo-curve", "--run 1 --run 2");
+    ok(count(svg, "requests=400, rate=10") > 50 && count(svg, "requests=200, rate=5") > 50,
+       "several --run: a curve each, named by what differs");
+    is_int(count(svg, "at the SLO, requests=200, rate=5"), 1, "each with its point at the SLO");
     free(svg);
 }
 
@@ -718,17 +825,167 @@ static void test_terminal(const char *sweeps, const char *runs)
 {
     result r = sv("plot '%s' cdf --run 1 --run 2 --terminal", runs);
     is_int(r.status, 0, "cdf --terminal exits 0");
-    is_int(grid_rows(r.out), 20, "one panel: 20 rows");
-    has_str(r.out, "legend:  * run 1  o run 2  : SLO ttft_s = 0.5 s", "a legend");
-    has_str(r.out, "TTFT (s)", "the x label");
+    is_int(grid_rows(r.out), 40, "two panels (the CDF, its tail): 20 rows each");
+    has_str(r.out, "legend:  o requests=400, rate=10  * requests=200, rate=5  | TTFT SLO 500 ms",
+            "a legend: a marker per series, the SLO's own character");
+    has_str(r.out, "TTFT (ms)", "the x label");
     free(r.out);
     r = sv("plot '%s' timeline --run 1 --terminal", runs);
-    is_int(grid_rows(r.out), 80, "timeline with iterations: four panels of 20 rows");
+    is_int(grid_rows(r.out), 100, "timeline with iterations: five panels of 20 rows");
+    has_str(r.out, "~ max batch 256", "limits have their own character");
     free(r.out);
-    r = sv("plot '%s' latency-load --sweep s1 --terminal", sweeps);
-    is_int(grid_rows(r.out), 40, "latency-load: two panels");
-    has_str(r.out, "! every run overloaded", "the overloaded x is in the legend");
+    r = sv("plot '%s' latency-load --sweep s1 --terminal --width 70 --height 12", sweeps);
+    is_int(grid_rows(r.out), 36, "latency-load: three panels, --height rows each");
+    has_str(r.out, "X overloaded runs", "the overloaded x is in the legend");
+    has_str(r.out, "......", "lines join the points");
+    bool fits = true;
+    for (const char *line = r.out; *line;) {
+        size_t len = strcspn(line, "\n");
+        fits &= len <= 70 || !strncmp(line, "note:", 5) || strstr(line, "legend") || line[0] == ' ';
+        if (len > 12 && line[10] == ' ' && line[11] == '|') fits &= len <= 70;
+        line += len + (line[len] == '\n');
+    }
+    ok(fits, "--width 70: the grid fits 70 columns");
     free(r.out);
+}
+
+/* The PNG's width and height from its IHDR chunk; 0 when it is no PNG. */
+static void png_size(const char *path, unsigned *w, unsigned *h)
+{
+    unsigned char b[24] = {0};
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(b, 1, sizeof b, f) : 0;
+    if (f) fclose(f);
+    *w = *h = 0;
+    if (n == 24 && !memcmp(b, "\x89PNG\r\n\x1a\n", 8) && !memcmp(b + 12, "IHDR", 4)) {
+        *w = (unsigned)b[16] << 24 | (unsigned)b[17] << 16 | (unsigned)b[18] << 8 | b[19];
+        *h = (unsigned)b[20] << 24 | (unsigned)b[21] << 16 | (unsigned)b[22] << 8 | b[23];
+    }
+}
+
+/* Pixels of the PNG whose colour is within 8 of rgb in every channel. */
+static long pixels_of(const char *path, unsigned rgb)
+{
+    cairo_surface_t *s = cairo_image_surface_create_from_png(path);
+    long n = 0;
+    if (cairo_surface_status(s) == CAIRO_STATUS_SUCCESS) {
+        int w = cairo_image_surface_get_width(s), h = cairo_image_surface_get_height(s);
+        int stride = cairo_image_surface_get_stride(s);
+        const unsigned char *d = cairo_image_surface_get_data(s);
+        for (int y = 0; y < h; y++)
+            for (int x = 0; x < w; x++) {
+                uint32_t px;
+                memcpy(&px, d + (size_t)y * (size_t)stride + 4 * (size_t)x, 4);
+                bool near = true;
+                for (int c = 0; c < 3; c++) {
+                    int a = (int)((px >> (8 * c)) & 255), b = (int)((rgb >> (8 * c)) & 255);
+                    near &= abs(a - b) <= 8;
+                }
+                n += near;
+            }
+    }
+    cairo_surface_destroy(s);
+    return n;
+}
+
+/* A PNG is the SVG's figure at twice its pixels, drawn through cairo. */
+static void test_png(const char *sweeps, const char *runs)
+{
+    char *png = in_dir("plot.png"), *svg_path = in_dir("plot.svg");
+    unlink(png);
+    result r = sv("plot '%s' latency-load --sweep s1 -o '%s'", sweeps, png);
+    is_int(r.status, 0, "-o FILE.png exits 0");
+    free(r.out);
+    char *svg = plot_svg(sweeps, "latency-load", "--sweep s1");
+    unsigned w, h, sw = 0, sh = 0;
+    png_size(png, &w, &h);
+    const char *at = strstr(svg, "<svg ");
+    if (at) sscanf(strstr(at, "width=") ? strstr(at, "width=") : "", "width=\"%u\" height=\"%u\"", &sw, &sh);
+    ok(w > 0 && w == 2 * sw && h == 2 * sh, "a PNG, twice the SVG's %u x %u pixels (%u x %u)", sw,
+       sh, w, h);
+    cmp_ok(pixels_of(png, 0x0072B2), >, 1000, "drawn in the palette's first colour");
+    cmp_ok(pixels_of(png, 0x000000), >, 500, "with black SLO lines and text");
+    free(svg);
+    r = sv("plot '%s' cdf --run 1 -o '%s' --width 1200 --height 700", runs, png);
+    png_size(png, &w, &h);
+    ok(r.status == 0 && w == 2400 && h == 1400, "--width 1200 --height 700: 2400 x 1400 pixels (%u x %u)", w, h);
+    free(r.out);
+    svg = plot_svg(runs, "cdf", "--run 1 --width 1200 --height 700");
+    has_str(svg, "width=\"1200\" height=\"700\"", "and the SVG 1200 x 700");
+    free(svg);
+    r = sv("plot '%s' cdf --run 1 -o /nonexistent/dir/x.png", runs);
+    is_int(r.status, 1, "an unwritable PNG path fails");
+    has_str(r.out, "cannot write /nonexistent/dir/x.png", "naming the file");
+    free(r.out);
+    svg = plot_svg(runs, "slo-curve", "--run 1 --title 'Our chat service' --log-y");
+    has_str(svg, "<title>Our chat service", "--title replaces the title");
+    ok(!strstr(svg, "data-y-scale=\"linear\"") && strstr(svg, "data-y-scale=\"log\""),
+       "--log-y: every panel's y axis is logarithmic");
+    free(svg);
+    free(png);
+    free(svg_path);
+}
+
+/* A label's box, as the layout estimates it. */
+typedef struct label_box {
+    double x, y, w, h;
+} label_box;
+
+/* The boxes of the guide and point labels of each panel of svg: none may
+ * overlap another in its panel. */
+static bool labels_apart(const char *svg, int *checked)
+{
+    bool apart = true;
+    *checked = 0;
+    for (const char *p = strstr(svg, "<g class=\"panel\""); p;) {
+        const char *next = strstr(p + 1, "<g class=\"panel\"");
+        label_box b[64];
+        int n = 0;
+        for (const char *t = p; n < 64 && (t = strstr(t, "<text class=\"")) && (!next || t < next);
+             t++) {
+            if (strncmp(t + 13, "guide-label", 11) && strncmp(t + 13, "point-label", 11)) continue;
+            double x, y;
+            char anchor[8] = "";
+            const char *xs = strstr(t, " x=\"");
+            if (!xs || sscanf(xs, " x=\"%lf\" y=\"%lf\" text-anchor=\"%7[a-z]", &x, &y, anchor) != 3)
+                continue;
+            const char *open = strchr(t, '>'), *close = strstr(t, "</text>");
+            char *text = util_xasprintf("%.*s", (int)(close - open - 1), open + 1);
+            double w = an__text_width(text, 11);
+            double x0 = !strcmp(anchor, "middle") ? x - w / 2 : !strcmp(anchor, "end") ? x - w : x;
+            b[n++] = (label_box){x0, y - 8.8, w, 11.5};
+            free(text);
+        }
+        for (int i = 0; i < n; i++)
+            for (int j = i + 1; j < n; j++)
+                apart &= !(b[i].x < b[j].x + b[j].w && b[j].x < b[i].x + b[i].w &&
+                           b[i].y < b[j].y + b[j].h && b[j].y < b[i].y + b[i].h);
+        *checked += n;
+        p = next;
+    }
+    return apart;
+}
+
+static void test_labels(const char *sweeps, const char *runs)
+{
+    static const struct {
+        bool sweep;
+        const char *kind, *options, *what;
+        int least;
+    } figs[] = {
+        {true, "latency-load", "--sweep s1", "the SLO and mark labels", 5},
+        {false, "cdf", "--run 1 --run 2", "the P99 and SLO labels", 4},
+        {false, "slo-curve", "--run 1", "each guide labelled at its line, and the point's", 6},
+        {false, "timeline", "--run 1", "the limits' labels", 2},
+    };
+    for (size_t i = 0; i < sizeof figs / sizeof figs[0]; i++) {
+        char *svg = plot_svg(figs[i].sweep ? sweeps : runs, figs[i].kind, figs[i].options);
+        int n;
+        bool apart = labels_apart(svg, &n);
+        ok(apart && n >= figs[i].least, "%s: no two labels overlap, %s (%d labels)", figs[i].kind,
+           figs[i].what, n);
+        free(svg);
+    }
 }
 
 static void test_bad_input(const char *sweeps, const char *runs)
@@ -742,9 +999,10 @@ static void test_bad_input(const char *sweeps, const char *runs)
         {sweeps, "latency-load --sweep nope --terminal", "no sweep 'nope'"},
         {sweeps, "cfd --terminal", "unknown KIND 'cfd' (did you mean 'cdf'?)"},
         {runs, "cdf --metric ttfb --terminal", "--metric ttfb: expected ttft"},
-        {runs, "cdf", "give -o FILE.svg or --terminal"},
+        {runs, "cdf", "give -o FILE.svg, -o FILE.png or --terminal"},
         {runs, "timeline --log --terminal", "timeline does not take --log"},
-        {runs, "slo-curve --run 1 --run 2 --terminal", "slo-curve draws one run"},
+        {runs, "timeline --run 1 --run 2 --terminal", "timeline draws one run"},
+        {runs, "cdf --width 3 --terminal", "--width"},
         {sweeps, "latency-load --sweep s1 --x workload.nothing --terminal",
          "run 1 has no workload.nothing"},
         {sweeps, "throughput-concurrency --sweep s1 --terminal",
@@ -788,9 +1046,11 @@ int main(int argc, char **argv)
     test_timeline(runs);
     test_curve(runs);
     test_terminal(sweeps, runs);
+    test_png(sweeps, runs);
+    test_labels(sweeps, runs);
     test_bad_input(sweeps, runs);
-    char *junk[] = {sweeps, users, runs, in_dir("plot.svg")};
-    for (int i = 0; i < 4; i++) {
+    char *junk[] = {sweeps, users, runs, in_dir("plot.svg"), in_dir("plot.png")};
+    for (int i = 0; i < 5; i++) {
         unlink(junk[i]);
         free(junk[i]);
     }

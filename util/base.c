@@ -7,7 +7,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
+#include <unistd.h>
 
 static void oom(size_t n)
 {
@@ -300,4 +302,14 @@ char *util_diag_join(const util_diag *d)
     }
     *at = '\0';
     return s;
+}
+
+int util_terminal_columns(FILE *out, int fallback)
+{
+    const char *env = getenv("COLUMNS");
+    int w = env ? atoi(env) : 0;
+    struct winsize ws;
+    if (w <= 0 && isatty(fileno(out)) && !ioctl(fileno(out), TIOCGWINSZ, &ws) && ws.ws_col)
+        w = ws.ws_col;
+    return w > 0 ? w : fallback;
 }

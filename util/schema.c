@@ -457,3 +457,21 @@ void util_schema_doc(const util_field *fields, const char *prefix, FILE *out)
     fprintf(out, "|---|---|---|---|---|---|\n");
     walk(fields, prefix, doc_row, out);
 }
+
+typedef struct unit_query {
+    const char *path;
+    const char *unit;
+} unit_query;
+
+static void unit_of(const char *path, const util_field *f, void *arg)
+{
+    unit_query *q = arg;
+    if (!q->unit && f->unit && !strcmp(path, q->path)) q->unit = f->unit;
+}
+
+const char *util_schema_unit(const util_field *fields, const char *path)
+{
+    unit_query q = {path, NULL};
+    walk(fields, "", unit_of, &q);
+    return q.unit;
+}

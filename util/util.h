@@ -86,6 +86,10 @@ void util_diag_print(const util_diag *d, FILE *f, const char *prefix);
 #define UTIL_MAX_FILE_BYTES (64 << 20)
 int util_read_file(const char *path, char **out, size_t *len, util_diag *d);
 
+/* How many columns text written to out has: $COLUMNS when set, else the
+ * terminal's width when out is one, else fallback. */
+int util_terminal_columns(FILE *out, int fallback);
+
 /* Input echoed in a message (a key, a value, an id, a --set assignment, a
  * trace field) is cut to UTIL_CLIP_CHARS characters and "...", at a UTF-8
  * character boundary, with control characters shown as '?', so that a 10 MB
@@ -267,4 +271,6 @@ int util_schema_apply_union(const util_union *un, cJSON *obj, const char *path, 
 /* Writes the key reference as Markdown table rows: path | type | unit |
  * default | range | meaning.  prefix is the dotted path of fields' object. */
 void util_schema_doc(const util_field *fields, const char *prefix, FILE *out);
+/* The unit the schema gives the key at a dotted path ("s", "1/s"), or NULL. */
+const char *util_schema_unit(const util_field *fields, const char *path);
 #endif /* UTIL_H */

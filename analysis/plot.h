@@ -1,0 +1,59 @@
+/*
+ * plot.h: what plot.c (the figure's pieces, the runs' kinds) and
+ * plot_sweep.c (the sweeps' kinds) share.
+ */
+#ifndef AN_PLOT_H
+#define AN_PLOT_H
+
+#include "an_int.h"
+
+/* ---- building a figure ---- */
+
+/* arr of n items with room for one more: arrays grow by doubling when their
+ * length reaches a power of two, so the public structs need no capacity. */
+void *an__grow(void *arr, size_t n, size_t size);
+
+void an__note(an_plot *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Panels are added before any series, and addressed by index afterwards:
+ * adding one may move the others. */
+int an__panel(an_plot *p, const char *y_label, const char *y_unit, an_plot_scale scale);
+/* The panel's series called name, added at the end when new. */
+an_plot_series *an__series(an_plot_panel *pl, const char *name);
+/* A point; one without a value (nothing measured) is left out, not drawn at 0. */
+void an__push(an_plot_series *s, double x, double y);
+/* The same with its band and its label (either may be NAN / NULL). */
+void an__push_band(an_plot_series *s, double x, double y, double lo, double hi,
+                   const char *label);
+void an__guide(an_plot_panel *pl, an_plot_guide_kind kind, double at, bool vertical,
+               const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* The scenario's threshold on a metric (slo.ttft_s) as an SLO guide, once
+ * per value; returns it, NAN when the scenario has none. */
+double an__slo_guide(an_plot_panel *pl, const cJSON *scenario, const char *key, bool vertical);
+/* "250 ms", "1.5 s": a duration as the figure's labels write it. */
+void an__seconds(double s, char *buf, size_t n);
+/* The metric's name in figures: "TTFT", "TPOT", "TPOT incl. TTFT", "E2E". */
+extern const char *const an__metric_titles[];
+extern const char *const an__metric_slo_keys[];
+
+/* ---- runs ---- */
+
+typedef struct an__run {
+    int64_t id;
+    bool overloaded;             /* runs.status: its queue grew without bound */
+    cJSON *scenario, *overrides; /* overrides: NULL when none were stored */
+} an__run;
+
+int an__load_run(sqlite3 *db, const char *file, int64_t id, an__run *r, util_diag *d);
+void an__run_fini(an__run *r);
+/* "run 3", "runs 1, 2", "runs 1-12, 15" (caller frees). */
+char *an__runs_text(const int64_t *ids, int n);
+/* The title of what the runs simulated, less the parts that differ
+ * between them (caller frees). */
+char *an__runs_title(const an__run *runs, int n);
+/* "rate=8, replicas=2": the scenario keys whose values differ between the
+ * runs, as run i has them; NULL when none differ (caller frees). */
+char *an__difference(const an__run *runs, int n, int i);
+
+int an__gather_sweep(sqlite3 *db, const an_plot_request *req, an_plot *p, util_diag *d);
+
+#endif /* AN_PLOT_H */
