@@ -474,6 +474,8 @@ typedef struct an_plot_request {
     an_metric metric;     /* cdf, slo-curve */
     double interval_s;    /* timeline; 0: 1 s */
     int points;           /* slo-curve thresholds; 0: 101 */
+    double slo_s;         /* slo-curve: the threshold drawn and read (a what-if); 0: the
+                           * scenario's */
     an_plot_scale x_scale, y_scale; /* AUTO unless --log / --log-y */
     const char *title;    /* --title: replaces the title made from the scenario */
     const util_field *schema; /* the scenario's (sim_scenario_fields): units of swept keys */
@@ -513,6 +515,9 @@ void an_plot_svg(const an_plot *p, an_plot_size size, FILE *out);
  * slides), through cairo.  A failure to write is UTIL_EFAIL naming the path. */
 int an_plot_png(const an_plot *p, an_plot_size size, double scale, const char *path,
                 util_diag *d);
+/* The same PNG in memory (*png: caller frees). */
+int an_plot_png_memory(const an_plot *p, an_plot_size size, double scale, unsigned char **png,
+                       size_t *len, util_diag *d);
 /* The figure in text: each panel a grid width characters wide (the y tick
  * column included) and height rows, lines between points, a marker per
  * series, then a legend. */

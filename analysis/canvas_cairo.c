@@ -146,8 +146,8 @@ static void cr_text(an__canvas *c, const char *cls, double x, double y, an__anch
     cairo_restore(cr);
 }
 
-int an_plot_png(const an_plot *p, an_plot_size size, double scale, const char *path,
-                util_diag *d)
+/* The figure painted on a new surface; NULL with a message when cairo failed. */
+static cairo_surface_t *paint(const an_plot *p, an_plot_size size, double scale, util_diag *d)
 {
     an__layout l = an__figure_layout(p, size);
     if (!(scale > 0)) scale = 1;
@@ -167,13 +167,61 @@ int an_plot_png(const an_plot *p, an_plot_size size, double scale, const char *p
     an__figure_draw(p, &l, &c);
     cairo_status_t st = cairo_status(cr);
     cairo_destroy(cr);
-    if (st == CAIRO_STATUS_SUCCESS) st = cairo_surface_write_to_png(surface, path);
-    cairo_surface_destroy(surface);
     if (st != CAIRO_STATUS_SUCCESS) {
-        int err = errno;
+        cairo_surface_destroy(surface);
+        util_diag_fail(d, "cannot draw the figure: %s", cairo_status_to_string(st));
+        return NULL;
+    }
+    return surface;
+}
+
+int an_plot_png(const an_plot *p, an_plot_size size, double scale, const char *path,
+                util_diag *d)
+{
+    cairo_surface_t *surface = paint(p, size, scale, d);
+    if (!surface) return UTIL_EFAIL;
+    cairo_status_t st = cairo_surface_write_to_png(surface, path);
+    int err = errno;
+    cairo_surface_destroy(surface);
+    if (st != CAIRO_STATUS_SUCCESS)
         return util_diag_fail(d, "cannot write %s: %s%s%s", path, cairo_status_to_string(st),
                               st == CAIRO_STATUS_WRITE_ERROR && err ? ": " : "",
                               st == CAIRO_STATUS_WRITE_ERROR && err ? strerror(err) : "");
+    return UTIL_OK;
+}
+
+typedef struct png_buffer {
+    unsigned char *data;
+    size_t len, cap;
+} png_buffer;
+
+static cairo_status_t to_buffer(void *closure, const unsigned char *data, unsigned int n)
+{
+    png_buffer *b = closure;
+    if (b->len + n > b->cap) {
+        b->cap = 2 * (b->len + n);
+        b->data = util_xrealloc(b->data, b->cap);
     }
+    memcpy(b->data + b->len, data, n);
+    b->len += n;
+    return CAIRO_STATUS_SUCCESS;
+}
+
+int an_plot_png_memory(const an_plot *p, an_plot_size size, double scale, unsigned char **png,
+                       size_t *len, util_diag *d)
+{
+    *png = NULL;
+    *len = 0;
+    cairo_surface_t *surface = paint(p, size, scale, d);
+    if (!surface) return UTIL_EFAIL;
+    png_buffer b = {0};
+    cairo_status_t st = cairo_surface_write_to_png_stream(surface, to_buffer, &b);
+    cairo_surface_destroy(surface);
+    if (st != CAIRO_STATUS_SUCCESS) {
+        free(b.data);
+        return util_diag_fail(d, "cannot encode the figure: %s", cairo_status_to_string(st));
+    }
+    *png = b.data;
+    *len = b.len;
     return UTIL_OK;
 }

@@ -131,8 +131,12 @@ void an__seconds(double s, char *buf, size_t n)
  * but a sweep may vary it. */
 double an__slo_guide(an_plot_panel *pl, const cJSON *scenario, const char *key, bool vertical)
 {
-    double at = key ? util_json_number(scenario, key, NAN) : NAN;
-    if (!(at > 0)) return NAN;
+    return an__slo_guide_at(pl, key, key ? util_json_number(scenario, key, NAN) : NAN, vertical);
+}
+
+double an__slo_guide_at(an_plot_panel *pl, const char *key, double at, bool vertical)
+{
+    if (!key || !(at > 0)) return NAN;
     for (int i = 0; i < pl->n_guides; i++)
         if (pl->guides[i].at == at && pl->guides[i].kind == AN_GUIDE_SLO) return at;
     static const char *const keys[] = {"slo.ttft_s", "slo.tpot_s", "slo.e2e_s"};
@@ -708,7 +712,7 @@ static int gather_curve(sqlite3 *db, const an_plot_request *req, an__run *runs, 
                         an_plot *p, util_diag *d)
 {
     const char *metric = an__metric_titles[req->metric];
-    int panel = an__panel(p, "share of ended requests within", "", AN_SCALE_LINEAR);
+    int panel = an__panel(p, "share of ended requests within it", "", AN_SCALE_LINEAR);
     int rc = UTIL_OK;
     for (int i = 0; !rc && i < n_runs; i++) {
         an_curve c = {0};
@@ -724,7 +728,9 @@ static int gather_curve(sqlite3 *db, const an_plot_request *req, an__run *runs, 
                 an__push(s, c.points[k].threshold_s, c.points[k].attainment);
             add_needed(p, pl, &c, 1, "90%", n_runs == 1);
             add_needed(p, pl, &c, 3, "99%", n_runs == 1);
-            double slo = an__slo_guide(pl, runs[i].scenario, an__metric_slo_keys[req->metric], true);
+            const char *key = an__metric_slo_keys[req->metric];
+            double slo = req->slo_s > 0 ? an__slo_guide_at(pl, key, req->slo_s, true)
+                                        : an__slo_guide(pl, runs[i].scenario, key, true);
             rc = at_slo(db, req, &runs[i], pl, &c, slo, n_runs > 1 ? name : NULL, i + 1, d);
             an__note(p,
                      "%s%s%lld requests ended after warm-up, %lld measured; rejected and "

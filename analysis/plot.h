@@ -29,6 +29,8 @@ void an__guide(an_plot_panel *pl, an_plot_guide_kind kind, double at, bool verti
 /* The scenario's threshold on a metric (slo.ttft_s) as an SLO guide, once
  * per value; returns it, NAN when the scenario has none. */
 double an__slo_guide(an_plot_panel *pl, const cJSON *scenario, const char *key, bool vertical);
+/* The same at a given threshold (a what-if's). */
+double an__slo_guide_at(an_plot_panel *pl, const char *key, double at, bool vertical);
 /* "250 ms", "1.5 s": a duration as the figure's labels write it. */
 void an__seconds(double s, char *buf, size_t n);
 /* The metric's name in figures: "TTFT", "TPOT", "TPOT incl. TTFT", "E2E". */

@@ -36,6 +36,7 @@ int cli_sweep(int argc, char **argv);
 int cli_plan(int argc, char **argv);
 int cli_lesson(int argc, char **argv);
 int cli_plot(int argc, char **argv);
+int cli_explore(int argc, char **argv);
 
 /* figure.c: a figure to FILE.png (cairo) or FILE.svg, whole or not at all;
  * "-": SVG to stdout. */

@@ -21,7 +21,8 @@ int main(int argc, char **argv)
     fprintf(out, "const char %s[] = {\n", argv[3]);
     int c, col = 0;
     while ((c = fgetc(in)) != EOF) {
-        fprintf(out, "%d,", c);
+        /* a byte past 127 (UTF-8) as a cast: char may be signed or not */
+        fprintf(out, c > 127 ? "(char)%d," : "%d,", c);
         if (++col % 24 == 0) fputc('\n', out);
     }
     fprintf(out, "0};\n");

@@ -1,0 +1,527 @@
+/*
+ * test_explore.c: `servesim explore` as a browser and an attacker see it,
+ * through a small HTTP client over a socket.  The API must answer what the
+ * command line answers -- each lesson's numbers and table those of
+ * `servesim lesson NAME --json` with the response's own --set assignments,
+ * the what-if report that of `servesim report --slo ... --by class --json`
+ * -- and every bad request (unknown lesson, control or value, a value off
+ * the shipped grid, too many or too long arguments, a long URL, POST, a
+ * path outside the page, a foreign Host, a computation past its time) must
+ * get its status with a message naming the parameter, while the server
+ * goes on serving.  Ctrl-C ends it with status 130 and nothing written.
+ * argv[1] is the servesim binary, argv[2] the source root.
+ */
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runner.h"
+#include "tap.h"
+#include "util.h"
+
+static const char *servesim, *root;
+static char dir[] = "/tmp/servesim-explore-XXXXXX";
+
+/* ---- the server ---- */
+
+typedef struct server {
+    pid_t pid;
+    int port;
+    char *out, *err;
+} server;
+
+/* Starts servesim explore with the arguments (NULL-terminated) and reads
+ * the port from its first line. */
+static server start(const char *a0, ...)
+{
+    char *argv[16] = {"servesim", "explore", "--port", "0"};
+    int n = 4;
+    va_list ap;
+    va_start(ap, a0);
+    for (const char *a = a0; a && n < 15; a = va_arg(ap, const char *))
+        argv[n++] = (char *)a;
+    va_end(ap);
+    argv[n] = NULL;
+    server s = {.out = util_xasprintf("%s/explore.out", dir),
+                .err = util_xasprintf("%s/explore.err", dir)};
+    s.pid = runner_spawn(servesim, argv, s.out, s.err);
+    for (int tries = 0; tries < 200 && !s.port; tries++) {
+        char *text = runner_read(s.out);
+        const char *at = strstr(text, "http://127.0.0.1:");
+        if (at) s.port = atoi(at + 17);
+        free(text);
+        if (!s.port) nanosleep(&(struct timespec){0, 20000000}, NULL);
+    }
+    return s;
+}
+
+/* Ctrl-C: returns the exit status. */
+static int stop(server *s)
+{
+    kill(s->pid, SIGINT);
+    result r = runner_finish(s->pid, s->out, s->err);
+    int status = r.status;
+    runner_drop(&r);
+    unlink(s->out);
+    unlink(s->err);
+    free(s->out);
+    free(s->err);
+    return status;
+}
+
+/* ---- a client ---- */
+
+typedef struct reply {
+    int status;
+    char *head, *body; /* body: NUL-terminated, len bytes */
+    size_t len;
+} reply;
+
+static void reply_fini(reply *r)
+{
+    free(r->head);
+    free(r->body);
+}
+
+/* Sends request (the whole text) and reads the reply to the end; status 0
+ * when the server closed without one. */
+static reply raw(int port, const char *request)
+{
+    reply r = {0};
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        close(fd);
+        return r;
+    }
+    size_t n = strlen(request);
+    for (size_t off = 0; off < n;) {
+        ssize_t k = send(fd, request + off, n - off, MSG_NOSIGNAL);
+        if (k <= 0) break;
+        off += (size_t)k;
+    }
+    size_t cap = 1 << 16, len = 0;
+    char *buf = util_xmalloc(cap);
+    for (ssize_t k; (k = recv(fd, buf + len, cap - len - 1, 0)) > 0;)
+        if ((len += (size_t)k) + 1 == cap) buf = util_xrealloc(buf, cap *= 2);
+    close(fd);
+    buf[len] = '\0';
+    char *end = strstr(buf, "\r\n\r\n");
+    if (!end || sscanf(buf, "HTTP/1.%*d %d", &r.status) != 1) {
+        free(buf);
+        return r;
+    }
+    r.head = util_xasprintf("%.*s", (int)(end - buf), buf);
+    r.len = len - (size_t)(end + 4 - buf);
+    r.body = util_xmalloc(r.len + 1);
+    memcpy(r.body, end + 4, r.len);
+    r.body[r.len] = '\0';
+    free(buf);
+    return r;
+}
+
+static reply get(int port, const char *target)
+{
+    char *req = util_xasprintf("GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n",
+                               target, port);
+    reply r = raw(port, req);
+    free(req);
+    return r;
+}
+
+static cJSON *get_json(int port, const char *target, int *status)
+{
+    reply r = get(port, target);
+    *status = r.status;
+    cJSON *j = r.body ? cJSON_Parse(r.body) : NULL;
+    reply_fini(&r);
+    return j;
+}
+
+/* ---- what the command line says ---- */
+
+/* The --json a command printed, parsed; NULL when it failed. */
+static cJSON *cli_json(char **argv)
+{
+    char *out = util_xasprintf("%s/cli.out", dir), *err = util_xasprintf("%s/cli.err", dir);
+    result r = runner_finish(runner_spawn(servesim, argv, out, err), out, err);
+    cJSON *j = r.status == 0 ? cJSON_Parse(r.out) : NULL;
+    if (r.status) tap_diag("%s %s: %s", argv[1], argv[2], r.err);
+    runner_drop(&r);
+    unlink(out);
+    unlink(err);
+    free(out);
+    free(err);
+    return j;
+}
+
+/* `servesim lesson ID --json --set S...` with the sets the API answered with. */
+static cJSON *lesson_cli(const char *id, const cJSON *sets, bool quick)
+{
+    char *argv[32] = {"servesim", "lesson", (char *)id, "--json"};
+    int n = 4;
+    const cJSON *s;
+    cJSON_ArrayForEach(s, sets) if (n < 28)
+    {
+        argv[n++] = "--set";
+        argv[n++] = s->valuestring;
+    }
+    if (quick) argv[n++] = "--quick";
+    argv[n] = NULL;
+    return cli_json(argv);
+}
+
+/* ---- the tests ---- */
+
+static const char *const lesson_ids[] = {"two-clocks", "chat-vs-summary", "batching", "utilisation",
+                                         "tail",       "fan-out",         "definitions"};
+enum { N_LESSONS = 7 };
+
+/* Every control's values come from its lesson's shipped file: a request is
+ * never larger than the lesson as shipped. */
+static void test_lessons_list(int port)
+{
+    int status;
+    cJSON *j = get_json(port, "/api/lessons", &status);
+    is_int(status, 200, "GET /api/lessons");
+    const cJSON *lessons = cJSON_GetObjectItemCaseSensitive(j, "lessons");
+    is_int(cJSON_GetArraySize(lessons), N_LESSONS, "seven lessons");
+    bool first_range = true, on_grid = true;
+    const cJSON *l;
+    cJSON_ArrayForEach(l, lessons)
+    {
+        const char *id = cJSON_GetObjectItemCaseSensitive(l, "id")->valuestring;
+        char *path = util_xasprintf("%s/examples/lessons/%s.json", root, id);
+        char *text = runner_read(path);
+        cJSON *file = cJSON_Parse(text);
+        const cJSON *controls = cJSON_GetObjectItemCaseSensitive(l, "controls");
+        const cJSON *c0 = cJSON_GetArrayItem(controls, 0);
+        first_range &= c0 && !strcmp(cJSON_GetObjectItemCaseSensitive(c0, "kind")->valuestring,
+                                     "range");
+        const cJSON *c;
+        cJSON_ArrayForEach(c, controls)
+        {
+            const char *set = cJSON_GetObjectItemCaseSensitive(c, "set")->valuestring;
+            if (strncmp(set, "lesson.", 7)) continue; /* a scenario key: its schema's range */
+            const cJSON *shipped = util_json_get(file, set);
+            if (cJSON_IsNumber(shipped)) { /* a value: the shipped one is the default */
+                double dflt = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(c, "default"));
+                on_grid &= dflt == shipped->valuedouble;
+                continue;
+            }
+            const cJSON *v;
+            cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(c, "values"))
+            {
+                bool found = false;
+                const cJSON *e;
+                cJSON_ArrayForEach(e, shipped) found |= e->valuedouble == v->valuedouble;
+                if (!found) tap_diag("%s %s: %g is not shipped", id, set, v->valuedouble);
+                on_grid &= found;
+            }
+        }
+        cJSON_Delete(file);
+        free(text);
+        free(path);
+    }
+    /* each control's ends are lessons that run (a sweep cut short enough
+     * may be too short for its lesson) */
+    bool ends_run = true;
+    cJSON_ArrayForEach(l, lessons)
+    {
+        const char *id = cJSON_GetObjectItemCaseSensitive(l, "id")->valuestring;
+        const cJSON *c;
+        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(l, "controls"))
+        {
+            const cJSON *values = cJSON_GetObjectItemCaseSensitive(c, "values");
+            int last = cJSON_GetArraySize(values) - 1;
+            for (int end = 0; end < 2; end++) {
+                char *t = util_xasprintf(
+                    "/api/lesson?name=%s&%s=%.17g", id,
+                    cJSON_GetObjectItemCaseSensitive(c, "name")->valuestring,
+                    cJSON_GetArrayItem(values, end ? last : 0)->valuedouble);
+                reply r = get(port, t);
+                if (r.status != 200) tap_diag("%s: %d %s", t, r.status, r.body);
+                ends_run &= r.status == 200;
+                reply_fini(&r);
+                free(t);
+            }
+        }
+    }
+    ok(ends_run, "every control's smallest and largest values run");
+    ok(first_range, "each lesson's first control is a slider");
+    ok(on_grid, "every swept control's values are on its lesson's shipped grid");
+    cJSON_Delete(j);
+}
+
+/* Each lesson at its defaults, then with its first slider moved: the
+ * numbers and the table are the command line's for the same --set. */
+static void test_lessons_agree(int port)
+{
+    for (int i = 0; i < N_LESSONS; i++) {
+        char *target = util_xasprintf("/api/lesson?name=%s", lesson_ids[i]);
+        int status;
+        cJSON *api = get_json(port, target, &status);
+        is_int(status, 200, "%s: 200 at its defaults", lesson_ids[i]);
+        const cJSON *sets = cJSON_GetObjectItemCaseSensitive(api, "sets");
+        bool quick = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(api, "quick"));
+        cJSON *cli = lesson_cli(lesson_ids[i], sets, quick);
+        ok(cli && cJSON_Compare(cJSON_GetObjectItemCaseSensitive(api, "numbers"),
+                                cJSON_GetObjectItemCaseSensitive(cli, "numbers"), true),
+           "%s: its numbers are servesim lesson's with the same --set", lesson_ids[i]);
+        ok(cli && cJSON_Compare(cJSON_GetObjectItemCaseSensitive(api, "table"),
+                                cJSON_GetObjectItemCaseSensitive(cli, "table"), true) &&
+               cJSON_Compare(cJSON_GetObjectItemCaseSensitive(api, "findings"),
+                             cJSON_GetObjectItemCaseSensitive(cli, "findings"), true),
+           "%s: and its table and sentences", lesson_ids[i]);
+        const cJSON *svg = cJSON_GetObjectItemCaseSensitive(api, "svg");
+        ok(cJSON_IsString(svg) && strstr(svg->valuestring, "<svg ") &&
+               strstr(svg->valuestring, "class=\"series\""),
+           "%s: its figure, as SVG", lesson_ids[i]);
+        double ms = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(api, "elapsed_ms"));
+        tap_diag("%s: computed in %.0f ms", lesson_ids[i], ms);
+        /* the first slider one step down from its default */
+        int st2;
+        cJSON *list = get_json(port, "/api/lessons", &st2);
+        const cJSON *ctl = cJSON_GetArrayItem(
+            cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(list, "lessons"), i),
+                "controls"),
+            0);
+        const cJSON *values = cJSON_GetObjectItemCaseSensitive(ctl, "values");
+        double dflt = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ctl, "default"));
+        int at = 0;
+        for (int k = 0; k < cJSON_GetArraySize(values); k++)
+            if (cJSON_GetArrayItem(values, k)->valuedouble == dflt) at = k;
+        double moved = cJSON_GetArrayItem(values, at > 0 ? at - 1 : at + 1)->valuedouble;
+        char *t2 = util_xasprintf("/api/lesson?name=%s&%s=%.17g&seed=2", lesson_ids[i],
+                                  cJSON_GetObjectItemCaseSensitive(ctl, "name")->valuestring, moved);
+        cJSON *api2 = get_json(port, t2, &st2);
+        cJSON *cli2 = lesson_cli(lesson_ids[i], cJSON_GetObjectItemCaseSensitive(api2, "sets"), quick);
+        ok(st2 == 200 && !cJSON_Compare(cJSON_GetObjectItemCaseSensitive(api, "numbers"),
+                                        cJSON_GetObjectItemCaseSensitive(api2, "numbers"), true),
+           "%s: moving its first slider changes its numbers", lesson_ids[i]);
+        ok(cli2 && cJSON_Compare(cJSON_GetObjectItemCaseSensitive(api2, "numbers"),
+                                 cJSON_GetObjectItemCaseSensitive(cli2, "numbers"), true),
+           "%s: to servesim lesson's for the same --set", lesson_ids[i]);
+        cJSON_Delete(cli2);
+        cJSON_Delete(api2);
+        cJSON_Delete(list);
+        free(t2);
+        cJSON_Delete(cli);
+        cJSON_Delete(api);
+        free(target);
+    }
+}
+
+static void test_figures(int port)
+{
+    reply r = get(port, "/api/figure?name=tail&format=png&slow=0.05");
+    ok(r.status == 200 && r.len > 1000 && !memcmp(r.body, "\x89PNG\r\n\x1a\n", 8),
+       "/api/figure format=png: a PNG");
+    has_str(r.head, "Content-Type: image/png", "as image/png");
+    has_str(r.head, "attachment; filename=\"tail.png\"", "to save as tail.png");
+    reply_fini(&r);
+    r = get(port, "/api/figure?name=tail");
+    ok(r.status == 200 && strstr(r.body, "<svg "), "format svg (the default): the SVG");
+    has_str(r.head, "image/svg+xml", "as image/svg+xml");
+    reply_fini(&r);
+}
+
+/* The what-if report is `servesim report --slo ... --by class --json`. */
+static void test_whatif(int port, const char *db)
+{
+    int status;
+    cJSON *runs = get_json(port, "/api/runs", &status);
+    is_int(status, 200, "GET /api/runs");
+    const cJSON *run = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(runs, "runs"), 0);
+    is_int(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(run, "classes")), 3,
+           "the run's three classes");
+    cJSON_Delete(runs);
+    cJSON *api = get_json(port, "/api/whatif?run=1&ttft=0.2&tpot=40ms&chat.ttft=0.1&metric=ttft",
+                          &status);
+    is_int(status, 200, "GET /api/whatif");
+    char *argv[] = {"servesim", "report", (char *)db, "--run", "1", "--slo", "ttft=0.2",
+                    "--slo", "tpot=40ms", "--slo", "chat.ttft=0.1", "--by", "class", "--json",
+                    NULL};
+    cJSON *cli = cli_json(argv);
+    ok(cli && cJSON_Compare(cJSON_GetObjectItemCaseSensitive(api, "report"), cli, true),
+       "its report is servesim report --slo's, classes and all");
+    const cJSON *svg = cJSON_GetObjectItemCaseSensitive(api, "svg");
+    ok(cJSON_IsString(svg) && strstr(svg->valuestring, "data-guide=\"TTFT SLO 200 ms\""),
+       "its SLO curve draws the slider's threshold");
+    cJSON_Delete(cli);
+    cJSON_Delete(api);
+}
+
+typedef struct bad {
+    const char *target;
+    int status;
+    const char *says;
+} bad;
+
+static void test_bad_requests(int port)
+{
+    static const bad bads[] = {
+        {"/api/lesson?name=nope", 404, "no lesson 'nope'"},
+        {"/api/lesson", 400, "\"path\":\"name\""},
+        {"/api/lesson?name=batching&users=65", 400, "\"path\":\"lesson.users\""},
+        {"/api/lesson?name=batching&users=1e9", 400, "not one of the control users's values"},
+        {"/api/lesson?name=batching&users=abc", 400, "\"path\":\"lesson.users\""},
+        {"/api/lesson?name=batching&max_batch=1", 400, "\"path\":\"max_batch\""},
+        {"/api/lesson?name=batching&seed=0", 400, "\"path\":\"seed\""},
+        {"/api/lesson?name=batching&seed=1.5", 400, "\"path\":\"seed\""},
+        {"/api/figure?name=tail&format=gif", 400, "\"path\":\"format\""},
+        {"/api/whatif?run=abc", 400, "\"path\":\"run\""},
+        {"/api/whatif?run=1&ttft=-1", 400, "\"path\":\"ttft\""},
+        {"/api/whatif?run=1&cluster.replicas=2", 400, "not a threshold"},
+        {"/api/whatif?run=1&metric=power", 400, "\"path\":\"metric\""},
+        {"/api/whatif?run=99", 400, "no run with id 99"},
+        {"/../../etc/passwd", 404, "not found"},
+        {"/%2e%2e/%2e%2e/etc/passwd", 404, "not found"},
+        {"/api/../app.js/../../etc/passwd", 404, "not found"},
+        {"/examples/quickstart.json", 404, "not found"},
+        {"/api/lessons/../runs", 404, "not found"},
+    };
+    for (size_t i = 0; i < sizeof bads / sizeof bads[0]; i++) {
+        reply r = get(port, bads[i].target);
+        is_int(r.status, bads[i].status, "GET %s: %d", bads[i].target, bads[i].status);
+        has_str(r.body, bads[i].says, "GET %s says %s", bads[i].target, bads[i].says);
+        reply_fini(&r);
+    }
+    /* 41 arguments; a value of 300 bytes; a URL of 20 kB */
+    char *many = util_xstrdup("/api/lesson?name=tail");
+    for (int i = 0; i < 41; i++) {
+        char *t = util_xasprintf("%s&slow=0.05", many);
+        free(many);
+        many = t;
+    }
+    reply r = get(port, many);
+    is_int(r.status, 400, "41 arguments: 400");
+    reply_fini(&r);
+    free(many);
+    char *long_value = util_xasprintf("/api/lesson?name=tail&slow=%0300d", 5);
+    r = get(port, long_value);
+    is_int(r.status, 414, "a 300-byte value: 414");
+    reply_fini(&r);
+    free(long_value);
+    char *huge = util_xasprintf("/api/lesson?name=%020000d", 1);
+    r = get(port, huge);
+    ok(r.status == 414 || r.status == 431 || r.status == 400, "a 20 kB URL is refused (%d)",
+       r.status);
+    reply_fini(&r);
+    free(huge);
+    char *req = util_xasprintf("POST /api/lessons HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+                               "Content-Length: 5\r\nConnection: close\r\n\r\nhello",
+                               port);
+    r = raw(port, req);
+    is_int(r.status, 405, "POST: 405");
+    reply_fini(&r);
+    free(req);
+    req = util_xasprintf("GET /api/lessons HTTP/1.1\r\nHost: evil.example:%d\r\n"
+                         "Connection: close\r\n\r\n",
+                         port);
+    r = raw(port, req);
+    is_int(r.status, 403, "a foreign Host (DNS rebinding): 403");
+    reply_fini(&r);
+    free(req);
+    r = raw(port, "\x01\x02 garbage \r\n\r\n");
+    ok(r.status == 0 || r.status == 400, "garbage: refused (%d)", r.status);
+    reply_fini(&r);
+    /* still serving, and the page has its own files only */
+    r = get(port, "/");
+    is_int(r.status, 200, "after all of it, / still serves");
+    has_str(r.body, "<html", "the page");
+    has_str(r.head, "Content-Security-Policy: default-src 'self'", "which loads nothing from elsewhere");
+    reply_fini(&r);
+    int status;
+    cJSON *j = get_json(port, "/api/lessons", &status);
+    is_int(status, 200, "and the API");
+    cJSON_Delete(j);
+}
+
+/* A computation past its time is stopped, and the server goes on. */
+static void test_time_limit(const char *db)
+{
+    server s = start("--time-limit", "0.001", db, NULL);
+    ok(s.port > 0, "explore --time-limit 0.001 starts");
+    reply r = get(s.port, "/api/lesson?name=fan-out");
+    is_int(r.status, 503, "a lesson past the time limit: 503");
+    has_str(r.body, "longer than its limit", "saying so");
+    reply_fini(&r);
+    r = get(s.port, "/api/lessons");
+    is_int(r.status, 200, "the server goes on serving");
+    reply_fini(&r);
+    is_int(stop(&s), 130, "Ctrl-C: exit 130");
+}
+
+static int entries(const char *path)
+{
+    DIR *d = opendir(path);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    if (d) closedir(d);
+    return n;
+}
+
+static void test_bad_start(const char *db)
+{
+    char *junk = util_xasprintf("%s/junk.db", dir);
+    FILE *f = fopen(junk, "w");
+    fputs("not a database", f);
+    fclose(f);
+    result r = runner_run(servesim, dir, "explore", "--port", "0", junk, NULL);
+    is_int(r.status, 2, "explore NOT_A_DB: exit 2");
+    has_str(r.err, "junk.db", "naming the file");
+    runner_drop(&r);
+    unlink(junk);
+    free(junk);
+    r = runner_run(servesim, dir, "explore", "--listen", "300.1.2.3", NULL);
+    is_int(r.status, 2, "--listen 300.1.2.3: exit 2");
+    has_str(r.err, "IPv4", "saying what it expects");
+    runner_drop(&r);
+    (void)db;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3 || !mkdtemp(dir)) {
+        printf("Bail out! usage: test_explore SERVESIM SOURCE_ROOT\n");
+        return 1;
+    }
+    servesim = argv[1];
+    root = argv[2];
+    char *db = util_xasprintf("%s/agents.db", dir);
+    char *scenario = util_xasprintf("%s/examples/agents.json", root);
+    result made = runner_run(servesim, dir, "run", scenario, "-o", db, "-q", "--set",
+                             "stop.requests=400", NULL);
+    is_int(made.status, 0, "a database to explore");
+    runner_drop(&made);
+    int before = entries(dir);
+    server s = start(db, NULL);
+    ok(s.port > 0, "servesim explore prints its URL (port %d)", s.port);
+    test_lessons_list(s.port);
+    test_lessons_agree(s.port);
+    test_figures(s.port);
+    test_whatif(s.port, db);
+    test_bad_requests(s.port);
+    is_int(stop(&s), 130, "Ctrl-C: exit 130");
+    is_int(entries(dir), before, "nothing left behind in its folder");
+    test_time_limit(db);
+    test_bad_start(db);
+    unlink(db);
+    rmdir(dir);
+    free(db);
+    free(scenario);
+    return tap_done();
+}
