@@ -15,8 +15,8 @@
 #define MARGIN 0.03 /* of the range, either side of the data */
 
 typedef struct range {
-    double lo, hi;   /* lo > hi: nothing */
-    double pos_lo;   /* the smallest positive value */
+    double lo, hi;    /* lo > hi: nothing */
+    double pos_lo;    /* the smallest positive value */
     bool nonpositive; /* a value of 0 or less: no log scale */
 } range;
 
@@ -167,9 +167,9 @@ an__axis an__y_axis(const an_plot_panel *pl)
     }
     for (int g = 0; g < pl->n_guides; g++)
         if (!pl->guides[g].vertical) extend(&r, pl->guides[g].at);
-    bool log_scale = pl->y_scale == AN_SCALE_LOG ||
-                     (pl->y_scale == AN_SCALE_AUTO && !r.nonpositive && r.lo <= r.hi &&
-                      r.hi / r.pos_lo >= 100);
+    bool log_scale =
+        pl->y_scale == AN_SCALE_LOG ||
+        (pl->y_scale == AN_SCALE_AUTO && !r.nonpositive && r.lo <= r.hi && r.hi / r.pos_lo >= 100);
     if (r.pos_lo == INFINITY) log_scale = false;
     an__axis a = make_axis(r, log_scale, true);
     choose_unit(&a, pl->y_unit);

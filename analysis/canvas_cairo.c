@@ -77,8 +77,8 @@ static void cr_line(an__canvas *c, const char *meta, double x1, double y1, doubl
     cairo_stroke(cr);
 }
 
-static void cr_polyline(an__canvas *c, const char *meta, const double *x, const double *y,
-                        size_t n, an__stroke s)
+static void cr_polyline(an__canvas *c, const char *meta, const double *x, const double *y, size_t n,
+                        an__stroke s)
 {
     if (s.width <= 0 || n < 2) return;
     cairo_t *cr = cr_of(c);
@@ -90,8 +90,8 @@ static void cr_polyline(an__canvas *c, const char *meta, const double *x, const 
     cairo_stroke(cr);
 }
 
-static void cr_polygon(an__canvas *c, const char *meta, const double *x, const double *y,
-                       size_t n, const char *fill, double opacity)
+static void cr_polygon(an__canvas *c, const char *meta, const double *x, const double *y, size_t n,
+                       const char *fill, double opacity)
 {
     if (n < 3) return;
     cairo_t *cr = cr_of(c);
@@ -175,8 +175,7 @@ static cairo_surface_t *paint(const an_plot *p, an_plot_size size, double scale,
     return surface;
 }
 
-int an_plot_png(const an_plot *p, an_plot_size size, double scale, const char *path,
-                util_diag *d)
+int an_plot_png(const an_plot *p, an_plot_size size, double scale, const char *path, util_diag *d)
 {
     cairo_surface_t *surface = paint(p, size, scale, d);
     if (!surface) return UTIL_EFAIL;

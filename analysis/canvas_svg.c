@@ -64,8 +64,8 @@ static void svg_polyline(an__canvas *c, const char *meta, const double *x, const
     fputs("\"/>\n", o);
 }
 
-static void svg_polygon(an__canvas *c, const char *meta, const double *x, const double *y,
-                        size_t n, const char *fill, double opacity)
+static void svg_polygon(an__canvas *c, const char *meta, const double *x, const double *y, size_t n,
+                        const char *fill, double opacity)
 {
     FILE *o = out_of(c);
     fputs("<polygon", o);
@@ -95,8 +95,8 @@ static void svg_circle(an__canvas *c, double x, double y, double r, const char *
             x, y, r, fill);
 }
 
-static void svg_text(an__canvas *c, const char *cls, double x, double y, an__anchor a,
-                     double size, bool bold, bool vertical, const char *colour, const char *text)
+static void svg_text(an__canvas *c, const char *cls, double x, double y, an__anchor a, double size,
+                     bool bold, bool vertical, const char *colour, const char *text)
 {
     static const char *const anchors[] = {"start", "middle", "end"};
     FILE *o = out_of(c);

@@ -55,10 +55,14 @@ static const char *const guide_kind_names[] = {"reference", "slo", "limit", "mar
 static an__stroke guide_stroke(an_plot_guide_kind k)
 {
     switch (k) {
-    case AN_GUIDE_SLO: return (an__stroke){"#000", 1.2, "6 3"};
-    case AN_GUIDE_LIMIT: return (an__stroke){"#555", 1.2, "9 3 2 3"};
-    case AN_GUIDE_MARK: return (an__stroke){"#000", 1.5, ""};
-    default: return (an__stroke){"#777", 1, "2 3"};
+    case AN_GUIDE_SLO:
+        return (an__stroke){"#000", 1.2, "6 3"};
+    case AN_GUIDE_LIMIT:
+        return (an__stroke){"#555", 1.2, "9 3 2 3"};
+    case AN_GUIDE_MARK:
+        return (an__stroke){"#000", 1.5, ""};
+    default:
+        return (an__stroke){"#777", 1, "2 3"};
     }
 }
 
@@ -70,16 +74,16 @@ static an__stroke guide_stroke(an_plot_guide_kind k)
 #define LINE_H        15.0 /* a line of notes or legend */
 
 enum {
-    LEFT = 76,        /* y tick labels and the y axis' name */
+    LEFT = 76, /* y tick labels and the y axis' name */
     RIGHT_PAD = 16,
     DEFAULT_PLOT_W = 560,
     MIN_PLOT_W = 240,
     MIN_W = 900,
     DEFAULT_PANEL_H = 230,
     MIN_PANEL_H = 110,
-    PANEL_GAP = 40,   /* the x tick labels between panels */
+    PANEL_GAP = 40, /* the x tick labels between panels */
     LEGEND_GAP = 18,
-    X_TITLE_H = 40,   /* tick labels and the x axis' name under the last panel */
+    X_TITLE_H = 40,     /* tick labels and the x axis' name under the last panel */
     MARKED_POINTS = 60, /* series this short get a marker per point */
 };
 
@@ -433,7 +437,8 @@ static void draw_series(frame *f, const an_plot_series *s, int position)
     free(m);
     for (size_t i = 0; s->style != AN_STYLE_POINTS && i + 1 < n; i++)
         add_segment(&f->pl, x[i], y[i], x[i + 1], y[i + 1]);
-    bool marked = s->style == AN_STYLE_POINTS || (s->style == AN_STYLE_LINE && s->n <= MARKED_POINTS);
+    bool marked =
+        s->style == AN_STYLE_POINTS || (s->style == AN_STYLE_LINE && s->n <= MARKED_POINTS);
     for (size_t i = 0; marked && i < s->n; i++) {
         double cx = fx(f, s->x[i]), cy = fy(f, s->y[i]);
         f->c->circle(f->c, cx, cy, s->style == AN_STYLE_POINTS ? 3.5 : 2.5, colour);
@@ -551,8 +556,8 @@ static void draw_overloaded(frame *f)
         if (p->overloaded_k[i] < p->overloaded_n[i]) {
             char t[32];
             snprintf(t, sizeof t, "%d/%d", p->overloaded_k[i], p->overloaded_n[i]);
-            spot cand[] = {{x, y + 20, AN__MIDDLE}, {x + 7, y + 9, AN__START},
-                           {x - 7, y + 9, AN__END}};
+            spot cand[] = {
+                {x, y + 20, AN__MIDDLE}, {x + 7, y + 9, AN__START}, {x - 7, y + 9, AN__END}};
             spot s = place(&f->pl, cand, 3, t);
             text(f, "point-label", s.x, s.y, s.anchor, t);
         }
@@ -644,9 +649,8 @@ static void draw_panel(const an_plot *p, const an__layout *l, an__canvas *c, int
 /* ---- the figure ------------------------------------------------------------- */
 
 /* text as lines of at most max characters from y down, line_h apart. */
-static double wrapped(an__canvas *c, double x, double y, double line_h, size_t max,
-                      an__anchor a, double size, bool bold, const char *colour, const char *cls,
-                      const char *text)
+static double wrapped(an__canvas *c, double x, double y, double line_h, size_t max, an__anchor a,
+                      double size, bool bold, const char *colour, const char *cls, const char *text)
 {
     int lines = 0;
     for (const char *s = text; *s; lines++) {
@@ -665,9 +669,8 @@ void an__figure_draw(const an_plot *p, const an__layout *l, an__canvas *c)
     double y = wrapped(c, l->width / 2, 14 + 16, 21, l->title_chars, AN__MIDDLE, TITLE_SIZE, true,
                        "#000", "title", p->title ? p->title : "");
     if (p->subtitle)
-        wrapped(c, l->width / 2, y - 2, 16,
-                (size_t)((l->width - 40) / (SUBTITLE_SIZE * 0.58)), AN__MIDDLE, SUBTITLE_SIZE,
-                false, "#444", "subtitle", p->subtitle);
+        wrapped(c, l->width / 2, y - 2, 16, (size_t)((l->width - 40) / (SUBTITLE_SIZE * 0.58)),
+                AN__MIDDLE, SUBTITLE_SIZE, false, "#444", "subtitle", p->subtitle);
     for (int i = 0; i < p->n_panels; i++)
         draw_panel(p, l, c, i);
     double bottom = l->top + p->n_panels * (l->panel_h + l->panel_gap) - l->panel_gap;

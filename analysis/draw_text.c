@@ -14,9 +14,9 @@
 enum { Y_COLUMN = 12, MIN_GRID_W = 20, MIN_GRID_H = 6 };
 
 static const char markers[] = "o*+x@%$s";
-#define N_MARKERS ((int)sizeof markers - 1)
-#define SHARED '&'
-#define LINE   '.'
+#define N_MARKERS  ((int)sizeof markers - 1)
+#define SHARED     '&'
+#define LINE       '.'
 #define OVERLOADED 'X'
 
 static char guide_char(an_plot_guide_kind k, bool vertical)
@@ -51,8 +51,7 @@ static void put_line(grid *g, int c, int r, int s, char ch)
 static void put_marker(grid *g, int c, int r, int s)
 {
     size_t i = (size_t)r * (size_t)g->w + (size_t)c;
-    bool other = g->owner[i] >= 0 && g->owner[i] != s && g->cell[i] != LINE &&
-                 g->cell[i] != ' ';
+    bool other = g->owner[i] >= 0 && g->owner[i] != s && g->cell[i] != LINE && g->cell[i] != ' ';
     g->cell[i] = other || g->cell[i] == SHARED ? SHARED : markers[s % N_MARKERS];
     g->owner[i] = s;
 }
@@ -190,8 +189,8 @@ static void panel(const an_plot *p, const an_plot_panel *pl, const an__axis *ax,
                   FILE *out)
 {
     an__axis ay = an__y_axis(pl);
-    grid g = {util_xmalloc((size_t)w * (size_t)h), util_xmalloc((size_t)w * (size_t)h * sizeof(int)),
-              w, h};
+    grid g = {util_xmalloc((size_t)w * (size_t)h),
+              util_xmalloc((size_t)w * (size_t)h * sizeof(int)), w, h};
     fill_grid(p, pl, ax, &ay, &g);
     char *title = an__axis_title(pl->y_label, &ay);
     fprintf(out, "%s%s\n", title, ay.log ? ", log scale" : "");

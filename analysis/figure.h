@@ -21,9 +21,9 @@ typedef struct an__axis {
     double lo, hi;
     double step; /* linear: the tick step */
     bool log;
-    double factor;      /* shown = factor x value */
-    const char *unit;   /* the unit shown ("ms"), "" for none */
-    const an_plot *fig; /* x axes with the figure's own ticks */
+    double factor;            /* shown = factor x value */
+    const char *unit;         /* the unit shown ("ms"), "" for none */
+    const an_plot *fig;       /* x axes with the figure's own ticks */
     double at[AN__MAX_TICKS]; /* a geometric sweep's own x values, its ticks */
     int n_at;
 } an__axis;

@@ -50,9 +50,8 @@ void an__note(an_plot *p, const char *fmt, ...)
 int an__panel(an_plot *p, const char *y_label, const char *y_unit, an_plot_scale scale)
 {
     p->panels = an__grow(p->panels, (size_t)p->n_panels, sizeof *p->panels);
-    p->panels[p->n_panels] = (an_plot_panel){.y_label = util_xstrdup(y_label),
-                                             .y_unit = util_xstrdup(y_unit),
-                                             .y_scale = scale};
+    p->panels[p->n_panels] = (an_plot_panel){
+        .y_label = util_xstrdup(y_label), .y_unit = util_xstrdup(y_unit), .y_scale = scale};
     return p->n_panels++;
 }
 
@@ -234,8 +233,8 @@ static const char *suffix_unit(const char *key)
 {
     static const struct {
         const char *suffix, *unit;
-    } units[] = {{"_per_s", "/s"}, {"_s", "s"},       {"_w", "W"},   {"tokens", "tokens"},
-                 {"_gb", "GB"},    {"_gib", "GiB"},   {"_usd", "$"}, {"_gbs", "GB/s"}};
+    } units[] = {{"_per_s", "/s"}, {"_s", "s"},     {"_w", "W"},   {"tokens", "tokens"},
+                 {"_gb", "GB"},    {"_gib", "GiB"}, {"_usd", "$"}, {"_gbs", "GB/s"}};
     size_t n = strlen(key);
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
         size_t m = strlen(units[i].suffix);
@@ -530,8 +529,8 @@ char *an__runs_title(const an__run *runs, int n)
 static int measured_values(sqlite3 *db, const an__run *r, an_metric m, double **v, size_t *n,
                            util_diag *d)
 {
-    an__query q = {db, r->id, util_json_number(r->scenario, "warmup_s", 0), NULL, -1,
-                   an__schema(db), 0};
+    an__query q = {
+        db, r->id, util_json_number(r->scenario, "warmup_s", 0), NULL, -1, an__schema(db), 0};
     char *sql = util_xasprintf("SELECT %s_s FROM request_metrics WHERE run_id = ?1"
                                " AND status = 'completed' AND arrival_s >= ?2"
                                " AND %s_s IS NOT NULL ORDER BY 1",
@@ -623,8 +622,8 @@ static void add_batch_limit(an_plot_panel *pl, const cJSON *scenario)
                   replicas > 1 ? " a replica" : "");
 }
 
-static int gather_timeline(sqlite3 *db, const an_plot_request *req, const an__run *r,
-                           an_plot *p, util_diag *d)
+static int gather_timeline(sqlite3 *db, const an_plot_request *req, const an__run *r, an_plot *p,
+                           util_diag *d)
 {
     an_timeline t = {0};
     double interval = req->interval_s > 0 ? req->interval_s : 1;
@@ -735,8 +734,7 @@ static int gather_curve(sqlite3 *db, const an_plot_request *req, an__run *runs, 
             an__note(p,
                      "%s%s%lld requests ended after warm-up, %lld measured; rejected and "
                      "timed-out ones fail every threshold",
-                     name ? name : "", name ? ": " : "", (long long)c.ended,
-                     (long long)c.measured);
+                     name ? name : "", name ? ": " : "", (long long)c.ended, (long long)c.measured);
             free(name);
         }
         an_curve_fini(&c);

@@ -22,8 +22,7 @@ an_plot_series *an__series(an_plot_panel *pl, const char *name);
 /* A point; one without a value (nothing measured) is left out, not drawn at 0. */
 void an__push(an_plot_series *s, double x, double y);
 /* The same with its band and its label (either may be NAN / NULL). */
-void an__push_band(an_plot_series *s, double x, double y, double lo, double hi,
-                   const char *label);
+void an__push_band(an_plot_series *s, double x, double y, double lo, double hi, const char *label);
 void an__guide(an_plot_panel *pl, an_plot_guide_kind kind, double at, bool vertical,
                const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 /* The scenario's threshold on a metric (slo.ttft_s) as an SLO guide, once

@@ -57,7 +57,9 @@ typedef struct sweep_kind {
 
 static const sweep_kind sweep_kinds[] = {
     {.what = "TTFT and TPOT percentiles, goodput",
-     .panels = {{"TTFT", "s", "slo.ttft_s"}, {"TPOT", "s", "slo.tpot_s"}, {"completed", "req/s", NULL}},
+     .panels = {{"TTFT", "s", "slo.ttft_s"},
+                {"TPOT", "s", "slo.tpot_s"},
+                {"completed", "req/s", NULL}},
      .n_panels = 3,
      .values = {"p50 TTFT", "p90 TTFT", "p99 TTFT", "p50 TPOT", "p90 TPOT", "p99 TPOT",
                 "goodput (met every SLO)", "throughput"},
@@ -272,9 +274,8 @@ static int place_runs(sqlite3 *db, const an_plot_request *req, const sweep_kind 
     for (int i = 0; !rc && i < s->n; i++) {
         point_run *pt = &s->points[i];
         const an__run *r = &s->runs[i];
-        *pt = (point_run){.id = r->id,
-                          .overloaded = r->overloaded,
-                          .group = group_of(s, r, x, req->schema)};
+        *pt = (point_run){
+            .id = r->id, .overloaded = r->overloaded, .group = group_of(s, r, x, req->schema)};
         const cJSON *v = value_of(r, x);
         if (!v && !req->x_key && k->x_key)
             return util_diag_add(d,
@@ -387,8 +388,8 @@ static int add_point(an_plot *p, const an_plot_request *req, const sweep_kind *k
         free(name);
     }
     if (kept && !measured)
-        an__note(p, "%g%s%s%s%s: no measured requests (none completed after the warm-up)",
-                 pts[0].x, *p->x_unit ? " " : "", p->x_unit, *group ? ", " : "", group);
+        an__note(p, "%g%s%s%s%s: no measured requests (none completed after the warm-up)", pts[0].x,
+                 *p->x_unit ? " " : "", p->x_unit, *group ? ", " : "", group);
     return kept;
 }
 
@@ -417,14 +418,13 @@ static void mark_max(an_plot *p, double max_x, const char *group)
 {
     if (!isfinite(max_x)) return;
     for (int i = 0; i < p->n_panels; i++)
-        an__guide(&p->panels[i], AN_GUIDE_MARK, max_x, true, "p99 SLO met up to %g%s%s%s%s",
-                  max_x, *p->x_unit ? " " : "", p->x_unit, *group ? ": " : "", group);
+        an__guide(&p->panels[i], AN_GUIDE_MARK, max_x, true, "p99 SLO met up to %g%s%s%s%s", max_x,
+                  *p->x_unit ? " " : "", p->x_unit, *group ? ": " : "", group);
 }
 
 /* Says what a point is when it is more than one run, and marks where the
  * configurations stopped meeting the SLO. */
-static void average_points(an_plot *p, const an_plot_request *req, const sweep_kind *k,
-                           sweep *s)
+static void average_points(an_plot *p, const an_plot_request *req, const sweep_kind *k, sweep *s)
 {
     qsort(s->points, (size_t)s->n, sizeof *s->points, cmp_point);
     int fewest = s->n, most = 0;
@@ -451,15 +451,16 @@ static void average_points(an_plot *p, const an_plot_request *req, const sweep_k
         if (kept) fewest = kept < fewest ? kept : fewest;
         most = kept > most ? kept : most;
     }
-    if (group >= 0 && req->kind == AN_PLOT_LATENCY_LOAD)
-        mark_max(p, max_x, s->groups[group]);
+    if (group >= 0 && req->kind == AN_PLOT_LATENCY_LOAD) mark_max(p, max_x, s->groups[group]);
     if (most > 1 && fewest == most)
-        an__note(p, "each point: the mean over the %d runs with its x (seeds); the band, their "
-                    "range",
+        an__note(p,
+                 "each point: the mean over the %d runs with its x (seeds); the band, their "
+                 "range",
                  most);
     else if (most > 1)
-        an__note(p, "each point: the mean over the %d to %d runs with its x (seeds); the band, "
-                    "their range",
+        an__note(p,
+                 "each point: the mean over the %d to %d runs with its x (seeds); the band, "
+                 "their range",
                  fewest, most);
     if (p->n_overloaded)
         an__note(p, "crosses: overloaded runs there, k of n (their queue grew without bound, so "
@@ -523,8 +524,7 @@ int an__gather_sweep(sqlite3 *db, const an_plot_request *req_in, an_plot *p, uti
         an__note(p, "%s", runs);
         if (req.kind == AN_PLOT_THROUGHPUT_CONCURRENCY)
             an__note(p, "each point is labelled with its %s; up and to the right is better", words);
-        if (s.n_groups > 1)
-            an__note(p, "a colour per combination of the other keys that vary");
+        if (s.n_groups > 1) an__note(p, "a colour per combination of the other keys that vary");
         free(runs);
         free(ids);
     }

@@ -42,8 +42,12 @@ static int parse(int argc, char **argv, options *o)
     const cli_opt opts[] = {
         {.name = "port", .kind = CLI_INT, .dest = &o->port, .lo = 0, .hi = 65535},
         {.name = "listen", .kind = CLI_STRING, .dest = &o->listen},
-        {.name = "time-limit", .kind = CLI_NUMBER, .dest = &o->time_limit_s, .lo = 0.001,
-         .hi = 3600, .expect = "expected seconds, 0.001 to 3600"},
+        {.name = "time-limit",
+         .kind = CLI_NUMBER,
+         .dest = &o->time_limit_s,
+         .lo = 0.001,
+         .hi = 3600,
+         .expect = "expected seconds, 0.001 to 3600"},
         {.name = "jobs", .short_name = 'j', .kind = CLI_INT, .dest = &o->jobs, .lo = 1, .hi = 64},
         {0},
     };
@@ -68,8 +72,12 @@ static int serve(const options *o, util_diag *d)
     sigaddset(&stop, SIGTERM);
     sigaddset(&stop, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
-    ex_config cfg = {.listen = o->listen, .port = o->port, .db = o->db, .cat = cat,
-                     .time_limit_s = o->time_limit_s, .jobs = o->jobs};
+    ex_config cfg = {.listen = o->listen,
+                     .port = o->port,
+                     .db = o->db,
+                     .cat = cat,
+                     .time_limit_s = o->time_limit_s,
+                     .jobs = o->jobs};
     ex_server *s = NULL;
     rc = ex_start(&cfg, &s, d);
     if (!rc) {

@@ -77,8 +77,8 @@ static ex_reply json_reply(int status, cJSON *o)
 {
     char *text = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
-    return (ex_reply){.status = status, .type = "application/json", .body = text,
-                      .len = strlen(text)};
+    return (ex_reply){
+        .status = status, .type = "application/json", .body = text, .len = strlen(text)};
 }
 
 ex_reply ex_error(int status, const char *path, const char *fmt, ...)
@@ -231,7 +231,8 @@ static bool read_knobs(const ex_query *q, lesson_job *j, ex_reply *err)
                 names = t;
             }
             util_clip_buf b;
-            *err = ex_error(400, util_clip(key, &b), "%s: lesson %s has no such control (it takes %sseed)",
+            *err = ex_error(400, util_clip(key, &b),
+                            "%s: lesson %s has no such control (it takes %sseed)",
                             util_clip(key, &b), l->id, names);
             free(names);
             return false;
@@ -290,8 +291,8 @@ static void run_lesson(void *arg, ex_reply *out)
     util_diag_init(&d);
     ls_result r = {0};
     double start = now_ms();
-    int rc = ls_run(ls, j->api->cfg.cat, j->sets, j->n_sets, j->lesson->quick, j->api->cfg.jobs,
-                    &r, &d);
+    int rc =
+        ls_run(ls, j->api->cfg.cat, j->sets, j->n_sets, j->lesson->quick, j->api->cfg.jobs, &r, &d);
     double elapsed = now_ms() - start;
     if (rc) {
         *out = diag_reply(rc, &d);
@@ -382,8 +383,8 @@ static void list_runs(void *arg, ex_reply *out)
     sqlite3 *db = NULL;
     int rc = an_open(a->db, &db, &d);
     sqlite3_stmt *st = NULL;
-    if (!rc && sqlite3_prepare_v2(db, "SELECT id, name, status, scenario FROM runs ORDER BY id",
-                                  -1, &st, NULL) != SQLITE_OK)
+    if (!rc && sqlite3_prepare_v2(db, "SELECT id, name, status, scenario FROM runs ORDER BY id", -1,
+                                  &st, NULL) != SQLITE_OK)
         rc = util_diag_fail(&d, "%s: cannot read runs: %s", a->db, sqlite3_errmsg(db));
     if (rc) {
         *out = diag_reply(rc, &d);
@@ -428,7 +429,8 @@ static bool threshold_key(const char *key)
 {
     const char *last = strrchr(key, '.');
     last = last ? last + 1 : key;
-    return last != key + 1 && (!strcmp(last, "ttft") || !strcmp(last, "tpot") || !strcmp(last, "e2e"));
+    return last != key + 1 &&
+           (!strcmp(last, "ttft") || !strcmp(last, "tpot") || !strcmp(last, "e2e"));
 }
 
 static bool read_whatif(const ex_query *q, whatif_job *j, an_options *opt, ex_reply *err)
@@ -474,7 +476,8 @@ static bool read_whatif(const ex_query *q, whatif_job *j, an_options *opt, ex_re
         }
         util_diag_fini(&d);
         j->args[j->n_args++] = arg;
-        if (!strcmp(key, an_metric_names[j->metric]) && number_of(q->values[k], &v)) j->threshold = v;
+        if (!strcmp(key, an_metric_names[j->metric]) && number_of(q->values[k], &v))
+            j->threshold = v;
     }
     return true;
 }
@@ -492,8 +495,12 @@ static void run_whatif(void *arg, ex_reply *out)
     an_plot fig = {0};
     int rc = an_open(j->api->db, &db, &d);
     if (!rc) rc = an_report_compute_with(db, j->run, &opt, &rep, &d);
-    an_plot_request req = {.kind = AN_PLOT_SLO_CURVE, .file = j->api->db, .runs = &j->run,
-                           .n_runs = 1, .metric = j->metric, .slo_s = j->threshold};
+    an_plot_request req = {.kind = AN_PLOT_SLO_CURVE,
+                           .file = j->api->db,
+                           .runs = &j->run,
+                           .n_runs = 1,
+                           .metric = j->metric,
+                           .slo_s = j->threshold};
     if (!rc) rc = an_plot_compute(db, &req, &fig, &d);
     if (rc) {
         *out = diag_reply(rc, &d);
@@ -541,11 +548,10 @@ bool ex_api_handle(ex_api *a, const char *path, const ex_query *q, ex_reply *out
     else if (!strcmp(path, "/api/figure"))
         *out = lesson(a, q, true);
     else if (!strcmp(path, "/api/runs") || !strcmp(path, "/api/whatif"))
-        *out = !a->db ? ex_error(404, NULL, "no database: start servesim explore FILE.db")
-               : path[5] == 'r'
-                   ? ex_sandbox(list_runs, a, a->cfg.time_limit_s, a->cfg.memory_limit_mb,
-                                &a->cancel)
-                   : whatif(a, q);
+        *out = !a->db           ? ex_error(404, NULL, "no database: start servesim explore FILE.db")
+               : path[5] == 'r' ? ex_sandbox(list_runs, a, a->cfg.time_limit_s,
+                                             a->cfg.memory_limit_mb, &a->cancel)
+                                : whatif(a, q);
     else
         return false;
     return true;

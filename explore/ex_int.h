@@ -28,7 +28,7 @@ typedef struct ex_control {
     int n_grid;
     int first, last; /* the values a user may pick: grid[first..last] */
     double dflt;
-    double shown;    /* a value's label is value x shown ("%" of a fraction), else 1 */
+    double shown; /* a value's label is value x shown ("%" of a fraction), else 1 */
 } ex_control;
 
 typedef struct ex_lesson {

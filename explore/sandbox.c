@@ -165,12 +165,11 @@ ex_reply ex_sandbox(ex_job_fn fn, void *arg, double time_limit_s, double memory_
     if (!done && cancel && *cancel)
         r = ex_error(503, NULL, "stopped: the server is shutting down");
     else if (!done)
-        r = ex_error(503, NULL, "the computation took longer than its limit of %g s",
-                     time_limit_s);
+        r = ex_error(503, NULL, "the computation took longer than its limit of %g s", time_limit_s);
     else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
         /* out of memory aborts (util_xmalloc), out of CPU time is SIGXCPU */
-        r = WIFSIGNALED(st) && (WTERMSIG(st) == SIGXCPU || WTERMSIG(st) == SIGKILL ||
-                                WTERMSIG(st) == SIGABRT)
+        r = WIFSIGNALED(st) &&
+                    (WTERMSIG(st) == SIGXCPU || WTERMSIG(st) == SIGKILL || WTERMSIG(st) == SIGABRT)
                 ? ex_error(503, NULL, "the computation went past its limits")
                 : ex_error(500, NULL, "the computation failed (%s %d)",
                            WIFSIGNALED(st) ? "signal" : "exit status",

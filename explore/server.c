@@ -107,7 +107,8 @@ static ex_reply static_file(const char *path, bool *found)
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
         if (!strcmp(files[i].path, path)) {
             *found = true;
-            return (ex_reply){.status = 200, .type = files[i].type,
+            return (ex_reply){.status = 200,
+                              .type = files[i].type,
                               .body = util_xstrdup(files[i].body),
                               .len = strlen(files[i].body)};
         }

@@ -183,8 +183,8 @@ static cJSON *lesson_cli(const char *id, const cJSON *sets, bool quick)
 
 /* ---- the tests ---- */
 
-static const char *const lesson_ids[] = {"two-clocks", "chat-vs-summary", "batching", "utilisation",
-                                         "tail",       "fan-out",         "definitions"};
+static const char *const lesson_ids[] = {
+    "two-clocks", "chat-vs-summary", "batching", "utilisation", "tail", "fan-out", "definitions"};
 enum { N_LESSONS = 7 };
 
 /* Every control's values come from its lesson's shipped file: a request is
@@ -206,8 +206,8 @@ static void test_lessons_list(int port)
         cJSON *file = cJSON_Parse(text);
         const cJSON *controls = cJSON_GetObjectItemCaseSensitive(l, "controls");
         const cJSON *c0 = cJSON_GetArrayItem(controls, 0);
-        first_range &= c0 && !strcmp(cJSON_GetObjectItemCaseSensitive(c0, "kind")->valuestring,
-                                     "range");
+        first_range &=
+            c0 && !strcmp(cJSON_GetObjectItemCaseSensitive(c0, "kind")->valuestring, "range");
         const cJSON *c;
         cJSON_ArrayForEach(c, controls)
         {
@@ -245,10 +245,9 @@ static void test_lessons_list(int port)
             const cJSON *values = cJSON_GetObjectItemCaseSensitive(c, "values");
             int last = cJSON_GetArraySize(values) - 1;
             for (int end = 0; end < 2; end++) {
-                char *t = util_xasprintf(
-                    "/api/lesson?name=%s&%s=%.17g", id,
-                    cJSON_GetObjectItemCaseSensitive(c, "name")->valuestring,
-                    cJSON_GetArrayItem(values, end ? last : 0)->valuedouble);
+                char *t = util_xasprintf("/api/lesson?name=%s&%s=%.17g", id,
+                                         cJSON_GetObjectItemCaseSensitive(c, "name")->valuestring,
+                                         cJSON_GetArrayItem(values, end ? last : 0)->valuedouble);
                 reply r = get(port, t);
                 if (r.status != 200) tap_diag("%s: %d %s", t, r.status, r.body);
                 ends_run &= r.status == 200;
@@ -278,8 +277,9 @@ static void test_lessons_agree(int port)
         ok(cli && cJSON_Compare(cJSON_GetObjectItemCaseSensitive(api, "numbers"),
                                 cJSON_GetObjectItemCaseSensitive(cli, "numbers"), true),
            "%s: its numbers are servesim lesson's with the same --set", lesson_ids[i]);
-        ok(cli && cJSON_Compare(cJSON_GetObjectItemCaseSensitive(api, "table"),
-                                cJSON_GetObjectItemCaseSensitive(cli, "table"), true) &&
+        ok(cli &&
+               cJSON_Compare(cJSON_GetObjectItemCaseSensitive(api, "table"),
+                             cJSON_GetObjectItemCaseSensitive(cli, "table"), true) &&
                cJSON_Compare(cJSON_GetObjectItemCaseSensitive(api, "findings"),
                              cJSON_GetObjectItemCaseSensitive(cli, "findings"), true),
            "%s: and its table and sentences", lesson_ids[i]);
@@ -303,10 +303,12 @@ static void test_lessons_agree(int port)
         for (int k = 0; k < cJSON_GetArraySize(values); k++)
             if (cJSON_GetArrayItem(values, k)->valuedouble == dflt) at = k;
         double moved = cJSON_GetArrayItem(values, at > 0 ? at - 1 : at + 1)->valuedouble;
-        char *t2 = util_xasprintf("/api/lesson?name=%s&%s=%.17g&seed=2", lesson_ids[i],
-                                  cJSON_GetObjectItemCaseSensitive(ctl, "name")->valuestring, moved);
+        char *t2 =
+            util_xasprintf("/api/lesson?name=%s&%s=%.17g&seed=2", lesson_ids[i],
+                           cJSON_GetObjectItemCaseSensitive(ctl, "name")->valuestring, moved);
         cJSON *api2 = get_json(port, t2, &st2);
-        cJSON *cli2 = lesson_cli(lesson_ids[i], cJSON_GetObjectItemCaseSensitive(api2, "sets"), quick);
+        cJSON *cli2 =
+            lesson_cli(lesson_ids[i], cJSON_GetObjectItemCaseSensitive(api2, "sets"), quick);
         ok(st2 == 200 && !cJSON_Compare(cJSON_GetObjectItemCaseSensitive(api, "numbers"),
                                         cJSON_GetObjectItemCaseSensitive(api2, "numbers"), true),
            "%s: moving its first slider changes its numbers", lesson_ids[i]);
@@ -347,12 +349,12 @@ static void test_whatif(int port, const char *db)
     is_int(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(run, "classes")), 3,
            "the run's three classes");
     cJSON_Delete(runs);
-    cJSON *api = get_json(port, "/api/whatif?run=1&ttft=0.2&tpot=40ms&chat.ttft=0.1&metric=ttft",
-                          &status);
+    cJSON *api =
+        get_json(port, "/api/whatif?run=1&ttft=0.2&tpot=40ms&chat.ttft=0.1&metric=ttft", &status);
     is_int(status, 200, "GET /api/whatif");
-    char *argv[] = {"servesim", "report", (char *)db, "--run", "1", "--slo", "ttft=0.2",
-                    "--slo", "tpot=40ms", "--slo", "chat.ttft=0.1", "--by", "class", "--json",
-                    NULL};
+    char *argv[] = {"servesim",      "report",   (char *)db, "--run",     "1",
+                    "--slo",         "ttft=0.2", "--slo",    "tpot=40ms", "--slo",
+                    "chat.ttft=0.1", "--by",     "class",    "--json",    NULL};
     cJSON *cli = cli_json(argv);
     ok(cli && cJSON_Compare(cJSON_GetObjectItemCaseSensitive(api, "report"), cli, true),
        "its report is servesim report --slo's, classes and all");
@@ -441,7 +443,8 @@ static void test_bad_requests(int port)
     r = get(port, "/");
     is_int(r.status, 200, "after all of it, / still serves");
     has_str(r.body, "<html", "the page");
-    has_str(r.head, "Content-Security-Policy: default-src 'self'", "which loads nothing from elsewhere");
+    has_str(r.head, "Content-Security-Policy: default-src 'self'",
+            "which loads nothing from elsewhere");
     reply_fini(&r);
     int status;
     cJSON *j = get_json(port, "/api/lessons", &status);

@@ -274,7 +274,8 @@ static bool axis_units(const char *svg)
     const char *last = NULL;
     for (const char *s = svg; (s = strstr(s, "class=\"axis-label\"")); s++, n++)
         last = s;
-    const char *text = last ? strchr(last, '>') : NULL, *end = last ? strstr(last, "</text>") : NULL;
+    const char *text = last ? strchr(last, '>') : NULL,
+               *end = last ? strstr(last, "</text>") : NULL;
     return n >= 2 && text && end && end[-1] == ')' && memchr(text, '(', (size_t)(end - text));
 }
 
@@ -323,7 +324,8 @@ static void check_figure(const char *svg, const char *db, const char *kind)
     bool plain = true; /* tick labels as people write them: 10k, not 1e+04 */
     for (const char *t = strstr(svg, "class=\"tick\""); t; t = strstr(t + 1, "class=\"tick\"")) {
         const char *open = strchr(t, '>'), *close = open ? strstr(open, "</text>") : NULL;
-        for (const char *c = open; c && c < close; c++) plain &= !(c[0] == 'e' && (c[1] == '+' || c[1] == '-'));
+        for (const char *c = open; c && c < close; c++)
+            plain &= !(c[0] == 'e' && (c[1] == '+' || c[1] == '-'));
     }
     ok(plain, "%s: no tick label in exponent notation", kind);
     ok(!strstr(svg, "href"), "%s: self-contained", kind);
@@ -562,7 +564,7 @@ static double distance(const char *a, const char *b, const double (*v)[3])
  * within each panel; SLO lines are black. */
 static void test_colour_blind(const char *path)
 {
-    const double (*vision[3])[3] = {NULL, protan, deutan};
+    const double(*vision[3])[3] = {NULL, protan, deutan};
     static const char *const names[] = {"normal vision", "protanopia", "deuteranopia"};
     for (int v = 0; v < 3; v++) {
         double least = INFINITY;
@@ -577,7 +579,8 @@ static void test_colour_blind(const char *path)
     }
     bool dashes_differ = true;
     for (int a = 0; a < 6; a++)
-        for (int b = a + 1; b < 6; b++) dashes_differ &= strcmp(an_plot_dash(a), an_plot_dash(b)) != 0;
+        for (int b = a + 1; b < 6; b++)
+            dashes_differ &= strcmp(an_plot_dash(a), an_plot_dash(b)) != 0;
     ok(dashes_differ, "and their dashes differ: a second channel beside colour");
     char *svg = plot_svg(path, "latency-load", "--sweep s1");
     bool distinct = true;
@@ -746,8 +749,9 @@ static void test_timeline(const char *path)
             "the running batch's ceiling, max_batch");
     has_str(svg, "data-guide=\"KV capacity\" data-kind=\"limit\" data-at=\"1\"",
             "and the KV cache's");
-    has_str(svg, "class=\"span\" data-span=\"warm-up (not measured)\" data-lo=\"0\" "
-                 "data-hi=\"10\"",
+    has_str(svg,
+            "class=\"span\" data-span=\"warm-up (not measured)\" data-lo=\"0\" "
+            "data-hi=\"10\"",
             "the warm-up shaded");
     free(svg);
     svg = plot_svg(path, "timeline", "--run 2");
@@ -775,8 +779,9 @@ static void test_curve(const char *path)
                                 "data-at=\"%.17g\"",
                                 1e3 * c.needed[3].threshold_s, c.needed[3].threshold_s);
     has_str(svg, need, "the threshold 99%% needs is marked, labelled at its own line");
-    has_str(svg, "data-guide=\"90% of requests\" data-kind=\"reference\" "
-                 "data-at=\"0.90000000000000002\"",
+    has_str(svg,
+            "data-guide=\"90% of requests\" data-kind=\"reference\" "
+            "data-at=\"0.90000000000000002\"",
             "a guide at 90%%");
     has_str(svg, "data-guide=\"TTFT SLO 500 ms\"", "and the scenario's threshold");
     points at = series(svg, "at the SLO");
@@ -788,8 +793,8 @@ static void test_curve(const char *path)
     free(v);
     double want = (double)within / (double)c.ended;
     ok(at.n == 1 && at.x[0] == 0.5 && at.y[0] == want,
-       "the attainment at the SLO is marked: the ended requests within 500 ms (%d of %lld)",
-       within, (long long)c.ended);
+       "the attainment at the SLO is marked: the ended requests within 500 ms (%d of %lld)", within,
+       (long long)c.ended);
     char *met = util_xasprintf(">%.1f%% met</text>", 100 * want);
     has_str(svg, met, "and printed");
     free(met);
@@ -900,7 +905,9 @@ static void test_png(const char *sweeps, const char *runs)
     unsigned w, h, sw = 0, sh = 0;
     png_size(png, &w, &h);
     const char *at = strstr(svg, "<svg ");
-    if (at) sscanf(strstr(at, "width=") ? strstr(at, "width=") : "", "width=\"%u\" height=\"%u\"", &sw, &sh);
+    if (at)
+        sscanf(strstr(at, "width=") ? strstr(at, "width=") : "", "width=\"%u\" height=\"%u\"", &sw,
+               &sh);
     ok(w > 0 && w == 2 * sw && h == 2 * sh, "a PNG, twice the SVG's %u x %u pixels (%u x %u)", sw,
        sh, w, h);
     cmp_ok(pixels_of(png, 0x0072B2), >, 1000, "drawn in the palette's first colour");
@@ -908,7 +915,8 @@ static void test_png(const char *sweeps, const char *runs)
     free(svg);
     r = sv("plot '%s' cdf --run 1 -o '%s' --width 1200 --height 700", runs, png);
     png_size(png, &w, &h);
-    ok(r.status == 0 && w == 2400 && h == 1400, "--width 1200 --height 700: 2400 x 1400 pixels (%u x %u)", w, h);
+    ok(r.status == 0 && w == 2400 && h == 1400,
+       "--width 1200 --height 700: 2400 x 1400 pixels (%u x %u)", w, h);
     free(r.out);
     svg = plot_svg(runs, "cdf", "--run 1 --width 1200 --height 700");
     has_str(svg, "width=\"1200\" height=\"700\"", "and the SVG 1200 x 700");
@@ -947,7 +955,8 @@ static bool labels_apart(const char *svg, int *checked)
             double x, y;
             char anchor[8] = "";
             const char *xs = strstr(t, " x=\"");
-            if (!xs || sscanf(xs, " x=\"%lf\" y=\"%lf\" text-anchor=\"%7[a-z]", &x, &y, anchor) != 3)
+            if (!xs ||
+                sscanf(xs, " x=\"%lf\" y=\"%lf\" text-anchor=\"%7[a-z]", &x, &y, anchor) != 3)
                 continue;
             const char *open = strchr(t, '>'), *close = strstr(t, "</text>");
             char *text = util_xasprintf("%.*s", (int)(close - open - 1), open + 1);
