@@ -3,6 +3,7 @@
  * of commands all come from it -- --help and --version.
  */
 #include "cli.h"
+#include "pl.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -118,8 +119,15 @@ int main(int argc, char **argv)
         return CLI_EXIT_OK;
     }
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
-        printf("servesim %s\n", SERVESIM_VERSION);
+        printf("servesim %s%s\n", SERVESIM_VERSION, pl_mpi_built() ? " (MPI)" : "");
         return CLI_EXIT_OK;
+    }
+    /* under mpirun or srun, sweeps and plans spread over the ranks: rank 0
+     * writes and prints, the others only simulate (plan/mpi.c) */
+    if ((!strcmp(cmd, "sweep") || !strcmp(cmd, "plan")) && pl_mpi_start(&argc, &argv) &&
+        pl_mpi_rank() != 0) {
+        if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))
+            return CLI_EXIT_FAIL;
     }
     for (int i = 0; i < N_COMMANDS; i++)
         if (!strcmp(cmd, commands[i].name)) return commands[i].fn(argc - 1, argv + 1);

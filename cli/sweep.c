@@ -141,9 +141,10 @@ static void draw_progress(const pl_sweep_progress *p, void *arg)
 {
     (void)arg;
     if (p->finished) {
-        fprintf(stderr, "\r  %d point%s in %.1f s, %.2f points/s with -j %d\033[K\n", p->done,
+        fprintf(stderr, "\r  %d point%s in %.1f s, %.2f points/s with %s %d\033[K\n", p->done,
                 p->done == 1 ? "" : "s", p->elapsed_s,
-                p->elapsed_s > 0 ? p->done / p->elapsed_s : 0, p->jobs);
+                p->elapsed_s > 0 ? p->done / p->elapsed_s : 0,
+                pl_mpi_size() > 1 ? "MPI workers:" : "-j", p->jobs);
         return;
     }
     int width = 30, fill = p->total ? width * p->done / p->total : width;
@@ -224,7 +225,9 @@ static int run_sweep(pl_sweep_opts *o, const common *c, util_diag *d)
 static int sweep(const common *c, const sweep_args *s, util_diag *d)
 {
     pl_axis *axes = util_xcalloc((size_t)s->vary.n, sizeof *axes);
-    pl_sweep_opts o = {.axes = axes, .n_axes = s->vary.n, .seeds = c->seeds, .jobs = c->jobs,
+    /* under MPI the workers are the other ranks, whatever -j says */
+    int jobs = pl_mpi_size() > 1 ? pl_mpi_size() - 1 : c->jobs;
+    pl_sweep_opts o = {.axes = axes, .n_axes = s->vary.n, .seeds = c->seeds, .jobs = jobs,
                        .resume = s->resume, .output = s->output};
     base_data bd = {0};
     char *label = NULL;

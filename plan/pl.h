@@ -113,6 +113,9 @@ bool pl_pool_submit(pl_pool *p, int64_t tag, const char *job);
  * out, or when *stop became non-zero. */
 bool pl_pool_wait(pl_pool *p, const volatile sig_atomic_t *stop, int64_t *tag, char **result);
 int pl_pool_busy(const pl_pool *p);
+/* Whether a worker is gone for good (an MPI rank that failed): no more
+ * results will come, and the caller ends as at Ctrl-C. */
+bool pl_pool_failed(const pl_pool *p);
 /* Results handed out so far. */
 int64_t pl_pool_delivered(const pl_pool *p);
 /* fn(p, arg) is called about every 0.25 s while pl_pool_wait waits (a
@@ -128,6 +131,27 @@ int pl_pool_map(pl_pool *p, char *const *jobs, int n, const volatile sig_atomic_
 void pl_pool_stop(pl_pool *p);
 /* The number of processors online, for the default -j. */
 int pl_cores(void);
+
+/* ---- MPI ranks as the workers (mpi.c) ---- */
+
+/* Starts MPI when servesim runs under an MPI launcher (mpirun, srun) and was
+ * built with it: then pl_pool_start makes rank 0 the coordinator and the
+ * one writer and every other rank a worker, which serves jobs and exits in
+ * pl_pool_start.  True when MPI runs; outside a launcher, nothing. */
+bool pl_mpi_start(int *argc, char ***argv);
+bool pl_mpi_built(void);
+int pl_mpi_rank(void); /* 0 without MPI */
+int pl_mpi_size(void); /* 1 without MPI */
+
+/* pool.c's side of it. */
+typedef struct pl__mpi pl__mpi;
+pl__mpi *pl__mpi_start(pl_job_fn fn, void *ctx);
+int pl__mpi_workers(const pl__mpi *m);
+bool pl__mpi_submit(pl__mpi *m, int64_t tag, const char *job);
+/* 1: a result; 0: none within timeout_s or *stop raised; -1: MPI failed. */
+int pl__mpi_wait(pl__mpi *m, const volatile sig_atomic_t *stop, double timeout_s, int64_t *tag,
+                 char **result);
+void pl__mpi_stop(pl__mpi *m);
 
 /* ---- sweeps ---- */
 

@@ -31,6 +31,8 @@ typedef struct worker {
 
 struct pl_pool {
     worker *w;
+    pl__mpi *mpi; /* the workers are MPI ranks (mpi.c); then w is unused */
+    bool failed;  /* an MPI rank stopped answering */
     int n, busy;
     int64_t delivered;  /* results handed out */
     pl_tick_fn tick;    /* called about every TICK_S while waiting, or NULL */
@@ -45,6 +47,11 @@ void pl_pool_set_tick(pl_pool *p, pl_tick_fn fn, void *arg)
     p->tick = fn;
     p->tick_arg = arg;
     p->last_tick = util_wall_s();
+}
+
+bool pl_pool_failed(const pl_pool *p)
+{
+    return p->failed;
 }
 
 int64_t pl_pool_delivered(const pl_pool *p)
@@ -96,6 +103,11 @@ static void serve(FILE *in, int out, pl_job_fn fn, void *ctx)
 pl_pool *pl_pool_start(int n, pl_job_fn fn, void *ctx)
 {
     pl_pool *p = util_xcalloc(1, sizeof *p);
+    if (pl_mpi_size() > 1) { /* a worker rank serves inside and never returns */
+        p->mpi = pl__mpi_start(fn, ctx);
+        p->n = pl__mpi_workers(p->mpi);
+        return p;
+    }
     p->w = util_xcalloc((size_t)n, sizeof *p->w);
     fflush(NULL); /* nothing buffered is written twice */
     for (int i = 0; i < n; i++) {
@@ -122,6 +134,11 @@ pl_pool *pl_pool_start(int n, pl_job_fn fn, void *ctx)
 
 bool pl_pool_submit(pl_pool *p, int64_t tag, const char *job)
 {
+    if (p->mpi) {
+        if (!pl__mpi_submit(p->mpi, tag, job)) return false;
+        p->busy++;
+        return true;
+    }
     worker *w = NULL; /* the one holding fewest jobs */
     for (int i = 0; i < p->n; i++)
         if (p->w[i].held < DEPTH && (!w || p->w[i].held < w->held)) w = &p->w[i];
@@ -178,8 +195,28 @@ static bool deliver(pl_pool *p, worker *w, int64_t *tag, char **result)
     return true;
 }
 
+/* The same from MPI ranks: a tick between polls, as below. */
+static bool wait_mpi(pl_pool *p, const volatile sig_atomic_t *stop, int64_t *tag, char **result)
+{
+    while (p->busy > 0 && !(stop && *stop)) {
+        maybe_tick(p);
+        int got = pl__mpi_wait(p->mpi, stop, TICK_S, tag, result);
+        if (got < 0) { /* a rank is gone: the caller ends as at Ctrl-C */
+            p->failed = true;
+            return false;
+        }
+        if (got) {
+            p->busy--;
+            p->delivered++;
+            return true;
+        }
+    }
+    return false;
+}
+
 bool pl_pool_wait(pl_pool *p, const volatile sig_atomic_t *stop, int64_t *tag, char **result)
 {
+    if (p->mpi) return wait_mpi(p, stop, tag, result);
     struct pollfd *fds = util_xmalloc((size_t)p->n * sizeof *fds);
     int *who = util_xmalloc((size_t)p->n * sizeof *who);
     bool got = false;
@@ -227,6 +264,11 @@ int pl_pool_map(pl_pool *p, char *const *jobs, int n, const volatile sig_atomic_
 void pl_pool_stop(pl_pool *p)
 {
     if (!p) return;
+    if (p->mpi) {
+        pl__mpi_stop(p->mpi);
+        free(p);
+        return;
+    }
     for (int i = 0; i < p->n; i++) {
         worker *w = &p->w[i];
         fclose(w->jobs); /* an idle worker reads the end and exits */

@@ -227,7 +227,12 @@ static int drive(const pl_sweep_opts *o, int *to_run, int n_to_run,
         submit(o, pool, to_run, n_to_run, &next, r, out);
         int64_t tag;
         char *text;
-        if (!pl_pool_wait(pool, stop, &tag, &text)) continue;
+        if (!pl_pool_wait(pool, stop, &tag, &text)) {
+            if (pl_pool_failed(pool))
+                rc = util_diag_fail(d, "an MPI rank stopped answering: the points that finished "
+                                       "are kept (the same command with --resume runs the rest)");
+            continue;
+        }
         pl_sweep_row *row = &r->rows[tag];
         out[tag] = false;
         if (!(stop && *stop)) submit(o, pool, to_run, n_to_run, &next, r, out); /* before merging:
