@@ -22,13 +22,8 @@ trap 'rm -rf "$tmp"' EXIT
 mpirun=(mpirun -np 3 --oversubscribe --bind-to none)
 [[ $(id -u) == 0 ]] && mpirun+=(--allow-run-as-root)
 
-wall() { # seconds a command takes
-    local t0 t1
-    t0=$(date +%s.%N)
-    "$@" >/dev/null
-    t1=$(date +%s.%N)
-    awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }'
-}
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
 
 n=${REQUESTS:-20000}
 args=(sweep examples/quickstart.json --vary workload.arrival.rate_per_s=1:32:1 --seeds 4

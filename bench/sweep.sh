@@ -15,13 +15,8 @@ servesim=build-bench/cli/servesim
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-wall() { # seconds a command takes
-    local t0 t1
-    t0=$(date +%s.%N)
-    "$@" >/dev/null
-    t1=$(date +%s.%N)
-    awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }'
-}
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
 
 printf '%-22s %10s %10s %8s  %s\n' "requests per point" "-j 1 (s)" "-j $jobs (s)" "ratio" "same points"
 for n in 2000 20000; do
