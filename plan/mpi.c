@@ -6,7 +6,8 @@
  * becomes the coordinator and the one writer: it hands jobs out (at most
  * DEPTH to a rank, each rank asking for the next by answering), merges the
  * answers exactly as it merges local workers' (the same job text in, the
- * same result text out, a sweep point's database file shipped along), and
+ * same result text out, a sweep point's database file shipped along from
+ * another machine, left where it is on rank 0's own), and
  * draws the progress.  Every other rank serves jobs until told to stop, and
  * exits there.  Nothing else is distributed, so the database is the one
  * `sweep -j 1` writes: run ids are given before any point runs.
@@ -32,6 +33,7 @@ enum { TAG_JOB = 1, TAG_RESULT = 2, TAG_FILE = 3, TAG_STOP = 4, DEPTH = 2 };
 
 static bool started;
 static int rank, size = 1;
+static bool beside_root;   /* this rank is on rank 0's machine: its files are rank 0's too */
 static bool abort_at_exit; /* workers were cut short: take the whole job down */
 
 bool pl_mpi_built(void)
@@ -194,8 +196,9 @@ static void serve(pl_job_fn fn, void *ctx)
         }
         char *job = recv_text(&st, st.MPI_TAG);
         char *result = fn(job, ctx);
-        size_t len;
-        char *file = take_file(job, &len);
+        size_t len = 0;
+        /* beside rank 0 the file is where its merge reads it already */
+        char *file = beside_root ? NULL : take_file(job, &len);
         free(job);
         complete(&last); /* answers go in order: the one before first */
         last = (pending){.result = result, .file = file, .out = true};
@@ -216,8 +219,23 @@ struct pl__mpi {
     int64_t (*tags)[DEPTH]; /* theirs, oldest first: a rank answers in order */
 };
 
+/* Whether this rank runs on rank 0's machine (by processor name): every
+ * rank calls it, once, as the pool starts. */
+static void find_root(void)
+{
+    char mine[MPI_MAX_PROCESSOR_NAME] = "", root[MPI_MAX_PROCESSOR_NAME] = "";
+    int n = 0;
+    MPI_Get_processor_name(mine, &n);
+    if (rank == 0) memcpy(root, mine, sizeof root);
+    MPI_Bcast(root, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, 0, MPI_COMM_WORLD);
+    /* ranks in containers of their own share a name but not a disk */
+    const char *ship = getenv("SERVESIM_MPI_SHIP_FILES");
+    beside_root = !strcmp(mine, root) && !(ship && !strcmp(ship, "1"));
+}
+
 pl__mpi *pl__mpi_start(pl_job_fn fn, void *ctx)
 {
+    find_root();
     if (rank != 0) serve(fn, ctx);
     pl__mpi *m = util_xcalloc(1, sizeof *m);
     m->ranks = size - 1;

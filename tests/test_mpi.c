@@ -150,10 +150,13 @@ static void test_sweep(void)
     const char *grid = "workload.arrival.rate_per_s=2:20:2";
     result a = run(false, "sweep", scenario, "-o", j1, "-j", "1", "--vary", grid, "--seeds", "2",
                    "--set", "stop.requests=300", "--quiet", NULL);
+    /* the point files shipped to rank 0, as between machines */
+    setenv("SERVESIM_MPI_SHIP_FILES", "1", 1);
     result b = run(true, "sweep", scenario, "-o", m3, "--vary", grid, "--seeds", "2", "--set",
                    "stop.requests=300", "--quiet", NULL);
+    unsetenv("SERVESIM_MPI_SHIP_FILES");
     is_int(a.status, 0, "sweep -j 1");
-    is_int(b.status, 0, "the same sweep under mpirun -np 3");
+    is_int(b.status, 0, "the same sweep under mpirun -np 3, its points' files shipped");
     if (b.status) tap_diag("%s", b.err);
     char *ra = rows_of(j1), *rb = rows_of(m3);
     ok(strlen(ra) > 10000 && !strcmp(ra, rb),
