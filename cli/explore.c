@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char explore_usage[] =
     "usage: servesim explore [FILE.db] [--port N] [--listen ADDR] [--time-limit S] [-j N]\n"
@@ -81,8 +82,10 @@ static int serve(const options *o, util_diag *d)
     ex_server *s = NULL;
     rc = ex_start(&cfg, &s, d);
     if (!rc) {
-        printf("servesim explore: http://%s:%d/\n", o->listen ? o->listen : "127.0.0.1",
-               ex_port(s));
+        /* 0.0.0.0 is every address, not one to browse to: this machine's is */
+        bool any = o->listen && !strcmp(o->listen, "0.0.0.0");
+        printf("servesim explore: http://%s:%d/%s\n", o->listen && !any ? o->listen : "127.0.0.1",
+               ex_port(s), any ? " (and this machine's other addresses)" : "");
         printf("(Ctrl-C to stop)\n");
         fflush(stdout);
         int sig = 0;
