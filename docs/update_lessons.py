@@ -25,7 +25,8 @@ INTRO = {
     "measures for it: closed-loop users enough to fill every batch slot of the cluster it runs, "
     "so `--set cluster.replicas=4` measures four replicas' full load. The figure draws cost "
     "against the utilisation each run served, with 1/u from full load as a smooth line, energy, "
-    "and what high load costs in TTFT.",
+    "and what high load costs in TTFT. `--set lesson.whole_server=1` counts the energy of the "
+    "whole server -- GPUs, hosts and the PUE -- in the sentences and first in the figure.",
     "tail": "400 requests, with 0% to 10% of them (sixteen shares) 15 s slower. The figure "
     "draws the percentiles as steps: P99 falls off its cliff once more than 1% of the requests "
     "are slow, P95 once more than 5% are, while the mean only climbs.",

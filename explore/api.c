@@ -137,7 +137,7 @@ static cJSON *control_json(const ex_control *c)
     cJSON *labels = cJSON_AddArrayToObject(o, "labels");
     for (int i = c->first; i <= c->last; i++) {
         cJSON_AddItemToArray(values, cJSON_CreateNumber(c->grid[i]));
-        char *l = value_label(c, c->grid[i]);
+        char *l = c->names ? util_xstrdup(c->names[i]) : value_label(c, c->grid[i]);
         cJSON_AddItemToArray(labels, cJSON_CreateString(l));
         free(l);
     }

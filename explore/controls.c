@@ -30,37 +30,42 @@ static const double rates[] = {2, 4, 6, 8, 10, 12, 14};
 
 static const ex_control two_clocks[] = {
     {"prompt", "longest prompt", "tokens", false, "lesson.prompt_tokens", EX_PREFIX, prompts,
-     N(prompts), 1, N(prompts) - 1, 32768, 1},
+     N(prompts), 1, N(prompts) - 1, 32768, 1, NULL},
     {"reply", "longest reply", "tokens", false, "lesson.reply_tokens", EX_PREFIX, replies,
-     N(replies), 1, N(replies) - 1, 1000, 1},
+     N(replies), 1, N(replies) - 1, 1000, 1, NULL},
 };
 static const ex_control chat_vs_summary[] = {
     {"chat", "chat reply", "tokens", false, "lesson.chat_tokens", EX_VALUE, chat_tokens,
-     N(chat_tokens), 0, N(chat_tokens) - 1, 40, 1},
+     N(chat_tokens), 0, N(chat_tokens) - 1, 40, 1, NULL},
     {"summary", "summary", "tokens", false, "lesson.summary_tokens", EX_VALUE, summary_tokens,
-     N(summary_tokens), 0, N(summary_tokens) - 1, 800, 1},
+     N(summary_tokens), 0, N(summary_tokens) - 1, 800, 1, NULL},
 };
 static const ex_control batching[] = {
     {"users", "most users", "users", false, "lesson.users", EX_PREFIX, users, N(users), 2,
-     N(users) - 1, 256, 1},
+     N(users) - 1, 256, 1, NULL},
 };
+static const double whole_server[] = {0, 1};
+static const char *const energy_of[] = {"the GPUs", "the whole server"};
 static const ex_control utilisation[] = {
     {"load", "lowest utilisation", "%", false, "lesson.loads", EX_SUFFIX, loads, N(loads), 0,
-     N(loads) - 2, 0.1, 100},
+     N(loads) - 2, 0.1, 100, NULL},
+    /* "then switch to the whole server": hosts and cooling counted in */
+    {"whole", "energy counted for", "", true, "lesson.whole_server", EX_VALUE, whole_server,
+     N(whole_server), 0, 1, 0, 1, energy_of},
 };
 static const ex_control tail[] = {
     {"slow", "most slow requests", "%", false, "lesson.slow_fractions", EX_PREFIX, slow_fractions,
-     N(slow_fractions), 1, N(slow_fractions) - 1, 0.1, 100},
+     N(slow_fractions), 1, N(slow_fractions) - 1, 0.1, 100, NULL},
 };
 static const ex_control fan_out[] = {
     {"p", "chance a call is slow", "%", false, "lesson.slow_probability", EX_VALUE,
-     slow_probability, N(slow_probability), 0, N(slow_probability) - 1, 0.01, 100},
+     slow_probability, N(slow_probability), 0, N(slow_probability) - 1, 0.01, 100, NULL},
     {"calls", "most calls per task", "calls", true, "lesson.calls", EX_PREFIX, calls, N(calls), 1,
-     N(calls) - 1, 100, 1},
+     N(calls) - 1, 100, 1, NULL},
 };
 static const ex_control definitions[] = {
     {"rate", "arrival rate", "req/s", false, "workload.arrival.rate_per_s", EX_VALUE, rates,
-     N(rates), 0, N(rates) - 1, 10, 1},
+     N(rates), 0, N(rates) - 1, 10, 1, NULL},
 };
 
 /* fan-out's full size takes about a second: live, it runs its --quick one

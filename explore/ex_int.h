@@ -29,6 +29,7 @@ typedef struct ex_control {
     int first, last; /* the values a user may pick: grid[first..last] */
     double dflt;
     double shown; /* a value's label is value x shown ("%" of a fraction), else 1 */
+    const char *const *names; /* a choice's button texts, value by value; NULL: the values */
 } ex_control;
 
 typedef struct ex_lesson {

@@ -53,18 +53,21 @@ static void batch_knee(ls_result *r, const batch_point *b, const batch_point *z,
     ls_keep(r, "ttft_growth_past_batch", past ? z->ttft_p50 / b->ttft_p50 : NAN);
     ls_keep(r, "only_queue", past && growth < 0.10);
     if (!past)
-        ls_say(r, "No user count here is past the %g-sequence batch (max_batch x replicas), so "
-                  "none shows users waiting for a place in it.",
+        ls_say(r,
+               "No user count here is past the %g-sequence batch (max_batch x replicas), so "
+               "none shows users waiting for a place in it.",
                slots);
     else if (growth < 0.10)
-        ls_say(r, "Past the %g-sequence batch the extra users only queue: from %g to %g users "
-                  "throughput changes by %+.0f%% but median TTFT goes from %.2f s to %.2f s "
-                  "(x%.0f).",
+        ls_say(r,
+               "Past the %g-sequence batch the extra users only queue: from %g to %g users "
+               "throughput changes by %+.0f%% but median TTFT goes from %.2f s to %.2f s "
+               "(x%.0f).",
                slots, b->users, z->users, 100 * growth, b->ttft_p50, z->ttft_p50,
                z->ttft_p50 / b->ttft_p50);
     else
-        ls_say(r, "From %g to %g users throughput still grows by %+.0f%% (median TTFT from %.2f s "
-                  "to %.2f s): the %g-sequence batch is not what limits it yet.",
+        ls_say(r,
+               "From %g to %g users throughput still grows by %+.0f%% (median TTFT from %.2f s "
+               "to %.2f s): the %g-sequence batch is not what limits it yet.",
                b->users, z->users, 100 * growth, b->ttft_p50, z->ttft_p50, slots);
 }
 
@@ -81,28 +84,33 @@ static void batch_findings(ls_result *r, const batch_point *p, int n, double slo
     const batch_point *a = &p[one], *b = &p[at], *z = &p[last];
     double gain = b->tokens_s / a->tokens_s;
     if (gain > 1.5 && b->per_user < a->per_user)
-        ls_say(r, "From %g to %g users total throughput rises from %.0f to %.0f output tokens/s "
-                  "(x%.1f) while each user's own speed falls from %.1f to %.1f tokens/s: one "
-                  "batched step serves every sequence for the price of reading the weights once.",
+        ls_say(r,
+               "From %g to %g users total throughput rises from %.0f to %.0f output tokens/s "
+               "(x%.1f) while each user's own speed falls from %.1f to %.1f tokens/s: one "
+               "batched step serves every sequence for the price of reading the weights once.",
                a->users, b->users, a->tokens_s, b->tokens_s, gain, a->per_user, b->per_user);
     else
-        ls_say(r, "From %g to %g users total throughput goes from %.0f to %.0f output tokens/s "
-                  "(x%.1f) and each user's own speed from %.1f to %.1f tokens/s.",
+        ls_say(r,
+               "From %g to %g users total throughput goes from %.0f to %.0f output tokens/s "
+               "(x%.1f) and each user's own speed from %.1f to %.1f tokens/s.",
                a->users, b->users, a->tokens_s, b->tokens_s, gain, a->per_user, b->per_user);
     batch_knee(r, b, z, slots);
     if (isfinite(p[best].goodput) && best != last && z->goodput < 0.9 * p[best].goodput)
-        ls_say(r, "With the SLO set, goodput (requests/s meeting it) peaks at %.2f req/s with %g "
-                  "users and falls to %.2f req/s at %g: throughput nobody is willing to wait for "
-                  "does not count.",
+        ls_say(r,
+               "With the SLO set, goodput (requests/s meeting it) peaks at %.2f req/s with %g "
+               "users and falls to %.2f req/s at %g: throughput nobody is willing to wait for "
+               "does not count.",
                p[best].goodput, p[best].users, z->goodput, z->users);
     else if (isfinite(p[best].goodput) && best != last)
-        ls_say(r, "With the SLO set, goodput (requests/s meeting it) peaks at %.2f req/s with %g "
-                  "users and stays near it, %.2f req/s at %g: up to here the extra users still "
-                  "meet the SLO.",
+        ls_say(r,
+               "With the SLO set, goodput (requests/s meeting it) peaks at %.2f req/s with %g "
+               "users and stays near it, %.2f req/s at %g: up to here the extra users still "
+               "meet the SLO.",
                p[best].goodput, p[best].users, z->goodput, z->users);
     else if (isfinite(p[best].goodput))
-        ls_say(r, "With the SLO set, goodput (requests/s meeting it) grows to %.2f req/s at %g "
-                  "users, the most here: no count here has more users than the SLO allows.",
+        ls_say(r,
+               "With the SLO set, goodput (requests/s meeting it) grows to %.2f req/s at %g "
+               "users, the most here: no count here has more users than the SLO allows.",
                p[best].goodput, p[best].users);
     ls_keep(r, "throughput_gain", gain);
     ls_keep(r, "per_user_ratio", b->per_user / a->per_user);
@@ -135,19 +143,24 @@ static void batch_figure(const ls_context *c, ls_result *r, const batch_point *p
         if (p[i].goodput > p[best].goodput) best = i;
     }
     ls_plot_series(r, panels[0], "total", x, y, n);
-    for (int i = 0; i < n; i++) y[i] = p[i].per_user;
+    for (int i = 0; i < n; i++)
+        y[i] = p[i].per_user;
     ls_plot_series(r, panels[1], "per user", x, y, n);
-    for (int i = 0; i < n; i++) y[i] = p[i].ttft_p50;
+    for (int i = 0; i < n; i++)
+        y[i] = p[i].ttft_p50;
     an_plot_series *s = ls_plot_series(r, panels[2], "p50 TTFT", x, y, n);
     s->colour = 1, s->dash = 1;
-    for (int i = 0; i < n; i++) y[i] = p[i].ttft_p99;
+    for (int i = 0; i < n; i++)
+        y[i] = p[i].ttft_p99;
     s = ls_plot_series(r, panels[2], "p99 TTFT", x, y, n);
     s->colour = 1, s->dash = 3;
-    for (int i = 0; i < n; i++) y[i] = p[i].goodput;
+    for (int i = 0; i < n; i++)
+        y[i] = p[i].goodput;
     ls_plot_series(r, panels[3], "goodput", x, y, n);
     char label[96];
     snprintf(label, sizeof label, "max_batch %g", slots);
-    for (int k = 0; k < 4; k++) ls_plot_guide(r, panels[k], AN_GUIDE_LIMIT, label, slots, true);
+    for (int k = 0; k < 4; k++)
+        ls_plot_guide(r, panels[k], AN_GUIDE_LIMIT, label, slots, true);
     double ttft_slo = scenario_number(c, "slo.ttft_s"), tpot_slo = scenario_number(c, "slo.tpot_s");
     if (isfinite(ttft_slo)) {
         snprintf(label, sizeof label, "TTFT SLO %g s", ttft_slo);
@@ -170,8 +183,8 @@ int ls__batching(ls_context *c, ls_result *r, util_diag *d)
 {
     int n;
     double *users = ls_knobs(c, c->quick ? "quick_users" : "users", &n);
-    double per_user = c->quick ? ls_knob(c, "quick_requests_per_user", 3)
-                               : ls_knob(c, "requests_per_user", 6);
+    double per_user =
+        c->quick ? ls_knob(c, "quick_requests_per_user", 3) : ls_knob(c, "requests_per_user", 6);
     cJSON **ov = util_xcalloc((size_t)n + 1, sizeof *ov);
     ls_figures *rep = util_xcalloc((size_t)n + 1, sizeof *rep);
     for (int i = 0; i < n; i++) {
@@ -183,9 +196,12 @@ int ls__batching(ls_context *c, ls_result *r, util_diag *d)
     batch_point *p = util_xcalloc((size_t)n + 1, sizeof *p);
     if (!rc) batch_columns(r);
     for (int i = 0; !rc && i < n; i++) {
-        p[i] = (batch_point){users[i], rep[i].output_tokens_per_s,
-                             rep[i].per_user_tokens_per_s_mean, rep[i].ttft_p50,
-                             rep[i].ttft_p99, rep[i].goodput_requests_per_s};
+        p[i] = (batch_point){users[i],
+                             rep[i].output_tokens_per_s,
+                             rep[i].per_user_tokens_per_s_mean,
+                             rep[i].ttft_p50,
+                             rep[i].ttft_p99,
+                             rep[i].goodput_requests_per_s};
         batch_row(r, &p[i]);
     }
     if (!rc) {
@@ -193,7 +209,8 @@ int ls__batching(ls_context *c, ls_result *r, util_diag *d)
         batch_findings(r, p, n, slots);
         batch_figure(c, r, p, n, slots);
     }
-    for (int i = 0; i < n; i++) cJSON_Delete(ov[i]);
+    for (int i = 0; i < n; i++)
+        cJSON_Delete(ov[i]);
     free(ov);
     free(rep);
     free(p);
@@ -206,7 +223,7 @@ int ls__batching(ls_context *c, ls_result *r, util_diag *d)
 typedef struct use_point {
     double load, rate, mfu, gpu_w, usd_m, gpu_j, wall_j, ttft_p50, ttft_p99;
     double use; /* served over full load's served: what the load turned out to be */
-    bool open; /* Poisson arrivals at the load; full load is the saturated closed loop */
+    bool open;  /* Poisson arrivals at the load; full load is the saturated closed loop */
 } use_point;
 
 static void use_row(ls_result *r, const use_point *p)
@@ -255,7 +272,7 @@ static cJSON *saturation(const ls_context *c, double requests, double *users_out
 }
 
 static void use_findings(ls_result *r, const use_point *p, int n, double capacity, double users,
-                         const ls_figures *f)
+                         const ls_figures *f, bool whole)
 {
     int lo = 0, hi = 0, open_hi = -1; /* lowest load, highest, highest open one */
     for (int i = 0; i < n; i++) {
@@ -265,25 +282,39 @@ static void use_findings(ls_result *r, const use_point *p, int n, double capacit
     }
     const use_point *a = &p[lo], *b = &p[hi];
     double cost_x = a->usd_m / b->usd_m;
-    ls_say(r, "The cluster serves %.1f req/s at full load (%g users keeping its batches full). "
-              "At %.0f%% of that a million output tokens cost $%.2f; at %.0f%%, $%.2f: x%.1f "
-              "(1/u predicts x%.1f), for the same hardware.",
+    ls_say(r,
+           "The cluster serves %.1f req/s at full load (%g users keeping its batches full). "
+           "At %.0f%% of that a million output tokens cost $%.2f; at %.0f%%, $%.2f: x%.1f "
+           "(1/u predicts x%.1f), for the same hardware.",
            capacity, users, 100 * a->load, a->usd_m, 100 * b->load, b->usd_m, cost_x,
            b->load / a->load);
-    ls_say(r, "An idle GPU is still paid for -- %g GPUs at $%.2f an hour whatever they do -- and "
-              "still draws power: %.0f W for the cluster at %.0f%% load against %.0f W at "
-              "%.0f%%.",
+    ls_say(r,
+           "An idle GPU is still paid for -- %g GPUs at $%.2f an hour whatever they do -- and "
+           "still draws power: %.0f W for the cluster at %.0f%% load against %.0f W at "
+           "%.0f%%.",
            f->gpu_count, f->usd_per_gpu_hour, a->gpu_w, 100 * a->load, b->gpu_w, 100 * b->load);
-    double energy_x = a->gpu_j / b->gpu_j;
-    ls_say(r, "Energy per token %s: %.2f J at the GPU (%.2f J at the wall, with the hosts and "
-              "the PUE) at %.0f%% load, %.2f J (%.2f J) at %.0f%%: x%.1f.",
-           energy_x > 1.2 ? "follows" : "barely moves", a->gpu_j, a->wall_j, 100 * a->load,
-           b->gpu_j, b->wall_j, 100 * b->load, energy_x);
+    /* the GPUs alone, or the whole server: hosts and cooling draw whatever
+     * the load, so counted in they make a token's energy follow 1/u more */
+    double energy_x = whole ? a->wall_j / b->wall_j : a->gpu_j / b->gpu_j;
+    if (whole)
+        ls_say(r,
+               "For the whole server -- GPUs, hosts and the PUE -- energy per token %s: "
+               "%.2f J at %.0f%% load, %.2f J at %.0f%%: x%.1f (the GPUs alone: %.2f J and "
+               "%.2f J).",
+               energy_x > 1.2 ? "follows" : "barely moves", a->wall_j, 100 * a->load, b->wall_j,
+               100 * b->load, energy_x, a->gpu_j, b->gpu_j);
+    else
+        ls_say(r,
+               "Energy per token %s: %.2f J at the GPU (%.2f J at the wall, with the hosts "
+               "and the PUE) at %.0f%% load, %.2f J (%.2f J) at %.0f%%: x%.1f.",
+               energy_x > 1.2 ? "follows" : "barely moves", a->gpu_j, a->wall_j, 100 * a->load,
+               b->gpu_j, b->wall_j, 100 * b->load, energy_x);
     if (open_hi >= 0 && open_hi != lo) {
         const use_point *z = &p[open_hi];
         double wait_x = z->ttft_p99 / a->ttft_p99;
-        ls_say(r, "The price of a cheap token is waiting: P99 TTFT is %.3f s at %.0f%% load and "
-                  "%.3f s at %.0f%% (x%.1f)%s.",
+        ls_say(r,
+               "The price of a cheap token is waiting: P99 TTFT is %.3f s at %.0f%% load and "
+               "%.3f s at %.0f%% (x%.1f)%s.",
                a->ttft_p99, 100 * a->load, z->ttft_p99, 100 * z->load, wait_x,
                wait_x > 2 ? ", as the queue grows towards full load"
                           : "; here the queue stays short even so");
@@ -300,7 +331,7 @@ static void use_findings(ls_result *r, const use_point *p, int n, double capacit
  * served: arrivals stop and the last requests drain, so a run served
  * somewhat less than it was offered): cost, measured and as 1/u from full
  * load (a smooth line); energy; and the latency the open loads pay. */
-static void use_figure(const ls_context *c, ls_result *r, const use_point *p, int n)
+static void use_figure(const ls_context *c, ls_result *r, const use_point *p, int n, bool whole)
 {
     char *title = ls_title(c);
     ls_plot_init(r, title, "a token costs 1/u: cheap at full load, paid for in waiting",
@@ -325,13 +356,18 @@ static void use_figure(const ls_context *c, ls_result *r, const use_point *p, in
         an_plot_series *s = ls_plot_series(r, cost, "1/u from full load", x, y, FINE);
         s->colour = 1, s->dash = 2;
     }
-    for (int i = 0; i < n; i++) x[i] = 100 * p[i].use, y[i] = p[i].usd_m;
+    for (int i = 0; i < n; i++)
+        x[i] = 100 * p[i].use, y[i] = p[i].usd_m;
     an_plot_series *s = ls_plot_series(r, cost, "measured", x, y, n);
     s->colour = 1, s->style = AN_STYLE_POINTS;
-    for (int i = 0; i < n; i++) y[i] = p[i].gpu_j;
-    ls_plot_series(r, joules, "GPU", x, y, n)->colour = 1;
-    for (int i = 0; i < n; i++) y[i] = p[i].wall_j;
-    ls_plot_series(r, joules, "wall", x, y, n)->colour = 2;
+    /* the measure counted first and solid, the other dashed */
+    for (int k = 0; k < 2; k++) {
+        bool wall = (k == 0) == whole;
+        for (int i = 0; i < n; i++)
+            y[i] = wall ? p[i].wall_j : p[i].gpu_j;
+        s = ls_plot_series(r, joules, wall ? "wall" : "GPU", x, y, n);
+        s->colour = wall ? 2 : 1, s->dash = k + 1;
+    }
     int m = 0; /* the open loads: full load's waiting depends on its users, not the load */
     for (int i = 0; i < n; i++)
         if (p[i].open) x[m] = 100 * p[i].use, y[m++] = p[i].ttft_p50;
@@ -343,7 +379,8 @@ static void use_figure(const ls_context *c, ls_result *r, const use_point *p, in
     s = ls_plot_series(r, wait, "p99 TTFT", x, y, m);
     s->colour = 1, s->dash = 3;
     const int panels[3] = {cost, joules, wait};
-    for (int k = 0; k < 3; k++) ls_plot_guide(r, panels[k], AN_GUIDE_LIMIT, "full load", 100, true);
+    for (int k = 0; k < 3; k++)
+        ls_plot_guide(r, panels[k], AN_GUIDE_LIMIT, "full load", 100, true);
     free(x);
     free(y);
 }
@@ -378,17 +415,27 @@ int ls__utilisation(ls_context *c, ls_result *r, util_diag *d)
     use_point *p = util_xcalloc((size_t)n + 1, sizeof *p);
     if (!rc) use_columns(r);
     for (int i = 0; !rc && i < n; i++) {
-        p[i] = (use_point){loads[i], rep[i].requests_per_s, rep[i].mfu, rep[i].mean_gpu_w,
-                           rep[i].usd_per_million_output_tokens, rep[i].gpu_j_per_output_token,
-                           rep[i].wall_j_per_output_token, rep[i].ttft_p50, rep[i].ttft_p99,
-                           rep[i].requests_per_s / capacity, loads[i] < 1};
+        p[i] = (use_point){loads[i],
+                           rep[i].requests_per_s,
+                           rep[i].mfu,
+                           rep[i].mean_gpu_w,
+                           rep[i].usd_per_million_output_tokens,
+                           rep[i].gpu_j_per_output_token,
+                           rep[i].wall_j_per_output_token,
+                           rep[i].ttft_p50,
+                           rep[i].ttft_p99,
+                           rep[i].requests_per_s / capacity,
+                           loads[i] < 1};
         use_row(r, &p[i]);
     }
     if (!rc) {
-        use_findings(r, p, n, capacity, users, &rep[0]);
-        use_figure(c, r, p, n);
+        /* lesson.whole_server: count the energy of the whole server, not the GPUs */
+        bool whole = ls_knob(c, "whole_server", 0) != 0;
+        use_findings(r, p, n, capacity, users, &rep[0], whole);
+        use_figure(c, r, p, n, whole);
     }
-    for (int i = 0; i < n; i++) cJSON_Delete(ov[i]);
+    for (int i = 0; i < n; i++)
+        cJSON_Delete(ov[i]);
     cJSON_Delete(sat);
     free(ov);
     free(rep);

@@ -47,7 +47,6 @@ static char *findings(void)
     return all;
 }
 
-
 /* ---- the figure, read back ---- */
 
 /* The series called name in any panel (its panel in *panel), or NULL. */
@@ -79,8 +78,10 @@ static void has_series(const char *name, int n, an_plot_style style)
     const an_plot_series *s = series(name, NULL);
     ok(s != NULL, "the figure has the series '%s'", name);
     if (!s) return;
-    if (n >= 0) is_int((int)s->n, n, "'%s' has %d points", name, n);
-    else ok((int)s->n >= -n, "'%s' has at least %d points (%zu)", name, -n, s->n);
+    if (n >= 0)
+        is_int((int)s->n, n, "'%s' has %d points", name, n);
+    else
+        ok((int)s->n >= -n, "'%s' has at least %d points (%zu)", name, -n, s->n);
     is_int((int)s->style, (int)style, "'%s' is drawn in style %d", name, (int)style);
 }
 
@@ -118,7 +119,8 @@ static void table_is_fixed(const char *name)
     /* lines: the summary (maybe wrapped), a blank, headers, units, the rows, a blank, the
      * findings */
     int head = 0;
-    while (head < n && *lines[head]) head++;
+    while (head < n && *lines[head])
+        head++;
     head++;
     int bad = 0, checked = 0, rows = cJSON_GetArraySize(result.table);
     ok(head + 2 + rows <= n, "%s: the header, the units and %d rows print", name, rows);
@@ -141,19 +143,20 @@ static void table_is_fixed(const char *name)
                 continue;
             }
             size_t b = end;
-            while (b > 0 && row[b - 1] != ' ') b--;
+            while (b > 0 && row[b - 1] != ' ')
+                b--;
             const char *dot = memchr(row + b, '.', end - b);
             int decimals = dot ? (int)(row + end - dot - 1) : 0;
             checked++;
             if (decimals != c->decimals) {
                 bad++;
-                tap_diag("%s: column %s row %d: '%.*s' has %d decimals, not %d", name, c->header,
-                         i, (int)(end - b), row + b, decimals, c->decimals);
+                tap_diag("%s: column %s row %d: '%.*s' has %d decimals, not %d", name, c->header, i,
+                         (int)(end - b), row + b, decimals, c->decimals);
             }
         }
     }
-    is_int(bad, 0, "%s: %d numeric cells each to its column's decimals, units in the header",
-           name, checked);
+    is_int(bad, 0, "%s: %d numeric cells each to its column's decimals, units in the header", name,
+           checked);
     int long_lines = 0;
     for (int i = head + 3 + rows; i < n; i++)
         if (strlen(lines[i]) > 72 && strchr(lines[i], ' ')) long_lines++;
@@ -304,14 +307,32 @@ static void test_utilisation(void)
     ok(four / one > 3.4 && four / one < 4.6,
        "4 replicas serve about 4x one at full load (%.1f and %.1f req/s: x%.2f)", four, one,
        four / one);
+    /* "then switch to the whole server": the hosts and the PUE counted in,
+     * which draw whatever the load, so a token's energy follows 1/u more */
+    if (!run("utilisation", NULL, 0)) return;
+    double gpu_x = kept("energy_ratio");
+    char *set[] = {"lesson.whole_server=1"};
+    if (!run("utilisation", set, 1)) return;
+    ok(kept("energy_ratio") > gpu_x,
+       "the whole server: energy per token x%.2f from full load to 10%%, more than the GPUs' x%.2f",
+       kept("energy_ratio"), gpu_x);
+    said = findings();
+    has_str(said, "For the whole server -- GPUs, hosts and the PUE -- energy per token",
+            "and the sentence counts the whole server");
+    free(said);
+    const an_plot_series *first = NULL;
+    for (int p = 0; p < result.plot.n_panels && !first; p++)
+        if (!strcmp(result.plot.panels[p].y_label, "energy"))
+            first = &result.plot.panels[p].series[0];
+    ok(first && !strcmp(first->name, "wall") && first->dash == 1,
+       "its figure draws the whole server's energy first, solid");
 }
 
 static void test_tail(void)
 {
     if (!run("tail", NULL, 0)) return;
-    ok(kept("p99_growth") > 5,
-       "5%% slow requests move P99 x%.1f, the mean x%.2f, the median x%.2f", kept("p99_growth"),
-       kept("mean_growth"), kept("p50_growth"));
+    ok(kept("p99_growth") > 5, "5%% slow requests move P99 x%.1f, the mean x%.2f, the median x%.2f",
+       kept("p99_growth"), kept("mean_growth"), kept("p50_growth"));
     ok(kept("mean_growth") < 2, "the mean under x2 (x%.2f)", kept("mean_growth"));
     ok(kept("p50_growth") < 1.2, "the median under x1.2 (x%.2f)", kept("p50_growth"));
     ok(kept("p99_slow") > 15, "P99 over 15 s at 5%% slow (%.1f s)", kept("p99_slow"));
@@ -410,7 +431,8 @@ static void test_definitions(void)
             }
         }
     static const char *const tools[] = {"vLLM", "GenAI-Perf", "LLMPerf", "GuideLLM", "MLPerf"};
-    for (int t = 0; t < 5; t++) has_str(names, tools[t], "the legend names %s", tools[t]);
+    for (int t = 0; t < 5; t++)
+        has_str(names, tools[t], "the legend names %s", tools[t]);
     is_int(points, 8, "every definition is points, not a line between percentiles");
     is_int(result.plot.n_x_ticks, 5, "the x axis is five categories");
     is_int(off_tick, 0, "every point sits by a category: no value between percentiles");

@@ -27,7 +27,7 @@
     'two-clocks': 'Drag the prompt to 32k, then the reply: the prompt moves TTFT, the reply moves end-to-end latency.',
     'chat-vs-summary': 'A short chat reply and a long summary, on a system that starts fast and one that streams fast.',
     'batching': 'Drag the users down to 64, then up to 256: throughput rises until the batch is full, then only the queue grows.',
-    'utilisation': 'Drag the lowest utilisation from 40% down to 10% and up: the cost of a token follows 1/utilisation.',
+    'utilisation': 'Drag the lowest utilisation from 40% down to 10% and up: the cost of a token follows 1/utilisation. Then switch to the whole server: hosts and cooling draw whatever the load.',
     'tail': 'Drag the slow requests to 2%, then 5%: P99 falls off its cliff long before the mean notices.',
     'fan-out': 'Pick 10 calls per task, then 100; then make slow calls rarer or commoner: the rare slow call becomes the common slow task.',
     'definitions': 'One run, every tool\u2019s definition of per-token latency side by side.'
