@@ -5,9 +5,8 @@
  * with the wall-time limit, checking a cancel flag every 50 ms.  A child
  * past its time, or asked to stop, is killed with its whole process group
  * (a lesson's own worker processes too).  Whatever a request asks, the
- * server's own memory and time stay its own.  Requests may come from
- * several of the server's threads at once: each has its own pipe and child,
- * and a child keeps no descriptor but its own pipe.
+ * server's own memory and time stay its own.  A child keeps no descriptor
+ * but its own pipe: not the server's sockets.
  */
 #define _GNU_SOURCE /* pipe2, close_range */
 #include "ex_int.h"
@@ -66,8 +65,8 @@ static void set_limits(double time_limit_s, double memory_limit_mb)
 static void child(int fd, ex_job_fn fn, void *arg, double time_limit_s, double memory_limit_mb)
 {
     setpgid(0, 0);
-    /* nothing of the server's but this pipe: not its sockets, not another
-     * request's pipe (whose reader would wait for this child's end too) */
+    /* nothing of the server's but this pipe: not its sockets, whose
+     * connections would stay open as long as the child */
     if (fd > 3) close_range(3, (unsigned)fd - 1, 0);
     close_range((unsigned)fd + 1, ~0U, 0);
     sigset_t all;

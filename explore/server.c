@@ -1,12 +1,16 @@
 /*
- * server.c: libmicrohttpd's side -- one daemon with a pool of threads,
- * which answer GET (and HEAD) of the page's own files and of the API, and
+ * server.c: libmicrohttpd's side -- one daemon with one internal thread,
+ * which answers GET (and HEAD) of the page's own files and of the API, and
  * nothing else: any other path is 404, any other method 405.  A request is
  * capped before it reaches the API: its request line and headers by the
  * connection's memory (8 KiB: a longer URL is answered 414 by the daemon),
- * its arguments in number and length here.  Up to THREADS requests are
- * answered at once (a computation takes its sandbox's limit at most), each
- * independent of the others: a bad one leaves the server serving.
+ * its arguments in number and length here.  Requests are answered one at a
+ * time (a computation takes its sandbox's limit at most), each independent
+ * of the last: a bad one leaves the server serving.  One thread, because a
+ * computation is forked from it: with no other thread of the server's
+ * running (the main one waits in sigwait), none can hold a lock -- of the
+ * allocator's, say -- that the child would inherit held.  A pool of threads
+ * forking children had some of them time out under AddressSanitizer.
  *
  * Bound to the loopback address (the default), it also checks the Host
  * header, so that a web page elsewhere cannot reach it through a DNS name
@@ -42,7 +46,6 @@ enum {
     MAX_KEY = 64,
     MAX_VALUE = 256,
     MAX_CONNECTIONS = 32,
-    THREADS = 4, /* requests answered at once: a class on one teacher's server */
     CONNECTION_TIMEOUT_S = 15,
 };
 
@@ -190,10 +193,9 @@ int ex_start(const ex_config *cfg, ex_server **out, util_diag *d)
     }
     s->daemon = MHD_start_daemon(
         MHD_USE_INTERNAL_POLLING_THREAD, (uint16_t)cfg->port, NULL, NULL, handle, s,
-        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)THREADS, MHD_OPTION_SOCK_ADDR,
-        (struct sockaddr *)&addr, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)MEMORY_LIMIT,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
-        (unsigned)CONNECTION_TIMEOUT_S, MHD_OPTION_END);
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)MEMORY_LIMIT, MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S, MHD_OPTION_END);
     if (!s->daemon) {
         int err = errno;
         ex_api_free(s->api);

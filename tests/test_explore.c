@@ -452,26 +452,6 @@ static void test_bad_requests(int port)
     cJSON_Delete(j);
 }
 
-/* A slow computation does not hold up the rest: the page is answered while
- * a lesson runs in another of the server's threads. */
-static void test_concurrent(int port)
-{
-    pid_t slow = fork();
-    if (slow == 0) {
-        reply r = get(port, "/api/lesson?name=fan-out");
-        _exit(r.status == 200 ? 0 : 1);
-    }
-    nanosleep(&(struct timespec){0, 50000000}, NULL); /* the lesson is running */
-    reply r = get(port, "/api/lessons");
-    int st = 0;
-    bool running = waitpid(slow, &st, WNOHANG) == 0;
-    is_int(r.status, 200, "while a lesson runs, another request is answered");
-    ok(running, "before the lesson is done");
-    reply_fini(&r);
-    waitpid(slow, &st, 0);
-    ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "and the lesson's own answer is whole");
-}
-
 /* A computation past its time is stopped, and the server goes on. */
 static void test_time_limit(const char *db)
 {
@@ -538,7 +518,6 @@ int main(int argc, char **argv)
     test_figures(s.port);
     test_whatif(s.port, db);
     test_bad_requests(s.port);
-    test_concurrent(s.port);
     is_int(stop(&s), 130, "Ctrl-C: exit 130");
     is_int(entries(dir), before, "nothing left behind in its folder");
     test_time_limit(db);
