@@ -117,14 +117,13 @@ static void svg_text(an__canvas *c, const char *cls, double x, double y, an__anc
 void an_plot_svg(const an_plot *p, an_plot_size size, FILE *out)
 {
     an__layout l = an__figure_layout(p, size);
-    an__axis ax = an__x_axis(p);
     fprintf(out,
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
             "viewBox=\"0 0 %.0f %.0f\" font-family=\"DejaVu Sans, Verdana, sans-serif\" "
             "font-size=\"11\" fill=\"#222\" data-x-scale=\"%s\" data-x-unit=\"%s\"",
-            ceil(l.width), ceil(l.height), ceil(l.width), ceil(l.height), ax.log ? "log" : "linear",
-            ax.unit);
+            ceil(l.width), ceil(l.height), ceil(l.width), ceil(l.height),
+            l.ax.log ? "log" : "linear", l.ax.unit);
     if (p->source) {
         fputs(" data-source=\"", out);
         an__xml_escaped(out, p->source);

@@ -87,17 +87,6 @@ enum {
     MARKED_POINTS = 60, /* series this short get a marker per point */
 };
 
-static int note_lines(const an_plot *p, size_t chars)
-{
-    int n = 0;
-    for (int i = 0; i < p->n_notes; i++)
-        for (const char *s = p->notes[i]; *s; n++) {
-            size_t k = an__line_length(s, chars);
-            s += k + (s[k] == ' ');
-        }
-    return n;
-}
-
 static int text_lines(const char *text, size_t chars)
 {
     int n = 0;
@@ -105,6 +94,14 @@ static int text_lines(const char *text, size_t chars)
         size_t k = an__line_length(s, chars);
         s += k + (s[k] == ' ');
     }
+    return n;
+}
+
+static int note_lines(const an_plot *p, size_t chars)
+{
+    int n = 0;
+    for (int i = 0; i < p->n_notes; i++)
+        n += text_lines(p->notes[i], chars);
     return n;
 }
 
@@ -126,7 +123,8 @@ static double legend_width(const an_plot *p)
 
 an__layout an__figure_layout(const an_plot *p, an_plot_size size)
 {
-    an__layout l = {.left = LEFT, .panel_h = DEFAULT_PANEL_H, .panel_gap = PANEL_GAP};
+    an__layout l = {
+        .left = LEFT, .panel_h = DEFAULT_PANEL_H, .panel_gap = PANEL_GAP, .ax = an__x_axis(p)};
     double legend = legend_width(p);
     l.plot_w = DEFAULT_PLOT_W;
     if (size.width > 0) l.plot_w = size.width - LEFT - LEGEND_GAP - legend - RIGHT_PAD;
@@ -605,7 +603,7 @@ static void draw_legend(frame *f, const an_plot_panel *pn)
 static void draw_panel(const an_plot *p, const an__layout *l, an__canvas *c, int index)
 {
     const an_plot_panel *pn = &p->panels[index];
-    frame f = {.p = p, .l = l, .c = c, .ax = an__x_axis(p), .ay = an__y_axis(pn)};
+    frame f = {.p = p, .l = l, .c = c, .ax = l->ax, .ay = an__y_axis(pn)};
     f.top = l->top + index * (l->panel_h + l->panel_gap);
     f.pl.area = (box){l->left, f.top, l->plot_w, l->panel_h};
     char panel_meta[160];
@@ -675,8 +673,7 @@ void an__figure_draw(const an_plot *p, const an__layout *l, an__canvas *c)
         draw_panel(p, l, c, i);
     double bottom = l->top + p->n_panels * (l->panel_h + l->panel_gap) - l->panel_gap;
     /* one x axis name, under the last panel: the panels share the axis */
-    an__axis ax = an__x_axis(p);
-    char *x_title = an__axis_title(p->x_label ? p->x_label : "", &ax);
+    char *x_title = an__axis_title(p->x_label ? p->x_label : "", &l->ax);
     c->text(c, "axis-label", l->left + l->plot_w / 2, bottom + 33, AN__MIDDLE, FONT, false, false,
             "#222", x_title);
     free(x_title);

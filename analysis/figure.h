@@ -91,6 +91,7 @@ typedef struct an__layout {
     double legend_x;
     int title_lines, subtitle_lines;
     size_t title_chars, note_chars;
+    an__axis ax; /* the x axis every panel shares */
 } an__layout;
 
 an__layout an__figure_layout(const an_plot *p, an_plot_size size);

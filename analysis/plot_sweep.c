@@ -83,8 +83,9 @@ typedef struct point_run {
     int64_t id;
     bool overloaded;
     double x;
-    int group;            /* the combination of the other varying keys */
-    double v[MAX_VALUES]; /* the kind's values (throughput: total, per user) */
+    int group;                 /* the combination of the other varying keys */
+    double ttft_slo, tpot_slo; /* its scenario's thresholds (NAN: none), read once */
+    double v[MAX_VALUES];      /* the kind's values (throughput: total, per user) */
 } point_run;
 
 typedef struct sweep {
@@ -274,8 +275,11 @@ static int place_runs(sqlite3 *db, const an_plot_request *req, const sweep_kind 
     for (int i = 0; !rc && i < s->n; i++) {
         point_run *pt = &s->points[i];
         const an__run *r = &s->runs[i];
-        *pt = (point_run){
-            .id = r->id, .overloaded = r->overloaded, .group = group_of(s, r, x, req->schema)};
+        *pt = (point_run){.id = r->id,
+                          .overloaded = r->overloaded,
+                          .group = group_of(s, r, x, req->schema),
+                          .ttft_slo = util_json_number(r->scenario, "slo.ttft_s", NAN),
+                          .tpot_slo = util_json_number(r->scenario, "slo.tpot_s", NAN)};
         const cJSON *v = value_of(r, x);
         if (!v && !req->x_key && k->x_key)
             return util_diag_add(d,
@@ -395,16 +399,12 @@ static int add_point(an_plot *p, const an_plot_request *req, const sweep_kind *k
 
 /* Whether every run at this point kept up and met the scenario's p99
  * targets (the thresholds of slo.ttft_s and slo.tpot_s, those it has). */
-static bool met(const sweep *s, const point_run *pts, int n)
+static bool met(const point_run *pts, int n)
 {
     bool any = false;
     for (int i = 0; i < n; i++) {
         if (pts[i].overloaded) return false;
-        const an__run *r = NULL;
-        for (int j = 0; j < s->n && !r; j++)
-            if (s->runs[j].id == pts[i].id) r = &s->runs[j];
-        double ttft = util_json_number(r->scenario, "slo.ttft_s", NAN);
-        double tpot = util_json_number(r->scenario, "slo.tpot_s", NAN);
+        double ttft = pts[i].ttft_slo, tpot = pts[i].tpot_slo;
         any |= ttft > 0 || tpot > 0;
         if ((ttft > 0 && !(pts[i].v[2] <= ttft)) || (tpot > 0 && !(pts[i].v[5] <= tpot)))
             return false;
@@ -444,7 +444,7 @@ static void average_points(an_plot *p, const an_plot_request *req, const sweep_k
         }
         int n = j - i;
         int kept = add_point(p, req, k, s, &s->points[i], n);
-        if (meeting && met(s, &s->points[i], n))
+        if (meeting && met(&s->points[i], n))
             max_x = s->points[i].x;
         else
             meeting = false;

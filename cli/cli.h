@@ -41,7 +41,6 @@ int cli_explore(int argc, char **argv);
 /* figure.c: a figure to FILE.png (cairo) or FILE.svg, whole or not at all;
  * "-": SVG to stdout. */
 int cli_write_figure(const an_plot *fig, an_plot_size size, const char *path, util_diag *d);
-bool cli_is_png(const char *path);
 
 /* ---- options (opt.c) ---- */
 

@@ -18,7 +18,7 @@
  * on a projector and in a slide at full width. */
 #define PNG_SCALE 2
 
-bool cli_is_png(const char *path)
+static bool is_png(const char *path)
 {
     size_t n = strlen(path);
     return n > 4 && !strcasecmp(path + n - 4, ".png");
@@ -43,8 +43,8 @@ int cli_write_figure(const an_plot *fig, an_plot_size size, const char *path, ut
         return fflush(stdout) ? util_diag_fail(d, "cannot write the figure") : UTIL_OK;
     }
     char *tmp = util_xasprintf("%s.tmp-%ld", path, (long)getpid());
-    int rc = cli_is_png(path) ? an_plot_png(fig, size, PNG_SCALE, tmp, d)
-                              : write_svg(fig, size, tmp, path, d);
+    int rc = is_png(path) ? an_plot_png(fig, size, PNG_SCALE, tmp, d)
+                          : write_svg(fig, size, tmp, path, d);
     if (!rc && rename(tmp, path) != 0)
         rc = util_diag_fail(d, "cannot write %s: %s", path, strerror(errno));
     if (rc) remove(tmp);

@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 struct ex_api {
     ex_config cfg;
@@ -256,13 +255,6 @@ static bool read_knobs(const ex_query *q, lesson_job *j, ex_reply *err)
     return true;
 }
 
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return 1e3 * (double)t.tv_sec + 1e-6 * (double)t.tv_nsec;
-}
-
 static char *svg_text(const an_plot *p, size_t *len)
 {
     char *buf = NULL;
@@ -290,10 +282,10 @@ static void run_lesson(void *arg, ex_reply *out)
     util_diag d;
     util_diag_init(&d);
     ls_result r = {0};
-    double start = now_ms();
+    double start = util_wall_s();
     int rc =
         ls_run(ls, j->api->cfg.cat, j->sets, j->n_sets, j->lesson->quick, j->api->cfg.jobs, &r, &d);
-    double elapsed = now_ms() - start;
+    double elapsed = 1e3 * (util_wall_s() - start);
     if (rc) {
         *out = diag_reply(rc, &d);
     } else if (j->format) {

@@ -21,7 +21,6 @@
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 /* AddressSanitizer reserves terabytes of address space for its shadow:
@@ -84,13 +83,6 @@ static void child(int fd, ex_job_fn fn, void *arg, double time_limit_s, double m
     _exit(ok ? 0 : 1);
 }
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* Everything the child wrote, until it closed the pipe, the deadline
  * passed or the cancel flag was set; returns whether it closed in time. */
 static bool read_reply(int fd, double deadline, volatile sig_atomic_t *cancel, char **buf,
@@ -100,7 +92,7 @@ static bool read_reply(int fd, double deadline, volatile sig_atomic_t *cancel, c
     *buf = util_xmalloc(cap);
     *len = 0;
     for (;;) {
-        double left = deadline - now_s();
+        double left = deadline - util_wall_s();
         if (left <= 0 || (cancel && *cancel)) return false;
         struct pollfd p = {fd, POLLIN, 0};
         int wait_ms = left < 0.05 ? (int)(left * 1000) + 1 : 50;
@@ -159,7 +151,7 @@ ex_reply ex_sandbox(ex_job_fn fn, void *arg, double time_limit_s, double memory_
     setpgid(pid, pid); /* also here: the kill below must find the group at once */
     char *buf;
     size_t len;
-    bool done = read_reply(fds[0], now_s() + time_limit_s, cancel, &buf, &len);
+    bool done = read_reply(fds[0], util_wall_s() + time_limit_s, cancel, &buf, &len);
     close(fds[0]);
     if (!done) kill(-pid, SIGKILL);
     int st = 0;

@@ -46,10 +46,16 @@ result runner_vrun(const char *exe, const char *dir, const char *a0, va_list ap)
 {
     char *args[32] = {(char *)exe};
     int n = 1;
-    for (const char *a = a0; a && n < 31; a = va_arg(ap, const char *)) args[n++] = (char *)a;
+    for (const char *a = a0; a && n < 31; a = va_arg(ap, const char *))
+        args[n++] = (char *)a;
     args[n] = NULL;
+    return runner_argv(exe, dir, args);
+}
+
+result runner_argv(const char *exe, const char *dir, char *const *argv)
+{
     char *out = util_xasprintf("%s/stdout", dir), *err = util_xasprintf("%s/stderr", dir);
-    result r = runner_finish(runner_spawn(exe, args, out, err), out, err);
+    result r = runner_finish(runner_spawn(exe, argv, out, err), out, err);
     free(out);
     free(err);
     return r;

@@ -20,6 +20,9 @@ char *runner_read(const char *path);
 pid_t runner_spawn(const char *exe, char *const *argv, const char *out, const char *err);
 /* Waits for pid and reads what it printed. */
 result runner_finish(pid_t pid, const char *out, const char *err);
+/* Runs exe with argv (argv[0] included, NULL-terminated), printing into
+ * dir/stdout and dir/stderr: for arguments counted at run time. */
+result runner_argv(const char *exe, const char *dir, char *const *argv);
 /* Runs exe with the arguments a0, ... up to a NULL (at most 30), printing
  * into dir/stdout and dir/stderr. */
 result runner_vrun(const char *exe, const char *dir, const char *a0, va_list ap);

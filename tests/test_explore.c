@@ -153,15 +153,10 @@ static cJSON *get_json(int port, const char *target, int *status)
 /* The --json a command printed, parsed; NULL when it failed. */
 static cJSON *cli_json(char **argv)
 {
-    char *out = util_xasprintf("%s/cli.out", dir), *err = util_xasprintf("%s/cli.err", dir);
-    result r = runner_finish(runner_spawn(servesim, argv, out, err), out, err);
+    result r = runner_argv(servesim, dir, argv);
     cJSON *j = r.status == 0 ? cJSON_Parse(r.out) : NULL;
     if (r.status) tap_diag("%s %s: %s", argv[1], argv[2], r.err);
     runner_drop(&r);
-    unlink(out);
-    unlink(err);
-    free(out);
-    free(err);
     return j;
 }
 
@@ -523,6 +518,12 @@ int main(int argc, char **argv)
     test_time_limit(db);
     test_bad_start(db);
     unlink(db);
+    static const char *const outputs[] = {"stdout", "stderr"};
+    for (int i = 0; i < 2; i++) {
+        char *path = util_xasprintf("%s/%s", dir, outputs[i]);
+        unlink(path);
+        free(path);
+    }
     rmdir(dir);
     free(db);
     free(scenario);

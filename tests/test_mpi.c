@@ -44,11 +44,7 @@ static result run(bool mpi, const char *a0, ...)
         argv[n++] = (char *)a;
     va_end(ap);
     argv[n] = NULL;
-    char *out = util_xasprintf("%s/out", dir), *err = util_xasprintf("%s/err", dir);
-    result r = runner_finish(runner_spawn(mpi ? mpirun_path : servesim, argv, out, err), out, err);
-    free(out);
-    free(err);
-    return r;
+    return runner_argv(mpi ? mpirun_path : servesim, dir, argv);
 }
 
 /* The rows of queries, as text, run_id (?1) bound to run. */
@@ -314,7 +310,7 @@ int main(int argc, char **argv)
     test_sweep();
     test_plan();
     test_rank_dies();
-    char *out = in_dir("out"), *err = in_dir("err");
+    char *out = in_dir("stdout"), *err = in_dir("stderr");
     unlink(out);
     unlink(err);
     free(out);
