@@ -78,7 +78,7 @@ static void give_record_content(sim_engine *e, sim__request *r, const wl_record 
 static void route_call(sim_engine *e, sim__request *r)
 {
     r->state = SIM__WAITING;
-    sim__rt_route(e, &e->groups[0], r);
+    sim__rt_route(e, e->fleet.groups[0], r);
 }
 
 static void reach_router(sim_engine *e, void *subject, int64_t id)

@@ -1,6 +1,7 @@
 /*
  * engine.c: the event loop, and a run's beginning and end (the top of the
- * call chain drawn in sim_int.h; the request pool is request.c's).
+ * call chain drawn in sim_int.h; the request pool is request.c's, the
+ * replica table fleet.c's).
  *
  * Each open-loop stream is a chain of arrival events, each scheduling the
  * next; the first request is sent at time 0, as benchmark clients do (a
@@ -20,23 +21,6 @@
 const char *const sim_status_names[] = {"completed", "interrupted", "overloaded", "failed", NULL};
 
 enum { STREAM_ROUTER = 5 };
-
-/* Without disaggregation the router sees every replica of every pool;
- * disaggregated, arrivals go to the prefill pool and prefilled requests to
- * the decode pool. */
-static void make_groups(sim_engine *e)
-{
-    const sim_scenario *sc = e->sc;
-    if (sc->disagg_prefill < 0) {
-        e->groups[0] = (sim__group){.first = 0, .count = sc->replicas};
-        e->n_groups = 1;
-        return;
-    }
-    const sim_pool *pf = &sc->pools[sc->disagg_prefill], *dc = &sc->pools[sc->disagg_decode];
-    e->groups[0] = (sim__group){.first = pf->first_replica, .count = pf->replicas};
-    e->groups[1] = (sim__group){.first = dc->first_replica, .count = dc->replicas};
-    e->n_groups = 2;
-}
 
 /* Every stream in use starts: open-loop ones with their first arrival,
  * closed-loop ones with all their users sending at time 0. */
@@ -90,16 +74,7 @@ sim_engine *sim_engine_create(const sim_scenario *sc, const sim_sink *sink)
     sim__heap_init(&e->events);
     e->src = wl_source_create(&sc->workload, sc->seed);
     e->router_rng = util_rng_stream(sc->seed, STREAM_ROUTER);
-    e->n_replicas = sc->replicas;
-    e->replicas = util_xcalloc((size_t)sc->replicas, sizeof *e->replicas);
-    make_groups(e);
-    for (int i = 0; i < sc->n_pools; i++) {
-        const sim_pool *p = &sc->pools[i];
-        sim__group *g = &e->groups[i == sc->disagg_decode ? 1 : 0];
-        for (int j = 0; j < p->replicas; j++)
-            sim__rp_init(&e->replicas[p->first_replica + j], e, p, g, p->first_replica + j);
-        e->prefix_caching |= e->replicas[p->first_replica].pc_on;
-    }
+    sim__fl_init(e);
     e->stop_ns = sc->stop_duration_s > 0 ? sim__ns(sc->stop_duration_s) : INT64_MAX;
     e->slots = batch_slots(sc);
     e->open_loop = true; /* closed-loop users wait for their replies: never a backlog */
@@ -115,8 +90,7 @@ sim_engine *sim_engine_create(const sim_scenario *sc, const sim_sink *sink)
 void sim_engine_destroy(sim_engine *e)
 {
     if (!e) return;
-    for (int i = 0; i < e->n_replicas; i++) sim__rp_fini(&e->replicas[i]);
-    free(e->replicas);
+    sim__fl_fini(e);
     sim__heap_fini(&e->events);
     wl_source_destroy(e->src);
     gsl_rng_free(e->router_rng);
@@ -142,15 +116,6 @@ const char *sim_engine_reason(const sim_engine *e)
 void sim_engine_progress(const sim_engine *e, sim_progress *out)
 {
     *out = (sim_progress){sim__secs(e->now), e->arrived, e->done, e->events_run};
-}
-
-static void emit_replicas(sim_engine *e)
-{
-    for (int i = 0; i < e->n_replicas && !e->sink_rc; i++) {
-        sim_replica_row row;
-        sim__rp_row(&e->replicas[i], &row);
-        if (e->sink.replica) e->sink_rc = e->sink.replica(e->sink.ctx, &row);
-    }
 }
 
 /* An interrupted run: every request still in the system -- wherever it is,
@@ -232,7 +197,10 @@ static void stranded(sim_engine *e)
 static void check_drained(const sim_engine *e)
 {
     SIM__CHECK(e->done == e->next_request_id && !e->tasks);
-    for (int i = 0; i < e->n_replicas; i++) sim__rp_check_drained(&e->replicas[i]);
+    for (int32_t i = 0; i < e->fleet.n_ids; i++) {
+        const sim__replica *rp = sim__fl_get(e, i);
+        if (rp) sim__rp_check_drained(rp);
+    }
 }
 #endif
 
@@ -266,7 +234,7 @@ int sim_engine_run(sim_engine *e, const volatile sig_atomic_t *stop, sim_progres
     if (rc == UTIL_OK && !e->failed && !e->sink_rc) stranded(e);
     if (rc == UTIL_OK && !e->failed && !e->sink_rc) SIM__CHECKED(check_drained(e));
     if (rc == UTIL_EINTR || rc == SIM_EOVERLOAD) drain(e);
-    emit_replicas(e);
+    sim__fl_emit_rows(e);
     if (e->sink_rc) return UTIL_EFAIL;
     if (e->failed) return e->fail_rc ? e->fail_rc : UTIL_EFAIL;
     if (rc == UTIL_OK && backlogged(e)) rc = SIM_EOVERLOAD;

@@ -216,9 +216,9 @@ static void reconcile(sim__pcache *c, int64_t free_blocks)
     else queue_anonymous(c, -excess);
 }
 
-void sim__pc_settle(sim__replica *rp)
+void sim__pc_settle(sim__pcache *c, int64_t free_blocks)
 {
-    reconcile(&rp->pc, sim__rp_free_blocks(rp));
+    reconcile(c, free_blocks);
 }
 
 /* ---- a request's segments ---- */
@@ -273,9 +273,8 @@ int64_t sim__pc_lookup(const sim__pcache *c, const sim__request *r, int64_t *in_
     return blocks;
 }
 
-int64_t sim__pc_acquire(sim__replica *rp, sim__request *r)
+int64_t sim__pc_acquire(sim__pcache *c, sim__request *r)
 {
-    sim__pcache *c = &rp->pc;
     int64_t blocks, in_use;
     bool blocked;
     int upto = walk(c, r, &blocks, &in_use, &blocked, r->segs);
@@ -316,9 +315,8 @@ static sim__pc_node *entry_new(sim__pcache *c, sim__pc_node **slot, uint64_t key
     return e;
 }
 
-void sim__pc_register(sim__replica *rp, sim__request *r, int64_t upto)
+void sim__pc_register(sim__pcache *c, sim__request *r, int64_t upto)
 {
-    sim__pcache *c = &rp->pc;
     int64_t full = upto / c->block_tokens; /* blocks whose every token is scheduled */
     if (r->pc_fill >= 0) {                 /* the entry it is filling grows */
         sim__pc_node *e = r->segs[r->pc_fill].node;
@@ -392,15 +390,14 @@ static void collect(sim__pcache *c, sim__pc_node *e, free_list *f)
  * of r's own, as vLLM frees a request's blocks in reverse order.  The queue
  * is settled first, so that it matches the replica's free blocks once these
  * are queued. */
-static void unreference(sim__replica *rp, sim__request *r, sim__pc_node *reply,
-                        sim__pc_node *own, int64_t own_blocks)
+static void unreference(sim__pcache *c, sim__request *r, sim__pc_node *reply,
+                        sim__pc_node *own, int64_t own_blocks, int64_t free_unshared)
 {
-    sim__pcache *c = &rp->pc;
     free_list freed = {.last = &freed.first};
     if (reply) collect(c, reply, &freed);
     for (int i = r->pc_held - 1; i >= 0; i--)
         if (seg_hi(c, r, i) > seg_lo(c, r, i)) collect(c, r->segs[i].node, &freed);
-    reconcile(c, sim__rp_free_blocks(rp) - own_blocks - freed.blocks);
+    reconcile(c, free_unshared + c->saved - own_blocks - freed.blocks);
     if (own) queue_append(c, own);
     else queue_anonymous(c, own_blocks);
     for (sim__pc_node *e = freed.first, *next; e; e = next) {
@@ -412,9 +409,9 @@ static void unreference(sim__replica *rp, sim__request *r, sim__pc_node *reply,
     r->ref_blocks = 0;
 }
 
-void sim__pc_release(sim__replica *rp, sim__request *r, int64_t blocks, sim__pc_how how)
+void sim__pc_release(sim__pcache *c, sim__request *r, int64_t blocks, sim__pc_how how,
+                     int64_t free_unshared)
 {
-    sim__pcache *c = &rp->pc;
     sim__pc_node *reply = how == SIM__PC_DONE ? register_reply(c, r) : NULL;
     int64_t own_blocks = blocks - r->ref_blocks;
     assert(own_blocks >= 0);
@@ -427,8 +424,17 @@ void sim__pc_release(sim__replica *rp, sim__request *r, int64_t blocks, sim__pc_
         r->victim_cache = c;
         r->victim_after = r->ref_blocks;
     }
-    unreference(rp, r, reply, own, own_blocks);
+    unreference(c, r, reply, own, own_blocks, free_unshared);
     r->pc_private = how == SIM__PC_GONE; /* a swapped or transferred KV cache shares nothing */
+}
+
+void sim__pc_abandon(sim__pcache *c)
+{
+    for (sim__pc_node *n = c->head; n; n = n->next)
+        if (n->victim) {
+            n->victim->victim = NULL;
+            n->victim = NULL;
+        }
 }
 
 void sim__pc_forget(sim__request *r)
@@ -441,9 +447,8 @@ void sim__pc_forget(sim__request *r)
 
 /* ---- invariants (SIM_CHECKS) ---- */
 
-void sim__pc_check(const sim__replica *rp)
+void sim__pc_check(const sim__pcache *c)
 {
-    const sim__pcache *c = &rp->pc;
     int64_t queued = 0, saved = 0;
     const sim__pc_node *prev = NULL;
     for (const sim__pc_node *n = c->head; n; prev = n, n = n->next) {

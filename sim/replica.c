@@ -1,9 +1,11 @@
 /*
  * replica.c: one model replica -- its queues, its running sequences, its
- * paged KV cache, and the life of an iteration.  What an iteration does is
- * the scheduler's choice (sched.c: continuous, prefill_first, chunked,
- * static); this file provides the moves a scheduler makes (admit a chunk,
- * join the decoders, preempt, swap) and runs the iteration it planned.
+ * paged KV cache, and the life of an iteration: the one loop that plans it
+ * (admission, chunking, preemption, the prefix cache settled), and running
+ * it.  What the loop decides in a family's own way -- the token budget, the
+ * queue's order, whether admission waits, who is preempted -- it asks the
+ * replica's scheduler family (sched.c), which answers without changing
+ * anything; every move is made here.
  *
  * Sequences are never touched per token.  A decoding sequence finishes at a
  * known decode step, so the decoding set is a heap keyed by that step; the
@@ -17,7 +19,8 @@
  * step the cache can hold, as one event, its time summed in closed form
  * (mdl_cost_decode_run); an admissible arrival cuts the run at the end of the
  * step in progress -- its end event is brought forward -- exactly where
- * step-by-step simulation would admit it.
+ * step-by-step simulation would admit it.  "Admissible" is a dry run of the
+ * loop's own admission phase, so the rule is written once.
  */
 #include "sim_int.h"
 
@@ -28,7 +31,7 @@
 static void iteration_end(sim_engine *e, void *subject, int64_t arg);
 static void start_iteration(sim__replica *rp);
 
-/* ---- running list (admission order: the most recent is preempted first) ---- */
+/* ---- running list (admission order) ---- */
 
 static void run_append(sim__replica *rp, sim__request *r)
 {
@@ -55,19 +58,33 @@ static void run_remove(sim__replica *rp, sim__request *r)
 
 /* ---- set-up ---- */
 
+static bool reserves(const sim__replica *rp)
+{
+    return rp->policy->flags & SIM__SF_RESERVES; /* static: prompt + output up front */
+}
+
+static bool chunks_prompts(const sim__replica *rp)
+{
+    return rp->policy->flags & SIM__SF_CHUNKS;
+}
+
 void sim__rp_init(sim__replica *rp, sim_engine *e, const sim_pool *p, sim__group *g, int id)
 {
-    *rp = (sim__replica){.e = e, .pool = p, .group = g, .id = id, .kv_capacity = p->kv_blocks};
+    *rp = (sim__replica){.e = e, .pool = p, .policy = &sim__policies[p->policy], .group = g,
+                         .id = id, .kv_capacity = p->kv_blocks, .end_slot = SIM__NO_SLOT,
+                         .created_ns = e->now, .ready_ns = -1};
+    sim__waitq_init(&rp->own, rp->policy);
     rp->q = e->sc->router == SIM_ROUTER_CENTRAL ? &g->central : &rp->own;
     sim__heap_init(&rp->finishing);
     sim__kv_init(&rp->kv, p->block_tokens);
     /* a static batch reserves each member's whole context: nothing to share */
-    rp->pc_on = p->prefix_caching && p->policy != SIM_STATIC;
+    rp->pc_on = p->prefix_caching && !reserves(rp);
     if (rp->pc_on) sim__pc_init(&rp->pc, p->block_tokens, rp->kv_capacity);
 }
 
 void sim__rp_fini(sim__replica *rp)
 {
+    sim__waitq_fini(&rp->own);
     sim__heap_fini(&rp->finishing);
     sim__kv_fini(&rp->kv);
     if (rp->pc_on) sim__pc_fini(&rp->pc);
@@ -85,9 +102,9 @@ int64_t sim__rp_free_blocks(const sim__replica *rp)
     return rp->kv_capacity - sim__rp_used_blocks(rp, 0);
 }
 
-static bool reserves(const sim__replica *rp)
+static int64_t blocks_for(const sim__replica *rp, int64_t tokens)
 {
-    return rp->pool->policy == SIM_STATIC; /* static batches reserve prompt + output up front */
+    return sim__kv_blocks_for(&rp->kv, tokens);
 }
 
 /* r leaves the batch and lets go of the blocks it holds outside the
@@ -104,7 +121,7 @@ static void let_go(sim__replica *rp, sim__request *r)
  * keeps what later requests (or r itself, preempted) may reuse. */
 static void release(sim__replica *rp, sim__request *r, int64_t blocks, sim__pc_how how)
 {
-    if (rp->pc_on) sim__pc_release(rp, r, blocks, how);
+    if (rp->pc_on) sim__pc_release(&rp->pc, r, blocks, how, sim__rp_free_blocks(rp) - rp->pc.saved);
 }
 
 /* Prompt tokens waiting in its own queue: the load prefix_affinity weighs. */
@@ -116,13 +133,12 @@ static void count_queued(sim__replica *rp, const sim__request *r, int sign)
 
 /* ---- arrival ---- */
 
-/* Whether a prefill of `tokens` can ever be scheduled: only a chunking
- * scheduler splits prompts, and a static batch takes its prompts whole
- * whatever their size; the others need the whole prefill within the
- * per-iteration token budget. */
-static bool prefill_fits(const sim_pool *p, int64_t tokens)
+/* Whether a prefill of `tokens` can ever be scheduled: a family that cuts
+ * prompts schedules any, the others need it within the budget of an
+ * iteration without decodes. */
+static bool prefill_fits(const sim__replica *rp, int64_t tokens)
 {
-    return p->policy == SIM_CHUNKED || p->policy == SIM_STATIC || tokens <= p->max_batched_tokens;
+    return chunks_prompts(rp) || tokens <= rp->policy->budget(rp->pool, 0);
 }
 
 /* A request this replica could never serve would wait forever: its prompt
@@ -130,10 +146,9 @@ static bool prefill_fits(const sim_pool *p, int64_t tokens)
  * the whole KV cache or the model's context window. */
 static bool can_ever_fit(const sim__replica *rp, const sim__request *r)
 {
-    const sim_pool *p = rp->pool;
     int64_t total = (int64_t)r->prompt + r->output;
-    return prefill_fits(p, r->prompt) && sim__kv_blocks_for(&rp->kv, total) <= rp->kv_capacity &&
-           total <= p->cost.model.max_context;
+    return prefill_fits(rp, r->prompt) && blocks_for(rp, total) <= rp->kv_capacity &&
+           total <= rp->pool->cost.model.max_context;
 }
 
 void sim__rp_enqueue(sim__replica *rp, sim__request *r)
@@ -146,18 +161,18 @@ void sim__rp_enqueue(sim__replica *rp, sim__request *r)
         sim__rq_done(rp->e, r, SIM_REJECTED, -1);
         return;
     }
-    sim__queue_push(rp->q, r);
+    sim__waitq_push(rp->q, r, false);
     count_queued(rp, r, +1);
     if (rp->q == &rp->own) {
         rp->outstanding++;
-        r->holder = rp;
+        r->holder = rp->id;
     }
 }
 
-/* ---- moves the schedulers make ---- */
+/* ---- the moves ---- */
 
 /* Grows the iteration's chunk list. */
-void sim__rp_add_chunk(sim__replica *rp, sim__request *r, int64_t tokens)
+static void add_chunk(sim__replica *rp, sim__request *r, int64_t tokens)
 {
     if (rp->n_chunks == rp->chunks_cap) {
         rp->chunks_cap = rp->chunks_cap ? 2 * rp->chunks_cap : 16;
@@ -168,16 +183,16 @@ void sim__rp_add_chunk(sim__replica *rp, sim__request *r, int64_t tokens)
     r->chunk = tokens;
     rp->chunks[rp->n_chunks] = r;
     rp->chunk_cost[rp->n_chunks++] = (mdl_chunk){tokens, r->cached};
-    if (rp->pc_on) sim__pc_register(rp, r, r->cached + tokens); /* shareable once scheduled */
+    if (rp->pc_on) sim__pc_register(&rp->pc, r, r->cached + tokens); /* shareable once scheduled */
 }
 
 /* Takes r (the head of the queue) into the running set. */
-void sim__rp_admit(sim__replica *rp, sim__request *r)
+static void admit(sim__replica *rp, sim__request *r)
 {
-    sim__queue_pop(rp->q);
+    sim__waitq_pop(rp->q);
     count_queued(rp, r, -1);
     if (rp->q != &rp->own) rp->outstanding++; /* from the central queue: now it is ours */
-    r->holder = rp;
+    r->holder = rp->id;
     if (r->state == SIM__ARRIVED_KV) r->decode_replica = rp->id;
     else r->replica = rp->id;
     if (r->sched_ns < 0) r->sched_ns = rp->e->now;
@@ -185,15 +200,16 @@ void sim__rp_admit(sim__replica *rp, sim__request *r)
 }
 
 /* Holds `blocks` more KV blocks for r outside the decoding set. */
-void sim__rp_hold_blocks(sim__replica *rp, sim__request *r, int64_t blocks)
+static void hold_blocks(sim__replica *rp, sim__request *r, int64_t blocks)
 {
     r->blocks += blocks;
     rp->kv_other += blocks;
 }
 
 /* r, whose KV cache holds `cached` tokens and which has generated
- * r->generated tokens, decodes from the next step on. */
-void sim__rp_decoder_join(sim__replica *rp, sim__request *r, int64_t cached)
+ * r->generated tokens, decodes from the next step on; the blocks it held
+ * become the decoding set's (a static batch keeps its reservation). */
+static void decoder_join(sim__replica *rp, sim__request *r, int64_t cached)
 {
     r->state = SIM__DECODING;
     r->ctx_off = cached + 1 - rp->step; /* its first step attends cached + 1 tokens */
@@ -202,7 +218,7 @@ void sim__rp_decoder_join(sim__replica *rp, sim__request *r, int64_t cached)
     sim__heap_push_tracked(&rp->finishing, r->finish_step, NULL, r, 0, &r->finish_slot);
     rp->n_decode++;
     rp->ctx_base += r->ctx_off;
-    if (reserves(rp)) return; /* its blocks were reserved whole at admission */
+    if (reserves(rp)) return;
     rp->kv_other -= r->blocks;
     r->blocks = 0;
     sim__kv_add(&rp->kv, r->ctx_off + rp->step);
@@ -217,11 +233,17 @@ static void decoder_drop(sim__replica *rp, sim__request *r)
     rp->ctx_base -= r->ctx_off;
 }
 
+/* Tokens r has generated, brought up to the current step. */
+static int32_t generated_now(const sim__replica *rp, const sim__request *r)
+{
+    return r->generated + (int32_t)(rp->step - r->first_step);
+}
+
 /* r leaves the decoders before its last token (preemption): its state is
  * brought up to the current step. */
 static void decoder_leave(sim__replica *rp, sim__request *r)
 {
-    r->generated += (int32_t)(rp->step - r->first_step);
+    r->generated = generated_now(rp, r);
     sim__kv_remove(&rp->kv, r->ctx_off + rp->step);
     decoder_drop(rp, r);
 }
@@ -244,17 +266,20 @@ int64_t sim__rp_cached_prefix(const sim__replica *rp, const sim__request *r, int
     return skippable(rp, r, sim__pc_lookup(&rp->pc, r, in_use));
 }
 
-void sim__rp_take_prefix(sim__replica *rp, sim__request *r)
+/* r, at the head of the queue, is admitted: it takes its cached prefix. */
+static void take_prefix(sim__replica *rp, sim__request *r)
 {
     if (!rp->pc_on || r->state != SIM__WAITING) return;
-    r->cached = skippable(rp, r, sim__pc_acquire(rp, r));
+    r->cached = skippable(rp, r, sim__pc_acquire(&rp->pc, r));
     if (r->sched_ns < 0) r->hit_tokens = (int32_t)r->cached; /* prompt tokens: cached < prompt */
 }
 
 void sim__rp_settle_cache(sim__replica *rp)
 {
-    if (rp->pc_on) sim__pc_settle(rp);
+    if (rp->pc_on) sim__pc_settle(&rp->pc, sim__rp_free_blocks(rp));
 }
+
+/* ---- preemption ---- */
 
 /* A recompute that can never be scheduled (prefill_fits: longer than a
  * whole-prompt scheduler's token budget) would block every request behind
@@ -267,7 +292,7 @@ static void preempt_recompute(sim__replica *rp, sim__request *r)
     if (r->state == SIM__PREFILLING) sim__queue_remove(&rp->partial, r);
     rp->kv_other -= r->blocks;
     r->prefill_target = (int64_t)r->prompt + r->generated; /* redo prompt + what it generated */
-    bool fits = prefill_fits(rp->pool, r->prefill_target);
+    bool fits = prefill_fits(rp, r->prefill_target);
     release(rp, r, r->blocks, fits ? SIM__PC_PREEMPTED : SIM__PC_GONE);
     r->blocks = 0;
     r->cached = 0;
@@ -277,18 +302,25 @@ static void preempt_recompute(sim__replica *rp, sim__request *r)
         return;
     }
     r->state = SIM__WAITING;
-    sim__queue_push_front(rp->q, r); /* vLLM: back at the front of the queue */
+    sim__waitq_push(rp->q, r, true); /* vLLM: back at the front of the queue */
     count_queued(rp, r, +1);
     if (rp->q != &rp->own) rp->outstanding--;
 }
 
-/* Preempts the most recently admitted running sequence: recompute, or swap
- * its KV cache out over PCIe (falling back to recompute when host swap space
- * is full, or for a prompt not yet fully prefilled). */
-void sim__rp_preempt_last(sim__replica *rp)
+/* KV bytes of the sequences swapped out to host memory. */
+static double swapped_bytes(const sim__replica *rp)
 {
-    sim__request *r = rp->run_tail;
-    assert(r);
+    double in_host = 0;
+    for (const sim__request *s = rp->swapped.head; s; s = s->next)
+        in_host += (double)(s->prompt + s->generated - 1) * rp->pool->cost.kv_bytes_per_token;
+    return in_host;
+}
+
+/* Preempts running sequence r: recompute, or swap its KV cache out over
+ * PCIe (falling back to recompute when host swap space is full, or for a
+ * prompt not yet fully prefilled). */
+static void preempt(sim__replica *rp, sim__request *r)
+{
     run_remove(rp, r);
     r->preemptions++;
     rp->preemptions++;
@@ -301,43 +333,230 @@ void sim__rp_preempt_last(sim__replica *rp)
     decoder_leave(rp, r);
     int64_t in_kv = (int64_t)r->prompt + r->generated - 1; /* tokens whose KV it holds */
     double bytes = (double)in_kv * p->cost.kv_bytes_per_token;
-    double in_host = 0;
-    for (const sim__request *s = rp->swapped.head; s; s = s->next)
-        in_host += (double)(s->prompt + s->generated - 1) * p->cost.kv_bytes_per_token;
-    if (p->preemption == SIM_PREEMPT_SWAP && in_host + bytes <= p->swap_space_bytes) {
+    if (p->preemption == SIM_PREEMPT_SWAP && swapped_bytes(rp) + bytes <= p->swap_space_bytes) {
         r->state = SIM__SWAPPED;
         rp->swap_bytes += bytes;
         sim__queue_push(&rp->swapped, r);
-        release(rp, r, sim__kv_blocks_for(&rp->kv, ctx), SIM__PC_GONE);
+        release(rp, r, blocks_for(rp, ctx), SIM__PC_GONE);
         return;
     }
     /* its decoder blocks, counted as held again, are freed by the recompute */
-    sim__rp_hold_blocks(rp, r, sim__kv_blocks_for(&rp->kv, in_kv));
+    hold_blocks(rp, r, blocks_for(rp, in_kv));
     preempt_recompute(rp, r);
 }
 
 /* Brings the oldest swapped sequence back: its KV cache is copied in and it
  * decodes in this iteration. */
-void sim__rp_swap_in(sim__replica *rp)
+static void swap_in_oldest(sim__replica *rp)
 {
     sim__request *r = sim__queue_pop(&rp->swapped);
     int64_t cached = (int64_t)r->prompt + r->generated - 1;
     rp->swap_bytes += (double)cached * rp->pool->cost.kv_bytes_per_token;
     run_append(rp, r);
-    sim__rp_decoder_join(rp, r, cached);
+    decoder_join(rp, r, cached);
 }
 
-/* ---- time-outs ---- */
+/* ---- time-outs at the head of the queue ---- */
 
-void sim__rp_drop_dead_heads(sim__replica *rp)
+/* The head of the queue once timed-out requests (recorded already) have
+ * left it. */
+static sim__request *live_head(sim__replica *rp)
 {
     sim__request *r;
-    while ((r = rp->q->head) && r->dead) {
-        sim__queue_pop(rp->q);
+    while ((r = sim__waitq_head(rp->q)) && r->dead) {
+        sim__waitq_pop(rp->q);
         sim__pc_forget(r);
         sim__rq_free(rp->e, r);
     }
+    return r;
 }
+
+/* ---- planning an iteration: the one loop ---- */
+
+/* Every decoder must be able to write this step's token: while the cache
+ * cannot hold them, preempt whom the family names.  Returns how many. */
+static int make_room(sim__replica *rp)
+{
+    int n = 0;
+    while (rp->n_running > 0 && sim__rp_used_blocks(rp, 0) > rp->kv_capacity) {
+        preempt(rp, rp->policy->victim(rp));
+        n++;
+    }
+    return n;
+}
+
+/* Swapped sequences come back, oldest first, while they fit -- but not in an
+ * iteration that just preempted (vLLM v0). */
+static void swap_in(sim__replica *rp, int preempted)
+{
+    const sim__request *r;
+    while (!preempted && (r = rp->swapped.head) && rp->n_running < rp->pool->max_batch &&
+           sim__rp_free_blocks(rp) >= blocks_for(rp, (int64_t)r->prompt + r->generated))
+        swap_in_oldest(rp);
+}
+
+/* Prompts already in progress get the next chunk first. */
+static void continue_partials(sim__replica *rp, int64_t *budget)
+{
+    for (sim__request *r = rp->partial.head; r && *budget > 0; r = r->next) {
+        int64_t left = r->prefill_target - r->cached;
+        int64_t chunk = left < *budget ? left : *budget;
+        int64_t need = blocks_for(rp, r->cached + chunk) - r->blocks;
+        if (sim__rp_free_blocks(rp) < need) break;
+        hold_blocks(rp, r, need);
+        add_chunk(rp, r, chunk);
+        *budget -= chunk;
+    }
+}
+
+/* What admitting r would take: the tokens of its prompt this iteration
+ * would prefill, given the budget (0: it would not be admitted), and the KV
+ * blocks it would hold more (hold) and take from the free ones (take: less
+ * the cached blocks that running requests hold already).  A request whose
+ * KV cache arrived from a prefill pool decodes at once: its context and
+ * next token, or a static batch's whole reservation. */
+typedef struct admit_cost {
+    int64_t chunk, hold, take;
+} admit_cost;
+
+static admit_cost admission_cost(const sim__replica *rp, const sim__request *r, int64_t budget)
+{
+    admit_cost c = {0};
+    int64_t whole = (int64_t)r->prompt + r->output;
+    if (r->state == SIM__ARRIVED_KV) {
+        c.hold = c.take = blocks_for(rp, reserves(rp) ? whole : r->cached + 1);
+        return c;
+    }
+    int64_t in_use, cached = sim__rp_cached_prefix(rp, r, &in_use);
+    int64_t left = r->prefill_target - cached;
+    if (chunks_prompts(rp)) c.chunk = left < budget ? left : budget;
+    else c.chunk = left <= budget ? left : 0;
+    c.hold = blocks_for(rp, reserves(rp) ? whole : cached + c.chunk) - r->blocks;
+    c.take = c.hold - in_use;
+    return c;
+}
+
+/* The admission rule, the one place it is written: whether r, next in the
+ * queue, joins the next iteration -- a batch slot, the family's word, some
+ * of its prompt within the budget, and the blocks it takes free. */
+static bool admissible(const sim__replica *rp, const sim__request *r, int64_t budget,
+                       admit_cost *c)
+{
+    if (rp->n_running >= rp->pool->max_batch || !rp->policy->may_admit(rp, r)) return false;
+    *c = admission_cost(rp, r, budget);
+    if (r->state != SIM__ARRIVED_KV && c->chunk <= 0) return false;
+    return sim__rp_free_blocks(rp) >= c->take;
+}
+
+/* r joins the iteration: its cached prefix taken, its blocks held, and its
+ * first chunk scheduled -- or, its KV cache arrived, it decodes. */
+static void admit_one(sim__replica *rp, sim__request *r, const admit_cost *c, int64_t *budget)
+{
+    take_prefix(rp, r); /* what the cache holds of it: shared or its own */
+    admit(rp, r);
+    hold_blocks(rp, r, c->hold);
+    if (r->state == SIM__ARRIVED_KV) {
+        decoder_join(rp, r, r->cached);
+        if (chunks_prompts(rp)) *budget -= 1;
+        return;
+    }
+    r->state = SIM__PREFILLING;
+    add_chunk(rp, r, c->chunk);
+    sim__rp_settle_cache(rp); /* its new blocks evict, before the next head looks */
+    *budget -= c->chunk;
+    if (r->cached + c->chunk < r->prefill_target) sim__queue_push(&rp->partial, r);
+}
+
+static void static_timer(sim_engine *e, void *subject, int64_t id);
+
+/* Whether admission waits (a static batch filling): the family's instant,
+ * with a timer to wake the replica then, unless this is a dry run. */
+static bool held(sim__replica *rp, const sim__request *head, bool dry)
+{
+    int64_t until = rp->policy->hold_until ? rp->policy->hold_until(rp, head) : -1;
+    if (until < 0) return false;
+    if (!dry && !rp->static_timer_pending) {
+        rp->static_timer_pending = true;
+        sim__heap_push(&rp->e->events, until, static_timer, NULL, rp->id);
+    }
+    return true;
+}
+
+/* Admission: from the head of the queue, in the family's order, while the
+ * rule allows -- the queue stops at the first request that does not fit.
+ * A dry run only says whether the head would be admitted. */
+static bool admit_waiting(sim__replica *rp, int64_t *budget, bool dry)
+{
+    sim__request *r = live_head(rp);
+    if (!r || !rp->policy->admits(rp) || held(rp, r, dry)) return false;
+    admit_cost c;
+    bool any = false;
+    for (; r && admissible(rp, r, *budget, &c); r = live_head(rp)) {
+        if (dry) return true;
+        admit_one(rp, r, &c, budget);
+        any = true;
+    }
+    return any;
+}
+
+/* The running sequences make room and the swapped come back. */
+static void keep_running(sim__replica *rp)
+{
+    swap_in(rp, make_room(rp));
+}
+
+/* Plans the next iteration: preemptions, swaps, which decoders run, which
+ * prompt chunks are prefilled.  Leaves nothing planned to stay idle.  The
+ * phases, in order (a family that prefills alone admits first, and an
+ * iteration that prefills does nothing else):
+ *   1. the cache settled: the last iteration's growth may have reused
+ *      cached blocks;
+ *   2. room made for the decoders' next token (preempting), swapped
+ *      sequences back in;
+ *   3. the budget, then chunks of prompts in progress (a family that cuts
+ *      prompts);
+ *   4. admission from the queue;
+ *   5. the decoders decode, and the cache is settled again. */
+static void plan(sim__replica *rp)
+{
+    const sim__policy *f = rp->policy;
+    sim__rp_settle_cache(rp);
+    if (f->flags & SIM__SF_PREFILLS_ALONE) {
+        int64_t budget = f->budget(rp->pool, rp->n_decode);
+        if (admit_waiting(rp, &budget, false), rp->n_chunks) {
+            sim__rp_settle_cache(rp); /* a prefill iteration: the decoders wait */
+            return;
+        }
+        keep_running(rp);
+    } else {
+        keep_running(rp);
+        int64_t budget = f->budget(rp->pool, rp->n_decode);
+        if (chunks_prompts(rp)) continue_partials(rp, &budget);
+        admit_waiting(rp, &budget, false);
+    }
+    rp->decodes = rp->n_decode > 0;
+    sim__rp_settle_cache(rp);
+}
+
+/* Whether the next iteration could take the head of the queue: a dry run
+ * of admission, with the budget the loop would give it.  A request
+ * arriving during a decode run then cuts the run short. */
+static bool could_admit(sim__replica *rp)
+{
+    int64_t budget = rp->policy->budget(rp->pool, rp->n_decode);
+    return admit_waiting(rp, &budget, true);
+}
+
+static void static_timer(sim_engine *e, void *subject, int64_t id)
+{
+    (void)subject;
+    sim__replica *rp = sim__fl_get(e, (int32_t)id);
+    if (!rp) return; /* it failed while the batch was filling */
+    rp->static_timer_pending = false;
+    sim__rp_wake(rp);
+}
+
+/* ---- time-outs in the batch ---- */
 
 static void cut_run(sim__replica *rp);
 
@@ -351,11 +570,13 @@ void sim__rp_cancel(sim__replica *rp, sim__request *r)
     case SIM__ARRIVED_KV: /* dropped when it reaches the head of its queue */
         count_queued(rp, r, -1);
         if (rp->q == &rp->own) rp->outstanding--;
+        if (rp->draining) sim__rp_wake(rp); /* it may hold nothing now */
         return;
     case SIM__SWAPPED:
         sim__queue_remove(&rp->swapped, r);
         rp->outstanding--;
         sim__rq_free(rp->e, r);
+        if (rp->draining) sim__rp_wake(rp);
         return;
     case SIM__PREFILLING:
     case SIM__DECODING:
@@ -382,7 +603,7 @@ static void reap(sim__replica *rp)
                 rp->ghost_ctx_off += r->ctx_off;
             } else {
                 sim__kv_remove(&rp->kv, r->ctx_off + rp->step);
-                freed += sim__kv_blocks_for(&rp->kv, r->ctx_off + rp->step);
+                freed += blocks_for(rp, r->ctx_off + rp->step);
             }
         } else if (!reserves(rp)) {
             sim__queue_remove(&rp->partial, r);
@@ -399,9 +620,11 @@ static void reap(sim__replica *rp)
 
 /* ---- the life of an iteration ---- */
 
-static void kick(sim_engine *e, void *subject, int64_t arg)
+static void kick(sim_engine *e, void *subject, int64_t id)
 {
-    sim__replica *rp = subject;
+    (void)subject;
+    sim__replica *rp = sim__fl_get(e, (int32_t)id);
+    if (!rp) return; /* it failed in the meantime */
     rp->kick_pending = false;
     if (!rp->busy) start_iteration(rp);
 }
@@ -413,13 +636,13 @@ static void schedule_kick(sim__replica *rp)
 {
     if (rp->busy || rp->kick_pending) return;
     rp->kick_pending = true;
-    sim__heap_push(&rp->e->events, rp->e->now, kick, rp, 0);
+    sim__heap_push(&rp->e->events, rp->e->now, kick, NULL, rp->id);
 }
 
 void sim__rp_wake(sim__replica *rp)
 {
     if (!rp->busy) schedule_kick(rp);
-    else if (rp->run_decode_only && sim__sc_can_admit_head(rp)) cut_run(rp);
+    else if (rp->run_decode_only && could_admit(rp)) cut_run(rp);
 }
 
 static int64_t decode_context(const sim__replica *rp)
@@ -509,8 +732,11 @@ static void start_iteration(sim__replica *rp)
     rp->n_chunks = 0;
     rp->swap_bytes = 0;
     rp->decodes = false;
-    sim__sc_plan(rp);
-    if (!rp->n_chunks && !rp->decodes && rp->swap_bytes == 0) return; /* idle */
+    plan(rp);
+    if (!rp->n_chunks && !rp->decodes && rp->swap_bytes == 0) { /* idle */
+        if (rp->draining) sim__fl_retire_if_empty(rp);
+        return;
+    }
     note_kv_peak(rp);
     rp->busy = true;
     rp->run_start_ns = rp->e->now;
@@ -668,7 +894,7 @@ static void finish_decoders(sim__replica *rp)
             rp->ghost_ctx_off += r->ctx_off;
         } else {
             sim__kv_remove(&rp->kv, r->ctx_off + rp->step);
-            release(rp, r, sim__kv_blocks_for(&rp->kv, r->ctx_off + rp->step), SIM__PC_DONE);
+            release(rp, r, blocks_for(rp, r->ctx_off + rp->step), SIM__PC_DONE);
         }
         let_go(rp, r);
         complete(rp, r);
@@ -691,7 +917,7 @@ static void prefill_done(sim__replica *rp, sim__request *r)
         SIM__CHECKED(rp->kv_on_link += r->blocks);
         sim__rt_transfer(rp->e, rp, r); /* keeps its blocks here until the copy is done */
     } else {
-        sim__rp_decoder_join(rp, r, r->cached);
+        decoder_join(rp, r, r->cached);
     }
 }
 
@@ -713,8 +939,7 @@ static void finish_chunks(sim__replica *rp)
         r->cached += r->chunk;
         r->chunk = 0;
         if (r->cached < r->prefill_target) continue; /* more chunks to come */
-        if (r->state == SIM__PREFILLING && rp->pool->policy == SIM_CHUNKED)
-            sim__queue_remove(&rp->partial, r);
+        if (r->state == SIM__PREFILLING && chunks_prompts(rp)) sim__queue_remove(&rp->partial, r);
         prefill_done(rp, r);
     }
     rp->n_chunks = 0;
@@ -739,6 +964,77 @@ static void iteration_end(sim_engine *e, void *subject, int64_t arg)
     const sim__event *next = sim__heap_top(&e->events);
     if (next && next->at == e->now) schedule_kick(rp);
     else start_iteration(rp);
+}
+
+/* ---- a changing cluster: what the fleet takes from a replica ---- */
+
+/* Its own queue's requests, in queue order, onto *out; timed-out ones
+ * (recorded already) are freed. */
+static void take_queue(sim__replica *rp, sim__queue *out)
+{
+    sim__request *r;
+    while ((r = sim__waitq_pop(&rp->own))) {
+        if (r->dead) {
+            sim__pc_forget(r);
+            sim__rq_free(rp->e, r);
+            continue;
+        }
+        count_queued(rp, r, -1);
+        rp->outstanding--;
+        r->holder = -1;
+        sim__queue_push(out, r);
+    }
+}
+
+void sim__rp_take_waiting(sim__replica *rp, sim__queue *out)
+{
+    take_queue(rp, out);
+}
+
+/* A request taken from a failed replica: what it generated kept, nothing
+ * of the replica's held (its blocks and cache entries are gone with it). */
+static void forget_replica(sim__replica *rp, sim__request *r)
+{
+    if (r->state == SIM__DECODING) r->generated = generated_now(rp, r);
+    r->blocks = r->chunk = r->cached = 0;
+    r->pc_held = 0;
+    r->pc_fill = -1;
+    r->ref_blocks = 0;
+    r->pc_private = false;
+    r->finish_slot = SIM__NO_SLOT;
+    r->run_prev = r->run_next = NULL;
+    r->in_running = false;
+    r->holder = -1;
+}
+
+void sim__rp_take_all(sim__replica *rp, sim__queue *out)
+{
+    if (rp->end_slot != SIM__NO_SLOT) sim__heap_remove(&rp->e->events, rp->end_slot);
+    rp->busy = rp->run_decode_only = false;
+    rp->n_chunks = 0;
+    take_queue(rp, out);
+    sim__request *s;
+    while ((s = sim__queue_pop(&rp->swapped))) {
+        forget_replica(rp, s);
+        sim__queue_push(out, s);
+    }
+    for (sim__request *r = rp->run_head, *next; r; r = next) {
+        next = r->run_next;
+        forget_replica(rp, r);
+        if (r->dead) sim__rq_free(rp->e, r); /* recorded already */
+        else sim__queue_push(out, r);
+    }
+    rp->run_head = rp->run_tail = NULL;
+    rp->partial = (sim__queue){0};
+    rp->n_running = rp->n_decode = rp->n_dead = rp->n_ghost = 0;
+    rp->outstanding = rp->kv_other = rp->left_blocks = 0;
+    if (rp->pc_on) sim__pc_abandon(&rp->pc);
+}
+
+bool sim__rp_empty(const sim__replica *rp)
+{
+    return rp->outstanding == 0 && rp->n_running == 0 && rp->swapped.n == 0 && !rp->busy &&
+           rp->kv_other == 0;
 }
 
 /* ---- end of a run ---- */
@@ -779,6 +1075,10 @@ void sim__rp_row(const sim__replica *rp, sim_replica_row *row)
         .energy_j = rp->energy_j,
         .kv_token_s = rp->kv_token_s,
         .usd_per_gpu_hour = p->usd_per_gpu_hour,
+        .created_s = sim__secs(rp->created_ns),
+        .ready_s = sim__secs(rp->ready_ns),
+        .retired_s = sim__secs(rp->e->now),
+        .end_reason = SIM__END_OF_RUN,
     };
 }
 
@@ -787,6 +1087,21 @@ void sim__rp_row(const sim__replica *rp, sim_replica_row *row)
 #if SIM_CHECKS
 
 #define IN(s) (1u << (s))
+
+/* A waiting queue's members in the states given, none running and none
+ * holding blocks; returns how many have not timed out. */
+static int64_t check_waiting(const sim__waitq *q, unsigned states)
+{
+    int64_t live = 0;
+    for (size_t i = 0; i < q->h.n; i++) {
+        const sim__request *r = q->h.a[i].subject;
+        SIM__CHECK(states & IN(r->state));
+        SIM__CHECK(!r->in_running);
+        SIM__CHECK(r->blocks == 0);
+        live += !r->dead;
+    }
+    return live;
+}
 
 /* A queue's length and tail against its links, its members in the states
  * given; returns how many have not timed out. */
@@ -818,7 +1133,7 @@ static void check_decoder(const sim__replica *rp, const sim__request *r, run_sum
     SIM__CHECK(reserves(rp) || r->blocks == 0); /* its blocks are the KV histogram's */
     u->decoders++;
     u->ctx += r->ctx_off;
-    u->kv_blocks += sim__kv_blocks_for(&rp->kv, r->ctx_off + rp->step);
+    u->kv_blocks += blocks_for(rp, r->ctx_off + rp->step);
 }
 
 /* The running list, linked both ways in admission order, each member held
@@ -828,7 +1143,7 @@ static run_sums check_running(const sim__replica *rp)
     run_sums u = {0};
     const sim__request *prev = NULL;
     for (const sim__request *r = rp->run_head; r; prev = r, r = r->run_next, u.n++) {
-        SIM__CHECK(r->in_running && r->holder == rp && r->run_prev == prev);
+        SIM__CHECK(r->in_running && r->holder == rp->id && r->run_prev == prev);
         SIM__CHECK(r->state == SIM__PREFILLING || r->state == SIM__DECODING);
         u.dead += r->dead;
         u.held += r->blocks;
@@ -870,7 +1185,7 @@ static void check_cache(const sim__replica *rp, int64_t span)
         SIM__CHECK(rp->pc.saved == 0);
         return;
     }
-    sim__pc_check(rp);
+    sim__pc_check(&rp->pc);
     int64_t free_now = sim__rp_free_blocks(rp);
     SIM__CHECK(span > 0 ? rp->pc.free_len == free_now : rp->pc.free_len >= free_now);
 }
@@ -881,7 +1196,7 @@ void sim__rp_check(const sim__replica *rp, int64_t span)
     sim__heap_check(&rp->finishing);
     run_sums u = check_running(rp);
     SIM__CHECK(u.n <= rp->pool->max_batch && u.dead == rp->n_dead);
-    int64_t waiting = check_queue(rp->q, IN(SIM__WAITING) | IN(SIM__ARRIVED_KV), false);
+    int64_t waiting = check_waiting(rp->q, IN(SIM__WAITING) | IN(SIM__ARRIVED_KV));
     check_queue(&rp->partial, IN(SIM__PREFILLING), true);
     check_queue(&rp->swapped, IN(SIM__SWAPPED), false);
     /* routed here and not yet gone: its own queue's live members, its batch, its swap space */
@@ -894,7 +1209,7 @@ void sim__rp_check(const sim__replica *rp, int64_t span)
 void sim__rp_check_drained(const sim__replica *rp)
 {
     sim__rp_check(rp, 0);
-    SIM__CHECK(check_queue(rp->q, IN(SIM__WAITING) | IN(SIM__ARRIVED_KV), false) == 0);
+    SIM__CHECK(check_waiting(rp->q, IN(SIM__WAITING) | IN(SIM__ARRIVED_KV)) == 0);
     SIM__CHECK(rp->outstanding == 0 && rp->n_running == 0 && rp->swapped.n == 0);
     SIM__CHECK(rp->kv_other == 0 && rp->kv.n == 0 && rp->n_ghost == 0 && rp->left_blocks == 0);
 }

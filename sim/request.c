@@ -1,6 +1,7 @@
 /*
  * request.c: a request's life from the pool and back -- taken, recorded,
- * done or cancelled -- and the FIFO queues its embedded link makes.  Every
+ * done or cancelled -- the FIFO queues its embedded link makes, and the
+ * waiting queues that its scheduler family orders.  Every
  * file of the engine calls here; from here calls go only to the request's
  * holder (a replica dropping a timed-out request) and to its owner (the
  * client told that its call ended).  A row holds the client's clock: with
@@ -39,7 +40,7 @@ sim__request *sim__rq_new(sim_engine *e)
                         .first_token_ns = -1, .decode_enqueue_ns = -1, .replica = -1,
                         .decode_replica = -1, .user = -1, .call_index = -1,
                         .timeout_slot = SIM__NO_SLOT, .finish_slot = SIM__NO_SLOT,
-                        .pc_fill = -1};
+                        .pc_fill = -1, .holder = -1};
     return r;
 }
 
@@ -73,7 +74,7 @@ void sim__rq_pool_fini(sim_engine *e)
  * host.output_s); none from no replica. */
 static int64_t output_ns(const sim_engine *e, int32_t replica)
 {
-    return replica < 0 ? 0 : sim__ns(e->replicas[replica].pool->output_s);
+    return replica < 0 ? 0 : sim__ns(e->fleet.by_id[replica].pool->output_s);
 }
 
 /* The replica that made a request's last token: its decode replica when
@@ -160,11 +161,11 @@ void sim__rq_cancel(sim_engine *e, sim__request *r)
         return;
     case SIM__WAITING:
     case SIM__ARRIVED_KV: /* in a central queue, no replica holds it yet */
-        if (r->holder) sim__rp_cancel(r->holder, r);
+        if (r->holder >= 0) sim__rp_cancel(sim__fl_get(e, r->holder), r);
         return;
     case SIM__SWAPPED:
     case SIM__PREFILLING:
-    case SIM__DECODING: sim__rp_cancel(r->holder, r); return;
+    case SIM__DECODING: sim__rp_cancel(sim__fl_get(e, r->holder), r); return;
     }
 }
 
@@ -219,4 +220,29 @@ void sim__queue_remove(sim__queue *q, sim__request *r)
     if (q->tail == r) q->tail = prev;
     q->n--;
     r->next = NULL;
+}
+
+/* ---- waiting queues ---- */
+
+void sim__waitq_init(sim__waitq *q, const struct sim__policy *order)
+{
+    *q = (sim__waitq){.order = order};
+    sim__heap_init(&q->h);
+}
+
+void sim__waitq_fini(sim__waitq *q)
+{
+    sim__heap_fini(&q->h);
+}
+
+void sim__waitq_push(sim__waitq *q, sim__request *r, bool front)
+{
+    int64_t key = q->order->order(r, ++q->joined, front);
+    sim__heap_push(&q->h, key, NULL, r, 0);
+}
+
+sim__request *sim__waitq_pop(sim__waitq *q)
+{
+    sim__event ev;
+    return sim__heap_pop(&q->h, &ev) ? ev.subject : NULL;
 }

@@ -25,49 +25,65 @@
 
 /* ---- routing ---- */
 
-static sim__replica *member(sim_engine *e, const sim__group *g, int i)
+static sim__replica *member(const sim__group *g, int i)
 {
-    return &e->replicas[g->first + i];
+    return g->members[i];
 }
 
-/* Fewest requests in flight (ties: the lowest index). */
-static int least_outstanding(sim_engine *e, const sim__group *g)
+static int round_robin(sim_engine *e, sim__group *g, const sim__request *r)
 {
+    (void)e, (void)r;
+    int i = g->rr_next;
+    g->rr_next = (i + 1) % g->n;
+    return i;
+}
+
+static int random_member(sim_engine *e, sim__group *g, const sim__request *r)
+{
+    (void)r;
+    return (int)gsl_rng_uniform_int(e->router_rng, (unsigned long)g->n);
+}
+
+/* Fewest requests in flight (ties: the lowest id). */
+static int least_outstanding(sim_engine *e, sim__group *g, const sim__request *r)
+{
+    (void)e, (void)r;
     int best = 0;
-    for (int i = 1; i < g->count; i++)
-        if (member(e, g, i)->outstanding < member(e, g, best)->outstanding) best = i;
+    for (int i = 1; i < g->n; i++)
+        if (member(g, i)->outstanding < member(g, best)->outstanding) best = i;
     return best;
 }
 
-/* Most free KV blocks (ties: the lowest index). */
-static int least_kv(sim_engine *e, const sim__group *g)
+/* Most free KV blocks (ties: the lowest id). */
+static int least_kv(sim_engine *e, sim__group *g, const sim__request *r)
 {
+    (void)e, (void)r;
     int best = 0;
-    for (int i = 1; i < g->count; i++)
-        if (sim__rp_free_blocks(member(e, g, i)) > sim__rp_free_blocks(member(e, g, best)))
-            best = i;
+    for (int i = 1; i < g->n; i++)
+        if (sim__rp_free_blocks(member(g, i)) > sim__rp_free_blocks(member(g, best))) best = i;
     return best;
 }
 
 /* Two distinct replicas at random; the one with fewer in flight. */
-static int power_of_two(sim_engine *e, const sim__group *g)
+static int power_of_two(sim_engine *e, sim__group *g, const sim__request *r)
 {
-    if (g->count == 1) return 0;
-    int a = (int)gsl_rng_uniform_int(e->router_rng, (unsigned long)g->count);
-    int b = (int)gsl_rng_uniform_int(e->router_rng, (unsigned long)g->count - 1);
+    (void)r;
+    if (g->n == 1) return 0;
+    int a = (int)gsl_rng_uniform_int(e->router_rng, (unsigned long)g->n);
+    int b = (int)gsl_rng_uniform_int(e->router_rng, (unsigned long)g->n - 1);
     if (b >= a) b++;
-    return member(e, g, b)->outstanding < member(e, g, a)->outstanding ? b : a;
+    return member(g, b)->outstanding < member(g, a)->outstanding ? b : a;
 }
 
-/* The lowest weight x (tokens to prefill) + load (ties: the lowest index).
+/* The lowest weight x (tokens to prefill) + load (ties: the lowest id).
  * The caches are settled first: what a replica's last iteration allocated
  * has evicted what it had to. */
-static int prefix_affinity(sim_engine *e, const sim__group *g, const sim__request *r)
+static int prefix_affinity(sim_engine *e, sim__group *g, const sim__request *r)
 {
     int best = 0;
     double best_cost = INFINITY;
-    for (int i = 0; i < g->count; i++) {
-        sim__replica *rp = member(e, g, i);
+    for (int i = 0; i < g->n; i++) {
+        sim__replica *rp = member(g, i);
         sim__rp_settle_cache(rp);
         int64_t in_use;
         double miss = (double)(r->prefill_target - sim__rp_cached_prefix(rp, r, &in_use));
@@ -79,24 +95,23 @@ static int prefix_affinity(sim_engine *e, const sim__group *g, const sim__reques
     return best;
 }
 
-static int pick(sim_engine *e, sim__group *g, const sim__request *r)
+/* The central queue is the group's: any member takes it in (the first). */
+static int first_member(sim_engine *e, sim__group *g, const sim__request *r)
 {
-    switch (e->sc->router) {
-    case SIM_ROUTER_ROUND_ROBIN: {
-        int i = g->rr_next;
-        g->rr_next = (i + 1) % g->count;
-        return i;
-    }
-    case SIM_ROUTER_RANDOM:
-        return (int)gsl_rng_uniform_int(e->router_rng, (unsigned long)g->count);
-    case SIM_ROUTER_LEAST_OUTSTANDING: return least_outstanding(e, g);
-    case SIM_ROUTER_LEAST_KV: return least_kv(e, g);
-    case SIM_ROUTER_POWER_OF_TWO: return power_of_two(e, g);
-    case SIM_ROUTER_PREFIX_AFFINITY: return prefix_affinity(e, g, r);
-    case SIM_ROUTER_CENTRAL: break;
-    }
+    (void)e, (void)g, (void)r;
     return 0;
 }
+
+/* Each router's choice of a member, in SIM_ROUTERS's order. */
+static int (*const pickers[SIM_N_ROUTERS])(sim_engine *, sim__group *, const sim__request *) = {
+    [SIM_ROUTER_ROUND_ROBIN] = round_robin,
+    [SIM_ROUTER_RANDOM] = random_member,
+    [SIM_ROUTER_LEAST_OUTSTANDING] = least_outstanding,
+    [SIM_ROUTER_LEAST_KV] = least_kv,
+    [SIM_ROUTER_POWER_OF_TWO] = power_of_two,
+    [SIM_ROUTER_CENTRAL] = first_member,
+    [SIM_ROUTER_PREFIX_AFFINITY] = prefix_affinity,
+};
 
 /* Into the replica's queue, or the group's: with a central queue every
  * replica gets the chance to take it -- idle ones start, ones running ahead
@@ -108,27 +123,35 @@ static void enqueue(sim_engine *e, sim__group *g, sim__replica *rp, sim__request
         sim__rp_wake(rp);
         return;
     }
-    for (int i = 0; i < g->count; i++) sim__rp_wake(member(e, g, i));
+    for (int i = 0; i < g->n; i++) sim__rp_wake(member(g, i));
 }
 
-/* A request past the replica's front end (HTTP, tokenisation). */
+/* A request past the replica's front end (HTTP, tokenisation).  A replica
+ * that was drained or failed meanwhile takes nothing new: the request goes
+ * back to the router, or fails with the replica that failed it. */
 static void reach_replica(sim_engine *e, void *subject, int64_t replica)
 {
     sim__request *r = subject;
-    sim__replica *rp = &e->replicas[replica];
-    rp->incoming_tokens -= r->prompt;
+    const sim__slot *slot = &e->fleet.by_id[replica];
+    sim__replica *rp = slot->rp;
+    if (rp) rp->incoming_tokens -= r->prompt;
     if (r->dead) { /* its client gave up while the front end held it */
         sim__rq_free(e, r);
         return;
     }
     r->state = SIM__WAITING;
-    enqueue(e, rp->group, rp, r);
+    if (rp && !rp->draining) enqueue(e, rp->group, rp, r);
+    else if (slot->failed_requests) sim__fl_fail_request(e, (int32_t)replica, r);
+    else sim__rt_route(e, slot->group, r);
 }
 
 void sim__rt_route(sim_engine *e, sim__group *g, sim__request *r)
 {
-    bool central = e->sc->router == SIM_ROUTER_CENTRAL;
-    sim__replica *rp = member(e, g, central ? 0 : pick(e, g, r));
+    if (g->n == 0) { /* no replica ready: refused, as a gateway with no backend does */
+        sim__rq_done(e, r, SIM_REJECTED, -1);
+        return;
+    }
+    sim__replica *rp = member(g, pickers[e->sc->router](e, g, r));
     const sim_pool *p = rp->pool;
     /* a new request passes the front end; a KV cache from a prefill pool does not */
     int64_t delay = r->state == SIM__WAITING
@@ -146,13 +169,14 @@ void sim__rt_route(sim_engine *e, sim__group *g, sim__request *r)
 static void transfer_done(sim_engine *e, void *subject, int64_t from)
 {
     sim__request *r = subject;
-    sim__rp_link_done(&e->replicas[from], r); /* the prefill replica's blocks are free */
+    sim__replica *rp = sim__fl_get(e, (int32_t)from);
+    if (rp) sim__rp_link_done(rp, r); /* the prefill replica's blocks are free */
     if (r->dead) { /* its client gave up while it was on the link */
         sim__rq_free(e, r);
         return;
     }
     r->state = SIM__ARRIVED_KV;
-    sim__rt_route(e, &e->groups[1], r);
+    sim__rt_route(e, e->fleet.groups[1], r);
 }
 
 void sim__rt_transfer(sim_engine *e, sim__replica *from, sim__request *r)

@@ -30,11 +30,11 @@
  * runs (docs/engines.md). */
 #define SIM_DEFAULT_ENGINE "vllm-v1"
 
-static const char *const policies[] = {"continuous", "prefill_first", "chunked", "static", NULL};
+#define NAME_OF(id, name) #name,
+const char *const sim_policy_names[] = {SIM_POLICIES(NAME_OF) NULL};
+const char *const sim_router_names[] = {SIM_ROUTERS(NAME_OF) NULL};
+#undef NAME_OF
 static const char *const preemptions[] = {"recompute", "swap", NULL};
-static const char *const routers[] = {"round_robin",  "random",        "least_outstanding",
-                                      "least_kv",     "power_of_two", "central_queue",
-                                      "prefix_affinity", NULL};
 
 static const util_field stop_fields[] = {
     {.key = "requests", .type = UTIL_T_INTEGER, .unit = "requests", .min = 1, .max = 1e13,
@@ -51,7 +51,7 @@ static const util_field stop_fields[] = {
 /* The keys an engine preset sets have no default here: the preset's is
  * the default (apply_engine), written into the effective scenario. */
 static const util_field scheduler_fields[] = {
-    {.key = "policy", .type = UTIL_T_STRING, .choices = policies,
+    {.key = "policy", .type = UTIL_T_STRING, .choices = sim_policy_names,
      .doc = "scheduler family (see docs/scenario.md; default: the engine's)"},
     {.key = "max_batch", .type = UTIL_T_INTEGER, .unit = "sequences", .min = 1, .max = 1e6,
      .doc = "most sequences in one iteration (vLLM max_num_seqs; default: the engine's)"},
@@ -164,7 +164,7 @@ static const util_field cluster_fields[] = {
      .check = mdl_check_model_id,
      .doc = "catalog id (`servesim catalog models`) or an inline model"},
     POOL_KEYS,
-    {.key = "router", .type = UTIL_T_STRING, .def = "\"round_robin\"", .choices = routers,
+    {.key = "router", .type = UTIL_T_STRING, .def = "\"round_robin\"", .choices = sim_router_names,
      .doc = "how a request picks a replica of its pool"},
     {.key = "prefix_weight", .type = UTIL_T_NUMBER, .unit = "tokens/token", .def = "1", .min = 0,
      .max = 1e6,
@@ -447,7 +447,7 @@ static void resolve_model(const cJSON *v, const mdl_catalog *cat, mdl_model *out
 
 static void read_scheduler(sim_pool *p, const cJSON *s)
 {
-    p->policy = (sim_policy)util_json_choice(s, "policy", policies);
+    p->policy = (sim_policy)util_json_choice(s, "policy", sim_policy_names);
     p->max_batch = (int)util_json_member(s, "max_batch")->valuedouble;
     p->max_batched_tokens = (int64_t)util_json_member(s, "max_batched_tokens")->valuedouble;
     p->gpu_memory_utilization = util_json_member(s, "gpu_memory_utilization")->valuedouble;
@@ -762,7 +762,7 @@ static int build(sim_scenario *sc, const mdl_catalog *cat, const char *base_dir,
     sc->stop_duration_s = util_json_number(root, "stop.duration_s", 0);
     sc->max_in_flight = (int64_t)util_json_number(root, "stop.max_in_flight", 0);
     sc->warmup_s = util_json_member(root, "warmup_s")->valuedouble;
-    sc->router = (sim_router)util_json_choice(cluster, "router", routers);
+    sc->router = (sim_router)util_json_choice(cluster, "router", sim_router_names);
     sc->prefix_weight = util_json_number(cluster, "prefix_weight", 1);
     int rc = build_pools(sc, cluster, cat, base_dir, d);
     if (!rc && build_disaggregation(sc, cluster, d)) rc = UTIL_EINPUT;

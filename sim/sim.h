@@ -27,17 +27,33 @@
 
 /* ---- scenario ---- */
 
-typedef enum sim_policy { SIM_CONTINUOUS, SIM_PREFILL_FIRST, SIM_CHUNKED, SIM_STATIC } sim_policy;
+/* The scheduler families (sim/sched.c) and the routers (sim/router.c):
+ * X(ENUM, name) for each, the one list from which the enums, the scenario
+ * schema's choices and the engine's tables are made, as record/schema.h
+ * makes every table's columns. */
+#define SIM_POLICIES(X)                                                                            \
+    X(CONTINUOUS, continuous)                                                                      \
+    X(PREFILL_FIRST, prefill_first)                                                                \
+    X(CHUNKED, chunked)                                                                            \
+    X(STATIC, static)
+
+#define SIM_ROUTERS(X)                                                                             \
+    X(ROUND_ROBIN, round_robin)                                                                    \
+    X(RANDOM, random)                                                                              \
+    X(LEAST_OUTSTANDING, least_outstanding)                                                        \
+    X(LEAST_KV, least_kv)                                                                          \
+    X(POWER_OF_TWO, power_of_two)                                                                  \
+    X(CENTRAL, central_queue)     /* one queue per pool; a replica pulls when it can admit */     \
+    X(PREFIX_AFFINITY, prefix_affinity) /* the longest cached prefix, traded against load */
+
+#define SIM__POLICY_ENUM(id, name) SIM_##id,
+#define SIM__ROUTER_ENUM(id, name) SIM_ROUTER_##id,
+typedef enum sim_policy { SIM_POLICIES(SIM__POLICY_ENUM) SIM_N_POLICIES } sim_policy;
+typedef enum sim_router { SIM_ROUTERS(SIM__ROUTER_ENUM) SIM_N_ROUTERS } sim_router;
 typedef enum sim_preemption { SIM_PREEMPT_RECOMPUTE, SIM_PREEMPT_SWAP } sim_preemption;
-typedef enum sim_router {
-    SIM_ROUTER_ROUND_ROBIN,
-    SIM_ROUTER_RANDOM,
-    SIM_ROUTER_LEAST_OUTSTANDING,
-    SIM_ROUTER_LEAST_KV,
-    SIM_ROUTER_POWER_OF_TWO,
-    SIM_ROUTER_CENTRAL, /* one FIFO per pool; a replica pulls when it can admit */
-    SIM_ROUTER_PREFIX_AFFINITY, /* the longest cached prefix, traded against load */
-} sim_router;
+/* The scenario's names, NULL-terminated, in enum order. */
+extern const char *const sim_policy_names[];
+extern const char *const sim_router_names[];
 
 /* Identical replicas of one model on one kind of GPU, run by one engine.
  * The engine preset (cluster.engine) gave every scheduler and host key the
@@ -153,6 +169,10 @@ typedef struct sim_replica_row {
     double energy_j;       /* drawn by all its GPUs while busy (idle time: idle_w) */
     double kv_token_s;     /* integral of KV tokens in use over time */
     double usd_per_gpu_hour;
+    /* its life: made, ready to take work, and out of the cluster -- drained,
+     * failed, or still there at the end of the run (SIM_END_*) */
+    double created_s, ready_s, retired_s;
+    const char *end_reason;
 } sim_replica_row;
 
 /* One engine iteration (with --record-iterations): a decode run is one row

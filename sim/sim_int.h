@@ -182,11 +182,12 @@ struct sim__task;
 struct sim__replica;
 
 typedef struct sim__request {
-    struct sim__request *next;             /* link in one FIFO queue */
+    struct sim__request *next;             /* link in one FIFO queue (swapped, partial) */
     struct sim__request *run_prev, *run_next; /* running list, in order of admission */
     int64_t id; /* -1 while the struct is free */
     struct sim__task *task;        /* its agent task, or NULL */
-    struct sim__replica *holder;   /* the replica whose queue or batch holds it, or NULL */
+    int32_t holder; /* the replica (its id: a handle, sim__fl_get) whose queue or batch
+                     * holds it, or -1 */
     int32_t cls, call_index;
     int64_t arrival_ns, enqueue_ns, sched_ns, first_token_ns, decode_enqueue_ns; /* -1: not yet */
     int32_t prompt, output;
@@ -248,6 +249,31 @@ void sim__queue_push_front(sim__queue *q, sim__request *r);
 sim__request *sim__queue_pop(sim__queue *q);
 /* O(n), for the rare preemption of a partly prefilled prompt or a time-out. */
 void sim__queue_remove(sim__queue *q, sim__request *r);
+
+/* A waiting queue: requests in the order its scheduler family gives them
+ * (sim__policy.order: each request's key when it joins, lowest first), a
+ * heap of (key, request).  A request preempted to recompute goes back
+ * `front`: first come first served puts it at the head, as vLLM's
+ * prepend_request does, and an ordered family by its own key.  Time-outs
+ * are not removed: a dead request leaves when it reaches the head. */
+typedef struct sim__waitq {
+    sim__heap h;    /* at: the request's key; subject: the request */
+    int64_t joined; /* requests that have joined: the first-come-first-served key */
+    const struct sim__policy *order; /* whose order */
+} sim__waitq;
+
+void sim__waitq_init(sim__waitq *q, const struct sim__policy *order);
+void sim__waitq_fini(sim__waitq *q);
+void sim__waitq_push(sim__waitq *q, sim__request *r, bool front);
+sim__request *sim__waitq_pop(sim__waitq *q);
+static inline sim__request *sim__waitq_head(const sim__waitq *q)
+{
+    return q->h.n ? q->h.a[0].subject : NULL;
+}
+static inline int64_t sim__waitq_len(const sim__waitq *q)
+{
+    return (int64_t)q->h.n;
+}
 
 /* ---- KV blocks of the decoding set (kv.c) ---- */
 
@@ -316,51 +342,74 @@ typedef struct sim__pcache {
     sim__pc_node *spare;
 } sim__pcache;
 
-struct sim__replica;
 /* How a request lets go of its blocks: it finished (its reply may be cached
  * for its next call), it was preempted to recompute (its own blocks stay
  * cached for it), or it is gone (time-out, swap, KV sent to a decode pool). */
 typedef enum sim__pc_how { SIM__PC_DONE, SIM__PC_PREEMPTED, SIM__PC_GONE } sim__pc_how;
 
+/* The cache is a leaf: it calls nothing of the engine's, and what it needs
+ * to know of its replica -- how many blocks are free -- it is told. */
 void sim__pc_init(sim__pcache *c, int block_tokens, int64_t capacity);
 void sim__pc_fini(sim__pcache *c);
-/* The blocks of r's content its replica's cache holds, from its first
- * token (and, preempted, its own blocks after them); *in_use: how many of
- * those running requests hold too (they take no free block). */
+/* A failed replica's cache, before sim__pc_fini: requests preempted
+ * elsewhere in the system forget the blocks it kept for them. */
+void sim__pc_abandon(sim__pcache *c);
+/* The blocks of r's content the cache holds, from its first token (and,
+ * preempted, its own blocks after them); *in_use: how many of those
+ * running requests hold too (they take no free block). */
 int64_t sim__pc_lookup(const sim__pcache *c, const sim__request *r, int64_t *in_use);
 /* r is admitted: it references what sim__pc_lookup finds, and reclaims its
  * own blocks; returns their count, as sim__pc_lookup's. */
-int64_t sim__pc_acquire(struct sim__replica *rp, sim__request *r);
+int64_t sim__pc_acquire(sim__pcache *c, sim__request *r);
 /* r's tokens [0, upto) are scheduled: their full blocks become shareable. */
-void sim__pc_register(struct sim__replica *rp, sim__request *r, int64_t upto);
-/* r no longer holds `blocks` blocks (already uncounted by the caller). */
-void sim__pc_release(struct sim__replica *rp, sim__request *r, int64_t blocks,
-                     sim__pc_how how);
+void sim__pc_register(sim__pcache *c, sim__request *r, int64_t upto);
+/* r no longer holds `blocks` blocks, already uncounted by its replica;
+ * free_unshared: the replica's free blocks were no block shared (its free
+ * blocks less the cache's `saved`, which the release changes). */
+void sim__pc_release(sim__pcache *c, sim__request *r, int64_t blocks, sim__pc_how how,
+                     int64_t free_unshared);
 /* A waiting request leaves for good: its victim blocks become anonymous. */
 void sim__pc_forget(sim__request *r);
-/* The free queue after blocks were counted or uncounted: evicts from its
- * head what the replica now uses, queues (anonymously) what it freed. */
-void sim__pc_settle(struct sim__replica *rp);
+/* The free queue made as long as the replica's free_blocks: evicts from
+ * its head what the replica now uses, queues (anonymously) what it freed. */
+void sim__pc_settle(sim__pcache *c, int64_t free_blocks);
 /* SIM_CHECKS: the queue, the table and `saved` against each other. */
-void sim__pc_check(const struct sim__replica *rp);
+void sim__pc_check(const sim__pcache *c);
 
 /* ---- replicas ---- */
 
+struct sim__policy;
+
 /* The replicas a router chooses among: all of them, or, disaggregated, the
- * prefill pool's and the decode pool's (replicas of a pool are numbered
- * contiguously, so a group is a range). */
+ * prefill pool's and the decode pool's.  A membership list, in id order
+ * (ties go to the lowest): a replica joins when it is ready and leaves when
+ * it drains or fails, so a group may be empty for a while. */
 typedef struct sim__group {
-    int first, count;
-    int rr_next;        /* round-robin cursor */
-    sim__queue central; /* router central_queue: the group's one FIFO */
+    struct sim__replica **members;
+    int n, cap;
+    int rr_next;         /* round-robin cursor */
+    sim__waitq central;  /* router central_queue: the group's one queue, in the order of
+                          * its first pool's scheduler family */
 } sim__group;
+
+/* How a replica that is drained lets go of its work: `finish` serves its
+ * queue and batch to the end; `hand_back` returns its waiting requests to
+ * the router at once and finishes its batch.  Either way the router sends
+ * it nothing new, and it retires once it holds nothing. */
+typedef enum sim__drain { SIM__DRAIN_FINISH, SIM__DRAIN_HAND_BACK } sim__drain;
+
+/* Why a replica's row ended: the `end_reason` column. */
+#define SIM__END_OF_RUN "end_of_run"
+#define SIM__DRAINED "drained"
+#define SIM__FAILED_REPLICA "failed"
 
 typedef struct sim__replica {
     sim_engine *e;
     const sim_pool *pool;
+    const struct sim__policy *policy; /* its scheduler family (sched.c) */
     sim__group *group;
     int id;
-    sim__queue own, *q;  /* waiting requests: its own queue, or its group's central one */
+    sim__waitq own, *q;  /* waiting requests: its own queue, or its group's central one */
     sim__queue swapped;  /* swap-preempted, oldest first */
     sim__queue partial;  /* chunked: admitted prompts not yet fully prefilled, in order */
     sim__request *run_head, *run_tail; /* running list (prefilling + decoding), admission order */
@@ -401,11 +450,52 @@ typedef struct sim__replica {
     size_t end_slot;       /* where its end event is in the event heap */
     bool busy, kick_pending;
     mdl_step cost;         /* of a single (non-run) iteration */
+    /* its life (fleet.c) */
+    int64_t created_ns, ready_ns; /* made; ready to take work (-1: not yet) */
+    bool draining, retire_pending;
+    sim__drain drain_how;
     /* totals for the replica row */
     int64_t busy_ns, iterations, preemptions, out_of_range, prefill_tokens, decode_tokens;
     double prefill_s, decode_s, flops, bytes, batch_seq_s, swap_bytes_total;
     double energy_j, kv_token_s;
 } sim__replica;
+
+/* ---- scheduler families (sched.c) ---- */
+
+/* What a family decides once, for the branches of the replica's loop. */
+enum {
+    SIM__SF_CHUNKS = 1 << 0,         /* prompts are cut to fill the token budget */
+    SIM__SF_PREFILLS_ALONE = 1 << 1, /* an iteration that prefills does nothing else */
+    SIM__SF_RESERVES = 1 << 2,       /* admission reserves prompt + output whole, so
+                                      * nothing is shared or preempted */
+};
+
+/* A scheduler family: the questions replica.c's one planning loop asks,
+ * answered from a replica it may not change -- as SQLite's btree gives a
+ * page its cell functions and redis's dictType carries its callbacks.  The
+ * families and their names come from SIM_POLICIES (sim.h). */
+typedef struct sim__policy {
+    unsigned flags;
+    /* Tokens an iteration may compute with n_decode sequences decoding. */
+    int64_t (*budget)(const sim_pool *p, int32_t n_decode);
+    /* A request's key in the waiting queue, lowest first: the queue's
+     * `joined`-th arrival, or back at the front after a recompute. */
+    int64_t (*order)(const sim__request *r, int64_t joined, bool front);
+    /* Whether the replica admits anything this iteration (a static batch
+     * runs to its end first). */
+    bool (*admits)(const sim__replica *rp);
+    /* Whether r, next in the queue, may be admitted now, besides the batch,
+     * budget and KV limits that every family applies: the hook for
+     * priorities, adapters and admission control. */
+    bool (*may_admit)(const sim__replica *rp, const sim__request *r);
+    /* The running sequence preempted first when the cache is short. */
+    sim__request *(*victim)(const sim__replica *rp);
+    /* How long admission waits for the batch to fill, as an instant (ns),
+     * or -1 to admit now; NULL: never. */
+    int64_t (*hold_until)(const sim__replica *rp, const sim__request *head);
+} sim__policy;
+
+extern const sim__policy sim__policies[SIM_N_POLICIES];
 
 /* ---- engine ---- */
 
@@ -413,6 +503,26 @@ typedef struct sim__slab {
     struct sim__slab *next;
     sim__request reqs[];
 } sim__slab;
+
+/* The replica table (fleet.c): every replica by its id, which is never
+ * reused, so an id is a handle that stays valid as the table grows and
+ * shrinks -- sim__fl_get gives NULL once the replica has retired. */
+typedef struct sim__slot {
+    sim__replica *rp;      /* NULL once retired */
+    /* kept after it retired, for what still names it: */
+    const sim_pool *pool;  /* its requests' rows (host.output_s) */
+    sim__group *group;     /* requests still in its front end go back here... */
+    bool failed_requests;  /* ... or fail, if it failed them */
+} sim__slot;
+
+typedef struct sim__fleet {
+    sim__slot *by_id;      /* [id] */
+    int32_t n_ids, cap;
+    sim__group **groups;       /* [0]: where requests arrive; [1]: the decode pool */
+    int n_groups;
+    struct sim__change *changes; /* changes scheduled as events (sim__fl_schedule) */
+    int32_t n_changes, changes_cap;
+} sim__fleet;
 
 struct sim_engine {
     const sim_scenario *sc;
@@ -423,10 +533,7 @@ struct sim_engine {
     int64_t events_run;
     wl_source *src;
     gsl_rng *router_rng;
-    sim__group groups[2]; /* [0]: where requests arrive; [1]: the decode pool, disaggregated */
-    int n_groups;
-    sim__replica *replicas;
-    int n_replicas;
+    sim__fleet fleet;
     /* request pool */
     sim__request *free_list;
     sim__slab *slabs;
@@ -456,8 +563,8 @@ sim__request *sim__rq_new(sim_engine *e);
 void sim__rq_free(sim_engine *e, sim__request *r);
 /* Writes a request's row with its final status. */
 void sim__rq_record(sim_engine *e, const sim__request *r, const char *status, int64_t finish_ns);
-/* A request has left the system (completed or rejected): recorded, counted,
- * returned to the pool, and its task or closed-loop user told. */
+/* A request has left the system (completed, rejected or failed): recorded,
+ * counted, returned to the pool, and its task or closed-loop user told. */
 void sim__rq_done(sim_engine *e, sim__request *r, const char *status, int64_t finish_ns);
 /* A timed-out request (already recorded) leaves wherever it is: freed now,
  * or marked dead for whoever holds it to drop. */
@@ -484,13 +591,55 @@ void sim__cl_fini(sim_engine *e);
 
 /* ---- the router and the KV link (router.c) ---- */
 
-/* Routes a request to a replica of a group (the router's policy). */
+/* Routes a request to a replica of a group (the router's policy); a group
+ * with no replica ready refuses it (rejected, as a gateway's 503). */
 void sim__rt_route(sim_engine *e, sim__group *g, sim__request *r);
 /* A prefilled request of a disaggregated cluster leaves for the decode pool;
  * its KV cache arrives there after the link's transfer time. */
 void sim__rt_transfer(sim_engine *e, sim__replica *from, sim__request *r);
 
-/* ---- a replica (replica.c): what the router, engine and request.c call ---- */
+/* ---- the replica table (fleet.c) ---- */
+
+static inline sim__replica *sim__fl_get(const sim_engine *e, int32_t id)
+{
+    return id >= 0 && id < e->fleet.n_ids ? e->fleet.by_id[id].rp : NULL;
+}
+/* The scenario's replicas, ready at time 0, in their groups. */
+void sim__fl_init(sim_engine *e);
+void sim__fl_fini(sim_engine *e);
+/* A new replica of pool p in group g, now; it takes work ready_after_ns
+ * later.  Returns its id. */
+int32_t sim__fl_add(sim_engine *e, const sim_pool *p, sim__group *g, int64_t ready_after_ns);
+/* Replica id leaves its group now and retires once it holds nothing. */
+void sim__fl_drain(sim_engine *e, int32_t id, sim__drain how);
+/* Replica id fails now: its KV cache and prefix cache are gone, and every
+ * request it held (queued, in its batch, swapped out, in its front end) is
+ * failed to its client (status failed, the replica's id kept) or, with
+ * !fail_requests, returned to the router to start again. */
+void sim__fl_fail(sim_engine *e, int32_t id, bool fail_requests);
+/* A request that failed replica id held (or had in its front end) fails
+ * to its client, the replica's id in its row. */
+void sim__fl_fail_request(sim_engine *e, int32_t id, sim__request *r);
+/* A draining replica that holds nothing retires (an event of this instant:
+ * never from inside its own handlers). */
+void sim__fl_retire_if_empty(sim__replica *rp);
+
+/* A change to the cluster at a simulated instant, as an event -- what the
+ * fleet issue's autoscaler and failures will make; today only tests do. */
+typedef enum sim__change_kind { SIM__ADD, SIM__DRAIN, SIM__FAIL } sim__change_kind;
+typedef struct sim__change {
+    sim__change_kind kind;
+    int32_t pool, group;   /* SIM__ADD: the pool and group of the new replica */
+    int32_t replica;       /* SIM__DRAIN, SIM__FAIL: which */
+    int64_t ready_after_ns; /* SIM__ADD */
+    sim__drain how;        /* SIM__DRAIN */
+    bool fail_requests;    /* SIM__FAIL */
+} sim__change;
+void sim__fl_schedule(sim_engine *e, int64_t at, const sim__change *c);
+/* Every replica still in the table emits its row (end of run). */
+void sim__fl_emit_rows(sim_engine *e);
+
+/* ---- a replica (replica.c): what the router, the fleet and request.c call ---- */
 
 void sim__rp_init(sim__replica *rp, sim_engine *e, const sim_pool *pool, sim__group *g, int id);
 void sim__rp_fini(sim__replica *rp);
@@ -500,12 +649,32 @@ void sim__rp_enqueue(sim__replica *rp, sim__request *r);
 void sim__rp_wake(sim__replica *rp);
 /* Free KV blocks: for the least_kv router and the schedulers. */
 int64_t sim__rp_free_blocks(const sim__replica *rp);
+/* Blocks in use: counted by the decoding set and outside it, less those
+ * that requests share. */
+int64_t sim__rp_used_blocks(const sim__replica *rp, int64_t t);
+/* Prefix caching: how many of a waiting request's tokens to prefill are in
+ * the cache (whole blocks, never its last token); *in_use: blocks of them
+ * that running requests hold already.  For a request admitted before, its
+ * progress. */
+int64_t sim__rp_cached_prefix(const sim__replica *rp, const sim__request *r, int64_t *in_use);
+/* Prefix caching: the free queue evicts what the replica now uses and
+ * queues what it freed (the router asks before it looks). */
+void sim__rp_settle_cache(sim__replica *rp);
 /* A timed-out request that rp holds (queued, in its batch or swap space):
  * dropped at the end of the step in progress (a decode run is cut there),
  * when it reaches the head of the queue, or at once. */
 void sim__rp_cancel(sim__replica *rp, sim__request *r);
 /* A request's KV cache has crossed the link: its blocks here are free. */
 void sim__rp_link_done(sim__replica *rp, sim__request *r);
+/* Hand back: its waiting requests (own queue) leave it, in queue order,
+ * onto the list *out (linked by `next`), uncounted here. */
+void sim__rp_take_waiting(sim__replica *rp, sim__queue *out);
+/* Failure: every request it holds leaves it onto *out, brought up to date
+ * (tokens generated) and holding nothing; its KV blocks and prefix cache
+ * are emptied, and its iteration in progress is abandoned. */
+void sim__rp_take_all(sim__replica *rp, sim__queue *out);
+/* Whether it holds nothing: no request, no KV block, no iteration. */
+bool sim__rp_empty(const sim__replica *rp);
 void sim__rp_row(const sim__replica *rp, sim_replica_row *row);
 /* SIM_CHECKS: the replica's counters against its lists, its decoding set
  * against its heap and KV histogram, and (span > 0) the blocks the
@@ -515,37 +684,5 @@ void sim__rp_check(const sim__replica *rp, int64_t span);
  * nothing -- no live request routed to it, running or swapped, no KV block
  * in use, nothing counted as outstanding. */
 void sim__rp_check_drained(const sim__replica *rp);
-
-/* ---- scheduling (sched.c) and the moves it makes (replica.c) ---- */
-
-/* Plans the next iteration: preemptions, swaps, which decoders run, which
- * prompt chunks are prefilled.  Leaves nothing planned to stay idle. */
-void sim__sc_plan(sim__replica *rp);
-/* Whether the next iteration could take the head of the queue: a request
- * arriving during a decode run then cuts the run short. */
-bool sim__sc_can_admit_head(sim__replica *rp);
-
-/* The moves: replica.c's, called by sched.c alone; none calls sched.c. */
-void sim__rp_add_chunk(sim__replica *rp, sim__request *r, int64_t tokens);
-void sim__rp_admit(sim__replica *rp, sim__request *r);
-void sim__rp_hold_blocks(sim__replica *rp, sim__request *r, int64_t blocks);
-void sim__rp_decoder_join(sim__replica *rp, sim__request *r, int64_t cached);
-void sim__rp_preempt_last(sim__replica *rp);
-void sim__rp_swap_in(sim__replica *rp);
-/* Timed-out requests at the head of its queue leave it. */
-void sim__rp_drop_dead_heads(sim__replica *rp);
-/* Blocks in use: counted by the decoding set and outside it, less those
- * that requests share. */
-int64_t sim__rp_used_blocks(const sim__replica *rp, int64_t t);
-/* Prefix caching: how many of a waiting request's tokens to prefill are in
- * the cache (whole blocks, never its last token); *in_use: blocks of them
- * that running requests hold already.  For a request admitted before, its
- * progress. */
-int64_t sim__rp_cached_prefix(const sim__replica *rp, const sim__request *r, int64_t *in_use);
-/* r, at the head of the queue, is admitted: it takes its cached prefix. */
-void sim__rp_take_prefix(sim__replica *rp, sim__request *r);
-/* Prefix caching: the free queue evicts what the replica now uses (the
- * last iteration's growth, the blocks just held) and queues what it freed. */
-void sim__rp_settle_cache(sim__replica *rp);
 
 #endif /* SIM_INT_H */

@@ -1,0 +1,267 @@
+/*
+ * fleet.c: the replica table and the groups routers choose from, and a
+ * cluster that changes while it runs -- a replica added (ready after a
+ * delay), drained (it takes nothing new and retires once it holds
+ * nothing) or failed (its KV and prefix cache gone, what it held failed to
+ * the clients or returned to the router).
+ *
+ * A replica's id is its handle: ids are never reused, the table maps each
+ * to its replica or to NULL once it has retired, and what a request or an
+ * event keeps of a replica is its id, so nothing dangles when the table
+ * changes.  A replica's row is written when it retires, and for those still
+ * in the table at the end of the run, in id order, as before there was a
+ * table to change.
+ */
+#include "sim_int.h"
+
+#include <stdlib.h>
+
+/* ---- the table ---- */
+
+static int32_t new_id(sim__fleet *f, const sim_pool *p, sim__group *g)
+{
+    if (f->n_ids == f->cap) {
+        f->cap = f->cap ? 2 * f->cap : 16;
+        f->by_id = util_xrealloc(f->by_id, (size_t)f->cap * sizeof *f->by_id);
+    }
+    f->by_id[f->n_ids] = (sim__slot){.pool = p, .group = g};
+    return f->n_ids++;
+}
+
+/* ---- groups: membership lists in id order ---- */
+
+static sim__group *group_new(sim__fleet *f, const sim_pool *order_of)
+{
+    sim__group *g = util_xcalloc(1, sizeof *g);
+    sim__waitq_init(&g->central, &sim__policies[order_of->policy]);
+    f->groups = util_xrealloc(f->groups, (size_t)(f->n_groups + 1) * sizeof *f->groups);
+    f->groups[f->n_groups++] = g;
+    return g;
+}
+
+static void group_free(sim__group *g)
+{
+    sim__waitq_fini(&g->central);
+    free(g->members);
+    free(g);
+}
+
+/* Ids only grow, so a member joins at the end of the list or, ready
+ * before an older one, where its id puts it. */
+static void group_join(sim__group *g, sim__replica *rp)
+{
+    if (g->n == g->cap) {
+        g->cap = g->cap ? 2 * g->cap : 8;
+        g->members = util_xrealloc(g->members, (size_t)g->cap * sizeof *g->members);
+    }
+    int i = g->n;
+    while (i > 0 && g->members[i - 1]->id > rp->id) {
+        g->members[i] = g->members[i - 1];
+        i--;
+    }
+    g->members[i] = rp;
+    g->n++;
+}
+
+static void group_leave(sim__group *g, const sim__replica *rp)
+{
+    int i = 0;
+    while (i < g->n && g->members[i] != rp) i++;
+    if (i == g->n) return; /* not ready yet, or left already */
+    for (g->n--; i < g->n; i++) g->members[i] = g->members[i + 1];
+    if (g->rr_next >= g->n) g->rr_next = 0;
+}
+
+/* ---- a replica's life ---- */
+
+static sim__replica *make_replica(sim_engine *e, const sim_pool *p, sim__group *g)
+{
+    int32_t id = new_id(&e->fleet, p, g);
+    sim__replica *rp = util_xmalloc(sizeof *rp);
+    sim__rp_init(rp, e, p, g, id);
+    e->fleet.by_id[id].rp = rp;
+    return rp;
+}
+
+static void ready(sim__replica *rp)
+{
+    rp->ready_ns = rp->e->now;
+    group_join(rp->group, rp);
+}
+
+void sim__fl_init(sim_engine *e)
+{
+    const sim_scenario *sc = e->sc;
+    sim__fleet *f = &e->fleet;
+    /* without disaggregation the router sees every replica of every pool;
+     * disaggregated, arrivals go to the prefill pool and prefilled requests
+     * to the decode pool */
+    int arrive = sc->disagg_prefill < 0 ? 0 : sc->disagg_prefill;
+    group_new(f, &sc->pools[arrive]);
+    if (sc->disagg_decode >= 0) group_new(f, &sc->pools[sc->disagg_decode]);
+    for (int i = 0; i < sc->n_pools; i++) {
+        const sim_pool *p = &sc->pools[i];
+        sim__group *g = f->groups[i == sc->disagg_decode ? 1 : 0];
+        for (int j = 0; j < p->replicas; j++) ready(make_replica(e, p, g));
+        e->prefix_caching |= f->by_id[f->n_ids - 1].rp->pc_on;
+    }
+}
+
+static void retire(sim__replica *rp, const char *reason)
+{
+    sim_engine *e = rp->e;
+    sim__queue dead = {0};
+    sim__rp_take_waiting(rp, &dead); /* only timed-out ones are left: freed */
+    sim_replica_row row;
+    sim__rp_row(rp, &row);
+    row.end_reason = reason;
+    if (!e->sink_rc && e->sink.replica) e->sink_rc = e->sink.replica(e->sink.ctx, &row);
+    e->fleet.by_id[rp->id].rp = NULL;
+    if (rp->pc_on) sim__pc_abandon(&rp->pc); /* requests it preempted may be queued elsewhere */
+    sim__rp_fini(rp);
+    free(rp);
+}
+
+void sim__fl_fini(sim_engine *e)
+{
+    sim__fleet *f = &e->fleet;
+    for (int32_t i = 0; i < f->n_ids; i++)
+        if (f->by_id[i].rp) {
+            sim__rp_fini(f->by_id[i].rp);
+            free(f->by_id[i].rp);
+        }
+    for (int i = 0; i < f->n_groups; i++) group_free(f->groups[i]);
+    free(f->groups);
+    free(f->by_id);
+    free(f->changes);
+    *f = (sim__fleet){0};
+}
+
+void sim__fl_emit_rows(sim_engine *e)
+{
+    for (int32_t i = 0; i < e->fleet.n_ids && !e->sink_rc; i++) {
+        if (!e->fleet.by_id[i].rp) continue;
+        sim_replica_row row;
+        sim__rp_row(e->fleet.by_id[i].rp, &row);
+        if (e->sink.replica) e->sink_rc = e->sink.replica(e->sink.ctx, &row);
+    }
+}
+
+/* ---- added, drained, failed ---- */
+
+static void ready_event(sim_engine *e, void *subject, int64_t id)
+{
+    (void)subject;
+    sim__replica *rp = sim__fl_get(e, (int32_t)id);
+    if (!rp || rp->draining) return; /* failed or drained before it was ready */
+    ready(rp);
+    sim__rp_wake(rp); /* a central queue may hold work for it */
+}
+
+int32_t sim__fl_add(sim_engine *e, const sim_pool *p, sim__group *g, int64_t ready_after_ns)
+{
+    sim__replica *rp = make_replica(e, p, g);
+    sim__heap_push(&e->events, e->now + ready_after_ns, ready_event, NULL, rp->id);
+    return rp->id;
+}
+
+static void retire_event(sim_engine *e, void *subject, int64_t id)
+{
+    (void)subject;
+    sim__replica *rp = sim__fl_get(e, (int32_t)id);
+    if (!rp) return;
+    rp->retire_pending = false;
+    if (sim__rp_empty(rp)) retire(rp, SIM__DRAINED);
+}
+
+void sim__fl_retire_if_empty(sim__replica *rp)
+{
+    if (rp->retire_pending || !sim__rp_empty(rp)) return;
+    rp->retire_pending = true;
+    sim__heap_push(&rp->e->events, rp->e->now, retire_event, NULL, rp->id);
+}
+
+/* Waiting requests handed back go to the router of their replica's group
+ * as they are (a KV cache that arrived from a prefill pool still counts). */
+static void hand_back(sim_engine *e, sim__group *g, sim__queue *q)
+{
+    sim__request *r;
+    while ((r = sim__queue_pop(q))) sim__rt_route(e, g, r);
+}
+
+/* Requests of a failed replica start again where requests arrive: their KV
+ * cache is gone, so they prefill their prompt and what they generated, as a
+ * recompute after a preemption does. */
+static void restart(sim_engine *e, sim__queue *q)
+{
+    sim__request *r;
+    while ((r = sim__queue_pop(q))) {
+        r->state = SIM__WAITING;
+        r->prefill_target = (int64_t)r->prompt + r->generated;
+        sim__rt_route(e, e->fleet.groups[0], r);
+    }
+}
+
+void sim__fl_drain(sim_engine *e, int32_t id, sim__drain how)
+{
+    sim__replica *rp = sim__fl_get(e, id);
+    if (!rp || rp->draining) return;
+    rp->draining = true;
+    rp->drain_how = how;
+    group_leave(rp->group, rp);
+    rp->q = &rp->own; /* it takes nothing more from a central queue */
+    sim__queue back = {0};
+    if (how == SIM__DRAIN_HAND_BACK) sim__rp_take_waiting(rp, &back);
+    hand_back(e, rp->group, &back);
+    sim__rp_wake(rp); /* idle and empty: it retires */
+}
+
+void sim__fl_fail_request(sim_engine *e, int32_t id, sim__request *r)
+{
+    if (r->state == SIM__ARRIVED_KV) r->decode_replica = id;
+    else if (r->replica < 0) r->replica = id;
+    sim__rq_done(e, r, SIM_FAILED, -1);
+}
+
+void sim__fl_fail(sim_engine *e, int32_t id, bool fail_requests)
+{
+    sim__replica *rp = sim__fl_get(e, id);
+    if (!rp) return;
+    group_leave(rp->group, rp);
+    e->fleet.by_id[id].failed_requests = fail_requests;
+    sim__queue held = {0};
+    sim__rp_take_all(rp, &held);
+    retire(rp, SIM__FAILED_REPLICA);
+    if (!fail_requests) {
+        restart(e, &held);
+        return;
+    }
+    sim__request *r;
+    while ((r = sim__queue_pop(&held))) sim__fl_fail_request(e, id, r);
+}
+
+/* ---- changes at an instant ---- */
+
+static void change_event(sim_engine *e, void *subject, int64_t index)
+{
+    (void)subject;
+    const sim__change *c = &e->fleet.changes[index];
+    switch (c->kind) {
+    case SIM__ADD:
+        sim__fl_add(e, &e->sc->pools[c->pool], e->fleet.groups[c->group], c->ready_after_ns);
+        return;
+    case SIM__DRAIN: sim__fl_drain(e, c->replica, c->how); return;
+    case SIM__FAIL: sim__fl_fail(e, c->replica, c->fail_requests); return;
+    }
+}
+
+void sim__fl_schedule(sim_engine *e, int64_t at, const sim__change *c)
+{
+    sim__fleet *f = &e->fleet;
+    if (f->n_changes == f->changes_cap) {
+        f->changes_cap = f->changes_cap ? 2 * f->changes_cap : 8;
+        f->changes = util_xrealloc(f->changes, (size_t)f->changes_cap * sizeof *f->changes);
+    }
+    f->changes[f->n_changes] = *c;
+    sim__heap_push(&e->events, at, change_event, NULL, f->n_changes++);
+}
