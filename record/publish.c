@@ -132,7 +132,9 @@ static int exec_db(sqlite3 *db, const char *path, const char *sql, util_diag *d)
 /* An older database gains the columns added since (inside the
  * transaction): version 2 runs.status_reason, version 3 the prefix cache's
  * requests.cached_tokens and replicas.evicted_blocks, version 4 the
- * precision's replicas.weight_bytes and replicas.kv_bytes_per_token. */
+ * precision's replicas.weight_bytes and replicas.kv_bytes_per_token, version
+ * 5 a replica's life: replicas.created_s, ready_s, retired_s and end_reason
+ * (old rows: made and ready at 0, retired unknown, there at the end). */
 int rec__upgrade(sqlite3 *db, const char *path, util_diag *d)
 {
     static const char *const added[] = {
@@ -141,6 +143,10 @@ int rec__upgrade(sqlite3 *db, const char *path, util_diag *d)
               "ALTER TABLE main.replicas ADD COLUMN evicted_blocks INTEGER NOT NULL DEFAULT 0;",
         [4] = "ALTER TABLE main.replicas ADD COLUMN weight_bytes REAL NOT NULL DEFAULT 0; "
               "ALTER TABLE main.replicas ADD COLUMN kv_bytes_per_token REAL NOT NULL DEFAULT 0;",
+        [5] = "ALTER TABLE main.replicas ADD COLUMN created_s REAL NOT NULL DEFAULT 0; "
+              "ALTER TABLE main.replicas ADD COLUMN ready_s REAL DEFAULT 0; "
+              "ALTER TABLE main.replicas ADD COLUMN retired_s REAL; "
+              "ALTER TABLE main.replicas ADD COLUMN end_reason TEXT NOT NULL DEFAULT 'end_of_run';",
     };
     int rc;
     int64_t version = rec__query_int(db, "PRAGMA main.user_version", &rc);

@@ -12,7 +12,7 @@
 #define REC__APPLICATION_ID 0x53657276
 /* 2: runs.status_reason (a version-1 database gains the column when a run
  * is added to it). */
-#define REC__SCHEMA_VERSION 4
+#define REC__SCHEMA_VERSION 5
 /* Writers wait this long for each other's lock. */
 #define REC__BUSY_TIMEOUT_MS 60000
 

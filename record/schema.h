@@ -91,7 +91,11 @@
     X(usd_per_gpu_hour, "REAL NOT NULL", real, row->usd_per_gpu_hour)                              \
     X(evicted_blocks, "INTEGER NOT NULL DEFAULT 0", i64, row->evicted_blocks)                      \
     X(weight_bytes, "REAL NOT NULL DEFAULT 0", real, row->weight_bytes)                            \
-    LAST(kv_bytes_per_token, "REAL NOT NULL DEFAULT 0", real, row->kv_bytes_per_token)
+    X(kv_bytes_per_token, "REAL NOT NULL DEFAULT 0", real, row->kv_bytes_per_token)                \
+    X(created_s, "REAL NOT NULL DEFAULT 0", real, row->created_s)                                  \
+    X(ready_s, "REAL DEFAULT 0", time, row->ready_s)                                               \
+    X(retired_s, "REAL", time, row->retired_s)                                                     \
+    LAST(end_reason, "TEXT NOT NULL DEFAULT 'end_of_run'", text, row->end_reason)
 
 #define REC_ITERATIONS(X, LAST)                                                                    \
     X(run_id, "INTEGER NOT NULL REFERENCES runs(id)", i64, r->run_id)                              \

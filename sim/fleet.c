@@ -171,7 +171,7 @@ static void retire_event(sim_engine *e, void *subject, int64_t id)
     sim__replica *rp = sim__fl_get(e, (int32_t)id);
     if (!rp) return;
     rp->retire_pending = false;
-    if (sim__rp_empty(rp)) retire(rp, SIM__DRAINED);
+    if (sim__rp_empty(rp)) retire(rp, SIM_DRAINED);
 }
 
 void sim__fl_retire_if_empty(sim__replica *rp)
@@ -231,7 +231,7 @@ void sim__fl_fail(sim_engine *e, int32_t id, bool fail_requests)
     e->fleet.by_id[id].failed_requests = fail_requests;
     sim__queue held = {0};
     sim__rp_take_all(rp, &held);
-    retire(rp, SIM__FAILED_REPLICA);
+    retire(rp, SIM_FAILED);
     if (!fail_requests) {
         restart(e, &held);
         return;

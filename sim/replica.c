@@ -1078,7 +1078,7 @@ void sim__rp_row(const sim__replica *rp, sim_replica_row *row)
         .created_s = sim__secs(rp->created_ns),
         .ready_s = sim__secs(rp->ready_ns),
         .retired_s = sim__secs(rp->e->now),
-        .end_reason = SIM__END_OF_RUN,
+        .end_reason = SIM_END_OF_RUN,
     };
 }
 

@@ -146,6 +146,11 @@ typedef struct sim_request_row {
     int slow;
 } sim_request_row;
 
+/* How a replica left the cluster, the `end_reason` column: it was still
+ * there when the run ended, it was drained, or it failed (SIM_FAILED). */
+#define SIM_END_OF_RUN "end_of_run"
+#define SIM_DRAINED "drained"
+
 typedef struct sim_replica_row {
     int replica;
     const char *pool, *gpu, *model;
@@ -169,8 +174,8 @@ typedef struct sim_replica_row {
     double energy_j;       /* drawn by all its GPUs while busy (idle time: idle_w) */
     double kv_token_s;     /* integral of KV tokens in use over time */
     double usd_per_gpu_hour;
-    /* its life: made, ready to take work, and out of the cluster -- drained,
-     * failed, or still there at the end of the run (SIM_END_*) */
+    /* its life: made, ready to take work (NAN: never), and out of the
+     * cluster, for end_reason */
     double created_s, ready_s, retired_s;
     const char *end_reason;
 } sim_replica_row;

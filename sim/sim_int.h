@@ -398,10 +398,6 @@ typedef struct sim__group {
  * it nothing new, and it retires once it holds nothing. */
 typedef enum sim__drain { SIM__DRAIN_FINISH, SIM__DRAIN_HAND_BACK } sim__drain;
 
-/* Why a replica's row ended: the `end_reason` column. */
-#define SIM__END_OF_RUN "end_of_run"
-#define SIM__DRAINED "drained"
-#define SIM__FAILED_REPLICA "failed"
 
 typedef struct sim__replica {
     sim_engine *e;

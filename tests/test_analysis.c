@@ -440,7 +440,8 @@ static sqlite3 *hand_run(int gpus, double usd_per_gpu_hour, double busy_s, doubl
                           .model = "llama-3.1-8b", .gpus = gpus, .busy_s = busy_s,
                           .kv_capacity_tokens = 1000, .peak_flops = 1e15, .peak_bw = 1e12,
                           .tdp_w = 700, .idle_w = 100, .prefill_w = 700, .decode_w = 380,
-                          .energy_j = energy_j, .usd_per_gpu_hour = usd_per_gpu_hour};
+                          .energy_j = energy_j, .usd_per_gpu_hour = usd_per_gpu_hour,
+                          .end_reason = SIM_END_OF_RUN};
     sink.replica(sink.ctx, &rp);
     rec_run_end end = {SIM_STATUS_COMPLETED, NULL, 10, 0, 1};
     rec_finish(rec, &end, &d);
