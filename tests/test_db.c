@@ -56,7 +56,7 @@ static void record(rec_recorder *rec, const sim_scenario *sc, sim_status status)
                               .batch_seq_s = 20, .kv_capacity_tokens = 1000,
                               .kv_peak_tokens = 300 + 100 * i, .peak_flops = 1e15,
                               .peak_bw = 1e12, .weight_bytes = 16e9,
-                              .kv_bytes_per_token = 131072};
+                              .kv_bytes_per_token = 131072, .end_reason = SIM_END_OF_RUN};
         sink.replica(sink.ctx, &rp);
     }
     rec_run_end end = {status, status == SIM_STATUS_COMPLETED ? NULL : "a test's reason", 10.0,
@@ -201,6 +201,10 @@ static void test_upgrade(const char *dir, const sim_scenario *sc)
                               "ALTER TABLE replicas DROP COLUMN evicted_blocks; "
                               "ALTER TABLE replicas DROP COLUMN weight_bytes; "
                               "ALTER TABLE replicas DROP COLUMN kv_bytes_per_token; "
+                              "ALTER TABLE replicas DROP COLUMN created_s; "
+                              "ALTER TABLE replicas DROP COLUMN ready_s; "
+                              "ALTER TABLE replicas DROP COLUMN retired_s; "
+                              "ALTER TABLE replicas DROP COLUMN end_reason; "
                               "PRAGMA user_version = 2;", NULL, NULL, NULL);
     sqlite3_close(db);
     is_int(rc, SQLITE_OK, "a schema-2 database made");
@@ -208,15 +212,15 @@ static void test_upgrade(const char *dir, const sim_scenario *sc)
     is_int(an_open(path, &db, &d), 0, "report opens it");
     is_int(an_report_compute(db, 1, &r, &d), 0, "and reports its run");
     is_int(r.req.cached_tokens, 0, "with no prefix cache");
-    ok(isnan(r.replicas[0].weight_bytes) && isnan(r.replicas[0].kv_bytes_per_token),
-       "and its weight and KV bytes unknown");
+    ok(isnan(r.replicas[0].weight_bytes), "and its weight bytes unknown");
+    ok(isnan(r.replicas[0].kv_bytes_per_token), "and its KV bytes per token unknown");
     an_report_fini(&r);
     sqlite3_close(db);
     rec_open(path, &rec, &d);
     record(rec, sc, SIM_STATUS_COMPLETED);
     rec_close(rec);
     sqlite3_open(path, &db);
-    is_int(support_q1(db, "PRAGMA user_version"), 4, "adding a run upgrades it to schema 4");
+    is_int(support_q1(db, "PRAGMA user_version"), 5, "adding a run upgrades it to schema 5");
     is_int(support_q1(db, "SELECT count(*) FROM requests WHERE run_id = 1 AND cached_tokens = 0"),
            10, "its old rows read 0 cached tokens");
     is_int(support_q1(db, "SELECT count(*) FROM requests WHERE run_id = 2"), 10,
@@ -225,6 +229,12 @@ static void test_upgrade(const char *dir, const sim_scenario *sc)
                           " AND kv_bytes_per_token = 0"), 2, "its old replicas read 0 bytes");
     ok(support_q1(db, "SELECT min(weight_bytes) FROM replicas WHERE run_id = 2") > 0,
        "the new run's replicas have their weight bytes");
+    is_int(support_q1(db, "SELECT count(*) FROM replicas WHERE run_id = 1 AND retired_s IS NULL"
+                          " AND end_reason = 'end_of_run'"),
+           2, "its old replicas' lives are unknown, there at the end");
+    is_int(support_q1(db, "SELECT count(*) FROM replicas WHERE run_id = 2 AND created_s = 0"
+                          " AND ready_s = 0 AND retired_s IS NOT NULL AND end_reason = 'end_of_run'"),
+           2, "the new run's replicas have their lives");
     sqlite3_close(db);
     unlink(path);
     free(path);
