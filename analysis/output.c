@@ -212,17 +212,26 @@ cJSON *an_report_json(const an_report *r, bool by_class)
 
 /* ---- text ---- */
 
+/* A number or a name as text prints it, returned by value: a printf may
+ * take several (num(...).s lives until the end of the full expression that
+ * called it), and the library keeps no buffer shared between calls or
+ * threads. */
+typedef struct num_text {
+    char s[40];
+} num_text;
+
+typedef struct name_text {
+    char s[72];
+} name_text;
+
 /* v printed with fmt, or "-" when it is not a number (nothing measured):
- * text output never shows nan.  Returns one of a few rotating buffers, so
- * a printf may take several. */
-static const char *num(const char *fmt, double v)
+ * text output never shows nan. */
+static num_text num(const char *fmt, double v)
 {
-    static char bufs[16][40];
-    static int next;
-    char *b = bufs[next++ % 16];
-    if (!isfinite(v)) return "-";
-    snprintf(b, sizeof bufs[0], fmt, v);
-    return b;
+    num_text t;
+    if (!isfinite(v)) snprintf(t.s, sizeof t.s, "-");
+    else snprintf(t.s, sizeof t.s, fmt, v);
+    return t;
 }
 
 /* ---- wrapping ---- */
@@ -296,20 +305,22 @@ static void print_wrapped(void (*print)(const void *arg, FILE *out), const void 
     free(text);
 }
 
-/* A name as text shows it: at most max bytes, a longer one cut with "..."
- * (rotating buffers, as num's). */
-static const char *short_name(const char *s, size_t max)
+/* A name as text shows it: at most max bytes (and no more than name_text
+ * holds), a longer one cut with "..." -- never inside a UTF-8 character. */
+static name_text short_name(const char *s, size_t max)
 {
-    static char bufs[8][72];
-    static int next;
-    if (!s) return "";
-    if (max > sizeof bufs[0] - 1) max = sizeof bufs[0] - 1;
-    if (strlen(s) <= max) return s;
-    char *b = bufs[next++ % 8];
+    name_text t = {""};
+    if (!s) return t;
+    if (max > sizeof t.s - 1) max = sizeof t.s - 1;
+    size_t len = strlen(s);
+    if (len <= max) {
+        memcpy(t.s, s, len + 1);
+        return t;
+    }
     size_t keep = max - 3;
     while (keep > 0 && ((unsigned char)s[keep] & 0xC0) == 0x80) keep--;
-    snprintf(b, sizeof bufs[0], "%.*s...", (int)keep, s);
-    return b;
+    snprintf(t.s, sizeof t.s, "%.*s...", (int)keep, s);
+    return t;
 }
 
 /* A table cell of 10 columns: four decimals while they fit, fewer for
@@ -357,7 +368,7 @@ static void print_slo(const an_section *s, FILE *out)
         }
     if (!s->slo.set) fprintf(out, " each class's own");
     pct(out, ": attainment", s->attainment);
-    fprintf(out, ", goodput %s req/s\n", num("%.3f", s->goodput_requests_per_s));
+    fprintf(out, ", goodput %s req/s\n", num("%.3f", s->goodput_requests_per_s).s);
 }
 
 static void print_counts(const an_section *s, double warmup_s, FILE *out)
@@ -395,8 +406,8 @@ static void print_throughput(const an_section *s, FILE *out)
         return;
     }
     fprintf(out, "throughput over %s s: %s req/s, %s input tok/s, %s output tok/s\n",
-            num("%.1f", s->window_s), num("%.3f", s->requests_per_s),
-            num("%.1f", s->input_tokens_per_s), num("%.1f", s->output_tokens_per_s));
+            num("%.1f", s->window_s).s, num("%.3f", s->requests_per_s).s,
+            num("%.1f", s->input_tokens_per_s).s, num("%.1f", s->output_tokens_per_s).s);
 }
 
 static void print_tasks(const an_tasks *t, FILE *out)
@@ -405,7 +416,7 @@ static void print_tasks(const an_tasks *t, FILE *out)
     fprintf(out, "tasks: %lld (%lld completed, %lld failed", (long long)t->count,
             (long long)t->completed, (long long)t->failed);
     if (t->unfinished) fprintf(out, ", %lld unfinished", (long long)t->unfinished);
-    fprintf(out, "), %s calls each", num("%.2f", t->calls_per_task));
+    fprintf(out, "), %s calls each", num("%.2f", t->calls_per_task).s);
     pct(out, ", with a slow call", t->any_slow_fraction);
     fprintf(out, "\n");
     stats_line(out, "task e2e", &t->e2e);
@@ -416,12 +427,12 @@ static void print_cache(const an_section *s, const char *evicted, FILE *out)
 {
     pct(out, "prefix cache: hit rate", s->prefix_hit_rate);
     fprintf(out, " (%s of %s prompt tokens scheduled after warm-up came from the cache)%s\n",
-            num("%.0f", s->cached_tokens), num("%.0f", s->prompt_tokens_scheduled), evicted);
+            num("%.0f", s->cached_tokens).s, num("%.0f", s->prompt_tokens_scheduled).s, evicted);
 }
 
 static void print_class(const an_class *c, double warmup_s, bool cache, FILE *out)
 {
-    fprintf(out, "\nclass \"%s\"\n", short_name(c->name, 64));
+    fprintf(out, "\nclass \"%s\"\n", short_name(c->name, 64).s);
     print_section(&c->req, warmup_s, out);
     print_tasks(&c->tasks, out);
     print_throughput(&c->req, out);
@@ -468,16 +479,16 @@ static bool cache_used(const an_report *r)
 static void print_fill(const an_use *u, bool one, FILE *out)
 {
     if (isnan(u->batch_fill)) {
-        fprintf(out, " mean batch %s", num("%.1f", u->mean_batch));
+        fprintf(out, " mean batch %s", num("%.1f", u->mean_batch).s);
     } else {
         pct(out, " batch slots", u->batch_fill);
         fprintf(out, one ? " full (max_batch %lld, mean batch %s)" : " full (%lld in all, mean "
                                                                          "batch %s)",
-                (long long)u->batch_slots, num("%.1f", u->mean_batch));
+                (long long)u->batch_slots, num("%.1f", u->mean_batch).s);
     }
     pct(out, ", KV cache", u->kv_mean_fraction);
     pct(out, " full (peak", u->kv_peak_fraction);
-    fprintf(out, "), queue mean %s (peak %lld)", num("%.2f", u->queue_mean),
+    fprintf(out, "), queue mean %s (peak %lld)", num("%.2f", u->queue_mean).s,
             (long long)u->queue_peak);
 }
 
@@ -487,7 +498,7 @@ static void print_use(const an_use *u, bool one, bool cache, FILE *out)
     pct(out, ", busy", u->busy_fraction);
     pct(out, ", MFU", u->mfu);
     pct(out, ", MBU", u->mbu);
-    fprintf(out, ", %s W", num("%.0f", u->mean_gpu_w));
+    fprintf(out, ", %s W", num("%.0f", u->mean_gpu_w).s);
     if (cache) pct(out, ", prefix cache hits", u->prefix_hit_rate);
     fprintf(out, "\n");
 }
@@ -497,7 +508,7 @@ static void print_cost(const an_report *r, FILE *out)
 {
     const an_cost *c = &r->cost;
     fprintf(out, "cost: %d GPU%s x $%s/GPU-hour", c->gpu_count, c->gpu_count == 1 ? "" : "s",
-            num("%.2f", c->usd_per_gpu_hour));
+            num("%.2f", c->usd_per_gpu_hour).s);
     if (c->overhead_fraction > 0) fprintf(out, " + %.0f%% overhead", 100 * c->overhead_fraction);
     if (r->req.measured == 0) {
         fprintf(out, ": no window to cost (no request completed after the warm-up)\n");
@@ -505,12 +516,12 @@ static void print_cost(const an_report *r, FILE *out)
     }
     fprintf(out, " over the %s s window: $%s; $%s per 1M output tokens, $%s per 1M "
                  "tokens, $%s per request\n",
-            num("%.1f", r->req.window_s), num("%.4f", c->usd),
-            num("%.4f", c->usd_per_million_output_tokens),
-            num("%.4f", c->usd_per_million_total_tokens), num("%.6f", c->usd_per_request));
+            num("%.1f", r->req.window_s).s, num("%.4f", c->usd).s,
+            num("%.4f", c->usd_per_million_output_tokens).s,
+            num("%.4f", c->usd_per_million_total_tokens).s, num("%.6f", c->usd_per_request).s);
     pct(out, "  at the utilisation it ran at (busy", c->utilisation);
     fprintf(out, "); kept busy all the time: $%s per 1M output tokens\n",
-            num("%.4f", c->usd_per_million_output_tokens_at_full_utilisation));
+            num("%.4f", c->usd_per_million_output_tokens_at_full_utilisation).s);
 }
 
 static void print_energy(const an_report *r, FILE *out)
@@ -522,9 +533,9 @@ static void print_energy(const an_report *r, FILE *out)
     }
     fprintf(out, "energy over the window: GPU boards %s Wh, %s J per output token (mean %s "
                  "W); wall (GPU + host %s W/GPU) x PUE %s: %s Wh, %s J per output token\n",
-            num("%.1f", e->gpu_wh), num("%.3f", e->gpu_j_per_output_token),
-            num("%.0f", e->mean_gpu_w), num("%.0f", e->host_w_per_gpu), num("%.2f", e->pue),
-            num("%.1f", e->wall_wh), num("%.3f", e->wall_j_per_output_token));
+            num("%.1f", e->gpu_wh).s, num("%.3f", e->gpu_j_per_output_token).s,
+            num("%.0f", e->mean_gpu_w).s, num("%.0f", e->host_w_per_gpu).s, num("%.2f", e->pue).s,
+            num("%.1f", e->wall_wh).s, num("%.3f", e->wall_j_per_output_token).s);
 }
 
 /* What the precision sized: known from schema 4 on. */
@@ -532,16 +543,16 @@ static void print_memory(const an_use *u, const char *indent, FILE *out)
 {
     if (isnan(u->weight_bytes)) return;
     fprintf(out, "%smemory: weights %s GB, KV %s KiB per token, KV capacity %lld tokens\n",
-            indent, num("%.2f", u->weight_bytes / 1e9), num("%.1f", u->kv_bytes_per_token / 1024),
-            (long long)u->kv_capacity_tokens);
+            indent, num("%.2f", u->weight_bytes / 1e9).s,
+            num("%.1f", u->kv_bytes_per_token / 1024).s, (long long)u->kv_capacity_tokens);
 }
 
 static void print_replicas(const an_report *r, FILE *out)
 {
     for (int i = 0; i < r->n_replicas; i++) {
         const an_use *u = &r->replicas[i];
-        fprintf(out, "  replica %d (%s, %d x %s):", u->replica, short_name(u->pool, 32), u->gpus,
-                short_name(u->gpu, 32));
+        fprintf(out, "  replica %d (%s, %d x %s):", u->replica, short_name(u->pool, 32).s, u->gpus,
+                short_name(u->gpu, 32).s);
         print_use(u, true, cache_used(r), out);
         print_memory(u, "    ", out);
     }
@@ -552,7 +563,7 @@ static void print_replica_sections(const an_report *r, FILE *out)
     for (int i = 0; i < r->n_replicas; i++) {
         const an_use *u = &r->replicas[i];
         fprintf(out, "\nreplica %d (%s) -- the requests it prefilled\n", u->replica,
-                short_name(u->pool, 32));
+                short_name(u->pool, 32).s);
         print_section(&u->req, r->warmup_s, out);
         print_throughput(&u->req, out);
         print_slo(&u->req, out);
@@ -566,7 +577,7 @@ static void print_run(const an_report *r, FILE *out)
     bool completed = !strcmp(r->status, "completed");
     fprintf(out, "run %lld \"%s\" (seed %lld): %s%s%s, %.1f s simulated in %.3g s (%lld "
                  "events)\n",
-            (long long)r->run_id, short_name(r->name, 48), (long long)r->seed,
+            (long long)r->run_id, short_name(r->name, 48).s, (long long)r->seed,
             completed ? "" : "*** ",
             r->status, completed ? "" : " ***", r->sim_time_s,
             r->wall_time_s, (long long)r->events);
@@ -606,8 +617,8 @@ static void print_report(const void *arg, FILE *out)
     fprintf(out, "\n");
     print_throughput(&r->req, out);
     fprintf(out, "per user (1 / tpot): mean %s tok/s, p50 %s tok/s\n",
-            num("%.1f", r->req.per_user_tokens_per_s.mean),
-            num("%.1f", r->req.per_user_tokens_per_s.p50));
+            num("%.1f", r->req.per_user_tokens_per_s.mean).s,
+            num("%.1f", r->req.per_user_tokens_per_s.p50).s);
     if (r->slo_whatif) fprintf(out, "(what-if SLO: thresholds from the command line)\n");
     print_slo(&r->req, out);
     print_targets(r, out);
