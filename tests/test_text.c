@@ -258,10 +258,11 @@ static void test_sweep_table(void)
     pl_axis axes[2];
     util_diag d;
     util_diag_init(&d);
-    ok(!pl_axis_parse("workload.arrival.rate_per_s=0.5,8,100000", &axes[0], &d) &&
-           !pl_axis_parse("cluster.model=llama-3.1-8b,a-model-id-far-longer-than-fourteen", &axes[1],
-                          &d),
-       "the axes parse");
+    ok(!pl_axis_parse("workload.arrival.rate_per_s=0.5,8,100000", &axes[0], &d),
+       "the rate axis parses");
+    ok(!pl_axis_parse("cluster.model=llama-3.1-8b,a-model-id-far-longer-than-fourteen", &axes[1],
+                      &d),
+       "the model axis parses");
     sweep_case c = {.o = {.base = {.sweep = "wide"}, .axes = axes, .n_axes = 2, .seeds = 1,
                           .output = "x.db"}};
     pl_sweep_row rows[6];
@@ -297,11 +298,15 @@ static void test_sweep_table(void)
         else if (header) {
             int b[32], e[32], n = words(s, len, b, e, 32);
             /* numbers end at their column's right edge; the model names
-             * (word 1) and the status (the last) start at their left one */
-            e[1] = b[1];
-            e[n - 1] = b[n - 1];
-            if (n_ref < 0) memcpy(ref, e, sizeof e), n_ref = n;
-            same += n == n_ref && !memcmp(e, ref, (size_t)n * sizeof *e);
+             * (word 1) and the status (the last) start at their left one.
+             * A row of fewer than two words has neither: it is not a row
+             * of this table, and counts as one whose cells do not line up. */
+            if (n >= 2) {
+                e[1] = b[1];
+                e[n - 1] = b[n - 1];
+                if (n_ref < 0) memcpy(ref, e, (size_t)n * sizeof *e), n_ref = n;
+                same += n == n_ref && !memcmp(e, ref, (size_t)n * sizeof *e);
+            }
             n_rows++;
         }
         s += len + (nl != NULL);
@@ -310,7 +315,7 @@ static void test_sweep_table(void)
     is_int(same, n_rows, "every row's cells end at the same columns");
     ok(header && n_ref > 3 && !strncmp(header + ref[n_ref - 2] - 5, "J/tok", 5),
        "the header's last number heading ends where its column does");
-    ok(header && header[ref[2] - 1] == 'n' && !strncmp(header + ref[2] - 3, "run", 3),
+    ok(header && n_ref > 2 && !strncmp(header + ref[2] - 3, "run", 3),
        "the run heading ends over the run ids");
     free(text);
     for (int i = 0; i < 6; i++) cJSON_Delete(rows[i].point.overrides);
@@ -355,8 +360,8 @@ static void test_plan_text(void)
     util_diag d;
     util_diag_init(&d);
     pl_target t[2];
-    ok(!pl_target_parse("ttft_p99<=0.5", &t[0], &d) && !pl_target_parse("tpot<=0.05", &t[1], &d),
-       "the targets parse");
+    ok(!pl_target_parse("ttft_p99<=0.5", &t[0], &d), "the TTFT target parses");
+    ok(!pl_target_parse("tpot<=0.05", &t[1], &d), "the TPOT target parses");
     pl_axis gpus;
     ok(!pl_axis_parse("cluster.gpu=h100-sxm,a100-80gb,l40s", &gpus, &d), "the candidates parse");
     plan_case c = {.o = {.goal = PL_CHEAPEST, .targets = t, .n_targets = 2, .attainment = 0.9,
@@ -402,7 +407,8 @@ static void test_plan_text(void)
     has_str(line, "42.0% of requests not completed", "and the requests it lost");
     free(line);
     line = line_with(text, "gpu=h100-sxm replicas=2 ");
-    ok(line && !strstr(line, "fails") && !strstr(line, "interval"), "a met trial names no failure");
+    ok(line && !strstr(line, "fails"), "a met trial names no failing target");
+    ok(line && !strstr(line, "interval"), "nor an undecided interval");
     free(line);
     /* the "why" column starts at the same place on every trial row */
     const char *head = strstr(text, "why not met");
