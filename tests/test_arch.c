@@ -390,8 +390,9 @@ static void refused(const char *name, const char *cluster, const char *want, con
     sim_scenario sc;
     char *errors = NULL;
     int rc = load_hf(name, cluster, &sc, &errors);
-    ok(rc != 0 && errors && strstr(errors, want), "%s", what);
-    if (rc == 0 || !errors || !strstr(errors, want)) tap_diag("got: %s", errors ? errors : "(loaded)");
+    ok(rc != 0, "%s: refused", what);
+    if (!ok(errors && strstr(errors, want), "%s: the message says why", what))
+        tap_diag("got: %s", errors ? errors : "(loaded)");
     free(errors);
     sim_scenario_fini(&sc);
 }
@@ -417,14 +418,17 @@ static void test_errors(void)
     if (!util_json_read_file(dir, &cfg, &d)) {
         cJSON_DeleteItemFromObject(cfg, "num_hidden_layers");
         cJSON *out = NULL;
-        ok(mdl_hf_config_model(cfg, "x/config.json", &out, &d) != 0 && d.count &&
+        ok(mdl_hf_config_model(cfg, "x/config.json", &out, &d) != 0,
+           "a config without num_hidden_layers is refused");
+        ok(d.count &&
                strstr(d.msgs[0], "x/config.json: num_hidden_layers: missing (a llama config"),
-           "a missing field is named with the file");
+           "the missing field is named with the file");
         cJSON_ReplaceItemInObject(cfg, "model_type", cJSON_CreateString("mamba"));
         util_diag_clear(&d);
-        ok(mdl_hf_config_model(cfg, "x/config.json", &out, &d) != 0 && d.count &&
-               strstr(d.msgs[0], "x/config.json: model_type: unknown architecture 'mamba'"),
-           "an unknown architecture is named");
+        ok(mdl_hf_config_model(cfg, "x/config.json", &out, &d) != 0,
+           "a config of an unknown architecture is refused");
+        ok(d.count && strstr(d.msgs[0], "x/config.json: model_type: unknown architecture 'mamba'"),
+           "the unknown architecture is named");
         cJSON_Delete(out);
     }
     cJSON_Delete(cfg);
@@ -433,7 +437,9 @@ static void test_errors(void)
     sim_scenario sc;
     char *errors = NULL;
     char *json = scenario_json("{\"hf_config\": \"no/such/config.json\"}", "");
-    ok(support_scenario(json, NULL, &sc, &errors) != 0 && errors &&
+    ok(support_scenario(json, NULL, &sc, &errors) != 0,
+       "a scenario with a missing config is refused");
+    ok(errors &&
            strstr(errors, "cluster.model.hf_config: cannot read a model from 'no/such/config.json'"),
        "a missing config names the JSON path and the file");
     free(errors);

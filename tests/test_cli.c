@@ -116,7 +116,8 @@ static void test_run_report_same(const char *quick)
         rep_args[m] = NULL;
         result rep = sv(rep_args[0], rep_args[1], rep_args[2], rep_args[3], rep_args[4],
                         rep_args[5], NULL);
-        ok(run.out[0] == '{' && !strcmp(run.out, rep.out),
+        ok(run.out[0] == '{', "%s: run prints its report as JSON", cases[c].what);
+        ok(!strcmp(run.out, rep.out),
            "%s: run's report, from the rows as recorded, is report's, from the database",
            cases[c].what);
         runner_drop(&run);

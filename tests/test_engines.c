@@ -68,7 +68,8 @@ static void test_vllm_v1(void)
     is_str(str(&sc, "cluster.scheduler.preemption"), "recompute", "recompute preemption");
     ok(flag(&sc, "cluster.scheduler.prefix_caching"), "prefix caching on");
     ok(flag(&sc, "cluster.scheduler.async_scheduling"), "asynchronous scheduling on");
-    ok(sc.pools[0].async_scheduling && sc.pools[0].cost.host_overlap, "typed: host time overlaps");
+    ok(sc.pools[0].async_scheduling, "typed: asynchronous scheduling");
+    ok(sc.pools[0].cost.host_overlap, "typed: host time overlaps");
     is_near(num(&sc, "cluster.host.frontend_s"), 0.0009, 0, "frontend 0.9 ms");
     is_near(num(&sc, "cluster.host.frontend_s_per_token"), 2.25e-6, 0, "2.25 us per prompt token");
     is_near(num(&sc, "cluster.host.step_s"), 0, 0, "no fixed host time per step");
@@ -144,9 +145,8 @@ static void test_ideal(void)
     is_str(str(&sc, "cluster.scheduler.policy"), "continuous", "ideal: continuous");
     is_near(num(&sc, "cluster.scheduler.max_batch"), 256, 0, "256 sequences");
     is_near(num(&sc, "cluster.scheduler.max_batched_tokens"), 8192, 0, "8192 tokens");
-    ok(!flag(&sc, "cluster.scheduler.prefix_caching") &&
-           !flag(&sc, "cluster.scheduler.async_scheduling"),
-       "no prefix caching, no asynchronous scheduling");
+    ok(!flag(&sc, "cluster.scheduler.prefix_caching"), "no prefix caching");
+    ok(!flag(&sc, "cluster.scheduler.async_scheduling"), "no asynchronous scheduling");
     double host = num(&sc, "cluster.host.frontend_s") +
                   num(&sc, "cluster.host.frontend_s_per_token") + num(&sc, "cluster.host.step_s") +
                   num(&sc, "cluster.host.step_s_per_seq") + num(&sc, "cluster.host.output_s");
@@ -184,7 +184,8 @@ static void test_every_preset(void)
             free(gpu);
         }
     }
-    ok(all && n >= 4 * 11, "every engine preset loads on every GPU of the catalog (%d)", n);
+    ok(all, "every engine preset loads on every GPU of the catalog (%d)", n);
+    cmp_ok(n, >=, 4 * 11, "the catalog's presets and GPUs: at least 4 x 11 pairs");
 }
 
 /* ---- the scenario wins ---- */
@@ -342,9 +343,10 @@ static void test_output_task(void)
                           "workload.agent={\"mode\": \"sequential\", \"calls\": 3}", NULL};
     support_rows r;
     support_run(BASE, sets, &r, NULL);
+    is_int(r.n, 15, "5 tasks of 3 calls");
     int chained = 0;
-    bool after = r.n == 15;
-    for (size_t i = 0; after && i < r.n; i++) {
+    bool after = true;
+    for (size_t i = 0; i < r.n; i++) { /* every call, so that chained counts them all */
         const sim_request_row *x = &r.req[i];
         if (x->call_index <= 0) continue;
         for (size_t j = 0; j < r.n; j++) {
@@ -354,8 +356,8 @@ static void test_output_task(void)
             chained++;
         }
     }
-    ok(after && chained == 10, "an agent task's next call leaves when the client has the reply "
-                               "(%d calls)", chained);
+    ok(after, "an agent task's next call leaves when the client has the reply");
+    is_int(chained, 10, "each task's second and third call follow the one before");
     support_rows_fini(&r);
 }
 

@@ -83,53 +83,66 @@ static outcome run(const char *json, const char *const *sets)
     return o;
 }
 
+/* What every run here shows, one check a thing: it ended well, and the
+ * engine checked its invariants more than least times on the way. */
+static void ran_checked(const outcome *o, long long least, const char *what)
+{
+    is_int(o->rc, 0, "%s: the run ends well", what);
+    cmp_ok(o->checks, >, least, "%s: %lld checks passed", what, o->checks);
+}
+
+/* A run's requests all completed, and some were preempted. */
+static void preempted_all_done(const outcome *o, int64_t requests, const char *what)
+{
+    ran_checked(o, 1000, what);
+    is_int(o->completed, requests, "%s: every request completes", what);
+    cmp_ok(o->preemptions, >, 0, "%s: %lld preemptions", what, (long long)o->preemptions);
+}
+
 static void test_paged_kv(void)
 {
     outcome o = run(STARVED, NULL);
-    ok(o.rc == 0 && o.completed == 120 && o.preemptions > 0 && o.checks > 1000,
-       "recompute: %lld preemptions, %lld checks passed", (long long)o.preemptions, o.checks);
+    preempted_all_done(&o, 120, "recompute");
     o = run(STARVED, (const char *[]){"cluster.scheduler.preemption=swap", NULL});
-    ok(o.rc == 0 && o.completed == 120 && o.swap_bytes > 0 && o.checks > 1000,
-       "swap: %.3g bytes swapped, %lld checks passed", o.swap_bytes, o.checks);
+    ran_checked(&o, 1000, "swap");
+    is_int(o.completed, 120, "swap: every request completes");
+    cmp_ok(o.swap_bytes, >, 0, "swap: %.3g bytes swapped", o.swap_bytes);
     o = run(STARVED, (const char *[]){"cluster.scheduler.prefix_caching=true", NULL});
-    ok(o.rc == 0 && o.completed == 120 && o.preemptions > 0 && o.checks > 1000,
-       "prefix caching of preempted sequences: %lld checks passed", o.checks);
+    preempted_all_done(&o, 120, "prefix caching of preempted sequences");
     /* a central queue hands a preempted sequence to either replica: its
      * cached blocks are its old replica's only */
     o = run(STARVED, (const char *[]){"cluster.scheduler.prefix_caching=true",
                                       "cluster.replicas=2", "cluster.router=\"central_queue\"",
                                       "workload.arrival.users=64", NULL});
-    ok(o.rc == 0 && o.completed == 120 && o.preemptions > 0 && o.checks > 1000,
-       "prefix caching, preempted sequences moving between replicas: %lld checks passed",
-       o.checks);
+    preempted_all_done(&o, 120, "prefix caching, preempted sequences moving between replicas");
     /* shared system prompts and chained agent calls, evicted and preempted */
     o = run(STARVED_SHARED, (const char *[]){"cluster.scheduler.prefix_caching=true",
                                              "cluster.scheduler.policy=chunked",
                                              "cluster.scheduler.max_batched_tokens=256", NULL});
-    ok(o.rc == 0 && o.completed == 120 && o.preemptions > 0 && o.checks > 1000,
-       "prefix caching of shared prompts, chunked, under preemption: %lld checks passed",
-       o.checks);
+    preempted_all_done(&o, 120, "prefix caching of shared prompts, chunked, under preemption");
     o = run(STARVED, (const char *[]){"cluster.scheduler.prefix_caching=true",
                                       "cluster.router=\"prefix_affinity\"", "cluster.replicas=2",
                                       "workload.agent={\"mode\": \"sequential\", \"calls\": 3, "
                                       "\"tool_output_tokens\": {\"dist\": \"fixed\", "
                                       "\"value\": 40}}",
                                       NULL});
-    ok(o.rc == 0 && o.completed >= 120 && o.preemptions > 0 && o.checks > 1000,
-       "prefix caching of agent chains routed by prefix: %lld checks passed", o.checks);
+    ran_checked(&o, 1000, "prefix caching of agent chains routed by prefix");
+    cmp_ok(o.completed, >=, 120, "prefix caching of agent chains: at least 120 calls complete");
+    cmp_ok(o.preemptions, >, 0, "prefix caching of agent chains: %lld preemptions",
+           (long long)o.preemptions);
     o = run(STARVED, (const char *[]){"cluster.scheduler.policy=chunked",
                                       "cluster.scheduler.max_batched_tokens=256", NULL});
-    ok(o.rc == 0 && o.completed == 120 && o.preemptions > 0 && o.checks > 1000,
-       "chunked prefill under preemption: %lld checks passed", o.checks);
+    preempted_all_done(&o, 120, "chunked prefill under preemption");
     o = run(STARVED, (const char *[]){"cluster.scheduler.policy=prefill_first", NULL});
-    ok(o.rc == 0 && o.completed == 120 && o.checks > 1000,
-       "prefill_first: %lld checks passed", o.checks);
+    ran_checked(&o, 1000, "prefill_first");
+    is_int(o.completed, 120, "prefill_first: every request completes");
     o = run(STARVED, (const char *[]){"cluster.scheduler.preemption=swap", "workload.timeout_s=8",
                                       NULL});
-    ok(o.rc == 0 && o.completed + o.timed_out == 120 && o.timed_out > 0 && o.swap_bytes > 0 &&
-           o.checks > 1000,
-       "swap with time-outs in the swap space and the batch: %lld timed out, %lld checks passed",
-       (long long)o.timed_out, o.checks);
+    ran_checked(&o, 1000, "swap with time-outs in the swap space and the batch");
+    is_int(o.completed + o.timed_out, 120, "swap with time-outs: every request completes or "
+                                           "times out");
+    cmp_ok(o.timed_out, >, 0, "swap with time-outs: %lld timed out", (long long)o.timed_out);
+    cmp_ok(o.swap_bytes, >, 0, "swap with time-outs: %.3g bytes swapped", o.swap_bytes);
 }
 
 static void test_static(void)
@@ -137,16 +150,16 @@ static void test_static(void)
     outcome o = run(BASE, (const char *[]){"cluster.scheduler.policy=static",
                                            "cluster.scheduler.max_batch=4",
                                            "cluster.scheduler.batch_timeout_s=0.05", NULL});
-    ok(o.rc == 0 && o.completed == 400 && o.checks > 1000,
-       "static batching, padded batches: %lld checks passed", o.checks);
+    ran_checked(&o, 1000, "static batching, padded batches");
+    is_int(o.completed, 400, "static batching, padded batches: every request completes");
     /* batches that end with their prefill give their reservation back */
     o = run(BASE, (const char *[]){"cluster.scheduler.policy=static",
                                    "cluster.scheduler.max_batch=4",
                                    "cluster.scheduler.kv_blocks=60",
                                    "workload.output_tokens={\"dist\": \"fixed\", \"value\": 1}",
                                    NULL});
-    ok(o.rc == 0 && o.completed == 400 && o.checks > 100,
-       "static batching, 1-token replies: %lld checks passed", o.checks);
+    ran_checked(&o, 100, "static batching, 1-token replies");
+    is_int(o.completed, 400, "static batching, 1-token replies: every request completes");
 }
 
 static void test_disaggregated(void)
@@ -156,8 +169,10 @@ static void test_disaggregated(void)
         "cluster.disaggregated={\"prefill\": \"prefill\", \"decode\": \"decode\", "
         "\"link_gbs\": 10, \"link_latency_s\": 0.001}",
         "workload.timeout_s=0.02", NULL});
-    ok(o.rc == 0 && o.completed + o.timed_out == 400 && o.completed > 0 && o.checks > 1000,
-       "disaggregated, KV over the link, some timing out on it: %lld checks passed", o.checks);
+    ran_checked(&o, 1000, "disaggregated, KV over the link, some timing out on it");
+    is_int(o.completed + o.timed_out, 400,
+           "disaggregated, KV over the link: every request completes or times out");
+    cmp_ok(o.completed, >, 0, "disaggregated, KV over the link: some complete");
     /* a static prefill pool: of a batch, 1-token replies end with the
      * prefill, the others leave over the link */
     o = run(BASE, (const char *[]){
@@ -167,8 +182,26 @@ static void test_disaggregated(void)
         "cluster.disaggregated={\"prefill\": \"prefill\", \"decode\": \"decode\", "
         "\"link_gbs\": 10, \"link_latency_s\": 0.001}",
         "workload.output_tokens={\"dist\": \"uniform\", \"min\": 1, \"max\": 3}", NULL});
-    ok(o.rc == 0 && o.completed == 400 && o.checks > 1000,
-       "disaggregated, a static prefill pool: %lld checks passed", o.checks);
+    ran_checked(&o, 1000, "disaggregated, a static prefill pool");
+    is_int(o.completed, 400, "disaggregated, a static prefill pool: every request completes");
+}
+
+/* One thing checked over the cases of a loop: how many failed it, and the
+ * first that did -- so that a loop adds a check per thing, not per case. */
+typedef struct tally {
+    int failed;
+    const char *first;
+} tally;
+
+static void tally_case(tally *t, bool pass, const char *name)
+{
+    if (!pass && !t->failed++) t->first = name;
+}
+
+static void tally_ok(const tally *t, const char *what)
+{
+    if (!ok(t->failed == 0, "%s", what))
+        tap_diag("%d case(s) fail it, the first: %s", t->failed, t->first);
 }
 
 /* Overloaded replicas whose clients give up all the time, under each
@@ -176,6 +209,7 @@ static void test_disaggregated(void)
 static void test_timeouts(void)
 {
     static const char *policies[] = {"continuous", "chunked", "static", "prefill_first"};
+    tally ended = {0}, all = {0}, some_out = {0}, some_done = {0}, checked = {0};
     for (int i = 0; i < 4; i++) {
         char policy[64];
         snprintf(policy, sizeof policy, "cluster.scheduler.policy=%s", policies[i]);
@@ -184,29 +218,42 @@ static void test_timeouts(void)
                                                "\"min\": 2, \"max\": 400}",
                                                "workload.timeout_s=0.5", "cluster.replicas=1",
                                                "cluster.scheduler.kv_blocks=2000", policy, NULL});
-        ok(o.rc == 0 && o.completed + o.timed_out == 400 && o.timed_out > 0 && o.completed > 0 &&
-               o.checks > 1000,
-           "%s with time-outs: %lld of 400 timed out, %lld checks passed", policies[i],
-           (long long)o.timed_out, o.checks);
+        tally_case(&ended, o.rc == 0, policies[i]);
+        tally_case(&all, o.completed + o.timed_out == 400, policies[i]);
+        tally_case(&some_out, o.timed_out > 0, policies[i]);
+        tally_case(&some_done, o.completed > 0, policies[i]);
+        tally_case(&checked, o.checks > 1000, policies[i]);
     }
+    tally_ok(&ended, "every scheduler with time-outs: the run ends well");
+    tally_ok(&all, "every scheduler: each of the 400 requests completes or times out");
+    tally_ok(&some_out, "every scheduler: some requests time out");
+    tally_ok(&some_done, "every scheduler: some requests complete");
+    tally_ok(&checked, "every scheduler: more than 1000 checks passed");
     outcome o = run(BASE, (const char *[]){"cluster.router=central_queue",
                                            "workload.arrival.rate_per_s=400",
                                            "workload.timeout_s=0.05", NULL});
-    ok(o.rc == 0 && o.completed + o.timed_out == 400 && o.checks > 1000,
-       "central queue with time-outs: %lld checks passed", o.checks);
+    ran_checked(&o, 1000, "central queue with time-outs");
+    is_int(o.completed + o.timed_out, 400,
+           "central queue with time-outs: every request completes or times out");
     /* time-outs in the replicas' own queues: each replica's count of
      * outstanding requests, which these routers read, stays exact */
     static const char *routers[] = {"least_outstanding", "power_of_two"};
+    tally q_ended = {0}, q_all = {0}, q_out = {0}, q_checked = {0};
     for (int i = 0; i < 2; i++) {
         char router[64];
         snprintf(router, sizeof router, "cluster.router=%s", routers[i]);
         o = run(BASE, (const char *[]){router, "workload.arrival.rate_per_s=400",
                                        "cluster.scheduler.max_batch=4", "workload.timeout_s=0.05",
                                        NULL});
-        ok(o.rc == 0 && o.completed + o.timed_out == 400 && o.timed_out > 0 && o.checks > 1000,
-           "%s with time-outs in the queues: %lld timed out, %lld checks passed", routers[i],
-           (long long)o.timed_out, o.checks);
+        tally_case(&q_ended, o.rc == 0, routers[i]);
+        tally_case(&q_all, o.completed + o.timed_out == 400, routers[i]);
+        tally_case(&q_out, o.timed_out > 0, routers[i]);
+        tally_case(&q_checked, o.checks > 1000, routers[i]);
     }
+    tally_ok(&q_ended, "each router with time-outs in the queues: the run ends well");
+    tally_ok(&q_all, "each router: every request completes or times out");
+    tally_ok(&q_out, "each router: some requests time out in the queues");
+    tally_ok(&q_checked, "each router: more than 1000 checks passed");
 }
 
 /* Sequential and map-reduce agents: a call that ends sends the next one
@@ -220,9 +267,8 @@ static void test_agents(const char *root)
         ok(false, "read %s", path);
     } else {
         outcome o = run(json, (const char *[]){"stop={\"duration_s\": 20}", "warmup_s=0", NULL});
-        ok(o.rc == 0 && o.completed > 100 && o.checks > 1000,
-           "agent tasks: %lld calls completed, %lld checks passed", (long long)o.completed,
-           o.checks);
+        ran_checked(&o, 1000, "agent tasks");
+        cmp_ok(o.completed, >, 100, "agent tasks: %lld calls completed", (long long)o.completed);
     }
     util_diag_fini(&d);
     free(json);

@@ -403,20 +403,22 @@ static void test_mooncake_segments(void)
     if (n != 7) return;
     uint64_t k1 = wl_chain(0, 1), k2 = wl_chain(k1, 2), k3 = wl_chain(k2, 3);
     is_int(r[0].n, 3, "1536 tokens, ids [1, 2, 3]: 3 whole blocks, 3 segments");
-    ok(r[0].seg[0].key == k1 && r[0].seg[1].key == k2 && r[0].seg[2].key == k3,
-       "keys chained: wl_chain(0, 1), then wl_chain(that, 2), ...");
+    ok(r[0].seg[0].key == k1, "keys chained: the first block's is wl_chain(0, 1)");
+    ok(r[0].seg[1].key == k2, "the second's wl_chain(that, 2)");
+    ok(r[0].seg[2].key == k3, "the third's wl_chain(that, 3)");
     ok(all_tokens(&r[0], 512), "each of 512 tokens (hash_block_tokens)");
     is_int(r[1].n, 2,
            "1200 tokens, ids [1, 2, 9]: the final partial block (9) is the prompt's own");
-    ok(r[1].seg[0].key == k1 && r[1].seg[1].key == k2,
-       "equal leading ids, equal keys: the two prompts share 1024 tokens");
+    ok(r[1].seg[0].key == k1, "equal leading ids, equal keys: the first block's");
+    ok(r[1].seg[1].key == k2, "and the second's: the two prompts share 1024 tokens");
     is_int(r[2].n, 2, "1100 tokens, ids [1, 5]");
-    ok(r[2].seg[0].key == k1 && r[2].seg[1].key != k2,
-       "ids diverge at the second block: so do the keys, from there");
+    ok(r[2].seg[0].key == k1, "an equal first id, an equal first key");
+    ok(r[2].seg[1].key != k2, "ids diverge at the second block: so do the keys, from there");
     is_int(r[3].n, 0, "hash_ids [] : no segments");
     is_int(r[4].n, 0, "no hash_ids: no segments");
     is_int(r[5].n, 1, "2048 tokens and one id: fewer ids than blocks name the leading ones");
-    ok(r[5].seg[0].key != k2 && r[5].seg[0].key == wl_chain(0, 2),
+    ok(r[5].seg[0].key == wl_chain(0, 2), "id 2 first: its key is wl_chain(0, 2)");
+    ok(r[5].seg[0].key != k2,
        "a key names the content from the prompt's start: id 2 first is not id 2 second");
     is_int(r[6].n, 0, "511 tokens: its one block is partial, never shared");
 
@@ -426,7 +428,9 @@ static void test_mooncake_segments(void)
     is_int(r[1].n, 3, "1200 tokens (4 whole blocks of 256): all 3 ids are whole blocks");
     is_int(r[6].n, 1, "511 tokens: one whole block of 256");
     n = read_segs(mooncake_shared, WL_TRACE_AUTO, 0, r, 8);
-    ok(n == 7 && r[0].n == 0 && r[1].n == 0, "block size 0 reads hash ids past (empirical)");
+    is_int(n, 7, "block size 0: the trace reads through");
+    is_int(r[0].n, 0, "block size 0 reads hash ids past (empirical): none for record 1");
+    is_int(r[1].n, 0, "nor for record 2");
 }
 
 static void test_csv_segments(void)
@@ -439,15 +443,18 @@ static void test_csv_segments(void)
     if (n != 4) return;
     uint64_t k1 = wl_chain(0, 1);
     is_int(r[0].n, 2, "'1 2' over 1024 tokens: 2 segments");
-    ok(r[0].seg[0].key == k1 && r[0].seg[1].key == wl_chain(k1, 2) && all_tokens(&r[0], 512),
-       "chained as Mooncake's, 512 tokens each");
+    ok(r[0].seg[0].key == k1, "the first key as Mooncake's, wl_chain(0, 1)");
+    ok(r[0].seg[1].key == wl_chain(k1, 2), "the second chained on it");
+    ok(all_tokens(&r[0], 512), "512 tokens each");
     is_int(r[1].n, 2, "' 1  3<TAB>4 ' over 1100 tokens: spaces and tabs separate, 2 whole blocks");
-    ok(r[1].seg[0].key == k1 && r[1].seg[1].key == wl_chain(k1, 3), "sharing the first block");
+    ok(r[1].seg[0].key == k1, "sharing the first block");
+    ok(r[1].seg[1].key == wl_chain(k1, 3), "the second chained on it");
     is_int(r[2].n, 0, "an empty hash_ids field: none");
     is_int(r[3].n, 0, "a row of 3 fields: none");
     n = read_segs("0,1024,5,18446744073709551615\n", WL_TRACE_CSV, 512, r, 8);
-    ok(n == 1 && r[0].n == 1 && r[0].seg[0].key == wl_chain(0, UINT64_MAX),
-       "csv ids go up to 2^64 - 1");
+    is_int(n, 1, "a csv row with id 2^64 - 1 reads");
+    is_int(r[0].n, 1, "as one segment");
+    ok(r[0].seg[0].key == wl_chain(0, UINT64_MAX), "csv ids go up to 2^64 - 1");
 }
 
 static void test_hash_id_errors(void)
@@ -585,8 +592,8 @@ static void test_shipped_segments(void)
     }
     wl_trace_close(t);
     is_int(r[0].n, 13, "conversation record 1: 6758 tokens, 14 ids, 13 whole blocks");
-    ok(r[0].seg[0].key == r[1].seg[0].key && r[0].seg[1].key != r[1].seg[1].key,
-       "records 1 and 2 share their first block (id 0) and no more");
+    ok(r[0].seg[0].key == r[1].seg[0].key, "records 1 and 2 share their first block (id 0)");
+    ok(r[0].seg[1].key != r[1].seg[1].key, "and no more");
     util_diag_fini(&d);
     free(path);
 }
@@ -681,11 +688,12 @@ static void test_scanner_shipped(void)
             is_int(p.differ, 0, "%s, hash_block_tokens %d: every line as cJSON reads it", rel[i],
                    blocks[k]);
             /* 100-token blocks: more ids than blocks on some lines, which cJSON reports */
-            if (blocks[k] != 100)
-                ok(p.scanned == p.lines && p.rows == p.lines,
-                   "%s, hash_block_tokens %d: the scanner reads all %lld lines (got %lld of %lld)",
-                   rel[i], blocks[k], (long long)p.lines, (long long)p.scanned,
-                   (long long)p.rows);
+            if (blocks[k] != 100) {
+                is_int(p.scanned, p.lines,
+                       "%s, hash_block_tokens %d: the scanner reads all %lld lines", rel[i],
+                       blocks[k], (long long)p.lines);
+                is_int(p.rows, p.lines, "%s, hash_block_tokens %d: each a row", rel[i], blocks[k]);
+            }
             free(path);
         }
 }
@@ -881,7 +889,8 @@ static void test_scanner_mutations(void)
     }
     gsl_rng_free(r);
     is_int(differ, 0, "%d edited lines: the scanner and cJSON agree on every one", n);
-    ok(rows > n / 20 && scanned > rows / 2 && scanned < rows,
+    cmp_ok(rows, >, n / 20, "cJSON accepts more than 1 in 20 of them (%lld)", (long long)rows);
+    ok(scanned > rows / 2 && scanned < rows,
        "the scanner read most of the lines cJSON accepts (%lld of %lld), cJSON the rest",
        (long long)scanned, (long long)rows);
 }
@@ -930,8 +939,9 @@ static void test_source_trace_segments(void)
     wl_record r;
     wl_source_next(src, 0, &r, &d);
     /* 6758 tokens, 14 ids: all 14 name whole blocks of 256 (26 of them) */
-    ok(r.n_segments == 14 && r.segments[0].tokens == 256,
-       "the replay's segments are blocks of 256 tokens (got %d)", r.n_segments);
+    is_int(r.n_segments, 14, "the replay's first record: a segment for each of its 14 ids");
+    ok(r.n_segments > 0 && r.segments[0].tokens == 256,
+       "the replay's segments are blocks of 256 tokens");
     wl_source_destroy(src);
     wl_spec_fini(&s);
 
@@ -942,8 +952,10 @@ static void test_source_trace_segments(void)
                        &s);
     src = wl_source_create(&s, 1);
     wl_source_next(src, 0, &r, &d);
-    ok(rc == 0 && r.prompt == 9 && r.n_segments == 0 && r.segments == NULL,
-       "a class's own prompt_tokens over a trace: its hash ids go with its length");
+    is_int(rc, 0, "a trace with a class of its own prompt_tokens builds");
+    is_int(r.prompt, 9, "a class's own prompt_tokens over a trace: its length");
+    is_int(r.n_segments, 0, "its hash ids go with its length: no segments");
+    ok(r.segments == NULL, "and no segment array");
     wl_source_destroy(src);
     wl_spec_fini(&s);
 
@@ -953,8 +965,10 @@ static void test_source_trace_segments(void)
                        &s);
     src = wl_source_create(&s, 1);
     wl_source_next(src, 0, &r, &d);
-    ok(rc == 0 && r.prompt == 150 && r.n_segments == 2 && r.output == 500,
-       "shared_prefix over a trace: its prompts, the trace's times and outputs");
+    is_int(rc, 0, "shared_prefix over a trace builds");
+    is_int(r.prompt, 150, "shared_prefix over a trace: its prompts' 100 + 50 tokens");
+    is_int(r.n_segments, 2, "as 2 segments");
+    is_int(r.output, 500, "the trace's output");
     wl_source_destroy(src);
     wl_spec_fini(&s);
     util_diag_fini(&d);
@@ -1004,8 +1018,8 @@ static void test_scenario_files(void)
             q += k1[i] != k1[i - 1];
         }
         ok(shape, "its prompts: 2048 + 128 tokens, as 2 segments");
-        ok(g == 4 && q == 100, "its first 100 requests: 4 system prompts, 100 distinct prompts "
-                               "(got %d, %d)", g, q);
+        is_int(g, 4, "its first 100 requests: 4 system prompts");
+        is_int(q, 100, "100 distinct prompts");
         wl_source_destroy(src);
         util_diag_fini(&d);
     }
@@ -1013,17 +1027,19 @@ static void test_scenario_files(void)
     rc = scenario_workload("shared-prefix-closed.json", &s);
     is_int(rc, 0, "shared-prefix-closed.json's workload builds");
     if (rc == 0) {
-        ok(s.classes[0].shared_prompt && !s.classes[1].shared_prompt,
-           "its class with prompt_tokens of its own does not share");
+        ok(s.classes[0].shared_prompt, "its first class shares the prompts");
+        ok(!s.classes[1].shared_prompt, "its class with prompt_tokens of its own does not share");
         wl_source *src = wl_source_create(&s, 3);
         wl_record a, b;
         wl_source_draw(src, 0, &a);
         uint64_t first = a.segments[0].key;
         wl_source_draw(src, 1, &b);
         wl_source_draw(src, 0, &a);
-        ok(b.n_segments == 0 && b.prompt == 512 && a.n_segments == 2 &&
-               a.segments[0].key == first && a.prompt == 1024,
-           "draws: distinct 512 tokens; shared 1000 + 24, in order (group 0 again)");
+        is_int(b.n_segments, 0, "draws: the class of its own prompts shares no segment");
+        is_int(b.prompt, 512, "of its distinct 512 tokens");
+        is_int(a.n_segments, 2, "the sharing class's prompt: 2 segments");
+        is_int(a.prompt, 1024, "of 1000 + 24 tokens");
+        ok(a.n_segments > 0 && a.segments[0].key == first, "in order: group 0 again");
         wl_source_destroy(src);
     }
     wl_spec_fini(&s);
@@ -1039,7 +1055,8 @@ static void test_scenario_files(void)
             n++;
             segs += r.n_segments;
         }
-        ok(n == 300 && segs > 0, "its 300 requests carry segments (%lld)", (long long)segs);
+        is_int(n, 300, "its 300 requests");
+        cmp_ok(segs, >, 0, "carry segments (%lld)", (long long)segs);
         wl_source_destroy(src);
         util_diag_fini(&d);
     }

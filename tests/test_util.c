@@ -348,12 +348,15 @@ static void test_idring(void)
     util_idring_put(&r, b, &b, id_of, collect, &e);
     is_int(e.n, 0, "ids 1 and 2 wait for 0");
     util_idring_put(&r, far, &far, id_of, collect, &e);
-    ok(e.n == 2 && e.ids[0] == 1 && e.ids[1] == 2,
-       "id 20, past a ring of 8: the waiting 1 and 2 go out, 0 skipped");
+    is_int(e.n, 2, "id 20, past a ring of 8: the waiting two go out, 0 skipped");
+    is_int(e.ids[0], 1, "1 first");
+    is_int(e.ids[1], 2, "then 2");
     util_idring_put(&r, late, &late, id_of, collect, &e);
-    ok(e.n == 3 && e.ids[2] == 0, "the latecomer 0 goes out at once");
+    is_int(e.n, 3, "the latecomer goes out at once");
+    is_int(e.ids[2], 0, "it is 0");
     util_idring_flush(&r, collect, &e);
-    ok(e.n == 4 && e.ids[3] == 20, "and the flush hands on 20 past the ids never put");
+    is_int(e.n, 4, "the flush hands on the one left");
+    is_int(e.ids[3], 20, "20, past the ids never put");
     util_idring_fini(&r);
 }
 

@@ -414,8 +414,8 @@ static void test_prefix_ordered(void)
     ok(by_group, "ordered: group 0's 4 prompts, then group 1's, then group 2's");
     ok(cycle, "after the 12th prompt the order starts over: the same prompt re-sent has both "
               "keys equal");
-    ok(x[0].k1 != x[1].k1 && x[0].k0 == x[1].k0,
-       "two prompts of a group share the system prompt only");
+    ok(x[0].k0 == x[1].k0, "two prompts of a group share the system prompt");
+    ok(x[0].k1 != x[1].k1, "and not the question");
     wl_source_destroy(src);
     wl_spec_fini(&s);
 }
@@ -552,19 +552,21 @@ static void test_draw_shared(void)
     wl_source_next(src, 3, &r3, &d); /* its own prompt: no sharing, no prompt taken */
     is_int(r3.prompt, 33, "a class with its own prompt_tokens draws them");
     is_int(r3.n_segments, 0, "and shares nothing");
-    ok(r1.segments[1].key == k1 && r1.n_segments == 2,
+    is_int(r1.n_segments, 2, "a pending arrival keeps its 2 segments");
+    ok(r1.segments[1].key == k1,
        "a pending arrival's segments outlive other streams' arrivals and draws");
-    ok(rd.n_segments == 2 && rd.segments[0].key == r1.segments[0].key &&
-           rd.segments[1].key != k1,
-       "a draw takes the next prompt of the sequence: group 0's second");
+    is_int(rd.n_segments, 2, "a draw takes a prompt of 2 segments");
+    ok(rd.segments[0].key == r1.segments[0].key,
+       "the next prompt of the sequence: group 0's system prompt");
+    ok(rd.segments[1].key != k1, "and group 0's second question");
     ok(r2.segments[0].key != r1.segments[0].key, "then group 1's first");
     int32_t p, o;
     wl_source_lengths(src, 0, &p, &o);
     is_int(p, 120, "wl_source_lengths of a shared-prefix class: the prompts' length");
     wl_source_draw(src, 1, &rd); /* prompt 3 */
     wl_source_draw(src, 1, &rd); /* prompt 0 again: lengths took none */
-    ok(rd.segments[0].key == r1.segments[0].key && rd.segments[1].key == k1,
-       "which picks no prompt: the fifth is the first again");
+    ok(rd.segments[0].key == r1.segments[0].key, "which picks no prompt: the fifth is in group 0");
+    ok(rd.segments[1].key == k1, "the first prompt again");
     wl_source_destroy(src);
     wl_spec_fini(&s);
     util_diag_fini(&d);
@@ -599,11 +601,13 @@ static void test_prefix_errors(void)
     wl_spec_fini(&s);
     s = must_build("{" POISSON ", " OUT10 ", \"shared_prefix\": {\"num_groups\": 1, "
                    "\"num_prompts_per_group\": 1}}");
-    ok(s.has_shared_prefix && s.shared_prefix.system_prompt_len == 100 &&
-           s.shared_prefix.question_len == 50 && s.shared_prefix.order == WL_PREFIX_SHUFFLED,
-       "defaults: inference-perf's 100 and 50 tokens, shuffled");
-    ok(s.classes[0].shared_prompt && !s.classes[0].has_prompt,
-       "and the default class takes its prompts");
+    ok(s.has_shared_prefix, "shared_prefix with only its counts builds");
+    is_int(s.shared_prefix.system_prompt_len, 100,
+           "defaults: inference-perf's system prompts of 100 tokens");
+    is_int(s.shared_prefix.question_len, 50, "its questions of 50");
+    is_int(s.shared_prefix.order, WL_PREFIX_SHUFFLED, "shuffled");
+    ok(s.classes[0].shared_prompt, "and the default class takes its prompts");
+    ok(!s.classes[0].has_prompt, "not prompt_tokens of its own");
     wl_spec_fini(&s);
 }
 
