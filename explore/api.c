@@ -26,6 +26,7 @@
 struct ex_api {
     ex_config cfg;
     char *db;
+    ex_lesson *lessons; /* the panels, their controls' numbers from the lessons' files */
     volatile sig_atomic_t cancel;
 };
 
@@ -36,6 +37,10 @@ ex_api *ex_api_new(const ex_config *cfg, util_diag *d)
     if (a->cfg.time_limit_s <= 0) a->cfg.time_limit_s = 10;
     if (a->cfg.memory_limit_mb <= 0) a->cfg.memory_limit_mb = 4096;
     if (a->cfg.jobs <= 0) a->cfg.jobs = 1;
+    if (ex_lessons_load(&a->lessons, d)) {
+        free(a);
+        return NULL;
+    }
     if (cfg->db) {
         /* a database that is not servesim's says so now, not at the first request */
         sqlite3 *db = NULL;
@@ -44,7 +49,7 @@ ex_api *ex_api_new(const ex_config *cfg, util_diag *d)
         if (!rc) rc = an_last_run(db, cfg->db, &last, d);
         sqlite3_close(db);
         if (rc) {
-            free(a);
+            ex_api_free(a);
             return NULL;
         }
         a->db = util_xstrdup(cfg->db);
@@ -56,6 +61,7 @@ ex_api *ex_api_new(const ex_config *cfg, util_diag *d)
 void ex_api_free(ex_api *a)
 {
     if (!a) return;
+    ex_lessons_free(a->lessons);
     free(a->db);
     free(a);
 }
@@ -163,13 +169,12 @@ static ex_reply lessons(const ex_api *a)
         cJSON_AddNullToObject(o, "file");
     }
     cJSON *arr = cJSON_AddArrayToObject(o, "lessons");
-    for (const ex_lesson *l = ex_lessons; l->id; l++) {
-        const ls_lesson *ls = ls_find(l->id);
+    for (const ex_lesson *l = a->lessons; l->id; l++) {
         cJSON *j = cJSON_CreateObject();
         cJSON_AddStringToObject(j, "id", l->id);
-        cJSON_AddStringToObject(j, "summary", ls ? ls->summary : "");
+        cJSON_AddStringToObject(j, "summary", l->ls->summary);
         cJSON_AddBoolToObject(j, "quick", l->quick);
-        cJSON_AddNumberToObject(j, "seed", ls ? lesson_seed(ls) : 1);
+        cJSON_AddNumberToObject(j, "seed", lesson_seed(l->ls));
         cJSON *controls = cJSON_AddArrayToObject(j, "controls");
         for (int i = 0; i < l->n_controls; i++)
             cJSON_AddItemToArray(controls, control_json(&l->controls[i]));
@@ -203,8 +208,7 @@ static void lesson_job_fini(lesson_job *j)
 static bool read_knobs(const ex_query *q, lesson_job *j, ex_reply *err)
 {
     const ex_lesson *l = j->lesson;
-    const ls_lesson *ls = ls_find(l->id);
-    j->seed = lesson_seed(ls);
+    j->seed = lesson_seed(l->ls);
     for (int i = 0; i < l->n_controls; i++)
         j->values[i] = l->controls[i].dflt;
     for (int k = 0; k < q->n; k++) {
@@ -278,7 +282,7 @@ static cJSON *knobs_json(const lesson_job *j)
 static void run_lesson(void *arg, ex_reply *out)
 {
     lesson_job *j = arg;
-    const ls_lesson *ls = ls_find(j->lesson->id);
+    const ls_lesson *ls = j->lesson->ls;
     util_diag d;
     util_diag_init(&d);
     ls_result r = {0};
@@ -323,7 +327,7 @@ static ex_reply lesson(ex_api *a, const ex_query *q, bool figure)
 {
     const char *name = ex_query_get(q, "name");
     if (!name) return ex_error(400, "name", "name: which lesson (name=batching)");
-    lesson_job j = {.api = a, .lesson = ex_lesson_find(name)};
+    lesson_job j = {.api = a, .lesson = ex_lesson_find(a->lessons, name)};
     util_clip_buf b;
     if (!j.lesson) return ex_error(404, "name", "no lesson '%s'", util_clip(name, &b));
     if (figure) {

@@ -17,6 +17,10 @@
  * more of a lesson than its shipped size. */
 typedef enum ex_set_kind { EX_VALUE, EX_PREFIX, EX_SUFFIX } ex_set_kind;
 
+/* A control as the page gets it: what the explorer declares of it (name,
+ * label, unit, path, how it sets) with the numbers its lesson's file holds
+ * at path (a sweep's grid, a value's default), read when the server
+ * starts.  Owned by the array of lessons it is in. */
 typedef struct ex_control {
     const char *name;  /* the query key: "users" */
     const char *label; /* "most users" */
@@ -24,24 +28,32 @@ typedef struct ex_control {
     bool choice;       /* buttons, not a slider */
     const char *path;  /* the --set path: "lesson.users" */
     ex_set_kind set;
-    const double *grid; /* the shipped grid (EX_PREFIX, EX_SUFFIX) or the values */
+    double *grid; /* the file's sweep at path (EX_PREFIX, EX_SUFFIX), or the explorer's values */
     int n_grid;
-    int first, last; /* the values a user may pick: grid[first..last] */
-    double dflt;
-    double shown; /* a value's label is value x shown ("%" of a fraction), else 1 */
+    int first, last;          /* the values a user may pick: grid[first..last] */
+    double dflt;              /* the whole sweep as shipped, or the file's value at path */
+    double shown;             /* a value's label is value x shown ("%" of a fraction), else 1 */
     const char *const *names; /* a choice's button texts, value by value; NULL: the values */
 } ex_control;
 
 typedef struct ex_lesson {
     const char *id;
-    bool quick;        /* the interactive size is the lesson's --quick one */
-    const char *fixed; /* a --set every request adds (a smaller size), or NULL */
-    const ex_control *controls;
+    const ls_lesson *ls; /* the lesson it runs: its file, its summary */
+    bool quick;          /* the interactive size is the lesson's --quick one */
+    const char *fixed;   /* a --set every request adds (a smaller size), or NULL */
+    ex_control *controls;
     int n_controls;
 } ex_lesson;
 
-extern const ex_lesson ex_lessons[]; /* ends with a NULL id */
-const ex_lesson *ex_lesson_find(const char *id);
+/* The panels, every control's numbers read from its lesson's file.  A
+ * declaration the file does not fit -- a path it lacks, a sweep too short
+ * to cut, a default that is not among the control's values -- is an error
+ * naming the lesson and the path (every one found), so the server refuses
+ * to start rather than serve a control the lesson cannot run.  The array
+ * ends with a NULL id; ex_lessons_free frees it. */
+int ex_lessons_load(ex_lesson **out, util_diag *d);
+void ex_lessons_free(ex_lesson *lessons);
+const ex_lesson *ex_lesson_find(const ex_lesson *lessons, const char *id);
 /* The control's value's --set ("lesson.users=[1,2,4]"; caller frees). */
 char *ex_control_set(const ex_control *c, double value);
 /* Whether value is one of the control's. */

@@ -115,8 +115,10 @@ static ex_reply parse_reply(char *buf, size_t len)
     char *nl = memchr(buf, '\n', len);
     int status = 0;
     size_t body = 0;
-    char type[64] = "", name[128] = "";
-    if (!nl || sscanf(buf, "%d %zu %63s %127s", &status, &body, type, name) != 4 ||
+    /* a name no longer than the reply's filename: nothing is cut when it is copied */
+    _Static_assert(sizeof ((ex_reply *)0)->filename == 64, "the %63s below reads the name");
+    char type[64] = "", name[64] = "";
+    if (!nl || sscanf(buf, "%d %zu %63s %63s", &status, &body, type, name) != 4 ||
         body != len - (size_t)(nl + 1 - buf))
         return ex_error(500, NULL, "the computation's reply was cut short");
     ex_reply r = {.status = status, .type = "application/json"};

@@ -182,66 +182,53 @@ static const char *const lesson_ids[] = {
     "two-clocks", "chat-vs-summary", "batching", "utilisation", "tail", "fan-out", "definitions"};
 enum { N_LESSONS = 7 };
 
-/* Every control's values come from its lesson's shipped file: a request is
- * never larger than the lesson as shipped. */
-static void test_lessons_list(int port)
+static const char *str_of(const cJSON *o, const char *key)
+{
+    return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, key));
+}
+
+/* The lesson's shipped file, parsed (caller frees). */
+static cJSON *lesson_file(const char *id)
+{
+    char *path = util_xasprintf("%s/examples/lessons/%s.json", root, id);
+    char *text = runner_read(path);
+    cJSON *file = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    free(path);
+    return file;
+}
+
+/* GET /api/lessons, as the page starts with it (caller frees): each
+ * panel led by a slider, every control's ends lessons that run. */
+static cJSON *test_lessons_list(int port)
 {
     int status;
     cJSON *j = get_json(port, "/api/lessons", &status);
     is_int(status, 200, "GET /api/lessons");
     const cJSON *lessons = cJSON_GetObjectItemCaseSensitive(j, "lessons");
     is_int(cJSON_GetArraySize(lessons), N_LESSONS, "seven lessons");
-    bool first_range = true, on_grid = true;
+    bool first_range = true;
     const cJSON *l;
     cJSON_ArrayForEach(l, lessons)
     {
-        const char *id = cJSON_GetObjectItemCaseSensitive(l, "id")->valuestring;
-        char *path = util_xasprintf("%s/examples/lessons/%s.json", root, id);
-        char *text = runner_read(path);
-        cJSON *file = cJSON_Parse(text);
-        const cJSON *controls = cJSON_GetObjectItemCaseSensitive(l, "controls");
-        const cJSON *c0 = cJSON_GetArrayItem(controls, 0);
-        first_range &=
-            c0 && !strcmp(cJSON_GetObjectItemCaseSensitive(c0, "kind")->valuestring, "range");
-        const cJSON *c;
-        cJSON_ArrayForEach(c, controls)
-        {
-            const char *set = cJSON_GetObjectItemCaseSensitive(c, "set")->valuestring;
-            if (strncmp(set, "lesson.", 7)) continue; /* a scenario key: its schema's range */
-            const cJSON *shipped = util_json_get(file, set);
-            if (cJSON_IsNumber(shipped)) { /* a value: the shipped one is the default */
-                double dflt = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(c, "default"));
-                on_grid &= dflt == shipped->valuedouble;
-                continue;
-            }
-            const cJSON *v;
-            cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(c, "values"))
-            {
-                bool found = false;
-                const cJSON *e;
-                cJSON_ArrayForEach(e, shipped) found |= e->valuedouble == v->valuedouble;
-                if (!found) tap_diag("%s %s: %g is not shipped", id, set, v->valuedouble);
-                on_grid &= found;
-            }
-        }
-        cJSON_Delete(file);
-        free(text);
-        free(path);
+        const cJSON *c0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(l, "controls"), 0);
+        const char *kind = str_of(c0, "kind");
+        first_range &= kind && !strcmp(kind, "range");
     }
+    ok(first_range, "each lesson's first control is a slider");
     /* each control's ends are lessons that run (a sweep cut short enough
      * may be too short for its lesson) */
     bool ends_run = true;
     cJSON_ArrayForEach(l, lessons)
     {
-        const char *id = cJSON_GetObjectItemCaseSensitive(l, "id")->valuestring;
         const cJSON *c;
         cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(l, "controls"))
         {
             const cJSON *values = cJSON_GetObjectItemCaseSensitive(c, "values");
             int last = cJSON_GetArraySize(values) - 1;
             for (int end = 0; end < 2; end++) {
-                char *t = util_xasprintf("/api/lesson?name=%s&%s=%.17g", id,
-                                         cJSON_GetObjectItemCaseSensitive(c, "name")->valuestring,
+                char *t = util_xasprintf("/api/lesson?name=%s&%s=%.17g", str_of(l, "id"),
+                                         str_of(c, "name"),
                                          cJSON_GetArrayItem(values, end ? last : 0)->valuedouble);
                 reply r = get(port, t);
                 if (r.status != 200) tap_diag("%s: %d %s", t, r.status, r.body);
@@ -252,84 +239,182 @@ static void test_lessons_list(int port)
         }
     }
     ok(ends_run, "every control's smallest and largest values run");
-    ok(first_range, "each lesson's first control is a slider");
-    ok(on_grid, "every swept control's values are on its lesson's shipped grid");
-    cJSON_Delete(j);
+    return j;
 }
 
-/* Each lesson at its defaults, then with its first slider moved: the
- * numbers and the table are the command line's for the same --set. */
-static void test_lessons_agree(int port)
+/* Whether values are grid[off..off + m - 1] for an off that puts them at
+ * one end of the grid: the sweep cut short there, no value of its own. */
+static bool is_cut(const cJSON *values, const cJSON *grid)
+{
+    int m = cJSON_GetArraySize(values), n = cJSON_GetArraySize(grid);
+    for (int off = 0; m && off + m <= n; off++) {
+        if (off && off + m != n) continue;
+        bool same = true;
+        for (int i = 0; i < m; i++)
+            same &= cJSON_GetNumberValue(cJSON_GetArrayItem(values, i)) ==
+                    cJSON_GetNumberValue(cJSON_GetArrayItem(grid, off + i));
+        if (same) return true;
+    }
+    return false;
+}
+
+/* A control's numbers are its lesson file's (read at start-up, not copied
+ * into explore/): a sweep's values are the file's grid at the control's
+ * --set path, less only the cuts too short for the lesson (none needs more
+ * than three points); a value starts at the file's. */
+static void test_controls_derived(const cJSON *list)
+{
+    const cJSON *l;
+    cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(list, "lessons"))
+    {
+        const char *id = str_of(l, "id");
+        cJSON *file = lesson_file(id);
+        ok(file != NULL, "%s: its shipped file parses", id);
+        const cJSON *c;
+        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(l, "controls"))
+        {
+            const char *set = str_of(c, "set");
+            const cJSON *shipped = set ? util_json_get(file, set) : NULL;
+            const cJSON *values = cJSON_GetObjectItemCaseSensitive(c, "values");
+            double dflt = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(c, "default"));
+            ok(cJSON_IsArray(shipped) || cJSON_IsNumber(shipped),
+               "%s %s: the file has it, a value or a sweep", id, set);
+            if (cJSON_IsArray(shipped)) {
+                ok(is_cut(values, shipped), "%s %s: its values are the file's sweep, from one end",
+                   id, set);
+                cmp_ok(cJSON_GetArraySize(values), >=, cJSON_GetArraySize(shipped) - 2,
+                       "%s %s: less only the cuts too short to run", id, set);
+            } else if (cJSON_IsNumber(shipped)) {
+                cmp_ok(dflt, ==, shipped->valuedouble, "%s %s: its default is the file's value", id,
+                       set);
+            }
+        }
+        cJSON_Delete(file);
+    }
+}
+
+/* The value the --set of sets for path gives it, parsed; NULL for none. */
+static cJSON *set_value(const cJSON *sets, const char *path)
+{
+    size_t n = strlen(path);
+    const cJSON *s;
+    cJSON_ArrayForEach(s, sets)
+    {
+        const char *text = cJSON_GetStringValue(s);
+        if (text && !strncmp(text, path, n) && text[n] == '=') return cJSON_Parse(text + n + 1);
+    }
+    return NULL;
+}
+
+/* At its defaults a panel runs its lesson as shipped: each control's --set
+ * gives its path the file's own value (a sweep whole). */
+static void check_defaults_shipped(const char *id, const cJSON *controls, const cJSON *sets)
+{
+    cJSON *file = lesson_file(id);
+    const cJSON *c;
+    cJSON_ArrayForEach(c, controls)
+    {
+        const char *path = str_of(c, "set");
+        cJSON *given = path ? set_value(sets, path) : NULL;
+        ok(given && cJSON_Compare(given, util_json_get(file, path), true),
+           "%s: at its defaults, %s is the file's", id, path);
+        cJSON_Delete(given);
+    }
+    cJSON_Delete(file);
+}
+
+/* Whether a and b (present) have the same JSON as their member key. */
+static bool same_member(const cJSON *a, const cJSON *b, const char *key)
+{
+    return b && cJSON_Compare(cJSON_GetObjectItemCaseSensitive(a, key),
+                              cJSON_GetObjectItemCaseSensitive(b, key), true);
+}
+
+/* The controls of lesson id in the list. */
+static const cJSON *controls_of(const cJSON *list, const char *id)
+{
+    const cJSON *l;
+    cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(list, "lessons"))
+    {
+        const char *lid = str_of(l, "id");
+        if (lid && !strcmp(lid, id)) return cJSON_GetObjectItemCaseSensitive(l, "controls");
+    }
+    return NULL;
+}
+
+/* A lesson at its defaults: the lesson as shipped, and its numbers, table
+ * and sentences the command line's for the same --set.  Returns the reply. */
+static cJSON *agree_at_defaults(int port, const char *id, const cJSON *controls)
+{
+    char *target = util_xasprintf("/api/lesson?name=%s", id);
+    int status;
+    cJSON *api = get_json(port, target, &status);
+    free(target);
+    is_int(status, 200, "%s: 200 at its defaults", id);
+    const cJSON *sets = cJSON_GetObjectItemCaseSensitive(api, "sets");
+    check_defaults_shipped(id, controls, sets);
+    cJSON *cli = lesson_cli(id, sets, cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(api, "quick")));
+    ok(same_member(api, cli, "numbers"),
+       "%s: its numbers are servesim lesson's with the same --set", id);
+    ok(same_member(api, cli, "table"), "%s: and its table", id);
+    ok(same_member(api, cli, "findings"), "%s: and its sentences", id);
+    const char *svg = str_of(api, "svg");
+    ok(svg && strstr(svg, "<svg "), "%s: its figure, as SVG", id);
+    ok(svg && strstr(svg, "class=\"series\""), "%s: with its series drawn", id);
+    double ms = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(api, "elapsed_ms"));
+    tap_diag("%s: computed in %.0f ms", id, ms);
+    cJSON_Delete(cli);
+    return api;
+}
+
+/* The first slider one step down from its default (up from the first):
+ * other numbers, the command line's for the new --set. */
+static void agree_moved(int port, const char *id, const cJSON *controls, const cJSON *at_defaults)
+{
+    const cJSON *ctl = cJSON_GetArrayItem(controls, 0);
+    const cJSON *values = cJSON_GetObjectItemCaseSensitive(ctl, "values");
+    double dflt = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ctl, "default"));
+    int at = 0;
+    for (int k = 0; k < cJSON_GetArraySize(values); k++)
+        if (cJSON_GetArrayItem(values, k)->valuedouble == dflt) at = k;
+    double moved = cJSON_GetNumberValue(cJSON_GetArrayItem(values, at > 0 ? at - 1 : at + 1));
+    char *target =
+        util_xasprintf("/api/lesson?name=%s&%s=%.17g&seed=2", id, str_of(ctl, "name"), moved);
+    int status;
+    cJSON *api = get_json(port, target, &status);
+    free(target);
+    is_int(status, 200, "%s: 200 with its first slider moved", id);
+    ok(api && !same_member(at_defaults, api, "numbers"),
+       "%s: moving its first slider changes its numbers", id);
+    cJSON *cli = lesson_cli(id, cJSON_GetObjectItemCaseSensitive(api, "sets"),
+                            cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(api, "quick")));
+    ok(same_member(api, cli, "numbers"), "%s: to servesim lesson's for the same --set", id);
+    cJSON_Delete(cli);
+    cJSON_Delete(api);
+}
+
+static void test_lessons_agree(int port, const cJSON *list)
 {
     for (int i = 0; i < N_LESSONS; i++) {
-        char *target = util_xasprintf("/api/lesson?name=%s", lesson_ids[i]);
-        int status;
-        cJSON *api = get_json(port, target, &status);
-        is_int(status, 200, "%s: 200 at its defaults", lesson_ids[i]);
-        const cJSON *sets = cJSON_GetObjectItemCaseSensitive(api, "sets");
-        bool quick = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(api, "quick"));
-        cJSON *cli = lesson_cli(lesson_ids[i], sets, quick);
-        ok(cli && cJSON_Compare(cJSON_GetObjectItemCaseSensitive(api, "numbers"),
-                                cJSON_GetObjectItemCaseSensitive(cli, "numbers"), true),
-           "%s: its numbers are servesim lesson's with the same --set", lesson_ids[i]);
-        ok(cli &&
-               cJSON_Compare(cJSON_GetObjectItemCaseSensitive(api, "table"),
-                             cJSON_GetObjectItemCaseSensitive(cli, "table"), true) &&
-               cJSON_Compare(cJSON_GetObjectItemCaseSensitive(api, "findings"),
-                             cJSON_GetObjectItemCaseSensitive(cli, "findings"), true),
-           "%s: and its table and sentences", lesson_ids[i]);
-        const cJSON *svg = cJSON_GetObjectItemCaseSensitive(api, "svg");
-        ok(cJSON_IsString(svg) && strstr(svg->valuestring, "<svg ") &&
-               strstr(svg->valuestring, "class=\"series\""),
-           "%s: its figure, as SVG", lesson_ids[i]);
-        double ms = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(api, "elapsed_ms"));
-        tap_diag("%s: computed in %.0f ms", lesson_ids[i], ms);
-        /* the first slider one step down from its default */
-        int st2;
-        cJSON *list = get_json(port, "/api/lessons", &st2);
-        const cJSON *ctl = cJSON_GetArrayItem(
-            cJSON_GetObjectItemCaseSensitive(
-                cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(list, "lessons"), i),
-                "controls"),
-            0);
-        const cJSON *values = cJSON_GetObjectItemCaseSensitive(ctl, "values");
-        double dflt = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(ctl, "default"));
-        int at = 0;
-        for (int k = 0; k < cJSON_GetArraySize(values); k++)
-            if (cJSON_GetArrayItem(values, k)->valuedouble == dflt) at = k;
-        double moved = cJSON_GetArrayItem(values, at > 0 ? at - 1 : at + 1)->valuedouble;
-        char *t2 =
-            util_xasprintf("/api/lesson?name=%s&%s=%.17g&seed=2", lesson_ids[i],
-                           cJSON_GetObjectItemCaseSensitive(ctl, "name")->valuestring, moved);
-        cJSON *api2 = get_json(port, t2, &st2);
-        cJSON *cli2 =
-            lesson_cli(lesson_ids[i], cJSON_GetObjectItemCaseSensitive(api2, "sets"), quick);
-        ok(st2 == 200 && !cJSON_Compare(cJSON_GetObjectItemCaseSensitive(api, "numbers"),
-                                        cJSON_GetObjectItemCaseSensitive(api2, "numbers"), true),
-           "%s: moving its first slider changes its numbers", lesson_ids[i]);
-        ok(cli2 && cJSON_Compare(cJSON_GetObjectItemCaseSensitive(api2, "numbers"),
-                                 cJSON_GetObjectItemCaseSensitive(cli2, "numbers"), true),
-           "%s: to servesim lesson's for the same --set", lesson_ids[i]);
-        cJSON_Delete(cli2);
-        cJSON_Delete(api2);
-        cJSON_Delete(list);
-        free(t2);
-        cJSON_Delete(cli);
+        const cJSON *controls = controls_of(list, lesson_ids[i]);
+        cJSON *api = agree_at_defaults(port, lesson_ids[i], controls);
+        agree_moved(port, lesson_ids[i], controls, api);
         cJSON_Delete(api);
-        free(target);
     }
 }
 
 static void test_figures(int port)
 {
     reply r = get(port, "/api/figure?name=tail&format=png&slow=0.05");
-    ok(r.status == 200 && r.len > 1000 && !memcmp(r.body, "\x89PNG\r\n\x1a\n", 8),
-       "/api/figure format=png: a PNG");
+    is_int(r.status, 200, "/api/figure format=png: 200");
+    ok(r.len > 8 && !memcmp(r.body, "\x89PNG\r\n\x1a\n", 8), "a PNG");
+    cmp_ok(r.len, >, 1000, "of more than a kilobyte");
     has_str(r.head, "Content-Type: image/png", "as image/png");
     has_str(r.head, "attachment; filename=\"tail.png\"", "to save as tail.png");
     reply_fini(&r);
     r = get(port, "/api/figure?name=tail");
-    ok(r.status == 200 && strstr(r.body, "<svg "), "format svg (the default): the SVG");
+    is_int(r.status, 200, "format svg (the default): 200");
+    ok(r.body && strstr(r.body, "<svg "), "the SVG");
     has_str(r.head, "image/svg+xml", "as image/svg+xml");
     reply_fini(&r);
 }
@@ -508,8 +593,10 @@ int main(int argc, char **argv)
     int before = entries(dir);
     server s = start(db, NULL);
     ok(s.port > 0, "servesim explore prints its URL (port %d)", s.port);
-    test_lessons_list(s.port);
-    test_lessons_agree(s.port);
+    cJSON *list = test_lessons_list(s.port);
+    test_controls_derived(list);
+    test_lessons_agree(s.port, list);
+    cJSON_Delete(list);
     test_figures(s.port);
     test_whatif(s.port, db);
     test_bad_requests(s.port);
