@@ -113,7 +113,7 @@ static void retire(sim__replica *rp, const char *reason)
     sim__queue dead = {0};
     sim__rp_take_waiting(rp, &dead); /* only timed-out ones are left: freed */
     sim_replica_row row;
-    sim__rp_row(rp, &row);
+    sim__ac_row(rp, &row);
     row.end_reason = reason;
     if (!e->sink_rc && e->sink.replica) e->sink_rc = e->sink.replica(e->sink.ctx, &row);
     e->fleet.by_id[rp->id].rp = NULL;
@@ -142,7 +142,7 @@ void sim__fl_emit_rows(sim_engine *e)
     for (int32_t i = 0; i < e->fleet.n_ids && !e->sink_rc; i++) {
         if (!e->fleet.by_id[i].rp) continue;
         sim_replica_row row;
-        sim__rp_row(e->fleet.by_id[i].rp, &row);
+        sim__ac_row(e->fleet.by_id[i].rp, &row);
         if (e->sink.replica) e->sink_rc = e->sink.replica(e->sink.ctx, &row);
     }
 }
@@ -216,7 +216,9 @@ void sim__fl_drain(sim_engine *e, int32_t id, sim__drain how)
     sim__rp_wake(rp); /* idle and empty: it retires */
 }
 
-void sim__fl_fail_request(sim_engine *e, int32_t id, sim__request *r)
+/* A request the failed replica held fails to its client, the replica's id
+ * in its row. */
+static void fail_request(sim_engine *e, int32_t id, sim__request *r)
 {
     if (r->state == SIM__ARRIVED_KV) r->decode_replica = id;
     else if (r->replica < 0) r->replica = id;
@@ -237,7 +239,7 @@ void sim__fl_fail(sim_engine *e, int32_t id, bool fail_requests)
         return;
     }
     sim__request *r;
-    while ((r = sim__queue_pop(&held))) sim__fl_fail_request(e, id, r);
+    while ((r = sim__queue_pop(&held))) fail_request(e, id, r);
 }
 
 /* ---- changes at an instant ---- */

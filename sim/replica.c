@@ -92,16 +92,6 @@ void sim__rp_fini(sim__replica *rp)
     free(rp->chunk_cost);
 }
 
-int64_t sim__rp_used_blocks(const sim__replica *rp, int64_t t)
-{
-    return sim__kv_need(&rp->kv, t) + rp->kv_other - rp->pc.saved;
-}
-
-int64_t sim__rp_free_blocks(const sim__replica *rp)
-{
-    return rp->kv_capacity - sim__rp_used_blocks(rp, 0);
-}
-
 static int64_t blocks_for(const sim__replica *rp, int64_t tokens)
 {
     return sim__kv_blocks_for(&rp->kv, tokens);
@@ -651,12 +641,6 @@ static int64_t decode_context(const sim__replica *rp)
     return rp->ctx_base + rp->ghost_ctx_off + n * rp->step;
 }
 
-/* Nanoseconds from the start of the decode run to the end of its k-th step. */
-static int64_t run_ns(const sim__replica *rp, int64_t k)
-{
-    return sim__ns(mdl_run_time(&rp->run, k));
-}
-
 static int64_t after_start(const sim__replica *rp, int64_t end_ns)
 {
     return end_ns > rp->run_start_ns ? end_ns : rp->run_start_ns + 1; /* time always advances */
@@ -690,7 +674,7 @@ static void start_run(sim__replica *rp)
     rp->run_decode_only = true;
     mdl_run_init(&rp->run, &rp->pool->cost, rp->n_decode + rp->n_ghost, decode_context(rp));
     rp->run_last = rp->step + run_length(rp) - 1;
-    schedule_end(rp, rp->run_start_ns + run_ns(rp, rp->run_last - rp->step + 1));
+    schedule_end(rp, rp->run_start_ns + sim__run_ns(rp, rp->run_last - rp->step + 1));
 }
 
 static void start_single(sim__replica *rp)
@@ -720,12 +704,6 @@ static void start_single(sim__replica *rp)
     schedule_end(rp, rp->run_start_ns + sim__ns(rp->cost.time_s));
 }
 
-static void note_kv_peak(sim__replica *rp)
-{
-    int64_t used = sim__rp_used_blocks(rp, 0);
-    if (used > rp->kv_peak) rp->kv_peak = used;
-}
-
 static void start_iteration(sim__replica *rp)
 {
     assert(!rp->busy);
@@ -737,7 +715,7 @@ static void start_iteration(sim__replica *rp)
         if (rp->draining) sim__fl_retire_if_empty(rp);
         return;
     }
-    note_kv_peak(rp);
+    sim__ac_kv_peak(rp);
     rp->busy = true;
     rp->run_start_ns = rp->e->now;
     if (!rp->n_chunks && rp->swap_bytes == 0) start_run(rp);
@@ -756,106 +734,14 @@ static void cut_run(sim__replica *rp)
     int64_t k = rp->run_last - rp->step + 1, lo = 1, hi = k;
     while (lo < hi) { /* smallest m whose boundary, start + run_ns(m), is at or after now */
         int64_t mid = lo + (hi - lo) / 2;
-        if (rp->run_start_ns + run_ns(rp, mid) >= rp->e->now) hi = mid;
+        if (rp->run_start_ns + sim__run_ns(rp, mid) >= rp->e->now) hi = mid;
         else lo = mid + 1;
     }
-    int64_t end = after_start(rp, rp->run_start_ns + run_ns(rp, lo));
+    int64_t end = after_start(rp, rp->run_start_ns + sim__run_ns(rp, lo));
     if (lo == k || end >= sim__heap_tracked(&rp->e->events, &rp->end_slot)->at)
         return; /* the run ends with the step in progress anyway */
     rp->run_last = rp->step + lo - 1;
     sim__heap_earlier(&rp->e->events, rp->end_slot, end);
-}
-
-/* KV tokens in use `t` decode steps into the span that is ending. */
-static int64_t kv_tokens_at(const sim__replica *rp, int64_t t)
-{
-    return sim__rp_used_blocks(rp, t) * rp->pool->block_tokens;
-}
-
-static void emit_iteration(sim__replica *rp, int64_t start_ns, int64_t end_ns,
-                           int32_t prefill_tokens, int32_t decode_seqs, int64_t kv_tokens,
-                           double flops, double bytes)
-{
-    sim_engine *e = rp->e;
-    const sim_pool *p = rp->pool;
-    double dur = (double)(end_ns - start_ns) / SIM__NS_PER_S;
-    sim_iteration_row row = {
-        .replica = rp->id,
-        .start_s = (double)start_ns / SIM__NS_PER_S,
-        .end_s = (double)end_ns / SIM__NS_PER_S,
-        .prefill_tokens = prefill_tokens,
-        .decode_seqs = decode_seqs,
-        .kv_tokens = kv_tokens,
-        .flops = flops,
-        .bytes = bytes,
-        .energy_j = mdl_power_w(&p->cost.gpu, p->gpus, flops, bytes, dur) * dur,
-    };
-    if (!e->sink_rc) e->sink_rc = e->sink.iteration(e->sink.ctx, &row);
-}
-
-/* With --record-iterations, every step of a decode run is a row: its times
- * and work from the run's closed form, step by step (the one place where
- * the engine does work per step, and only when asked). */
-static void emit_run_steps(sim__replica *rp, int64_t steps)
-{
-    mdl_step before = {0}, upto;
-    int32_t seqs = rp->n_decode + rp->n_ghost;
-    for (int64_t j = 1; j <= steps; j++) {
-        mdl_run_cost(&rp->run, j, &upto);
-        int64_t end = j == steps ? rp->e->now : rp->run_start_ns + run_ns(rp, j);
-        emit_iteration(rp, j == 1 ? rp->run_start_ns : rp->run_start_ns + run_ns(rp, j - 1), end, 0,
-                       seqs, kv_tokens_at(rp, j - 1), upto.flops - before.flops,
-                       upto.bytes - before.bytes);
-        before = upto;
-    }
-}
-
-/* Energy at the span's own utilisation, and KV in use over time (a decode
- * run's grows: the mean of its first and last steps). */
-static void account_energy(sim__replica *rp, int64_t steps, double dur, double flops, double bytes)
-{
-    const sim_pool *p = rp->pool;
-    rp->energy_j += mdl_power_w(&p->cost.gpu, p->gpus, flops, bytes, dur) * dur;
-    rp->kv_token_s += 0.5 * (double)(kv_tokens_at(rp, 0) + kv_tokens_at(rp, steps - 1)) * dur;
-}
-
-static void account(sim__replica *rp, int64_t steps)
-{
-    int64_t dur_ns = rp->e->now - rp->run_start_ns;
-    double dur = (double)dur_ns / SIM__NS_PER_S;
-    rp->busy_ns += dur_ns;
-    rp->swap_bytes_total += rp->swap_bytes;
-    int32_t seqs = rp->n_chunks + (rp->decodes ? rp->n_decode + rp->n_ghost : 0);
-    rp->batch_seq_s += seqs * dur;
-    rp->decode_tokens += (rp->decodes || rp->run_decode_only) ? (int64_t)rp->n_decode * steps : 0;
-    for (int i = 0; i < rp->n_chunks; i++) rp->prefill_tokens += rp->chunks[i]->chunk;
-    if (rp->run_decode_only) {
-        mdl_step sum;
-        mdl_run_cost(&rp->run, steps, &sum);
-        rp->iterations += steps;
-        rp->decode_s += dur;
-        rp->flops += sum.flops;
-        rp->bytes += sum.bytes;
-        rp->out_of_range += sum.out_of_range;
-        account_energy(rp, steps, dur, sum.flops, sum.bytes);
-        if (rp->e->sink.iteration) emit_run_steps(rp, steps);
-        return;
-    }
-    double share = rp->cost.time_s > 0 ? rp->cost.prefill_s / rp->cost.time_s : 0;
-    rp->iterations++;
-    rp->prefill_s += dur * share;
-    rp->decode_s += dur * (1 - share);
-    rp->flops += rp->cost.flops;
-    rp->bytes += rp->cost.bytes;
-    rp->out_of_range += rp->cost.out_of_range;
-    account_energy(rp, 1, dur, rp->cost.flops, rp->cost.bytes);
-    if (rp->e->sink.iteration) {
-        int32_t prefill = 0;
-        for (int i = 0; i < rp->n_chunks; i++) prefill += rp->chunks[i] ? rp->chunks[i]->chunk : 0;
-        emit_iteration(rp, rp->run_start_ns, rp->e->now, prefill,
-                       rp->decodes ? rp->n_decode + rp->n_ghost : 0, kv_tokens_at(rp, 0),
-                       rp->cost.flops, rp->cost.bytes);
-    }
 }
 
 static void complete(sim__replica *rp, sim__request *r)
@@ -949,7 +835,7 @@ static void iteration_end(sim_engine *e, void *subject, int64_t arg)
 {
     sim__replica *rp = subject;
     int64_t steps = rp->run_decode_only ? rp->run_last - rp->step + 1 : 1;
-    account(rp, steps);
+    sim__ac_iteration(rp, steps);
     if (rp->decodes || rp->run_decode_only) {
         rp->step += steps;
         sim__kv_advance(&rp->kv, steps);
@@ -1035,51 +921,6 @@ bool sim__rp_empty(const sim__replica *rp)
 {
     return rp->outstanding == 0 && rp->n_running == 0 && rp->swapped.n == 0 && !rp->busy &&
            rp->kv_other == 0;
-}
-
-/* ---- end of a run ---- */
-
-void sim__rp_row(const sim__replica *rp, sim_replica_row *row)
-{
-    const sim_pool *p = rp->pool;
-    const mdl_cost *cm = &p->cost;
-    *row = (sim_replica_row){
-        .replica = rp->id,
-        .pool = p->name,
-        .gpu = cm->gpu.id,
-        .model = cm->model.id,
-        .gpus = p->gpus,
-        .busy_s = (double)rp->busy_ns / SIM__NS_PER_S,
-        .prefill_s = rp->prefill_s,
-        .decode_s = rp->decode_s,
-        .iterations = rp->iterations,
-        .flops = rp->flops,
-        .bytes = rp->bytes,
-        .batch_seq_s = rp->batch_seq_s,
-        .kv_capacity_tokens = rp->kv_capacity * p->block_tokens,
-        .kv_peak_tokens = rp->kv_peak * p->block_tokens,
-        .weight_bytes = cm->weight_bytes,
-        .kv_bytes_per_token = cm->kv_bytes_per_token,
-        .preemptions = rp->preemptions,
-        .prefill_tokens = rp->prefill_tokens,
-        .decode_tokens = rp->decode_tokens,
-        .swap_bytes = rp->swap_bytes_total,
-        .evicted_blocks = rp->pc.evicted,
-        .out_of_range = rp->out_of_range,
-        .peak_flops = cm->gpu.flops * p->gpus,
-        .peak_bw = cm->gpu.mem_bw * p->gpus,
-        .tdp_w = cm->gpu.tdp_w,
-        .idle_w = cm->gpu.idle_w,
-        .prefill_w = cm->gpu.prefill_w,
-        .decode_w = cm->gpu.decode_w,
-        .energy_j = rp->energy_j,
-        .kv_token_s = rp->kv_token_s,
-        .usd_per_gpu_hour = p->usd_per_gpu_hour,
-        .created_s = sim__secs(rp->created_ns),
-        .ready_s = sim__secs(rp->ready_ns),
-        .retired_s = sim__secs(rp->e->now),
-        .end_reason = SIM_END_OF_RUN,
-    };
 }
 
 /* ---- invariants (SIM_CHECKS, sim_int.h) ---- */

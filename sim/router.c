@@ -140,9 +140,14 @@ static void reach_replica(sim_engine *e, void *subject, int64_t replica)
         return;
     }
     r->state = SIM__WAITING;
-    if (rp && !rp->draining) enqueue(e, rp->group, rp, r);
-    else if (slot->failed_requests) sim__fl_fail_request(e, (int32_t)replica, r);
-    else sim__rt_route(e, slot->group, r);
+    if (rp && !rp->draining) {
+        enqueue(e, rp->group, rp, r);
+    } else if (slot->failed_requests) {
+        r->replica = (int32_t)replica; /* its row names the replica that failed it */
+        sim__rq_done(e, r, SIM_FAILED, -1);
+    } else {
+        sim__rt_route(e, slot->group, r);
+    }
 }
 
 void sim__rt_route(sim_engine *e, sim__group *g, sim__request *r)

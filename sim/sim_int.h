@@ -15,48 +15,55 @@
  *
  * Who calls whom.  Each file's internal functions carry a prefix naming it,
  * as Lua's do (luaD_ is ldo.c): sim__cl_ client.c, sim__rt_ router.c,
- * sim__rp_ replica.c, sim__sc_ sched.c, sim__rq_ request.c; the data
- * structures keep theirs (sim__heap_ heap.c, sim__kv_ kv.c, sim__pc_ prefix.c,
- * sim__queue_ the FIFOs of request.c).  Calls follow a request's trip down, never up, but
- * for the two back-edges drawn with dots:
+ * sim__fl_ fleet.c, sim__rp_ replica.c, sim__ac_ account.c, sim__rq_
+ * request.c; the data structures keep theirs (sim__heap_ heap.c, sim__kv_
+ * kv.c, sim__pc_ prefix.c, sim__queue_ and sim__waitq_ the queues of
+ * request.c), and sched.c is the table sim__policies.  Calls follow a
+ * request's trip down, never up, but for three back-edges (dotted):
  *
- *   engine.c            the loop; a run's start and end (and the replicas'
- *      |                set-up and rows: sim__rp_init, _fini, _row)
+ *   engine.c              the loop; a run's start and end
+ *      |---------.
+ *      v         v
+ *   client.c    fleet.c   fl_  the replica table and its groups: replicas
+ *      |         |   |         added, drained and failed
+ *      v         |   |
+ *   router.c <---|---'         (what a replica gives back is routed again)
+ *      |   ^     |
+ *      |   :.....|...... sim__rt_transfer, a prefilled request onto the link
+ *      v         v
+ *   replica.c   rp_    queues, batch, KV blocks, the one planning loop, the
+ *      |   :           iteration; it asks sched.c's tables, which call nothing
+ *      |   :.......... sim__fl_retire_if_empty, a drained replica fallen idle
  *      v
- *   client.c    cl_     arrivals, users, calls, agent tasks, time-outs
- *      |          ^
- *      v          :.............................................
- *   router.c    rt_     a replica for each request; the KV link    :
- *      |          ^                                               :
- *      v          :.... sim__rt_transfer (pushes an event, only)  :
- *   replica.c   rp_     queues, batch, KV blocks, the iteration   :
- *    plan |  ^ moves                                              :
- *         v  |                                                    :
- *   sched.c     sc_     what the next iteration does              :
- *                                                                 :
- *   request.c   rq_     a request's life, called from every file; :
- *                       down only to sim__rp_cancel (a time-out   :
- *                       reaches its holder), up only to           :
- *                       sim__cl_notify (its owner told) ...........:
- *   heap.c, kv.c        leaves: they call nothing of the engine's
- *   prefix.c    pc_     a replica's prefix cache, called by replica.c,
- *                       sched.c and router.c; it calls back only
- *                       sim__rp_free_blocks (how many blocks are free)
+ *   account.c   ac_    a replica's totals and rows: a leaf
+ *   sched.c            the scheduler families: tables of pure functions
+ *   request.c   rq_    a request's life, called from every file; down only to
+ *                      sim__rp_cancel (a time-out reaches its holder), up only
+ *                      to sim__cl_notify (its owner told: the third back-edge)
+ *   heap.c, kv.c, prefix.c   leaves: they call nothing of the engine's (the
+ *                      prefix cache is told its replica's free blocks)
  *
  * Every handler is entered from the loop, whichever file holds it.  sched.c
- * is the policy over replica.c's mechanism: replica.c calls sim__sc_plan and
- * sim__sc_can_admit_head; sched.c calls back the moves (sim__rp_admit,
- * _preempt_last, ...) and sim__rp_free_blocks, none of which calls sched.c
- * (its static-batch timer, an event, wakes the replica).  The back-edges are
- * there because a real client and a real link are: a request that leaves a
- * replica is told to its owner (replica -> sim__rq_done -> sim__cl_notify),
- * who may send its next call at once -- a map-reduce aggregation re-enters
- * the router and a replica in the same stack, which is why a replica cuts a
- * run only while its end event is pending (replica.c cut_run); and a
- * prefilled request of a disaggregated cluster is handed to the link
- * (replica -> sim__rt_transfer), which schedules its arrival at the decode
- * pool and returns.  Making either an event would reorder same-instant
+ * is the policy over replica.c's mechanism: replica.c's loop asks each
+ * family's table (the token budget, the queue's order, whether it admits,
+ * whom it preempts, how long a static batch waits) and makes every move
+ * itself.  The back-edges are there because a real client, a real link
+ * and a real fleet are: a request that leaves a replica is told to its
+ * owner (replica -> sim__rq_done -> sim__cl_notify), who may send its next
+ * call at once -- a map-reduce aggregation re-enters the router and a
+ * replica in the same stack, which is why a replica cuts a run only while
+ * its end event is pending (replica.c cut_run); a prefilled request of a
+ * disaggregated cluster is handed to the link (replica -> sim__rt_transfer),
+ * which schedules its arrival at the decode pool and returns; and a
+ * drained replica that falls idle with nothing left tells the fleet, which
+ * retires it by an event of the same instant, never inside the replica's
+ * own handler.  Making the first two events would reorder same-instant
  * events, and with them every run.
+ *
+ * Handles.  A replica's id is never reused; requests (holder, replica) and
+ * events (an id in arg) keep ids, never pointers, and sim__fl_get turns an
+ * id into the replica or NULL once it retired: a table that grows and
+ * shrinks leaves nothing dangling.
  */
 #ifndef SIM_INT_H
 #define SIM_INT_H
@@ -613,9 +620,6 @@ void sim__fl_drain(sim_engine *e, int32_t id, sim__drain how);
  * failed to its client (status failed, the replica's id kept) or, with
  * !fail_requests, returned to the router to start again. */
 void sim__fl_fail(sim_engine *e, int32_t id, bool fail_requests);
-/* A request that failed replica id held (or had in its front end) fails
- * to its client, the replica's id in its row. */
-void sim__fl_fail_request(sim_engine *e, int32_t id, sim__request *r);
 /* A draining replica that holds nothing retires (an event of this instant:
  * never from inside its own handlers). */
 void sim__fl_retire_if_empty(sim__replica *rp);
@@ -643,11 +647,22 @@ void sim__rp_fini(sim__replica *rp);
 void sim__rp_enqueue(sim__replica *rp, sim__request *r);
 /* Blocks freed or work queued from outside: start an iteration if idle. */
 void sim__rp_wake(sim__replica *rp);
+/* Blocks in use t decode steps from now: counted by the decoding set and
+ * outside it, less those that requests share. */
+static inline int64_t sim__rp_used_blocks(const sim__replica *rp, int64_t t)
+{
+    return sim__kv_need(&rp->kv, t) + rp->kv_other - rp->pc.saved;
+}
 /* Free KV blocks: for the least_kv router and the schedulers. */
-int64_t sim__rp_free_blocks(const sim__replica *rp);
-/* Blocks in use: counted by the decoding set and outside it, less those
- * that requests share. */
-int64_t sim__rp_used_blocks(const sim__replica *rp, int64_t t);
+static inline int64_t sim__rp_free_blocks(const sim__replica *rp)
+{
+    return rp->kv_capacity - sim__rp_used_blocks(rp, 0);
+}
+/* Nanoseconds from the start of a decode run to the end of its k-th step. */
+static inline int64_t sim__run_ns(const sim__replica *rp, int64_t k)
+{
+    return sim__ns(mdl_run_time(&rp->run, k));
+}
 /* Prefix caching: how many of a waiting request's tokens to prefill are in
  * the cache (whole blocks, never its last token); *in_use: blocks of them
  * that running requests hold already.  For a request admitted before, its
@@ -671,7 +686,6 @@ void sim__rp_take_waiting(sim__replica *rp, sim__queue *out);
 void sim__rp_take_all(sim__replica *rp, sim__queue *out);
 /* Whether it holds nothing: no request, no KV block, no iteration. */
 bool sim__rp_empty(const sim__replica *rp);
-void sim__rp_row(const sim__replica *rp, sim_replica_row *row);
 /* SIM_CHECKS: the replica's counters against its lists, its decoding set
  * against its heap and KV histogram, and (span > 0) the blocks the
  * iteration's span of steps needs within the cache. */
@@ -680,5 +694,16 @@ void sim__rp_check(const sim__replica *rp, int64_t span);
  * nothing -- no live request routed to it, running or swapped, no KV block
  * in use, nothing counted as outstanding. */
 void sim__rp_check_drained(const sim__replica *rp);
+
+/* ---- what a replica did (account.c): a leaf ---- */
+
+/* The KV peak, as an iteration starts. */
+void sim__ac_kv_peak(sim__replica *rp);
+/* The iteration that ends now (a decode run: its `steps` steps) added to
+ * the replica's totals, and to the sink's iteration rows when it has them. */
+void sim__ac_iteration(sim__replica *rp, int64_t steps);
+/* The replica's row as of now (still there at the end of the run; the
+ * caller says otherwise). */
+void sim__ac_row(const sim__replica *rp, sim_replica_row *row);
 
 #endif /* SIM_INT_H */

@@ -124,11 +124,14 @@ static void test_limits(void)
     const char *too_big[] = {"workload.prompt_tokens.value=30", NULL};
     support_run(tiny, too_big, &r, NULL);
     is_int(r.n, 40, "prompt + output beyond the KV cache: every request has a row");
-    bool all_rejected = r.n == 40;
-    for (size_t i = 0; i < r.n; i++)
-        all_rejected &= !strcmp(r.req[i].status, SIM_REJECTED) && isnan(r.req[i].finish_s);
+    bool all_rejected = r.n == 40, none_finished = r.n == 40;
+    for (size_t i = 0; i < r.n; i++) {
+        all_rejected &= !strcmp(r.req[i].status, SIM_REJECTED);
+        none_finished &= isnan(r.req[i].finish_s);
+    }
     ok(all_rejected, "prompt + output beyond the KV cache (3 blocks of 2): rejected at "
                      "arrival, not retried");
+    ok(none_finished, "and no rejected request has a finish time");
     support_rows_fini(&r);
 
     const char *over_budget[] = {"workload.prompt_tokens.value=26",
@@ -190,15 +193,19 @@ static void test_interrupt(void)
     free(json);
     int rc = support_run_rows(&sc, &r, NULL);
     is_int(rc, UTIL_EINTR, "a raised stop flag ends the run as interrupted");
-    int completed = 0, unfinished = 0;
+    int completed = 0, unfinished = 0, unfinished_open = 0;
     int64_t max_id = -1;
     for (size_t i = 0; i < r.n; i++) {
         completed += !strcmp(r.req[i].status, SIM_COMPLETED);
-        unfinished += !strcmp(r.req[i].status, SIM_UNFINISHED) && isnan(r.req[i].finish_s);
+        if (!strcmp(r.req[i].status, SIM_UNFINISHED)) {
+            unfinished++;
+            unfinished_open += isnan(r.req[i].finish_s);
+        }
         if (r.req[i].id > max_id) max_id = r.req[i].id;
     }
     cmp_ok(completed, >=, 50, "finished rows kept");
     cmp_ok(unfinished, >, 0, "in-flight ones marked unfinished");
+    is_int(unfinished_open, unfinished, "no unfinished row has a finish time");
     is_int(completed + unfinished, max_id + 1, "every request that arrived has a row");
     support_rows_fini(&r);
     sim_scenario_fini(&sc);
@@ -275,7 +282,7 @@ static void test_timeout_routing(void)
     free(json);
     free(at);
     is_int(rc, 0, "ten requests run");
-    int timed_out = 0, on_0 = 0, later = 0;
+    int timed_out = 0, later_completed = 0, on_0 = 0, later = 0;
     for (size_t i = 0; i < r.n; i++) {
         const sim_request_row *q = &r.req[i];
         if (q->id < 5) {
@@ -283,13 +290,16 @@ static void test_timeout_routing(void)
             continue;
         }
         later++;
-        on_0 += !strcmp(q->status, SIM_COMPLETED) && q->replica == 0;
+        later_completed += !strcmp(q->status, SIM_COMPLETED);
+        on_0 += q->replica == 0;
     }
     is_int(timed_out, 3, "three of the burst time out");
     const sim_request_row *r4 = support_row(&r, 4);
-    ok(r4 && !strcmp(r4->status, SIM_TIMED_OUT) && isnan(r4->first_scheduled_s),
-       "r4 times out in replica 0's queue, never scheduled");
+    is_str(r4 ? r4->status : NULL, SIM_TIMED_OUT, "r4 times out");
+    ok(r4 && isnan(r4->first_scheduled_s), "r4 is never scheduled: it times out in the queue");
     is_int(later, 5, "five later requests");
+    is_int(later_completed, 5, "every later request completes (%d of %d did)", later_completed,
+           later);
     is_int(on_0, 5, "each finds both replicas idle and goes to replica 0 (%d of %d did)", on_0,
            later);
     support_rows_fini(&r);

@@ -231,6 +231,34 @@ static void test_hand_back(void)
     support_rows_fini(&r);
 }
 
+/* A replica that fails with requests still in its front end (HTTP,
+ * tokenisation) fails them too; one drained sends them back. */
+static void test_front_end(void)
+{
+    const int64_t at[] = {S(3), S(5)};
+    const sim__change ch[] = {
+        {.kind = SIM__FAIL, .replica = 0, .fail_requests = true},
+        {.kind = SIM__DRAIN, .replica = 1, .how = SIM__DRAIN_FINISH},
+    };
+    support_rows r;
+    const char *sets[] = {"cluster.host.frontend_s=0.2", "cluster.replicas=3", NULL};
+    outcome o = run_with(BASE, sets, at, ch, 2, &r);
+    is_int(o.rc, 0, "front end: the run completes");
+    check_every_request(&r, &o, "front end");
+    int failed_before_queue = 0, other_failed = 0;
+    for (size_t i = 0; i < r.n; i++) {
+        const sim_request_row *q = &r.req[i];
+        if (strcmp(q->status, SIM_FAILED)) continue;
+        if (isnan(q->enqueue_s) && q->replica == 0) failed_before_queue++;
+        if (q->replica != 0) other_failed++;
+    }
+    ok(failed_before_queue > 0, "front end: requests in replica 0's front end fail with it (%d)",
+       failed_before_queue);
+    is_int(other_failed, 0, "front end: those in drained replica 1's go elsewhere");
+    is_int(after(&r, 1, 5.0, 0), 0, "front end: none joins replica 1's queue after its drain");
+    support_rows_fini(&r);
+}
+
 /* Every replica gone: what arrives then is refused, and a replica added
  * later serves again. */
 static void test_empty_group(void)
@@ -283,6 +311,8 @@ int main(void)
     test_life("round robin", NULL);
     test_life("least outstanding", (const char *[]){"cluster.router=least_outstanding", NULL});
     test_life("central queue", (const char *[]){"cluster.router=central_queue", NULL});
+    test_life("front end", (const char *[]){"cluster.host.frontend_s=0.05", NULL});
+    test_front_end();
     test_life("chunked, starved", (const char *[]){"cluster.scheduler.policy=chunked",
                                                    "cluster.scheduler.kv_blocks=300", NULL});
     test_life("swap", (const char *[]){"cluster.scheduler.preemption=swap",
