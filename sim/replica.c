@@ -513,8 +513,9 @@ static void plan(sim__replica *rp)
     sim__rp_settle_cache(rp);
     if (f->flags & SIM__SF_PREFILLS_ALONE) {
         int64_t budget = f->budget(rp->pool, rp->n_decode);
-        if (admit_waiting(rp, &budget, false), rp->n_chunks) {
-            sim__rp_settle_cache(rp); /* a prefill iteration: the decoders wait */
+        admit_waiting(rp, &budget, false);
+        if (rp->n_chunks) { /* a prefill iteration: the decoders wait */
+            sim__rp_settle_cache(rp);
             return;
         }
         keep_running(rp);
@@ -856,7 +857,7 @@ static void iteration_end(sim_engine *e, void *subject, int64_t arg)
 
 /* Its own queue's requests, in queue order, onto *out; timed-out ones
  * (recorded already) are freed. */
-static void take_queue(sim__replica *rp, sim__queue *out)
+void sim__rp_take_waiting(sim__replica *rp, sim__queue *out)
 {
     sim__request *r;
     while ((r = sim__waitq_pop(&rp->own))) {
@@ -870,11 +871,6 @@ static void take_queue(sim__replica *rp, sim__queue *out)
         r->holder = -1;
         sim__queue_push(out, r);
     }
-}
-
-void sim__rp_take_waiting(sim__replica *rp, sim__queue *out)
-{
-    take_queue(rp, out);
 }
 
 /* A request taken from a failed replica: what it generated kept, nothing
@@ -898,7 +894,7 @@ void sim__rp_take_all(sim__replica *rp, sim__queue *out)
     if (rp->end_slot != SIM__NO_SLOT) sim__heap_remove(&rp->e->events, rp->end_slot);
     rp->busy = rp->run_decode_only = false;
     rp->n_chunks = 0;
-    take_queue(rp, out);
+    sim__rp_take_waiting(rp, out);
     sim__request *s;
     while ((s = sim__queue_pop(&rp->swapped))) {
         forget_replica(rp, s);
@@ -934,8 +930,9 @@ bool sim__rp_empty(const sim__replica *rp)
 static int64_t check_waiting(const sim__waitq *q, unsigned states)
 {
     int64_t live = 0;
-    for (size_t i = 0; i < q->h.n; i++) {
-        const sim__request *r = q->h.a[i].subject;
+    for (size_t i = 0; i < q->n; i++) {
+        SIM__CHECK(i == 0 || q->a[(i - 1) / 2].key < q->a[i].key); /* the heap's order */
+        const sim__request *r = q->a[i].r;
         SIM__CHECK(states & IN(r->state));
         SIM__CHECK(!r->in_running);
         SIM__CHECK(r->blocks == 0);

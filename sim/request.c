@@ -227,22 +227,37 @@ void sim__queue_remove(sim__queue *q, sim__request *r)
 void sim__waitq_init(sim__waitq *q, const struct sim__policy *order)
 {
     *q = (sim__waitq){.order = order};
-    sim__heap_init(&q->h);
 }
 
 void sim__waitq_fini(sim__waitq *q)
 {
-    sim__heap_fini(&q->h);
+    free(q->a);
+    q->a = NULL;
 }
 
 void sim__waitq_push(sim__waitq *q, sim__request *r, bool front)
 {
+    if (q->n == q->cap) {
+        q->cap = q->cap ? 2 * q->cap : 16;
+        q->a = util_xrealloc(q->a, q->cap * sizeof *q->a);
+    }
     int64_t key = q->order->order(r, ++q->joined, front);
-    sim__heap_push(&q->h, key, NULL, r, 0);
+    size_t i = q->n++;
+    for (size_t up; i > 0 && q->a[up = (i - 1) / 2].key > key; i = up) q->a[i] = q->a[up];
+    q->a[i] = (sim__waitq_entry){key, r};
 }
 
 sim__request *sim__waitq_pop(sim__waitq *q)
 {
-    sim__event ev;
-    return sim__heap_pop(&q->h, &ev) ? ev.subject : NULL;
+    if (!q->n) return NULL;
+    sim__request *head = q->a[0].r;
+    sim__waitq_entry last = q->a[--q->n];
+    size_t i = 0;
+    for (size_t c; (c = 2 * i + 1) < q->n; i = c) { /* the hole at i sinks to last's place */
+        if (c + 1 < q->n && q->a[c + 1].key < q->a[c].key) c++;
+        if (q->a[c].key >= last.key) break;
+        q->a[i] = q->a[c];
+    }
+    q->a[i] = last;
+    return head;
 }

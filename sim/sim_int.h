@@ -259,12 +259,20 @@ void sim__queue_remove(sim__queue *q, sim__request *r);
 
 /* A waiting queue: requests in the order its scheduler family gives them
  * (sim__policy.order: each request's key when it joins, lowest first), a
- * heap of (key, request).  A request preempted to recompute goes back
- * `front`: first come first served puts it at the head, as vLLM's
- * prepend_request does, and an ordered family by its own key.  Time-outs
- * are not removed: a dead request leaves when it reaches the head. */
+ * binary heap of (key, request) -- not the event heap, whose entries carry
+ * a handler and a tie-breaking sequence that a queue of distinct keys does
+ * not need.  A request preempted to recompute goes back `front`: first
+ * come first served puts it at the head, as vLLM's prepend_request does,
+ * and an ordered family by its own key.  Time-outs are not removed: a dead
+ * request leaves when it reaches the head. */
+typedef struct sim__waitq_entry {
+    int64_t key;
+    sim__request *r;
+} sim__waitq_entry;
+
 typedef struct sim__waitq {
-    sim__heap h;    /* at: the request's key; subject: the request */
+    sim__waitq_entry *a;
+    size_t n, cap;
     int64_t joined; /* requests that have joined: the first-come-first-served key */
     const struct sim__policy *order; /* whose order */
 } sim__waitq;
@@ -275,11 +283,11 @@ void sim__waitq_push(sim__waitq *q, sim__request *r, bool front);
 sim__request *sim__waitq_pop(sim__waitq *q);
 static inline sim__request *sim__waitq_head(const sim__waitq *q)
 {
-    return q->h.n ? q->h.a[0].subject : NULL;
+    return q->n ? q->a[0].r : NULL;
 }
 static inline int64_t sim__waitq_len(const sim__waitq *q)
 {
-    return (int64_t)q->h.n;
+    return (int64_t)q->n;
 }
 
 /* ---- KV blocks of the decoding set (kv.c) ---- */
@@ -482,7 +490,9 @@ typedef struct sim__policy {
     /* Tokens an iteration may compute with n_decode sequences decoding. */
     int64_t (*budget)(const sim_pool *p, int32_t n_decode);
     /* A request's key in the waiting queue, lowest first: the queue's
-     * `joined`-th arrival, or back at the front after a recompute. */
+     * `joined`-th arrival, or back at the front after a recompute.  Keys
+     * must be distinct (fold `joined` in): the queue keeps no order among
+     * equal keys. */
     int64_t (*order)(const sim__request *r, int64_t joined, bool front);
     /* Whether the replica admits anything this iteration (a static batch
      * runs to its end first). */

@@ -2,7 +2,10 @@
  * test_heap.c: the event queue's heap -- entries leave in (time, insertion)
  * order, equal times first-in first-out, under random interleavings of pushes
  * and pops checked against a sorted reference; tracked entries know their
- * slot, can be brought forward and removed from anywhere.
+ * slot, can be brought forward and removed from anywhere.  And the waiting
+ * queue on top of it: first come first served, with requests sent back to
+ * its front ahead of everyone (the last sent back first); every scheduler
+ * family answers every question the replica's loop asks.
  */
 #include <stdlib.h>
 
@@ -134,11 +137,50 @@ static void test_remove(void)
     sim__heap_fini(&h);
 }
 
+/* Requests 0..5 join; 6 and 7 go back to the front, 7 after 6; 8 joins. */
+static void test_waitq_order(void)
+{
+    sim__request r[9] = {{0}};
+    sim__waitq q;
+    sim__waitq_init(&q, &sim__policies[SIM_CONTINUOUS]);
+    for (int i = 0; i < 6; i++) sim__waitq_push(&q, &r[i], false);
+    sim__waitq_push(&q, &r[6], true);
+    sim__waitq_push(&q, &r[7], true);
+    sim__waitq_push(&q, &r[8], false);
+    is_int(sim__waitq_len(&q), 9, "waiting queue: nine requests");
+    ok(sim__waitq_head(&q) == &r[7], "the last sent back to the front is the head");
+    const int want[] = {7, 6, 0, 1, 2, 3, 4, 5, 8};
+    int in_order = 0;
+    for (int i = 0; i < 9; i++) in_order += sim__waitq_pop(&q) == &r[want[i]];
+    is_int(in_order, 9, "then the one sent back before it, then arrival order");
+    ok(!sim__waitq_pop(&q), "an empty queue pops nothing");
+    sim__waitq_fini(&q);
+}
+
+/* Every family's table answers every question but the optional hold. */
+static void test_families_complete(void)
+{
+    int names = 0;
+    while (sim_policy_names[names]) names++;
+    is_int(names, SIM_N_POLICIES, "a name for every scheduler family");
+    int missing = 0;
+    for (int i = 0; i < SIM_N_POLICIES; i++) {
+        const sim__policy *f = &sim__policies[i];
+        missing += !f->budget + !f->order + !f->admits + !f->may_admit + !f->victim;
+    }
+    is_int(missing, 0, "every family answers budget, order, admits, may_admit and victim");
+    ok(sim__policies[SIM_STATIC].hold_until != NULL, "static batching holds for its batch");
+    is_int(sim__policies[SIM_CHUNKED].flags & SIM__SF_CHUNKS, SIM__SF_CHUNKS,
+           "chunked cuts prompts");
+}
+
 int main(void)
 {
     test_fifo_ties();
     test_tracked();
     test_remove();
     test_random_against_sort();
+    test_waitq_order();
+    test_families_complete();
     return tap_done();
 }
