@@ -497,16 +497,17 @@ static void keep_running(sim__replica *rp)
 
 /* Plans the next iteration: preemptions, swaps, which decoders run, which
  * prompt chunks are prefilled.  Leaves nothing planned to stay idle.  The
- * phases, in order (a family that prefills alone admits first, and an
- * iteration that prefills does nothing else):
- *   1. the cache settled: the last iteration's growth may have reused
- *      cached blocks;
- *   2. room made for the decoders' next token (preempting), swapped
- *      sequences back in;
- *   3. the budget, then chunks of prompts in progress (a family that cuts
- *      prompts);
- *   4. admission from the queue;
- *   5. the decoders decode, and the cache is settled again. */
+ * phases, in order, as docs/architecture.md's table gives them with what
+ * each family answers:
+ *   1. settle: the last iteration's growth may have reused cached blocks;
+ *   2. make room for the decoders' next token (preempting the victim);
+ *   3. swap in what fits;
+ *   4. the budget;
+ *   5. chunks of prompts in progress (a family that cuts prompts);
+ *   6. admission from the queue;
+ *   7. the decoders decode, and the cache is settled again.
+ * A family that prefills alone runs 6 first, and an iteration that then
+ * prefills does nothing else. */
 static void plan(sim__replica *rp)
 {
     const sim__policy *f = rp->policy;
