@@ -296,15 +296,19 @@ static void test_output_shift(void)
     support_rows a, b;
     support_run(BASE, base, &a, NULL);
     support_run(BASE, late, &b, NULL);
-    bool shifted = a.n == b.n && a.n > 0, kept = shifted;
-    for (size_t i = 0; shifted && i < a.n; i++) {
+    bool rows = a.n == b.n && a.n > 0;
+    bool tokens = rows, finishes = rows, arrivals = rows, scheduled = rows;
+    for (size_t i = 0; rows && i < a.n; i++) {
         const sim_request_row *x = &a.req[i], *y = &b.req[i];
-        shifted &= fabs(y->first_token_s - x->first_token_s - 0.25) <= EPS &&
-                   fabs(y->finish_s - x->finish_s - 0.25) <= EPS;
-        kept &= x->first_scheduled_s == y->first_scheduled_s && x->arrival_s == y->arrival_s;
+        tokens &= fabs(y->first_token_s - x->first_token_s - 0.25) <= EPS;
+        finishes &= fabs(y->finish_s - x->finish_s - 0.25) <= EPS;
+        arrivals &= x->arrival_s == y->arrival_s;
+        scheduled &= x->first_scheduled_s == y->first_scheduled_s;
     }
-    ok(shifted, "output_s moves every first token and finish by exactly output_s (%zu rows)", a.n);
-    ok(kept, "and changes no arrival or scheduling");
+    ok(tokens, "output_s moves every first token by exactly output_s (%zu rows)", a.n);
+    ok(finishes, "and every finish");
+    ok(arrivals, "and changes no arrival");
+    ok(scheduled, "and no scheduling");
     support_rows_fini(&a);
     support_rows_fini(&b);
 }
@@ -321,15 +325,17 @@ static void test_output_closed_loop(void)
     support_rows a, b;
     support_run(BASE, base, &a, NULL);
     support_run(BASE, late, &b, NULL);
-    bool sent = a.n == 4 && b.n == 4, ttft = sent;
-    for (size_t i = 0; sent && i < 4; i++) {
+    bool rows = a.n == 4 && b.n == 4;
+    bool sent = rows, later = rows, ttft = rows;
+    for (size_t i = 0; rows && i < 4; i++) {
         const sim_request_row *x = support_row(&a, (int64_t)i), *y = support_row(&b, (int64_t)i);
-        sent &= fabs(y->arrival_s - x->arrival_s - 0.25 * (double)i) <= EPS;
+        later &= fabs(y->arrival_s - x->arrival_s - 0.25 * (double)i) <= EPS;
         ttft &= fabs((y->first_token_s - y->arrival_s) - (x->first_token_s - x->arrival_s) -
                      0.25) <= EPS;
         if (i > 0) sent &= fabs(y->arrival_s - support_row(&b, (int64_t)i - 1)->finish_s) <= EPS;
     }
     ok(sent, "a closed-loop user sends its next request when it has the reply");
+    ok(later, "so request i leaves i x output_s later than without output_s");
     ok(ttft, "and each TTFT is output_s longer");
     support_rows_fini(&a);
     support_rows_fini(&b);

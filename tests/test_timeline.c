@@ -191,11 +191,15 @@ static void test_known(sqlite3 *db)
     static const double running[20] = {[1] = 0.1, 0.75, 1, 0.5, 0, 0.5, 1, 1, 1, 1.8, 1, 0.4,
                                        [19] = 1};
     static const double tokens[20] = {[1] = 1, 2, 2, 1, [10] = 4, 5, 2};
-    bool counts = true;
-    for (int i = 0; i < 20; i++)
-        counts &= t.arrivals[i] == arrivals[i] && t.completions[i] == completions[i] &&
-                  t.timed_out[i] == timed_out[i];
-    ok(counts, "arrivals, completions and time-outs (at arrival + timeout_s) per interval");
+    bool arrived = true, completed = true, timed = true;
+    for (int i = 0; i < 20; i++) {
+        arrived &= t.arrivals[i] == arrivals[i];
+        completed &= t.completions[i] == completions[i];
+        timed &= t.timed_out[i] == timed_out[i];
+    }
+    ok(arrived, "arrivals per interval");
+    ok(completed, "completions per interval");
+    ok(timed, "time-outs (at arrival + timeout_s) per interval");
     check_series(t.queue, queue, 20,
                  "queue: waiting [0.5, 2.25) is 0.5, 1, 0.25; an unscheduled wait ends at the "
                  "time-out");
@@ -349,19 +353,25 @@ static void test_direct_counts(sqlite3 *db, const an_timeline *t)
 static void test_partition(sqlite3 *db, const an_timeline *all)
 {
     an_timeline k[3] = {timeline(db, 2, 1, 0), timeline(db, 2, 1, 1), timeline(db, 2, 1, 2)};
-    bool counts = true, avgs = true;
+    bool arrivals = true, completions = true, timed_out = true;
+    bool queue = true, running = true, tokens = true;
     for (size_t i = 0; i < all->n; i++) {
-        counts &= k[0].arrivals[i] + k[1].arrivals[i] + k[2].arrivals[i] == all->arrivals[i];
-        counts &= k[0].completions[i] + k[1].completions[i] + k[2].completions[i] ==
-                  all->completions[i];
-        counts &= k[0].timed_out[i] + k[1].timed_out[i] + k[2].timed_out[i] == all->timed_out[i];
-        avgs &= fabs(k[0].queue[i] + k[1].queue[i] + k[2].queue[i] - all->queue[i]) < 1e-9;
-        avgs &= fabs(k[0].running[i] + k[1].running[i] + k[2].running[i] - all->running[i]) < 1e-9;
-        avgs &= fabs(k[0].output_tokens_per_s[i] + k[1].output_tokens_per_s[i] +
-                     k[2].output_tokens_per_s[i] - all->output_tokens_per_s[i]) < 1e-9;
+        arrivals &= k[0].arrivals[i] + k[1].arrivals[i] + k[2].arrivals[i] == all->arrivals[i];
+        completions &=
+            k[0].completions[i] + k[1].completions[i] + k[2].completions[i] == all->completions[i];
+        timed_out &= k[0].timed_out[i] + k[1].timed_out[i] + k[2].timed_out[i] == all->timed_out[i];
+        queue &= fabs(k[0].queue[i] + k[1].queue[i] + k[2].queue[i] - all->queue[i]) < 1e-9;
+        running &=
+            fabs(k[0].running[i] + k[1].running[i] + k[2].running[i] - all->running[i]) < 1e-9;
+        tokens &= fabs(k[0].output_tokens_per_s[i] + k[1].output_tokens_per_s[i] +
+                       k[2].output_tokens_per_s[i] - all->output_tokens_per_s[i]) < 1e-9;
     }
-    ok(counts, "--replica: per interval, the replicas' counts add up to the run's");
-    ok(avgs, "--replica: and so do queue, running and tokens/s");
+    ok(arrivals, "--replica: per interval, the replicas' arrivals add up to the run's");
+    ok(completions, "--replica: and so do their completions");
+    ok(timed_out, "--replica: and their time-outs");
+    ok(queue, "--replica: and their queue lengths");
+    ok(running, "--replica: and their running counts");
+    ok(tokens, "--replica: and their output tokens/s");
     sqlite3_stmt *st;
     sqlite3_prepare_v2(db, "SELECT count(*) FROM requests WHERE run_id = 2 AND replica = 1", -1,
                        &st, NULL);

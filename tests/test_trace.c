@@ -1002,11 +1002,13 @@ static void test_scenario_files(void)
         util_diag d;
         util_diag_init(&d);
         uint64_t k0[100], k1[100];
-        bool shape = true;
+        bool prompt_len = true, two_segments = true, system_len = true;
         for (int i = 0; i < 100; i++) {
             wl_record r;
             wl_source_next(src, 0, &r, &d);
-            shape &= r.prompt == 2176 && r.n_segments == 2 && r.segments[0].tokens == 2048;
+            prompt_len &= r.prompt == 2176;
+            two_segments &= r.n_segments == 2;
+            system_len &= r.segments[0].tokens == 2048;
             k0[i] = r.segments[0].key;
             k1[i] = r.segments[1].key;
         }
@@ -1017,7 +1019,9 @@ static void test_scenario_files(void)
             g += k0[i] != k0[i - 1];
             q += k1[i] != k1[i - 1];
         }
-        ok(shape, "its prompts: 2048 + 128 tokens, as 2 segments");
+        ok(prompt_len, "its prompts: 2048 + 128 tokens");
+        ok(two_segments, "as 2 segments");
+        ok(system_len, "the first of them the system prompt's 2048 tokens");
         is_int(g, 4, "its first 100 requests: 4 system prompts");
         is_int(q, 100, "100 distinct prompts");
         wl_source_destroy(src);

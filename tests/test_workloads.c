@@ -302,17 +302,19 @@ static void test_horizon(void)
 
 static void test_chain(void)
 {
-    bool nonzero = true, distinct = true;
+    bool nonzero = true, distinct = true, from_prev = true;
     uint64_t prev = 0;
     for (uint64_t i = 0; i < 100000; i++) {
         uint64_t k = wl_chain(i & 1 ? prev : 0, i), k2 = wl_chain(i & 1 ? prev : 0, i + 1);
         nonzero &= k != 0 && wl_chain(k, 0) != 0;
-        distinct &= k != k2 && k != prev;
+        distinct &= k != k2;
+        from_prev &= k != prev;
         prev = k;
     }
     ok(nonzero, "wl_chain never returns 0, the prompt's start (wl_chain(0, 0) = %llx)",
        (unsigned long long)wl_chain(0, 0));
     ok(distinct, "ids that follow the same content give different keys");
+    ok(from_prev, "and each key differs from the one before it (its parent, for odd ids)");
     ok(wl_chain(wl_chain(0, 1), 2) != wl_chain(wl_chain(0, 2), 1),
        "order matters: [1, 2] and [2, 1] differ");
     ok(wl_chain(wl_chain(0, 1), 2) == wl_chain(wl_chain(0, 1), 2), "and a chain is a function");
@@ -396,24 +398,27 @@ static void test_prefix_ordered(void)
     wl_source *src = wl_source_create(&s, 7);
     drawn x[24];
     uint64_t k0[12], k1[12];
-    bool shape = true, cycle = true, by_group = true;
+    bool length = true, two = true, cycle_system = true, cycle_question = true, by_group = true;
     for (int i = 0; i < 24; i++) {
         x[i] = next_of(src, 0);
-        shape &= x[i].prompt == 120 && x[i].n == 2;
+        length &= x[i].prompt == 120;
+        two &= x[i].n == 2;
     }
     for (int i = 0; i < 12; i++) {
         k0[i] = x[i].k0;
         k1[i] = x[i].k1;
-        cycle &= x[i + 12].k0 == x[i].k0 && x[i + 12].k1 == x[i].k1;
+        cycle_system &= x[i + 12].k0 == x[i].k0;
+        cycle_question &= x[i + 12].k1 == x[i].k1;
         by_group &= x[i].k0 == x[i / 4 * 4].k0;
     }
-    ok(shape, "every prompt is system_prompt_len + question_len = 120 tokens, as 2 segments "
-              "(100, 20)");
+    ok(length, "every prompt is system_prompt_len + question_len = 120 tokens");
+    ok(two, "every prompt is 2 segments (100, 20)");
     is_int(count_distinct(k0, 12), 3, "3 groups: 3 system-prompt keys");
     is_int(count_distinct(k1, 12), 12, "12 prompts: 12 question keys");
     ok(by_group, "ordered: group 0's 4 prompts, then group 1's, then group 2's");
-    ok(cycle, "after the 12th prompt the order starts over: the same prompt re-sent has both "
-              "keys equal");
+    ok(cycle_system, "after the 12th prompt the order starts over: the same prompt re-sent has "
+                     "its system-prompt key");
+    ok(cycle_question, "and its question key");
     ok(x[0].k0 == x[1].k0, "two prompts of a group share the system prompt");
     ok(x[0].k1 != x[1].k1, "and not the question");
     wl_source_destroy(src);
@@ -444,18 +449,20 @@ static void test_prefix_shuffled(void)
     prefix_numbers(WL_PREFIX_SHUFFLED, 11, a, 3 * NP);
     prefix_numbers(WL_PREFIX_SHUFFLED, 12, b, NP);
     prefix_numbers(WL_PREFIX_ORDERED, 11, ord, NP);
-    bool seen[NP] = {false}, perm = true, again = true, numbered = true;
+    bool seen[NP] = {false}, perm = true, second = true, third = true, numbered = true;
     int moved = 0, differ = 0;
     for (int i = 0; i < NP; i++) {
         perm &= a[i] >= 0 && a[i] < NP && !seen[a[i]];
         if (a[i] >= 0 && a[i] < NP) seen[a[i]] = true;
-        again &= a[i + NP] == a[i] && a[i + 2 * NP] == a[i];
+        second &= a[i + NP] == a[i];
+        third &= a[i + 2 * NP] == a[i];
         numbered &= ord[i] == i;
         moved += a[i] != i;
         differ += a[i] != b[i];
     }
     ok(perm, "shuffled: the first 35 requests send each of the 35 prompts once");
-    ok(again, "and the next passes repeat that order (inference-perf: i mod N)");
+    ok(second, "and the second pass repeats that order (inference-perf: i mod N)");
+    ok(third, "and so does the third");
     cmp_ok(moved, >, NP / 2, "the order is shuffled (%d of %d moved)", moved, NP);
     cmp_ok(differ, >, 0, "another seed gives another order (%d places differ)", differ);
     ok(numbered, "ordered: prompt numbers 0, 1, 2, ... (group * per_group + question)");
@@ -464,12 +471,18 @@ static void test_prefix_shuffled(void)
     wl_spec s = must_build(json);
     free(json);
     wl_source *s1 = wl_source_create(&s, 3), *s2 = wl_source_create(&s, 3);
-    bool same = true;
+    bool systems = true, questions = true, outputs = true, times = true;
     for (int i = 0; i < 100; i++) {
         drawn x = next_of(s1, 0), y = next_of(s2, 0);
-        same &= x.k0 == y.k0 && x.k1 == y.k1 && x.output == y.output && x.at == y.at;
+        systems &= x.k0 == y.k0;
+        questions &= x.k1 == y.k1;
+        outputs &= x.output == y.output;
+        times &= x.at == y.at;
     }
-    ok(same, "a seed gives the same prompts, outputs and times, run after run");
+    ok(systems, "a seed gives the same prompts, run after run: their system-prompt keys");
+    ok(questions, "and their question keys");
+    ok(outputs, "a seed gives the same outputs, run after run");
+    ok(times, "a seed gives the same times, run after run");
     wl_source_destroy(s1);
     wl_source_destroy(s2);
     wl_spec_fini(&s);
@@ -486,7 +499,7 @@ static void test_prefix_streams(void)
                            "\"median\": 50, \"sigma\": 1}}");
     wl_source *sa = wl_source_create(&a, 21), *sb = wl_source_create(&b, 21),
               *sc = wl_source_create(&b, 21);
-    bool times = true, outputs = true, none = true, lengths = true;
+    bool times = true, outputs = true, none = true, drawn_prompts = true, drawn_outputs = true;
     for (int i = 0; i < 1000; i++) {
         drawn x = next_of(sa, 0), y = next_of(sb, 0);
         int32_t p, o;
@@ -494,12 +507,14 @@ static void test_prefix_streams(void)
         times &= x.at == y.at;
         outputs &= x.output == y.output;
         none &= y.n == 0;
-        lengths &= y.prompt == p && y.output == o;
+        drawn_prompts &= y.prompt == p;
+        drawn_outputs &= y.output == o;
     }
     ok(times, "shared_prefix leaves every arrival time as it was");
     ok(outputs, "and every output length (the workload's output_tokens)");
     ok(none, "a prompt distribution gives prompts nobody shares: n_segments 0");
-    ok(lengths, "and its arrivals' lengths are wl_source_lengths' draws, as before");
+    ok(drawn_prompts, "and its arrivals' prompt lengths are wl_source_lengths' draws, as before");
+    ok(drawn_outputs, "and so are their output lengths");
     wl_source_destroy(sa);
     wl_source_destroy(sb);
     wl_source_destroy(sc);
@@ -514,17 +529,21 @@ static void test_draw_distinct(void)
                            "\"prompt_tokens\": {\"dist\": \"lognormal\", \"median\": 500, "
                            "\"sigma\": 1}, " OUT10 "}");
     wl_source *sa = wl_source_create(&s, 5), *sb = wl_source_create(&s, 5);
-    bool same = true, none = true;
+    bool prompts = true, outputs = true, zero = true, null = true;
     for (int i = 0; i < 10000; i++) {
         wl_record r = {.cls = 0, .n_segments = -1, .segments = (const wl_segment *)&r};
         int32_t p, o;
         wl_source_draw(sa, 0, &r);
         wl_source_lengths(sb, 0, &p, &o);
-        same &= r.prompt == p && r.output == o;
-        none &= r.n_segments == 0 && r.segments == NULL;
+        prompts &= r.prompt == p;
+        outputs &= r.output == o;
+        zero &= r.n_segments == 0;
+        null &= r.segments == NULL;
     }
-    ok(same, "wl_source_draw's lengths are wl_source_lengths' (10000 draws)");
-    ok(none, "and no segments: NULL, 0");
+    ok(prompts, "wl_source_draw's prompt lengths are wl_source_lengths' (10000 draws)");
+    ok(outputs, "and its output lengths");
+    ok(zero, "and no segments: n_segments 0");
+    ok(null, "and segments NULL");
     wl_source_destroy(sa);
     wl_source_destroy(sb);
     wl_spec_fini(&s);
