@@ -14,6 +14,7 @@
  */
 #include "sim_int.h"
 
+#include <assert.h>
 #include <stdlib.h>
 
 /* ---- the table ---- */
@@ -112,6 +113,7 @@ static void retire(sim__replica *rp, const char *reason)
     sim_engine *e = rp->e;
     sim__queue dead = {0};
     sim__rp_take_waiting(rp, &dead); /* only timed-out ones are left: freed */
+    assert(!dead.head);
     sim_replica_row row;
     sim__ac_row(rp, &row);
     row.end_reason = reason;
@@ -207,7 +209,6 @@ void sim__fl_drain(sim_engine *e, int32_t id, sim__drain how)
     sim__replica *rp = sim__fl_get(e, id);
     if (!rp || rp->draining) return;
     rp->draining = true;
-    rp->drain_how = how;
     group_leave(rp->group, rp);
     rp->q = &rp->own; /* it takes nothing more from a central queue */
     sim__queue back = {0};

@@ -464,7 +464,6 @@ typedef struct sim__replica {
     /* its life (fleet.c) */
     int64_t created_ns, ready_ns; /* made; ready to take work (-1: not yet) */
     bool draining, retire_pending;
-    sim__drain drain_how;
     /* totals for the replica row */
     int64_t busy_ns, iterations, preemptions, out_of_range, prefill_tokens, decode_tokens;
     double prefill_s, decode_s, flops, bytes, batch_seq_s, swap_bytes_total;
