@@ -695,7 +695,6 @@ static int build_pools(sim_scenario *sc, cJSON *cluster, const mdl_catalog *cat,
         char *path = pools ? util_xasprintf("cluster.pools[%d]", i) : util_xstrdup("cluster");
         p->name = pools ? util_json_member(obj, "name")->valuestring : "default";
         p->index = i;
-        p->first_replica = sc->replicas;
         if (build_pool(p, obj, path, cat, base_dir, d)) rc = UTIL_EINPUT;
         else check_params(&p->cost.model, path, &sc->warnings);
         p->usd_per_gpu_hour =

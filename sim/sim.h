@@ -62,7 +62,7 @@ extern const char *const sim_router_names[];
 typedef struct sim_pool {
     const char *name;
     const char *engine;         /* the preset's id (catalog "engines") */
-    int index, first_replica, replicas;
+    int index, replicas; /* replicas: how many the scenario starts with */
     int tensor_parallel, pipeline_parallel, gpus; /* gpus = tensor x pipeline, per replica */
     sim_policy policy;
     int max_batch;              /* sequences in one iteration */
