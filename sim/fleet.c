@@ -108,16 +108,24 @@ void sim__fl_init(sim_engine *e)
     }
 }
 
+/* The replica's row, as it leaves the cluster for `reason`. */
+static void emit_row(sim__replica *rp, const char *reason)
+{
+    sim_engine *e = rp->e;
+    if (e->sink_rc || !e->sink.replica) return;
+    sim_replica_row row;
+    sim__ac_row(rp, &row);
+    row.end_reason = reason;
+    e->sink_rc = e->sink.replica(e->sink.ctx, &row);
+}
+
 static void retire(sim__replica *rp, const char *reason)
 {
     sim_engine *e = rp->e;
     sim__queue dead = {0};
     sim__rp_take_waiting(rp, &dead); /* only timed-out ones are left: freed */
     assert(!dead.head);
-    sim_replica_row row;
-    sim__ac_row(rp, &row);
-    row.end_reason = reason;
-    if (!e->sink_rc && e->sink.replica) e->sink_rc = e->sink.replica(e->sink.ctx, &row);
+    emit_row(rp, reason);
     e->fleet.by_id[rp->id].rp = NULL;
     if (rp->pc_on) sim__pc_abandon(&rp->pc); /* requests it preempted may be queued elsewhere */
     sim__rp_fini(rp);
@@ -141,12 +149,8 @@ void sim__fl_fini(sim_engine *e)
 
 void sim__fl_emit_rows(sim_engine *e)
 {
-    for (int32_t i = 0; i < e->fleet.n_ids && !e->sink_rc; i++) {
-        if (!e->fleet.by_id[i].rp) continue;
-        sim_replica_row row;
-        sim__ac_row(e->fleet.by_id[i].rp, &row);
-        if (e->sink.replica) e->sink_rc = e->sink.replica(e->sink.ctx, &row);
-    }
+    for (int32_t i = 0; i < e->fleet.n_ids; i++)
+        if (e->fleet.by_id[i].rp) emit_row(e->fleet.by_id[i].rp, SIM_END_OF_RUN);
 }
 
 /* ---- added, drained, failed ---- */
@@ -198,8 +202,7 @@ static void restart(sim_engine *e, sim__queue *q)
 {
     sim__request *r;
     while ((r = sim__queue_pop(q))) {
-        r->state = SIM__WAITING;
-        r->prefill_target = (int64_t)r->prompt + r->generated;
+        sim__rq_recompute(r);
         sim__rt_route(e, e->fleet.groups[0], r);
     }
 }
@@ -217,15 +220,6 @@ void sim__fl_drain(sim_engine *e, int32_t id, sim__drain how)
     sim__rp_wake(rp); /* idle and empty: it retires */
 }
 
-/* A request the failed replica held fails to its client, the replica's id
- * in its row. */
-static void fail_request(sim_engine *e, int32_t id, sim__request *r)
-{
-    if (r->state == SIM__ARRIVED_KV) r->decode_replica = id;
-    else if (r->replica < 0) r->replica = id;
-    sim__rq_done(e, r, SIM_FAILED, -1);
-}
-
 void sim__fl_fail(sim_engine *e, int32_t id, bool fail_requests)
 {
     sim__replica *rp = sim__fl_get(e, id);
@@ -240,7 +234,7 @@ void sim__fl_fail(sim_engine *e, int32_t id, bool fail_requests)
         return;
     }
     sim__request *r;
-    while ((r = sim__queue_pop(&held))) fail_request(e, id, r);
+    while ((r = sim__queue_pop(&held))) sim__rq_fail_on(e, r, id);
 }
 
 /* ---- changes at an instant ---- */

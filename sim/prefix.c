@@ -428,6 +428,14 @@ void sim__pc_release(sim__pcache *c, sim__request *r, int64_t blocks, sim__pc_ho
     r->pc_private = how == SIM__PC_GONE; /* a swapped or transferred KV cache shares nothing */
 }
 
+void sim__pc_lost(sim__request *r)
+{
+    r->pc_held = 0;
+    r->pc_fill = -1;
+    r->ref_blocks = 0;
+    r->pc_private = false;
+}
+
 void sim__pc_abandon(sim__pcache *c)
 {
     for (sim__pc_node *n = c->head; n; n = n->next)

@@ -111,7 +111,8 @@ static void let_go(sim__replica *rp, sim__request *r)
  * keeps what later requests (or r itself, preempted) may reuse. */
 static void release(sim__replica *rp, sim__request *r, int64_t blocks, sim__pc_how how)
 {
-    if (rp->pc_on) sim__pc_release(&rp->pc, r, blocks, how, sim__rp_free_blocks(rp) - rp->pc.saved);
+    int64_t free_unshared = rp->kv_capacity - sim__kv_need(&rp->kv, 0) - rp->kv_other;
+    if (rp->pc_on) sim__pc_release(&rp->pc, r, blocks, how, free_unshared);
 }
 
 /* Prompt tokens waiting in its own queue: the load prefix_affinity weighs. */
@@ -281,17 +282,15 @@ static void preempt_recompute(sim__replica *rp, sim__request *r)
 {
     if (r->state == SIM__PREFILLING) sim__queue_remove(&rp->partial, r);
     rp->kv_other -= r->blocks;
-    r->prefill_target = (int64_t)r->prompt + r->generated; /* redo prompt + what it generated */
+    sim__rq_recompute(r);
     bool fits = prefill_fits(rp, r->prefill_target);
     release(rp, r, r->blocks, fits ? SIM__PC_PREEMPTED : SIM__PC_GONE);
     r->blocks = 0;
-    r->cached = 0;
     if (!fits) {
         rp->outstanding--;
         sim__rq_done(rp->e, r, SIM_REJECTED, -1);
         return;
     }
-    r->state = SIM__WAITING;
     sim__waitq_push(rp->q, r, true); /* vLLM: back at the front of the queue */
     count_queued(rp, r, +1);
     if (rp->q != &rp->own) rp->outstanding--;
@@ -562,20 +561,19 @@ void sim__rp_cancel(sim__replica *rp, sim__request *r)
     case SIM__ARRIVED_KV: /* dropped when it reaches the head of its queue */
         count_queued(rp, r, -1);
         if (rp->q == &rp->own) rp->outstanding--;
-        if (rp->draining) sim__rp_wake(rp); /* it may hold nothing now */
-        return;
+        break;
     case SIM__SWAPPED:
         sim__queue_remove(&rp->swapped, r);
         rp->outstanding--;
         sim__rq_free(rp->e, r);
-        if (rp->draining) sim__rp_wake(rp);
-        return;
+        break;
     case SIM__PREFILLING:
-    case SIM__DECODING:
+    case SIM__DECODING: /* the batch's next step drops it (reap), and then it may retire */
         rp->n_dead++;
         if (rp->busy && rp->run_decode_only) cut_run(rp); /* vLLM aborts between steps */
         return;
     }
+    if (rp->draining) sim__rp_wake(rp); /* it may hold nothing now */
 }
 
 /* Timed-out sequences leave the batch: their blocks are freed (a static
@@ -880,10 +878,7 @@ static void forget_replica(sim__replica *rp, sim__request *r)
 {
     if (r->state == SIM__DECODING) r->generated = generated_now(rp, r);
     r->blocks = r->chunk = r->cached = 0;
-    r->pc_held = 0;
-    r->pc_fill = -1;
-    r->ref_blocks = 0;
-    r->pc_private = false;
+    sim__pc_lost(r);
     r->finish_slot = SIM__NO_SLOT;
     r->run_prev = r->run_next = NULL;
     r->in_running = false;

@@ -152,6 +152,23 @@ void sim__rq_done(sim_engine *e, sim__request *r, const char *status, int64_t fi
     sim__cl_notify(e, t, user, ok, ok ? output : 0, !ok);
 }
 
+void sim__rq_recompute(sim__request *r)
+{
+    r->state = SIM__WAITING;
+    r->prefill_target = (int64_t)r->prompt + r->generated;
+    r->cached = 0;
+}
+
+void sim__rq_fail_on(sim_engine *e, sim__request *r, int32_t replica)
+{
+    /* the failed replica in the column of its role: decode (its KV cache
+     * arrived there, or it decoded there) or prefill -- not an earlier
+     * replica a restarted request passed through */
+    if (r->state == SIM__ARRIVED_KV || r->decode_replica == replica) r->decode_replica = replica;
+    else r->replica = replica;
+    sim__rq_done(e, r, SIM_FAILED, -1);
+}
+
 void sim__rq_cancel(sim_engine *e, sim__request *r)
 {
     r->dead = true;
@@ -186,14 +203,6 @@ void sim__queue_push(sim__queue *q, sim__request *r)
     if (q->tail) q->tail->next = r;
     else q->head = r;
     q->tail = r;
-    q->n++;
-}
-
-void sim__queue_push_front(sim__queue *q, sim__request *r)
-{
-    r->next = q->head;
-    q->head = r;
-    if (!q->tail) q->tail = r;
     q->n++;
 }
 

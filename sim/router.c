@@ -143,8 +143,7 @@ static void reach_replica(sim_engine *e, void *subject, int64_t replica)
     if (rp && !rp->draining) {
         enqueue(e, rp->group, rp, r);
     } else if (slot->failed_requests) {
-        r->replica = (int32_t)replica; /* its row names the replica that failed it */
-        sim__rq_done(e, r, SIM_FAILED, -1);
+        sim__rq_fail_on(e, r, (int32_t)replica);
     } else {
         sim__rt_route(e, slot->group, r);
     }

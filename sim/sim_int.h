@@ -252,7 +252,6 @@ typedef struct sim__queue {
 
 /* FIFO queues through the request's `next` link (request.c). */
 void sim__queue_push(sim__queue *q, sim__request *r);
-void sim__queue_push_front(sim__queue *q, sim__request *r);
 sim__request *sim__queue_pop(sim__queue *q);
 /* O(n), for the rare preemption of a partly prefilled prompt or a time-out. */
 void sim__queue_remove(sim__queue *q, sim__request *r);
@@ -385,6 +384,8 @@ void sim__pc_release(sim__pcache *c, sim__request *r, int64_t blocks, sim__pc_ho
                      int64_t free_unshared);
 /* A waiting request leaves for good: its victim blocks become anonymous. */
 void sim__pc_forget(sim__request *r);
+/* r's replica failed, its cache with it: r references nothing now. */
+void sim__pc_lost(sim__request *r);
 /* The free queue made as long as the replica's free_blocks: evicts from
  * its head what the replica now uses, queues (anonymously) what it freed. */
 void sim__pc_settle(sim__pcache *c, int64_t free_blocks);
@@ -578,6 +579,12 @@ void sim__rq_record(sim_engine *e, const sim__request *r, const char *status, in
 /* A request has left the system (completed, rejected or failed): recorded,
  * counted, returned to the pool, and its task or closed-loop user told. */
 void sim__rq_done(sim_engine *e, sim__request *r, const char *status, int64_t finish_ns);
+/* r's KV cache is gone (preempted to recompute, or its replica failed): it
+ * waits to prefill its prompt and what it generated again. */
+void sim__rq_recompute(sim__request *r);
+/* r, held by a replica that failed, fails to its client, that replica's id
+ * in its row. */
+void sim__rq_fail_on(sim_engine *e, sim__request *r, int32_t replica);
 /* A timed-out request (already recorded) leaves wherever it is: freed now,
  * or marked dead for whoever holds it to drop. */
 void sim__rq_cancel(sim_engine *e, sim__request *r);

@@ -259,6 +259,27 @@ static void test_front_end(void)
     support_rows_fini(&r);
 }
 
+/* A request returned from one failed replica and still waiting at the
+ * next when that one fails too names the second in its row. */
+static void test_twice_failed(void)
+{
+    const int64_t at[] = {S(3), S(3.05), S(3.05)};
+    const sim__change ch[] = {
+        {.kind = SIM__FAIL, .replica = 0, .fail_requests = false},
+        {.kind = SIM__FAIL, .replica = 1, .fail_requests = true},
+        {.kind = SIM__ADD, .ready_after_ns = S(0.5)},
+    };
+    const char *sets[] = {"workload.timeout_s=1e6", "workload.arrival.rate_per_s=60", NULL};
+    support_rows r;
+    outcome o = run_with(BASE, sets, at, ch, 3, &r);
+    is_int(o.rc, 0, "failed twice: the run completes");
+    check_every_request(&r, &o, "failed twice");
+    ok(count_status(&r, SIM_FAILED, 1) > 0, "failed twice: replica 1's failure failed requests");
+    is_int(count_status(&r, SIM_FAILED, -1), count_status(&r, SIM_FAILED, 1),
+           "failed twice: each names replica 1, not replica 0 it was returned from");
+    support_rows_fini(&r);
+}
+
 /* Every replica gone: what arrives then is refused, and a replica added
  * later serves again. */
 static void test_empty_group(void)
@@ -333,6 +354,7 @@ int main(void)
                                "\"max\": 1000}}",
                                NULL});
     test_returned();
+    test_twice_failed();
     test_hand_back();
     test_empty_group();
     test_disaggregated();
