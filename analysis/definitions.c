@@ -107,29 +107,38 @@ static const struct {
     const char *name, *formula, *tools, *method_doc;
     const char *sql; /* value, weight */
     method m;
+    int schema; /* the first database schema with its columns */
 } defs[AN_N_DEFINITIONS] = {
     {"tpot", "(e2e - ttft) / (output - 1)", "vLLM TPOT, GenAI-Perf ITL, GuideLLM ITL value, "
      "inference-perf TPOT", "per request, linear",
-     "SELECT tpot_s, 1" MEASURED " AND tpot_s IS NOT NULL", LINEAR},
+     "SELECT tpot_s, 1" MEASURED " AND tpot_s IS NOT NULL", LINEAR, 0},
     {"tpot_mlperf", "(e2e - ttft) / (output - 1)", "MLPerf Inference TPOT",
      "per request, nearest rank", "SELECT tpot_s, 1" MEASURED " AND tpot_s IS NOT NULL",
-     NEAREST_RANK},
+     NEAREST_RANK, 0},
     {"itl_guidellm", "(e2e - ttft) / (output - 1)", "GuideLLM ITL as it aggregates",
      "token-weighted (output - 1), weighted nearest rank",
-     "SELECT tpot_s, output_tokens - 1" MEASURED " AND tpot_s IS NOT NULL", WEIGHTED_NEAREST},
+     "SELECT tpot_s, output_tokens - 1" MEASURED " AND tpot_s IS NOT NULL", WEIGHTED_NEAREST, 0},
     {"tpot_incl_ttft", "e2e / output", "LLMPerf inter_token_latency, inference-perf NTPOT",
-     "per request, linear", "SELECT tpot_incl_ttft_s, 1" MEASURED, LINEAR},
+     "per request, linear", "SELECT tpot_incl_ttft_s, 1" MEASURED, LINEAR, 0},
     {"tpot_guidellm", "e2e / output", "GuideLLM TPOT as it aggregates",
      "token-weighted (output), weighted nearest rank",
-     "SELECT tpot_incl_ttft_s, output_tokens" MEASURED, WEIGHTED_NEAREST},
+     "SELECT tpot_incl_ttft_s, output_tokens" MEASURED, WEIGHTED_NEAREST, 0},
     {"itl_pooled", "every gap between consecutive tokens", "vLLM ITL, inference-perf ITL",
      "pooled over all tokens, linear (needs --record-iterations)",
      "SELECT end_s - start_s, decode_seqs FROM iterations WHERE run_id = ?1 AND start_s >= ?2"
-     " AND decode_seqs > 0", LINEAR},
-    {"ttft", "first token - sent", "vLLM, GenAI-Perf, LLMPerf, inference-perf TTFT",
-     "per request, linear", "SELECT ttft_s, 1" MEASURED, LINEAR},
-    {"ttft_mlperf", "first token - sent", "MLPerf Inference TTFT", "per request, nearest rank",
-     "SELECT ttft_s, 1" MEASURED, NEAREST_RANK},
+     " AND decode_seqs > 0", LINEAR, 0},
+    {"ttft", "first token - sent (the client's clock)",
+     "vllm bench serve, GenAI-Perf, LLMPerf, inference-perf TTFT", "per request, linear",
+     "SELECT ttft_s, 1" MEASURED, LINEAR, 0},
+    {"ttft_mlperf", "first token - sent (the client's clock)", "MLPerf Inference TTFT",
+     "per request, nearest rank", "SELECT ttft_s, 1" MEASURED, NEAREST_RANK, 0},
+    {"ttft_engine", "first token out of the engine core - queued in it (the engine's clock)",
+     "vLLM's engine-core stamps, queued_ts to first_token_ts (RequestStateStats)",
+     "per request, linear", "SELECT engine_ttft_s, 1" MEASURED " AND engine_ttft_s IS NOT NULL",
+     LINEAR, 6},
+    {"e2e_engine", "last token out of the engine core - queued in it (the engine's clock)",
+     "vLLM's engine-core stamps, queued_ts to last_token_ts", "per request, linear",
+     "SELECT engine_e2e_s, 1" MEASURED " AND engine_e2e_s IS NOT NULL", LINEAR, 6},
 };
 
 /* What the text calls each row: the tool and the metric it reproduces
@@ -142,6 +151,7 @@ static const struct {
     {"itl_guidellm", "GuideLLM ITL"}, {"tpot_incl_ttft", "LLMPerf ITL"},
     {"tpot_guidellm", "GuideLLM TPOT"}, {"itl_pooled", "vLLM ITL"},
     {"ttft", "vLLM TTFT"},          {"ttft_mlperf", "MLPerf TTFT"},
+    {"ttft_engine", "engine TTFT"},   {"e2e_engine", "engine E2E"},
 };
 
 const char *an__definition_label(const char *name)
@@ -170,9 +180,10 @@ int an_definitions(sqlite3 *db, int64_t run_id, an_definition out[AN_N_DEFINITIO
     for (int i = 0; !rc && i < AN_N_DEFINITIONS; i++) {
         out[i] = (an_definition){defs[i].name, defs[i].formula, defs[i].tools,
                                  defs[i].method_doc, {0}};
-        sample *s;
-        size_t n;
-        rc = read_samples(&q, defs[i].sql, &s, &n, d);
+        sample *s = NULL;
+        size_t n = 0;
+        if (q.schema >= defs[i].schema) /* an older database has no such column: no samples */
+            rc = read_samples(&q, defs[i].sql, &s, &n, d);
         if (!rc) summarise(s, n, defs[i].m, &out[i].stats);
         free(s);
     }

@@ -44,6 +44,8 @@ static void section_json(cJSON *o, const an_section *s)
     cJSON_AddNumberToObject(req, "preempted", (double)s->preempted);
     cJSON_AddNumberToObject(req, "preemptions", (double)s->preemptions);
 
+    /* which clock ttft_s and e2e_s read (docs/metrics.md); --definitions has the engine's */
+    cJSON_AddStringToObject(o, "clock", "client");
     cJSON_AddItemToObject(o, "ttft_s", stats_json(&s->ttft));
     cJSON_AddItemToObject(o, "tpot_s", stats_json(&s->tpot));
     cJSON_AddItemToObject(o, "tpot_incl_ttft_s", stats_json(&s->tpot_incl_ttft));
@@ -611,7 +613,10 @@ static void print_report(const void *arg, FILE *out)
     bool by_class = ((const report_text *)arg)->by_class;
     print_run(r, out);
     print_section(&r->req, r->warmup_s, out);
-    fprintf(out, "  (tpot excludes the first token: vLLM TPOT, GenAI-Perf ITL;\n"
+    fprintf(out, "  (the client's clock: ttft and e2e from the request sent to its first and last\n"
+                 "   streamed token, as vllm bench serve and GenAI-Perf measure; --definitions has the\n"
+                 "   engine core's too, from queued in the engine to the token out;\n"
+                 "   tpot excludes the first token: vLLM TPOT, GenAI-Perf ITL;\n"
                  "   tpot incl. ttft is e2e / output tokens: LLMPerf ITL, GuideLLM TPOT)\n");
     print_tasks(&r->tasks, out);
     fprintf(out, "\n");

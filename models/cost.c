@@ -498,6 +498,7 @@ void mdl_cost_step(const mdl_cost *cm, const mdl_batch *b, mdl_step *out)
         double floor_s = roofline_s(cm, all, 1.0, 1.0);
         if (floor_s > t) t = floor_s;
     }
+    out->gpu_s = t;
     t = with_host(cm, t, host_s(cm, (double)b->n_prefill + b->n_decode));
     out->out_of_range = clamped;
     p = fmax(p, 0); /* a fitted polynomial may have negative terms */

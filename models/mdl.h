@@ -208,7 +208,8 @@ typedef struct mdl_batch {
 
 /* What one iteration took. */
 typedef struct mdl_step {
-    double time_s;    /* duration, including fixed overhead */
+    double time_s;    /* duration, including fixed overhead and the host's time */
+    double gpu_s;     /* of it, the GPU's work alone (the host's overlapped or added) */
     double prefill_s; /* the part of time_s spent on prefill work */
     double decode_s;  /* the part spent on decode work (prefill_s + decode_s == time_s) */
     double flops;     /* FLOPs performed */

@@ -11,8 +11,26 @@
 /* "Serv" in the database header: marks a file as a servesim database. */
 #define REC__APPLICATION_ID 0x53657276
 /* 2: runs.status_reason (a version-1 database gains the column when a run
- * is added to it). */
-#define REC__SCHEMA_VERSION 5
+ * is added to it); ... 6: the engine core's clock (requests) and the step
+ * pipeline (iterations), rec__upgrade says each version's columns. */
+#define REC__SCHEMA_VERSION 6
+
+/* The per-request metrics, defined once: the client's clock (sent to first
+ * streamed token, to the last) and the engine core's (queued in the engine
+ * to its first and last token out), docs/database.md. */
+#define REC__REQUEST_METRICS                                                                       \
+    "CREATE VIEW request_metrics AS SELECT"                                                        \
+    "  run_id, id, replica, class, task_id, call_index, slow, status, arrival_s,"                  \
+    "  prompt_tokens, output_tokens,"                                                              \
+    "  first_token_s - arrival_s AS ttft_s,"                                                       \
+    "  CASE WHEN output_tokens >= 2"                                                               \
+    "       THEN (finish_s - first_token_s) / (output_tokens - 1) END AS tpot_s,"                  \
+    "  (finish_s - arrival_s) / output_tokens AS tpot_incl_ttft_s,"                                \
+    "  finish_s - arrival_s AS e2e_s,"                                                             \
+    "  first_scheduled_s - enqueue_s AS queue_s,"                                                  \
+    "  engine_first_token_s - enqueue_s AS engine_ttft_s,"                                         \
+    "  engine_finish_s - enqueue_s AS engine_e2e_s"                                                \
+    "  FROM requests;"
 /* Writers wait this long for each other's lock. */
 #define REC__BUSY_TIMEOUT_MS 60000
 

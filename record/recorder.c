@@ -52,16 +52,7 @@ const char rec_schema_sql[] =
     "  run_id, id, class, status, start_s, calls, slow_calls,"
     "  finish_s - start_s AS e2e_s"
     "  FROM tasks;"
-    "CREATE VIEW request_metrics AS SELECT"
-    "  run_id, id, replica, class, task_id, call_index, slow, status, arrival_s,"
-    "  prompt_tokens, output_tokens,"
-    "  first_token_s - arrival_s AS ttft_s,"
-    "  CASE WHEN output_tokens >= 2"
-    "       THEN (finish_s - first_token_s) / (output_tokens - 1) END AS tpot_s,"
-    "  (finish_s - arrival_s) / output_tokens AS tpot_incl_ttft_s,"
-    "  finish_s - arrival_s AS e2e_s,"
-    "  first_scheduled_s - enqueue_s AS queue_s"
-    "  FROM requests;";
+    REC__REQUEST_METRICS;
 
 /* Requests finish out of the order they arrived in, but `requests` is a
  * B-tree keyed by (run_id, id): rows are put back in id order

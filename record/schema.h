@@ -57,7 +57,9 @@
     X(status, "TEXT NOT NULL", text, row->status)                                                  \
     X(decode_replica, "INTEGER", opt, row->decode_replica)                                         \
     X(decode_enqueue_s, "REAL", time, row->decode_enqueue_s)                                       \
-    LAST(cached_tokens, "INTEGER NOT NULL DEFAULT 0", i64, row->cached_tokens)
+    X(cached_tokens, "INTEGER NOT NULL DEFAULT 0", i64, row->cached_tokens)                        \
+    X(engine_first_token_s, "REAL", time, row->engine_first_token_s)                               \
+    LAST(engine_finish_s, "REAL", time, row->engine_finish_s)
 
 #define REC_REPLICAS(X, LAST)                                                                      \
     X(run_id, "INTEGER NOT NULL REFERENCES runs(id)", i64, r->run_id)                              \
@@ -107,7 +109,11 @@
     X(kv_tokens, "INTEGER NOT NULL", i64, row->kv_tokens)                                          \
     X(flops, "REAL NOT NULL", real, row->flops)                                                    \
     X(bytes, "REAL NOT NULL", real, row->bytes)                                                    \
-    LAST(energy_j, "REAL NOT NULL", real, row->energy_j)
+    X(energy_j, "REAL NOT NULL", real, row->energy_j)                                              \
+    X(scheduled_s, "REAL", time, row->scheduled_s)                                                 \
+    X(gpu_start_s, "REAL", time, row->gpu_start_s)                                                 \
+    X(gpu_end_s, "REAL", time, row->gpu_end_s)                                                     \
+    LAST(client_s, "REAL", time, row->client_s)
 
 #define REC_TASKS(X, LAST)                                                                         \
     X(run_id, "INTEGER NOT NULL REFERENCES runs(id)", i64, r->run_id)                              \

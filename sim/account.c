@@ -19,17 +19,32 @@ static int64_t kv_tokens_at(const sim__replica *rp, int64_t t)
     return sim__rp_used_blocks(rp, t) * rp->pool->block_tokens;
 }
 
-static void emit_iteration(sim__replica *rp, int64_t start_ns, int64_t end_ns,
-                           int32_t prefill_tokens, int32_t decode_seqs, int64_t kv_tokens,
-                           double flops, double bytes)
+/* A step's place in the engine's pipeline (docs/engines.md): when its plan
+ * was made, when its GPU work ran and when its tokens reached the client.
+ * A synchronous engine plans it as it starts and the host's time comes
+ * first; an asynchronous one planned it `planned_ns` (while the GPU ran the
+ * step before) and runs its GPU work from the start, the host's alongside. */
+typedef struct stamps {
+    int64_t start_ns, end_ns, planned_ns;
+    double gpu_s;
+} stamps;
+
+static void emit_iteration(sim__replica *rp, const stamps *t, int32_t prefill_tokens,
+                           int32_t decode_seqs, int64_t kv_tokens, double flops, double bytes)
 {
     sim_engine *e = rp->e;
     const sim_pool *p = rp->pool;
-    double dur = (double)(end_ns - start_ns) / SIM__NS_PER_S;
+    double start = sim__secs(t->start_ns), end = sim__secs(t->end_ns);
+    double dur = (double)(t->end_ns - t->start_ns) / SIM__NS_PER_S;
+    double gpu_start = p->async_scheduling ? start : end - t->gpu_s;
     sim_iteration_row row = {
         .replica = rp->id,
-        .start_s = (double)start_ns / SIM__NS_PER_S,
-        .end_s = (double)end_ns / SIM__NS_PER_S,
+        .start_s = start,
+        .end_s = end,
+        .scheduled_s = sim__secs(p->async_scheduling ? t->planned_ns : t->start_ns),
+        .gpu_start_s = gpu_start,
+        .gpu_end_s = gpu_start + t->gpu_s,
+        .client_s = end + p->output_s,
         .prefill_tokens = prefill_tokens,
         .decode_seqs = decode_seqs,
         .kv_tokens = kv_tokens,
@@ -41,19 +56,25 @@ static void emit_iteration(sim__replica *rp, int64_t start_ns, int64_t end_ns,
 }
 
 /* With --record-iterations, every step of a decode run is a row: its times
- * and work from the run's closed form, step by step (the one place where
- * the engine does work per step, and only when asked). */
+ * and work from the run's closed form, step by step, and its GPU time from
+ * the step's own cost (the one place where the engine does work per step,
+ * and only when asked).  Step j + 1 was planned as step j began. */
 static void emit_run_steps(sim__replica *rp, int64_t steps)
 {
-    mdl_step before = {0}, upto;
+    mdl_step before = {0}, upto, one;
     int32_t seqs = rp->n_decode + rp->n_ghost;
+    stamps t = {.start_ns = rp->run_start_ns, .planned_ns = rp->seen_ns};
     for (int64_t j = 1; j <= steps; j++) {
         mdl_run_cost(&rp->run, j, &upto);
-        int64_t end = j == steps ? rp->e->now : rp->run_start_ns + sim__run_ns(rp, j);
-        emit_iteration(rp, j == 1 ? rp->run_start_ns : rp->run_start_ns + sim__run_ns(rp, j - 1), end, 0,
-                       seqs, kv_tokens_at(rp, j - 1), upto.flops - before.flops,
+        t.end_ns = j == steps ? rp->e->now : rp->run_start_ns + sim__run_ns(rp, j);
+        mdl_batch b = {.n_decode = seqs, .decode_context = rp->run.ctx0 + (int64_t)seqs * (j - 1)};
+        mdl_cost_step(&rp->pool->cost, &b, &one);
+        t.gpu_s = one.gpu_s;
+        emit_iteration(rp, &t, 0, seqs, kv_tokens_at(rp, j - 1), upto.flops - before.flops,
                        upto.bytes - before.bytes);
         before = upto;
+        t.planned_ns = t.start_ns;
+        t.start_ns = t.end_ns;
     }
 }
 
@@ -99,9 +120,9 @@ void sim__ac_iteration(sim__replica *rp, int64_t steps)
     if (rp->e->sink.iteration) {
         int32_t prefill = 0;
         for (int i = 0; i < rp->n_chunks; i++) prefill += rp->chunks[i] ? rp->chunks[i]->chunk : 0;
-        emit_iteration(rp, rp->run_start_ns, rp->e->now, prefill,
-                       rp->decodes ? rp->n_decode + rp->n_ghost : 0, kv_tokens_at(rp, 0),
-                       rp->cost.flops, rp->cost.bytes);
+        stamps t = {rp->run_start_ns, rp->e->now, rp->seen_ns, rp->cost.gpu_s};
+        emit_iteration(rp, &t, prefill, rp->decodes ? rp->n_decode + rp->n_ghost : 0,
+                       kv_tokens_at(rp, 0), rp->cost.flops, rp->cost.bytes);
     }
 }
 

@@ -72,7 +72,7 @@ void sim__rp_init(sim__replica *rp, sim_engine *e, const sim_pool *p, sim__group
 {
     *rp = (sim__replica){.e = e, .pool = p, .policy = &sim__policies[p->policy], .group = g,
                          .id = id, .kv_capacity = p->kv_blocks, .end_slot = SIM__NO_SLOT,
-                         .created_ns = e->now, .ready_ns = -1};
+                         .created_ns = e->now, .ready_ns = -1, .last_end_ns = -1};
     sim__waitq_init(&rp->own, rp->policy);
     rp->q = e->sc->router == SIM_ROUTER_CENTRAL ? &g->central : &rp->own;
     sim__heap_init(&rp->finishing);
@@ -186,7 +186,7 @@ static void admit(sim__replica *rp, sim__request *r)
     r->holder = rp->id;
     if (r->state == SIM__ARRIVED_KV) r->decode_replica = rp->id;
     else r->replica = rp->id;
-    if (r->sched_ns < 0) r->sched_ns = rp->e->now;
+    if (r->sched_ns < 0) r->sched_ns = rp->seen_ns; /* when the engine's scheduler took it */
     run_append(rp, r);
 }
 
@@ -195,6 +195,46 @@ static void hold_blocks(sim__replica *rp, sim__request *r, int64_t blocks)
 {
     r->blocks += blocks;
     rp->kv_other += blocks;
+}
+
+/* Whether a finished request keeps its batch slot and KV blocks until the
+ * next plan is made: an engine that plans a step ahead planned the step
+ * after the one that finished it before it knew (vLLM frees them in
+ * update_from_output, after the next step was scheduled).  A static batch
+ * holds its members' reservations to its end anyway. */
+static bool holds_finished(const sim__replica *rp)
+{
+    return rp->pool->async_scheduling && !reserves(rp);
+}
+
+/* r has its last token, and lets go of `blocks` (uncounted already): it
+ * leaves the batch and is recorded now, its slot and blocks freed now or,
+ * held, by release_finished. */
+static void complete(sim__replica *rp, sim__request *r, int64_t blocks)
+{
+    run_remove(rp, r);
+    rp->outstanding--;
+    if (!holds_finished(rp)) {
+        release(rp, r, blocks, SIM__PC_DONE);
+        sim__rq_done(rp->e, r, SIM_COMPLETED, rp->e->now);
+        return;
+    }
+    hold_blocks(rp, r, blocks);
+    sim__queue_push(&rp->finished, r);
+    sim__rq_done_kept(rp->e, r, SIM_COMPLETED, rp->e->now);
+}
+
+/* The requests finished in the last step free their slots and blocks: the
+ * plan that could not know of it has been made. */
+static void release_finished(sim__replica *rp)
+{
+    sim__request *r;
+    while ((r = sim__queue_pop(&rp->finished))) {
+        int64_t blocks = r->blocks;
+        let_go(rp, r);
+        release(rp, r, blocks, SIM__PC_DONE);
+        sim__rq_free(rp->e, r);
+    }
 }
 
 /* r, whose KV cache holds `cached` tokens and which has generated
@@ -379,7 +419,8 @@ static int make_room(sim__replica *rp)
 static void swap_in(sim__replica *rp, int preempted)
 {
     const sim__request *r;
-    while (!preempted && (r = rp->swapped.head) && rp->n_running < rp->pool->max_batch &&
+    while (!preempted && (r = rp->swapped.head) &&
+           rp->n_running + rp->finished.n < rp->pool->max_batch &&
            sim__rp_free_blocks(rp) >= blocks_for(rp, (int64_t)r->prompt + r->generated))
         swap_in_oldest(rp);
 }
@@ -431,7 +472,8 @@ static admit_cost admission_cost(const sim__replica *rp, const sim__request *r, 
 static bool admissible(const sim__replica *rp, const sim__request *r, int64_t budget,
                        admit_cost *c)
 {
-    if (rp->n_running >= rp->pool->max_batch || !rp->policy->may_admit(rp, r)) return false;
+    if (rp->n_running + rp->finished.n >= rp->pool->max_batch || !rp->policy->may_admit(rp, r))
+        return false;
     *c = admission_cost(rp, r, budget);
     if (r->state != SIM__ARRIVED_KV && c->chunk <= 0) return false;
     return sim__rp_free_blocks(rp) >= c->take;
@@ -471,9 +513,19 @@ static bool held(sim__replica *rp, const sim__request *head, bool dry)
     return true;
 }
 
+/* Whether the engine's scheduler had r in its queue when it planned this
+ * iteration (plan_seen). */
+static bool seen(const sim__replica *rp, const sim__request *r)
+{
+    int64_t queued = r->state == SIM__ARRIVED_KV ? r->decode_enqueue_ns : r->enqueue_ns;
+    return queued <= rp->seen_ns;
+}
+
 /* Admission: from the head of the queue, in the family's order, while the
- * rule allows -- the queue stops at the first request that does not fit.
- * A dry run only says whether the head would be admitted. */
+ * rule allows -- the queue stops at the first request that does not fit,
+ * or that the scheduler had not yet seen (it stops there: the queue is in
+ * arrival order but for recomputes, which were seen long before).  A dry
+ * run only says whether the head would be admitted were it seen. */
 static bool admit_waiting(sim__replica *rp, int64_t *budget, bool dry)
 {
     sim__request *r = live_head(rp);
@@ -482,6 +534,10 @@ static bool admit_waiting(sim__replica *rp, int64_t *budget, bool dry)
     bool any = false;
     for (; r && admissible(rp, r, *budget, &c); r = live_head(rp)) {
         if (dry) return true;
+        if (!seen(rp, r)) {
+            rp->unseen = true;
+            break;
+        }
         admit_one(rp, r, &c, budget);
         any = true;
     }
@@ -510,6 +566,7 @@ static void keep_running(sim__replica *rp)
 static void plan(sim__replica *rp)
 {
     const sim__policy *f = rp->policy;
+    rp->unseen = false;
     sim__rp_settle_cache(rp);
     if (f->flags & SIM__SF_PREFILLS_ALONE) {
         int64_t budget = f->budget(rp->pool, rp->n_decode);
@@ -669,11 +726,24 @@ static int64_t run_length(sim__replica *rp)
     return over < k ? over : k;
 }
 
+static bool could_admit(sim__replica *rp);
+
+/* Whether the next plan admits what this one could not: an engine that
+ * plans a step ahead made this plan before it had seen the last step's
+ * arrivals and before its finished requests let go (release_finished), so
+ * a request that waits for either joins the step after this one. */
+static bool next_plan_admits(sim__replica *rp)
+{
+    return rp->pool->async_scheduling && could_admit(rp);
+}
+
+/* A decode run: to the next finish or as far as the cache holds, but one
+ * step only when the next plan admits a request. */
 static void start_run(sim__replica *rp)
 {
     rp->run_decode_only = true;
     mdl_run_init(&rp->run, &rp->pool->cost, rp->n_decode + rp->n_ghost, decode_context(rp));
-    rp->run_last = rp->step + run_length(rp) - 1;
+    rp->run_last = rp->step + (next_plan_admits(rp) ? 1 : run_length(rp)) - 1;
     schedule_end(rp, rp->run_start_ns + sim__run_ns(rp, rp->run_last - rp->step + 1));
 }
 
@@ -700,8 +770,28 @@ static void start_single(sim__replica *rp)
     /* swaps are copies over each GPU's own PCIe link, before the forward pass */
     double swap_s = rp->swap_bytes / (p->cost.gpu.pcie_bw * p->gpus);
     rp->cost.time_s += swap_s;
+    rp->cost.gpu_s += swap_s;
     rp->cost.decode_s += swap_s;
     schedule_end(rp, rp->run_start_ns + sim__ns(rp->cost.time_s));
+}
+
+/* What the engine's scheduler has seen when it plans the next iteration.
+ * A synchronous engine plans it now, after the last one's outputs: every
+ * request queued by now.  An asynchronous one (vLLM's batch queue of two,
+ * SGLang's overlap loop) planned it while the GPU ran the last step, when
+ * that step began: a request queued during step n first runs in step
+ * n + 2.  After an idle spell, or when that plan would be empty (vLLM then
+ * schedules at once, the empty batch ending as soon as it is launched),
+ * it plans now (start_iteration). */
+static int64_t plan_seen(const sim__replica *rp)
+{
+    bool ahead = rp->pool->async_scheduling && rp->last_end_ns == rp->e->now;
+    return ahead ? rp->last_step_ns : rp->e->now;
+}
+
+static bool idle_plan(const sim__replica *rp)
+{
+    return !rp->n_chunks && !rp->decodes && rp->swap_bytes == 0;
 }
 
 static void start_iteration(sim__replica *rp)
@@ -710,8 +800,15 @@ static void start_iteration(sim__replica *rp)
     rp->n_chunks = 0;
     rp->swap_bytes = 0;
     rp->decodes = false;
+    rp->seen_ns = plan_seen(rp);
     plan(rp);
-    if (!rp->n_chunks && !rp->decodes && rp->swap_bytes == 0) { /* idle */
+    if (idle_plan(rp) && (rp->unseen || rp->finished.n)) { /* nothing to run: it looks again, */
+        release_finished(rp);                              /* now, as vLLM does */
+        rp->seen_ns = rp->e->now;
+        plan(rp);
+    }
+    release_finished(rp);
+    if (idle_plan(rp)) { /* idle */
         if (rp->draining) sim__fl_retire_if_empty(rp);
         return;
     }
@@ -723,11 +820,13 @@ static void start_iteration(sim__replica *rp)
     SIM__CHECKED(sim__rp_check(rp, rp->run_decode_only ? rp->run_last - rp->step + 1 : 1));
 }
 
-/* An admissible request arrived during a decode run: end the run with the
- * step in progress, the first boundary at or after now.  Nothing to do when
- * the run is ending now: its end event is being handled (a completion that
- * sends a new call, an agent's aggregation, lands here), and the replica
- * plans its next iteration next. */
+/* An admissible request arrived during a decode run: end the run where the
+ * next plan sees it -- with the step in progress, the first boundary at or
+ * after now, or, for an engine that plans a step ahead (plan_seen), with
+ * the step after it.  Nothing to do when the run is ending now: its end
+ * event is being handled (a completion that sends a new call, an agent's
+ * aggregation, lands here), and the replica plans its next iteration next.
+ * An arrival in a run's last step is start_run's. */
 static void cut_run(sim__replica *rp)
 {
     if (rp->end_slot == SIM__NO_SLOT) return;
@@ -737,18 +836,12 @@ static void cut_run(sim__replica *rp)
         if (rp->run_start_ns + sim__run_ns(rp, mid) >= rp->e->now) hi = mid;
         else lo = mid + 1;
     }
+    if (rp->pool->async_scheduling && lo < k) lo++;
     int64_t end = after_start(rp, rp->run_start_ns + sim__run_ns(rp, lo));
     if (lo == k || end >= sim__heap_tracked(&rp->e->events, &rp->end_slot)->at)
         return; /* the run ends with the step in progress anyway */
     rp->run_last = rp->step + lo - 1;
     sim__heap_earlier(&rp->e->events, rp->end_slot, end);
-}
-
-static void complete(sim__replica *rp, sim__request *r)
-{
-    run_remove(rp, r);
-    rp->outstanding--;
-    sim__rq_done(rp->e, r, SIM_COMPLETED, rp->e->now);
 }
 
 /* Static batching pads: a finished member's slot computes until the batch
@@ -775,15 +868,16 @@ static void finish_decoders(sim__replica *rp)
         sim__request *r = ev.subject;
         rp->n_decode--;
         rp->ctx_base -= r->ctx_off;
+        int64_t blocks = 0;
         if (reserves(rp)) {
             rp->n_ghost++;
             rp->ghost_ctx_off += r->ctx_off;
         } else {
             sim__kv_remove(&rp->kv, r->ctx_off + rp->step);
-            release(rp, r, blocks_for(rp, r->ctx_off + rp->step), SIM__PC_DONE);
+            blocks = blocks_for(rp, r->ctx_off + rp->step);
         }
         let_go(rp, r);
-        complete(rp, r);
+        complete(rp, r, blocks);
     }
 }
 
@@ -795,8 +889,7 @@ static void prefill_done(sim__replica *rp, sim__request *r)
     if (r->generated >= r->output) {
         int64_t freed = r->blocks;
         let_go(rp, r);
-        release(rp, r, freed, SIM__PC_DONE);
-        complete(rp, r);
+        complete(rp, r, freed);
     } else if (rp->e->sc->disagg_prefill == rp->pool->index) {
         run_remove(rp, r);
         rp->outstanding--;
@@ -836,6 +929,8 @@ static void iteration_end(sim_engine *e, void *subject, int64_t arg)
     sim__replica *rp = subject;
     int64_t steps = rp->run_decode_only ? rp->run_last - rp->step + 1 : 1;
     sim__ac_iteration(rp, steps);
+    rp->last_step_ns = steps > 1 ? rp->run_start_ns + sim__run_ns(rp, steps - 1) : rp->run_start_ns;
+    rp->last_end_ns = e->now;
     if (rp->decodes || rp->run_decode_only) {
         rp->step += steps;
         sim__kv_advance(&rp->kv, steps);
@@ -892,6 +987,10 @@ void sim__rp_take_all(sim__replica *rp, sim__queue *out)
     rp->n_chunks = 0;
     sim__rp_take_waiting(rp, out);
     sim__request *s;
+    while ((s = sim__queue_pop(&rp->finished))) { /* recorded already */
+        sim__pc_lost(s);
+        sim__rq_free(rp->e, s);
+    }
     while ((s = sim__queue_pop(&rp->swapped))) {
         forget_replica(rp, s);
         sim__queue_push(out, s);
@@ -1036,6 +1135,16 @@ void sim__rp_check(const sim__replica *rp, int64_t span)
     /* routed here and not yet gone: its own queue's live members, its batch, its swap space */
     int64_t held = (rp->q == &rp->own ? waiting : 0) + u.n + rp->swapped.n;
     SIM__CHECK(rp->outstanding == held);
+    /* finished, holding their slots and blocks until the next plan */
+    int64_t n_finished = 0;
+    for (const sim__request *r = rp->finished.head; r; r = r->next, n_finished++) {
+        SIM__CHECK(r->dead && !r->in_running);
+        SIM__CHECK(r->state == SIM__PREFILLING || r->state == SIM__DECODING);
+        u.held += r->blocks;
+    }
+    SIM__CHECK(n_finished == rp->finished.n && (span == 0 || n_finished == 0));
+    SIM__CHECK(holds_finished(rp) || rp->finished.n == 0);
+    SIM__CHECK(u.n + rp->finished.n <= rp->pool->max_batch);
     check_kv(rp, &u, span);
     check_cache(rp, span);
 }

@@ -99,6 +99,7 @@ void sim__rq_record(sim_engine *e, const sim__request *r, const char *status, in
     /* Rows hold the client's clock: tokens reach it output_s after the
      * iteration that made them. */
     bool completed = !strcmp(status, SIM_COMPLETED);
+    int64_t engine_finish_ns = finish_ns, first_ns = seen_first_ns(e, r, completed);
     if (finish_ns >= 0) finish_ns += output_ns(e, last_replica(r));
     sim_request_row row = {
         .id = r->id,
@@ -111,9 +112,11 @@ void sim__rq_record(sim_engine *e, const sim__request *r, const char *status, in
         .arrival_s = sim__secs(r->arrival_ns),
         .enqueue_s = sim__secs(r->enqueue_ns),
         .first_scheduled_s = sim__secs(r->sched_ns),
-        .first_token_s = sim__secs(seen_first_ns(e, r, completed)),
+        .first_token_s = sim__secs(first_ns),
         .finish_s = sim__secs(finish_ns),
         .decode_enqueue_s = sim__secs(r->decode_enqueue_ns),
+        .engine_first_token_s = sim__secs(r->first_token_ns),
+        .engine_finish_s = sim__secs(engine_finish_ns),
         .prompt_tokens = r->prompt,
         .cached_tokens = r->hit_tokens,
         .output_tokens = r->output,
@@ -132,7 +135,10 @@ static void notify_later(sim_engine *e, void *subject, int64_t arg)
     sim__cl_notify(e, subject, user, true, output, false);
 }
 
-void sim__rq_done(sim_engine *e, sim__request *r, const char *status, int64_t finish_ns)
+/* Records r's end and tells its owner.  r is freed first, unless the
+ * caller keeps it (sim__rq_done_kept): then nothing may end it again -- its
+ * time-out is gone and it counts as recorded (dead). */
+static void end(sim_engine *e, sim__request *r, const char *status, int64_t finish_ns, bool keep)
 {
     bool ok = finish_ns >= 0; /* completed; else rejected at arrival */
     int64_t late = ok ? output_ns(e, last_replica(r)) : 0;
@@ -140,7 +146,12 @@ void sim__rq_done(sim_engine *e, sim__request *r, const char *status, int64_t fi
     sim__rq_record(e, r, status, finish_ns);
     sim__task *t = r->task;
     int32_t user = r->user, output = r->output;
-    sim__rq_free(e, r);
+    if (keep) {
+        if (r->timeout_slot != SIM__NO_SLOT) sim__heap_remove(&e->events, r->timeout_slot);
+        r->dead = true;
+    } else {
+        sim__rq_free(e, r);
+    }
     /* Without output_s the owner is told at once, as sim_int.h explains:
      * an event would reorder this instant's events.  With it, the reply
      * reaches the client later, and so does its next call. */
@@ -150,6 +161,16 @@ void sim__rq_done(sim_engine *e, sim__request *r, const char *status, int64_t fi
         return;
     }
     sim__cl_notify(e, t, user, ok, ok ? output : 0, !ok);
+}
+
+void sim__rq_done(sim_engine *e, sim__request *r, const char *status, int64_t finish_ns)
+{
+    end(e, r, status, finish_ns, false);
+}
+
+void sim__rq_done_kept(sim_engine *e, sim__request *r, const char *status, int64_t finish_ns)
+{
+    end(e, r, status, finish_ns, true);
 }
 
 void sim__rq_recompute(sim__request *r)

@@ -140,6 +140,9 @@ typedef struct sim_request_row {
     const char *status;
     double arrival_s, enqueue_s, first_scheduled_s, first_token_s, finish_s; /* NAN: never */
     double decode_enqueue_s; /* disaggregated: its KV cache reached the decode replica */
+    /* the engine core's clock: its first and last tokens left the engine
+     * (first_token_s and finish_s are the client's, host.output_s later) */
+    double engine_first_token_s, engine_finish_s;
     int32_t prompt_tokens, output_tokens;
     int32_t cached_tokens; /* prompt tokens served from the prefix cache at first scheduling */
     int32_t preemptions;
@@ -185,6 +188,9 @@ typedef struct sim_replica_row {
 typedef struct sim_iteration_row {
     int replica;
     double start_s, end_s;
+    /* the step's pipeline (docs/engines.md): when the engine's scheduler
+     * planned it, when its GPU work ran, when its tokens reached the client */
+    double scheduled_s, gpu_start_s, gpu_end_s, client_s;
     int32_t prefill_tokens; /* prompt tokens computed */
     int32_t decode_seqs;    /* sequences decoding a token (static batching: padding included) */
     int64_t kv_tokens;      /* tokens' worth of KV blocks in use */

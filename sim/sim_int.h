@@ -462,6 +462,13 @@ typedef struct sim__replica {
     size_t end_slot;       /* where its end event is in the event heap */
     bool busy, kick_pending;
     mdl_step cost;         /* of a single (non-run) iteration */
+    /* the engine's step pipeline (docs/engines.md): what its scheduler had
+     * seen when it planned the iteration -- requests queued by seen_ns --
+     * and where the last iteration's last step started and ended */
+    int64_t seen_ns, last_step_ns, last_end_ns;
+    bool unseen;           /* the plan stopped at a request queued after seen_ns */
+    sim__queue finished;   /* finished in the last step, their slots and blocks held until
+                            * the next plan is made (release_finished) */
     /* its life (fleet.c) */
     int64_t created_ns, ready_ns; /* made; ready to take work (-1: not yet) */
     bool draining, retire_pending;
@@ -579,6 +586,9 @@ void sim__rq_record(sim_engine *e, const sim__request *r, const char *status, in
 /* A request has left the system (completed, rejected or failed): recorded,
  * counted, returned to the pool, and its task or closed-loop user told. */
 void sim__rq_done(sim_engine *e, sim__request *r, const char *status, int64_t finish_ns);
+/* The same, but r stays the caller's to free (sim__rq_free): a finished
+ * request whose replica holds its slot and blocks a while longer. */
+void sim__rq_done_kept(sim_engine *e, sim__request *r, const char *status, int64_t finish_ns);
 /* r's KV cache is gone (preempted to recompute, or its replica failed): it
  * waits to prefill its prompt and what it generated again. */
 void sim__rq_recompute(sim__request *r);

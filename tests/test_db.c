@@ -30,11 +30,14 @@ static sim_request_row make_row(int i)
     if (i == 8) {
         r.status = SIM_REJECTED;
         r.first_scheduled_s = r.first_token_s = r.finish_s = NAN;
+        r.engine_first_token_s = r.engine_finish_s = NAN;
         return r;
     }
     r.first_scheduled_s = i + 0.05 * (i % 3);
     r.first_token_s = i + ttft[i];
     r.finish_s = r.first_token_s + (out_tokens[i] > 1 ? tpot[i] * (out_tokens[i] - 1) : 0);
+    r.engine_first_token_s = r.first_token_s - 0.0005; /* the engine core's clock */
+    r.engine_finish_s = r.finish_s - 0.0005;
     return r;
 }
 
@@ -183,7 +186,8 @@ static int count_files(const char *dir)
 }
 
 /* A database of schema 2, before the prefix cache's and the precision's
- * columns: made as today's, its new columns dropped.  Adding a run upgrades
+ * columns and the engine core's clock: made as today's, its new columns
+ * dropped and its view as it was.  Adding a run upgrades
  * it in place -- the old rows read 0 -- and the report reads it before and
  * after. */
 static void test_upgrade(const char *dir, const sim_scenario *sc)
@@ -197,7 +201,21 @@ static void test_upgrade(const char *dir, const sim_scenario *sc)
     rec_close(rec);
     sqlite3 *db;
     sqlite3_open(path, &db);
-    int rc = sqlite3_exec(db, "ALTER TABLE requests DROP COLUMN cached_tokens; "
+    int rc = sqlite3_exec(db, "DROP VIEW request_metrics; "
+                              "ALTER TABLE requests DROP COLUMN engine_first_token_s; "
+                              "ALTER TABLE requests DROP COLUMN engine_finish_s; "
+                              "ALTER TABLE iterations DROP COLUMN scheduled_s; "
+                              "ALTER TABLE iterations DROP COLUMN gpu_start_s; "
+                              "ALTER TABLE iterations DROP COLUMN gpu_end_s; "
+                              "ALTER TABLE iterations DROP COLUMN client_s; "
+                              "CREATE VIEW request_metrics AS SELECT run_id, id, replica, class, "
+                              "task_id, call_index, slow, status, arrival_s, prompt_tokens, "
+                              "output_tokens, first_token_s - arrival_s AS ttft_s, CASE WHEN "
+                              "output_tokens >= 2 THEN (finish_s - first_token_s) / "
+                              "(output_tokens - 1) END AS tpot_s, (finish_s - arrival_s) / "
+                              "output_tokens AS tpot_incl_ttft_s, finish_s - arrival_s AS e2e_s, "
+                              "first_scheduled_s - enqueue_s AS queue_s FROM requests; "
+                              "ALTER TABLE requests DROP COLUMN cached_tokens; "
                               "ALTER TABLE replicas DROP COLUMN evicted_blocks; "
                               "ALTER TABLE replicas DROP COLUMN weight_bytes; "
                               "ALTER TABLE replicas DROP COLUMN kv_bytes_per_token; "
@@ -220,7 +238,13 @@ static void test_upgrade(const char *dir, const sim_scenario *sc)
     record(rec, sc, SIM_STATUS_COMPLETED);
     rec_close(rec);
     sqlite3_open(path, &db);
-    is_int(support_q1(db, "PRAGMA user_version"), 5, "adding a run upgrades it to schema 5");
+    is_int(support_q1(db, "PRAGMA user_version"), 6, "adding a run upgrades it to schema 6");
+    is_int(support_q1(db, "SELECT count(*) FROM request_metrics WHERE run_id = 1 AND "
+                          "engine_ttft_s IS NULL"),
+           10, "its old rows have no engine-core clock");
+    is_int(support_q1(db, "SELECT count(*) FROM request_metrics WHERE run_id = 2 AND "
+                          "engine_ttft_s IS NOT NULL"),
+           9, "the new run's have it (all but the rejected one), through the view remade");
     is_int(support_q1(db, "SELECT count(*) FROM requests WHERE run_id = 1 AND cached_tokens = 0"),
            10, "its old rows read 0 cached tokens");
     is_int(support_q1(db, "SELECT count(*) FROM requests WHERE run_id = 2"), 10,

@@ -186,6 +186,38 @@ static void test_disaggregated(void)
     is_int(o.completed, 400, "disaggregated, a static prefill pool: every request completes");
 }
 
+/* An engine that plans a step ahead (scheduler.async_scheduling): its
+ * plans see arrivals a step late, and finished requests hold their slots
+ * and blocks until the next plan -- under preemption, prefix caching,
+ * chunking, time-outs and a KV link. */
+static void test_step_ahead(void)
+{
+    const char *ahead = "cluster.scheduler.async_scheduling=true";
+    outcome o = run(STARVED, (const char *[]){ahead, NULL});
+    preempted_all_done(&o, 120, "a step ahead, recompute");
+    o = run(STARVED, (const char *[]){ahead, "cluster.scheduler.prefix_caching=true",
+                                      "cluster.scheduler.policy=chunked",
+                                      "cluster.scheduler.max_batched_tokens=256", NULL});
+    preempted_all_done(&o, 120, "a step ahead, prefix caching, chunked");
+    o = run(STARVED, (const char *[]){ahead, "cluster.scheduler.preemption=swap",
+                                      "workload.timeout_s=8", NULL});
+    ran_checked(&o, 1000, "a step ahead, swap and time-outs");
+    is_int(o.completed + o.timed_out, 120, "a step ahead, swap and time-outs: every request "
+                                           "completes or times out");
+    o = run(STARVED, (const char *[]){ahead, "cluster.scheduler.prefix_caching=true",
+                                      "cluster.replicas=2", "cluster.router=\"central_queue\"",
+                                      "workload.arrival.users=64", NULL});
+    preempted_all_done(&o, 120, "a step ahead, a central queue");
+    o = run(BASE, (const char *[]){
+        ahead, "cluster.replicas=1",
+        "cluster.pools=[{\"name\": \"prefill\"}, {\"name\": \"decode\"}]",
+        "cluster.disaggregated={\"prefill\": \"prefill\", \"decode\": \"decode\", "
+        "\"link_gbs\": 10, \"link_latency_s\": 0.001}",
+        "workload.output_tokens={\"dist\": \"uniform\", \"min\": 1, \"max\": 3}", NULL});
+    ran_checked(&o, 1000, "a step ahead, disaggregated, 1-3 token replies");
+    is_int(o.completed, 400, "a step ahead, disaggregated: every request completes");
+}
+
 /* One thing checked over the cases of a loop: how many failed it, and the
  * first that did -- so that a loop adds a check per thing, not per case. */
 typedef struct tally {
@@ -338,6 +370,7 @@ int main(int argc, char **argv)
     test_paged_kv();
     test_static();
     test_disaggregated();
+    test_step_ahead();
     test_timeouts();
     test_agents(argv[1]);
     test_corrupted_heap();

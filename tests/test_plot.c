@@ -407,7 +407,7 @@ static void make_sweeps(const char *db)
     for (int i = 0; i < 4; i++) {
         char *o = util_xasprintf("--set slo={} --set workload.arrival.rate_per_s=%s "
                                  "--set cluster.scheduler.max_batch=%s",
-                                 rates[i % 2], i < 2 ? "8" : "256");
+                                 rates[i % 2], i < 2 ? "16" : "256");
         run_into(db, o);
         free(o);
     }
@@ -468,7 +468,7 @@ static void test_latency_load(const char *path)
     has_str(r.out, "--x", "and names --x");
     free(r.out);
     svg = plot_svg(path, "latency-load", "--x workload.arrival.rate_per_s");
-    p = series(svg, "p99 TTFT, max batch=8");
+    p = series(svg, "p99 TTFT, max batch=16");
     is_int(p.n, 2, "with --x: one series per value of the other key, one run a point");
     if (p.n == 2) {
         is_near(p.y[0], p99_ttft(db, 9), 1e-12 * p.y[0], "its first point is run 9's P99 TTFT");

@@ -182,9 +182,11 @@ static void test_definitions(void)
     char *db = in_dir("quickstart.db");
     result r = sv("report", db, "--definitions", NULL);
     has_str(r.out, "GenAI-Perf", "--definitions names GenAI-Perf");
-    static const char *const tools[] = {"vLLM TPOT", "MLPerf TPOT", "GuideLLM ITL", "LLMPerf ITL",
-                                        "GuideLLM TPOT", "vLLM ITL", "vLLM TTFT", "MLPerf TTFT"};
-    for (int i = 0; i < 8; i++) has_str(r.out, tools[i], "a row is named %s", tools[i]);
+    static const char *const tools[] = {"vLLM TPOT",     "MLPerf TPOT", "GuideLLM ITL",
+                                        "LLMPerf ITL",   "GuideLLM TPOT", "vLLM ITL",
+                                        "vLLM TTFT",     "MLPerf TTFT", "engine TTFT",
+                                        "engine E2E"};
+    for (int i = 0; i < AN_N_DEFINITIONS; i++) has_str(r.out, tools[i], "a row is named %s", tools[i]);
     static const char *const ids[] = {"tpot_mlperf", "itl_guidellm", "tpot_guidellm",
                                       "itl_pooled", "tpot_incl_ttft", "ttft_mlperf"};
     bool none = true;
@@ -199,9 +201,11 @@ static void test_definitions(void)
 
     /* values far wider than four decimals keep their columns */
     an_definition defs[AN_N_DEFINITIONS];
-    static const char *const names[] = {"tpot", "tpot_mlperf", "itl_guidellm", "tpot_incl_ttft",
-                                        "tpot_guidellm", "itl_pooled", "ttft", "ttft_mlperf"};
-    const double v[] = {0.0123, 123456.78, 9876543.21, 1e12, 0.5, NAN, 42, 3e-7};
+    static const char *const names[] = {"tpot",          "tpot_mlperf", "itl_guidellm",
+                                        "tpot_incl_ttft", "tpot_guidellm", "itl_pooled",
+                                        "ttft",          "ttft_mlperf", "ttft_engine",
+                                        "e2e_engine"};
+    const double v[] = {0.0123, 123456.78, 9876543.21, 1e12, 0.5, NAN, 42, 3e-7, 0.25, 7e6};
     for (int i = 0; i < AN_N_DEFINITIONS; i++) {
         double x = v[i];
         defs[i] = (an_definition){names[i], "f", "some tool", "linear",
