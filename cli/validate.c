@@ -15,8 +15,10 @@ static const char validate_usage[] =
     "usage: servesim validate [--data DIR] [--json]\n"
     "\n"
     "Replays the measured vLLM runs of DIR and prints predicted against measured\n"
-    "mean/p50/p90/p99 of TTFT, TPOT and E2E.  Without --data, DIR is the first of\n"
-    "these that holds the runs:\n"
+    "mean/p50/p90/p99 of TTFT, TPOT and E2E, on the clock each run was measured\n"
+    "with, and the error as the engine preset's terms are added: the GPU's steps\n"
+    "alone, the host's time per step, the asynchronous scheduler's pipeline.\n"
+    "Without --data, DIR is the first of these that holds the runs:\n"
     "  ./data/" VAL_DATA "  (the repository's root)\n"
     "  " SERVESIM_DATADIR "/" VAL_DATA "  (installed)\n"
     "  " SERVESIM_SOURCE_DATADIR "/" VAL_DATA "  (the source tree built from)\n";
@@ -37,34 +39,58 @@ static const double *pick(const an_stats *s, int i)
 
 static const char *const stat_names[] = {"mean", "p50", "p90", "p99"};
 
+/* One row per case, metric and statistic: the measured figure, the
+ * model's prediction and its error, then, after the bar, the error with
+ * each term of the engine preset added in turn (the last is the model's). */
 static void print_text(const val_case *cases)
 {
-    printf("%-20s %-6s %-4s %12s %12s %8s\n", "case", "metric", "stat", "measured", "predicted",
-           "error");
+    printf("%-20s %-6s %-6s %-4s %12s %12s %8s | %10s %10s %10s\n", "case", "clock", "metric",
+           "stat", "measured", "predicted", "error", "gpu", "+ host", "+ pipeline");
     for (int k = 0; k < VAL_N_CASES; k++)
         for (int m = 0; m < VAL_N_METRICS; m++)
             for (int i = 0; i < 4; i++) {
-                double meas = *pick(&cases[k].measured[m], i), pred = *pick(&cases[k].predicted[m], i);
-                printf("%-20s %-6s %-4s %10.4f s %10.4f s %+7.1f%%\n", cases[k].name,
+                const val_case *c = &cases[k];
+                double meas = *pick(&c->measured[m], i);
+                double pred = *pick(&c->predicted[VAL_PIPELINE][m], i);
+                printf("%-20s %-6s %-6s %-4s %10.4f s %10.4f s %+7.1f%% |", c->name, c->clock,
                        metric_labels[m], stat_names[i], meas, pred, err(pred, meas));
+                for (int t = 0; t < VAL_N_TERMS; t++)
+                    printf(" %+9.1f%%", err(*pick(&c->predicted[t][m], i), meas));
+                printf("\n");
             }
+}
+
+/* {"mean": {"measured", "predicted", "error_pct"}, ...} of one metric. */
+static cJSON *metric_json(const an_stats *measured, const an_stats *predicted)
+{
+    cJSON *o = cJSON_CreateObject();
+    for (int i = 0; i < 4; i++) {
+        cJSON *s = cJSON_AddObjectToObject(o, stat_names[i]);
+        double meas = *pick(measured, i), pred = *pick(predicted, i);
+        cJSON_AddNumberToObject(s, "measured", meas);
+        cJSON_AddNumberToObject(s, "predicted", pred);
+        cJSON_AddNumberToObject(s, "error_pct", err(pred, meas));
+    }
+    return o;
 }
 
 static void print_json(const val_case *cases)
 {
     cJSON *all = cJSON_CreateArray();
     for (int k = 0; k < VAL_N_CASES; k++) {
+        const val_case *vc = &cases[k];
         cJSON *c = cJSON_CreateObject();
-        cJSON_AddStringToObject(c, "case", cases[k].name);
-        for (int m = 0; m < VAL_N_METRICS; m++) {
-            cJSON *o = cJSON_AddObjectToObject(c, metric_names[m]);
-            for (int i = 0; i < 4; i++) {
-                cJSON *s = cJSON_AddObjectToObject(o, stat_names[i]);
-                double meas = *pick(&cases[k].measured[m], i), pred = *pick(&cases[k].predicted[m], i);
-                cJSON_AddNumberToObject(s, "measured", meas);
-                cJSON_AddNumberToObject(s, "predicted", pred);
-                cJSON_AddNumberToObject(s, "error_pct", err(pred, meas));
-            }
+        cJSON_AddStringToObject(c, "case", vc->name);
+        cJSON_AddStringToObject(c, "clock", vc->clock);
+        for (int m = 0; m < VAL_N_METRICS; m++)
+            cJSON_AddItemToObject(c, metric_names[m],
+                                  metric_json(&vc->measured[m], &vc->predicted[VAL_PIPELINE][m]));
+        cJSON *terms = cJSON_AddObjectToObject(c, "terms");
+        for (int t = 0; t < VAL_N_TERMS; t++) {
+            cJSON *o = cJSON_AddObjectToObject(terms, val_term_names[t]);
+            for (int m = 0; m < VAL_N_METRICS; m++)
+                cJSON_AddItemToObject(o, metric_names[m],
+                                      metric_json(&vc->measured[m], &vc->predicted[t][m]));
         }
         cJSON_AddItemToArray(all, c);
     }

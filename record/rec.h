@@ -36,6 +36,9 @@ typedef struct rec_recorder rec_recorder;
 /* The SQL that creates a servesim database's tables and view (documented in
  * docs/database.md), for tools that build one themselves. */
 extern const char rec_schema_sql[];
+/* The schema version it makes: a database made from it by hand (an
+ * in-memory one) sets PRAGMA user_version to it, so readers know its columns. */
+extern const int rec_schema_version;
 
 /* Checks, reading only, that path may take runs: absent, or a servesim
  * database.  Anything else -- not SQLite, another program's SQLite file

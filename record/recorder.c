@@ -42,6 +42,8 @@
 #endif
 
 
+const int rec_schema_version = REC__SCHEMA_VERSION;
+
 const char rec_schema_sql[] =
     "CREATE TABLE runs (" REC_RUNS(REC_DDL, REC_DDL_LAST) ");"
     "CREATE TABLE requests (" REC_REQUESTS(REC_DDL, REC_DDL) "  PRIMARY KEY (run_id, id)) WITHOUT ROWID;"

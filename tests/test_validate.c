@@ -52,6 +52,17 @@ int main(int argc, char **argv)
         is_str(cJSON_GetStringValue(cJSON_GetObjectItem(c, "case")), bounds[k].name, "case %zu", k);
         ok(worst <= bounds[k].bound, "%s: worst error %.1f%% (bound %.1f%%)", bounds[k].name, worst,
            bounds[k].bound);
+        /* the measured stamps are vLLM's engine core's: both sides read on its clock */
+        is_str(cJSON_GetStringValue(cJSON_GetObjectItem(c, "clock")), "engine",
+               "%s: compared on the engine core's clock", bounds[k].name);
+        /* the terms, added in turn: the last is the model as it runs */
+        is_near(util_json_number(c, "terms.pipeline.ttft_s.p50.predicted", NAN),
+                util_json_number(c, "ttft_s.p50.predicted", INFINITY), 0,
+                "%s: the pipeline term is the model's prediction", bounds[k].name);
+        double gpu = util_json_number(c, "terms.gpu.tpot_s.mean.predicted", NAN);
+        double host = util_json_number(c, "terms.host.tpot_s.mean.predicted", NAN);
+        ok(host > gpu, "%s: the host's time per step, added, lengthens TPOT (%.2f ms -> %.2f ms)",
+           bounds[k].name, 1e3 * gpu, 1e3 * host);
     }
     cJSON_Delete(all);
     free(out);

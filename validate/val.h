@@ -8,7 +8,7 @@
  * The measured requests go into a servesim database of their own, in
  * memory, so that both sides' TTFT, TPOT and E2E come from the same
  * definitions (the `request_metrics` view) and the same statistics
- * (an_report_compute): nothing here defines a metric.
+ * (an_report_compute, an_definitions): nothing here defines a metric.
  *
  * The library prints nothing; the folder and the catalog are the caller's,
  * the results plain structs the caller owns.
@@ -28,11 +28,22 @@
 enum { VAL_TTFT, VAL_TPOT, VAL_E2E, VAL_N_METRICS };
 /* rtx4090/roofline, rtxpro6000/roofline, rtxpro6000/table. */
 enum { VAL_N_CASES = 3 };
+/* The engine preset's terms, added one at a time: the GPU's steps alone;
+ * the host's time per step, added to it as a synchronous engine does; the
+ * asynchronous scheduler's pipeline (the host hidden behind the GPU, each
+ * step planned while the one before runs) -- the model as it runs. */
+enum { VAL_GPU, VAL_HOST, VAL_PIPELINE, VAL_N_TERMS };
+extern const char *const val_term_names[VAL_N_TERMS];
 
-/* One replayed run: a GPU's measured run, predicted with one cost model. */
+/* One replayed run: a GPU's measured run, predicted with one cost model,
+ * each side read on the clock the run was measured with ("engine": vLLM's
+ * engine-core stamps, queued in the engine to the token out; "client": sent
+ * to the streamed token). */
 typedef struct val_case {
-    const char *name; /* e.g. "rtx4090/roofline"; static */
-    an_stats measured[VAL_N_METRICS], predicted[VAL_N_METRICS];
+    const char *name;  /* e.g. "rtx4090/roofline"; static */
+    const char *clock; /* static */
+    an_stats measured[VAL_N_METRICS];
+    an_stats predicted[VAL_N_TERMS][VAL_N_METRICS]; /* [VAL_PIPELINE]: the model */
 } val_case;
 
 /* Whether dir looks like a validation folder (its workload file is there). */
