@@ -247,6 +247,10 @@ void an_options_fini(an_options *opt);
 cJSON *an_report_json(const an_report *r, bool by_class);
 /* The report as a readable table; by_class adds one block per class. */
 void an_report_print(const an_report *r, bool by_class, FILE *out);
+/* The text print(arg, stream) writes, wrapped to the report's width into
+ * out, continuation lines indented two more (unwrapped if no memory stream
+ * can be had). */
+void an_print_wrapped(void (*print)(const void *arg, FILE *out), const void *arg, FILE *out);
 /* Any JSON report object as CSV, one row per metric (path,value), or as
  * Markdown tables. */
 void an_json_print_csv(const cJSON *report, FILE *out);

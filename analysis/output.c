@@ -290,9 +290,7 @@ static void wrap_print(const char *text, size_t len, FILE *out)
     }
 }
 
-/* The text print(arg, stream) writes, wrapped into out (unwrapped if no
- * memory stream can be had). */
-static void print_wrapped(void (*print)(const void *arg, FILE *out), const void *arg, FILE *out)
+void an_print_wrapped(void (*print)(const void *arg, FILE *out), const void *arg, FILE *out)
 {
     char *text = NULL;
     size_t len = 0;
@@ -649,7 +647,7 @@ static void print_report(const void *arg, FILE *out)
 void an_report_print(const an_report *r, bool by_class, FILE *out)
 {
     report_text t = {r, by_class};
-    print_wrapped(print_report, &t, out);
+    an_print_wrapped(print_report, &t, out);
 }
 
 /* ---- definitions and the SLO curve ---- */
@@ -694,7 +692,7 @@ static void print_definitions(const void *arg, FILE *out)
 
 void an_definitions_print(const an_definition *defs, FILE *out)
 {
-    print_wrapped(print_definitions, defs, out);
+    an_print_wrapped(print_definitions, defs, out);
 }
 
 cJSON *an_curve_json(const an_curve *c)

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "an.h"
 #include "mdl.h"
 #include "sim.h"
 
@@ -18,6 +19,7 @@ static const char catalog_usage[] =
     "usage: servesim catalog [gpus|models|engines] [--json]\n"
     "       servesim catalog model SOURCE [--json] [--quantization Q] [--kv-cache-dtype D]\n"
     "                                     [--gpu ID [--tensor-parallel N]]\n"
+    "       servesim catalog engine ID [--json]\n"
     "\n"
     "Lists the GPUs, models and engine presets of the built-in catalog\n"
     "(models/catalog.json, with the source of every figure in --json).  A scenario\n"
@@ -30,7 +32,11 @@ static const char catalog_usage[] =
     "holding one) prints what servesim derives from it, as a run would: parameters\n"
     "in total and per token, weight bytes and KV bytes per token at the given\n"
     "precision (vLLM's --quantization and --kv-cache-dtype), layers and attention.\n"
-    "With --gpu, also the KV cache's capacity in tokens on a replica of that GPU.\n";
+    "With --gpu, also the KV cache's capacity in tokens on a replica of that GPU.\n"
+    "\n"
+    "catalog engine ID prints a preset's path of a request, stage by stage -- the\n"
+    "front end, the scheduler's step pipeline, the host's time per step, the output\n"
+    "-- each a term of the preset with its value and its source (docs/engines.md).\n";
 
 static const char keys_usage[] =
     "usage: servesim keys\n"
@@ -120,6 +126,79 @@ static void print_engines(const mdl_catalog *c)
     }
 }
 
+/* ---- catalog engine ---- */
+
+/* The stages a request passes through on a preset, in order, each a term
+ * of the preset (one or two keys, their sources keyed by the last part). */
+static const struct {
+    const char *stage, *what;
+    const char *keys[2];
+} stages[] = {
+    {"front end", "from the server taking the request to the engine's queue (HTTP, chat template, "
+                  "tokenisation)", {"host.frontend_s", "host.frontend_s_per_token"}},
+    {"step pipeline", "which step first runs a queued request, and when a finished one lets go of "
+                      "its slot and blocks", {"scheduler.async_scheduling", NULL}},
+    {"host per step", "the CPU's scheduling, input preparation and output handling of a step",
+     {"host.step_s", "host.step_s_per_seq"}},
+    {"output", "from a step's end to its tokens reaching the client (detokenisation, the "
+               "streamed chunk)", {"host.output_s", NULL}},
+};
+
+/* What the step pipeline key means, in the engine's own terms. */
+static const char *pipeline_rule(bool async)
+{
+    return async ? "asynchronous: step n + 1 is planned while step n runs, so a request queued "
+                   "during step n first runs in step n + 2, and one that finishes in step n "
+                   "frees its slot and blocks for step n + 2"
+                 : "synchronous: step n + 1 is planned after step n's outputs, so a request "
+                   "queued during step n runs in step n + 1";
+}
+
+typedef struct engine_text {
+    const cJSON *e;
+} engine_text;
+
+static void print_stage_key(const cJSON *e, const char *key, FILE *out)
+{
+    const cJSON *v = util_json_get(e, key);
+    const char *leaf = strrchr(key, '.') + 1;
+    if (cJSON_IsBool(v)) fprintf(out, "    %s: %s\n", key, pipeline_rule(cJSON_IsTrue(v)));
+    else fprintf(out, "    %s = %g s\n", key, cJSON_IsNumber(v) ? v->valuedouble : NAN);
+    const char *src = text(cJSON_GetObjectItemCaseSensitive(e, "source"), leaf);
+    fprintf(out, "      source: %s\n", *src ? src : "none given");
+}
+
+static void print_engine_stages(const void *arg, FILE *out)
+{
+    const cJSON *e = ((const engine_text *)arg)->e;
+    fprintf(out, "%s: %s%s%s\n", text(e, "id"), text(e, "name"), *text(e, "version") ? ", " : "",
+            text(e, "version"));
+    for (size_t i = 0; i < sizeof stages / sizeof stages[0]; i++) {
+        fprintf(out, "  %s: %s\n", stages[i].stage, stages[i].what);
+        for (int k = 0; k < 2 && stages[i].keys[k]; k++) print_stage_key(e, stages[i].keys[k], out);
+    }
+    const char *left = text(e, "leaves_out");
+    if (*left) fprintf(out, "  left out: %s\n", left);
+}
+
+static int catalog_engine(const char *id, bool json, const mdl_catalog *cat, util_diag *d)
+{
+    cJSON *item = cJSON_CreateString(id);
+    int rc = mdl_check_engine_id(item, "engine", (void *)cat, d);
+    cJSON_Delete(item);
+    if (rc) return rc;
+    const cJSON *e = mdl_catalog_find_engine(cat, id);
+    if (json) {
+        char *out = cJSON_Print(e);
+        printf("%s\n", out);
+        free(out);
+        return UTIL_OK;
+    }
+    engine_text t = {e};
+    an_print_wrapped(print_engine_stages, &t, stdout);
+    return UTIL_OK;
+}
+
 typedef enum section { GPUS = 1, MODELS = 2, ENGINES = 4 } section;
 
 static cJSON *entries_json(const mdl_catalog *c, section which)
@@ -137,9 +216,10 @@ static cJSON *entries_json(const mdl_catalog *c, section which)
     return a;
 }
 
-/* `catalog model`'s options. */
+/* `catalog model`'s options (and `catalog engine`'s id). */
 typedef struct model_opts {
     const char *source;
+    const char *engine;
     int quantization, kv_cache_dtype;
     const char *gpu;
     int tp;
@@ -162,6 +242,11 @@ static int parse(int argc, char **argv, unsigned *sections, bool *json, model_op
     int code = cli_parse("catalog", catalog_usage, opts, argc, argv, &pos);
     if (code != CLI_CONTINUE) return code;
     const char *what = pos.n ? pos.v[0] : "all";
+    if (!strcmp(what, "engine")) {
+        if (pos.n != 2) return cli_usage_error("catalog", "engine: expected one ID (a preset)");
+        mo->engine = pos.v[1];
+        return CLI_CONTINUE;
+    }
     if (!strcmp(what, "model")) {
         if (pos.n != 2)
             return cli_usage_error("catalog", "model: expected one SOURCE (a catalog id or a "
@@ -358,8 +443,8 @@ int cli_catalog(int argc, char **argv)
     mdl_catalog *cat;
     int rc = mdl_catalog_load_default(&cat, &d);
     if (rc) return cli_fail(&d, rc);
-    if (mo.source) {
-        rc = catalog_model(&mo, json, cat, &d);
+    if (mo.source || mo.engine) {
+        rc = mo.source ? catalog_model(&mo, json, cat, &d) : catalog_engine(mo.engine, json, cat, &d);
         mdl_catalog_destroy(cat);
         code = rc ? cli_fail(&d, rc) : CLI_EXIT_OK;
         util_diag_fini(&d);

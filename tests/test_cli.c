@@ -254,6 +254,21 @@ static void test_catalog_keys(void)
     r = sv("catalog", "tpus", NULL);
     is_int(r.status, 2, "an unknown catalog section is bad usage");
     runner_drop(&r);
+    /* a preset's stages, each a term with its value and source */
+    r = sv("catalog", "engine", "vllm-v1", NULL);
+    is_int(r.status, 0, "catalog engine vllm-v1");
+    has_str(r.out, "step pipeline:", "names the step pipeline as a stage");
+    has_str(r.out, "first runs in step n + 2", "says which step first runs a request queued in n");
+    has_str(r.out, "step_with_batch_queue", "with the source it was read in");
+    has_str(r.out, "host.output_s = 0.0005 s", "and the output's term with its value");
+    runner_drop(&r);
+    r = sv("catalog", "engine", "vllm-v0", NULL);
+    has_str(r.out, "runs in step n + 1", "a synchronous preset runs a queued request in the next step");
+    runner_drop(&r);
+    r = sv("catalog", "engine", "vllm", NULL);
+    is_int(r.status, 2, "an unknown engine is an input error");
+    has_str(r.err, "unknown engine 'vllm'", "naming it");
+    runner_drop(&r);
     r = sv("keys", NULL);
     is_int(r.status, 0, "keys exits 0");
     has_str(r.out, "`workload.arrival.rate_per_s`", "keys lists scenario keys");
