@@ -192,6 +192,7 @@ static const util_field engine_scheduler_fields[] = {
     {.key = "preemption", .type = UTIL_T_STRING},
     {.key = "prefix_caching", .type = UTIL_T_BOOL},
     {.key = "async_scheduling", .type = UTIL_T_BOOL},
+    {.key = "reserve_full_isl", .type = UTIL_T_BOOL},
     {0},
 };
 
@@ -199,7 +200,7 @@ static const util_field engine_scheduler_fields[] = {
 static const char *const engine_required[] = {"policy", "max_batch", "max_batched_tokens",
                                               "block_tokens", "gpu_memory_utilization",
                                               "preemption", "prefix_caching",
-                                              "async_scheduling", NULL};
+                                              "async_scheduling", "reserve_full_isl", NULL};
 
 static const util_field engine_tier_fields[] = {
     {.key = "min_memory_gib", .type = UTIL_T_NUMBER, .min = 0, .max = 16384,
@@ -222,6 +223,7 @@ static const util_field engine_source_fields[] = {
     {.key = "preemption", .type = UTIL_T_STRING},
     {.key = "prefix_caching", .type = UTIL_T_STRING},
     {.key = "async_scheduling", .type = UTIL_T_STRING},
+    {.key = "reserve_full_isl", .type = UTIL_T_STRING},
     {.key = "tiers", .type = UTIL_T_STRING},
     {.key = "unchunked_covers_context", .type = UTIL_T_STRING},
     {.key = "frontend_s", .type = UTIL_T_STRING},

@@ -442,11 +442,14 @@ static void continue_partials(sim__replica *rp, int64_t *budget)
 /* What admitting r would take: the tokens of its prompt this iteration
  * would prefill, given the budget (0: it would not be admitted), and the KV
  * blocks it would hold more (hold) and take from the free ones (take: less
- * the cached blocks that running requests hold already).  A request whose
- * KV cache arrived from a prefill pool decodes at once: its context and
- * next token, or a static batch's whole reservation. */
+ * the cached blocks that running requests hold already); `need`, the free
+ * blocks admission asks for -- take, or, with scheduler.reserve_full_isl,
+ * what its whole prompt would take (vLLM V1: allocate_slots with
+ * full_sequence_must_fit), though it holds only its chunk's.  A request
+ * whose KV cache arrived from a prefill pool decodes at once: its context
+ * and next token, or a static batch's whole reservation. */
 typedef struct admit_cost {
-    int64_t chunk, hold, take;
+    int64_t chunk, hold, take, need;
 } admit_cost;
 
 static admit_cost admission_cost(const sim__replica *rp, const sim__request *r, int64_t budget)
@@ -454,7 +457,7 @@ static admit_cost admission_cost(const sim__replica *rp, const sim__request *r, 
     admit_cost c = {0};
     int64_t whole = (int64_t)r->prompt + r->output;
     if (r->state == SIM__ARRIVED_KV) {
-        c.hold = c.take = blocks_for(rp, reserves(rp) ? whole : r->cached + 1);
+        c.hold = c.take = c.need = blocks_for(rp, reserves(rp) ? whole : r->cached + 1);
         return c;
     }
     int64_t in_use, cached = sim__rp_cached_prefix(rp, r, &in_use);
@@ -462,7 +465,11 @@ static admit_cost admission_cost(const sim__replica *rp, const sim__request *r, 
     if (chunks_prompts(rp)) c.chunk = left < budget ? left : budget;
     else c.chunk = left <= budget ? left : 0;
     c.hold = blocks_for(rp, reserves(rp) ? whole : cached + c.chunk) - r->blocks;
-    c.take = c.hold - in_use;
+    c.take = c.need = c.hold - in_use;
+    if (rp->pool->reserve_full_isl && !reserves(rp)) {
+        int64_t full = blocks_for(rp, r->prefill_target) - r->blocks - in_use;
+        if (full > c.need) c.need = full;
+    }
     return c;
 }
 
@@ -476,7 +483,7 @@ static bool admissible(const sim__replica *rp, const sim__request *r, int64_t bu
         return false;
     *c = admission_cost(rp, r, budget);
     if (r->state != SIM__ARRIVED_KV && c->chunk <= 0) return false;
-    return sim__rp_free_blocks(rp) >= c->take;
+    return sim__rp_free_blocks(rp) >= c->need;
 }
 
 /* r joins the iteration: its cached prefix taken, its blocks held, and its
@@ -929,7 +936,9 @@ static void iteration_end(sim_engine *e, void *subject, int64_t arg)
     sim__replica *rp = subject;
     int64_t steps = rp->run_decode_only ? rp->run_last - rp->step + 1 : 1;
     sim__ac_iteration(rp, steps);
-    rp->last_step_ns = steps > 1 ? rp->run_start_ns + sim__run_ns(rp, steps - 1) : rp->run_start_ns;
+    if (rp->pool->async_scheduling) /* what its next plan has seen (plan_seen) */
+        rp->last_step_ns = steps > 1 ? rp->run_start_ns + sim__run_ns(rp, steps - 1)
+                                     : rp->run_start_ns;
     rp->last_end_ns = e->now;
     if (rp->decodes || rp->run_decode_only) {
         rp->step += steps;

@@ -76,9 +76,17 @@ static const util_field scheduler_fields[] = {
             "request, evicted least recently used first, and a prompt whose leading blocks are "
             "cached prefills from the first that is not -- a preempted sequence's recompute too "
             "(docs/prefix-caching.md; default: the engine's)"},
+    {.key = "reserve_full_isl", .type = UTIL_T_BOOL,
+     .doc = "a waiting request is admitted only if the free KV blocks hold its whole prompt "
+            "(a recompute's generated tokens too), though a family that cuts prompts holds "
+            "only its first chunk's (vLLM V1's scheduler_reserve_full_isl; default: the "
+            "engine's)"},
     {.key = "async_scheduling", .type = UTIL_T_BOOL,
-     .doc = "the host plans the next iteration while the GPU runs this one, so host.step_s "
-            "overlaps the GPU's time instead of adding to it (default: the engine's)"},
+     .doc = "the host plans the next iteration while the GPU runs this one (vLLM V1's async "
+            "scheduling, SGLang's overlap loop): host.step_s overlaps the GPU's time instead "
+            "of adding to it, a request queued during step n first runs in step n + 2, and a "
+            "finished one frees its slot and blocks a step later (docs/engines.md, the step "
+            "pipeline; default: the engine's)"},
     {.key = "swap_space_gib", .type = UTIL_T_NUMBER, .unit = "GiB", .def = "4", .min = 0,
      .max = 1e6, .doc = "host memory for swapped KV, per replica (vLLM swap_space)"},
     {.key = "batch_timeout_s", .type = UTIL_T_NUMBER, .unit = "s", .def = "0", .min = 0,
@@ -457,6 +465,7 @@ static void read_scheduler(sim_pool *p, const cJSON *s)
     p->swap_space_bytes = util_json_member(s, "swap_space_gib")->valuedouble * GIB;
     p->batch_timeout_s = util_json_member(s, "batch_timeout_s")->valuedouble;
     p->async_scheduling = cJSON_IsTrue(util_json_member(s, "async_scheduling"));
+    p->reserve_full_isl = cJSON_IsTrue(util_json_member(s, "reserve_full_isl"));
 }
 
 /* After mdl_cost_init, which clears the cost model: the host's time per

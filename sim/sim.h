@@ -73,6 +73,7 @@ typedef struct sim_pool {
     double activation_reserve_bytes; /* per GPU */
     sim_preemption preemption;
     bool prefix_caching;        /* a preempted sequence's blocks stay cached until reused */
+    bool reserve_full_isl;      /* admission needs the whole prompt's blocks free */
     double swap_space_bytes;    /* host memory for swapped KV, per replica */
     double batch_timeout_s;     /* static batching */
     bool async_scheduling;      /* the host plans iteration n + 1 while the GPU runs n */

@@ -514,6 +514,42 @@ static void test_empty_plan(void)
     run_fini(&r);
 }
 
+/* vLLM V1's scheduler_reserve_full_isl (cluster.scheduler.reserve_full_isl):
+ * a waiting request joins only when the free blocks hold its whole prompt,
+ * not just its first chunk.  B (96 in, 200 out) holds 16 of 21 blocks when
+ * A (96 in: 6 blocks, first chunk of 64 tokens: 4) is queued at 1.501 s.
+ * Without the rule A takes its first chunk, B's growth then preempts it,
+ * and it runs again after B; with it A waits for B's blocks and is never
+ * preempted, and its first token is out sooner. */
+#define ISL_TRACE "0,96,200\n1.5,96,20\n"
+
+static void test_reserve_full_isl(void)
+{
+    const char *off[] = {"cluster.scheduler.policy=chunked", "cluster.scheduler.max_batched_tokens=64",
+                         "cluster.scheduler.kv_blocks=21", "cluster.scheduler.reserve_full_isl=false",
+                         NULL};
+    const char *on[] = {"cluster.scheduler.policy=chunked", "cluster.scheduler.max_batched_tokens=64",
+                        "cluster.scheduler.kv_blocks=21", "cluster.scheduler.reserve_full_isl=true",
+                        NULL};
+    run a, b;
+    run_trace(ISL_TRACE, false, off, &a);
+    run_trace(ISL_TRACE, false, on, &b);
+    is_int(a.rc, 0, "full prompt not reserved: the run ends well");
+    is_int(b.rc, 0, "full prompt reserved: the run ends well");
+    is_near(req(&a, 1)->first_scheduled_s, 1.5046, US,
+            "not reserved: A takes its first chunk at 1.5046 s, beside B");
+    is_int(req(&a, 1)->preemptions, 1, "not reserved: B's growth then preempts A");
+    is_near(req(&b, 1)->first_scheduled_s, req(&b, 0)->engine_finish_s, US,
+            "reserved: A waits until B has finished and freed its blocks");
+    is_near(req(&b, 1)->first_scheduled_s, 2.0046, US, "reserved: at 2.0046 s");
+    is_int(req(&b, 1)->preemptions, 0, "reserved: A is never preempted");
+    ok(req(&b, 1)->engine_first_token_s < req(&a, 1)->engine_first_token_s,
+       "reserved: A's first token leaves sooner (%.4f s against %.4f s)",
+       req(&b, 1)->engine_first_token_s, req(&a, 1)->engine_first_token_s);
+    run_fini(&a);
+    run_fini(&b);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -526,6 +562,7 @@ int main(int argc, char **argv)
     test_compositions();
     test_pipeline_lengthens();
     test_empty_plan();
+    test_reserve_full_isl();
     support_fini();
     return tap_done();
 }
