@@ -13,7 +13,12 @@ servesim = sys.argv[1] if len(sys.argv) > 1 else str(root / "build" / "cli" / "s
 INTRO = {
     "two-clocks": "A request has two phases, each with its own clock. One sweep varies the prompt "
     "from 128 to 32k tokens (nine lengths), the other the reply from 10 to 1,000 (seven), one "
-    "request at a time; the figure draws both sweeps over one axis of tokens, a panel per clock.",
+    "request at a time; the figure draws both sweeps over one axis of tokens, a panel per clock. "
+    "Then the lesson's own point (a 512-token prompt, a 100-token reply, at the same load) runs "
+    "on `vllm-v1` (`lesson.pipeline_engine`) with the lesson's scheduler keys pinned, first with "
+    "async scheduling off and then as the engine ships. The last sentence splits what the real "
+    "engine adds to TTFT: its step pipeline, its API server, the token's stream and the engine "
+    "core itself.",
     "chat-vs-summary": "System A starts at once but streams slowly; system B makes you wait, "
     "then streams three times faster (both are linear cost models, `lesson.systems`). A short "
     "chat reply and a long summary on each; the figure draws each system's TTFT + TPOT x (n - 1) "

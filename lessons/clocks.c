@@ -29,7 +29,8 @@ typedef struct clock_point {
     double prompt, reply, ttft, tpot, e2e;
 } clock_point;
 
-static void clock_row(ls_result *r, const char *phase, const clock_point *p)
+/* A row: what was varied, the point, and the engine that ran it. */
+static void clock_row(ls_result *r, const char *phase, const clock_point *p, const char *engine)
 {
     cJSON *row = ls_row(r);
     cJSON_AddStringToObject(row, "varied", phase);
@@ -38,6 +39,7 @@ static void clock_row(ls_result *r, const char *phase, const clock_point *p)
     cJSON_AddNumberToObject(row, "ttft_ms", 1e3 * p->ttft);
     cJSON_AddNumberToObject(row, "tpot_ms", 1e3 * p->tpot);
     cJSON_AddNumberToObject(row, "e2e_s", p->e2e);
+    cJSON_AddStringToObject(row, "engine", engine);
 }
 
 static void clock_columns(ls_result *r)
@@ -45,9 +47,11 @@ static void clock_columns(ls_result *r)
     ls_column_format(r, "varied", "varied", "", 0);
     ls_column_format(r, "prompt", "prompt", "tokens", 0);
     ls_column_format(r, "reply", "reply", "tokens", 0);
-    ls_column_format(r, "ttft_ms", "TTFT", "ms", 1);
+    /* two decimals: the engine rows differ by ms of host time, or 0.01 ms of pipeline */
+    ls_column_format(r, "ttft_ms", "TTFT", "ms", 2);
     ls_column_format(r, "tpot_ms", "TPOT", "ms", 2);
     ls_column_format(r, "e2e_s", "e2e", "s", 3);
+    ls_column_format(r, "engine", "engine", "", 0);
 }
 
 /* The sentences, each only as strong as its numbers: p[0..np) the prompt
@@ -124,6 +128,233 @@ static void clock_figure(const ls_context *c, ls_result *r, const clock_point *p
     free(y);
 }
 
+/* ---- two-clocks: what a real engine adds to TTFT at the lesson's load ---- */
+
+/* The lesson's own point (its fixed prompt and reply, its load) three
+ * times: on the lesson's engine; on lesson.pipeline_engine with its host
+ * latencies but planning each step after the last; and on that engine as
+ * it ships, planning step n + 1 while step n runs.  Only the engine and
+ * async_scheduling differ: the lesson's effective scheduler keys are pinned,
+ * so the preset's own policy, batch and prefix cache do not come in. */
+enum { ENGINE_LESSON, ENGINE_SYNC, ENGINE_PIPELINED, N_ENGINE_POINTS };
+
+typedef struct engine_point {
+    clock_point p;
+    double engine_ttft; /* the engine core's clock: queued to first token out */
+} engine_point;
+
+/* What the engine adds outside its steps, from its effective scenario. */
+typedef struct engine_terms {
+    const char *engine, *lesson_engine;
+    bool pipelined;    /* it schedules asynchronously as it ships */
+    double frontend_s; /* API server: frontend_s + per token x the prompt */
+    double output_s;   /* engine core to the client */
+} engine_terms;
+
+static cJSON *engine_overrides(const ls_context *c, int which, const char *engine,
+                               const clock_point *at)
+{
+    cJSON *o = cJSON_CreateObject();
+    fixed(o, "workload.prompt_tokens", at->prompt);
+    fixed(o, "workload.output_tokens", at->reply);
+    cJSON_AddNumberToObject(o, "stop.requests", requests(c));
+    if (which == ENGINE_LESSON) return o;
+    cJSON_AddStringToObject(o, "cluster.engine", engine);
+    const cJSON *own = util_json_get(c->scenario->json, "cluster.scheduler");
+    if (!own) { /* pools only: each keeps its scheduler, only the engine changes */
+        if (which == ENGINE_SYNC) cJSON_AddFalseToObject(o, "cluster.scheduler.async_scheduling");
+        return o;
+    }
+    cJSON *sched = cJSON_Duplicate(own, 1);
+    /* as it ships, the preset says whether it plans ahead; else it does not */
+    cJSON_DeleteItemFromObjectCaseSensitive(sched, "async_scheduling");
+    if (which == ENGINE_SYNC) cJSON_AddFalseToObject(sched, "async_scheduling");
+    cJSON_AddItemToObject(o, "cluster.scheduler", sched);
+    return o;
+}
+
+/* The engine's terms as its effective scenario has them: the preset's host
+ * keys (or the scenario's own, which win) and its async_scheduling. */
+static int engine_terms_of(const ls_context *c, cJSON *shipped, double prompt, engine_terms *t,
+                           util_diag *d)
+{
+    pl_point p = {shipped, 1, 0};
+    char *json = NULL;
+    int rc = pl_point_scenario(&c->base, &p, &json, d);
+    sim_scenario sc;
+    memset(&sc, 0, sizeof sc);
+    if (!rc) rc = sim_scenario_load(cJSON_Parse(json), c->base.catalog, NULL, &sc, d);
+    if (!rc) {
+        const sim_pool *pool = &sc.pools[0];
+        t->pipelined = pool->async_scheduling;
+        t->frontend_s = pool->frontend_s + pool->frontend_s_per_token * prompt;
+        t->output_s = pool->output_s;
+    }
+    sim_scenario_fini(&sc);
+    free(json);
+    return rc;
+}
+
+static double engine_ttft_of(const ls_figures *f)
+{
+    for (int i = 0; i < f->n_definitions; i++)
+        if (!strcmp(f->definitions[i].name, "ttft_engine")) return f->definitions[i].mean;
+    return NAN;
+}
+
+/* The load the lesson's point runs at, as the sentence names it ("one
+ * request at a time", "8 closed-loop users", "2 req/s, poisson"), or "". */
+static void load_text(char *buf, size_t size, const ls_context *c)
+{
+    const cJSON *arrival = util_json_get(c->scenario->json, "workload.arrival");
+    const char *process = cJSON_GetStringValue(util_json_get(arrival, "process"));
+    double users = util_json_number(arrival, "users", NAN);
+    double rate = util_json_number(arrival, "rate_per_s", NAN);
+    if (process && !strcmp(process, "closed") && users == 1)
+        snprintf(buf, size, " (one request at a time)");
+    else if (process && !strcmp(process, "closed") && isfinite(users))
+        snprintf(buf, size, " (%g closed-loop users)", users);
+    else if (process && isfinite(rate))
+        snprintf(buf, size, " (%g req/s, %s)", rate, process);
+    else
+        *buf = '\0';
+}
+
+/* What the step pipeline does to the mean TTFT, from sync to pipelined:
+ * under a tenth of a decode step (0.1 ms for a one-token reply, which has
+ * none) is nothing -- the requests found the engine idle --, more is the
+ * wait for the step after next, less the host's step time hidden behind
+ * the GPU's. */
+static void pipeline_text(char *buf, size_t size, const engine_terms *t, const char *load,
+                          const engine_point *s, const engine_point *a)
+{
+    double added = a->p.ttft - s->p.ttft, step = isfinite(a->p.tpot) ? a->p.tpot : 1e-3;
+    char step_text[48] = "";
+    if (isfinite(a->p.tpot))
+        snprintf(step_text, sizeof step_text, " (a decode step is %.1f ms here)", 1e3 * step);
+    if (!t->pipelined)
+        snprintf(buf, size,
+                 "At this load%s %s plans each step after the last one: it has no step "
+                 "pipeline (async scheduling is off) to add to TTFT.",
+                 load, t->engine);
+    else if (fabs(added) < 0.1 * step)
+        snprintf(buf, size,
+                 "At this load%s %s's step pipeline adds nothing to the mean TTFT "
+                 "(%+.2f ms: %.2f -> %.2f ms with async scheduling off and on): the "
+                 "requests found the engine idle and were planned at once; only a "
+                 "request that reaches it while a step runs waits for the step after "
+                 "next.",
+                 load, t->engine, 1e3 * added, 1e3 * s->p.ttft, 1e3 * a->p.ttft);
+    else if (added > 0)
+        snprintf(buf, size,
+                 "At this load%s %s's step pipeline adds %.2f ms to the mean TTFT "
+                 "(%.2f -> %.2f ms with async scheduling off and on): a request that "
+                 "reaches the engine while a step runs waits for the step after next%s.",
+                 load, t->engine, 1e3 * added, 1e3 * s->p.ttft, 1e3 * a->p.ttft, step_text);
+    else
+        snprintf(buf, size,
+                 "At this load%s %s's step pipeline saves %.2f ms of the mean TTFT "
+                 "(%.2f -> %.2f ms with async scheduling off and on): hiding the "
+                 "host's step time behind the GPU's gains more than waiting for the "
+                 "step after next costs.",
+                 load, t->engine, -1e3 * added, 1e3 * s->p.ttft, 1e3 * a->p.ttft);
+}
+
+/* What the host adds from the lesson's engine to the synchronous one: the
+ * API server and the stream (the client's clock less the engine's), split
+ * by the engine's own figures where they are the whole of it, and the
+ * engine core's own TTFT. */
+static void host_text(char *buf, size_t size, const engine_terms *t, const engine_point *l,
+                      const engine_point *s)
+{
+    double outside = (s->p.ttft - s->engine_ttft) - (l->p.ttft - l->engine_ttft);
+    double inside = s->engine_ttft - l->engine_ttft;
+    char split[160];
+    if (fabs(outside - (t->frontend_s + t->output_s)) < 1e-6)
+        snprintf(split, sizeof split,
+                 "%.2f ms in the API server before the engine sees the "
+                 "request, %.2f ms to stream the first token out",
+                 1e3 * t->frontend_s, 1e3 * t->output_s);
+    else
+        snprintf(split, sizeof split, "%.2f ms outside the engine core", 1e3 * outside);
+    snprintf(buf, size,
+             "Its host terms add %.2f ms to the %s engine's %.2f ms: %s, and %+.2f ms "
+             "in the engine core itself.",
+             1e3 * (s->p.ttft - l->p.ttft), t->lesson_engine, 1e3 * l->p.ttft, split, 1e3 * inside);
+}
+
+static void engine_findings(const ls_context *c, ls_result *r, const engine_terms *t,
+                            const engine_point *e)
+{
+    const engine_point *l = &e[ENGINE_LESSON], *s = &e[ENGINE_SYNC], *a = &e[ENGINE_PIPELINED];
+    char load[96], pipe[512], host[384];
+    load_text(load, sizeof load, c);
+    pipeline_text(pipe, sizeof pipe, t, load, s, a);
+    host_text(host, sizeof host, t, l, s);
+    ls_say(r, "%s %s", pipe, host);
+    ls_keep(r, "pipeline_ttft_ms", t->pipelined ? 1e3 * (a->p.ttft - s->p.ttft) : NAN);
+    ls_keep(r, "host_ttft_ms", 1e3 * (s->p.ttft - l->p.ttft));
+    ls_keep(r, "frontend_ms", 1e3 * t->frontend_s);
+    ls_keep(r, "output_ms", 1e3 * t->output_s);
+    ls_keep(r, "engine_core_ttft_ms", 1e3 * (s->engine_ttft - l->engine_ttft));
+}
+
+static void engine_rows(ls_result *r, const engine_terms *t, const engine_point *e, int n)
+{
+    char *sync = util_xasprintf("%s, async off", t->engine);
+    const char *names[N_ENGINE_POINTS] = {t->lesson_engine, sync, t->engine};
+    for (int i = 0; i < n; i++)
+        clock_row(r, "engine", &e[i].p, names[i]);
+    free(sync);
+}
+
+/* lesson.pipeline_engine, a preset of the catalog: refused here, by the
+ * knob's name, rather than as the cluster.engine of a point the user did
+ * not write.  Absent, vllm-v1. */
+static int pipeline_engine(const ls_context *c, const char **engine, util_diag *d)
+{
+    const cJSON *k = util_json_get(c->knobs, "pipeline_engine");
+    *engine = k ? cJSON_GetStringValue(k) : "vllm-v1";
+    if (!*engine) return util_diag_add(d, "lesson.pipeline_engine: expected an engine's name");
+    if (mdl_catalog_find_engine(c->base.catalog, *engine)) return UTIL_OK;
+    int n = mdl_catalog_engine_count(c->base.catalog);
+    const char **known = util_xcalloc((size_t)n + 1, sizeof *known);
+    for (int i = 0; i < n; i++)
+        known[i] =
+            cJSON_GetStringValue(util_json_get(mdl_catalog_engine_json(c->base.catalog, i), "id"));
+    int rc = util_diag_unknown(d, "lesson.pipeline_engine", "engine", *engine, known);
+    free(known);
+    return rc;
+}
+
+/* The comparison at the lesson's fixed prompt and reply: its rows and its
+ * sentence.  An engine that does not plan ahead runs twice, not thrice. */
+static int engine_compare(ls_context *c, ls_result *r, const char *engine, const clock_point *at,
+                          util_diag *d)
+{
+    engine_terms t = {.engine = engine, .lesson_engine = c->scenario->pools[0].engine};
+    cJSON *ov[N_ENGINE_POINTS];
+    for (int i = 0; i < N_ENGINE_POINTS; i++)
+        ov[i] = engine_overrides(c, i, t.engine, at);
+    int rc = engine_terms_of(c, ov[ENGINE_PIPELINED], at->prompt, &t, d);
+    int n = t.pipelined ? N_ENGINE_POINTS : ENGINE_PIPELINED;
+    ls_figures f[N_ENGINE_POINTS];
+    if (!rc) rc = ls_points(c, ov, n, true, f, d); /* iterations: the engine's clock too */
+    engine_point e[N_ENGINE_POINTS] = {0};
+    for (int i = 0; !rc && i < n; i++)
+        e[i] =
+            (engine_point){{at->prompt, at->reply, f[i].ttft_mean, f[i].tpot_mean, f[i].e2e_mean},
+                           engine_ttft_of(&f[i])};
+    if (!t.pipelined) e[ENGINE_PIPELINED] = e[ENGINE_SYNC];
+    if (!rc) {
+        engine_rows(r, &t, e, n);
+        engine_findings(c, r, &t, e);
+    }
+    for (int i = 0; i < N_ENGINE_POINTS; i++)
+        cJSON_Delete(ov[i]);
+    return rc;
+}
+
 int ls__two_clocks(ls_context *c, ls_result *r, util_diag *d)
 {
     int np, nr;
@@ -141,19 +372,22 @@ int ls__two_clocks(ls_context *c, ls_result *r, util_diag *d)
         fixed(ov[i], "workload.output_tokens", p[i].reply);
         cJSON_AddNumberToObject(ov[i], "stop.requests", requests(c));
     }
-    int rc = np > 1 && nr > 1 ? ls_points(c, ov, n, false, rep, d)
+    const char *engine = NULL;
+    int rc = np > 1 && nr > 1 ? pipeline_engine(c, &engine, d)
                               : util_diag_add(d, "lesson.prompt_tokens and lesson.reply_tokens: "
                                                  "give at least two values each");
+    if (!rc) rc = ls_points(c, ov, n, false, rep, d);
     if (!rc) clock_columns(r);
     for (int i = 0; !rc && i < n; i++) {
         p[i].ttft = rep[i].ttft_mean;
         p[i].tpot = rep[i].tpot_mean;
         p[i].e2e = rep[i].e2e_mean;
-        clock_row(r, i < np ? "prompt" : "reply", &p[i]);
+        clock_row(r, i < np ? "prompt" : "reply", &p[i], c->scenario->pools[0].engine);
     }
     if (!rc) {
         clock_findings(r, p, np, n);
         clock_figure(c, r, p, np, n);
+        rc = engine_compare(c, r, engine, &(clock_point){.prompt = fp, .reply = fr}, d);
     }
     for (int i = 0; i < n; i++) cJSON_Delete(ov[i]);
     free(ov);

@@ -367,6 +367,45 @@ static cJSON *agree_at_defaults(int port, const char *id, const cJSON *controls)
     return api;
 }
 
+/* The two-clocks panel says what vLLM V1's step pipeline adds to TTFT at
+ * the lesson's load: a sentence with the number beside the sentences
+ * (numbers.pipeline_ttft_ms), which is the difference of the table's two
+ * vllm-v1 rows, whose TTFTs it quotes. */
+static void pipeline_shown(const char *id, const cJSON *api, const char *when)
+{
+    if (strcmp(id, "two-clocks")) return;
+    double pipe = util_json_number(cJSON_GetObjectItemCaseSensitive(api, "numbers"),
+                                   "pipeline_ttft_ms", NAN);
+    double sync = NAN, shipped = NAN;
+    const cJSON *row;
+    cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(api, "table"))
+    {
+        const char *engine = str_of(row, "engine"), *varied = str_of(row, "varied");
+        if (!engine || !varied || strcmp(varied, "engine")) continue;
+        if (!strcmp(engine, "vllm-v1, async off")) sync = util_json_number(row, "ttft_ms", NAN);
+        if (!strcmp(engine, "vllm-v1")) shipped = util_json_number(row, "ttft_ms", NAN);
+    }
+    ok(isfinite(sync) && isfinite(shipped), "two-clocks %s: its table has the vllm-v1 rows", when);
+    ok(fabs(pipe - (shipped - sync)) < 1e-9,
+       "two-clocks %s: the pipeline's number (%.3f ms) is their TTFTs' difference", when, pipe);
+    const char *said = NULL;
+    const cJSON *f;
+    cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(api, "findings"))
+    {
+        const char *t = cJSON_GetStringValue(f);
+        if (t && strstr(t, "vllm-v1's step pipeline")) said = t;
+    }
+    ok(said != NULL, "two-clocks %s: a sentence says what vllm-v1's step pipeline adds", when);
+    char adds[96], nothing[96], pair[64];
+    snprintf(adds, sizeof adds, "step pipeline adds %.2f ms to the mean TTFT", pipe);
+    snprintf(nothing, sizeof nothing, "step pipeline adds nothing to the mean TTFT (%+.2f ms",
+             pipe);
+    snprintf(pair, sizeof pair, "%.2f -> %.2f ms", sync, shipped);
+    ok(said && (strstr(said, adds) || strstr(said, nothing)),
+       "two-clocks %s: with its number (%.2f ms)", when, pipe);
+    ok(said && strstr(said, pair), "two-clocks %s: and the rows' TTFTs (%s)", when, pair);
+}
+
 /* The first slider one step down from its default (up from the first):
  * other numbers, the command line's for the new --set. */
 static void agree_moved(int port, const char *id, const cJSON *controls, const cJSON *at_defaults)
@@ -389,6 +428,7 @@ static void agree_moved(int port, const char *id, const cJSON *controls, const c
     cJSON *cli = lesson_cli(id, cJSON_GetObjectItemCaseSensitive(api, "sets"),
                             cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(api, "quick")));
     ok(same_member(api, cli, "numbers"), "%s: to servesim lesson's for the same --set", id);
+    pipeline_shown(id, api, "with its first slider moved");
     cJSON_Delete(cli);
     cJSON_Delete(api);
 }
@@ -398,6 +438,7 @@ static void test_lessons_agree(int port, const cJSON *list)
     for (int i = 0; i < N_LESSONS; i++) {
         const cJSON *controls = controls_of(list, lesson_ids[i]);
         cJSON *api = agree_at_defaults(port, lesson_ids[i], controls);
+        pipeline_shown(lesson_ids[i], api, "at its defaults");
         agree_moved(port, lesson_ids[i], controls, api);
         cJSON_Delete(api);
     }

@@ -164,6 +164,139 @@ static void table_is_fixed(const char *name)
     free(text);
 }
 
+/* ---- two-clocks: what a real engine's pipeline and host add ---- */
+
+/* The rows of the engine comparison ("varied": "engine"), in order: the
+ * lesson's engine, the real one synchronous, the real one as it ships.
+ * Returns how many (at most 3, row[n] the n-th row or NULL). */
+static int engine_rows(const cJSON *row[3])
+{
+    int n = 0;
+    const cJSON *r;
+    row[0] = row[1] = row[2] = NULL;
+    cJSON_ArrayForEach(r, result.table)
+    {
+        const char *varied = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "varied"));
+        if (varied && !strcmp(varied, "engine") && n < 3) row[n++] = r;
+    }
+    return n;
+}
+
+static double row_number(const cJSON *row, const char *key)
+{
+    return util_json_number(row, key, NAN);
+}
+
+static const char *row_text(const cJSON *row, const char *key)
+{
+    const char *t = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(row, key));
+    return t ? t : "";
+}
+
+/* The TPOT of the engine as it ships, ms: a step, the pipeline's yardstick. */
+static double pipelined_step_ms(void)
+{
+    const cJSON *row[3];
+    return engine_rows(row) == 3 ? row_number(row[2], "tpot_ms") : NAN;
+}
+
+/* The pipeline's sentence and its rows agree: what it adds is the
+ * difference of the two vllm-v1 rows' mean TTFT, what the host adds that of
+ * the synchronous row and the ideal one, and that is the API server, the
+ * stream and the engine core's own TTFT together. */
+static void pipeline_agrees(const char *what)
+{
+    const cJSON *row[3];
+    int n = engine_rows(row);
+    is_int(n, 3, "%s: three engine rows", what);
+    if (n != 3) return;
+    static const char *const engines[3] = {"ideal", "vllm-v1, async off", "vllm-v1"};
+    double ttft[3];
+    for (int i = 0; i < 3; i++) {
+        ttft[i] = row_number(row[i], "ttft_ms");
+        const char *engine = row_text(row[i], "engine");
+        ok(!strcmp(engine, engines[i]), "%s: engine row %d is %s (%s)", what, i, engines[i],
+           engine);
+        is_near(row_number(row[i], "prompt"), 512, 0, "%s: at the lesson's prompt", what);
+        is_near(row_number(row[i], "reply"), 100, 0, "%s: and its reply", what);
+    }
+    is_near(kept("pipeline_ttft_ms"), ttft[2] - ttft[1], 1e-9,
+            "%s: the pipeline adds the vllm-v1 rows' difference (%.3f ms)", what,
+            ttft[2] - ttft[1]);
+    is_near(kept("host_ttft_ms"), ttft[1] - ttft[0], 1e-9,
+            "%s: the host adds the synchronous row's TTFT less the ideal one's (%.3f ms)", what,
+            ttft[1] - ttft[0]);
+    ok(kept("frontend_ms") > 0 && kept("output_ms") > 0,
+       "%s: the API server (%.2f ms) and the stream (%.2f ms) take time", what, kept("frontend_ms"),
+       kept("output_ms"));
+    is_near(kept("host_ttft_ms"),
+            kept("frontend_ms") + kept("output_ms") + kept("engine_core_ttft_ms"), 1e-6,
+            "%s: which is the API server, the stream and the engine core together", what);
+    char *said = findings(), text[160];
+    snprintf(text, sizeof text, "Its host terms add %.2f ms to the ideal engine's %.2f ms: %.2f ms "
+                                "in the API server",
+             kept("host_ttft_ms"), ttft[0], kept("frontend_ms"));
+    has_str(said, text, "%s: the sentence splits the host's share with the kept numbers", what);
+    snprintf(text, sizeof text, "%.2f ms to stream the first token out", kept("output_ms"));
+    has_str(said, text, "%s: and names the stream's", what);
+    snprintf(text, sizeof text, "%.2f -> %.2f ms with async scheduling off and on", ttft[1],
+             ttft[2]);
+    has_str(said, text, "%s: the pipeline's sentence quotes the rows' TTFTs", what);
+    free(said);
+}
+
+static void test_pipeline(void)
+{
+    /* the lesson's load, one request at a time: each finds the engine idle */
+    pipeline_agrees("one request at a time");
+    double tpot = pipelined_step_ms();
+    ok(fabs(kept("pipeline_ttft_ms")) < 0.1 * tpot,
+       "one at a time the pipeline adds under a tenth of a step (%+.3f ms)",
+       kept("pipeline_ttft_ms"));
+    char *said = findings(), text[160];
+    snprintf(text, sizeof text, "vllm-v1's step pipeline adds nothing to the mean TTFT (%+.2f ms",
+             kept("pipeline_ttft_ms"));
+    has_str(said, text, "and the sentence says it adds nothing, with its number");
+    has_str(said, "At this load (one request at a time)", "naming the load");
+    free(said);
+    /* Poisson arrivals land while a step runs: each waits for the step after next */
+    char *open[] = {"workload.arrival={\"process\": \"poisson\", \"rate_per_s\": 10}",
+                    "lesson.prompt_tokens=[128, 512]", "lesson.reply_tokens=[10, 100]"};
+    if (run("two-clocks", open, 3)) {
+        pipeline_agrees("10 req/s");
+        double pipe = kept("pipeline_ttft_ms");
+        tpot = pipelined_step_ms();
+        ok(pipe > 0 && pipe < 2 * tpot,
+           "10 req/s: the pipeline adds TTFT, about a step at most (%.2f ms)", pipe);
+        said = findings();
+        snprintf(text, sizeof text, "At this load (10 req/s, poisson) vllm-v1's step pipeline "
+                                    "adds %.2f ms to the mean TTFT",
+                 pipe);
+        has_str(said, text, "and the sentence says how much");
+        ok(!strstr(said, "adds nothing"), "not that it adds nothing");
+        free(said);
+    }
+    /* an engine that plans each step after the last has no pipeline */
+    char *v0[] = {"lesson.pipeline_engine=vllm-v0", "lesson.prompt_tokens=[128, 512]",
+                  "lesson.reply_tokens=[10, 100]"};
+    if (run("two-clocks", v0, 3)) {
+        ok(isnan(kept("pipeline_ttft_ms")), "vllm-v0: no pipeline, no number for it");
+        said = findings();
+        has_str(said, "vllm-v0 plans each step after the last one: it has no step pipeline",
+                "and the sentence says so");
+        free(said);
+    }
+    char *bad[] = {"lesson.pipeline_engine=vllm"};
+    util_diag d;
+    util_diag_init(&d);
+    ls_result_fini(&result);
+    int rc = ls_run(ls_find("two-clocks"), support_catalog, bad, 1, true, 2, &result, &d);
+    is_int(rc, UTIL_EINPUT, "an unknown lesson.pipeline_engine is bad input");
+    ok(d.count && strstr(d.msgs[0], "lesson.pipeline_engine: unknown engine 'vllm'"),
+       "named by its knob (%s)", d.count ? d.msgs[0] : "nothing said");
+    util_diag_fini(&d);
+}
+
 static void test_two_clocks(void)
 {
     if (!run("two-clocks", NULL, 0)) return;
@@ -191,6 +324,7 @@ static void test_two_clocks(void)
         is_int(reply, 7, "panel %s draws the reply sweep's 7 points", pn->y_label);
     }
     table_is_fixed("two-clocks");
+    test_pipeline();
     char *set[] = {"lesson.reply_tokens=[10, 50, 400]"};
     if (run("two-clocks", set, 1)) {
         char *said = findings();

@@ -24,7 +24,7 @@
     'definitions': 'Definitions'
   };
   var HINTS = {
-    'two-clocks': 'Drag the prompt to 32k, then the reply: the prompt moves TTFT, the reply moves end-to-end latency.',
+    'two-clocks': 'Drag the prompt to 32k, then the reply: the prompt moves TTFT, the reply moves end-to-end latency. The last sentence runs the same load on vLLM V1: what its step pipeline and its host add to TTFT.',
     'chat-vs-summary': 'A short chat reply and a long summary, on a system that starts fast and one that streams fast.',
     'batching': 'Drag the users down to 64, then up to 256: throughput rises until the batch is full, then only the queue grows.',
     'utilisation': 'Drag the lowest utilisation from 40% down to 10% and up: the cost of a token follows 1/utilisation. Then switch to the whole server: hosts and cooling draw whatever the load.',
