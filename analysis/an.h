@@ -375,9 +375,11 @@ typedef enum an_plot_kind {
     AN_PLOT_CDF,                    /* runs: empirical CDF of one metric, and its tail */
     AN_PLOT_TIMELINE,               /* a run: queue, batch, KV, tokens/s, power over time */
     AN_PLOT_SLO_CURVE,              /* runs: attainment against the threshold */
+    AN_PLOT_PIPELINE,               /* a run's replica: each engine step planned, run, delivered */
     AN_N_PLOT_KINDS
 } an_plot_kind;
-/* "latency-load", "throughput-concurrency", "cdf", "timeline", "slo-curve", NULL. */
+/* "latency-load", "throughput-concurrency", "cdf", "timeline", "slo-curve",
+ * "pipeline", NULL. */
 extern const char *const an_plot_kind_names[];
 
 /* The colour ("#rrggbb") and dash (an SVG stroke-dasharray, "" for solid)
@@ -460,6 +462,8 @@ typedef struct an_plot {
     size_t n_overloaded;
     char **notes; /* lines under the figure: what a point averages, what was left out */
     int n_notes;
+    /* NULL, or lanes drawn in place of panels (pipeline): analysis/figure.h */
+    struct an_plot_lanes *lanes;
 } an_plot;
 
 /* What to plot.  Sweeps are the runs sharing a runs.sweep label; their x is
@@ -483,6 +487,12 @@ typedef struct an_plot_request {
     an_plot_scale x_scale, y_scale; /* AUTO unless --log / --log-y */
     const char *title;    /* --title: replaces the title made from the scenario */
     const util_field *schema; /* the scenario's (sim_scenario_fields): units of swept keys */
+    /* pipeline: the window in seconds (from_s 0: the first step's; to_s 0:
+     * 12 steps on), the replica, and the request whose life is drawn (NULL:
+     * none) */
+    double from_s, to_s;
+    int replica;
+    const int64_t *request;
 } an_plot_request;
 
 /* Gathers the figure; bad input (no such run or sweep, no key to plot

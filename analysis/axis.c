@@ -141,6 +141,10 @@ an__axis an__x_axis(const an_plot *p)
         extend(&r, p->overloaded_x[i]);
     for (int i = 0; i < p->n_x_ticks; i++)
         extend(&r, p->x_ticks[i]);
+    if (p->lanes) { /* lanes show their window, whatever lies in it */
+        extend(&r, p->lanes->lo);
+        extend(&r, p->lanes->hi);
+    }
     an__axis sweep = {.n_at = 0};
     bool log_scale = p->x_scale == AN_SCALE_LOG ||
                      (p->x_scale == AN_SCALE_AUTO && !p->n_x_ticks && geometric(p, &sweep));

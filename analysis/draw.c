@@ -85,7 +85,17 @@ enum {
     LEGEND_GAP = 18,
     X_TITLE_H = 40,     /* tick labels and the x axis' name under the last panel */
     MARKED_POINTS = 60, /* series this short get a marker per point */
+    LANE_TOP_ROW = 24,  /* above the lanes: the spans' brackets and labels */
+    LANE_H = 64,
+    LANE_GAP = 8,
 };
+
+/* The height lanes take in place of a panel. */
+static double lanes_height(const an_plot_lanes *ln)
+{
+    int n = ln->n_lanes > 0 ? ln->n_lanes : 1;
+    return LANE_TOP_ROW + n * LANE_H + (n - 1) * LANE_GAP;
+}
 
 static int text_lines(const char *text, size_t chars)
 {
@@ -117,6 +127,10 @@ static double legend_width(const an_plot *p)
         double t = an__text_width(p->spans[i].label, FONT);
         w = t > w ? t : w;
     }
+    for (int i = 0; p->lanes && i < p->lanes->n_keys; i++) {
+        double t = an__text_width(p->lanes->keys[i].text, FONT);
+        w = t > w ? t : w;
+    }
     if (p->n_overloaded) w = w > 130 ? w : 130;
     return w + 32;
 }
@@ -125,6 +139,7 @@ an__layout an__figure_layout(const an_plot *p, an_plot_size size)
 {
     an__layout l = {
         .left = LEFT, .panel_h = DEFAULT_PANEL_H, .panel_gap = PANEL_GAP, .ax = an__x_axis(p)};
+    if (p->lanes) l.panel_h = lanes_height(p->lanes);
     double legend = legend_width(p);
     l.plot_w = DEFAULT_PLOT_W;
     if (size.width > 0) l.plot_w = size.width - LEFT - LEGEND_GAP - legend - RIGHT_PAD;
@@ -250,6 +265,21 @@ static spot place(placer *pl, const spot *cand, int n, const char *text)
     return cand[best];
 }
 
+/* The same, each candidate's cost raised by its penalty: a spot further
+ * from what it labels must cover that much less to be taken. */
+static spot place_near(placer *pl, const spot *cand, const double *penalty, int n, const char *text)
+{
+    int best = 0;
+    double best_cost = INFINITY;
+    for (int i = 0; i < n; i++) {
+        double c =
+            cost(pl, text_box(cand[i].x, cand[i].y, cand[i].anchor, FONT, text)) + penalty[i];
+        if (c < best_cost) best = i, best_cost = c;
+    }
+    add_box(pl, text_box(cand[best].x, cand[best].y, cand[best].anchor, FONT, text));
+    return cand[best];
+}
+
 /* ---- metadata ------------------------------------------------------------- */
 
 /* A growing string: the SVG's data attributes for one element. */
@@ -321,7 +351,7 @@ static void text(frame *f, const char *cls, double x, double y, an__anchor a, co
     f->c->text(f->c, cls, x, y, a, FONT, false, false, "#222", t);
 }
 
-static void draw_ticks(frame *f)
+static void draw_x_ticks(frame *f)
 {
     double t[AN__MAX_TICKS];
     char label[64];
@@ -338,7 +368,15 @@ static void draw_ticks(frame *f)
         end = b.x + b.w;
         text(f, "tick", x, f->top + l->panel_h + 15, AN__MIDDLE, label);
     }
-    n = an__axis_ticks(&f->ay, t, AN__MAX_TICKS);
+}
+
+static void draw_y_ticks(frame *f)
+{
+    double t[AN__MAX_TICKS];
+    char label[64];
+    const an__layout *l = f->l;
+    an__stroke grid = {"#e4e4e4", 1, ""};
+    int n = an__axis_ticks(&f->ay, t, AN__MAX_TICKS);
     double prev = INFINITY;
     for (int i = 0; i < n; i++) {
         double y = fy(f, t[i]);
@@ -358,7 +396,8 @@ static void draw_y_title(frame *f, const an_plot_panel *pn)
     free(title);
 }
 
-static void draw_spans(frame *f)
+/* The spans shaded from y down h pixels. */
+static void draw_spans(frame *f, double y, double h)
 {
     for (int i = 0; i < f->p->n_spans; i++) {
         const an_plot_span *s = &f->p->spans[i];
@@ -369,7 +408,7 @@ static void draw_spans(frame *f)
             meta_escaped(&m, s->label);
             meta_printf(&m, "\" data-lo=\"%.17g\" data-hi=\"%.17g\"", s->lo, s->hi);
         }
-        f->c->rect(f->c, m.s ? m.s : "", x1, f->top, x2 - x1, f->l->panel_h, "#000", 0.07, NULL);
+        f->c->rect(f->c, m.s ? m.s : "", x1, y, x2 - x1, h, "#000", 0.07, NULL);
         free(m.s);
     }
 }
@@ -611,8 +650,9 @@ static void draw_panel(const an_plot *p, const an__layout *l, an__canvas *c, int
              "class=\"panel\" data-y-scale=\"%s\" data-y-unit=\"%s\"", f.ay.log ? "log" : "linear",
              f.ay.unit);
     c->begin_group(c, panel_meta);
-    draw_ticks(&f);
-    draw_spans(&f);
+    draw_x_ticks(&f);
+    draw_y_ticks(&f);
+    draw_spans(&f, f.top, l->panel_h);
     c->rect(c, "class=\"frame\"", l->left, f.top, l->plot_w, l->panel_h, NULL, 0, "#444");
     draw_y_title(&f, pn);
     for (int s = 0; s < pn->n_series; s++)
@@ -644,6 +684,227 @@ static void draw_panel(const an_plot *p, const an__layout *l, an__canvas *c, int
     placer_fini(&f.pl);
 }
 
+/* ---- lanes ------------------------------------------------------------------ */
+
+/* Lanes share the panel's height: a row on top for the spans' brackets,
+ * then the lanes, each with a middle row (the steps) and a low row (a
+ * request's marks, kept clear of them). */
+static double lane_h(const frame *f)
+{
+    int n = f->p->lanes->n_lanes;
+    return (f->l->panel_h - LANE_TOP_ROW - (n - 1) * LANE_GAP) / n;
+}
+
+static double lane_top(const frame *f, int lane)
+{
+    return f->top + LANE_TOP_ROW + lane * (lane_h(f) + LANE_GAP);
+}
+
+static double row_y(const frame *f, int lane, bool low)
+{
+    return lane_top(f, lane) + lane_h(f) * (low ? 0.8 : 0.4);
+}
+
+/* Half an item's height: links end at the edges. */
+static double half_height(const frame *f, an__shape s)
+{
+    double h = lane_h(f);
+    return s == AN__BAR ? 0.22 * h : s == AN__TICK ? 0.14 * h : s == AN__DOT ? 3.5 : 5;
+}
+
+static const char *palette_or_grey(int colour)
+{
+    return colour ? colours[(colour - 1) % N_COLOURS] : "#333";
+}
+
+/* A regular polygon of k corners (at most 12) around (x, y), the first at
+ * the top: a dot is 12, a diamond 4 -- polygons, unlike circles, carry
+ * their metadata. */
+static void regular_polygon(an__canvas *c, const char *attrs, double x, double y, double r, int k,
+                            const char *fill)
+{
+    double px[12], py[12], turn = 2 * acos(-1.0) / k;
+    for (int i = 0; i < k; i++) {
+        px[i] = x + r * sin(turn * i);
+        py[i] = y - r * cos(turn * i);
+    }
+    c->polygon(c, attrs, px, py, (size_t)k, fill, 1);
+}
+
+static void draw_lane_frame(frame *f, int lane)
+{
+    const an__lane *ln = &f->p->lanes->lanes[lane];
+    meta m = {0};
+    if (f->c->wants_meta) {
+        meta_printf(&m, "class=\"lane\" data-lane=\"");
+        meta_escaped(&m, ln->name);
+        meta_printf(&m, "\"");
+    }
+    f->c->rect(f->c, m.s ? m.s : "", f->l->left, lane_top(f, lane), f->l->plot_w, lane_h(f), NULL,
+               0, "#999");
+    free(m.s);
+    f->c->text(f->c, "lane-label", f->l->left - 8, row_y(f, lane, false) + 4, AN__END, FONT, true,
+               false, "#222", ln->name);
+}
+
+/* The thin line from an item to the time it is joined to in another
+ * lane, edge to edge. */
+static void draw_link(frame *f, int lane, const an__item *it)
+{
+    if (it->link_lane < 0) return;
+    double dir = it->link_lane > lane ? 1 : -1;
+    double x1 = fx(f, it->lo), x2 = fx(f, it->link_at);
+    double y1 = row_y(f, lane, it->low) + dir * half_height(f, it->shape);
+    double y2 = row_y(f, it->link_lane, false) - dir * half_height(f, AN__BAR);
+    /* faint enough for a label to cross it: labels keep off the marks */
+    f->c->line(f->c, "class=\"link\"", x1, y1, x2, y2, (an__stroke){"#888", 0.8, ""});
+}
+
+/* A bar with its label inside when it fits, else its short one. */
+static void draw_bar(frame *f, int lane, const an__item *it)
+{
+    double x1 = fx(f, it->lo), x2 = fx(f, it->hi);
+    double y = row_y(f, lane, it->low), hh = half_height(f, AN__BAR);
+    if (x2 - x1 < 1) x2 = x1 + 1; /* a step too short to see still shows */
+    f->c->rect(f->c, it->meta ? it->meta : "", x1, y - hh, x2 - x1, 2 * hh,
+               palette_or_grey(it->colour), 1, "#fff");
+    add_box(&f->pl, (box){x1, y - hh, x2 - x1, 2 * hh}); /* no label goes over it */
+    const char *label = NULL;
+    if (it->label && an__text_width(it->label, FONT) + 6 <= x2 - x1)
+        label = it->label;
+    else if (it->short_label && an__text_width(it->short_label, FONT) + 4 <= x2 - x1)
+        label = it->short_label;
+    if (label)
+        f->c->text(f->c, "bar-label", (x1 + x2) / 2, y + 4, AN__MIDDLE, FONT, false, false, "#fff",
+                   label);
+}
+
+static void draw_mark(frame *f, int lane, const an__item *it)
+{
+    double x = fx(f, it->lo), y = row_y(f, lane, it->low), hh = half_height(f, it->shape);
+    const char *attrs = it->meta ? it->meta : "", *colour = palette_or_grey(it->colour);
+    if (it->shape == AN__TICK) {
+        f->c->line(f->c, attrs, x, y - hh, x, y + hh, (an__stroke){colour, 1.5, ""});
+        add_segment(&f->pl, x, y - hh, x, y + hh);
+        return;
+    }
+    regular_polygon(f->c, attrs, x, y, hh, it->shape == AN__DOT ? 12 : 4, colour);
+    for (int k = 0; k < 9; k++) /* the mark's own pixels */
+        add_point(&f->pl, x + hh * (k % 3 - 1), y + hh * (k / 3 - 1));
+}
+
+/* A mark's label beside it, within its lane, where it covers no bar, mark,
+ * link or other label. */
+static void draw_mark_label(frame *f, int lane, const an__item *it)
+{
+    if (!it->label || it->shape == AN__BAR) return;
+    double x = fx(f, it->lo), y = row_y(f, lane, it->low), d = half_height(f, it->shape) + 3;
+    spot cand[18];
+    double penalty[18]; /* a few pixels of data covered are better than a label far off */
+    int n = 0;
+    for (int ring = 0; ring < 3; ring++) { /* beside it, then further away */
+        double r = d + 16 * ring;
+        static const double dy[] = {4, 4, -9, -9, 17, 17};
+        for (int k = 0; k < 6; k++) {
+            cand[n] = (spot){k % 2 ? x - r : x + r, y + dy[k], k % 2 ? AN__END : AN__START};
+            penalty[n++] = 10 * ring + (k >= 2 ? 2 : 0);
+        }
+    }
+    spot s = place_near(&f->pl, cand, penalty, n, it->label);
+    text(f, "mark-label", s.x, s.y, s.anchor, it->label);
+}
+
+/* Each span's extent as a bracket over the lanes, its label above it. */
+static void draw_span_brackets(frame *f)
+{
+    an__stroke st = {"#000", 1, ""};
+    for (int i = 0; i < f->p->n_spans; i++) {
+        const an_plot_span *s = &f->p->spans[i];
+        double x1 = fx(f, s->lo), x2 = fx(f, s->hi), y = f->top + LANE_TOP_ROW - 5;
+        f->c->line(f->c, "", x1, y, x2, y, st);
+        f->c->line(f->c, "", x1, y - 4, x1, y + 4, st);
+        f->c->line(f->c, "", x2, y - 4, x2, y + 4, st);
+        double w = an__text_width(s->label, FONT), mid = (x1 + x2) / 2;
+        double right = f->l->left + f->l->plot_w;
+        an__anchor a = mid - w / 2 < f->l->left ? AN__START
+                       : mid + w / 2 > right    ? AN__END
+                                                : AN__MIDDLE;
+        double x = a == AN__START ? f->l->left : a == AN__END ? right : mid;
+        text(f, "span-label", x, y - 7, a, s->label);
+    }
+}
+
+static void key_swatch(frame *f, const an__key *k, double x, double y)
+{
+    const char *colour = palette_or_grey(k->colour);
+    switch (k->shape) {
+    case AN__BAR:
+        f->c->rect(f->c, "", x, y - 5, 22, 10, colour, 1, NULL);
+        break;
+    case AN__TICK:
+        f->c->line(f->c, "", x + 11, y - 6, x + 11, y + 6, (an__stroke){colour, 1.5, ""});
+        break;
+    case AN__DOT:
+        regular_polygon(f->c, "", x + 11, y, 3.5, 12, colour);
+        break;
+    case AN__DIAMOND:
+        regular_polygon(f->c, "", x + 11, y, 5, 4, colour);
+        break;
+    }
+}
+
+static void draw_lane_legend(frame *f)
+{
+    const an_plot_lanes *ln = f->p->lanes;
+    f->c->begin_group(f->c, "class=\"legend\"");
+    double x = f->l->legend_x, y0 = lane_top(f, 0) + 8;
+    int i = 0;
+    for (; i < ln->n_keys; i++) {
+        key_swatch(f, &ln->keys[i], x, y0 + LINE_H * i);
+        text(f, "legend-label", x + 28, y0 + LINE_H * i + 4, AN__START, ln->keys[i].text);
+    }
+    for (int s = 0; s < f->p->n_spans; s++, i++) {
+        f->c->rect(f->c, "", x, y0 + LINE_H * i - 6, 22, 12, "#000", 0.12, NULL);
+        text(f, "legend-label", x + 28, y0 + LINE_H * i + 4, AN__START, f->p->spans[s].label);
+    }
+    f->c->end_group(f->c);
+}
+
+/* Lanes in the first panel's place: frames, the time grid, the spans,
+ * links under bars under marks, then the marks' labels. */
+static void draw_lanes(const an_plot *p, const an__layout *l, an__canvas *c)
+{
+    const an_plot_lanes *ln = p->lanes;
+    if (ln->n_lanes == 0) return;
+    frame f = {.p = p, .l = l, .c = c, .ax = l->ax, .top = l->top};
+    c->begin_group(c, "class=\"lanes\"");
+    for (int i = 0; i < ln->n_lanes; i++)
+        draw_lane_frame(&f, i);
+    draw_x_ticks(&f);
+    double top = lane_top(&f, 0), bottom = lane_top(&f, ln->n_lanes - 1) + lane_h(&f);
+    draw_spans(&f, top, bottom - top);
+    for (int i = 0; i < ln->n_lanes; i++)
+        for (size_t k = 0; k < ln->lanes[i].n_items; k++)
+            draw_link(&f, i, &ln->lanes[i].items[k]);
+    for (int i = 0; i < ln->n_lanes; i++)
+        for (size_t k = 0; k < ln->lanes[i].n_items; k++) {
+            const an__item *it = &ln->lanes[i].items[k];
+            if (it->shape == AN__BAR)
+                draw_bar(&f, i, it);
+            else
+                draw_mark(&f, i, it);
+        }
+    for (int i = 0; i < ln->n_lanes; i++) {
+        f.pl.area = (box){l->left, lane_top(&f, i), l->plot_w, lane_h(&f)};
+        for (size_t k = 0; k < ln->lanes[i].n_items; k++)
+            draw_mark_label(&f, i, &ln->lanes[i].items[k]);
+    }
+    draw_span_brackets(&f);
+    draw_lane_legend(&f);
+    c->end_group(c);
+    placer_fini(&f.pl);
+}
+
 /* ---- the figure ------------------------------------------------------------- */
 
 /* text as lines of at most max characters from y down, line_h apart. */
@@ -671,7 +932,9 @@ void an__figure_draw(const an_plot *p, const an__layout *l, an__canvas *c)
                 AN__MIDDLE, SUBTITLE_SIZE, false, "#444", "subtitle", p->subtitle);
     for (int i = 0; i < p->n_panels; i++)
         draw_panel(p, l, c, i);
-    double bottom = l->top + p->n_panels * (l->panel_h + l->panel_gap) - l->panel_gap;
+    if (p->lanes) draw_lanes(p, l, c);
+    int n = p->n_panels > 0 ? p->n_panels : 1; /* as the layout counts them */
+    double bottom = l->top + n * (l->panel_h + l->panel_gap) - l->panel_gap;
     /* one x axis name, under the last panel: the panels share the axis */
     char *x_title = an__axis_title(p->x_label ? p->x_label : "", &l->ax);
     c->text(c, "axis-label", l->left + l->plot_w / 2, bottom + 33, AN__MIDDLE, FONT, false, false,

@@ -3,7 +3,8 @@
  * axes are the SVG's (axis.c); each panel is a grid of cells in which
  * lines join a series' points, a marker shows each point, guides have a
  * character per kind (SLO '=' and '|', others '-' and ':'), and a cell two
- * series share shows '&' rather than whichever came last.
+ * series share shows '&' rather than whichever came last.  Lanes (the
+ * pipeline) are rows of their items' characters over the same axis.
  */
 #include "figure.h"
 
@@ -218,6 +219,97 @@ static void panel(const an_plot *p, const an_plot_panel *pl, const an__axis *ax,
     free(g.owner);
 }
 
+/* ---- lanes ---- */
+
+/* A bar's cells: its character, brackets at its ends when it is wide
+ * enough to tell it from its neighbours, its label inside when it fits. */
+static void put_bar(char *row, const an__item *it, const an__axis *ax, int w)
+{
+    int c0 = cell_of(ax, it->lo, w), c1 = cell_of(ax, it->hi, w);
+    if (c1 <= c0) c1 = c0 + 1; /* the next bar starts at this one's end cell */
+    if (c1 > w) c1 = w;
+    for (int c = c0; c < c1; c++)
+        row[c] = it->glyph;
+    if (c1 - c0 >= 3) row[c0] = '[', row[c1 - 1] = ']';
+    const char *label = it->short_label;
+    int len = label ? (int)strlen(label) : 0;
+    if (label && len + 2 <= c1 - c0) memcpy(row + c0 + (c1 - c0 - len) / 2, label, (size_t)len);
+}
+
+/* A labelled mark (a request's event) in the next free cell when another
+ * holds its own: events a cell apart (sent, then queued a millisecond
+ * later) stay readable, in their order. */
+static void put_mark(char *row, const an__item *it, const an__axis *ax, int w)
+{
+    int c = cell_of(ax, it->lo, w);
+    for (int k = 0; it->label && k < 2 && c + 1 < w && row[c] != ' '; k++)
+        c++;
+    row[c] = it->glyph;
+}
+
+static bool has_low(const an__lane *ln)
+{
+    for (size_t k = 0; k < ln->n_items; k++)
+        if (ln->items[k].low) return true;
+    return false;
+}
+
+/* A lane's rows: the steps', then the low marks' when it has any. */
+static void lane_rows(const an__lane *ln, const an__axis *ax, int w, FILE *out)
+{
+    char *rows[2] = {util_xmalloc((size_t)w), util_xmalloc((size_t)w)};
+    memset(rows[0], ' ', (size_t)w);
+    memset(rows[1], ' ', (size_t)w);
+    for (size_t k = 0; k < ln->n_items; k++) {
+        const an__item *it = &ln->items[k];
+        if (it->shape == AN__BAR)
+            put_bar(rows[it->low], it, ax, w);
+        else
+            put_mark(rows[it->low], it, ax, w);
+    }
+    fprintf(out, "%10.10s |%.*s\n", ln->name, w, rows[0]);
+    if (has_low(ln)) fprintf(out, "%10s |%.*s\n", "", w, rows[1]);
+    free(rows[0]);
+    free(rows[1]);
+}
+
+/* The keys, then each labelled mark's character once ("a sent"). */
+static void lanes_legend(const an_plot *p, int w, FILE *out)
+{
+    const an_plot_lanes *ln = p->lanes;
+    fputs("  legend:", out);
+    int col = 9;
+    char mark[8];
+    for (int i = 0; i < ln->n_keys; i++) {
+        if (!ln->keys[i].glyph) continue; /* its marks show their own characters */
+        snprintf(mark, sizeof mark, "%c", ln->keys[i].glyph);
+        col = entry(out, col, w, mark, ln->keys[i].text);
+    }
+    for (int i = 0; i < ln->n_lanes; i++)
+        for (size_t k = 0; k < ln->lanes[i].n_items; k++) {
+            const an__item *it = &ln->lanes[i].items[k];
+            if (!it->label || it->shape == AN__BAR) continue;
+            snprintf(mark, sizeof mark, "%c", it->glyph);
+            col = entry(out, col, w, mark, it->label);
+        }
+    for (int i = 0; i < p->n_spans; i++)
+        col = entry(out, col, w, "=", p->spans[i].label);
+    fputc('\n', out);
+}
+
+static void lanes(const an_plot *p, const an__axis *ax, int w, FILE *out)
+{
+    for (int i = 0; i < p->lanes->n_lanes; i++)
+        lane_rows(&p->lanes->lanes[i], ax, w, out);
+    x_rule(p, ax, w, out);
+    x_ticks(ax, w, out);
+    char *x_title = an__axis_title(p->x_label ? p->x_label : "", ax);
+    int pad = (w - (int)strlen(x_title)) / 2;
+    fprintf(out, "%*s%s\n", Y_COLUMN + (pad > 0 ? pad : 0), "", x_title);
+    free(x_title);
+    lanes_legend(p, w, out);
+}
+
 void an_plot_text(const an_plot *p, int width, int height, FILE *out)
 {
     int w = width - Y_COLUMN, h = height;
@@ -229,6 +321,10 @@ void an_plot_text(const an_plot *p, int width, int height, FILE *out)
     for (int i = 0; i < p->n_panels; i++) {
         fputc('\n', out);
         panel(p, &p->panels[i], &ax, w, h, out);
+    }
+    if (p->lanes) {
+        fputc('\n', out);
+        lanes(p, &ax, w, out);
     }
     for (int i = 0; i < p->n_notes; i++)
         fprintf(out, "note: %s\n", p->notes[i]);

@@ -79,6 +79,52 @@ struct an__canvas {
                  bool bold, bool vertical, const char *colour, const char *text);
 };
 
+/* ---- lanes (plot.c builds them, draw.c and draw_text.c draw them) ---- */
+
+/* A figure may hold lanes instead of panels: rows over the shared time
+ * axis, each a sequence of items -- bars (a stretch of time: an engine
+ * step on the GPU) and marks (an instant: a step planned, its tokens at
+ * the client, a request's events) -- with a thin line joining an item to
+ * a time in another lane (the step a plan is for).  A Gantt chart has no
+ * y values, so it cannot be a panel's series. */
+typedef enum an__shape { AN__BAR, AN__TICK, AN__DOT, AN__DIAMOND } an__shape;
+
+typedef struct an__item {
+    an__shape shape;
+    double lo, hi; /* a bar's extent; a mark at lo (== hi) */
+    int colour;    /* palette entry, 1-based; 0: dark grey */
+    bool low;      /* in the lane's lower row (a request's marks), clear of the steps' */
+    char glyph;    /* its character in the terminal */
+    /* a bar's inside when it fits, else short_label, else none; a mark's
+     * beside it where it covers nothing; NULL for none */
+    char *label, *short_label;
+    int link_lane; /* -1, or the lane of the time it is joined to */
+    double link_at;
+    char *meta; /* the SVG element's class and data- attributes, escaped */
+} an__item;
+
+typedef struct an__lane {
+    char *name;
+    an__item *items;
+    size_t n_items;
+} an__lane;
+
+/* A legend entry: a swatch of the shape, and what it stands for. */
+typedef struct an__key {
+    an__shape shape;
+    int colour;
+    char glyph; /* 0: the items it stands for show their own in the terminal */
+    char *text;
+} an__key;
+
+typedef struct an_plot_lanes {
+    an__lane *lanes;
+    int n_lanes;
+    an__key *keys;
+    int n_keys;
+    double lo, hi; /* the window drawn: the x axis' extent */
+} an_plot_lanes;
+
 /* ---- the layout (draw.c) ---- */
 
 /* The figure's geometry, decided before anything is drawn: a canvas needs

@@ -2,7 +2,8 @@
  * plot.c: the figures of `servesim plot`, gathered from a database alone
  * into an an_plot, one function per kind: a CDF (and its tail) from the
  * measured rows, the timeline and the SLO curve from an_timeline_compute
- * and an_slo_curve; the sweeps' kinds are in plot_sweep.c.  Here too the
+ * and an_slo_curve; the sweeps' kinds are in plot_sweep.c, the pipeline's
+ * lanes in plot_pipeline.c.  Here too the
  * pieces every kind is built from, and the words a figure uses: a title
  * says what was simulated, axes name quantities in words with their units,
  * series are named by what differs between runs -- never a file path, a
@@ -17,7 +18,7 @@
 #include <string.h>
 
 const char *const an_plot_kind_names[] = {
-    "latency-load", "throughput-concurrency", "cdf", "timeline", "slo-curve", NULL};
+    "latency-load", "throughput-concurrency", "cdf", "timeline", "slo-curve", "pipeline", NULL};
 
 /* A CDF of a million requests would be a 50 MB SVG that no browser draws
  * faster than 2,000 evenly spaced ranks, which look the same. */
@@ -149,6 +150,54 @@ double an__slo_guide_at(an_plot_panel *pl, const char *key, double at, bool vert
     return at;
 }
 
+/* ---- lanes ---------------------------------------------------------------- */
+
+int an__new_lane(an_plot *p, const char *name)
+{
+    if (!p->lanes) p->lanes = util_xcalloc(1, sizeof *p->lanes);
+    an_plot_lanes *ln = p->lanes;
+    ln->lanes = an__grow(ln->lanes, (size_t)ln->n_lanes, sizeof *ln->lanes);
+    ln->lanes[ln->n_lanes] = (an__lane){.name = util_xstrdup(name)};
+    return ln->n_lanes++;
+}
+
+an__item *an__lane_item(an_plot *p, int lane, an__shape shape, double lo, double hi)
+{
+    an__lane *l = &p->lanes->lanes[lane];
+    l->items = an__grow(l->items, l->n_items, sizeof *l->items);
+    an__item *it = &l->items[l->n_items++];
+    *it = (an__item){.shape = shape, .lo = lo, .hi = hi, .glyph = '*', .link_lane = -1};
+    return it;
+}
+
+void an__lane_key(an_plot *p, an__shape shape, int colour, char glyph, const char *text)
+{
+    an_plot_lanes *ln = p->lanes;
+    ln->keys = an__grow(ln->keys, (size_t)ln->n_keys, sizeof *ln->keys);
+    ln->keys[ln->n_keys++] =
+        (an__key){.shape = shape, .colour = colour, .glyph = glyph, .text = util_xstrdup(text)};
+}
+
+static void lanes_free(an_plot_lanes *ln)
+{
+    if (!ln) return;
+    for (int i = 0; i < ln->n_lanes; i++) {
+        an__lane *l = &ln->lanes[i];
+        for (size_t k = 0; k < l->n_items; k++) {
+            free(l->items[k].label);
+            free(l->items[k].short_label);
+            free(l->items[k].meta);
+        }
+        free(l->items);
+        free(l->name);
+    }
+    for (int i = 0; i < ln->n_keys; i++)
+        free(ln->keys[i].text);
+    free(ln->keys);
+    free(ln->lanes);
+    free(ln);
+}
+
 static void series_fini(an_plot_series *s)
 {
     for (size_t i = 0; s->labels && i < s->n; i++)
@@ -193,6 +242,7 @@ void an_plot_fini(an_plot *p)
     free(p->source);
     free(p->x_label);
     free(p->x_unit);
+    lanes_free(p->lanes);
     memset(p, 0, sizeof *p);
 }
 
@@ -754,10 +804,12 @@ static int gather_runs(sqlite3 *db, const an_plot_request *req, an_plot *out, ut
     for (; !rc && loaded < req->n_runs; loaded++)
         rc = an__load_run(db, req->file, req->runs[loaded], &runs[loaded], d);
     if (!rc) {
-        int n = req->kind == AN_PLOT_TIMELINE ? 1 : req->n_runs;
+        bool one = req->kind == AN_PLOT_TIMELINE || req->kind == AN_PLOT_PIPELINE;
+        int n = one ? 1 : req->n_runs;
         out->title = an__runs_title(runs, n);
         rc = req->kind == AN_PLOT_CDF        ? gather_cdf(db, req, runs, n, out, d)
              : req->kind == AN_PLOT_TIMELINE ? gather_timeline(db, req, &runs[0], out, d)
+             : req->kind == AN_PLOT_PIPELINE ? an__gather_pipeline(db, req, &runs[0], out, d)
                                              : gather_curve(db, req, runs, n, out, d);
         char *ids = an__runs_text(req->runs, n);
         out->source = util_xasprintf("%s, %s", req->file, ids);

@@ -1,11 +1,13 @@
 /*
- * plot.h: what plot.c (the figure's pieces, the runs' kinds) and
- * plot_sweep.c (the sweeps' kinds) share.
+ * plot.h: what plot.c (the figure's pieces, the runs' kinds),
+ * plot_sweep.c (the sweeps' kinds) and plot_pipeline.c (the pipeline's
+ * lanes) share.
  */
 #ifndef AN_PLOT_H
 #define AN_PLOT_H
 
 #include "an_int.h"
+#include "figure.h"
 
 /* ---- building a figure ---- */
 
@@ -36,6 +38,17 @@ void an__seconds(double s, char *buf, size_t n);
 extern const char *const an__metric_titles[];
 extern const char *const an__metric_slo_keys[];
 
+/* ---- lanes (figure.h) ---- */
+
+/* A new lane, below the others; returns its index.  The figure's lanes are
+ * made with its first. */
+int an__new_lane(an_plot *p, const char *name);
+/* A new item at the end of the lane, joined to nothing; the caller sets
+ * the rest before the lane's next item, which may move it (strings it
+ * gives are the figure's to free). */
+an__item *an__lane_item(an_plot *p, int lane, an__shape shape, double lo, double hi);
+void an__lane_key(an_plot *p, an__shape shape, int colour, char glyph, const char *text);
+
 /* ---- runs ---- */
 
 typedef struct an__run {
@@ -56,5 +69,9 @@ char *an__runs_title(const an__run *runs, int n);
 char *an__difference(const an__run *runs, int n, int i);
 
 int an__gather_sweep(sqlite3 *db, const an_plot_request *req, an_plot *p, util_diag *d);
+/* plot_pipeline.c: run r's lanes; a run without iterations, or with none
+ * recorded with the pipeline's columns (schema 6), is an input error. */
+int an__gather_pipeline(sqlite3 *db, const an_plot_request *req, const an__run *r, an_plot *p,
+                        util_diag *d);
 
 #endif /* AN_PLOT_H */

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@ static const char plot_usage[] =
     "usage: servesim plot FILE.db KIND (-o FILE.svg | -o FILE.png | --terminal) [--run ID]...\n"
     "                     [--sweep LABEL] [--x PATH] [--metric M] [--title TEXT] [--log]\n"
     "                     [--log-y] [--width N] [--height N] [--interval S] [--points N]\n"
+    "                     [--from S] [--to S] [--replica N] [--request ID]\n"
     "\n"
     "Draws stored runs, from the database alone, as a self-contained SVG file, a PNG (-o;\n"
     "- for SVG on stdout) or in text characters (--terminal).  KIND is one of\n"
@@ -32,6 +34,10 @@ static const char plot_usage[] =
     "  timeline                queue, running batch, KV in use, output and power over time\n"
     "  slo-curve               SLO attainment against the threshold on one metric\n"
     "                          (--run repeatable)\n"
+    "  pipeline                one replica's engine steps in lanes: when the scheduler\n"
+    "                          planned each, the GPU ran it and its tokens reached the\n"
+    "                          client; --request adds one request's life and its TTFT\n"
+    "                          (needs run --record-iterations)\n"
     "\n"
     "  -o FILE            write the figure there: SVG, or PNG when FILE ends in .png\n"
     "  --terminal         print it as text, as wide as the terminal\n"
@@ -47,15 +53,34 @@ static const char plot_usage[] =
     "                     characters with --terminal\n"
     "  --height N         the figure's height in CSS pixels, or rows a panel with --terminal\n"
     "  --interval S       timeline interval in seconds (default 1)\n"
-    "  --points N         slo-curve thresholds (default 101)\n";
+    "  --points N         slo-curve thresholds (default 101)\n"
+    "  --from S, --to S   pipeline: the window in seconds of simulated time (default: the\n"
+    "                     replica's first 12 steps, or 12 steps from --from; with --request,\n"
+    "                     the steps around that request when they are not the first)\n"
+    "  --replica N        pipeline: the replica (default 0)\n"
+    "  --request ID       pipeline: draw that request's life across the lanes\n";
 
 enum { TEXT_W = 84, TEXT_H = 20 };
 
 /* The options beyond -o, --terminal and the figure's size, in the order
  * they are named when a kind does not take them. */
-enum { O_RUN, O_SWEEP, O_X, O_METRIC, O_LOG, O_INTERVAL, O_POINTS, N_GIVEN };
-static const char *const option_names[N_GIVEN] = {"--run", "--sweep",    "--x",     "--metric",
-                                                  "--log", "--interval", "--points"};
+enum {
+    O_RUN,
+    O_SWEEP,
+    O_X,
+    O_METRIC,
+    O_LOG,
+    O_INTERVAL,
+    O_POINTS,
+    O_FROM,
+    O_TO,
+    O_REPLICA,
+    O_REQUEST,
+    N_GIVEN
+};
+static const char *const option_names[N_GIVEN] = {"--run", "--sweep",    "--x",      "--metric",
+                                                  "--log", "--interval", "--points", "--from",
+                                                  "--to",  "--replica",  "--request"};
 #define B(o) (1u << (o))
 static const unsigned takes[AN_N_PLOT_KINDS] = {
     [AN_PLOT_LATENCY_LOAD] = B(O_SWEEP) | B(O_X) | B(O_LOG),
@@ -63,6 +88,7 @@ static const unsigned takes[AN_N_PLOT_KINDS] = {
     [AN_PLOT_CDF] = B(O_RUN) | B(O_METRIC) | B(O_LOG),
     [AN_PLOT_TIMELINE] = B(O_RUN) | B(O_INTERVAL),
     [AN_PLOT_SLO_CURVE] = B(O_RUN) | B(O_METRIC) | B(O_LOG) | B(O_POINTS),
+    [AN_PLOT_PIPELINE] = B(O_RUN) | B(O_FROM) | B(O_TO) | B(O_REPLICA) | B(O_REQUEST),
 };
 #undef B
 
@@ -74,6 +100,8 @@ typedef struct options {
     int metric;
     bool log_x;
     int64_t *runs; /* room for every argument */
+    int request;   /* --request */
+    int64_t request_id;
     an_plot_request req;
 } options;
 
@@ -91,7 +119,7 @@ static int parse_kind(const char *name, an_plot_kind *kind)
                                util_clip(name, &b), near);
     return cli_usage_error("plot",
                            "unknown KIND '%s' (expected latency-load, "
-                           "throughput-concurrency, cdf, timeline or slo-curve)",
+                           "throughput-concurrency, cdf, timeline, slo-curve or pipeline)",
                            util_clip(name, &b));
 }
 
@@ -118,6 +146,14 @@ static int parse_args(int argc, char **argv, options *o)
          .hi = DBL_MAX, .expect = "expected seconds > 0", .seen = &given[O_INTERVAL]},
         {.name = "points", .kind = CLI_INT, .dest = &o->req.points, .lo = 2, .hi = 10000,
          .seen = &given[O_POINTS]},
+        {.name = "from", .kind = CLI_NUMBER, .dest = &o->req.from_s, .lo = 0, .hi = DBL_MAX,
+         .expect = "expected seconds >= 0", .seen = &given[O_FROM]},
+        {.name = "to", .kind = CLI_NUMBER, .dest = &o->req.to_s, .lo = DBL_TRUE_MIN,
+         .hi = DBL_MAX, .expect = "expected seconds > 0", .seen = &given[O_TO]},
+        {.name = "replica", .kind = CLI_INT, .dest = &o->req.replica, .lo = 0, .hi = INT_MAX,
+         .seen = &given[O_REPLICA]},
+        {.name = "request", .kind = CLI_INT, .dest = &o->request, .lo = 0, .hi = INT_MAX,
+         .seen = &given[O_REQUEST]},
         {.name = "terminal", .kind = CLI_FLAG, .dest = &o->terminal},
         {.name = "title", .kind = CLI_STRING, .dest = &o->req.title},
         {.name = "log-y", .kind = CLI_FLAG, .dest = &o->log_y},
@@ -134,6 +170,8 @@ static int parse_args(int argc, char **argv, options *o)
     o->req.metric = (an_metric)o->metric;
     o->req.x_scale = o->log_x ? AN_SCALE_LOG : AN_SCALE_AUTO;
     o->req.y_scale = o->log_y ? AN_SCALE_LOG : AN_SCALE_AUTO;
+    o->request_id = o->request;
+    if (given[O_REQUEST]) o->req.request = &o->request_id;
     return parse_kind(pos.v[1], &o->req.kind);
 }
 
@@ -144,9 +182,13 @@ static int check_fit(const options *o)
     for (int i = 0; i < N_GIVEN; i++)
         if (o->given[i] && !(takes[o->req.kind] & (1u << i)))
             return cli_usage_error("plot", "%s does not take %s", kind, option_names[i]);
-    if (o->req.n_runs > 1 && o->req.kind == AN_PLOT_TIMELINE)
+    bool one = o->req.kind == AN_PLOT_TIMELINE || o->req.kind == AN_PLOT_PIPELINE;
+    if (o->req.n_runs > 1 && one)
         return cli_usage_error("plot", "%s draws one run; --run given %d times", kind,
                                o->req.n_runs);
+    if (o->given[O_TO] && !(o->req.to_s > o->req.from_s))
+        return cli_usage_error("plot", "--to %g is not after --from %g", o->req.to_s,
+                               o->req.from_s);
     if (!o->svg && !o->terminal)
         return cli_usage_error("plot", "nothing to draw to: give -o FILE.svg, -o FILE.png or "
                                        "--terminal");

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Regenerates the figures docs/analysis.md shows, docs/figures/KIND.svg, one
 per kind of `servesim plot`, from seeded runs of examples/quickstart.json made
-with the built servesim (build/cli/servesim by default).  The figures only
+with the built servesim (build/cli/servesim by default), and the step
+pipeline's two of docs/cost-models.md from a hand-worked trace.  The figures only
 change when the engine or the drawing does.  Usage: docs/update_figures.py
 [SERVESIM]"""
 import subprocess
@@ -45,6 +46,26 @@ def main():
         ]
         for kind, db, options in figures:
             sv(tmp, "plot", db, kind, "-o", str(out / f"{kind}.svg"), *options)
+        # the step pipeline: docs/cost-models.md's hand-worked light-load
+        # timeline (tests/test_pipeline.c), asynchronous then synchronous
+        (Path(tmp) / "light.csv").write_text(
+            "arrival_time_s,input_tokens,output_tokens\n0,100,1000\n0.0355,100,50\n")
+        (Path(tmp) / "pipeline.json").write_text(PIPELINE)
+        for mode in ("true", "false"):
+            sv(tmp, "run", "pipeline.json", "-o", "pipeline.db", "--quiet", "--record-iterations",
+               "--set", f"cluster.scheduler.async_scheduling={mode}")
+        for run, name in (("1", "pipeline"), ("2", "pipeline-sync")):
+            sv(tmp, "plot", "pipeline.db", "pipeline", "--run", run, "--request", "1",
+               "-o", str(out / f"{name}.svg"))
+
+
+PIPELINE = """{"name": "pipeline", "seed": 1,
+ "cluster": {"engine": "ideal", "gpu": "h100-sxm", "model": "llama-3.1-8b",
+  "scheduler": {"max_batch": 2}, "host": {"frontend_s": 0.001, "output_s": 0.0005},
+  "cost_model": {"kind": "linear", "iteration_s": 0.002, "prefill_s_per_token": 0.0001,
+                 "decode_step_s": 0.008, "decode_s_per_seq": 0}},
+ "workload": {"arrival": {"process": "trace", "path": "light.csv"}}}
+"""
 
 
 main()

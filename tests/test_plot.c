@@ -947,19 +947,22 @@ typedef struct label_box {
     double x, y, w, h;
 } label_box;
 
-/* The boxes of the guide and point labels of each panel of svg: none may
- * overlap another in its panel. */
-static bool labels_apart(const char *svg, int *checked)
+/* The boxes of the guide, point and mark labels of each group of svg (a
+ * panel, the lanes): none may overlap another in its group. */
+static bool labels_apart(const char *svg, const char *group, int *checked)
 {
     bool apart = true;
     *checked = 0;
-    for (const char *p = strstr(svg, "<g class=\"panel\""); p;) {
-        const char *next = strstr(p + 1, "<g class=\"panel\"");
+    char *open_tag = util_xasprintf("<g class=\"%s\"", group);
+    for (const char *p = strstr(svg, open_tag); p;) {
+        const char *next = strstr(p + 1, open_tag);
         label_box b[64];
         int n = 0;
         for (const char *t = p; n < 64 && (t = strstr(t, "<text class=\"")) && (!next || t < next);
              t++) {
-            if (strncmp(t + 13, "guide-label", 11) && strncmp(t + 13, "point-label", 11)) continue;
+            if (strncmp(t + 13, "guide-label", 11) && strncmp(t + 13, "point-label", 11) &&
+                strncmp(t + 13, "mark-label", 10))
+                continue;
             double x, y;
             char anchor[8] = "";
             const char *xs = strstr(t, " x=\"");
@@ -980,6 +983,7 @@ static bool labels_apart(const char *svg, int *checked)
         *checked += n;
         p = next;
     }
+    free(open_tag);
     return apart;
 }
 
@@ -998,7 +1002,7 @@ static void test_labels(const char *sweeps, const char *runs)
     for (size_t i = 0; i < sizeof figs / sizeof figs[0]; i++) {
         char *svg = plot_svg(figs[i].sweep ? sweeps : runs, figs[i].kind, figs[i].options);
         int n;
-        bool apart = labels_apart(svg, &n);
+        bool apart = labels_apart(svg, "panel", &n);
         ok(apart, "%s: no two labels overlap (%d labels)", figs[i].kind, n);
         cmp_ok(n, >=, figs[i].least, "%s: %s (at least %d labels)", figs[i].kind, figs[i].what,
                figs[i].least);
@@ -1043,6 +1047,239 @@ static void test_bad_input(const char *sweeps, const char *runs)
     free(r.out);
 }
 
+/* ---- pipeline ------------------------------------------------------------------ */
+
+/* Two requests on one replica with a linear cost: B (id 0, sent at 0) is
+ * prefilled in [1, 13) ms and decodes in 10 ms steps; A (id 1) is sent at
+ * 35.5 ms, queued at 36.5, scheduled at 43 and prefilled in [53, 73) ms
+ * (asynchronous; [43, 63) synchronous), its first token out at 73 ms and
+ * seen at 73.5.  Returns the database. */
+static char *pipeline_run(const char *name, bool async, const char *options)
+{
+    char *csv = in_dir("light.csv"), *scenario = in_dir("pipeline.json"), *db = in_dir(name);
+    FILE *f = fopen(csv, "w");
+    fputs("arrival_time_s,input_tokens,output_tokens\n0,100,1000\n0.0355,100,50\n", f);
+    fclose(f);
+    f = fopen(scenario, "w");
+    fprintf(f,
+            "{\"name\": \"pipeline\", \"seed\": 1, \"cluster\": {\"engine\": \"ideal\", \"gpu\": "
+            "\"h100-sxm\", \"model\": \"llama-3.1-8b\", \"scheduler\": {\"max_batch\": 2, "
+            "\"async_scheduling\": %s}, \"host\": {\"frontend_s\": 0.001, \"output_s\": 0.0005}, "
+            "\"cost_model\": {\"kind\": \"linear\", \"iteration_s\": 0.002, "
+            "\"prefill_s_per_token\": 0.0001, \"decode_step_s\": 0.008, \"decode_s_per_seq\": 0}}, "
+            "\"workload\": {\"arrival\": {\"process\": \"trace\", \"path\": \"%s\"}}}\n",
+            async ? "true" : "false", csv);
+    fclose(f);
+    unlink(db);
+    result r = sv("run '%s' -o '%s' -q %s", scenario, db, options);
+    is_int(r.status, 0, "pipeline scenario (%s): servesim run %s", async ? "async" : "sync",
+           options);
+    free(r.out);
+    free(csv);
+    free(scenario);
+    return db;
+}
+
+/* The simulator's resolution: a nanosecond. */
+static bool near(double a, double b)
+{
+    return fabs(a - b) < 1e-9;
+}
+
+/* Attribute attr of the element whose attributes start at el, as a number
+ * (NAN: it has none). */
+static double attr_number(const char *el, const char *attr)
+{
+    char *want = util_xasprintf(" %s=\"", attr);
+    const char *end = el ? strchr(el, '>') : NULL, *v = el ? strstr(el, want) : NULL;
+    double x = v && v < end ? strtod(v + strlen(want), NULL) : NAN;
+    free(want);
+    return x;
+}
+
+static bool attr_is(const char *el, const char *attr, const char *value)
+{
+    char *want = util_xasprintf(" %s=\"%s\"", attr, value);
+    const char *end = el ? strchr(el, '>') : NULL, *v = el ? strstr(el, want) : NULL;
+    free(want);
+    return v && v < end;
+}
+
+/* The first element of class cls whose attr is at (within a nanosecond). */
+static const char *element_at(const char *svg, const char *cls, const char *attr, double at)
+{
+    char *key = util_xasprintf("class=\"%s\"", cls);
+    const char *s = strstr(svg, key);
+    for (; s && !near(attr_number(s, attr), at); s = strstr(s + 1, key))
+        ;
+    free(key);
+    return s;
+}
+
+/* The GPU bar of the step that starts at start. */
+static const char *step_at(const char *svg, double start)
+{
+    return element_at(svg, "step", "data-start", start);
+}
+
+/* The request's mark of kind mark, or NULL. */
+static const char *request_mark(const char *svg, const char *mark)
+{
+    char *key = util_xasprintf("data-mark=\"%s\"", mark);
+    const char *s = strstr(svg, key);
+    free(key);
+    return s ? strstr(s - 60 > svg ? s - 60 : svg, "class=\"request-mark\"") : NULL;
+}
+
+static void test_pipeline_async(const char *db)
+{
+    char *svg = plot_svg(db, "pipeline", "--request 1");
+    ok(well_formed(svg), "pipeline: the SVG is well-formed XML");
+    has_str(svg, "<title>pipeline: llama-3.1-8b on 1 x h100-sxm",
+            "pipeline: the title says what was simulated");
+    has_str(svg, "asynchronous scheduling: each step planned while the one before runs",
+            "pipeline: the subtitle names the engine's mode");
+    has_str(svg, ">time (ms)</text>", "pipeline: a time axis in ms for a window under a second");
+    has_str(svg, "class=\"lane\" data-lane=\"scheduler\"", "pipeline: a scheduler lane");
+    has_str(svg, "class=\"lane\" data-lane=\"GPU\"", "pipeline: a GPU lane");
+    has_str(svg, "class=\"lane\" data-lane=\"client\"", "pipeline: a client lane");
+    has_str(svg, "class=\"legend\"", "pipeline: a legend");
+    const char *b = step_at(svg, 0.001);
+    ok(near(attr_number(b, "data-end"), 0.013), "pipeline: B's prefill step runs [1, 13) ms");
+    ok(attr_is(b, "data-kind", "prefill"), "pipeline: the step at 1 ms is a prefill step");
+    for (int k = 0; k < 4; k++) {
+        const char *st = step_at(svg, 0.013 + 0.010 * k);
+        ok(near(attr_number(st, "data-end"), 0.023 + 0.010 * k) &&
+               attr_is(st, "data-kind", "decode"),
+           "pipeline: a decode step [%d, %d) ms", 13 + 10 * k, 23 + 10 * k);
+    }
+    ok(near(attr_number(step_at(svg, 0.013), "data-scheduled"), 0.001),
+       "pipeline: the step [13, 23) ms was planned at 1 ms, while the one before ran");
+    const char *a = step_at(svg, 0.053);
+    ok(near(attr_number(a, "data-end"), 0.073), "pipeline: A's prefill step runs [53, 73) ms");
+    ok(attr_is(a, "data-kind", "prefill"), "pipeline: the step at 53 ms carries a prefill");
+    ok(near(attr_number(a, "data-scheduled"), 0.043),
+       "pipeline: A's prefill step planned at 43 ms");
+    ok(near(attr_number(a, "data-client"), 0.0735), "pipeline: its tokens seen at 73.5 ms");
+    ok(element_at(svg, "plan", "data-at", 0.043) != NULL, "pipeline: a scheduler tick at 43 ms");
+    static const struct {
+        const char *mark;
+        double at;
+    } marks[] = {{"arrival", 0.0355},
+                 {"enqueue", 0.0365},
+                 {"scheduled", 0.043},
+                 {"engine-first-token", 0.073},
+                 {"first-token", 0.0735}};
+    for (size_t i = 0; i < sizeof marks / sizeof marks[0]; i++)
+        ok(near(attr_number(request_mark(svg, marks[i].mark), "data-at"), marks[i].at),
+           "pipeline: request 1's %s mark at %g ms", marks[i].mark, 1e3 * marks[i].at);
+    const char *span = strstr(svg, "data-span=\"request 1: TTFT 38 ms\"");
+    ok(span != NULL, "pipeline: request 1's TTFT is a labelled span");
+    ok(near(attr_number(span, "data-lo"), 0.0355) && near(attr_number(span, "data-hi"), 0.0735),
+       "pipeline: the TTFT span runs from 35.5 to 73.5 ms");
+    int n;
+    bool apart = labels_apart(svg, "lanes", &n);
+    ok(apart, "pipeline: no two of its %d mark labels overlap", n);
+    is_int(n, 5, "pipeline: each of request 1's five marks labelled");
+    free(svg);
+}
+
+static void test_pipeline_sync(const char *db)
+{
+    char *svg = plot_svg(db, "pipeline", "--request 1");
+    has_str(svg, "synchronous scheduling", "pipeline, synchronous: the subtitle says so");
+    bool same = true;
+    int bars = 0;
+    for (const char *s = strstr(svg, "class=\"step\""); s;
+         s = strstr(s + 1, "class=\"step\""), bars++)
+        same &= attr_number(s, "data-scheduled") == attr_number(s, "data-start");
+    ok(same && bars == 12, "pipeline, synchronous: each of the %d steps planned as it starts",
+       bars);
+    const char *a = step_at(svg, 0.043);
+    ok(attr_is(a, "data-kind", "prefill") && near(attr_number(a, "data-end"), 0.063),
+       "pipeline, synchronous: A's prefill step runs [43, 63) ms");
+    free(svg);
+}
+
+static void test_pipeline_views(const char *db)
+{
+    result r = sv("plot '%s' pipeline --request 1 --terminal --width 100", db);
+    is_int(r.status, 0, "pipeline --terminal exits 0");
+    has_str(r.out, " scheduler |", "pipeline --terminal: the scheduler's row");
+    has_str(r.out, "       GPU |  [##0###][=1==]", "pipeline --terminal: the steps as bars");
+    has_str(r.out, "a sent  q queued  s scheduled", "pipeline --terminal: the request's letters");
+    free(r.out);
+    char *png = in_dir("plot.png");
+    r = sv("plot '%s' pipeline --request 1 -o '%s'", db, png);
+    is_int(r.status, 0, "pipeline -o FILE.png exits 0");
+    cmp_ok(pixels_of(png, 0x0072B2), >, 1000, "pipeline PNG: decode steps in blue");
+    cmp_ok(pixels_of(png, 0x009E73), >, 1000, "pipeline PNG: prefill steps in green");
+    free(r.out);
+    unlink(png);
+    free(png);
+    char *svg = plot_svg(db, "pipeline", "--from 0.02 --to 0.06");
+    ok(step_at(svg, 0.013) && step_at(svg, 0.053) && !step_at(svg, 0.073),
+       "pipeline --from 20ms --to 60ms: the steps with GPU work inside");
+    ok(!element_at(svg, "plan", "data-at", 0.013), "and no tick outside the window");
+    free(svg);
+}
+
+static void copy_file(const char *from, const char *to)
+{
+    FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+    char buf[65536];
+    size_t n;
+    while (in && out && (n = fread(buf, 1, sizeof buf, in)) > 0)
+        fwrite(buf, 1, n, out);
+    if (in) fclose(in);
+    if (out) fclose(out);
+}
+
+static void test_pipeline_errors(const char *db)
+{
+    char *plain = pipeline_run("plain.db", true, ""), *old = in_dir("old.db");
+    struct {
+        const char *db, *args, *message;
+    } bad[] = {
+        {plain, "pipeline --terminal", "has no iterations: run it again with --record-iterations"},
+        {old, "pipeline --terminal", "schema 5 records no step's planning"},
+        {db, "pipeline --request 7 --terminal", "run 1 has no request 7"},
+        {db, "pipeline --replica 3 --terminal", "replica 3 ran no steps"},
+        {db, "pipeline --from 50 --terminal", "ran no step after 50 s"},
+        {db, "pipeline --from 0.2 --to 0.1 --terminal", "--to 0.1 is not after --from 0.2"},
+        {db, "cdf --from 1 --terminal", "cdf does not take --from"},
+    };
+    copy_file(db, old);
+    sql(old, "PRAGMA user_version = 5"); /* as a database from before schema 6 says */
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        result r = sv("plot '%s' %s", bad[i].db, bad[i].args);
+        is_int(r.status, 2, "exit 2: %s", bad[i].args);
+        has_str(r.out, bad[i].message, "%s: says '%s'", bad[i].args, bad[i].message);
+        free(r.out);
+    }
+    unlink(plain);
+    unlink(old);
+    free(plain);
+    free(old);
+}
+
+static void test_pipeline(void)
+{
+    char *async = pipeline_run("async.db", true, "--record-iterations");
+    char *sync = pipeline_run("sync.db", false, "--record-iterations");
+    test_pipeline_async(async);
+    test_pipeline_sync(sync);
+    test_pipeline_views(async);
+    test_pipeline_errors(async);
+    char *junk[] = {async, sync, in_dir("light.csv"), in_dir("pipeline.json")};
+    for (int i = 0; i < 4; i++) {
+        unlink(junk[i]);
+        if (i >= 2) free(junk[i]);
+    }
+    free(async);
+    free(sync);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3 || !mkdtemp(dir)) {
@@ -1067,6 +1304,7 @@ int main(int argc, char **argv)
     test_png(sweeps, runs);
     test_labels(sweeps, runs);
     test_bad_input(sweeps, runs);
+    test_pipeline();
     char *junk[] = {sweeps, users, runs, in_dir("plot.svg"), in_dir("plot.png")};
     for (int i = 0; i < 5; i++) {
         unlink(junk[i]);
