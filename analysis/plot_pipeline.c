@@ -153,9 +153,10 @@ static int load_life(const ctx *c, int64_t id, life *out)
 {
     *out = (life){.id = id};
     sqlite3_stmt *st = prepare(c,
-                               "SELECT arrival_s, enqueue_s, first_scheduled_s, "
-                               "engine_first_token_s, first_token_s, replica FROM requests "
-                               "WHERE run_id = ?1 AND id = ?4",
+                               "SELECT r.arrival_s, r.enqueue_s, r.first_scheduled_s, "
+                               "r.enqueue_s + m.engine_ttft_s, r.first_token_s, r.replica "
+                               "FROM requests r JOIN request_metrics m USING (run_id, id) "
+                               "WHERE r.run_id = ?1 AND r.id = ?4",
                                0);
     if (!st) return UTIL_EFAIL;
     sqlite3_bind_int64(st, 4, id);
@@ -167,7 +168,7 @@ static int load_life(const ctx *c, int64_t id, life *out)
                sqlite3_column_int(st, 5) != c->req->replica) {
         rc = util_diag_add(c->d, "%s: run %lld: request %lld ran on replica %d (--replica %d)",
                            c->req->file, (long long)c->run, (long long)id,
-                           sqlite3_column_int(st, 5), sqlite3_column_int(st, 5));
+                           sqlite3_column_int(st, 5), c->req->replica);
     } else {
         for (int e = 0; e < N_EVENTS; e++)
             out->at[e] = column(st, e);

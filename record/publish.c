@@ -147,8 +147,7 @@ int rec__upgrade(sqlite3 *db, const char *path, util_diag *d)
               "ALTER TABLE main.replicas ADD COLUMN ready_s REAL DEFAULT 0; "
               "ALTER TABLE main.replicas ADD COLUMN retired_s REAL; "
               "ALTER TABLE main.replicas ADD COLUMN end_reason TEXT NOT NULL DEFAULT 'end_of_run';",
-        [6] = "ALTER TABLE main.requests ADD COLUMN engine_first_token_s REAL; "
-              "ALTER TABLE main.requests ADD COLUMN engine_finish_s REAL; "
+        [6] = "ALTER TABLE main.replicas ADD COLUMN output_s REAL; "
               "ALTER TABLE main.iterations ADD COLUMN scheduled_s REAL; "
               "ALTER TABLE main.iterations ADD COLUMN gpu_start_s REAL; "
               "ALTER TABLE main.iterations ADD COLUMN gpu_end_s REAL; "

@@ -17,7 +17,10 @@
 
 /* The per-request metrics, defined once: the client's clock (sent to first
  * streamed token, to the last) and the engine core's (queued in the engine
- * to its first and last token out), docs/database.md. */
+ * to its first and last token out), docs/database.md.  A token leaves the
+ * engine its replica's host.output_s (replicas.output_s) before the client
+ * sees it: the engine's clock is derived, not stored, so that a request row
+ * costs no more to write. */
 #define REC__REQUEST_METRICS                                                                       \
     "CREATE VIEW request_metrics AS SELECT"                                                        \
     "  run_id, id, replica, class, task_id, call_index, slow, status, arrival_s,"                  \
@@ -28,8 +31,11 @@
     "  (finish_s - arrival_s) / output_tokens AS tpot_incl_ttft_s,"                                \
     "  finish_s - arrival_s AS e2e_s,"                                                             \
     "  first_scheduled_s - enqueue_s AS queue_s,"                                                  \
-    "  engine_first_token_s - enqueue_s AS engine_ttft_s,"                                         \
-    "  engine_finish_s - enqueue_s AS engine_e2e_s"                                                \
+    "  first_token_s - enqueue_s - (SELECT output_s FROM replicas p"                               \
+    "    WHERE p.run_id = requests.run_id AND p.replica = requests.replica) AS engine_ttft_s,"     \
+    "  finish_s - enqueue_s - (SELECT output_s FROM replicas p"                                    \
+    "    WHERE p.run_id = requests.run_id"                                                         \
+    "    AND p.replica = coalesce(requests.decode_replica, requests.replica)) AS engine_e2e_s"     \
     "  FROM requests;"
 /* Writers wait this long for each other's lock. */
 #define REC__BUSY_TIMEOUT_MS 60000

@@ -57,9 +57,7 @@
     X(status, "TEXT NOT NULL", text, row->status)                                                  \
     X(decode_replica, "INTEGER", opt, row->decode_replica)                                         \
     X(decode_enqueue_s, "REAL", time, row->decode_enqueue_s)                                       \
-    X(cached_tokens, "INTEGER NOT NULL DEFAULT 0", i64, row->cached_tokens)                        \
-    X(engine_first_token_s, "REAL", time, row->engine_first_token_s)                               \
-    LAST(engine_finish_s, "REAL", time, row->engine_finish_s)
+    LAST(cached_tokens, "INTEGER NOT NULL DEFAULT 0", i64, row->cached_tokens)
 
 #define REC_REPLICAS(X, LAST)                                                                      \
     X(run_id, "INTEGER NOT NULL REFERENCES runs(id)", i64, r->run_id)                              \
@@ -97,7 +95,8 @@
     X(created_s, "REAL NOT NULL DEFAULT 0", real, row->created_s)                                  \
     X(ready_s, "REAL DEFAULT 0", time, row->ready_s)                                               \
     X(retired_s, "REAL", time, row->retired_s)                                                     \
-    LAST(end_reason, "TEXT NOT NULL DEFAULT 'end_of_run'", text, row->end_reason)
+    X(end_reason, "TEXT NOT NULL DEFAULT 'end_of_run'", text, row->end_reason)                     \
+    LAST(output_s, "REAL", real, row->output_s)
 
 #define REC_ITERATIONS(X, LAST)                                                                    \
     X(run_id, "INTEGER NOT NULL REFERENCES runs(id)", i64, r->run_id)                              \

@@ -166,5 +166,6 @@ void sim__ac_row(const sim__replica *rp, sim_replica_row *row)
         .ready_s = sim__secs(rp->ready_ns),
         .retired_s = sim__secs(rp->e->now),
         .end_reason = SIM_END_OF_RUN,
+        .output_s = p->output_s,
     };
 }

@@ -142,7 +142,8 @@ typedef struct sim_request_row {
     double arrival_s, enqueue_s, first_scheduled_s, first_token_s, finish_s; /* NAN: never */
     double decode_enqueue_s; /* disaggregated: its KV cache reached the decode replica */
     /* the engine core's clock: its first and last tokens left the engine
-     * (first_token_s and finish_s are the client's, host.output_s later) */
+     * (first_token_s and finish_s are the client's, host.output_s later;
+     * the database derives these from replicas.output_s) */
     double engine_first_token_s, engine_finish_s;
     int32_t prompt_tokens, output_tokens;
     int32_t cached_tokens; /* prompt tokens served from the prefix cache at first scheduling */
@@ -182,6 +183,7 @@ typedef struct sim_replica_row {
      * cluster, for end_reason */
     double created_s, ready_s, retired_s;
     const char *end_reason;
+    double output_s; /* its pool's host.output_s: the client sees its tokens that late */
 } sim_replica_row;
 
 /* One engine iteration (with --record-iterations): a decode run is one row

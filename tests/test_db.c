@@ -52,7 +52,7 @@ static void record(rec_recorder *rec, const sim_scenario *sc, sim_status status)
         sink.request(sink.ctx, &r);
     }
     for (int i = 0; i < 2; i++) {
-        sim_replica_row rp = {.replica = i, .pool = "default", .gpu = "h100-sxm",
+        sim_replica_row rp = {.replica = i, .pool = "default", .gpu = "h100-sxm", .output_s = 5e-4,
                               .model = "llama-3.1-8b", .gpus = 1,
                               .busy_s = 4 + i, .prefill_s = 1, .decode_s = 3 + i,
                               .iterations = 100, .flops = 1e15 * (i + 1), .bytes = 2e12,
@@ -202,8 +202,7 @@ static void test_upgrade(const char *dir, const sim_scenario *sc)
     sqlite3 *db;
     sqlite3_open(path, &db);
     int rc = sqlite3_exec(db, "DROP VIEW request_metrics; "
-                              "ALTER TABLE requests DROP COLUMN engine_first_token_s; "
-                              "ALTER TABLE requests DROP COLUMN engine_finish_s; "
+                              "ALTER TABLE replicas DROP COLUMN output_s; "
                               "ALTER TABLE iterations DROP COLUMN scheduled_s; "
                               "ALTER TABLE iterations DROP COLUMN gpu_start_s; "
                               "ALTER TABLE iterations DROP COLUMN gpu_end_s; "

@@ -138,17 +138,15 @@ static int open_measured(const case_def *c, sqlite3 **db, sqlite3_stmt **insert,
     if (rc == SQLITE_OK)
         rc = sqlite3_prepare_v2(*db,
                                 "INSERT INTO requests (run_id, id, arrival_s, enqueue_s, "
-                                "first_scheduled_s, first_token_s, finish_s, engine_first_token_s, "
-                                "engine_finish_s, prompt_tokens, output_tokens, preemptions, slow, "
-                                "status) VALUES (1, ?1, ?2, ?2, ?7, ?3, ?4, ?3, ?4, ?5, ?6, 0, 0, "
-                                "'completed')",
+                                "first_scheduled_s, first_token_s, finish_s, prompt_tokens, "
+                                "output_tokens, preemptions, slow, status) VALUES (1, ?1, ?2, ?2, "
+                                "?7, ?3, ?4, ?5, ?6, 0, 0, 'completed')",
                                 -1, insert, NULL);
     return rc == SQLITE_OK ? UTIL_OK : db_fail(*db, d);
 }
 
-/* One line of requests.jsonl as a row of `requests`.  Its stamps are the
- * engine core's: they fill both clocks' columns (the client's are never
- * read on this side -- clock_stats reads the run's own clock). */
+/* One line of requests.jsonl as a row of `requests`: its stamps, whichever
+ * clock they are on, as the row's times (measure reads them as they are). */
 static int insert_line(sqlite3_stmt *st, const char *line, int64_t id, const char *path,
                        int64_t ln, util_diag *d)
 {
@@ -189,7 +187,7 @@ static int measure(const char *data, const case_def *c, val_case *out, util_diag
         rc = insert_line(insert, line, id, path, util_lines_number(l), d);
     if (!rc && more < 0) rc = more;
     sqlite3_finalize(insert);
-    if (!rc) rc = clock_stats(db, 1, c->clock, out->measured, d);
+    if (!rc) rc = client_stats(db, 1, out->measured, d); /* the rows hold the run's own clock */
     util_lines_close(l);
     sqlite3_close(db);
     free(path);
