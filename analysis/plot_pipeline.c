@@ -333,28 +333,27 @@ static void add_bar(an_plot *p, const step *s)
         (long long)s->decode_seqs);
 }
 
+/* A mark of step s at `at` on a lane, joined to the GPU lane at link_at. */
+static void add_link(an_plot *p, int lane, an__shape kind, char glyph, double at, double link_at,
+                     const char *cls, const step *s)
+{
+    an__item *m = an__lane_item(p, lane, kind, at, at);
+    m->glyph = glyph;
+    m->link_lane = GPU;
+    m->link_at = link_at;
+    m->meta = util_xasprintf("class=\"%s\" data-step=\"%lld\" data-at=\"%.17g\"", cls,
+                             (long long)s->index, at);
+}
+
 /* A step: its bar on the GPU, its plan's tick joined to the bar's start,
  * its tokens' mark joined to the bar's end; marks outside the window are
  * left out (a bar is cut at its edge). */
 static void add_step(an_plot *p, const window *w, const step *s)
 {
     add_bar(p, s);
-    if (inside(w, s->scheduled)) {
-        an__item *t = an__lane_item(p, SCHEDULER, AN__TICK, s->scheduled, s->scheduled);
-        t->glyph = 'v';
-        t->link_lane = GPU;
-        t->link_at = s->gpu_start;
-        t->meta = util_xasprintf("class=\"plan\" data-step=\"%lld\" data-at=\"%.17g\"",
-                                 (long long)s->index, s->scheduled);
-    }
-    if (inside(w, s->client)) {
-        an__item *m = an__lane_item(p, CLIENT, AN__DOT, s->client, s->client);
-        m->glyph = 'o';
-        m->link_lane = GPU;
-        m->link_at = s->gpu_end;
-        m->meta = util_xasprintf("class=\"delivery\" data-step=\"%lld\" data-at=\"%.17g\"",
-                                 (long long)s->index, s->client);
-    }
+    if (inside(w, s->scheduled))
+        add_link(p, SCHEDULER, AN__TICK, 'v', s->scheduled, s->gpu_start, "plan", s);
+    if (inside(w, s->client)) add_link(p, CLIENT, AN__DOT, 'o', s->client, s->gpu_end, "delivery", s);
 }
 
 /* The request's events on their lanes, in its own colour, and its TTFT
