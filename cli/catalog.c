@@ -19,7 +19,7 @@ static const char catalog_usage[] =
     "usage: servesim catalog [gpus|models|engines] [--json]\n"
     "       servesim catalog model SOURCE [--json] [--quantization Q] [--kv-cache-dtype D]\n"
     "                                     [--gpu ID [--tensor-parallel N]]\n"
-    "       servesim catalog engine ID [--json]\n"
+    "       servesim catalog engine[s] ID [--json]\n"
     "\n"
     "Lists the GPUs, models and engine presets of the built-in catalog\n"
     "(models/catalog.json, with the source of every figure in --json).  A scenario\n"
@@ -124,6 +124,7 @@ static void print_engines(const mdl_catalog *c)
             free(what);
         }
     }
+    printf("(servesim catalog engines ID: a preset's stages, each term with its source)\n");
 }
 
 /* ---- catalog engine ---- */
@@ -242,7 +243,8 @@ static int parse(int argc, char **argv, unsigned *sections, bool *json, model_op
     int code = cli_parse("catalog", catalog_usage, opts, argc, argv, &pos);
     if (code != CLI_CONTINUE) return code;
     const char *what = pos.n ? pos.v[0] : "all";
-    if (!strcmp(what, "engine")) {
+    /* `catalog engines ID` reads as `catalog engine ID` */
+    if (!strcmp(what, "engine") || (!strcmp(what, "engines") && pos.n == 2)) {
         if (pos.n != 2) return cli_usage_error("catalog", "engine: expected one ID (a preset)");
         mo->engine = pos.v[1];
         return CLI_CONTINUE;

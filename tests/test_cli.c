@@ -262,6 +262,9 @@ static void test_catalog_keys(void)
     has_str(r.out, "step_with_batch_queue", "with the source it was read in");
     has_str(r.out, "host.output_s = 0.0005 s", "and the output's term with its value");
     runner_drop(&r);
+    r = sv("catalog", "engines", "sglang", NULL);
+    has_str(r.out, "event_loop_overlap", "catalog engines ID reads as catalog engine ID");
+    runner_drop(&r);
     r = sv("catalog", "engine", "vllm-v0", NULL);
     has_str(r.out, "runs in step n + 1", "a synchronous preset runs a queued request in the next step");
     runner_drop(&r);
