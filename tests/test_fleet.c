@@ -333,6 +333,12 @@ int main(void)
     test_life("least outstanding", (const char *[]){"cluster.router=least_outstanding", NULL});
     test_life("central queue", (const char *[]){"cluster.router=central_queue", NULL});
     test_life("front end", (const char *[]){"cluster.host.frontend_s=0.05", NULL});
+    /* a step ahead: failed and drained replicas hold finished requests' slots and blocks */
+    test_life("a step ahead, chunked, starved, prefix caching",
+              (const char *[]){"cluster.scheduler.async_scheduling=true",
+                               "cluster.scheduler.policy=chunked",
+                               "cluster.scheduler.prefix_caching=true",
+                               "cluster.scheduler.kv_blocks=300", NULL});
     test_front_end();
     test_life("chunked, starved", (const char *[]){"cluster.scheduler.policy=chunked",
                                                    "cluster.scheduler.kv_blocks=300", NULL});
