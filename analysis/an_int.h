@@ -28,6 +28,8 @@ typedef struct an__query {
 int an__db_fail(sqlite3 *db, util_diag *d, const char *what);
 /* Prepares sql with the context's parameters bound; NULL on error. */
 sqlite3_stmt *an__prepare(const an__query *q, const char *sql);
+/* Column i of a row as a double, NAN where it is NULL. */
+double an__column_num(sqlite3_stmt *st, int i);
 /* Runs a one-row query and copies its n columns as doubles (NULL -> NAN). */
 int an__row(const an__query *q, const char *sql, double *out, int n, util_diag *d);
 /* Reads the first column of every row into a new array (caller frees). */
@@ -42,6 +44,10 @@ int an__metric_of(const an__query *q, const char *view, const char *filter, cons
  * unknown). */
 #define AN__SCHEMA_CACHE 3
 #define AN__SCHEMA_PRECISION 4
+/* 6 the engine's step pipeline (iterations.scheduled_s .. client_s) and the
+ * engine core's clock (replicas.output_s, request_metrics.engine_ttft_s and
+ * engine_e2e_s; older databases have neither). */
+#define AN__SCHEMA_PIPELINE 6
 int an__schema(sqlite3 *db);
 /* a / b, NAN unless b > 0. */
 double an__ratio(double a, double b);

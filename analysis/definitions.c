@@ -135,10 +135,11 @@ static const struct {
     {"ttft_engine", "first token out of the engine core - queued in it (the engine's clock)",
      "vLLM's engine-core stamps, queued_ts to first_token_ts (RequestStateStats)",
      "per request, linear", "SELECT engine_ttft_s, 1" MEASURED " AND engine_ttft_s IS NOT NULL",
-     LINEAR, 6},
+     LINEAR, AN__SCHEMA_PIPELINE},
     {"e2e_engine", "last token out of the engine core - queued in it (the engine's clock)",
      "vLLM's engine-core stamps, queued_ts to last_token_ts", "per request, linear",
-     "SELECT engine_e2e_s, 1" MEASURED " AND engine_e2e_s IS NOT NULL", LINEAR, 6},
+     "SELECT engine_e2e_s, 1" MEASURED " AND engine_e2e_s IS NOT NULL", LINEAR,
+     AN__SCHEMA_PIPELINE},
 };
 
 /* What the text calls each row: the tool and the metric it reproduces

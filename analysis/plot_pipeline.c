@@ -14,9 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The schema that added when a step was planned, ran on the GPU and
- * reached the client (iterations.scheduled_s .. client_s). */
-#define SCHEMA_PIPELINE 6
 /* The default window: enough steps to see the pattern repeat, few enough
  * for each bar to be wide enough for its label. */
 #define DEFAULT_STEPS 12
@@ -108,12 +105,12 @@ static int check_recorded(const ctx *c)
     const char *file = c->req->file;
     long long run = (long long)c->run;
     int schema = an__schema(c->db);
-    if (schema < SCHEMA_PIPELINE)
+    if (schema < AN__SCHEMA_PIPELINE)
         return util_diag_add(c->d,
                              "%s: schema %d records no step's planning and delivery times "
                              "(iterations.scheduled_s .. client_s came with schema %d): run it "
                              "again with this servesim and --record-iterations",
-                             file, schema, SCHEMA_PIPELINE);
+                             file, schema, AN__SCHEMA_PIPELINE);
     sqlite3_stmt *st = prepare(c,
                                "SELECT count(*), total(replica = ?2), "
                                "total(replica = ?2 AND scheduled_s IS NULL) "
@@ -140,13 +137,8 @@ static int check_recorded(const ctx *c)
                              "%s: run %lld's iterations were recorded before schema %d, without "
                              "when each step was planned and delivered: run it again with "
                              "--record-iterations",
-                             file, run, SCHEMA_PIPELINE);
+                             file, run, AN__SCHEMA_PIPELINE);
     return UTIL_OK;
-}
-
-static double column(sqlite3_stmt *st, int i)
-{
-    return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
 }
 
 static int load_life(const ctx *c, int64_t id, life *out)
@@ -171,7 +163,7 @@ static int load_life(const ctx *c, int64_t id, life *out)
                            sqlite3_column_int(st, 5), c->req->replica);
     } else {
         for (int e = 0; e < N_EVENTS; e++)
-            out->at[e] = column(st, e);
+            out->at[e] = an__column_num(st, e);
     }
     sqlite3_finalize(st);
     return rc;
@@ -199,12 +191,12 @@ static int load_steps(const ctx *c, int64_t first, int64_t n, window *w)
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         step *s = &w->steps[w->n];
         *s = (step){.index = first + (int64_t)w->n,
-                    .start = column(st, 0),
-                    .end = column(st, 1),
-                    .scheduled = column(st, 2),
-                    .gpu_start = column(st, 3),
-                    .gpu_end = column(st, 4),
-                    .client = column(st, 5),
+                    .start = an__column_num(st, 0),
+                    .end = an__column_num(st, 1),
+                    .scheduled = an__column_num(st, 2),
+                    .gpu_start = an__column_num(st, 3),
+                    .gpu_end = an__column_num(st, 4),
+                    .client = an__column_num(st, 5),
                     .prefill_tokens = sqlite3_column_int64(st, 6),
                     .decode_seqs = sqlite3_column_int64(st, 7)};
         w->n++;
@@ -283,7 +275,7 @@ static int no_steps(const ctx *c)
                                0);
     if (!st) return UTIL_EFAIL;
     double first = NAN, last = NAN;
-    if (sqlite3_step(st) == SQLITE_ROW) first = column(st, 0), last = column(st, 1);
+    if (sqlite3_step(st) == SQLITE_ROW) first = an__column_num(st, 0), last = an__column_num(st, 1);
     sqlite3_finalize(st);
     char when[64];
     if (req->to_s > 0)

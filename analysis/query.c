@@ -38,15 +38,18 @@ int an__schema(sqlite3 *db)
     return version;
 }
 
+double an__column_num(sqlite3_stmt *st, int i)
+{
+    return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
+}
+
 int an__row(const an__query *q, const char *sql, double *out, int n, util_diag *d)
 {
     for (int i = 0; i < n; i++) out[i] = NAN;
     sqlite3_stmt *st = an__prepare(q, sql);
     if (!st) return an__db_fail(q->db, d, "cannot query");
     int rc = sqlite3_step(st);
-    for (int i = 0; i < n; i++)
-        out[i] = (rc == SQLITE_ROW && sqlite3_column_type(st, i) != SQLITE_NULL)
-                     ? sqlite3_column_double(st, i) : NAN;
+    for (int i = 0; i < n; i++) out[i] = rc == SQLITE_ROW ? an__column_num(st, i) : NAN;
     sqlite3_finalize(st);
     return rc == SQLITE_ROW ? UTIL_OK : an__db_fail(q->db, d, "cannot query");
 }

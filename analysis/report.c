@@ -18,11 +18,6 @@ static char *column_text(sqlite3_stmt *st, int i)
     return util_xstrdup(t ? (const char *)t : "");
 }
 
-static double column_num(sqlite3_stmt *st, int i)
-{
-    return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
-}
-
 /* ---- SLOs: the stored scenario's, then the what-if's, key by key ---- */
 
 /* base with over's keys in place of its own; a key of over that is not a
@@ -119,8 +114,8 @@ static int load_run(an__query *q, const an_options *opt, an_report *r, util_diag
     r->name = column_text(st, 0);
     r->seed = sqlite3_column_int64(st, 1);
     r->status = column_text(st, 2);
-    r->sim_time_s = column_num(st, 3);
-    r->wall_time_s = column_num(st, 4);
+    r->sim_time_s = an__column_num(st, 3);
+    r->wall_time_s = an__column_num(st, 4);
     r->events = sqlite3_column_int64(st, 5);
     if (sqlite3_column_type(st, 7) != SQLITE_NULL) r->status_reason = column_text(st, 7);
     cJSON *sc = cJSON_Parse((const char *)sqlite3_column_text(st, 6));

@@ -12,7 +12,7 @@
  * interval's length at the end, so an interval that a span only grazes gets
  * exactly its overlap.
  */
-#include "an.h"
+#include "an_int.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -45,11 +45,6 @@ static sqlite3_stmt *prepare(sqlite3 *db, const an_timeline *t, const char *sql)
     sqlite3_bind_int64(st, 1, t->run_id);
     if (t->replica >= 0) sqlite3_bind_int(st, 2, t->replica);
     return st;
-}
-
-static double column_num(sqlite3_stmt *st, int i)
-{
-    return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
 }
 
 /* A replica column; -1 for NULL (never reached one), which matches no --replica. */
@@ -137,7 +132,7 @@ static int load_run(sqlite3 *db, an_timeline *t, double *timeout_s, util_diag *d
         sqlite3_finalize(st);
         return util_diag_add(d, "no run with id %lld", (long long)t->run_id);
     }
-    t->end_s = column_num(st, 0);
+    t->end_s = an__column_num(st, 0);
     const unsigned char *text = sqlite3_column_text(st, 1);
     cJSON *sc = cJSON_Parse(text ? (const char *)text : "");
     sqlite3_finalize(st);
@@ -184,9 +179,9 @@ static req read_request(sqlite3_stmt *st, const an_timeline *t, double timeout_s
     const char *status = (const char *)sqlite3_column_text(st, 6);
     if (!status) status = "";
     req r = {
-        .arrival = column_num(st, 0), .enqueue = column_num(st, 1),
-        .sched = column_num(st, 2), .first_token = column_num(st, 3),
-        .finish = column_num(st, 4), .output = sqlite3_column_int64(st, 5),
+        .arrival = an__column_num(st, 0), .enqueue = an__column_num(st, 1),
+        .sched = an__column_num(st, 2), .first_token = an__column_num(st, 3),
+        .finish = an__column_num(st, 4), .output = sqlite3_column_int64(st, 5),
         .completed = !strcmp(status, "completed"), .timed_out = !strcmp(status, "timed_out"),
     };
     r.end = end_of(&r, status, timeout_s, t->end_s);

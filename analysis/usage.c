@@ -49,11 +49,6 @@ static char *replica_select(int schema)
         schema >= AN__SCHEMA_PRECISION ? "weight_bytes, kv_bytes_per_token" : "NULL, NULL");
 }
 
-static double column_or_nan(sqlite3_stmt *st, int i)
-{
-    return sqlite3_column_type(st, i) == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
-}
-
 static int read_replicas(const an__query *q, replica_row **out, int *n, util_diag *d)
 {
     char *sql = replica_select(q->schema);
@@ -75,9 +70,9 @@ static int read_replicas(const an__query *q, replica_row **out, int *n, util_dia
                        &x->kv_token_s, &x->tdp_w,       &x->idle_w,     &x->energy_j,
                        &x->usd_per_gpu_hour, &x->evicted_blocks};
         for (int i = 0; i < 14; i++) *f[i] = sqlite3_column_double(st, 4 + i);
-        x->weight_bytes = column_or_nan(st, 18);
-        x->kv_bytes_per_token = column_or_nan(st, 19);
-        x->max_batch = column_or_nan(st, 20);
+        x->weight_bytes = an__column_num(st, 18);
+        x->kv_bytes_per_token = an__column_num(st, 19);
+        x->max_batch = an__column_num(st, 20);
     }
     sqlite3_finalize(st);
     *out = v;
