@@ -68,6 +68,21 @@ static bool chunks_prompts(const sim__replica *rp)
     return rp->policy->flags & SIM__SF_CHUNKS;
 }
 
+/* Whether the engine plans step n + 1 while step n runs (async scheduling:
+ * vLLM V1's batch queue, SGLang's overlap loop), which decides what a plan
+ * has seen (plan_seen) and when a finished request lets go (complete). */
+static bool plans_ahead(const sim__replica *rp)
+{
+    return rp->pool->async_scheduling;
+}
+
+/* Batch slots in use: the running requests', and those of the requests
+ * finished in the last step, held until the next plan is made. */
+static int32_t slots_taken(const sim__replica *rp)
+{
+    return rp->n_running + (int32_t)rp->finished.n;
+}
+
 void sim__rp_init(sim__replica *rp, sim_engine *e, const sim_pool *p, sim__group *g, int id)
 {
     *rp = (sim__replica){.e = e, .pool = p, .policy = &sim__policies[p->policy], .group = g,
@@ -204,7 +219,7 @@ static void hold_blocks(sim__replica *rp, sim__request *r, int64_t blocks)
  * holds its members' reservations to its end anyway. */
 static bool holds_finished(const sim__replica *rp)
 {
-    return rp->pool->async_scheduling && !reserves(rp);
+    return plans_ahead(rp) && !reserves(rp);
 }
 
 /* r has its last token, and lets go of `blocks` (uncounted already): it
@@ -420,7 +435,7 @@ static void swap_in(sim__replica *rp, int preempted)
 {
     const sim__request *r;
     while (!preempted && (r = rp->swapped.head) &&
-           rp->n_running + rp->finished.n < rp->pool->max_batch &&
+           slots_taken(rp) < rp->pool->max_batch &&
            sim__rp_free_blocks(rp) >= blocks_for(rp, (int64_t)r->prompt + r->generated))
         swap_in_oldest(rp);
 }
@@ -479,8 +494,7 @@ static admit_cost admission_cost(const sim__replica *rp, const sim__request *r, 
 static bool admissible(const sim__replica *rp, const sim__request *r, int64_t budget,
                        admit_cost *c)
 {
-    if (rp->n_running + rp->finished.n >= rp->pool->max_batch || !rp->policy->may_admit(rp, r))
-        return false;
+    if (slots_taken(rp) >= rp->pool->max_batch || !rp->policy->may_admit(rp, r)) return false;
     *c = admission_cost(rp, r, budget);
     if (r->state != SIM__ARRIVED_KV && c->chunk <= 0) return false;
     return sim__rp_free_blocks(rp) >= c->need;
@@ -541,10 +555,7 @@ static bool admit_waiting(sim__replica *rp, int64_t *budget, bool dry)
     bool any = false;
     for (; r && admissible(rp, r, *budget, &c); r = live_head(rp)) {
         if (dry) return true;
-        if (!seen(rp, r)) {
-            rp->unseen = true;
-            break;
-        }
+        if (!seen(rp, r)) break;
         admit_one(rp, r, &c, budget);
         any = true;
     }
@@ -573,7 +584,6 @@ static void keep_running(sim__replica *rp)
 static void plan(sim__replica *rp)
 {
     const sim__policy *f = rp->policy;
-    rp->unseen = false;
     sim__rp_settle_cache(rp);
     if (f->flags & SIM__SF_PREFILLS_ALONE) {
         int64_t budget = f->budget(rp->pool, rp->n_decode);
@@ -733,15 +743,13 @@ static int64_t run_length(sim__replica *rp)
     return over < k ? over : k;
 }
 
-static bool could_admit(sim__replica *rp);
-
 /* Whether the next plan admits what this one could not: an engine that
  * plans a step ahead made this plan before it had seen the last step's
  * arrivals and before its finished requests let go (release_finished), so
  * a request that waits for either joins the step after this one. */
 static bool next_plan_admits(sim__replica *rp)
 {
-    return rp->pool->async_scheduling && could_admit(rp);
+    return plans_ahead(rp) && could_admit(rp);
 }
 
 /* A decode run: to the next finish or as far as the cache holds, but one
@@ -792,7 +800,7 @@ static void start_single(sim__replica *rp)
  * it plans now (start_iteration). */
 static int64_t plan_seen(const sim__replica *rp)
 {
-    bool ahead = rp->pool->async_scheduling && rp->last_end_ns == rp->e->now;
+    bool ahead = plans_ahead(rp) && rp->last_end_ns == rp->e->now;
     return ahead ? rp->last_step_ns : rp->e->now;
 }
 
@@ -809,8 +817,11 @@ static void start_iteration(sim__replica *rp)
     rp->decodes = false;
     rp->seen_ns = plan_seen(rp);
     plan(rp);
-    if (idle_plan(rp) && (rp->unseen || rp->finished.n)) { /* nothing to run: it looks again, */
-        release_finished(rp);                              /* now, as vLLM does */
+    /* Nothing to run, but finished requests hold what the plan could use,
+     * or it stopped at a request it had not seen (a dry run would admit
+     * it): it looks again now, as vLLM's empty batch returns at once. */
+    if (idle_plan(rp) && (rp->finished.n || (plans_ahead(rp) && could_admit(rp)))) {
+        release_finished(rp);
         rp->seen_ns = rp->e->now;
         plan(rp);
     }
@@ -843,7 +854,7 @@ static void cut_run(sim__replica *rp)
         if (rp->run_start_ns + sim__run_ns(rp, mid) >= rp->e->now) hi = mid;
         else lo = mid + 1;
     }
-    if (rp->pool->async_scheduling && lo < k) lo++;
+    if (plans_ahead(rp) && lo < k) lo++;
     int64_t end = after_start(rp, rp->run_start_ns + sim__run_ns(rp, lo));
     if (lo == k || end >= sim__heap_tracked(&rp->e->events, &rp->end_slot)->at)
         return; /* the run ends with the step in progress anyway */
@@ -936,7 +947,7 @@ static void iteration_end(sim_engine *e, void *subject, int64_t arg)
     sim__replica *rp = subject;
     int64_t steps = rp->run_decode_only ? rp->run_last - rp->step + 1 : 1;
     sim__ac_iteration(rp, steps);
-    if (rp->pool->async_scheduling) /* what its next plan has seen (plan_seen) */
+    if (plans_ahead(rp)) /* what its next plan has seen (plan_seen) */
         rp->last_step_ns = steps > 1 ? rp->run_start_ns + sim__run_ns(rp, steps - 1)
                                      : rp->run_start_ns;
     rp->last_end_ns = e->now;
@@ -1153,7 +1164,7 @@ void sim__rp_check(const sim__replica *rp, int64_t span)
     }
     SIM__CHECK(n_finished == rp->finished.n && (span == 0 || n_finished == 0));
     SIM__CHECK(holds_finished(rp) || rp->finished.n == 0);
-    SIM__CHECK(u.n + rp->finished.n <= rp->pool->max_batch);
+    SIM__CHECK(slots_taken(rp) <= rp->pool->max_batch);
     check_kv(rp, &u, span);
     check_cache(rp, span);
 }

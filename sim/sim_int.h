@@ -466,7 +466,6 @@ typedef struct sim__replica {
      * seen when it planned the iteration -- requests queued by seen_ns --
      * and where the last iteration's last step started and ended */
     int64_t seen_ns, last_step_ns, last_end_ns;
-    bool unseen;           /* the plan stopped at a request queued after seen_ns */
     sim__queue finished;   /* finished in the last step, their slots and blocks held until
                             * the next plan is made (release_finished) */
     /* its life (fleet.c) */
