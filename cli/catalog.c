@@ -184,9 +184,7 @@ static void print_engine_stages(const void *arg, FILE *out)
 
 static int catalog_engine(const char *id, bool json, const mdl_catalog *cat, util_diag *d)
 {
-    cJSON *item = cJSON_CreateString(id);
-    int rc = mdl_check_engine_id(item, "engine", (void *)cat, d);
-    cJSON_Delete(item);
+    int rc = mdl_catalog_check_engine(cat, id, "engine", d);
     if (rc) return rc;
     const cJSON *e = mdl_catalog_find_engine(cat, id);
     if (json) {

@@ -316,15 +316,7 @@ static int pipeline_engine(const ls_context *c, const char **engine, util_diag *
     const cJSON *k = util_json_get(c->knobs, "pipeline_engine");
     *engine = k ? cJSON_GetStringValue(k) : "vllm-v1";
     if (!*engine) return util_diag_add(d, "lesson.pipeline_engine: expected an engine's name");
-    if (mdl_catalog_find_engine(c->base.catalog, *engine)) return UTIL_OK;
-    int n = mdl_catalog_engine_count(c->base.catalog);
-    const char **known = util_xcalloc((size_t)n + 1, sizeof *known);
-    for (int i = 0; i < n; i++)
-        known[i] =
-            cJSON_GetStringValue(util_json_get(mdl_catalog_engine_json(c->base.catalog, i), "id"));
-    int rc = util_diag_unknown(d, "lesson.pipeline_engine", "engine", *engine, known);
-    free(known);
-    return rc;
+    return mdl_catalog_check_engine(c->base.catalog, *engine, "lesson.pipeline_engine", d);
 }
 
 /* The comparison at the lesson's fixed prompt and reply: its rows and its

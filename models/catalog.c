@@ -486,16 +486,20 @@ int mdl_check_gpu_id(cJSON *item, const char *path, void *ctx, util_diag *d)
     return util_diag_unknown(d, path, "GPU", item->valuestring, ids);
 }
 
-int mdl_check_engine_id(cJSON *item, const char *path, void *ctx, util_diag *d)
+int mdl_catalog_check_engine(const mdl_catalog *c, const char *id, const char *path, util_diag *d)
 {
-    const mdl_catalog *c = ctx;
-    if (mdl_catalog_find_engine(c, item->valuestring)) return UTIL_OK;
+    if (mdl_catalog_find_engine(c, id)) return UTIL_OK;
     const char *ids[64];
     int n = 0;
     for (int i = 0; i < c->n_engines && n < 63; i++)
         ids[n++] = cJSON_GetObjectItemCaseSensitive(c->engine_json[i], "id")->valuestring;
     ids[n] = NULL;
-    return util_diag_unknown(d, path, "engine", item->valuestring, ids);
+    return util_diag_unknown(d, path, "engine", id, ids);
+}
+
+int mdl_check_engine_id(cJSON *item, const char *path, void *ctx, util_diag *d)
+{
+    return mdl_catalog_check_engine(ctx, item->valuestring, path, d);
 }
 
 int mdl_check_model_id(cJSON *item, const char *path, void *ctx, util_diag *d)

@@ -170,6 +170,9 @@ int mdl_hf_expand(cJSON *model, const char *path, const char *base_dir, util_dia
 int mdl_catalog_engine_count(const mdl_catalog *c);
 const cJSON *mdl_catalog_engine_json(const mdl_catalog *c, int i);
 const cJSON *mdl_catalog_find_engine(const mdl_catalog *c, const char *id);
+/* UTIL_OK if id names a preset, else "PATH: unknown engine 'id' (did you
+ * mean ...? known: ...)" added to d. */
+int mdl_catalog_check_engine(const mdl_catalog *c, const char *id, const char *path, util_diag *d);
 
 /* `cluster.host` (and a preset's "host"): what the host adds to the GPU
  * kernels' time -- before the scheduler sees a request, on every iteration,
