@@ -274,6 +274,9 @@ enum { AN_N_DEFINITIONS = 10 };
  * (pooled ITL needs the iterations table: servesim run --record-iterations). */
 int an_definitions(sqlite3 *db, int64_t run_id, an_definition out[AN_N_DEFINITIONS],
                    util_diag *d);
+/* One of them by its JSON id ("ttft_engine"); an unknown id is an error. */
+int an_definition_of(sqlite3 *db, int64_t run_id, const char *name, an_definition *out,
+                     util_diag *d);
 cJSON *an_definitions_json(const an_definition *defs);
 void an_definitions_print(const an_definition *defs, FILE *out);
 

@@ -172,23 +172,43 @@ static double stored_warmup(sqlite3 *db, int64_t run_id, util_diag *d, int *rc)
     return isnan(w[0]) ? 0 : w[0];
 }
 
+/* Definition i of run q, into out. */
+static int compute(const an__query *q, int i, an_definition *out, util_diag *d)
+{
+    *out = (an_definition){defs[i].name, defs[i].formula, defs[i].tools, defs[i].method_doc, {0}};
+    sample *s = NULL;
+    size_t n = 0;
+    int rc = UTIL_OK;
+    if (q->schema >= defs[i].schema) /* an older database has no such column: no samples */
+        rc = read_samples(q, defs[i].sql, &s, &n, d);
+    if (!rc) summarise(s, n, defs[i].m, &out->stats);
+    free(s);
+    return rc;
+}
+
+static an__query run_query(sqlite3 *db, int64_t run_id, util_diag *d, int *rc)
+{
+    return (an__query){db, run_id, stored_warmup(db, run_id, d, rc), NULL, -1, an__schema(db), 0};
+}
+
 int an_definitions(sqlite3 *db, int64_t run_id, an_definition out[AN_N_DEFINITIONS],
                    util_diag *d)
 {
     int rc;
-    an__query q = {db, run_id, stored_warmup(db, run_id, d, &rc), NULL, -1,
-                   an__schema(db), 0};
-    for (int i = 0; !rc && i < AN_N_DEFINITIONS; i++) {
-        out[i] = (an_definition){defs[i].name, defs[i].formula, defs[i].tools,
-                                 defs[i].method_doc, {0}};
-        sample *s = NULL;
-        size_t n = 0;
-        if (q.schema >= defs[i].schema) /* an older database has no such column: no samples */
-            rc = read_samples(&q, defs[i].sql, &s, &n, d);
-        if (!rc) summarise(s, n, defs[i].m, &out[i].stats);
-        free(s);
-    }
+    an__query q = run_query(db, run_id, d, &rc);
+    for (int i = 0; !rc && i < AN_N_DEFINITIONS; i++) rc = compute(&q, i, &out[i], d);
     return rc;
+}
+
+int an_definition_of(sqlite3 *db, int64_t run_id, const char *name, an_definition *out,
+                     util_diag *d)
+{
+    int i = 0;
+    while (i < AN_N_DEFINITIONS && strcmp(defs[i].name, name)) i++;
+    if (i == AN_N_DEFINITIONS) return util_diag_fail(d, "no definition '%s'", name);
+    int rc;
+    an__query q = run_query(db, run_id, d, &rc);
+    return rc ? rc : compute(&q, i, out, d);
 }
 
 /* ---- the SLO curve ---- */

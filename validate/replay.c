@@ -97,11 +97,12 @@ static int client_stats(sqlite3 *db, int64_t run_id, an_stats out[VAL_N_METRICS]
 static int engine_stats(sqlite3 *db, int64_t run_id, an_stats out[VAL_N_METRICS], util_diag *d)
 {
     static const char *const names[VAL_N_METRICS] = {"ttft_engine", "tpot", "e2e_engine"};
-    an_definition defs[AN_N_DEFINITIONS];
-    int rc = an_definitions(db, run_id, defs, d);
-    for (int i = 0; !rc && i < AN_N_DEFINITIONS; i++)
-        for (int m = 0; m < VAL_N_METRICS; m++)
-            if (!strcmp(defs[i].name, names[m])) out[m] = defs[i].stats;
+    int rc = UTIL_OK;
+    for (int m = 0; !rc && m < VAL_N_METRICS; m++) {
+        an_definition def;
+        rc = an_definition_of(db, run_id, names[m], &def, d);
+        if (!rc) out[m] = def.stats;
+    }
     return rc;
 }
 
