@@ -202,6 +202,39 @@ static void check_stamps(const run *r, bool async, const char *what)
     is_int(client_off, 0, "%s: every step's tokens reach the client 0.5 ms after it ends", what);
 }
 
+/* Request A's timeline in a hand-worked run: when the scheduler took it
+ * (and planned the step that prefills it), that step's span -- its end is
+ * A's first token out of the engine -- and the end of the step after, its
+ * second token; each reaches the client OUTPUT_S later. */
+typedef struct a_timeline {
+    double scheduled, runs_from, runs_to, second_out;
+} a_timeline;
+
+static void check_a(const run *r, const sim_request_row *a, const a_timeline *t,
+                    const char *what)
+{
+    long pa = prefill_step(r, 1);
+    is_near(a->first_scheduled_s, t->scheduled, US, "%s: A is first scheduled at %g ms", what,
+            1e3 * t->scheduled);
+    is_near(step(r, pa)->start_s, t->runs_from, US, "%s: A first runs in the step from %g ms", what,
+            1e3 * t->runs_from);
+    is_near(step(r, pa)->end_s, t->runs_to, US, "%s: which ends at %g ms", what, 1e3 * t->runs_to);
+    is_near(step(r, pa)->scheduled_s, t->scheduled, US, "%s: and was planned at %g ms", what,
+            1e3 * t->scheduled);
+    is_near(a->engine_first_token_s, t->runs_to, US,
+            "%s: A's first token leaves the engine at %g ms", what, 1e3 * t->runs_to);
+    is_near(a->first_token_s, t->runs_to + OUTPUT_S, US, "%s: and reaches the client at %g ms",
+            what, 1e3 * (t->runs_to + OUTPUT_S));
+    is_near(step(r, pa + 1)->start_s, t->runs_to, US, "%s: A's second token's step starts then",
+            what);
+    is_near(step(r, pa + 1)->end_s, t->second_out, US,
+            "%s: A's second token leaves the engine at %g ms", what, 1e3 * t->second_out);
+    is_near(step(r, pa + 1)->client_s, t->second_out + OUTPUT_S, US,
+            "%s: and reaches the client at %g ms", what, 1e3 * (t->second_out + OUTPUT_S));
+    is_near(a->finish_s - a->engine_finish_s, OUTPUT_S, US,
+            "%s: A's last token reaches the client 0.5 ms after it leaves the engine", what);
+}
+
 static void test_light_sync(void)
 {
     const char *what = "light load, sync";
@@ -209,21 +242,10 @@ static void test_light_sync(void)
     run_trace(LIGHT, false, NULL, &r);
     is_int(r.rc, 0, "%s: the run completes", what);
     const sim_request_row *a = req(&r, LIGHT_A);
-    long pa = prefill_step(&r, 1);
     is_near(a->enqueue_s, 0.0365, US, "%s: A is queued at 36.5 ms", what);
-    is_near(a->first_scheduled_s, 0.043, US, "%s: A is first scheduled at 43 ms", what);
-    is_near(step(&r, pa)->start_s, 0.043, US, "%s: A first runs in the step from 43 ms", what);
-    is_near(step(&r, pa)->end_s, 0.063, US, "%s: which ends at 63 ms (decode + prefill)", what);
-    is_near(step(&r, pa)->scheduled_s, 0.043, US, "%s: and was planned at 43 ms", what);
-    is_near(a->engine_first_token_s, 0.063, US, "%s: A's first token leaves the engine at 63 ms",
-            what);
-    is_near(a->first_token_s, 0.0635, US, "%s: and reaches the client at 63.5 ms", what);
-    is_int(step(&r, pa + 1)->decode_seqs, 2, "%s: the next step decodes A and B", what);
-    is_near(step(&r, pa + 1)->end_s, 0.073, US, "%s: A's second token leaves the engine at 73 ms",
-            what);
-    is_near(step(&r, pa + 1)->client_s, 0.0735, US, "%s: and reaches the client at 73.5 ms", what);
-    is_near(a->finish_s - a->engine_finish_s, OUTPUT_S, US,
-            "%s: A's last token reaches the client 0.5 ms after it leaves the engine", what);
+    check_a(&r, a, &(a_timeline){0.043, 0.043, 0.063, 0.073}, what);
+    is_int(step(&r, prefill_step(&r, 1) + 1)->decode_seqs, 2, "%s: the next step decodes A and B",
+           what);
     check_stamps(&r, false, what);
     run_fini(&r);
 }
@@ -234,32 +256,17 @@ static void test_light_async(void)
     run r;
     run_trace(LIGHT, true, NULL, &r);
     is_int(r.rc, 0, "%s: the run completes", what);
-    const sim_request_row *a = req(&r, LIGHT_A);
     const sim_iteration_row *s43 = step(&r, step_from(&r, 0.043));
-    long pa = prefill_step(&r, 1);
     is_near(s43->end_s, 0.053, US, "%s: the step from 43 ms ends at 53 ms", what);
     is_near(s43->scheduled_s, 0.033, US, "%s: it was planned at 33 ms, before A was queued", what);
     ok(s43->decode_seqs == 1 && s43->prefill_tokens == 0, "%s: so it decodes B alone", what);
-    is_near(a->first_scheduled_s, 0.043, US, "%s: A is first scheduled at 43 ms", what);
-    is_near(step(&r, pa)->start_s, 0.053, US, "%s: A first runs in the step from 53 ms", what);
-    is_near(step(&r, pa)->end_s, 0.073, US, "%s: which ends at 73 ms", what);
-    is_near(step(&r, pa)->scheduled_s, 0.043, US, "%s: and was planned at 43 ms", what);
-    is_near(a->engine_first_token_s, 0.073, US, "%s: A's first token leaves the engine at 73 ms",
-            what);
-    is_near(a->first_token_s, 0.0735, US, "%s: and reaches the client at 73.5 ms", what);
-    is_near(step(&r, pa + 1)->start_s, 0.073, US, "%s: A's second token's step starts at 73 ms",
-            what);
-    is_near(step(&r, pa + 1)->end_s, 0.083, US, "%s: and ends at 83 ms", what);
-    is_near(step(&r, pa + 1)->client_s, 0.0835, US,
-            "%s: A's second token reaches the client at 83.5 ms", what);
+    check_a(&r, req(&r, LIGHT_A), &(a_timeline){0.043, 0.053, 0.073, 0.083}, what);
     const sim_iteration_row *s13 = step(&r, step_from(&r, 0.013)),
                             *s23 = step(&r, step_from(&r, 0.023));
     is_near(s13->scheduled_s, 0.001, US,
             "%s: B's first decode step [13, 23) ms was planned at 1 ms, as its prefill began",
             what);
     is_near(s23->scheduled_s, 0.013, US, "%s: the step [23, 33) ms was planned at 13 ms", what);
-    is_near(a->finish_s - a->engine_finish_s, OUTPUT_S, US,
-            "%s: A's last token reaches the client 0.5 ms after it leaves the engine", what);
     check_stamps(&r, true, what);
     run_fini(&r);
 }
@@ -270,21 +277,13 @@ static void test_full_sync(void)
     run r;
     run_trace(FULL, false, NULL, &r);
     is_int(r.rc, 0, "%s: the run completes", what);
-    const sim_request_row *a = req(&r, FULL_A), *c = req(&r, FULL_C);
-    long pa = prefill_step(&r, 1);
+    const sim_request_row *c = req(&r, FULL_C);
     is_near(step(&r, 0)->end_s, 0.023, US, "%s: B and C are prefilled together in [1, 23) ms",
             what);
     is_near(c->engine_finish_s, 0.043, US, "%s: C's last token leaves the engine at 43 ms", what);
     is_near(c->finish_s, 0.0435, US, "%s: C finishes at 43.5 ms", what);
-    is_near(a->first_scheduled_s, 0.043, US, "%s: A, after C's slot, is first scheduled at 43 ms",
-            what);
-    is_near(step(&r, pa)->start_s, 0.043, US, "%s: A first runs in the step from 43 ms", what);
-    is_near(step(&r, pa)->end_s, 0.063, US, "%s: which ends at 63 ms", what);
-    is_near(a->engine_first_token_s, 0.063, US, "%s: A's first token leaves the engine at 63 ms",
-            what);
-    is_near(a->first_token_s, 0.0635, US, "%s: and reaches the client at 63.5 ms", what);
-    is_near(step(&r, pa + 1)->end_s, 0.073, US, "%s: A's second token leaves the engine at 73 ms",
-            what);
+    check_a(&r, req(&r, FULL_A), &(a_timeline){0.043, 0.043, 0.063, 0.073},
+            "full load, sync (A, after C's slot)");
     check_stamps(&r, false, what);
     run_fini(&r);
 }
@@ -295,9 +294,8 @@ static void test_full_async(void)
     run r;
     run_trace(FULL, true, NULL, &r);
     is_int(r.rc, 0, "%s: the run completes", what);
-    const sim_request_row *a = req(&r, FULL_A), *c = req(&r, FULL_C);
+    const sim_request_row *c = req(&r, FULL_C);
     const sim_iteration_row *s43 = step(&r, step_from(&r, 0.043));
-    long pa = prefill_step(&r, 1);
     is_near(step(&r, 0)->end_s, 0.023, US, "%s: B and C are prefilled together in [1, 23) ms",
             what);
     is_near(c->engine_finish_s, 0.043, US, "%s: C's last token leaves the engine at 43 ms", what);
@@ -305,15 +303,7 @@ static void test_full_async(void)
     is_near(s43->end_s, 0.053, US, "%s: the step from 43 ms ends at 53 ms", what);
     ok(s43->decode_seqs == 1 && s43->prefill_tokens == 0,
        "%s: C holds its slot through its plan: B decodes alone", what);
-    is_near(a->first_scheduled_s, 0.043, US, "%s: A is first scheduled at 43 ms", what);
-    is_near(step(&r, pa)->start_s, 0.053, US, "%s: A first runs in the step from 53 ms", what);
-    is_near(step(&r, pa)->end_s, 0.073, US, "%s: which ends at 73 ms", what);
-    is_near(a->engine_first_token_s, 0.073, US, "%s: A's first token leaves the engine at 73 ms",
-            what);
-    is_near(a->first_token_s, 0.0735, US, "%s: and reaches the client at 73.5 ms", what);
-    is_near(step(&r, pa + 1)->end_s, 0.083, US, "%s: A's second token leaves the engine at 83 ms",
-            what);
-    is_near(step(&r, pa + 1)->client_s, 0.0835, US, "%s: and reaches the client at 83.5 ms", what);
+    check_a(&r, req(&r, FULL_A), &(a_timeline){0.043, 0.053, 0.073, 0.083}, what);
     check_stamps(&r, true, what);
     run_fini(&r);
 }
