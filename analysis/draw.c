@@ -250,14 +250,17 @@ typedef struct spot {
     an__anchor anchor;
 } spot;
 
-/* The first of the candidate spots that covers nothing, else the one that
- * covers least; the label's box is then taken. */
-static spot place(placer *pl, const spot *cand, int n, const char *text)
+/* The candidate spot whose label covers least, plus its penalty (NULL:
+ * none; a spot further from what it labels must cover that much less to be
+ * taken) -- the first that costs nothing at once; the label's box is then
+ * taken.  Penalties are never negative. */
+static spot place_near(placer *pl, const spot *cand, const double *penalty, int n, const char *text)
 {
     int best = 0;
     double best_cost = INFINITY;
     for (int i = 0; i < n; i++) {
-        double c = cost(pl, text_box(cand[i].x, cand[i].y, cand[i].anchor, FONT, text));
+        double c = cost(pl, text_box(cand[i].x, cand[i].y, cand[i].anchor, FONT, text)) +
+                   (penalty ? penalty[i] : 0);
         if (c < best_cost) best = i, best_cost = c;
         if (c == 0) break;
     }
@@ -265,19 +268,9 @@ static spot place(placer *pl, const spot *cand, int n, const char *text)
     return cand[best];
 }
 
-/* The same, each candidate's cost raised by its penalty: a spot further
- * from what it labels must cover that much less to be taken. */
-static spot place_near(placer *pl, const spot *cand, const double *penalty, int n, const char *text)
+static spot place(placer *pl, const spot *cand, int n, const char *text)
 {
-    int best = 0;
-    double best_cost = INFINITY;
-    for (int i = 0; i < n; i++) {
-        double c =
-            cost(pl, text_box(cand[i].x, cand[i].y, cand[i].anchor, FONT, text)) + penalty[i];
-        if (c < best_cost) best = i, best_cost = c;
-    }
-    add_box(pl, text_box(cand[best].x, cand[best].y, cand[best].anchor, FONT, text));
-    return cand[best];
+    return place_near(pl, cand, NULL, n, text);
 }
 
 /* ---- metadata ------------------------------------------------------------- */
