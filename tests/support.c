@@ -88,14 +88,33 @@ static int keep_replica(void *ctx, const sim_replica_row *row)
     return 0;
 }
 
+static int keep_iteration(void *ctx, const sim_iteration_row *row)
+{
+    support_rows *r = ctx;
+    if (r->n_it == r->cap_it) {
+        r->cap_it = r->cap_it ? 2 * r->cap_it : 256;
+        r->it = util_xrealloc(r->it, r->cap_it * sizeof *r->it);
+    }
+    r->it[r->n_it++] = *row;
+    return 0;
+}
+
 sim_sink support_capture(support_rows *rows)
 {
     return (sim_sink){.ctx = rows, .request = keep_request, .replica = keep_replica};
 }
 
+sim_sink support_capture_steps(support_rows *rows)
+{
+    sim_sink s = support_capture(rows);
+    s.iteration = keep_iteration;
+    return s;
+}
+
 void support_rows_fini(support_rows *rows)
 {
     free(rows->req);
+    free(rows->it);
     memset(rows, 0, sizeof *rows);
 }
 

@@ -37,11 +37,15 @@ typedef struct support_rows {
     int n_rep;
     char rep_names[64][3][32]; /* copies of each replica row's pool, gpu, model: the
                                 * row's own pointers die with the scenario */
+    sim_iteration_row *it; /* support_capture_steps: every engine step */
+    size_t n_it, cap_it;
     int stop_after; /* > 0: raise *stop_flag once this many requests are done */
     volatile sig_atomic_t *stop_flag;
 } support_rows;
 
 sim_sink support_capture(support_rows *rows);
+/* The same, with every engine step kept too (as --record-iterations has them). */
+sim_sink support_capture_steps(support_rows *rows);
 void support_rows_fini(support_rows *rows);
 /* Runs sc into rows; returns the engine's status and fills *events. */
 int support_run_rows(const sim_scenario *sc, support_rows *rows, int64_t *events);

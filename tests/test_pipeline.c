@@ -59,10 +59,7 @@ static const char *const ROOFLINE[] = {"cluster.cost_model={\"kind\": \"roofline
 
 typedef struct run {
     sim_scenario sc; /* kept for its cost model */
-    support_rows rows;
-    sim_sink rows_sink; /* support's capture, which the requests go to */
-    sim_iteration_row *it;
-    size_t n_it, cap_it;
+    support_rows rows; /* its requests, and its steps in rows.it */
     int rc;
 } run;
 
@@ -80,29 +77,6 @@ static const sim_iteration_row NO_STEP = {.start_s = NAN,
                                           .client_s = NAN,
                                           .prefill_tokens = -1,
                                           .decode_seqs = -1};
-
-static int keep_request(void *ctx, const sim_request_row *row)
-{
-    run *r = ctx;
-    return r->rows_sink.request(r->rows_sink.ctx, row);
-}
-
-static int keep_replica(void *ctx, const sim_replica_row *row)
-{
-    run *r = ctx;
-    return r->rows_sink.replica(r->rows_sink.ctx, row);
-}
-
-static int keep_iteration(void *ctx, const sim_iteration_row *row)
-{
-    run *r = ctx;
-    if (r->n_it == r->cap_it) {
-        r->cap_it = r->cap_it ? 2 * r->cap_it : 256;
-        r->it = util_xrealloc(r->it, r->cap_it * sizeof *r->it);
-    }
-    r->it[r->n_it++] = *row;
-    return 0;
-}
 
 /* Loads BASE on the trace at path, sync or async, with the overrides extra
  * (NULL terminated, at most 4, or NULL); 0 on success. */
@@ -126,11 +100,7 @@ static void run_trace(const char *trace, bool async, const char *const *extra, r
     r->rc = -100;
     char *path = support_write_trace(trace);
     if (!load(path, async, extra, &r->sc)) {
-        r->rows_sink = support_capture(&r->rows);
-        sim_sink sink = {.ctx = r,
-                         .request = keep_request,
-                         .replica = keep_replica,
-                         .iteration = keep_iteration};
+        sim_sink sink = support_capture_steps(&r->rows);
         sim_engine *e = sim_engine_create(&r->sc, &sink);
         sim_engine_limit_in_flight(e, 0);
         r->rc = sim_engine_run(e, NULL, NULL, NULL);
@@ -143,7 +113,6 @@ static void run_trace(const char *trace, bool async, const char *const *extra, r
 static void run_fini(run *r)
 {
     support_rows_fini(&r->rows);
-    free(r->it);
     sim_scenario_fini(&r->sc);
 }
 
@@ -157,22 +126,22 @@ static const sim_request_row *req(const run *r, int64_t id)
 /* Iteration i (NO_STEP when there is none). */
 static const sim_iteration_row *step(const run *r, long i)
 {
-    return i >= 0 && (size_t)i < r->n_it ? &r->it[i] : &NO_STEP;
+    return i >= 0 && (size_t)i < r->rows.n_it ? &r->rows.it[i] : &NO_STEP;
 }
 
 /* The index of the iteration that starts at t, or -1. */
 static long step_from(const run *r, double t)
 {
-    for (size_t i = 0; i < r->n_it; i++)
-        if (fabs(r->it[i].start_s - t) < US / 10) return (long)i;
+    for (size_t i = 0; i < r->rows.n_it; i++)
+        if (fabs(r->rows.it[i].start_s - t) < US / 10) return (long)i;
     return -1;
 }
 
 /* The index of the nth iteration (0: the first) that prefills, or -1. */
 static long prefill_step(const run *r, int nth)
 {
-    for (size_t i = 0; i < r->n_it; i++)
-        if (r->it[i].prefill_tokens > 0 && nth-- == 0) return (long)i;
+    for (size_t i = 0; i < r->rows.n_it; i++)
+        if (r->rows.it[i].prefill_tokens > 0 && nth-- == 0) return (long)i;
     return -1;
 }
 
@@ -185,9 +154,9 @@ static long prefill_step(const run *r, int nth)
 static void check_stamps(const run *r, bool async, const char *what)
 {
     size_t planned_off = 0, gpu_off = 0, client_off = 0;
-    for (size_t i = 0; i < r->n_it; i++) {
-        const sim_iteration_row *s = &r->it[i];
-        double planned = async && i > 0 ? r->it[i - 1].start_s : s->start_s;
+    for (size_t i = 0; i < r->rows.n_it; i++) {
+        const sim_iteration_row *s = &r->rows.it[i];
+        double planned = async && i > 0 ? r->rows.it[i - 1].start_s : s->start_s;
         planned_off += fabs(s->scheduled_s - planned) > US / 10;
         gpu_off +=
             fabs(s->gpu_start_s - s->start_s) > US / 10 || fabs(s->gpu_end_s - s->end_s) > US / 10;
