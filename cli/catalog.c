@@ -163,7 +163,9 @@ static void print_stage_key(const cJSON *e, const char *key, FILE *out)
 {
     const cJSON *v = util_json_get(e, key);
     const char *leaf = strrchr(key, '.') + 1;
-    if (cJSON_IsBool(v)) fprintf(out, "    %s: %s\n", key, pipeline_rule(cJSON_IsTrue(v)));
+    if (!strcmp(leaf, "async_scheduling")) /* the rule it makes, in the engine's own terms */
+        fprintf(out, "    %s: %s\n", key, pipeline_rule(cJSON_IsTrue(v)));
+    else if (cJSON_IsBool(v)) fprintf(out, "    %s = %s\n", key, cJSON_IsTrue(v) ? "true" : "false");
     else fprintf(out, "    %s = %g s\n", key, cJSON_IsNumber(v) ? v->valuedouble : NAN);
     const char *src = text(cJSON_GetObjectItemCaseSensitive(e, "source"), leaf);
     fprintf(out, "      source: %s\n", *src ? src : "none given");
