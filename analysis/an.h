@@ -220,6 +220,9 @@ typedef struct an_report {
     bool by_replica;
     an_cost cost;
     an_energy energy;
+    /* a measured run (servesim import): its tool, file and clock, and the
+     * tool's own aggregates as JSON text; all NULL for a simulated run */
+    char *measured_format, *measured_source, *measured_clock, *measured_metrics;
 } an_report;
 
 /* Opens a database read-only, refusing files that are not servesim's. */

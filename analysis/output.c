@@ -191,6 +191,13 @@ cJSON *an_report_json(const an_report *r, bool by_class)
     cJSON_AddNumberToObject(run, "events", (double)r->events);
 
     section_json(root, &r->req);
+    if (r->measured_format) {
+        cJSON *ms = cJSON_AddObjectToObject(run, "measured");
+        cJSON_AddStringToObject(ms, "format", r->measured_format);
+        cJSON_AddStringToObject(ms, "source", r->measured_source);
+        cJSON_AddItemToObject(ms, "metrics", cJSON_Parse(r->measured_metrics));
+        cJSON_ReplaceItemInObject(root, "clock", cJSON_CreateString(r->measured_clock));
+    }
     targets_json(cJSON_GetObjectItem(root, "slo"), r);
     tasks_json(root, &r->tasks);
 
@@ -574,6 +581,14 @@ static void print_replica_sections(const an_report *r, FILE *out)
  * says so, and why, before any figure. */
 static void print_run(const an_report *r, FILE *out)
 {
+    if (r->measured_format) {
+        fprintf(out, "run %lld \"%s\": measured, read from %s (%s), on the %s's clock, over "
+                     "%.1f s\n",
+                (long long)r->run_id, short_name(r->name, 48).s,
+                short_name(r->measured_source, 60).s, r->measured_format, r->measured_clock,
+                r->sim_time_s);
+        return;
+    }
     bool completed = !strcmp(r->status, "completed");
     fprintf(out, "run %lld \"%s\" (seed %lld): %s%s%s, %.1f s simulated in %.3g s (%lld "
                  "events)\n",
@@ -589,6 +604,23 @@ static void print_run(const an_report *r, FILE *out)
         fprintf(out, "  the measurement window is empty: no request completed after the %g s "
                      "warm-up, so there is no throughput, cost or energy per token to report\n",
                 r->warmup_s);
+}
+
+/* What a measured run has beyond its requests: the tool's own aggregates
+ * (all it has, for a tool that keeps no requests).  No utilisation, cost
+ * or energy: nothing measured them. */
+static void print_measured(const an_report *r, FILE *out)
+{
+    fprintf(out, "\n");
+    print_throughput(&r->req, out);
+    cJSON *m = cJSON_Parse(r->measured_metrics ? r->measured_metrics : "{}");
+    if (m && m->child) {
+        fprintf(out, "the tool's own figures:\n");
+        const cJSON *c;
+        cJSON_ArrayForEach(c, m) fprintf(out, "  %-22s %12.6g\n", c->string, c->valuedouble);
+    }
+    cJSON_Delete(m);
+    print_slo(&r->req, out);
 }
 
 /* What busy means, once, after the cluster's utilisation. */
@@ -611,11 +643,19 @@ static void print_report(const void *arg, FILE *out)
     bool by_class = ((const report_text *)arg)->by_class;
     print_run(r, out);
     print_section(&r->req, r->warmup_s, out);
-    fprintf(out, "  (the client's clock: ttft and e2e from the request sent to its first and last\n"
+    if (r->measured_format && !strcmp(r->measured_clock, "engine"))
+        fprintf(out, "  (the engine core's clock, as the tool stamped it: ttft and e2e from the\n"
+                     "   request queued in the engine to its first and last token out of it)\n");
+    else
+        fprintf(out, "  (the client's clock: ttft and e2e from the request sent to its first and last\n"
                  "   streamed token, as vllm bench serve and GenAI-Perf measure; --definitions has the\n"
                  "   engine core's too, from queued in the engine to the token out;\n"
                  "   tpot excludes the first token: vLLM TPOT, GenAI-Perf ITL;\n"
                  "   tpot incl. ttft is e2e / output tokens: LLMPerf ITL, GuideLLM TPOT)\n");
+    if (r->measured_format) {
+        print_measured(r, out);
+        return;
+    }
     print_tasks(&r->tasks, out);
     fprintf(out, "\n");
     print_throughput(&r->req, out);

@@ -97,6 +97,21 @@ static void load_settings(const cJSON *sc, an_report *r)
     r->timeout_s = util_json_number(sc, "workload.timeout_s", 0);
 }
 
+/* A measured run's facts (schema 7 on; an older database has none). */
+static void load_measured(an__query *q, an_report *r)
+{
+    sqlite3_stmt *st = an__prepare(q, "SELECT format, source, clock, metrics FROM measurements "
+                                      "WHERE run_id = ?1");
+    if (!st) return;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        r->measured_format = column_text(st, 0);
+        r->measured_source = column_text(st, 1);
+        r->measured_clock = column_text(st, 2);
+        r->measured_metrics = column_text(st, 3);
+    }
+    sqlite3_finalize(st);
+}
+
 /* The run's row, and from its stored scenario the warm-up, SLOs, classes and
  * the cost and energy settings. */
 static int load_run(an__query *q, const an_options *opt, an_report *r, util_diag *d)
@@ -124,6 +139,7 @@ static int load_run(an__query *q, const an_options *opt, an_report *r, util_diag
     an__report_setup(sc, opt, r);
     cJSON_Delete(sc);
     q->warmup = r->warmup_s;
+    load_measured(q, r);
     return check_classes(opt, r, d);
 }
 
@@ -227,6 +243,10 @@ void an_report_fini(an_report *r)
     for (int i = 0; i < r->n_classes; i++) free(r->classes[i].name);
     free(r->classes);
     free(r->targets);
+    free(r->measured_format);
+    free(r->measured_source);
+    free(r->measured_clock);
+    free(r->measured_metrics);
     an__usage_fini(r);
     memset(r, 0, sizeof *r);
 }

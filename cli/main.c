@@ -43,6 +43,10 @@ static const struct command {
      "list the GPUs, models and engine presets servesim knows", cli_catalog},
     {"keys", "", "list every scenario key with its unit, default and range", cli_keys},
     {"validate", "", "replay measured vLLM runs and compare (data/validation)", cli_validate},
+    {"import", "FILE... -o FILE.db", "store a benchmark tool's measured runs (vLLM, GenAI-Perf, ...)",
+     cli_import},
+    {"replay", "MEASURED -o FILE.db", "simulate a measured run as it was run and compare",
+     cli_replay},
 };
 enum { N_COMMANDS = sizeof commands / sizeof commands[0], HELP_COLUMN = 24 };
 

@@ -134,7 +134,8 @@ static int exec_db(sqlite3 *db, const char *path, const char *sql, util_diag *d)
  * requests.cached_tokens and replicas.evicted_blocks, version 4 the
  * precision's replicas.weight_bytes and replicas.kv_bytes_per_token, version
  * 5 a replica's life: replicas.created_s, ready_s, retired_s and end_reason
- * (old rows: made and ready at 0, retired unknown, there at the end). */
+ * (old rows: made and ready at 0, retired unknown, there at the end), 6 the
+ * step pipeline's stamps, 7 the table of measured runs. */
 int rec__upgrade(sqlite3 *db, const char *path, util_diag *d)
 {
     static const char *const added[] = {
@@ -153,6 +154,7 @@ int rec__upgrade(sqlite3 *db, const char *path, util_diag *d)
               "ALTER TABLE main.iterations ADD COLUMN gpu_end_s REAL; "
               "ALTER TABLE main.iterations ADD COLUMN client_s REAL; "
               "DROP VIEW main.request_metrics; " REC__REQUEST_METRICS,
+        [7] = REC__MEASUREMENTS,
     };
     int rc;
     int64_t version = rec__query_int(db, "PRAGMA main.user_version", &rc);
@@ -177,7 +179,8 @@ static int renumber(sqlite3 *db, const char *path, util_diag *d)
     int64_t shift = rec__query_int(db, "SELECT max((SELECT max(id) FROM main.runs), "
                                   "(SELECT max(id) FROM point.runs)) - "
                                   "(SELECT min(id) FROM point.runs) + 1", &rc);
-    static const char *const tables[] = {"requests", "replicas", "tasks", "iterations", NULL};
+    static const char *const tables[] = {"requests", "replicas", "tasks", "iterations",
+                                         "measurements", NULL};
     char *sql = util_xasprintf("UPDATE point.runs SET id = id + %lld", (long long)shift);
     rc = exec_db(db, path, sql, d);
     free(sql);
@@ -192,8 +195,8 @@ static int renumber(sqlite3 *db, const char *path, util_diag *d)
 
 /* The tables in the order a point's rows must arrive (runs first: the
  * others reference it). */
-static const char *const merged_tables[] = {"runs", "requests", "replicas", "tasks", "iterations",
-                                            NULL};
+static const char *const merged_tables[] = {"runs", "measurements", "requests", "replicas",
+                                            "tasks", "iterations", NULL};
 
 /* Copies the attached point's runs into main, in one transaction. */
 static int copy_runs(sqlite3 *db, const char *path, int64_t *first_id, util_diag *d)

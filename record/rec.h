@@ -64,6 +64,23 @@ typedef struct rec_run_label {
 void rec_label(rec_recorder *r, const rec_run_label *label);
 /* Starts a run: one transaction holds the whole run. */
 int rec_begin(rec_recorder *r, const sim_scenario *sc, util_diag *d);
+/* A measured run (servesim import): what a benchmark tool recorded, stored
+ * as a run whose status is `measured`, its requests put through the sink
+ * as a simulated run's are, and its own facts in `measurements`
+ * (docs/database.md).  The strings are borrowed until rec_begin_measured;
+ * scenario, metrics and missing are JSON text. */
+typedef struct rec_measured {
+    const char *name;     /* the run's name */
+    const char *scenario; /* the workload and engine as they were run */
+    const char *format;   /* the tool, e.g. "vllm-bench" */
+    const char *source;   /* the file it came from */
+    const char *clock;    /* "client" or "engine": what the stamps measure */
+    const char *metrics;  /* the tool's own aggregates, {"ttft_p99_s": ...} */
+    const char *missing;  /* the engine settings it did not record, ["cluster.gpu", ...] */
+} rec_measured;
+/* Starts a measured run instead of rec_begin: rec_finish with
+ * SIM_STATUS_COMPLETED stores it as `measured`. */
+int rec_begin_measured(rec_recorder *r, const rec_measured *m, util_diag *d);
 /* Moves the writing of rows to a thread of its own (after rec_begin, before
  * rec_sink), so that the engine and SQLite run on two cores; the database
  * written is the same, byte for byte.  For a run that has a core to spare:

@@ -7,13 +7,18 @@
 #define REC_INT_H
 
 #include "rec.h"
+#include "schema.h"
 
 /* "Serv" in the database header: marks a file as a servesim database. */
 #define REC__APPLICATION_ID 0x53657276
 /* 2: runs.status_reason (a version-1 database gains the column when a run
  * is added to it); ... 6: the engine core's clock (requests) and the step
- * pipeline (iterations), rec__upgrade says each version's columns. */
-#define REC__SCHEMA_VERSION 6
+ * pipeline (iterations), 7: measured runs (`measurements`); rec__upgrade
+ * says each version's columns. */
+#define REC__SCHEMA_VERSION 7
+/* The table of measured runs (schema.h), as both a new database and an
+ * upgraded one create it: the text is stored in the file. */
+#define REC__MEASUREMENTS "CREATE TABLE measurements (" REC_MEASUREMENTS(REC_DDL, REC_DDL_LAST) ");"
 
 /* The per-request metrics, defined once: the client's clock (sent to first
  * streamed token, to the last) and the engine core's (queued in the engine

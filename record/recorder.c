@@ -54,7 +54,8 @@ const char rec_schema_sql[] =
     "  run_id, id, class, status, start_s, calls, slow_calls,"
     "  finish_s - start_s AS e2e_s"
     "  FROM tasks;"
-    REC__REQUEST_METRICS;
+    REC__REQUEST_METRICS
+    REC__MEASUREMENTS;
 
 /* Requests finish out of the order they arrived in, but `requests` is a
  * B-tree keyed by (run_id, id): rows are put back in id order
@@ -79,6 +80,7 @@ struct rec_recorder {
     char *error; /* message of a failed sink callback */
     rec_run_label label;
     rec__writer *writer; /* the thread writing the rows (rec_start_writer), or NULL */
+    bool measured;       /* a measured run (rec_begin_measured): its status says so */
 };
 
 rec__writer *rec__recorder_writer(void *ctx)
@@ -313,6 +315,55 @@ int rec_begin(rec_recorder *r, const sim_scenario *sc, util_diag *d)
     return rc;
 }
 
+/* A measured run's row in `runs` (seed 0, its tool as the version) and in
+ * `measurements`. */
+static int insert_measured(rec_recorder *r, const rec_measured *m, util_diag *d)
+{
+    char started[32];
+    utc_now(started, sizeof started);
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(r->db,
+                                "INSERT INTO runs (name, seed, scenario, version, started_at, "
+                                "status, overrides) VALUES (:name, 0, :scenario, :version, "
+                                ":started_at, 'running', :overrides)",
+                                -1, &st, NULL);
+    if (rc == SQLITE_OK) {
+        bind_named_text(st, ":name", m->name);
+        bind_named_text(st, ":scenario", m->scenario);
+        bind_named_text(st, ":version", m->format);
+        bind_named_text(st, ":started_at", started);
+        bind_named_text(st, ":overrides", r->label.overrides);
+        rc = sqlite3_step(st);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) return db_fail(r, d, "cannot record the measured run");
+    r->run_id = sqlite3_last_insert_rowid(r->db);
+    rc = sqlite3_prepare_v2(r->db,
+                            "INSERT INTO measurements VALUES (:id, :format, :source, :clock, "
+                            ":metrics, :missing)",
+                            -1, &st, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_int64(st, sqlite3_bind_parameter_index(st, ":id"), r->run_id);
+        bind_named_text(st, ":format", m->format);
+        bind_named_text(st, ":source", m->source);
+        bind_named_text(st, ":clock", m->clock);
+        bind_named_text(st, ":metrics", m->metrics);
+        bind_named_text(st, ":missing", m->missing);
+        rc = sqlite3_step(st);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? UTIL_OK : db_fail(r, d, "cannot record the measurement");
+}
+
+int rec_begin_measured(rec_recorder *r, const rec_measured *m, util_diag *d)
+{
+    r->measured = true;
+    int rc = begin(r, d);
+    if (!rc) rc = insert_measured(r, m, d);
+    if (!rc) rc = prepare(r, d);
+    return rc;
+}
+
 /* ---- the binders schema.h names ---- */
 
 static void bind_i64(sqlite3_stmt *st, int i, int64_t v)
@@ -507,7 +558,9 @@ static int record_end(rec_recorder *r, const rec_run_end *end, util_diag *d)
                                 "status_reason = :status_reason WHERE id = :id",
                                 -1, &st, NULL);
     if (rc == SQLITE_OK) {
-        bind_named_text(st, ":status", sim_status_names[end->status]);
+        bind_named_text(st, ":status", r->measured && end->status == SIM_STATUS_COMPLETED
+                                           ? "measured"
+                                           : sim_status_names[end->status]);
         bind_named_text(st, ":status_reason", end->reason);
         sqlite3_bind_double(st, sqlite3_bind_parameter_index(st, ":sim_end_s"), end->sim_end_s);
         sqlite3_bind_double(st, sqlite3_bind_parameter_index(st, ":wall_s"), end->wall_s);

@@ -124,6 +124,18 @@
     X(calls, "INTEGER NOT NULL", i64, row->calls)                                                  \
     LAST(slow_calls, "INTEGER NOT NULL", i64, row->slow_calls)
 
+/* A measured run's own facts (servesim import): the tool that measured it,
+ * the file, the clock its stamps read, the tool's aggregates (JSON object)
+ * and the settings it did not record (JSON array).  One row per measured
+ * run; a simulated run has none. */
+#define REC_MEASUREMENTS(X, LAST)                                                                  \
+    X(run_id, "INTEGER PRIMARY KEY REFERENCES runs(id)", -, -)                                     \
+    X(format, "TEXT NOT NULL", -, -)                                                               \
+    X(source, "TEXT NOT NULL", -, -)                                                               \
+    X(clock, "TEXT NOT NULL", -, -)                                                                \
+    X(metrics, "TEXT NOT NULL", -, -)                                                              \
+    LAST(missing, "TEXT NOT NULL", -, -)
+
 /* The pieces of SQL a list generates. */
 #define REC_DDL(name, type, bind, value) "  " #name " " type ","
 #define REC_DDL_LAST(name, type, bind, value) "  " #name " " type

@@ -219,6 +219,7 @@ static void test_upgrade(const char *dir, const sim_scenario *sc)
                               "ALTER TABLE replicas DROP COLUMN ready_s; "
                               "ALTER TABLE replicas DROP COLUMN retired_s; "
                               "ALTER TABLE replicas DROP COLUMN end_reason; "
+                              "DROP TABLE measurements; "
                               "PRAGMA user_version = 2;", NULL, NULL, NULL);
     sqlite3_close(db);
     is_int(rc, SQLITE_OK, "a schema-2 database made");
@@ -234,7 +235,9 @@ static void test_upgrade(const char *dir, const sim_scenario *sc)
     record(rec, sc, SIM_STATUS_COMPLETED);
     rec_close(rec);
     sqlite3_open(path, &db);
-    is_int(support_q1(db, "PRAGMA user_version"), 6, "adding a run upgrades it to schema 6");
+    is_int(support_q1(db, "PRAGMA user_version"), 7, "adding a run upgrades it to schema 7");
+    is_int(support_q1(db, "SELECT count(*) FROM measurements"), 0,
+           "with the table of measured runs, empty");
     is_int(support_q1(db, "SELECT count(*) FROM request_metrics WHERE run_id = 1 AND "
                           "engine_ttft_s IS NULL"),
            10, "its old rows have no engine-core clock");

@@ -17,6 +17,11 @@
 #define VAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <sqlite3.h>
 
 #include "an.h"
 #include "mdl.h"
@@ -53,5 +58,126 @@ bool val_has_data(const char *dir);
  * did not complete (overloaded) is UTIL_EFAIL, its figures being no
  * comparison. */
 int val_replay(const char *dir, const mdl_catalog *cat, val_case out[VAL_N_CASES], util_diag *d);
+
+/* ---- measured runs (measured.c, import.c and one file per format) ----
+ *
+ * `servesim import` reads what a benchmark tool measured into val_runs (a
+ * file may hold several runs: inference-perf's stages), settles each run's
+ * engine settings against --scenario and --set (val_settle), and stores
+ * each as a run whose status is `measured` (val_store): its requests as
+ * rows of `requests` with stamps on the run's clock, the tool's own
+ * aggregates and what it did not record in `measurements`.  Everything
+ * else -- report, compare, replay, calibrate -- reads a measured run back
+ * from its database (val_load), so that an imported run and one stored by
+ * an earlier servesim answer alike. */
+
+/* The aggregates a run may give (the measured-run JSON's `metrics` names),
+ * seconds or tokens/s. */
+enum {
+    VAL_TTFT_MEAN, VAL_TTFT_P50, VAL_TTFT_P90, VAL_TTFT_P99,
+    VAL_ITL_MEAN, VAL_TPOT_MEAN, VAL_TPOT_P50, VAL_TPOT_P90, VAL_TPOT_P99,
+    VAL_E2E_MEAN, VAL_E2E_P50, VAL_E2E_P90, VAL_E2E_P99,
+    VAL_OUTPUT_TPS,
+    VAL_N_AGG
+};
+extern const char *const val_agg_names[VAL_N_AGG];
+
+/* One measured request, its times from the run's start (arrival) or from
+ * its arrival (the rest); NAN: not measured. */
+typedef struct val_request {
+    double arrival_s;   /* sent (client clock) or queued in the engine (engine clock) */
+    double ttft_s;      /* to the first token */
+    double e2e_s;       /* to the last token */
+    double itl_s;       /* mean gap between tokens, where e2e is not given */
+    double scheduled_s; /* engine clock: first scheduled */
+    int64_t prompt_tokens, output_tokens;
+    bool failed;        /* the tool recorded an error */
+} val_request;
+
+typedef struct val_run {
+    char *name;         /* the run's name, e.g. "vllm-bench 2025-01-01 rate=4" */
+    const char *format; /* static: val_formats[] */
+    char *source;       /* the file it was read from */
+    const char *clock;  /* static: "client" (sent to streamed token) or "engine" (vLLM's
+                         * engine-core stamps) */
+    cJSON *scenario;    /* the workload and engine as run: what the file recorded, then
+                         * settled with --scenario and --set */
+    cJSON *missing;     /* array of the engine settings (dotted keys) nobody gave */
+    double metrics[VAL_N_AGG]; /* the tool's own aggregates; NAN where it gave none */
+    val_request *req;   /* in arrival order */
+    size_t n, cap;
+} val_run;
+
+typedef struct val_runs {
+    val_run *v;
+    int n, cap;
+} val_runs;
+
+/* The formats, as `measurements.format` names them. */
+extern const char *const val_formats[];
+
+/* A new run at the end of rs: no requests, every metric NAN, an empty
+ * scenario and nothing missing. */
+val_run *val_runs_add(val_runs *rs);
+val_request *val_run_add_request(val_run *m);
+void val_runs_fini(val_runs *rs);
+void val_run_fini(val_run *m);
+
+/* Reads a measured run's file (or folder) of any format above, telling it
+ * by its name and content: an unknown or mixed format, a file with no
+ * usable metric, a malformed field is UTIL_EINPUT naming the file and the
+ * field.  The runs come in arrival order, with what the file recorded; a
+ * recorded GPU or model is named by its catalog id where cat has it. */
+int val_import(const char *path, const mdl_catalog *cat, val_runs *out, util_diag *d);
+
+/* Settles m's engine settings: base (the --scenario, or NULL; origin names
+ * it) fills what the file did not record -- a recorded setting base
+ * contradicts (another model, another TP) is UTIL_EINPUT naming both --
+ * then each "PATH=VALUE" of sets applies on top, and m->missing is left
+ * with the settings nobody gave (the engine preset's defaults apply). */
+int val_settle(val_run *m, const cJSON *base, const char *origin, char *const *sets, int n_sets,
+               util_diag *d);
+
+/* Every file a scenario names (path, dir, hf_config members), relative to
+ * dir, made absolute: a stored scenario replays wherever it is read.
+ * Whether the files exist is for the scenario's loading to say. */
+void val_absolute_paths(cJSON *scenario, const char *dir);
+
+/* Stores m in the database at path as a run of status `measured` (the
+ * file is created if absent; a failure leaves it untouched): *run_id its id. */
+int val_store(const val_run *m, const char *path, int64_t *run_id, util_diag *d);
+
+/* Whether run_id of db is a measured run; UTIL_EINPUT naming file when
+ * not, or when it has no such run. */
+int val_check_measured(sqlite3 *db, const char *file, int64_t run_id, util_diag *d);
+/* The newest measured run of db (0: none). */
+int64_t val_last_measured(sqlite3 *db);
+/* A measured run as stored. */
+int val_load(sqlite3 *db, const char *file, int64_t run_id, val_run *out, util_diag *d);
+
+/* The scenario that replays m: its settled scenario, its requests (if it
+ * has them) as a trace at trace_path, which val_write_trace writes. */
+cJSON *val_replay_scenario(const val_run *m, const char *trace_path);
+int val_write_trace(const val_run *m, const char *path, util_diag *d);
+
+/* ---- a measured run against a simulated one (compare.c) ---- */
+
+/* Every aggregate of a stored run read on a clock ("client": sent to the
+ * streamed token; "engine": queued in the engine to its token out), from
+ * its requests; NAN where it has none.  A measured run's rows hold its own
+ * clock: it is read as they are (clock NULL). */
+int val_run_metrics(sqlite3 *db, int64_t run_id, const char *clock, double out[VAL_N_AGG],
+                    util_diag *d);
+/* What a measured run gives: its requests' aggregates where it has
+ * requests, else the tool's own. */
+int val_measured_metrics(sqlite3 *db, int64_t run_id, double out[VAL_N_AGG], util_diag *d);
+/* The relative error of a prediction, in %: 100 (predicted - measured) / measured. */
+double val_error_pct(double predicted, double measured);
+/* Measured run m of mdb against simulated run s of sdb, on m's clock: the
+ * `compare --json` object of a measured run (caller frees). */
+int val_compare(sqlite3 *mdb, const char *mfile, int64_t m, sqlite3 *sdb, const char *sfile,
+                int64_t s, cJSON **out, util_diag *d);
+/* Its text form. */
+void val_compare_print(const cJSON *cmp, FILE *out);
 
 #endif /* VAL_H */
