@@ -47,6 +47,9 @@ static const struct command {
      cli_import},
     {"replay", "MEASURED -o FILE.db", "simulate a measured run as it was run and compare",
      cli_replay},
+    {"calibrate", "MEASURED... -o P.json",
+     "fit a GPU's and an engine's coefficients to measured runs,\nwith the held-out error",
+     cli_calibrate},
 };
 enum { N_COMMANDS = sizeof commands / sizeof commands[0], HELP_COLUMN = 24 };
 

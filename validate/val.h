@@ -106,7 +106,15 @@ typedef struct val_run {
     double metrics[VAL_N_AGG]; /* the tool's own aggregates; NAN where it gave none */
     val_request *req;   /* in arrival order */
     size_t n, cap;
+    bool arrivals_unknown; /* the file recorded no send times (vLLM's bench before
+                            * start_times): every arrival_s is 0, a replay draws
+                            * arrivals from the scenario's workload.arrival and the
+                            * lengths from the requests; kept in `missing` as
+                            * VAL_NO_ARRIVALS */
 } val_run;
+
+/* The entry of val_run.missing that marks a run whose arrivals were not recorded. */
+#define VAL_NO_ARRIVALS "requests.arrival_s"
 
 typedef struct val_runs {
     val_run *v;
@@ -179,5 +187,48 @@ int val_compare(sqlite3 *mdb, const char *mfile, int64_t m, sqlite3 *sdb, const 
                 int64_t s, cJSON **out, util_diag *d);
 /* Its text form. */
 void val_compare_print(const cJSON *cmp, FILE *out);
+
+/* ---- calibration (calibrate.c, profile.c) ---- */
+
+/* The coefficients a profile fits: physical, each within its range, each
+ * setting one scenario key (docs/calibration.md). */
+enum {
+    VAL_C_MFU, VAL_C_MBU, VAL_C_ATTN, VAL_C_OVERHEAD,
+    VAL_C_STEP, VAL_C_STEP_SEQ, VAL_C_OUTPUT, VAL_C_FRONTEND, VAL_C_FRONTEND_TOKEN,
+    VAL_N_COEFS
+};
+typedef struct val_coef {
+    const char *name; /* as --fit and the profile name it */
+    const char *key;  /* the scenario key it sets */
+    double lo, hi;    /* its physical range */
+    bool cost;        /* the roofline cost model's (else the host's) */
+    const char *doc;
+} val_coef;
+extern const val_coef val_coefs[VAL_N_COEFS];
+/* The coefficient of that name, or -1. */
+int val_coef_index(const char *name);
+
+typedef struct val_fit {
+    char gpu[64], engine[64];          /* what every run was served on */
+    bool fitted[VAL_N_COEFS];
+    double start[VAL_N_COEFS];         /* where the fit began: the runs' own values */
+    double value[VAL_N_COEFS];         /* fitted where fitted[], else start */
+    double stderr_[VAL_N_COEFS];       /* standard error of a fitted one */
+    int iterations, evaluations;       /* of the fit on every run; replays in all */
+    int n_runs, folds;
+    double train_error[VAL_N_AGG];     /* mean |error| in %, every run with the fit on all */
+    double cv_error[VAL_N_AGG];        /* the same, each run predicted by a fit without its fold */
+    double (*per_run)[VAL_N_AGG];      /* [n_runs]: error in % of each run, fitted on all */
+    double (*cv_per_run)[VAL_N_AGG];   /* [n_runs]: held out */
+} val_fit;
+
+/* Fits the coefficients fit[] names to the runs (all of one GPU and one
+ * engine) and, with folds >= 2, cross-validates.  A fit that does not
+ * converge, or stops on a coefficient's bound, is UTIL_EINPUT saying which. */
+int val_calibrate(const val_run *runs, int n, const mdl_catalog *cat, const bool fit[VAL_N_COEFS],
+                  int folds, val_fit *out, util_diag *d);
+void val_fit_fini(val_fit *f);
+/* The profile a fit makes (docs/calibration.md): caller frees. */
+cJSON *val_profile_json(const val_fit *f, const val_run *runs);
 
 #endif /* VAL_H */
