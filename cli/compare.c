@@ -9,13 +9,17 @@
 #include <stdlib.h>
 
 #include "an.h"
+#include "val.h"
 
 static const char compare_usage[] =
     "usage: servesim compare A.db B.db [--run-a ID] [--run-b ID] [--json] [--all]\n"
     "\n"
     "Puts two stored runs side by side: the scenario keys that differ first, then\n"
     "every metric of the report (classes included) with B - A and (B - A) / |A|.\n"
-    "A and B may be the same file, with different runs.\n"
+    "A and B may be the same file, with different runs. When one of the two is a\n"
+    "measured run (servesim import), each metric and percentile the measurement has\n"
+    "is printed measured against simulated, with the error in %, on the clock the\n"
+    "measurement used (the client's, or vLLM's engine core's).\n"
     "\n"
     "  --run-a ID   the run of A.db (default: the newest)\n"
     "  --run-b ID   the run of B.db (default: the newest)\n"
@@ -51,6 +55,7 @@ static int open_side(an_run_ref *s, util_diag *d)
 
 static int print_comparison(const cJSON *cmp, bool json, bool all, util_diag *d)
 {
+    if (!cmp) return fflush(stdout) ? util_diag_fail(d, "cannot write the comparison") : UTIL_OK;
     if (json) {
         char *text = cJSON_Print(cmp);
         printf("%s\n", text);
@@ -72,7 +77,19 @@ int cli_compare(int argc, char **argv)
     cJSON *cmp = NULL;
     int rc = open_side(&a, &d);
     if (!rc) rc = open_side(&b, &d);
-    if (!rc) rc = an_compare(&a, &b, &cmp, &d);
+    bool ma = !rc && val_is_measured(a.db, a.run), mb = !rc && val_is_measured(b.db, b.run);
+    if (!rc && (ma || mb)) {
+        const an_run_ref *m = ma ? &a : &b, *s = ma ? &b : &a;
+        rc = val_compare(m->db, m->file, m->run, s->db, s->file, s->run, &cmp, &d);
+        if (!rc && !json) {
+            val_compare_print(cmp, stdout);
+            json = true, all = false; /* printed */
+            cJSON_Delete(cmp);
+            cmp = NULL;
+        }
+    } else if (!rc) {
+        rc = an_compare(&a, &b, &cmp, &d);
+    }
     if (!rc) rc = print_comparison(cmp, json, all, &d);
     code = cli_fail(&d, rc);
     cJSON_Delete(cmp);

@@ -92,6 +92,8 @@ int val_measured_metrics(sqlite3 *db, int64_t run_id, double out[VAL_N_AGG], uti
     for (size_t i = 0; i < m.n; i++) completed += !m.req[i].failed;
     if (completed) rc = val_run_metrics(db, run_id, NULL, out, d);
     else memcpy(out, m.metrics, sizeof m.metrics);
+    /* every arrival at 0 spans the run wrong: the tool's own throughput */
+    if (completed && m.arrivals_unknown) out[VAL_OUTPUT_TPS] = m.metrics[VAL_OUTPUT_TPS];
     val_run_fini(&m);
     return rc;
 }

@@ -162,6 +162,8 @@ int val_settle(val_run *m, const cJSON *base, const char *origin, char *const *s
     for (int k = 0; settings[k]; k++)
         if (!util_json_get(out, settings[k]))
             cJSON_AddItemToArray(m->missing, cJSON_CreateString(settings[k]));
+    if (m->arrivals_unknown)
+        cJSON_AddItemToArray(m->missing, cJSON_CreateString(VAL_NO_ARRIVALS));
     return UTIL_OK;
 }
 
@@ -252,17 +254,23 @@ int64_t val_last_measured(sqlite3 *db)
     return id;
 }
 
-int val_check_measured(sqlite3 *db, const char *file, int64_t run_id, util_diag *d)
+bool val_is_measured(sqlite3 *db, int64_t run_id)
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db, "SELECT count(*) FROM measurements WHERE run_id = ?1", -1, &st,
                            NULL) != SQLITE_OK)
-        return util_diag_add(d, "%s: holds no measured run (servesim import stores them)", file);
+        return false; /* a database from before schema 7 */
     sqlite3_bind_int64(st, 1, run_id);
     bool found = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0;
     sqlite3_finalize(st);
-    return found ? UTIL_OK
-                 : util_diag_add(d, "%s: run %lld is not a measured run", file, (long long)run_id);
+    return found;
+}
+
+int val_check_measured(sqlite3 *db, const char *file, int64_t run_id, util_diag *d)
+{
+    return val_is_measured(db, run_id)
+               ? UTIL_OK
+               : util_diag_add(d, "%s: run %lld is not a measured run", file, (long long)run_id);
 }
 
 static const char *static_of(const char *text, const char *const *names, const char *dflt)
@@ -301,6 +309,9 @@ static int load_facts(sqlite3 *db, const char *file, int64_t run_id, val_run *m,
         if (!m->scenario || !m->missing)
             rc = util_diag_add(d, "%s: run %lld: its stored scenario is not JSON", file,
                                (long long)run_id);
+        const cJSON *c;
+        cJSON_ArrayForEach(c, m->missing)
+            m->arrivals_unknown |= cJSON_IsString(c) && !strcmp(c->valuestring, VAL_NO_ARRIVALS);
     } else {
         rc = util_diag_add(d, "%s: run %lld is not a measured run", file, (long long)run_id);
     }
@@ -360,15 +371,35 @@ int val_write_trace(const val_run *m, const char *path, util_diag *d)
     FILE *f = fopen(path, "w");
     if (!f) return util_diag_fail(d, "%s: cannot write the replay's trace", path);
     fputs("arrival_time_s,input_tokens,output_tokens\n", f);
+    /* a failed request may have no tokens out (vLLM's bench records 0): it
+     * is replayed with one, the load its prefill put on the engine */
     for (size_t i = 0; i < m->n; i++)
-        fprintf(f, "%.9g,%lld,%lld\n", m->req[i].arrival_s, (long long)m->req[i].prompt_tokens,
-                (long long)m->req[i].output_tokens);
+        fprintf(f, "%.9g,%lld,%lld\n", m->req[i].arrival_s,
+                (long long)(m->req[i].prompt_tokens > 1 ? m->req[i].prompt_tokens : 1),
+                (long long)(m->req[i].output_tokens > 1 ? m->req[i].output_tokens : 1));
     bool ok = !ferror(f);
     if (fclose(f) || !ok) {
         remove(path);
         return util_diag_fail(d, "%s: cannot write the replay's trace", path);
     }
     return UTIL_OK;
+}
+
+/* Arrivals not recorded: the recorded generator sends the requests, each
+ * length drawn from the measured ones (the trace's columns). */
+static cJSON *replay_lengths(cJSON *sc, cJSON *wl, const char *trace_path)
+{
+    static const char *const keys[] = {"prompt_tokens", "output_tokens"};
+    static const char *const columns[] = {"input", "output"};
+    for (int k = 0; k < 2; k++) {
+        cJSON_DeleteItemFromObjectCaseSensitive(wl, keys[k]);
+        cJSON *dist = cJSON_AddObjectToObject(wl, keys[k]);
+        cJSON_AddStringToObject(dist, "dist", "empirical");
+        cJSON_AddStringToObject(dist, "path", trace_path);
+        cJSON_AddStringToObject(dist, "format", "csv");
+        cJSON_AddStringToObject(dist, "column", columns[k]);
+    }
+    return sc;
 }
 
 cJSON *val_replay_scenario(const val_run *m, const char *trace_path)
@@ -384,6 +415,7 @@ cJSON *val_replay_scenario(const val_run *m, const char *trace_path)
         cJSON_DeleteItemFromObjectCaseSensitive(sc, "workload");
         wl = cJSON_AddObjectToObject(sc, "workload");
     }
+    if (m->arrivals_unknown) return replay_lengths(sc, wl, trace_path);
     /* the measured requests, as they came, whatever made them */
     static const char *const generated[] = {"arrival", "prompt_tokens", "output_tokens",
                                             "classes", "shared_prefix", NULL};

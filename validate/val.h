@@ -158,6 +158,8 @@ int val_store(const val_run *m, const char *path, int64_t *run_id, util_diag *d)
 /* Whether run_id of db is a measured run; UTIL_EINPUT naming file when
  * not, or when it has no such run. */
 int val_check_measured(sqlite3 *db, const char *file, int64_t run_id, util_diag *d);
+/* Whether run_id of db is a measured run. */
+bool val_is_measured(sqlite3 *db, int64_t run_id);
 /* The newest measured run of db (0: none). */
 int64_t val_last_measured(sqlite3 *db);
 /* A measured run as stored. */
