@@ -239,6 +239,9 @@ static int residuals(const gsl_vector *x, void *params, gsl_vector *f)
     return pb->error ? GSL_EFAILED : GSL_SUCCESS;
 }
 
+static int check_bounds(const problem *pb, const double value[VAL_N_COEFS], util_diag *d);
+static int check_informed(const problem *pb, const gsl_matrix *J, util_diag *d);
+
 /* Forward differences of a fixed step in x (see the top). */
 static int jacobian(const gsl_vector *x, void *params, gsl_matrix *J)
 {
@@ -289,8 +292,14 @@ static int solve(problem *pb, double (*meas)[VAL_N_AGG], double value[VAL_N_COEF
     for (size_t k = 0; !pb->error && status == GSL_SUCCESS && k < sizeof steps / sizeof *steps;
          k++) {
         pb->h = steps[k];
+        if (k > 0 && check_bounds(pb, pb->value, d)) { /* the last stage ran onto one */
+            pb->error = UTIL_EINPUT;
+            break;
+        }
         status = gsl_multifit_nlinear_init(x, &fdf, w);
-        if (status == GSL_SUCCESS)
+        if (status == GSL_SUCCESS && !pb->error && check_informed(pb, gsl_multifit_nlinear_jac(w), d))
+            pb->error = UTIL_EINPUT;
+        if (status == GSL_SUCCESS && !pb->error)
             status = gsl_multifit_nlinear_driver(MAX_ITER, XTOL, GTOL, 0, NULL, NULL, &info, w);
         size_t done = gsl_multifit_nlinear_niter(w);
         iters += (int)done;
@@ -300,8 +309,13 @@ static int solve(problem *pb, double (*meas)[VAL_N_AGG], double value[VAL_N_COEF
         if ((status == GSL_EMAXITER || status == GSL_ENOPROG) && done < MAX_ITER)
             status = GSL_SUCCESS;
         gsl_vector_memcpy(x, gsl_multifit_nlinear_position(w));
+        values_at(pb, x);
     }
     int rc = pb->error;
+    if (!rc && status != GSL_SUCCESS) {
+        values_at(pb, x); /* where it stopped: on a bound, that is the message */
+        rc = check_bounds(pb, pb->value, d);
+    }
     if (!rc && status != GSL_SUCCESS)
         rc = util_diag_add(d, "calibrate: the fit did not converge (%s after %d iterations): "
                               "the runs do not pin %s; fit fewer coefficients (--fit)",
@@ -476,6 +490,9 @@ static int write_traces(const val_run *runs, int n, char *dir, char ***traces, u
 
 /* ---- the whole calibration ---- */
 
+static int calibrate(const val_run *runs, int n, const mdl_catalog *cat, const bool fit[VAL_N_COEFS],
+                     int folds, val_fit *out, util_diag *d);
+
 static int fit_on(problem *pb, double (*meas)[VAL_N_AGG], const double start[VAL_N_COEFS],
                   double value[VAL_N_COEFS], double stderr_[VAL_N_COEFS], int *iterations,
                   util_diag *d)
@@ -512,8 +529,36 @@ static int cross_validate(problem *pb, double (*meas)[VAL_N_AGG], const double s
     return rc;
 }
 
+/* A coefficient the metrics do not move at all (its column of J is 0): the
+ * runs say nothing of it. */
+static int check_informed(const problem *pb, const gsl_matrix *J, util_diag *d)
+{
+    int rc = UTIL_OK;
+    for (size_t j = 0; j < J->size2; j++) {
+        double norm = 0;
+        for (size_t i = 0; i < J->size1; i++) norm += fabs(gsl_matrix_get(J, i, j));
+        if (norm == 0)
+            rc = util_diag_add(d, "calibrate: no measured metric moves with %s at %g: the runs do "
+                                  "not pin it (it is at the end of its range, or they never reach "
+                                  "the regime it governs); leave it out of --fit",
+                               val_coefs[pb->idx[j]].name, pb->value[pb->idx[j]]);
+    }
+    return rc;
+}
+
 int val_calibrate(const val_run *runs, int n, const mdl_catalog *cat, const bool fit[VAL_N_COEFS],
                   int folds, val_fit *out, util_diag *d)
+{
+    /* GSL aborts the process on a singular problem unless told not to: here
+     * a failure is a status, said to the user */
+    gsl_error_handler_t *handler = gsl_set_error_handler_off();
+    int rc = calibrate(runs, n, cat, fit, folds, out, d);
+    gsl_set_error_handler(handler);
+    return rc;
+}
+
+static int calibrate(const val_run *runs, int n, const mdl_catalog *cat, const bool fit[VAL_N_COEFS],
+                     int folds, val_fit *out, util_diag *d)
 {
     *out = (val_fit){.n_runs = n, .folds = folds};
     for (int k = 0; k < VAL_N_AGG; k++) out->train_error[k] = out->cv_error[k] = NAN;
