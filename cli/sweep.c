@@ -35,7 +35,10 @@ static const char plan_usage[] =
     "usage: servesim plan SCENARIO.json --target METRIC<=S... --find max-rate|min-replicas|cheapest\n"
     "                     [--rate R] [--candidates PATH=VALUES]... [--attainment A]\n"
     "                     [--seeds K] [--confidence C] [-j N] [--set PATH=VALUE]... [--json]\n"
-    "                     [--quiet]\n"
+    "                     [--emit-vllm-args] [--quiet]\n"
+    "\n"
+    "Prints the answer, every configuration tried, and the vllm serve command line that\n"
+    "deploys the answer with its replica count.\n"
     "\n"
     "  --target T          ttft_p99<=2 (a percentile or _mean of the run), or ttft<=0.5 (a\n"
     "                      per-request SLO that --attainment of requests must meet)\n"
@@ -48,6 +51,8 @@ static const char plan_usage[] =
     "  --confidence C      of each verdict's interval (default 0.95)\n"
     "  --rel-tol F         max-rate: stop when the bracket is this narrow (default 0.02)\n"
     "  --max-replicas N    min-replicas, cheapest: give up beyond N (default 64)\n"
+    "  --emit-vllm-args    print only the vllm serve command line (with --json: its argv and\n"
+    "                      replicas); an answer vllm serve cannot deploy is bad input\n"
     "  -q, --quiet         no progress line (shown on a terminal: points run and in flight)\n";
 
 /* What both commands read: the scenario, --set, -j, --seeds, --slo. */
@@ -269,6 +274,7 @@ static const char *const goal_names[] = {"max-rate", "min-replicas", "cheapest",
 typedef struct plan_args {
     cli_args targets, candidates;
     int goal; /* -1: no --find */
+    bool emit_vllm_args;
 } plan_args;
 
 /* What a goal needs besides the targets. */
@@ -303,6 +309,7 @@ static int parse_plan(int argc, char **argv, common *c, pl_plan_opts *o, plan_ar
         {.name = "jobs", .short_name = 'j', .kind = CLI_INT, .dest = &c->jobs, .lo = 1, .hi = 1024},
         {.name = "set", .kind = CLI_STRINGS, .dest = &c->sets},
         {.name = "json", .kind = CLI_FLAG, .dest = &c->json},
+        {.name = "emit-vllm-args", .kind = CLI_FLAG, .dest = &a->emit_vllm_args},
         {.name = "quiet", .short_name = 'q', .kind = CLI_FLAG, .dest = &c->quiet},
         {0},
     };
@@ -342,6 +349,98 @@ static void plan_fini(pl_plan_opts *o, plan_args *a)
     cli_args_fini(&a->candidates);
 }
 
+/* ---- the answer's deployment ---- */
+
+/* The answer's vllm serve command, or why there is none: not found
+ * (UTIL_EFAIL), or not a deployment vllm serve expresses (UTIL_EINPUT). */
+static int answer_command(const pl_plan_opts *o, const pl_plan_result *r, pl_vllm_cmd *cmd,
+                          util_diag *why)
+{
+    memset(cmd, 0, sizeof *cmd);
+    util_diag_init(&cmd->notes);
+    if (!r->found || r->best < 0)
+        return util_diag_fail(why, "no configuration tried meets the targets: nothing to deploy");
+    return pl_plan_vllm_args(&o->base, r->trials[r->best].overrides, cmd, why);
+}
+
+/* After the answer: "# 3 replicas (2 x h100-sxm each) of:", the command
+ * and its notes; or one line saying why there is none. */
+static void print_command(const pl_vllm_cmd *cmd, int rc, const util_diag *why, FILE *out)
+{
+    if (rc && rc != UTIL_EINPUT) return; /* no answer: the plan said so */
+    if (rc) {
+        fprintf(out, "\n# no vllm serve command: %s\n", why->count ? why->msgs[0] : "");
+        return;
+    }
+    char *line = pl_vllm_cmd_line(cmd);
+    bool one = cmd->replicas == 1;
+    fprintf(out, "\n# %d replica%s (%d x %s%s) of:\n%s\n", cmd->replicas, one ? "" : "s",
+            cmd->gpus_per_replica, cmd->gpu, one ? "" : " each", line);
+    for (int i = 0; i < cmd->notes.count; i++) fprintf(out, "#   %s\n", cmd->notes.msgs[i]);
+    free(line);
+}
+
+/* The plan's JSON with "vllm_serve" (or null and "vllm_serve_note"). */
+static void print_plan_json(const pl_plan_opts *o, const pl_plan_result *r,
+                            const pl_vllm_cmd *cmd, int rc, const util_diag *why)
+{
+    cJSON *j = pl_plan_json(o, r);
+    if (rc) {
+        cJSON_AddNullToObject(j, "vllm_serve");
+        cJSON_AddStringToObject(j, "vllm_serve_note", why->count ? why->msgs[0] : "");
+    } else {
+        cJSON_AddItemToObject(j, "vllm_serve", pl_vllm_cmd_json(cmd));
+    }
+    print_json(j);
+}
+
+/* Prints the answer as asked: the plan (text or JSON) with its command, or
+ * --emit-vllm-args's command alone, which fails as the command does. */
+static int print_answer(const common *c, const plan_args *a, const pl_plan_opts *o,
+                        const pl_plan_result *r, util_diag *d)
+{
+    pl_vllm_cmd cmd;
+    util_diag why;
+    util_diag_init(&why);
+    int rc = answer_command(o, r, &cmd, &why), status = UTIL_OK;
+    if (a->emit_vllm_args && rc) {
+        for (int i = 0; i < why.count; i++) util_diag_add(d, "%s", why.msgs[i]);
+        status = rc;
+    } else if (a->emit_vllm_args && c->json) {
+        print_json(pl_vllm_cmd_json(&cmd));
+    } else if (a->emit_vllm_args) {
+        char *line = pl_vllm_cmd_line(&cmd);
+        printf("%s\n", line);
+        free(line);
+    } else if (c->json) {
+        print_plan_json(o, r, &cmd, rc, &why);
+    } else {
+        pl_plan_print(o, r, stdout);
+        print_command(&cmd, rc, &why, stdout);
+    }
+    pl_vllm_cmd_fini(&cmd);
+    util_diag_fini(&why);
+    return status;
+}
+
+/* --emit-vllm-args on a search whose answer differs from the scenario only
+ * in its rate or replicas: whether vllm serve can deploy it is known before
+ * anything runs. */
+static int check_deployable(const pl_plan_opts *o, util_diag *d)
+{
+    if (o->goal == PL_CHEAPEST) return UTIL_OK; /* the candidates may change that */
+    cJSON *none = cJSON_CreateObject();
+    pl_vllm_cmd cmd;
+    util_diag why;
+    util_diag_init(&why);
+    int rc = pl_plan_vllm_args(&o->base, none, &cmd, &why);
+    for (int i = 0; rc && i < why.count; i++) util_diag_add(d, "%s", why.msgs[i]);
+    pl_vllm_cmd_fini(&cmd);
+    util_diag_fini(&why);
+    cJSON_Delete(none);
+    return rc;
+}
+
 /* The targets, the base, the search, and its answer (none when stopped). */
 static int plan(common *c, const plan_args *a, pl_plan_opts *o, util_diag *d)
 {
@@ -349,6 +448,7 @@ static int plan(common *c, const plan_args *a, pl_plan_opts *o, util_diag *d)
     pl_plan_result res = {0};
     int rc = read_targets(a, o, c, d);
     if (!rc) rc = load_base(c, &o->base, &bd, d);
+    if (!rc && a->emit_vllm_args) rc = check_deployable(o, d);
     o->seeds = c->seeds;
     o->jobs = c->jobs;
     double start = util_wall_s();
@@ -363,8 +463,7 @@ static int plan(common *c, const plan_args *a, pl_plan_opts *o, util_diag *d)
         cli_release_stop_signals();
     }
     if (bar && util_wall_s() - start >= 0.25) fprintf(stderr, "\r\033[K");
-    if (!rc && c->json) print_json(pl_plan_json(o, &res));
-    else if (!rc) pl_plan_print(o, &res, stdout);
+    if (!rc) rc = print_answer(c, a, o, &res, d);
     pl_plan_result_fini(&res);
     base_fini(&bd);
     return rc;

@@ -84,6 +84,10 @@ const util_field mdl_gpu_fields[] = {
 const util_field mdl_model_fields[] = {
     {.key = "id", .type = UTIL_T_STRING, .def = "\"custom\"", .doc = "catalog id"},
     {.key = "name", .type = UTIL_T_STRING, .def = "\"\"", .doc = "full name"},
+    {.key = "hf", .type = UTIL_T_STRING,
+     .doc = "the Hugging Face repo (owner/name) that serves the model: the model argument of "
+            "the `vllm serve` command servesim plan prints (default: none; a model from "
+            "hf_config uses its folder's name)"},
     {.key = "layers", .type = UTIL_T_INTEGER, .min = 1, .max = 1000, .flags = UTIL_REQUIRED,
      .doc = "transformer layers"},
     {.key = "hidden", .type = UTIL_T_INTEGER, .min = 1, .max = 1e5, .flags = UTIL_REQUIRED,
@@ -354,6 +358,8 @@ void mdl_model_from_json(const cJSON *o, mdl_model *m)
     memset(m, 0, sizeof *m);
     copy_str(m->id, sizeof m->id, o, "id");
     copy_str(m->name, sizeof m->name, o, "name");
+    const cJSON *hf = cJSON_GetObjectItemCaseSensitive(o, "hf");
+    snprintf(m->hf, sizeof m->hf, "%s", cJSON_IsString(hf) ? hf->valuestring : "");
     m->layers = (int)num(o, "layers");
     m->hidden = (int)num(o, "hidden");
     m->heads = (int)num(o, "heads");
@@ -446,6 +452,10 @@ static void fill_architecture(cJSON *o)
 static int check_model_object(cJSON *o, const char *path, util_diag *d)
 {
     int rc = UTIL_OK;
+    const cJSON *hf = cJSON_GetObjectItemCaseSensitive(o, "hf");
+    if (cJSON_IsString(hf) && strlen(hf->valuestring) >= MDL_HF_SIZE)
+        rc = util_diag_add(d, "%s.hf: %zu characters, more than a Hugging Face repo id has "
+                              "(at most %d)", path, strlen(hf->valuestring), MDL_HF_SIZE - 1);
     const cJSON *attn = cJSON_GetObjectItemCaseSensitive(o, "attention");
     if (cJSON_IsString(attn) && !strcmp(attn->valuestring, "mla") && check_mla(o, path, d))
         return UTIL_EINPUT;

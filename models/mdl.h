@@ -48,9 +48,15 @@ typedef struct mdl_gpu {
 typedef enum mdl_attention { MDL_ATTN_GQA, MDL_ATTN_MLA } mdl_attention;
 extern const char *const mdl_attentions[];
 
+/* Room for a Hugging Face repo id (owner/name) and its NUL; a longer one is
+ * refused when the record is validated. */
+#define MDL_HF_SIZE 200
+
 typedef struct mdl_model {
     char id[32];
     char name[64];
+    char hf[MDL_HF_SIZE];     /* the Hugging Face repo (owner/name) that serves it, the model
+                               * argument of `vllm serve`; "" when the record names none */
     int layers, hidden, heads, kv_heads, head_dim, ffn, vocab;
     int max_context;          /* tokens */
     int experts, experts_active; /* 1, 1 for dense models */

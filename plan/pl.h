@@ -2,7 +2,8 @@
  * pl: capacity planning -- many runs of one scenario.  A sweep runs a grid
  * of overrides (and seeds) in worker processes, each point a run of the
  * sweep's database; a plan searches an arrival rate, a replica count or a
- * configuration for the best one that meets a set of targets.
+ * configuration for the best one that meets a set of targets, and says
+ * which `vllm serve` command deploys the answer.
  *
  * Workers never share a database: each point is simulated into a file (or
  * memory) of its own and summarised there, in parallel; the parent process
@@ -273,5 +274,40 @@ int pl_plan_run(const pl_plan_opts *opts, const volatile sig_atomic_t *stop,
 void pl_plan_result_fini(pl_plan_result *r);
 cJSON *pl_plan_json(const pl_plan_opts *opts, const pl_plan_result *r);
 void pl_plan_print(const pl_plan_opts *opts, const pl_plan_result *r, FILE *out);
+
+/* ---- from the answer to a deployment (vllm_args.c) ---- */
+
+/* The `vllm serve` command line that runs one replica of a resolved
+ * scenario as servesim simulated it, and how many replicas run.  Every flag
+ * is the effective scenario's value (docs/planning.md maps each key). */
+typedef struct pl_vllm_cmd {
+    char **argv;          /* "vllm", "serve", the model's repo, then each flag and its value;
+                           * NULL-terminated; owned */
+    int argc;
+    int replicas;         /* how many of it the scenario runs */
+    char *gpu;            /* the GPU's id */
+    int gpus_per_replica; /* tensor x pipeline parallel */
+    util_diag notes;      /* what the command leaves to whoever deploys it, a line each */
+} pl_vllm_cmd;
+
+/* The command for an effective scenario (sim_scenario's json: presets,
+ * tiers and defaults applied); base_dir is its folder, for a model read
+ * from a config.json.  A scenario vllm serve cannot express -- an engine
+ * that is not a vLLM preset, disaggregated or several pools, a scheduler,
+ * block size or precision vLLM has no flag for -- is UTIL_EINPUT with the
+ * key named in d.  out is empty after a failure; pl_vllm_cmd_fini either
+ * way. */
+int pl_vllm_args(const cJSON *scenario, const mdl_catalog *catalog, const char *base_dir,
+                 pl_vllm_cmd *out, util_diag *d);
+/* The same for the base scenario with a plan's overrides (a trial's),
+ * validated and resolved first. */
+int pl_plan_vllm_args(const pl_base *base, const cJSON *overrides, pl_vllm_cmd *out,
+                      util_diag *d);
+void pl_vllm_cmd_fini(pl_vllm_cmd *c);
+/* One line a POSIX shell runs: the words, quoted where the shell would
+ * change them (caller frees). */
+char *pl_vllm_cmd_line(const pl_vllm_cmd *c);
+/* {"argv": [...], "replicas", "gpu", "gpus_per_replica", "notes": [...]}. */
+cJSON *pl_vllm_cmd_json(const pl_vllm_cmd *c);
 
 #endif /* PL_H */

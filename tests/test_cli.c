@@ -455,6 +455,43 @@ static void test_sweep_plan(const char *quick)
     free(db);
 }
 
+/* The answer's deployment: --emit-vllm-args prints the one vllm serve line
+ * and nothing else; --json gains its argv and replicas; plain plan prints it
+ * after the answer; an answer vllm serve cannot run is bad input for
+ * --emit-vllm-args and a note for plain plan. */
+static void test_plan_vllm(const char *quick)
+{
+#define PLAN "plan", quick, "--set", "stop.requests=200", "--target", "ttft_p99<=2", "--find", \
+             "min-replicas", "--rate", "2", "-q"
+    result r = sv(PLAN, "--emit-vllm-args", NULL);
+    is_int(r.status, 0, "plan --emit-vllm-args exits 0");
+    is_str(head(r.out, 11), "vllm serve ", "prints the vllm serve command");
+    char *nl = strchr(r.out, '\n');
+    ok(nl && nl[1] == '\0', "on one line, with nothing else on stdout");
+    has_str(r.out, " --tensor-parallel-size 1 ", "with the answer's flags");
+    runner_drop(&r);
+    r = sv(PLAN, "--json", NULL);
+    cJSON *j = cJSON_Parse(r.out);
+    const cJSON *argv = util_json_get(j, "vllm_serve.argv");
+    is_str(cJSON_GetStringValue(cJSON_GetArrayItem(argv, 1)), "serve", "--json: vllm_serve.argv");
+    is_near(util_json_number(j, "vllm_serve.replicas", 0), 1, 0, "and its replicas");
+    cJSON_Delete(j);
+    runner_drop(&r);
+    r = sv(PLAN, NULL);
+    has_str(r.out, "\n# 1 replica (1 x h100-sxm) of:\nvllm serve ", "plan prints it after the answer");
+    runner_drop(&r);
+    r = sv(PLAN, "--set", "cluster.engine=sglang", "--emit-vllm-args", NULL);
+    is_int(r.status, 2, "--emit-vllm-args of an sglang answer is bad input");
+    has_str(r.err, "cluster.engine: 'sglang' is not a vLLM preset", "naming why");
+    is_str(r.out, "", "and nothing is printed on stdout");
+    runner_drop(&r);
+    r = sv(PLAN, "--set", "cluster.engine=sglang", NULL);
+    is_int(r.status, 0, "plain plan of it exits 0");
+    has_str(r.out, "\n# no vllm serve command: cluster.engine: 'sglang'", "with a note instead");
+    runner_drop(&r);
+#undef PLAN
+}
+
 /* servesim lesson: the list, a lesson with its figure, and a typo. */
 static void test_lesson_cli(void)
 {
@@ -584,6 +621,7 @@ int main(int argc, char **argv)
     test_classes();
     test_questions(quick);
     test_sweep_plan(quick);
+    test_plan_vllm(quick);
     test_lesson_cli();
     test_interrupt(quick);
     test_progress(quick);

@@ -3,6 +3,7 @@
  * cost models against numbers computed by hand from their formulas.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "mdl.h"
 #include "tap.h"
@@ -60,6 +61,51 @@ static void test_catalog(void)
     is_near(mdl_quant_bytes(MDL_Q_W4A16, 2), 0.515625, 0, "w4a16: 0.5 + 2/128 bytes a weight");
     is_near(mdl_quant_bytes(MDL_Q_MXFP4, 2), 0.53125, 0, "mxfp4: 0.5 + 1/32 bytes a weight");
     is_near(mdl_quant_bytes(MDL_Q_NONE, 2), 2, 0, "none: the model's own width");
+}
+
+/* Every catalog model names the Hugging Face repo vllm serve loads; an
+ * inline record has its own hf, or none. */
+static void test_hf_repos(void)
+{
+    bool all = true;
+    for (int i = 0; i < mdl_catalog_model_count(cat); i++) {
+        const mdl_model *m = mdl_catalog_model_at(cat, i);
+        all &= strchr(m->hf, '/') != NULL;
+        if (!strchr(m->hf, '/')) printf("# %s: hf '%s' is not owner/name\n", m->id, m->hf);
+    }
+    ok(all, "every catalog model has an hf repo (owner/name)");
+    is_str(mdl_catalog_find_model(cat, "llama-3.1-8b")->hf, "meta-llama/Llama-3.1-8B-Instruct",
+           "llama-3.1-8b: meta-llama/Llama-3.1-8B-Instruct");
+    is_str(mdl_catalog_find_model(cat, "qwen2.5-7b")->hf, "Qwen/Qwen2.5-7B",
+           "qwen2.5-7b: the base model, whose config holds its 131072 positions");
+    static const char text[] =
+        "{\"gpus\": [], \"models\": ["
+        "{\"id\": \"a\", \"hf\": \"org/A\", \"layers\": 2, \"hidden\": 64, \"heads\": 4, "
+        "\"kv_heads\": 4, \"head_dim\": 16, \"ffn\": 128, \"vocab\": 100, \"max_context\": 512},"
+        "{\"id\": \"b\", \"layers\": 2, \"hidden\": 64, \"heads\": 4, "
+        "\"kv_heads\": 4, \"head_dim\": 16, \"ffn\": 128, \"vocab\": 100, \"max_context\": 512}]}";
+    mdl_catalog *own;
+    util_diag d;
+    util_diag_init(&d);
+    int rc = mdl_catalog_load_json(text, "own.json", &own, &d);
+    util_diag_print(&d, stdout, "# own catalog");
+    is_int(rc, 0, "a catalog with and without hf loads");
+    if (!rc) {
+        is_str(mdl_catalog_find_model(own, "a")->hf, "org/A", "hf is read into the record");
+        is_str(mdl_catalog_find_model(own, "b")->hf, "", "and empty where absent");
+        mdl_catalog_destroy(own);
+    }
+    util_diag_clear(&d);
+    char *long_hf = util_xasprintf("{\"gpus\": [], \"models\": [{\"id\": \"c\", \"hf\": "
+                                   "\"org/%0250d\", \"layers\": 2, \"hidden\": 64, "
+                                   "\"heads\": 4, \"kv_heads\": 4, \"head_dim\": 16, "
+                                   "\"ffn\": 128, \"vocab\": 100, \"max_context\": 512}]}", 0);
+    ok(mdl_catalog_load_json(long_hf, "own.json", &own, &d) != 0, "an hf too long is refused");
+    char *msg = util_diag_join(&d);
+    has_str(msg, "models[0].hf: 254 characters", "naming the key");
+    free(msg);
+    free(long_hf);
+    util_diag_fini(&d);
 }
 
 /* KV bytes per token = 2 x layers x kv_heads x head_dim x 2 bytes, as
@@ -509,6 +555,7 @@ int main(void)
     }
     util_diag_fini(&d);
     test_catalog();
+    test_hf_repos();
     test_model_sizes();
     test_roofline();
     test_linear_and_floor();

@@ -383,6 +383,214 @@ static void test_overload(void)
     util_diag_fini(&d);
 }
 
+/* ---- the answer's vllm serve command ---- */
+
+/* A small vLLM V1 deployment: Llama-3.1-8B on one L4 (24 GiB, below the
+ * preset's 70 GiB tier), presets and defaults left to resolve. */
+static const char vllm_base[] =
+    "{\"stop\": {\"requests\": 10},"
+    " \"cluster\": {\"gpu\": \"l4\", \"model\": \"llama-3.1-8b\"},"
+    " \"workload\": {\"arrival\": {\"process\": \"poisson\", \"rate_per_s\": 1},"
+    "  \"prompt_tokens\": {\"dist\": \"fixed\", \"value\": 100},"
+    "  \"output_tokens\": {\"dist\": \"fixed\", \"value\": 10}}}";
+
+/* The vllm serve line of the base with sets (NULL-terminated), resolved as
+ * a run resolves it; on failure NULL, with the messages in *err (caller
+ * frees both).  *cmd keeps the rest (caller finis). */
+static char *vllm_line(const char *const *sets, pl_vllm_cmd *cmd, char **err)
+{
+    sim_scenario sc;
+    *err = NULL;
+    memset(cmd, 0, sizeof *cmd);
+    util_diag_init(&cmd->notes);
+    if (support_scenario(vllm_base, sets, &sc, err)) return NULL;
+    free(*err);
+    util_diag d;
+    util_diag_init(&d);
+    int rc = pl_vllm_args(sc.json, support_catalog, NULL, cmd, &d);
+    *err = util_diag_join(&d);
+    util_diag_fini(&d);
+    sim_scenario_fini(&sc);
+    return rc ? NULL : pl_vllm_cmd_line(cmd);
+}
+
+/* Each case: the --set overrides and the exact line, or a piece of the
+ * error that refuses it. */
+static void check_vllm(const char *what, const char *const *sets, const char *want,
+                       const char *refused)
+{
+    pl_vllm_cmd cmd;
+    char *err, *line = vllm_line(sets, &cmd, &err);
+    if (want) {
+        is_str(line, want, "%s", what);
+    } else {
+        ok(!line, "%s is refused", what);
+        has_str(err, refused, "naming why");
+    }
+    free(line);
+    free(err);
+    pl_vllm_cmd_fini(&cmd);
+}
+
+#define LLAMA "vllm serve meta-llama/Llama-3.1-8B-Instruct "
+
+static void test_vllm_args(const char *root)
+{
+    check_vllm("vllm-v1 on an L4: the preset's 256 sequences, 2048 tokens, chunked prefill, "
+               "prefix caching and async scheduling",
+               (const char *const[]){NULL},
+               LLAMA "--tensor-parallel-size 1 --max-num-seqs 256 --max-num-batched-tokens 2048 "
+                     "--enable-chunked-prefill --block-size 16 --gpu-memory-utilization 0.9 "
+                     "--enable-prefix-caching --async-scheduling --kv-cache-dtype auto",
+               NULL);
+    check_vllm("on an H100 the 70 GiB tier: 1024 sequences, 8192 tokens",
+               (const char *const[]){"cluster.gpu=h100-sxm", NULL},
+               LLAMA "--tensor-parallel-size 1 --max-num-seqs 1024 --max-num-batched-tokens 8192 "
+                     "--enable-chunked-prefill --block-size 16 --gpu-memory-utilization 0.9 "
+                     "--enable-prefix-caching --async-scheduling --kv-cache-dtype auto",
+               NULL);
+    check_vllm("fp8 weights and an fp8 KV cache",
+               (const char *const[]){"cluster.gpu=h100-sxm", "cluster.quantization=fp8",
+                                     "cluster.kv_cache_dtype=fp8", NULL},
+               LLAMA "--tensor-parallel-size 1 --max-num-seqs 1024 --max-num-batched-tokens 8192 "
+                     "--enable-chunked-prefill --block-size 16 --gpu-memory-utilization 0.9 "
+                     "--enable-prefix-caching --async-scheduling --quantization fp8 "
+                     "--kv-cache-dtype fp8",
+               NULL);
+    check_vllm("TP 2 and PP 2, the scenario's own block size and memory share",
+               (const char *const[]){"cluster.tensor_parallel=2", "cluster.pipeline_parallel=2",
+                                     "cluster.scheduler.block_tokens=32",
+                                     "cluster.scheduler.gpu_memory_utilization=0.85", NULL},
+               LLAMA "--tensor-parallel-size 2 --pipeline-parallel-size 2 --max-num-seqs 256 "
+                     "--max-num-batched-tokens 2048 --enable-chunked-prefill --block-size 32 "
+                     "--gpu-memory-utilization 0.85 --enable-prefix-caching --async-scheduling "
+                     "--kv-cache-dtype auto",
+               NULL);
+    check_vllm("prefix caching, async scheduling and chunked prefill off: V1's continuous "
+               "scheduler, its token budget the model's whole context (vLLM's rule)",
+               (const char *const[]){"cluster.gpu=h100-sxm",
+                                     "cluster.scheduler.prefix_caching=false",
+                                     "cluster.scheduler.async_scheduling=false",
+                                     "cluster.scheduler.policy=continuous", NULL},
+               LLAMA "--tensor-parallel-size 1 --max-num-seqs 1024 --max-num-batched-tokens 131072 "
+                     "--no-enable-chunked-prefill --block-size 16 --gpu-memory-utilization 0.9 "
+                     "--no-enable-prefix-caching --no-async-scheduling --kv-cache-dtype auto",
+               NULL);
+    check_vllm("a token budget below the context without chunked prefill: --max-model-len holds "
+               "vLLM to it",
+               (const char *const[]){"cluster.scheduler.policy=continuous",
+                                     "cluster.scheduler.max_batched_tokens=4096",
+                                     "cluster.scheduler.kv_blocks=1000",
+                                     "cluster.scheduler.reserve_full_isl=false", NULL},
+               LLAMA "--tensor-parallel-size 1 --max-num-seqs 256 --max-num-batched-tokens 4096 "
+                     "--no-enable-chunked-prefill --block-size 16 --gpu-memory-utilization 0.9 "
+                     "--enable-prefix-caching --num-gpu-blocks-override 1000 --async-scheduling "
+                     "--no-scheduler-reserve-full-isl --kv-cache-dtype auto --max-model-len 4096",
+               NULL);
+    check_vllm("vllm-v0: prefill-first steps, no prefix caching, nothing V1 added",
+               (const char *const[]){"cluster.engine=vllm-v0", "cluster.gpu=h100-sxm", NULL},
+               LLAMA "--tensor-parallel-size 1 --max-num-seqs 256 --max-num-batched-tokens 131072 "
+                     "--no-enable-chunked-prefill --block-size 16 --gpu-memory-utilization 0.9 "
+                     "--no-enable-prefix-caching --kv-cache-dtype auto",
+               NULL);
+    check_vllm("vllm-v0 with swap: swap space per GPU",
+               (const char *const[]){"cluster.engine=vllm-v0", "cluster.gpu=h100-sxm",
+                                     "cluster.tensor_parallel=2",
+                                     "cluster.scheduler.preemption=swap",
+                                     "cluster.scheduler.swap_space_gib=8", NULL},
+               LLAMA "--tensor-parallel-size 2 --max-num-seqs 256 --max-num-batched-tokens 131072 "
+                     "--no-enable-chunked-prefill --block-size 16 --gpu-memory-utilization 0.9 "
+                     "--no-enable-prefix-caching --preemption-mode swap --swap-space 4 "
+                     "--kv-cache-dtype auto",
+               NULL);
+    check_vllm("expert parallelism over the tensor-parallel group",
+               (const char *const[]){"cluster.gpu=h100-sxm", "cluster.model=mixtral-8x7b",
+                                     "cluster.tensor_parallel=2", "cluster.expert_parallel=2",
+                                     NULL},
+               "vllm serve mistralai/Mixtral-8x7B-Instruct-v0.1 --tensor-parallel-size 2 "
+               "--enable-expert-parallel --max-num-seqs 1024 --max-num-batched-tokens 8192 "
+               "--enable-chunked-prefill --block-size 16 --gpu-memory-utilization 0.9 "
+               "--enable-prefix-caching --async-scheduling --kv-cache-dtype auto",
+               NULL);
+    check_vllm("sglang", (const char *const[]){"cluster.engine=sglang", NULL}, NULL,
+               "cluster.engine: 'sglang' is not a vLLM preset (vllm-v1, vllm-v0)");
+    check_vllm("ideal", (const char *const[]){"cluster.engine=ideal", NULL}, NULL,
+               "cluster.engine: 'ideal' is not a vLLM preset");
+    check_vllm("int8 weights", (const char *const[]){"cluster.quantization=int8", NULL}, NULL,
+               "cluster.quantization: int8 weights come from a checkpoint quantized to them");
+    check_vllm("swap under V1", (const char *const[]){"cluster.scheduler.preemption=swap", NULL},
+               NULL, "cluster.scheduler.preemption: swap: vLLM's V1 engine preempts by recompute");
+    check_vllm("a block size vLLM lacks",
+               (const char *const[]){"cluster.scheduler.block_tokens=48", NULL}, NULL,
+               "cluster.scheduler.block_tokens: 48 is not a vLLM block size");
+    check_vllm("prefill-first steps under V1",
+               (const char *const[]){"cluster.gpu=h100-sxm", "cluster.scheduler.policy=prefill_first",
+                                     NULL},
+               NULL,
+               "cluster.scheduler.policy: prefill_first is not a scheduler of vLLM's V1 engine");
+    check_vllm("expert parallelism over part of the group",
+               (const char *const[]){"cluster.gpu=h100-sxm", "cluster.model=mixtral-8x7b",
+                                     "cluster.tensor_parallel=4", "cluster.expert_parallel=2",
+                                     NULL},
+               NULL, "cluster.expert_parallel: 2 of tensor_parallel 4");
+    check_vllm("two pools",
+               (const char *const[]){"cluster.pools=[{\"name\": \"a\"}, {\"name\": \"b\"}]", NULL},
+               NULL, "cluster.pools: 2 pools are 2 deployments");
+    check_vllm("disaggregated prefill and decode",
+               (const char *const[]){"cluster.pools=[{\"name\": \"P\"}, {\"name\": \"D\"}]",
+                                     "cluster.disaggregated={\"prefill\": \"P\", \"decode\": \"D\", "
+                                     "\"link_gbs\": 50}", NULL},
+               NULL, "cluster.disaggregated: prefill in pool 'P' and decode in pool 'D'");
+
+    /* one pool of its own; the replicas, the GPUs of each, and the
+     * balancer's note */
+    pl_vllm_cmd cmd;
+    char *err;
+    char *line = vllm_line((const char *const[]){"cluster.pools=[{\"name\": \"a\", "
+                                                 "\"gpu\": \"l40s\", \"tensor_parallel\": 2, "
+                                                 "\"replicas\": 3}]", NULL}, &cmd, &err);
+    has_str(line, LLAMA "--tensor-parallel-size 2 ", "the one pool of cluster.pools deploys");
+    is_int(cmd.replicas, 3, "3 replicas of it");
+    is_int(cmd.gpus_per_replica, 2, "of 2 GPUs each");
+    is_str(cmd.gpu, "l40s", "L40S");
+    has_str(cmd.notes.count ? cmd.notes.msgs[0] : "", "round_robin across the 3",
+            "and a note says what routed among them");
+    cJSON *j = pl_vllm_cmd_json(&cmd);
+    is_int(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "argv")), cmd.argc,
+           "the JSON holds the argv");
+    is_str(cJSON_GetStringValue(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "argv"), 2)),
+           "meta-llama/Llama-3.1-8B-Instruct", "the model as argv[2]");
+    cJSON_Delete(j);
+    free(line);
+    free(err);
+    pl_vllm_cmd_fini(&cmd);
+
+    /* a model from config.json: its folder's name unless it gives hf, and
+     * --max-model-len where the scenario holds less than the config */
+    char *model = util_xasprintf("cluster.model={\"hf_config\": \"%s/tests/hf_configs/llama-3.1-8b\", "
+                                 "\"max_context\": 32768}", root);
+    line = vllm_line((const char *const[]){model, NULL}, &cmd, &err);
+    has_str(line, "vllm serve llama-3.1-8b --tensor-parallel-size 1 ",
+            "a config.json's model is its folder's name");
+    has_str(line, " --max-model-len 32768", "and the context the scenario limits it to");
+    has_str(cmd.notes.count ? cmd.notes.msgs[0] : "", "cluster.model.hf", "a note says so");
+    free(line);
+    free(err);
+    free(model);
+    pl_vllm_cmd_fini(&cmd);
+    model = util_xasprintf("cluster.model={\"hf_config\": \"%s/tests/hf_configs/llama-3.1-8b\", "
+                           "\"hf\": \"my org/Llama 8B\"}", root);
+    line = vllm_line((const char *const[]){model, NULL}, &cmd, &err);
+    has_str(line, "vllm serve 'my org/Llama 8B' --tensor-parallel-size 1 ",
+            "its own hf names it, quoted for the shell");
+    ok(line && !strstr(line, "--max-model-len"), "the config's own context needs no flag");
+    is_int(cmd.notes.count, 0, "and nothing to note");
+    free(line);
+    free(err);
+    free(model);
+    pl_vllm_cmd_fini(&cmd);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3 || support_init() || !mkdtemp(dir)) {
@@ -399,6 +607,7 @@ int main(int argc, char **argv)
     test_min_replicas();
     test_cheapest();
     test_overload();
+    test_vllm_args(argv[2]);
     free(small);
     free(md1);
     free(mmc);
