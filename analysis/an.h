@@ -223,6 +223,13 @@ typedef struct an_report {
     /* a measured run (servesim import): its tool, file and clock, and the
      * tool's own aggregates as JSON text; all NULL for a simulated run */
     char *measured_format, *measured_source, *measured_clock, *measured_metrics;
+    /* the calibration profile the stored scenario names (cluster.calibration),
+     * read again: its path, and while the file is there (calibration_found)
+     * its GPU, engine and fitted_on (JSON text) and how many runs that
+     * lists; all NULL for a run without one */
+    char *calibration_path, *calibration_gpu, *calibration_engine, *calibration_fitted_on;
+    bool calibration_found;
+    int calibration_runs;
 } an_report;
 
 /* Opens a database read-only, refusing files that are not servesim's. */

@@ -174,6 +174,19 @@ static void replicas_json(cJSON *root, const an_report *r)
     }
 }
 
+/* run.calibration: the profile's path, and what it says while it is there. */
+static void calibration_json(cJSON *run, const an_report *r)
+{
+    if (!r->calibration_path) return;
+    cJSON *c = cJSON_AddObjectToObject(run, "calibration");
+    cJSON_AddStringToObject(c, "path", r->calibration_path);
+    cJSON_AddBoolToObject(c, "found", r->calibration_found);
+    if (!r->calibration_found) return;
+    cJSON_AddStringToObject(c, "gpu", r->calibration_gpu);
+    cJSON_AddStringToObject(c, "engine", r->calibration_engine);
+    cJSON_AddItemToObject(c, "fitted_on", cJSON_Parse(r->calibration_fitted_on));
+}
+
 cJSON *an_report_json(const an_report *r, bool by_class)
 {
     cJSON *root = cJSON_CreateObject();
@@ -198,6 +211,7 @@ cJSON *an_report_json(const an_report *r, bool by_class)
         cJSON_AddItemToObject(ms, "metrics", cJSON_Parse(r->measured_metrics));
         cJSON_ReplaceItemInObject(root, "clock", cJSON_CreateString(r->measured_clock));
     }
+    calibration_json(run, r);
     targets_json(cJSON_GetObjectItem(root, "slo"), r);
     tasks_json(root, &r->tasks);
 
@@ -577,6 +591,21 @@ static void print_replica_sections(const an_report *r, FILE *out)
     }
 }
 
+/* The profile a calibrated run's coefficients came from. */
+static void print_calibration(const an_report *r, FILE *out)
+{
+    if (!r->calibration_path) return;
+    util_clip_buf cb;
+    const char *path = util_clip_path(r->calibration_path, &cb);
+    if (!r->calibration_found) {
+        fprintf(out, "calibration: %s (file not found)\n", path);
+        return;
+    }
+    fprintf(out, "calibration: %s (gpu %s, engine %s, fitted on %d run%s)\n", path,
+            short_name(r->calibration_gpu, 32).s, short_name(r->calibration_engine, 32).s,
+            r->calibration_runs, r->calibration_runs == 1 ? "" : "s");
+}
+
 /* The first line: what ran and how it ended -- a run that did not complete
  * says so, and why, before any figure. */
 static void print_run(const an_report *r, FILE *out)
@@ -604,6 +633,7 @@ static void print_run(const an_report *r, FILE *out)
         fprintf(out, "  the measurement window is empty: no request completed after the %g s "
                      "warm-up, so there is no throughput, cost or energy per token to report\n",
                 r->warmup_s);
+    print_calibration(r, out);
 }
 
 /* What a measured run has beyond its requests: the tool's own aggregates

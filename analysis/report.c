@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static char *column_text(sqlite3_stmt *st, int i)
 {
@@ -112,6 +113,36 @@ static void load_measured(an__query *q, an_report *r)
     sqlite3_finalize(st);
 }
 
+/* The profile a calibrated run used, as its file says now: the stored
+ * scenario keeps the values the run used, the file only says where they
+ * came from, so a file gone or changed is reported, not an error.  Only a
+ * regular file is read: the path comes from a database, perhaps made
+ * elsewhere, and a pipe there would never end. */
+static void load_calibration(const cJSON *sc, an_report *r)
+{
+    const cJSON *path = util_json_get(sc, "cluster.calibration");
+    if (!cJSON_IsString(path)) return;
+    r->calibration_path = util_xstrdup(path->valuestring);
+    util_diag ignored;
+    util_diag_init(&ignored);
+    cJSON *prof = NULL;
+    struct stat st;
+    bool regular = stat(path->valuestring, &st) == 0 && S_ISREG(st.st_mode);
+    if (regular && !util_json_read_file(path->valuestring, &prof, &ignored) &&
+        cJSON_IsObject(prof)) {
+        const cJSON *gpu = util_json_member(prof, "gpu"), *engine = util_json_member(prof, "engine");
+        const cJSON *runs = util_json_member(prof, "fitted_on");
+        r->calibration_found = true;
+        r->calibration_gpu = util_xstrdup(cJSON_IsString(gpu) ? gpu->valuestring : "?");
+        r->calibration_engine = util_xstrdup(cJSON_IsString(engine) ? engine->valuestring : "?");
+        r->calibration_runs = cJSON_IsArray(runs) ? cJSON_GetArraySize(runs) : 0;
+        r->calibration_fitted_on = cJSON_IsArray(runs) ? cJSON_PrintUnformatted(runs)
+                                                       : util_xstrdup("[]");
+    }
+    cJSON_Delete(prof);
+    util_diag_fini(&ignored);
+}
+
 /* The run's row, and from its stored scenario the warm-up, SLOs, classes and
  * the cost and energy settings. */
 static int load_run(an__query *q, const an_options *opt, an_report *r, util_diag *d)
@@ -137,6 +168,7 @@ static int load_run(an__query *q, const an_options *opt, an_report *r, util_diag
     sqlite3_finalize(st);
     if (!sc) return util_diag_add(d, "run %lld: stored scenario is not JSON", (long long)q->run);
     an__report_setup(sc, opt, r);
+    load_calibration(sc, r);
     cJSON_Delete(sc);
     q->warmup = r->warmup_s;
     load_measured(q, r);
@@ -247,6 +279,10 @@ void an_report_fini(an_report *r)
     free(r->measured_source);
     free(r->measured_clock);
     free(r->measured_metrics);
+    free(r->calibration_path);
+    free(r->calibration_gpu);
+    free(r->calibration_engine);
+    free(r->calibration_fitted_on);
     an__usage_fini(r);
     memset(r, 0, sizeof *r);
 }

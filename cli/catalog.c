@@ -20,6 +20,7 @@ static const char catalog_usage[] =
     "       servesim catalog model SOURCE [--json] [--quantization Q] [--kv-cache-dtype D]\n"
     "                                     [--gpu ID [--tensor-parallel N]]\n"
     "       servesim catalog engine[s] ID [--json]\n"
+    "       servesim catalog profile PROFILE.json [--json]\n"
     "\n"
     "Lists the GPUs, models and engine presets of the built-in catalog\n"
     "(models/catalog.json, with the source of every figure in --json).  A scenario\n"
@@ -36,7 +37,14 @@ static const char catalog_usage[] =
     "\n"
     "catalog engine ID prints a preset's path of a request, stage by stage -- the\n"
     "front end, the scheduler's step pipeline, the host's time per step, the output\n"
-    "-- each a term of the preset with its value and its source (docs/engines.md).\n";
+    "-- each a term of the preset with its value and its source (docs/engines.md).\n"
+    "\n"
+    "catalog profile PROFILE.json prints a calibration profile (servesim calibrate's):\n"
+    "the GPU and engine it was fitted on, each coefficient with its standard error,\n"
+    "the fit's range, the scenario key it sets and the catalog default it replaces\n"
+    "(the GPU's mfu, mbu and iteration_overhead_s, the preset's host times), the\n"
+    "runs it was fitted on, and its training and cross-validated errors.  A scenario\n"
+    "uses it with cluster.calibration (docs/calibration.md).\n";
 
 static const char keys_usage[] =
     "usage: servesim keys\n"
@@ -217,10 +225,12 @@ static cJSON *entries_json(const mdl_catalog *c, section which)
     return a;
 }
 
-/* `catalog model`'s options (and `catalog engine`'s id). */
+/* `catalog model`'s options (and `catalog engine`'s id, `catalog
+ * profile`'s file). */
 typedef struct model_opts {
     const char *source;
     const char *engine;
+    const char *profile;
     int quantization, kv_cache_dtype;
     const char *gpu;
     int tp;
@@ -249,6 +259,16 @@ static int parse(int argc, char **argv, unsigned *sections, bool *json, model_op
         mo->engine = pos.v[1];
         return CLI_CONTINUE;
     }
+    bool model_opts_given = mo->quantization || mo->kv_cache_dtype || mo->gpu || mo->tp > 1;
+    if (!strcmp(what, "profile")) {
+        if (pos.n != 2)
+            return cli_usage_error("catalog", "profile: expected one PROFILE.json");
+        if (model_opts_given)
+            return cli_usage_error("catalog", "--quantization, --kv-cache-dtype, --gpu and "
+                                              "--tensor-parallel go with 'catalog model SOURCE'");
+        mo->profile = pos.v[1];
+        return CLI_CONTINUE;
+    }
     if (!strcmp(what, "model")) {
         if (pos.n != 2)
             return cli_usage_error("catalog", "model: expected one SOURCE (a catalog id or a "
@@ -256,7 +276,7 @@ static int parse(int argc, char **argv, unsigned *sections, bool *json, model_op
         mo->source = pos.v[1];
         return CLI_CONTINUE;
     }
-    if (mo->quantization || mo->kv_cache_dtype || mo->gpu || mo->tp > 1)
+    if (model_opts_given)
         return cli_usage_error("catalog", "--quantization, --kv-cache-dtype, --gpu and "
                                           "--tensor-parallel go with 'catalog model SOURCE'");
     *sections = !strcmp(what, "all")       ? GPUS | MODELS | ENGINES
@@ -266,7 +286,8 @@ static int parse(int argc, char **argv, unsigned *sections, bool *json, model_op
                                            : 0;
     util_clip_buf b;
     if (!*sections || pos.n > 1)
-        return cli_usage_error("catalog", "expected 'gpus', 'models' or 'engines', got '%s'",
+        return cli_usage_error("catalog", "expected 'gpus', 'models', 'engines', 'model', "
+                                          "'engine' or 'profile', got '%s'",
                                util_clip(what, &b));
     return CLI_CONTINUE;
 }
@@ -433,9 +454,168 @@ static int catalog_model(const model_opts *mo, bool json, const mdl_catalog *cat
     return rc;
 }
 
+/* ---- catalog profile ---- */
+
+/* The scenario key a coefficient sets, "cluster.cost_model.mfu"; caller
+ * frees. */
+static char *coef_key(mdl_coef c)
+{
+    return util_xasprintf("cluster.%s.%s", mdl_coefs[c].section, mdl_coefs[c].key);
+}
+
+/* Where a coefficient's default comes from: the GPU's entry, the preset's,
+ * or the key's own default. */
+static const char *default_source(const mdl_profile *p, mdl_coef c)
+{
+    if (c == MDL_COEF_ATTN_EFFICIENCY) return "the key's default";
+    return strcmp(mdl_coefs[c].section, "host") ? p->gpu : p->engine;
+}
+
+/* The profile as read, each coefficient with the key it sets and the
+ * default it replaces. */
+static cJSON *profile_json(const mdl_profile *p, const char *path, const mdl_catalog *cat)
+{
+    cJSON *o = cJSON_Duplicate(p->json, 1);
+    cJSON_AddStringToObject(o, "path", path);
+    cJSON *coefs = cJSON_GetObjectItemCaseSensitive(o, "coefficients");
+    for (int i = 0; i < MDL_N_COEFS; i++) {
+        cJSON *c = cJSON_GetObjectItemCaseSensitive(coefs, mdl_coefs[i].name);
+        if (!c) continue;
+        char *key = coef_key((mdl_coef)i);
+        cJSON_AddStringToObject(c, "sets", key);
+        cJSON_AddNumberToObject(c, "replaces", mdl_profile_default(p, cat, (mdl_coef)i));
+        cJSON_AddStringToObject(c, "replaces_from", default_source(p, (mdl_coef)i));
+        free(key);
+    }
+    return o;
+}
+
+/* A number, or "-" where the profile gives none. */
+static const char *maybe(double v, char *buf, size_t n)
+{
+    if (isnan(v)) return "-";
+    snprintf(buf, n, "%.4g", v);
+    return buf;
+}
+
+static void print_coefficients(const mdl_profile *p, const mdl_catalog *cat, FILE *out)
+{
+    fprintf(out, "%-22s %9s %11s %15s   %s\n", "coefficient", "value", "stderr", "fit range",
+            "replaces");
+    for (int i = 0; i < MDL_N_COEFS; i++) {
+        const mdl_fitted *f = &p->coef[i];
+        if (!f->set) continue;
+        char err[32] = "-", lo[32], hi[32], range[72];
+        if (!isnan(f->err)) snprintf(err, sizeof err, "+- %.2g", f->err);
+        snprintf(range, sizeof range, "[%s, %s]", maybe(f->lo, lo, sizeof lo),
+                 maybe(f->hi, hi, sizeof hi));
+        fprintf(out, "  %-20s %9.4g %11s %15s   %.4g (%s)\n", mdl_coefs[i].name, f->value, err,
+                range, mdl_profile_default(p, cat, (mdl_coef)i), default_source(p, (mdl_coef)i));
+    }
+    fprintf(out, "  (each sets the key of its name in cluster.cost_model, overhead_s its\n"
+                 "   iteration_overhead_s, or in cluster.host)\n");
+}
+
+static void print_fitted_on(const cJSON *runs, FILE *out)
+{
+    fprintf(out, "fitted on %d run%s%s\n", cJSON_GetArraySize(runs),
+            cJSON_GetArraySize(runs) == 1 ? "" : "s", cJSON_GetArraySize(runs) ? ":" : "");
+    const cJSON *r;
+    cJSON_ArrayForEach(r, runs)
+    {
+        const cJSON *req = cJSON_GetObjectItemCaseSensitive(r, "requests");
+        fprintf(out, "  %s (%s): %s", *text(r, "name") ? text(r, "name") : "-",
+                *text(r, "source") ? text(r, "source") : "no source given",
+                *text(r, "model") ? text(r, "model") : "model not given");
+        if (cJSON_IsNumber(req)) fprintf(out, ", %.0f requests", req->valuedouble);
+        fprintf(out, "\n");
+    }
+}
+
+/* One error as printed: a number to 3 digits, anything else as JSON. */
+static void print_error_cell(const cJSON *v, FILE *out)
+{
+    if (cJSON_IsNumber(v)) {
+        fprintf(out, " %14.3g", v->valuedouble);
+        return;
+    }
+    char *t = v ? cJSON_PrintUnformatted(v) : util_xstrdup("-");
+    util_clip_buf cb;
+    fprintf(out, " %14s", util_clip(t, &cb));
+    free(t);
+}
+
+/* The training and cross-validated errors side by side, metric by metric:
+ * the training's first, then any only the cross-validation has. */
+static void print_errors(const cJSON *prof, FILE *out)
+{
+    const cJSON *train = cJSON_GetObjectItemCaseSensitive(prof, "training_error_pct");
+    const cJSON *cv = cJSON_GetObjectItemCaseSensitive(prof, "cv_error_pct");
+    const cJSON *folds = cJSON_GetObjectItemCaseSensitive(prof, "folds");
+    if (!(train && train->child) && !(cv && cv->child)) return;
+    char head[48] = "cross-valid.";
+    if (cJSON_IsNumber(folds)) snprintf(head, sizeof head, "cv, %.0f folds", folds->valuedouble);
+    fprintf(out, "%-22s %14s %14s\n", "error (%)", "training", head);
+    for (int pass = 0; pass < 2; pass++) {
+        for (const cJSON *k = (pass ? cv : train) ? (pass ? cv : train)->child : NULL; k;
+             k = k->next) {
+            if (pass && cJSON_GetObjectItemCaseSensitive(train, k->string)) continue;
+            fprintf(out, "  %-20s", k->string);
+            print_error_cell(cJSON_GetObjectItemCaseSensitive(train, k->string), out);
+            print_error_cell(cJSON_GetObjectItemCaseSensitive(cv, k->string), out);
+            fprintf(out, "\n");
+        }
+    }
+}
+
+/* What else the profile says of its fit (the fitting's counts), one line. */
+static void print_fit_extras(const cJSON *prof, FILE *out)
+{
+    static const char *const known[] = {"servesim_profile", "gpu", "engine", "coefficients",
+                                        "fitted_on", "training_error_pct", "cv_error_pct",
+                                        "folds", NULL};
+    bool any = false;
+    for (const cJSON *k = prof->child; k; k = k->next) {
+        const char *const *n = known;
+        while (*n && strcmp(*n, k->string)) n++;
+        if (*n) continue;
+        char *v = cJSON_PrintUnformatted(k);
+        util_clip_buf kb, vb;
+        fprintf(out, "%s %s %s", any ? "," : "fit:", util_clip(k->string, &kb), util_clip(v, &vb));
+        free(v);
+        any = true;
+    }
+    if (any) fprintf(out, "\n");
+}
+
+static int catalog_profile(const char *path, bool json, const mdl_catalog *cat, util_diag *d)
+{
+    mdl_profile p;
+    int rc = mdl_profile_read(path, cat, &p, d);
+    if (rc) return rc;
+    if (json) {
+        cJSON *o = profile_json(&p, path, cat);
+        char *t = cJSON_Print(o);
+        printf("%s\n", t);
+        free(t);
+        cJSON_Delete(o);
+    } else {
+        util_clip_buf cb;
+        printf("profile %s: fitted on %s (%s) with %s\n", util_clip_path(path, &cb), p.gpu,
+               mdl_catalog_find_gpu(cat, p.gpu)->name, p.engine);
+        print_coefficients(&p, cat, stdout);
+        print_fitted_on(cJSON_GetObjectItemCaseSensitive(p.json, "fitted_on"), stdout);
+        print_errors(p.json, stdout);
+        print_fit_extras(p.json, stdout);
+        printf("(a scenario uses it with cluster.calibration; a key the scenario sets wins)\n");
+    }
+    mdl_profile_fini(&p);
+    return UTIL_OK;
+}
+
 int cli_catalog(int argc, char **argv)
 {
-    unsigned sections;
+    unsigned sections = 0;
     bool json = false;
     model_opts mo = {.tp = 1};
     int code = parse(argc, argv, &sections, &json, &mo);
@@ -445,8 +625,10 @@ int cli_catalog(int argc, char **argv)
     mdl_catalog *cat;
     int rc = mdl_catalog_load_default(&cat, &d);
     if (rc) return cli_fail(&d, rc);
-    if (mo.source || mo.engine) {
-        rc = mo.source ? catalog_model(&mo, json, cat, &d) : catalog_engine(mo.engine, json, cat, &d);
+    if (mo.source || mo.engine || mo.profile) {
+        rc = mo.source    ? catalog_model(&mo, json, cat, &d)
+             : mo.profile ? catalog_profile(mo.profile, json, cat, &d)
+                          : catalog_engine(mo.engine, json, cat, &d);
         mdl_catalog_destroy(cat);
         code = rc ? cli_fail(&d, rc) : CLI_EXIT_OK;
         util_diag_fini(&d);

@@ -7,11 +7,12 @@
  * only the experts the iteration's tokens reach -- plus the KV cache read for
  * every decoding context and written for every new token).  The roofline model
  * takes the larger of compute time at mfu x peak and memory time at mbu x
- * bandwidth, plus a fixed overhead.  The linear model is a teaching and
- * queueing-check model whose time is set directly; the polynomial model is
- * DistServe's fit of vLLM (quadratic in prompt lengths, linear in decode
- * context and batch size); the table model sums measured per-layer kernel
- * latencies (table.c).  Those three are floored at the datasheet, so no
+ * bandwidth (attention's KV reads at attn_efficiency x that: time only, the
+ * bytes counted stay the physical ones), plus a fixed overhead.  The linear
+ * model is a teaching and queueing-check model whose time is set directly;
+ * the polynomial model is DistServe's fit of vLLM (quadratic in prompt
+ * lengths, linear in decode context and batch size); the table model sums
+ * measured per-layer kernel latencies (table.c).  Those three are floored at the datasheet, so no
  * model lets a simulated GPU beat its hardware.  docs/cost-models.md has the
  * formulas.
  */
@@ -23,11 +24,20 @@
 
 static const util_field roofline_fields[] = {
     {.key = "mfu", .type = UTIL_T_NUMBER, .min = 0, .max = 1, .flags = UTIL_MIN_EXCLUSIVE,
-     .doc = "fraction of peak FLOP/s reached (default: the GPU's catalog value)"},
+     .doc = "fraction of peak FLOP/s reached (default: cluster.calibration's, else the GPU's "
+            "catalog value)"},
     {.key = "mbu", .type = UTIL_T_NUMBER, .min = 0, .max = 1, .flags = UTIL_MIN_EXCLUSIVE,
-     .doc = "fraction of peak bandwidth reached (default: the GPU's catalog value)"},
+     .doc = "fraction of peak bandwidth reached (default: cluster.calibration's, else the "
+            "GPU's catalog value)"},
     {.key = "iteration_overhead_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0, .max = 10,
-     .doc = "fixed cost added to every iteration (default: the GPU's catalog value)"},
+     .doc = "fixed cost added to every iteration (default: cluster.calibration's, else the "
+            "GPU's catalog value)"},
+    {.key = "attn_efficiency", .type = UTIL_T_NUMBER, .def = "1", .min = 0, .max = 1,
+     .flags = UTIL_MIN_EXCLUSIVE,
+     .doc = "share of the achieved bandwidth (mbu) that attention's KV-cache reads reach: "
+            "paged attention reads scattered blocks, the weights stream; time only, the bytes "
+            "recorded stay the physical ones (default: cluster.calibration's, else 1; "
+            "docs/cost-models.md)"},
     {.key = "allreduce_latency_s", .type = UTIL_T_NUMBER, .unit = "s", .def = "1e-05", .min = 0,
      .max = 1, .doc = "fixed cost of one all-reduce or pipeline hand-off (tensor and pipeline "
                       "parallelism)"},
@@ -203,6 +213,7 @@ int mdl_cost_init(mdl_cost *cm, cJSON *obj, const mdl_gpu *gpu, const mdl_model 
                   const char *path, const char *base_dir, util_diag *d)
 {
     memset(cm, 0, sizeof *cm);
+    cm->attn_efficiency = 1;
     cm->gpu = *gpu;
     cm->model = *model;
     mdl_cost_set_parallel(cm, 1, 1, NULL); /* the scenario sets a replica's parallelism */
@@ -212,6 +223,7 @@ int mdl_cost_init(mdl_cost *cm, cJSON *obj, const mdl_gpu *gpu, const mdl_model 
         cm->mfu = param_or(obj, "mfu", gpu->mfu);
         cm->mbu = param_or(obj, "mbu", gpu->mbu);
         cm->overhead_s = param_or(obj, "iteration_overhead_s", gpu->overhead_s);
+        cm->attn_efficiency = param_or(obj, "attn_efficiency", 1);
         cm->allreduce_latency_s = param_or(obj, "allreduce_latency_s", 1e-5);
     } else if (!strcmp(kind, "linear")) {
         cm->kind = MDL_COST_LINEAR;
@@ -237,12 +249,14 @@ void mdl_cost_fini(mdl_cost *cm)
     cm->table = NULL;
 }
 
-/* What an iteration does: FLOPs and bytes in all, and the routed experts'
+/* What an iteration does: FLOPs and bytes in all, the routed experts'
  * part of them, which the busiest GPU of expert parallelism does `skew`
- * times its share of. */
+ * times its share of, and the part of the bytes that attention reads from
+ * the KV cache (which the roofline moves at attn_efficiency x mbu). */
 typedef struct work {
     double flops, bytes;
     double expert_flops, expert_bytes;
+    double kv_read;
 } work;
 
 /* Weights an iteration of `tokens` tokens reads, and their FLOPs for
@@ -253,7 +267,7 @@ typedef struct work {
 static work linear_work(const mdl_cost *cm, double tokens, double seqs)
 {
     const mdl_model *m = &cm->model;
-    work w = {0, 0, 0, 0};
+    work w = {0, 0, 0, 0, 0};
     if (tokens <= 0) return w;
     double table = m->tied_embeddings ? 0 : cm->head_params;
     double rows = tokens * m->hidden;
@@ -290,6 +304,7 @@ static void prefill_attention(const mdl_cost *cm, const mdl_batch *b, work *w)
     double pairs = b->prefill_pairs, context = (double)b->prefill_context;
     w->flops += cm->attn_prefill_pair * cm->full_layers * pairs;
     w->bytes += kv * cm->full_layers * (tokens + context);
+    w->kv_read += kv * cm->full_layers * context;
     if (cm->window_layers == 0) return;
     double wp = 0, wc = 0, win = (double)cm->window;
     if (b->chunks) {
@@ -304,6 +319,7 @@ static void prefill_attention(const mdl_cost *cm, const mdl_batch *b, work *w)
     }
     w->flops += cm->attn_prefill_pair * cm->window_layers * wp;
     w->bytes += kv * cm->window_layers * (tokens + wc);
+    w->kv_read += kv * cm->window_layers * wc;
 }
 
 /* n decoding sequences of context sum ctx (each including its new token):
@@ -317,6 +333,7 @@ static void decode_attention(const mdl_cost *cm, double n, double ctx, work *w)
     double keys = cm->full_layers * ctx + cm->window_layers * windowed;
     w->flops += cm->attn_decode_pair * keys;
     w->bytes += cm->kv_read_per_layer_token * keys;
+    w->kv_read += cm->kv_read_per_layer_token * keys;
 }
 
 /* The iteration of batch b, or its prefill or decode part alone. */
@@ -330,15 +347,25 @@ static work batch_work(const mdl_cost *cm, const mdl_batch *b, bool prefill, boo
     return w;
 }
 
-/* Compute and memory time of work split over the tp GPUs of a layer.
+/* The bytes that attention's KV reads take beyond their count when they
+ * reach attn only of the bandwidth the weights do: 1 / attn - 1 of them
+ * (exactly 0 at the default 1, which leaves every time as it was). */
+static double kv_excess(double attn)
+{
+    return 1.0 / attn - 1.0;
+}
+
+/* Compute and memory time of work split over the tp GPUs of a layer, the
+ * KV reads at attn x mbu (1 for the datasheet floor: the physical bytes).
  * Pipeline stages run one after another for one micro-batch, so their
  * shares add up to the whole: pipeline parallelism does not shorten an
  * iteration. */
-static double roofline_s(const mdl_cost *cm, work w, double mfu, double mbu)
+static double roofline_s(const mdl_cost *cm, work w, double mfu, double mbu, double attn)
 {
     double extra = cm->ep.skew - 1; /* the busiest expert-parallel GPU's excess */
     double tc = (w.flops + extra * w.expert_flops) / (cm->gpu.flops * mfu * cm->tp);
-    double tm = (w.bytes + extra * w.expert_bytes) / (cm->gpu.mem_bw * mbu * cm->tp);
+    double tm = (w.bytes + extra * w.expert_bytes + kv_excess(attn) * w.kv_read) /
+                (cm->gpu.mem_bw * mbu * cm->tp);
     return tc > tm ? tc : tm;
 }
 
@@ -407,10 +434,12 @@ static double roofline_step(const mdl_cost *cm, const mdl_batch *b, work all, do
                             double *q)
 {
     if (b->prefill_tokens > 0 && b->n_decode > 0) { /* shares only matter then */
-        *p = roofline_s(cm, batch_work(cm, b, true, false), cm->mfu, cm->mbu);
-        *q = roofline_s(cm, batch_work(cm, b, false, true), cm->mfu, cm->mbu);
+        *p = roofline_s(cm, batch_work(cm, b, true, false), cm->mfu, cm->mbu,
+                        cm->attn_efficiency);
+        *q = roofline_s(cm, batch_work(cm, b, false, true), cm->mfu, cm->mbu,
+                        cm->attn_efficiency);
     }
-    return roofline_s(cm, all, cm->mfu, cm->mbu) + cm->overhead_s +
+    return roofline_s(cm, all, cm->mfu, cm->mbu, cm->attn_efficiency) + cm->overhead_s +
            comm_s(cm, (double)b->prefill_tokens + b->n_decode);
 }
 
@@ -495,7 +524,7 @@ void mdl_cost_step(const mdl_cost *cm, const mdl_batch *b, mdl_step *out)
     case MDL_COST_TABLE: t = table_step(cm, b, &p, &q, &clamped); break;
     }
     if (cm->kind != MDL_COST_ROOFLINE) { /* a roofline at mfu, mbu <= 1 is never below it */
-        double floor_s = roofline_s(cm, all, 1.0, 1.0);
+        double floor_s = roofline_s(cm, all, 1.0, 1.0, 1.0);
         if (floor_s > t) t = floor_s;
     }
     out->gpu_s = t;
@@ -585,11 +614,19 @@ static double table_part(const mdl_cost *cm, int32_t n, int64_t ctx0, int64_t k,
     return total;
 }
 
+/* What a part's time lines count beyond its FLOPs and bytes: the busiest
+ * expert-parallel GPU's excess, and the KV bytes attention reads (a line
+ * in j), which the roofline moves at attn_efficiency x mbu. */
+typedef struct part_extra {
+    double flops, bytes;
+    mdl_line kv_read;
+} part_extra;
+
 /* FLOPs and bytes of a part's iterations as lines in j; `full` when every
- * windowed layer's window is full throughout it.  The time lines add the
- * busiest expert-parallel GPU's excess (extra); the totals do not. */
+ * windowed layer's window is full throughout it.  The time lines add
+ * extra; the totals do not. */
 static void part_work(const mdl_cost *cm, int32_t n, bool full, mdl_run_part *pt,
-                      double *extra_f, double *extra_b)
+                      part_extra *extra)
 {
     work lw = linear_work(cm, n, n);
     double ctx = (double)pt->ctx0, win = (double)n * (double)cm->window;
@@ -599,8 +636,9 @@ static void part_work(const mdl_cost *cm, int32_t n, bool full, mdl_run_part *pt
     pt->f1 = cm->attn_decode_pair * keys1;
     pt->b0 = lw.bytes + cm->kv_read_per_layer_token * keys0;
     pt->b1 = cm->kv_read_per_layer_token * keys1;
-    *extra_f = (cm->ep.skew - 1) * lw.expert_flops;
-    *extra_b = (cm->ep.skew - 1) * lw.expert_bytes;
+    extra->flops = (cm->ep.skew - 1) * lw.expert_flops;
+    extra->bytes = (cm->ep.skew - 1) * lw.expert_bytes;
+    extra->kv_read = (mdl_line){cm->kv_read_per_layer_token * keys0, pt->b1};
 }
 
 static void part_init(mdl_run *r, mdl_run_part *pt, int64_t ctx0, bool full)
@@ -608,16 +646,19 @@ static void part_init(mdl_run *r, mdl_run_part *pt, int64_t ctx0, bool full)
     const mdl_cost *cm = r->cm;
     int32_t n = r->n;
     pt->ctx0 = ctx0;
-    double xf, xb;
-    part_work(cm, n, full, pt, &xf, &xb);
+    part_extra x;
+    part_work(cm, n, full, pt, &x);
     double peak_f = cm->gpu.flops * cm->tp, peak_b = cm->gpu.mem_bw * cm->tp;
     mdl_line *l = pt->lines;
     /* Every model but the roofline is its formula floored at the datasheet. */
-    l[1] = (mdl_line){(pt->f0 + xf) / peak_f, pt->f1 / peak_f};
-    l[2] = (mdl_line){(pt->b0 + xb) / peak_b, pt->b1 / peak_b};
+    l[1] = (mdl_line){(pt->f0 + x.flops) / peak_f, pt->f1 / peak_f};
+    l[2] = (mdl_line){(pt->b0 + x.bytes) / peak_b, pt->b1 / peak_b};
+    double slow = kv_excess(cm->attn_efficiency);
     switch (cm->kind) {
     case MDL_COST_ROOFLINE:
         l[0] = (mdl_line){l[1].a / cm->mfu, l[1].b / cm->mfu};
+        l[2] = (mdl_line){(pt->b0 + x.bytes + slow * x.kv_read.a) / peak_b,
+                          (pt->b1 + slow * x.kv_read.b) / peak_b};
         l[1] = (mdl_line){l[2].a / cm->mbu, l[2].b / cm->mbu};
         l[2] = l[1];
         break;

@@ -256,8 +256,9 @@ typedef struct mdl_cost {
     mdl_cost_kind kind;
     mdl_gpu gpu;     /* its flops: the peak of the dtype the model computes in */
     mdl_model model; /* its weight and KV widths: the precision it is served at */
-    /* roofline */
-    double mfu, mbu, overhead_s;
+    /* roofline; attn_efficiency: the share of mbu that attention's KV reads
+     * reach (time only: the bytes stay physical; 1 for every other kind) */
+    double mfu, mbu, overhead_s, attn_efficiency;
     /* linear */
     double iteration_s, prefill_s_per_token, decode_step_s, decode_s_per_seq;
     /* polynomial (DistServe's fit of vLLM), seconds */
@@ -398,6 +399,62 @@ void mdl_run_init(mdl_run *r, const mdl_cost *cm, int32_t n, int64_t ctx0);
 double mdl_run_time(const mdl_run *r, int64_t k);
 /* Time, FLOPs and bytes of the run's first k iterations. */
 void mdl_run_cost(const mdl_run *r, int64_t k, mdl_step *sum);
+
+/* ---- calibration profiles (profile.c) ---- */
+
+/* A calibration profile (PROFILE.json, written by `servesim calibrate`)
+ * holds physical coefficients fitted on measured runs of one catalog GPU
+ * with one engine preset.  Each coefficient stands for one key of a pool:
+ * X(enum name, profile name, the pool's object, its key), in the order of
+ * mdl_coef.  The cost_model ones apply to the roofline only. */
+#define MDL_COEFS(X)                                                                           \
+    X(MFU, "mfu", "cost_model", "mfu")                                                         \
+    X(MBU, "mbu", "cost_model", "mbu")                                                         \
+    X(ATTN_EFFICIENCY, "attn_efficiency", "cost_model", "attn_efficiency")                     \
+    X(OVERHEAD_S, "overhead_s", "cost_model", "iteration_overhead_s")                          \
+    X(STEP_S, "step_s", "host", "step_s")                                                      \
+    X(STEP_S_PER_SEQ, "step_s_per_seq", "host", "step_s_per_seq")                              \
+    X(OUTPUT_S, "output_s", "host", "output_s")                                                \
+    X(FRONTEND_S, "frontend_s", "host", "frontend_s")                                          \
+    X(FRONTEND_S_PER_TOKEN, "frontend_s_per_token", "host", "frontend_s_per_token")
+
+#define MDL_COEF_ENUM(id, name, section, key) MDL_COEF_##id,
+typedef enum mdl_coef { MDL_COEFS(MDL_COEF_ENUM) MDL_N_COEFS } mdl_coef;
+#undef MDL_COEF_ENUM
+
+typedef struct mdl_coef_info {
+    const char *name;    /* in the profile's "coefficients" */
+    const char *section; /* the pool's object: "cost_model" or "host" */
+    const char *key;     /* the key of it that the coefficient sets */
+} mdl_coef_info;
+extern const mdl_coef_info mdl_coefs[MDL_N_COEFS];
+/* The coefficient a profile names so, or -1. */
+int mdl_coef_of(const char *name);
+
+/* One fitted coefficient; err, lo and hi are NAN where the profile gives
+ * none. */
+typedef struct mdl_fitted {
+    bool set;
+    double value, err, lo, hi;
+} mdl_fitted;
+
+typedef struct mdl_profile {
+    char gpu[32], engine[32]; /* catalog ids, checked */
+    mdl_fitted coef[MDL_N_COEFS];
+    int fitted_runs;          /* entries of fitted_on */
+    cJSON *json;              /* the file as read (fitted_on, the errors, folds); owned */
+} mdl_profile;
+
+/* Reads and checks the profile at path: its version, a catalog GPU and
+ * engine, known coefficients each within its key's range and its own
+ * [lo, hi], fitted_on a list of objects; what else it says of its fit is
+ * kept as read.  Every error found is added, each as "PATH: JSON.PATH: ...". */
+int mdl_profile_read(const char *path, const mdl_catalog *cat, mdl_profile *out, util_diag *d);
+void mdl_profile_fini(mdl_profile *p);
+/* What coefficient c replaces where a scenario uses the profile: the GPU's
+ * catalog mfu, mbu or iteration_overhead_s, 1 for attn_efficiency, the
+ * engine preset's host value. */
+double mdl_profile_default(const mdl_profile *p, const mdl_catalog *cat, mdl_coef c);
 
 /* ---- memory (memory.c) ---- */
 

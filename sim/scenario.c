@@ -16,6 +16,11 @@
  * inheritance, comes from the preset, for the pool's GPU, and is written
  * into the effective scenario like an inherited one.  A key the scenario
  * sets always wins over the preset.
+ *
+ * A calibration profile (`cluster.calibration`) comes between the two: each
+ * coefficient fitted on measured runs of the pools' GPU and engine sets its
+ * key in every pool that has not set it, before the preset and the GPU's
+ * catalog values fill what is still missing.
  */
 #include "sim.h"
 
@@ -23,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define GIB 1073741824.0
 
@@ -183,6 +189,14 @@ static const util_field cluster_fields[] = {
      .doc = "several pools (each inherits the cluster-level keys it does not set)"},
     {.key = "disaggregated", .type = UTIL_T_OBJECT, .sub = disagg_fields,
      .doc = "prefill in one pool, decode in another (DistServe, Splitwise)"},
+    {.key = "calibration", .type = UTIL_T_STRING,
+     .doc = "a calibration profile (servesim calibrate's PROFILE.json, relative to the scenario "
+            "file's folder; stored as the absolute path read): every pool must run its GPU and "
+            "engine, and each fitted coefficient sets its key in every pool -- cost_model.mfu, "
+            "mbu, attn_efficiency, iteration_overhead_s (roofline only) and host.step_s, "
+            "step_s_per_seq, output_s, frontend_s, frontend_s_per_token. A key the scenario "
+            "sets itself wins over the profile; the profile wins over the engine preset and "
+            "the GPU's catalog values (docs/calibration.md)"},
     {0},
 };
 
@@ -436,6 +450,121 @@ static void apply_engines(cJSON *root, const mdl_catalog *cat)
     cJSON *p;
     cJSON_ArrayForEach(p, pools)
         if (cJSON_IsObject(p)) apply_engine(p, cat);
+}
+
+/* ---- calibration profiles ---- */
+
+/* path from the root: itself, or below the working directory (NULL when
+ * that cannot be had); caller frees. */
+static char *absolute(const char *path)
+{
+    if (path[0] == '/') return util_xstrdup(path);
+    char cwd[4096];
+    if (!getcwd(cwd, sizeof cwd)) return NULL;
+    return util_xasprintf("%s/%s", cwd, strncmp(path, "./", 2) ? path : path + 2);
+}
+
+/* The pool after p, the first when p is NULL: each of cluster.pools, or
+ * the cluster itself; NULL after the last. */
+static cJSON *next_pool(cJSON *cluster, cJSON *p)
+{
+    cJSON *pools = cJSON_GetObjectItemCaseSensitive(cluster, "pools");
+    if (!cJSON_IsArray(pools)) return p ? NULL : cluster;
+    return p ? p->next : pools->child;
+}
+
+/* A pool's name in messages: its own, or the short form's "default". */
+static const char *pool_label(const cJSON *pool, bool listed, util_clip_buf *cb)
+{
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(pool, "name");
+    if (!listed) return "default";
+    return cJSON_IsString(name) ? util_clip(name->valuestring, cb) : "?";
+}
+
+/* The pool runs the profile's GPU (its catalog id: an inline GPU is not the
+ * catalog's) with the profile's engine, the default when it names none. */
+static int check_fit(const cJSON *pool, const char *label, const mdl_profile *pr,
+                     const char *file, util_diag *d)
+{
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(pool, "gpu");
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(pool, "engine");
+    util_clip_buf gb, eb, fb;
+    const char *gpu = cJSON_IsString(g)   ? util_clip(g->valuestring, &gb)
+                      : cJSON_IsObject(g) ? "an inline GPU"
+                                          : "no GPU";
+    const char *engine = cJSON_IsString(e) ? util_clip(e->valuestring, &eb)
+                         : e               ? "an engine that is not a name"
+                                           : SIM_DEFAULT_ENGINE;
+    if (cJSON_IsString(g) && !strcmp(g->valuestring, pr->gpu) && !strcmp(engine, pr->engine))
+        return UTIL_OK;
+    return util_diag_add(d, "cluster.calibration: %s was fitted on %s with %s; pool '%s' is %s "
+                            "with %s", util_clip_path(file, &fb), pr->gpu, pr->engine, label,
+                         gpu, engine);
+}
+
+/* Cost coefficients are the roofline's: a pool costed otherwise has no key
+ * for them to set. */
+static int check_kind(const cJSON *pool, const char *label, const mdl_profile *pr,
+                      const char *file, util_diag *d)
+{
+    const cJSON *kind = util_json_get(pool, "cost_model.kind");
+    if (!cJSON_IsString(kind) || !strcmp(kind->valuestring, "roofline")) return UTIL_OK;
+    util_clip_buf kb, fb;
+    for (int i = 0; i < MDL_N_COEFS; i++)
+        if (pr->coef[i].set && !strcmp(mdl_coefs[i].section, "cost_model"))
+            return util_diag_add(d, "cluster.calibration: %s fits %s, a roofline coefficient; "
+                                    "pool '%s' has a %s cost model",
+                                 util_clip_path(file, &fb), mdl_coefs[i].name, label,
+                                 util_clip(kind->valuestring, &kb));
+    return UTIL_OK;
+}
+
+/* Each fitted coefficient into the pool's key it sets, where the scenario
+ * (or the cluster's keys it inherited) did not set that key. */
+static void set_fitted(cJSON *pool, const mdl_profile *pr)
+{
+    for (int i = 0; i < MDL_N_COEFS; i++) {
+        if (!pr->coef[i].set) continue;
+        cJSON *obj = object_member(pool, mdl_coefs[i].section);
+        if (obj && !cJSON_GetObjectItemCaseSensitive(obj, mdl_coefs[i].key))
+            cJSON_AddNumberToObject(obj, mdl_coefs[i].key, pr->coef[i].value);
+    }
+}
+
+/* The pools of cluster.calibration's profile checked and given its
+ * coefficients, after they inherited the cluster's keys and before the
+ * engine presets and the GPU's defaults fill the keys still missing, so
+ * that what the profile set is validated and stored as the scenario's own.
+ * The stored path is the absolute one read: `servesim report` looks there. */
+static int apply_calibration(cJSON *root, const mdl_catalog *cat, const char *base_dir,
+                             util_diag *d)
+{
+    cJSON *cluster = cJSON_GetObjectItemCaseSensitive(root, "cluster");
+    const cJSON *cal = cJSON_GetObjectItemCaseSensitive(cluster, "calibration");
+    if (!cJSON_IsString(cal)) return UTIL_OK; /* absent, or validation reports it */
+    char *file = util_path_join(base_dir, cal->valuestring);
+    mdl_profile pr;
+    util_diag own;
+    util_diag_init(&own);
+    int rc = mdl_profile_read(file, cat, &pr, &own);
+    for (int i = 0; i < own.count; i++) util_diag_add(d, "cluster.calibration: %s", own.msgs[i]);
+    util_diag_fini(&own);
+    bool listed = cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(cluster, "pools"));
+    for (cJSON *p = rc ? NULL : next_pool(cluster, NULL); p; p = next_pool(cluster, p)) {
+        if (!cJSON_IsObject(p)) continue;
+        util_clip_buf cb;
+        const char *label = pool_label(p, listed, &cb);
+        if (check_fit(p, label, &pr, file, d)) rc = UTIL_EINPUT;
+        if (check_kind(p, label, &pr, file, d)) rc = UTIL_EINPUT;
+    }
+    for (cJSON *p = rc ? NULL : next_pool(cluster, NULL); p; p = next_pool(cluster, p))
+        if (cJSON_IsObject(p)) set_fitted(p, &pr);
+    char *abs = rc ? NULL : absolute(file);
+    if (abs) cJSON_ReplaceItemInObjectCaseSensitive(cluster, "calibration", cJSON_CreateString(abs));
+    free(abs);
+    mdl_profile_fini(&pr);
+    free(file);
+    return rc;
 }
 
 /* ---- typed values ---- */
@@ -793,9 +922,10 @@ int sim_scenario_load(cJSON *root, const mdl_catalog *catalog, const char *base_
     if (!cJSON_IsObject(root)) return util_diag_add(d, "scenario: expected a JSON object");
     inherit_pools(root);
     if (expand_models(root, base_dir, d)) return UTIL_EINPUT;
+    int rc = apply_calibration(root, catalog, base_dir, d);
     apply_engines(root, catalog);
     if (util_schema_apply(sim_scenario_fields, root, "", (void *)catalog, d)) return UTIL_EINPUT;
-    return build(out, catalog, base_dir, d);
+    return rc ? rc : build(out, catalog, base_dir, d);
 }
 
 void sim_scenario_fini(sim_scenario *sc)

@@ -291,6 +291,13 @@ static void test_decode_runs(void)
     check_run(&lin, 8, 8 * 10, 3000, "linear meeting its datasheet floor");
     mdl_cost moe = roofline("h200", "mixtral-8x7b", "{\"kind\": \"roofline\"}");
     check_run(&moe, 3, 30, 200, "MoE");
+    /* KV reads at 0.6 of mbu: a steeper memory line, the same sums */
+    mdl_cost slow = roofline("h100-sxm", "llama-3.1-8b",
+                             "{\"kind\": \"roofline\", \"attn_efficiency\": 0.6}");
+    check_run(&slow, 256, 256 * 100, 500, "attn_efficiency 0.6 across the ridge");
+    mdl_cost win = roofline("h200", "gpt-oss-20b",
+                            "{\"kind\": \"roofline\", \"attn_efficiency\": 0.6}");
+    check_run(&win, 4, 4 * 100, 300, "attn_efficiency 0.6 across a sliding window's knee");
 }
 
 /* All messages from validating and building a cost model, joined by "\n"
