@@ -8,7 +8,10 @@
  * result (`input_lens`, `ttfts`), GenAI-Perf's export (`experiments`),
  * inference-perf's lifecycle report (`load_summary`, `successes`), or
  * servesim's measured-run JSON (`scenario`, `metrics`, `requests`) -- or
- * LLMServingSim's requests.jsonl, one object a line.  Keys of two tools in
+ * LLMServingSim's requests.jsonl, one object a line.  GenAI-Perf's reader
+ * also reads its aggregates (`time_to_first_token`) and AIPerf's, its
+ * successor's: a folder or .jsonl of records ({metadata, metrics} a line),
+ * their aggregates (`records`).  Keys of two tools in
  * one file are an error, not a guess.
  */
 #include "val_int.h"
@@ -202,7 +205,7 @@ static bool ends_with(const char *s, const char *tail)
 static const char *const marks[][4] = {
     {"input_lens", "ttfts", "itls", NULL},
     {"load_summary", "successes", NULL},
-    {"experiments", NULL},
+    {"experiments", "time_to_first_token", "records", NULL},
     {NULL},
     {"scenario", "metrics", "requests", NULL},
 };
@@ -233,6 +236,27 @@ static int format_of_json(const char *path, const cJSON *root, util_diag *d)
     return found;
 }
 
+/* Whether a .jsonl is AIPerf's records ({metadata, metrics, error} a line),
+ * not LLMServingSim's requests: its first line says. */
+static bool aiperf_records(const char *path)
+{
+    util_diag quiet;
+    util_diag_init(&quiet);
+    util_lines *l = NULL;
+    char *line;
+    size_t len;
+    bool found = false;
+    if (util_lines_open(path, &l, &quiet) == UTIL_OK && util_lines_next(l, &line, &len, &quiet) == 1) {
+        cJSON *o = cJSON_Parse(line);
+        found = cJSON_IsObject(util_json_member(o, "metadata")) &&
+                cJSON_IsObject(util_json_member(o, "metrics"));
+        cJSON_Delete(o);
+    }
+    util_lines_close(l);
+    util_diag_fini(&quiet);
+    return found;
+}
+
 int val_import(const char *path, const mdl_catalog *cat, val_runs *out, util_diag *d)
 {
     util_clip_buf b;
@@ -240,17 +264,21 @@ int val_import(const char *path, const mdl_catalog *cat, val_runs *out, util_dia
     if (is_dir(path)) {
         if (has_file(path, "requests.jsonl") && has_file(path, "meta.json"))
             rc = val__read_llmservingsim(path, NULL, cat, out, d);
+        else if (has_file(path, "profile_export.jsonl")) /* AIPerf's artifacts */
+            rc = val__read_genai_perf(path, NULL, cat, out, d);
         else if (has_file(path, "summary_lifecycle_metrics.json") ||
                  has_file(path, "per_request_lifecycle_metrics.json") ||
                  has_file(path, "stage_0_lifecycle_metrics.json"))
             rc = val__read_inference_perf(path, NULL, cat, out, d);
         else
             return util_diag_add(d, "%s: an unknown format: a folder of LLMServingSim's "
-                                    "(meta.json, requests.jsonl) or an inference-perf report "
-                                    "(*_lifecycle_metrics.json) was expected",
+                                    "(meta.json, requests.jsonl), an inference-perf report "
+                                    "(*_lifecycle_metrics.json) or AIPerf's artifacts "
+                                    "(profile_export.jsonl) was expected",
                                  util_clip_path(path, &b));
     } else if (ends_with(path, ".jsonl")) {
-        rc = val__read_llmservingsim(path, NULL, cat, out, d);
+        rc = aiperf_records(path) ? val__read_genai_perf(path, NULL, cat, out, d)
+                                  : val__read_llmservingsim(path, NULL, cat, out, d);
     } else {
         cJSON *root = NULL;
         rc = util_json_read_file(path, &root, d);
