@@ -428,6 +428,7 @@ int an__load_run(sqlite3 *db, const char *file, int64_t id, an__run *r, util_dia
         const char *scenario = (const char *)sqlite3_column_text(st, 1);
         const char *overrides = (const char *)sqlite3_column_text(st, 2);
         r->overloaded = status && !strcmp(status, "overloaded");
+        r->measured = status && !strcmp(status, "measured");
         r->scenario = cJSON_Parse(scenario ? scenario : "");
         r->overrides = overrides ? cJSON_Parse(overrides) : NULL;
         if (!r->scenario)
@@ -520,6 +521,12 @@ static bool overridden(const an__run *runs, int n, const char *key)
 char *an__difference(const an__run *runs, int n, int index)
 {
     if (n < 2) return NULL;
+    /* a measured run beside its replays: which is which says it all */
+    bool any_measured = false;
+    for (int i = 0; i < n; i++) any_measured |= runs[i].measured;
+    if (any_measured)
+        return util_xasprintf("%s, run %lld", runs[index].measured ? "measured" : "simulated",
+                              (long long)runs[index].id);
     leaves *all = util_xcalloc((size_t)n, sizeof *all);
     for (int i = 0; i < n; i++)
         flatten(runs[i].scenario, "", &all[i]);

@@ -54,6 +54,7 @@ void an__lane_key(an_plot *p, an__shape shape, int colour, char glyph, const cha
 typedef struct an__run {
     int64_t id;
     bool overloaded;             /* runs.status: its queue grew without bound */
+    bool measured;               /* runs.status: a benchmark tool's run (servesim import) */
     cJSON *scenario, *overrides; /* overrides: NULL when none were stored */
 } an__run;
 

@@ -46,9 +46,9 @@ static void print_usage_text(void)
 {
     char names[2048] = "";
     size_t at = 0;
-    for (int c = 0; c < VAL_N_COEFS; c++)
+    for (int c = 0; c < MDL_N_COEFS; c++)
         at += (size_t)snprintf(names + at, sizeof names - at, "                        %-21s %s\n",
-                               val_coefs[c].name, val_coefs[c].doc);
+                               mdl_coefs[c].name, val_coefs[c].doc);
     printf(calibrate_usage, names);
 }
 
@@ -77,76 +77,19 @@ static int parse(int argc, char **argv, opts *o)
 }
 
 /* --fit's names into fit[]. */
-static int parse_fit(const char *list, bool fit[VAL_N_COEFS], util_diag *d)
+static int parse_fit(const char *list, bool fit[MDL_N_COEFS], util_diag *d)
 {
-    static const char *names[VAL_N_COEFS + 1];
-    for (int c = 0; c < VAL_N_COEFS; c++) names[c] = val_coefs[c].name;
+    static const char *names[MDL_N_COEFS + 1];
+    for (int c = 0; c < MDL_N_COEFS; c++) names[c] = mdl_coefs[c].name;
     char *copy = util_xstrdup(list ? list : "mfu,mbu"), *save = NULL;
     int rc = UTIL_OK, n = 0;
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        int c = val_coef_index(t);
+        int c = mdl_coef_of(t);
         if (c < 0) rc = util_diag_unknown(d, "--fit", "coefficient", t, names);
         else fit[c] = true, n++;
     }
     if (!rc && n == 0) rc = util_diag_add(d, "--fit: name at least one coefficient");
     free(copy);
-    return rc;
-}
-
-/* ---- the runs ---- */
-
-static bool is_database(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    char head[16] = {0};
-    bool db = f && fread(head, 1, sizeof head, f) == sizeof head &&
-              !memcmp(head, "SQLite format 3", 16);
-    if (f) fclose(f);
-    return db;
-}
-
-/* Every measured run of a database. */
-static int database_runs(const char *path, val_runs *runs, util_diag *d)
-{
-    sqlite3 *db = NULL;
-    int rc = an_open(path, &db, d);
-    sqlite3_stmt *st = NULL;
-    if (!rc && sqlite3_prepare_v2(db, "SELECT run_id FROM measurements ORDER BY run_id", -1, &st,
-                                  NULL) != SQLITE_OK)
-        rc = util_diag_add(d, "%s: holds no measured run (servesim import stores them)", path);
-    int found = 0;
-    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-        val_run *slot = val_runs_add(runs), m;
-        rc = val_load(db, path, sqlite3_column_int64(st, 0), &m, d);
-        val_run_fini(slot);
-        if (rc) {
-            runs->n--;
-            break;
-        }
-        *slot = m;
-        found++;
-    }
-    if (!rc && !found) rc = util_diag_add(d, "%s: holds no measured run (servesim import stores them)", path);
-    sqlite3_finalize(st);
-    sqlite3_close(db);
-    return rc;
-}
-
-static int read_runs(const opts *o, const mdl_catalog *cat, val_runs *runs, util_diag *d)
-{
-    cJSON *base = NULL;
-    int rc = o->scenario ? util_json_read_file(o->scenario, &base, d) : UTIL_OK;
-    if (!rc && base) {
-        char *dir = util_dirname(o->scenario);
-        val_absolute_paths(base, dir);
-        free(dir);
-    }
-    for (int i = 0; !rc && i < o->pos.n; i++)
-        rc = is_database(o->pos.v[i]) ? database_runs(o->pos.v[i], runs, d)
-                                      : val_import(o->pos.v[i], cat, runs, d);
-    for (int i = 0; !rc && i < runs->n; i++)
-        rc = val_settle(&runs->v[i], base, o->scenario, o->sets.v, o->sets.n, d);
-    cJSON_Delete(base);
     return rc;
 }
 
@@ -164,9 +107,9 @@ static void print_fit(const val_fit *f, const val_run *runs, const char *output)
     printf("profile of %s with %s, fitted on %d run%s (%d iterations, %d replays)\n\n", f->gpu,
            f->engine, f->n_runs, f->n_runs == 1 ? "" : "s", f->iterations, f->evaluations);
     printf("%-22s %12s %12s %12s   %s\n", "coefficient", "start", "fitted", "stderr", "range");
-    for (int c = 0; c < VAL_N_COEFS; c++)
+    for (int c = 0; c < MDL_N_COEFS; c++)
         if (f->fitted[c])
-            printf("%-22s %12.6g %12.6g %12.3g   %g .. %g\n", val_coefs[c].name, f->start[c],
+            printf("%-22s %12.6g %12.6g %12.3g   %g .. %g\n", mdl_coefs[c].name, f->start[c],
                    f->value[c], f->stderr_[c], val_coefs[c].lo, val_coefs[c].hi);
     printf("\n");
     print_errors("training error (mean |error| over the runs, fitted on all of them):",
@@ -215,10 +158,10 @@ int cli_calibrate(int argc, char **argv)
     mdl_catalog *cat = NULL;
     val_runs runs = {0};
     val_fit fit = {0};
-    bool names[VAL_N_COEFS] = {0};
+    bool names[MDL_N_COEFS] = {0};
     int rc = parse_fit(o.fit, names, &d);
     if (!rc) rc = mdl_catalog_load_default(&cat, &d);
-    if (!rc) rc = read_runs(&o, cat, &runs, &d);
+    if (!rc) rc = cli_measured_runs(o.pos.v, o.pos.n, o.scenario, &o.sets, 0, false, cat, &runs, &d);
     int folds = o.folds ? o.folds : runs.n >= 2 ? (runs.n < 5 ? runs.n : 5) : 0;
     if (!rc) rc = val_calibrate(runs.v, runs.n, cat, names, folds, &fit, &d);
     cJSON *profile = rc ? NULL : val_profile_json(&fit, runs.v);

@@ -157,4 +157,18 @@ int cli_fail(const util_diag *d, int status);
 /* "servesim: message" on stderr; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* ---- measured runs (measured.c) ---- */
+
+typedef struct val_runs val_runs;
+typedef struct mdl_catalog mdl_catalog;
+/* Whether path is an SQLite file (a database of measured runs, not a
+ * benchmark tool's file). */
+bool cli_is_database(const char *path);
+/* The measured runs of paths, each settled with --scenario and --set
+ * (val_settle): a tool's file, read by val_import, or a database's measured
+ * runs -- run_id's, the newest when newest is set, else every one. */
+int cli_measured_runs(char *const *paths, int n, const char *scenario, const cli_args *sets,
+                      int64_t run_id, bool newest, const mdl_catalog *cat, val_runs *runs,
+                      util_diag *d);
+
 #endif /* CLI_H */

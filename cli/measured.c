@@ -25,7 +25,7 @@ static const char import_usage[] =
     "every request it has. FILE is one of:\n"
     "  vllm bench serve --save-result --save-detailed JSON\n"
     "  an inference-perf report folder (or one of its *_lifecycle_metrics.json)\n"
-    "  GenAI-Perf's profile_export*.json\n"
+    "  GenAI-Perf's profile_export*.json; AIPerf's profile_export.jsonl (or its folder)\n"
     "  LLMServingSim's folder of requests.jsonl and meta.json\n"
     "  servesim's measured-run JSON (docs/calibration.md)\n"
     "The engine settings come from what the file recorded, else from --scenario and\n"
@@ -81,29 +81,76 @@ static int parse(const char *cmd, const char *usage, bool replay, int argc, char
 }
 
 /* --scenario, raw: its files made absolute, --set left for val_settle. */
-static int read_base(const opts *o, cJSON **base, util_diag *d)
+static int read_base(const char *scenario, cJSON **base, util_diag *d)
 {
     *base = NULL;
-    if (!o->scenario) return UTIL_OK;
-    int rc = util_json_read_file(o->scenario, base, d);
-    if (!rc && !cJSON_IsObject(*base))
-        rc = util_diag_add(d, "%s: expected a scenario object", o->scenario);
+    if (!scenario) return UTIL_OK;
+    int rc = util_json_read_file(scenario, base, d);
+    if (!rc && !cJSON_IsObject(*base)) rc = util_diag_add(d, "%s: expected a scenario object", scenario);
     if (!rc) {
-        char *dir = util_dirname(o->scenario);
+        char *dir = util_dirname(scenario);
         val_absolute_paths(*base, dir);
         free(dir);
     }
     return rc;
 }
 
-/* Every file's runs, each settled; nothing is stored if any is bad. */
-static int read_all(const opts *o, const mdl_catalog *cat, val_runs *runs, util_diag *d)
+bool cli_is_database(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    char head[16] = {0};
+    bool db = f && fread(head, 1, sizeof head, f) == sizeof head &&
+              !memcmp(head, "SQLite format 3", 16);
+    if (f) fclose(f);
+    return db;
+}
+
+/* One stored measured run onto the end of runs. */
+static int load_run(sqlite3 *db, const char *path, int64_t id, val_runs *runs, util_diag *d)
+{
+    val_run m;
+    int rc = val_check_measured(db, path, id, d);
+    if (!rc) rc = val_load(db, path, id, &m, d);
+    if (rc) return rc;
+    val_run *slot = val_runs_add(runs);
+    val_run_fini(slot);
+    *slot = m;
+    return UTIL_OK;
+}
+
+/* A database's measured runs: run_id's, the newest, or every one. */
+static int database_runs(const char *path, int64_t run_id, bool newest, val_runs *runs,
+                         util_diag *d)
+{
+    sqlite3 *db = NULL;
+    int rc = an_open(path, &db, d);
+    int64_t last = rc ? 0 : val_last_measured(db);
+    if (!rc && !last)
+        rc = util_diag_add(d, "%s: holds no measured run (servesim import stores them)", path);
+    if (!rc && (run_id || newest)) {
+        rc = load_run(db, path, run_id ? run_id : last, runs, d);
+    } else if (!rc) {
+        sqlite3_stmt *st = NULL;
+        sqlite3_prepare_v2(db, "SELECT run_id FROM measurements ORDER BY run_id", -1, &st, NULL);
+        while (!rc && sqlite3_step(st) == SQLITE_ROW)
+            rc = load_run(db, path, sqlite3_column_int64(st, 0), runs, d);
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(db);
+    return rc;
+}
+
+int cli_measured_runs(char *const *paths, int n, const char *scenario, const cli_args *sets,
+                      int64_t run_id, bool newest, const mdl_catalog *cat, val_runs *runs,
+                      util_diag *d)
 {
     cJSON *base = NULL;
-    int rc = read_base(o, &base, d);
-    for (int i = 0; !rc && i < o->pos.n; i++) rc = val_import(o->pos.v[i], cat, runs, d);
+    int rc = read_base(scenario, &base, d);
+    for (int i = 0; !rc && i < n; i++)
+        rc = cli_is_database(paths[i]) ? database_runs(paths[i], run_id, newest, runs, d)
+                                       : val_import(paths[i], cat, runs, d);
     for (int i = 0; !rc && i < runs->n; i++)
-        rc = val_settle(&runs->v[i], base, o->scenario, o->sets.v, o->sets.n, d);
+        rc = val_settle(&runs->v[i], base, scenario, sets->v, sets->n, d);
     cJSON_Delete(base);
     return rc;
 }
@@ -175,7 +222,7 @@ int cli_import(int argc, char **argv)
     cJSON *stored = cJSON_CreateArray();
     int rc = rec_check(o.output, &d);
     if (!rc) rc = mdl_catalog_load_default(&cat, &d);
-    if (!rc) rc = read_all(&o, cat, &runs, &d);
+    if (!rc) rc = cli_measured_runs(o.pos.v, o.pos.n, o.scenario, &o.sets, 0, false, cat, &runs, &d);
     for (int i = 0; !rc && i < runs.n; i++) {
         int64_t id;
         rc = val_store(&runs.v[i], o.output, &id, &d);
@@ -198,44 +245,6 @@ int cli_import(int argc, char **argv)
 }
 
 /* ---- replay ---- */
-
-static bool is_database(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    char head[16] = {0};
-    bool db = f && fread(head, 1, sizeof head, f) == sizeof head &&
-              !memcmp(head, "SQLite format 3", 16);
-    if (f) fclose(f);
-    return db;
-}
-
-/* MEASURED's runs: a database's measured run, or a file's, settled. */
-static int measured_runs(const opts *o, const mdl_catalog *cat, val_runs *runs, bool *stored,
-                         util_diag *d)
-{
-    const char *path = o->pos.v[0];
-    *stored = is_database(path);
-    if (!*stored) return read_all(o, cat, runs, d);
-    sqlite3 *db = NULL;
-    int64_t run = o->run;
-    int rc = an_open(path, &db, d);
-    if (!rc && !run && !(run = val_last_measured(db)))
-        rc = util_diag_add(d, "%s: holds no measured run (servesim import stores them)", path);
-    if (!rc) rc = val_check_measured(db, path, run, d);
-    val_run m;
-    if (!rc) rc = val_load(db, path, run, &m, d);
-    sqlite3_close(db);
-    if (rc) return rc;
-    val_run *slot = val_runs_add(runs);
-    val_run_fini(slot);
-    *slot = m;
-    /* the stored run's settings, with this command's --scenario and --set */
-    cJSON *base = NULL;
-    rc = read_base(o, &base, d);
-    if (!rc) rc = val_settle(slot, base, o->scenario, o->sets.v, o->sets.n, d);
-    cJSON_Delete(base);
-    return rc;
-}
 
 /* A trace file beside the database that nothing else has: FILE-replayN.csv. */
 static char *trace_path(const char *output)
@@ -264,9 +273,15 @@ static int replay_scenario(const val_run *m, const mdl_catalog *cat, char **trac
     if (m->n == 0 && !util_json_get(m->scenario, "workload"))
         return util_diag_add(d, "%s: neither requests nor a workload to replay",
                              util_clip_path(m->source, &b));
+    if (m->arrivals_unknown && !util_json_get(m->scenario, "workload.arrival"))
+        return util_diag_add(d, "%s: its arrivals were not recorded and no generator was: give "
+                                "--set workload.arrival.process=... (docs/scenario.md)",
+                             util_clip_path(m->source, &b));
     int rc = UTIL_OK;
     if (m->n) {
-        *trace = trace_path(*trace);
+        char *stem = *trace;
+        *trace = trace_path(stem);
+        free(stem);
         rc = val_write_trace(m, *trace, d);
     } else {
         free(*trace);
@@ -337,7 +352,8 @@ int cli_replay(int argc, char **argv)
     cJSON *all = cJSON_CreateArray();
     int rc = rec_check(o.output, &d);
     if (!rc) rc = mdl_catalog_load_default(&cat, &d);
-    if (!rc) rc = measured_runs(&o, cat, &runs, &stored, &d);
+    stored = cli_is_database(o.pos.v[0]);
+    if (!rc) rc = cli_measured_runs(o.pos.v, 1, o.scenario, &o.sets, o.run, true, cat, &runs, &d);
     for (int i = 0; !rc && i < runs.n; i++) rc = replay_one(&o, cat, &runs.v[i], stored, all, &d);
     if (!rc && o.json) print_json(all);
     cJSON_Delete(all);

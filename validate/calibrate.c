@@ -42,25 +42,16 @@
 
 #include "rec.h"
 
-const val_coef val_coefs[VAL_N_COEFS] = {
-    [VAL_C_MFU] = {"mfu", "cluster.cost_model.mfu", 0.02, 1, true,
-                   "fraction of peak FLOP/s reached (roofline)"},
-    [VAL_C_MBU] = {"mbu", "cluster.cost_model.mbu", 0.05, 1, true,
-                   "fraction of peak memory bandwidth reached (roofline)"},
-    [VAL_C_ATTN] = {"attn_efficiency", "cluster.cost_model.attn_efficiency", 0.05, 1, true,
-                    "share of that bandwidth attention's KV reads reach"},
-    [VAL_C_OVERHEAD] = {"overhead_s", "cluster.cost_model.iteration_overhead_s", 0, 0.05, true,
-                        "fixed GPU time of an iteration, s"},
-    [VAL_C_STEP] = {"step_s", "cluster.host.step_s", 0, 0.05, false,
-                    "host time of an iteration, s"},
-    [VAL_C_STEP_SEQ] = {"step_s_per_seq", "cluster.host.step_s_per_seq", 0, 1e-3, false,
-                        "host time per sequence in an iteration, s"},
-    [VAL_C_OUTPUT] = {"output_s", "cluster.host.output_s", 0, 0.05, false,
-                      "a token's way from the engine to the client, s"},
-    [VAL_C_FRONTEND] = {"frontend_s", "cluster.host.frontend_s", 0, 0.5, false,
-                        "a request's way from the client into the engine, s"},
-    [VAL_C_FRONTEND_TOKEN] = {"frontend_s_per_token", "cluster.host.frontend_s_per_token", 0,
-                              1e-4, false, "the same per prompt token (tokenising), s"},
+const val_coef val_coefs[MDL_N_COEFS] = {
+    [MDL_COEF_MFU] = {0.02, 1, "fraction of peak FLOP/s reached (roofline)"},
+    [MDL_COEF_MBU] = {0.05, 1, "fraction of peak memory bandwidth reached (roofline)"},
+    [MDL_COEF_ATTN_EFFICIENCY] = {0.05, 1, "share of that bandwidth attention's KV reads reach"},
+    [MDL_COEF_OVERHEAD_S] = {0, 0.05, "fixed GPU time of an iteration, s"},
+    [MDL_COEF_STEP_S] = {0, 0.05, "host time of an iteration, s"},
+    [MDL_COEF_STEP_S_PER_SEQ] = {0, 1e-3, "host time per sequence in an iteration, s"},
+    [MDL_COEF_OUTPUT_S] = {0, 0.05, "a token's way from the engine to the client, s"},
+    [MDL_COEF_FRONTEND_S] = {0, 0.5, "a request's way from the client into the engine, s"},
+    [MDL_COEF_FRONTEND_S_PER_TOKEN] = {0, 1e-4, "the same per prompt token (tokenising), s"},
 };
 
 /* Where the solver stops: relative step 1e-6 in x, or a gradient of 1e-8
@@ -75,13 +66,6 @@ const val_coef val_coefs[VAL_N_COEFS] = {
  * large, finite, so that the solver backs away. */
 #define MISSING_RESIDUAL 10.0
 
-int val_coef_index(const char *name)
-{
-    for (int c = 0; c < VAL_N_COEFS; c++)
-        if (!strcmp(val_coefs[c].name, name)) return c;
-    return -1;
-}
-
 /* ---- one evaluation ---- */
 
 /* What the fit runs on: the measured runs, their traces, the coefficients
@@ -93,8 +77,8 @@ typedef struct problem {
     const mdl_catalog *cat;
     char **traces; /* per run; NULL: it replays its generator */
     const bool *fit;
-    double value[VAL_N_COEFS]; /* every coefficient: the fitted ones at the current x */
-    int idx[VAL_N_COEFS];      /* x's j-th coefficient */
+    double value[MDL_N_COEFS]; /* every coefficient: the fitted ones at the current x */
+    int idx[MDL_N_COEFS];      /* x's j-th coefficient */
     int p;
     size_t n;                  /* residuals */
     util_diag *d;
@@ -125,10 +109,10 @@ static double slope(int c, double x)
     return (k->hi - k->lo) * e / ((1 + e) * (1 + e));
 }
 
-/* Sets a dotted key of a scenario (objects made on the way). */
-static void set_key(cJSON *sc, const char *key, double v)
+/* Sets coefficient c's key in a scenario (objects made on the way). */
+static void set_coef(cJSON *sc, int c, double v)
 {
-    char *assign = util_xasprintf("%s=%.17g", key, v);
+    char *assign = util_xasprintf("cluster.%s.%s=%.17g", mdl_coefs[c].section, mdl_coefs[c].key, v);
     util_diag ignore;
     util_diag_init(&ignore);
     util_json_set(sc, assign, &ignore); /* a dotted path of objects: cannot fail */
@@ -138,13 +122,13 @@ static void set_key(cJSON *sc, const char *key, double v)
 
 /* Replays run i with the given coefficients into memory; *db and *id the
  * result (the caller closes db). */
-static int replay(const problem *pb, int i, const double value[VAL_N_COEFS], const bool *set,
+static int replay(const problem *pb, int i, const double value[MDL_N_COEFS], const bool *set,
                   sqlite3 **db, int64_t *id, util_diag *d)
 {
     const val_run *m = &pb->runs[i];
     cJSON *sc = val_replay_scenario(m, pb->traces[i]);
-    for (int c = 0; c < VAL_N_COEFS; c++)
-        if (set[c]) set_key(sc, val_coefs[c].key, value[c]);
+    for (int c = 0; c < MDL_N_COEFS; c++)
+        if (set[c]) set_coef(sc, c, value[c]);
     rec_run_spec spec = {.catalog = pb->cat, .scenario = sc, .origin = m->source,
                          .in_flight_limit = -1};
     rec_run_result res;
@@ -159,7 +143,7 @@ static int replay(const problem *pb, int i, const double value[VAL_N_COEFS], con
 }
 
 /* Run i's metrics predicted with value (the coefficients of set). */
-static int predict(const problem *pb, int i, const double value[VAL_N_COEFS], const bool *set,
+static int predict(const problem *pb, int i, const double value[MDL_N_COEFS], const bool *set,
                    double out[VAL_N_AGG], util_diag *d)
 {
     sqlite3 *db = NULL;
@@ -239,7 +223,7 @@ static int residuals(const gsl_vector *x, void *params, gsl_vector *f)
     return pb->error ? GSL_EFAILED : GSL_SUCCESS;
 }
 
-static int check_bounds(const problem *pb, const double value[VAL_N_COEFS], util_diag *d);
+static int check_bounds(const problem *pb, const double value[MDL_N_COEFS], util_diag *d);
 static int check_informed(const problem *pb, const gsl_matrix *J, util_diag *d);
 
 /* Forward differences of a fixed step in x (see the top). */
@@ -266,8 +250,8 @@ static int jacobian(const gsl_vector *x, void *params, gsl_matrix *J)
 /* ---- a fit ---- */
 
 /* The fit on the runs pb->use: values and their standard errors. */
-static int solve(problem *pb, double (*meas)[VAL_N_AGG], double value[VAL_N_COEFS],
-                 double stderr_[VAL_N_COEFS], int *iterations, util_diag *d)
+static int solve(problem *pb, double (*meas)[VAL_N_AGG], double value[MDL_N_COEFS],
+                 double stderr_[MDL_N_COEFS], int *iterations, util_diag *d)
 {
     pb->n = 0;
     for (int u = 0; u < pb->n_use; u++)
@@ -344,23 +328,24 @@ static int solve(problem *pb, double (*meas)[VAL_N_AGG], double value[VAL_N_COEF
 
 /* A fitted coefficient that stopped at an end of its range is not fitted:
  * the runs push it past what is physical. */
-static int check_bounds(const problem *pb, const double value[VAL_N_COEFS], util_diag *d)
+static int check_bounds(const problem *pb, const double value[MDL_N_COEFS], util_diag *d)
 {
     int rc = UTIL_OK;
     for (int j = 0; j < pb->p; j++) {
         const val_coef *k = &val_coefs[pb->idx[j]];
+        const char *name = mdl_coefs[pb->idx[j]].name;
         double v = value[pb->idx[j]], span = k->hi - k->lo;
         if (v - k->lo < ON_BOUND * span || k->hi - v < ON_BOUND * span)
             rc = util_diag_add(d, "calibrate: %s stopped on its bound (%g, range %g .. %g): the "
                                   "runs push it past what is physical -- check the engine "
                                   "settings they were replayed with, or leave it out of --fit",
-                               k->name, v, k->lo, k->hi);
+                               name, v, k->lo, k->hi);
     }
     return rc;
 }
 
 /* Mean absolute error in % per metric of runs use[] predicted with value. */
-static int errors(problem *pb, double (*meas)[VAL_N_AGG], const double value[VAL_N_COEFS],
+static int errors(problem *pb, double (*meas)[VAL_N_AGG], const double value[MDL_N_COEFS],
                   const int *use, int n_use, double sum[VAL_N_AGG], int count[VAL_N_AGG],
                   double (*per_run)[VAL_N_AGG], util_diag *d)
 {
@@ -419,11 +404,11 @@ static int same_hardware(const val_run *runs, int n, val_fit *out, util_diag *d)
 /* The coefficients' starting values: what the first run resolves them to
  * (its scenario's keys, else the catalog's and the preset's defaults, as
  * the stored scenario of a replay shows them). */
-static int start_values(problem *pb, double value[VAL_N_COEFS], util_diag *d)
+static int start_values(problem *pb, double value[MDL_N_COEFS], util_diag *d)
 {
     sqlite3 *db = NULL;
     int64_t id = 0;
-    bool none[VAL_N_COEFS] = {0};
+    bool none[MDL_N_COEFS] = {0};
     int rc = replay(pb, pb->use[0], value, none, &db, &id, d);
     sqlite3_stmt *st = NULL;
     if (!rc && sqlite3_prepare_v2(db, "SELECT scenario FROM runs WHERE id = ?1", -1, &st, NULL) ==
@@ -432,10 +417,12 @@ static int start_values(problem *pb, double value[VAL_N_COEFS], util_diag *d)
         cJSON *sc = sqlite3_step(st) == SQLITE_ROW
                         ? cJSON_Parse((const char *)sqlite3_column_text(st, 0))
                         : NULL;
-        for (int c = 0; c < VAL_N_COEFS; c++) {
-            double v = util_json_number(sc, val_coefs[c].key, NAN);
+        for (int c = 0; c < MDL_N_COEFS; c++) {
+            char *key = util_xasprintf("cluster.%s.%s", mdl_coefs[c].section, mdl_coefs[c].key);
+            double v = util_json_number(sc, key, NAN);
+            free(key);
             /* attn_efficiency and the host keys default to 1 and 0 when unset */
-            value[c] = !isnan(v) ? v : c == VAL_C_ATTN ? 1 : 0;
+            value[c] = !isnan(v) ? v : c == MDL_COEF_ATTN_EFFICIENCY ? 1 : 0;
         }
         cJSON_Delete(sc);
     }
@@ -452,11 +439,11 @@ static int check_cost_model(const val_run *runs, int n, const bool *fit, util_di
         const char *kind = cJSON_GetStringValue(util_json_get(runs[i].scenario,
                                                               "cluster.cost_model.kind"));
         if (!kind || !strcmp(kind, "roofline")) continue;
-        for (int c = 0; c < VAL_N_COEFS; c++)
-            if (fit[c] && val_coefs[c].cost)
+        for (int c = 0; c < MDL_N_COEFS; c++)
+            if (fit[c] && !strcmp(mdl_coefs[c].section, "cost_model"))
                 return util_diag_add(d, "%s: cluster.cost_model.kind is %s: %s belongs to the "
                                         "roofline model",
-                                     util_clip_path(runs[i].source, &b), kind, val_coefs[c].name);
+                                     util_clip_path(runs[i].source, &b), kind, mdl_coefs[c].name);
     }
     return UTIL_OK;
 }
@@ -490,11 +477,11 @@ static int write_traces(const val_run *runs, int n, char *dir, char ***traces, u
 
 /* ---- the whole calibration ---- */
 
-static int calibrate(const val_run *runs, int n, const mdl_catalog *cat, const bool fit[VAL_N_COEFS],
+static int calibrate(const val_run *runs, int n, const mdl_catalog *cat, const bool fit[MDL_N_COEFS],
                      int folds, val_fit *out, util_diag *d);
 
-static int fit_on(problem *pb, double (*meas)[VAL_N_AGG], const double start[VAL_N_COEFS],
-                  double value[VAL_N_COEFS], double stderr_[VAL_N_COEFS], int *iterations,
+static int fit_on(problem *pb, double (*meas)[VAL_N_AGG], const double start[MDL_N_COEFS],
+                  double value[MDL_N_COEFS], double stderr_[MDL_N_COEFS], int *iterations,
                   util_diag *d)
 {
     memcpy(pb->value, start, sizeof pb->value);
@@ -504,7 +491,7 @@ static int fit_on(problem *pb, double (*meas)[VAL_N_AGG], const double start[VAL
 }
 
 /* Each fold predicted by a fit without it. */
-static int cross_validate(problem *pb, double (*meas)[VAL_N_AGG], const double start[VAL_N_COEFS],
+static int cross_validate(problem *pb, double (*meas)[VAL_N_AGG], const double start[MDL_N_COEFS],
                           int n, int folds, val_fit *out, util_diag *d)
 {
     double sum[VAL_N_AGG] = {0};
@@ -518,7 +505,7 @@ static int cross_validate(problem *pb, double (*meas)[VAL_N_AGG], const double s
         }
         pb->use = train;
         pb->n_use = nt;
-        double value[VAL_N_COEFS], se[VAL_N_COEFS];
+        double value[MDL_N_COEFS], se[MDL_N_COEFS];
         int iters;
         rc = fit_on(pb, meas, start, value, se, &iters, d);
         if (!rc) rc = errors(pb, meas, value, held, nh, sum, count, out->cv_per_run, d);
@@ -541,12 +528,12 @@ static int check_informed(const problem *pb, const gsl_matrix *J, util_diag *d)
             rc = util_diag_add(d, "calibrate: no measured metric moves with %s at %g: the runs do "
                                   "not pin it (it is at the end of its range, or they never reach "
                                   "the regime it governs); leave it out of --fit",
-                               val_coefs[pb->idx[j]].name, pb->value[pb->idx[j]]);
+                               mdl_coefs[pb->idx[j]].name, pb->value[pb->idx[j]]);
     }
     return rc;
 }
 
-int val_calibrate(const val_run *runs, int n, const mdl_catalog *cat, const bool fit[VAL_N_COEFS],
+int val_calibrate(const val_run *runs, int n, const mdl_catalog *cat, const bool fit[MDL_N_COEFS],
                   int folds, val_fit *out, util_diag *d)
 {
     /* GSL aborts the process on a singular problem unless told not to: here
@@ -557,7 +544,7 @@ int val_calibrate(const val_run *runs, int n, const mdl_catalog *cat, const bool
     return rc;
 }
 
-static int calibrate(const val_run *runs, int n, const mdl_catalog *cat, const bool fit[VAL_N_COEFS],
+static int calibrate(const val_run *runs, int n, const mdl_catalog *cat, const bool fit[MDL_N_COEFS],
                      int folds, val_fit *out, util_diag *d)
 {
     *out = (val_fit){.n_runs = n, .folds = folds};
@@ -577,13 +564,13 @@ static int calibrate(const val_run *runs, int n, const mdl_catalog *cat, const b
     int *all = util_xmalloc((size_t)n * sizeof *all);
     for (int i = 0; i < n; i++) all[i] = i;
     problem pb = {.runs = runs, .use = all, .n_use = n, .cat = cat, .fit = fit, .d = d};
-    for (int c = 0; c < VAL_N_COEFS; c++)
+    for (int c = 0; c < MDL_N_COEFS; c++)
         if (fit[c]) pb.idx[pb.p++] = c;
     double (*meas)[VAL_N_AGG] = util_xcalloc((size_t)n, sizeof *meas);
     rc = write_traces(runs, n, dir, &traces, d);
     pb.traces = traces;
     for (int i = 0; !rc && i < n; i++) rc = measured_figures(&runs[i], meas[i], d);
-    double start[VAL_N_COEFS] = {0};
+    double start[MDL_N_COEFS] = {0};
     if (!rc) rc = start_values(&pb, start, d);
     memcpy(out->start, start, sizeof start);
     if (!rc) rc = fit_on(&pb, meas, start, out->value, out->stderr_, &out->iterations, d);

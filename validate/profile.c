@@ -43,9 +43,9 @@ cJSON *val_profile_json(const val_fit *f, const val_run *runs)
     cJSON_AddStringToObject(o, "gpu", f->gpu);
     cJSON_AddStringToObject(o, "engine", f->engine);
     cJSON *co = cJSON_AddObjectToObject(o, "coefficients");
-    for (int c = 0; c < VAL_N_COEFS; c++) {
+    for (int c = 0; c < MDL_N_COEFS; c++) {
         if (!f->fitted[c]) continue;
-        cJSON *k = cJSON_AddObjectToObject(co, val_coefs[c].name);
+        cJSON *k = cJSON_AddObjectToObject(co, mdl_coefs[c].name);
         add_num(k, "value", f->value[c]);
         add_num(k, "stderr", f->stderr_[c]);
         cJSON_AddNumberToObject(k, "lo", val_coefs[c].lo);

@@ -192,30 +192,21 @@ void val_compare_print(const cJSON *cmp, FILE *out);
 
 /* ---- calibration (calibrate.c, profile.c) ---- */
 
-/* The coefficients a profile fits: physical, each within its range, each
- * setting one scenario key (docs/calibration.md). */
-enum {
-    VAL_C_MFU, VAL_C_MBU, VAL_C_ATTN, VAL_C_OVERHEAD,
-    VAL_C_STEP, VAL_C_STEP_SEQ, VAL_C_OUTPUT, VAL_C_FRONTEND, VAL_C_FRONTEND_TOKEN,
-    VAL_N_COEFS
-};
+/* The coefficients a profile fits are models/'s (mdl_coefs: each a key of
+ * a pool, MDL_COEF_MFU ...); what the fit adds is each one's physical range
+ * and what it stands for (docs/calibration.md). */
 typedef struct val_coef {
-    const char *name; /* as --fit and the profile name it */
-    const char *key;  /* the scenario key it sets */
-    double lo, hi;    /* its physical range */
-    bool cost;        /* the roofline cost model's (else the host's) */
+    double lo, hi;
     const char *doc;
 } val_coef;
-extern const val_coef val_coefs[VAL_N_COEFS];
-/* The coefficient of that name, or -1. */
-int val_coef_index(const char *name);
+extern const val_coef val_coefs[MDL_N_COEFS];
 
 typedef struct val_fit {
     char gpu[64], engine[64];          /* what every run was served on */
-    bool fitted[VAL_N_COEFS];
-    double start[VAL_N_COEFS];         /* where the fit began: the runs' own values */
-    double value[VAL_N_COEFS];         /* fitted where fitted[], else start */
-    double stderr_[VAL_N_COEFS];       /* standard error of a fitted one */
+    bool fitted[MDL_N_COEFS];
+    double start[MDL_N_COEFS];         /* where the fit began: the runs' own values */
+    double value[MDL_N_COEFS];         /* fitted where fitted[], else start */
+    double stderr_[MDL_N_COEFS];       /* standard error of a fitted one */
     int iterations, evaluations;       /* of the fit on every run; replays in all */
     int n_runs, folds;
     double train_error[VAL_N_AGG];     /* mean |error| in %, every run with the fit on all */
@@ -227,7 +218,7 @@ typedef struct val_fit {
 /* Fits the coefficients fit[] names to the runs (all of one GPU and one
  * engine) and, with folds >= 2, cross-validates.  A fit that does not
  * converge, or stops on a coefficient's bound, is UTIL_EINPUT saying which. */
-int val_calibrate(const val_run *runs, int n, const mdl_catalog *cat, const bool fit[VAL_N_COEFS],
+int val_calibrate(const val_run *runs, int n, const mdl_catalog *cat, const bool fit[MDL_N_COEFS],
                   int folds, val_fit *out, util_diag *d);
 void val_fit_fini(val_fit *f);
 /* The profile a fit makes (docs/calibration.md): caller frees. */
