@@ -611,11 +611,11 @@ static void print_calibration(const an_report *r, FILE *out)
 static void print_run(const an_report *r, FILE *out)
 {
     if (r->measured_format) {
-        fprintf(out, "run %lld \"%s\": measured, read from %s (%s), on the %s's clock, over "
-                     "%.1f s\n",
+        fprintf(out, "run %lld \"%s\": measured, read from %s (%s), on the %s's clock",
                 (long long)r->run_id, short_name(r->name, 48).s,
-                short_name(r->measured_source, 60).s, r->measured_format, r->measured_clock,
-                r->sim_time_s);
+                short_name(r->measured_source, 60).s, r->measured_format, r->measured_clock);
+        if (r->req.arrived) fprintf(out, ", over %.1f s", r->sim_time_s);
+        fprintf(out, "\n");
         return;
     }
     bool completed = !strcmp(r->status, "completed");
@@ -641,16 +641,20 @@ static void print_run(const an_report *r, FILE *out)
  * or energy: nothing measured them. */
 static void print_measured(const an_report *r, FILE *out)
 {
-    fprintf(out, "\n");
-    print_throughput(&r->req, out);
+    bool rows = r->req.arrived > 0;
+    if (rows) {
+        fprintf(out, "\n");
+        print_throughput(&r->req, out);
+    }
     cJSON *m = cJSON_Parse(r->measured_metrics ? r->measured_metrics : "{}");
     if (m && m->child) {
-        fprintf(out, "the tool's own figures:\n");
+        fprintf(out, rows ? "the tool's own figures:\n"
+                          : "the tool's own figures (it kept no requests: they are all there is):\n");
         const cJSON *c;
         cJSON_ArrayForEach(c, m) fprintf(out, "  %-22s %12.6g\n", c->string, c->valuedouble);
     }
     cJSON_Delete(m);
-    print_slo(&r->req, out);
+    if (rows) print_slo(&r->req, out);
 }
 
 /* What busy means, once, after the cluster's utilisation. */
@@ -672,6 +676,10 @@ static void print_report(const void *arg, FILE *out)
     const an_report *r = ((const report_text *)arg)->r;
     bool by_class = ((const report_text *)arg)->by_class;
     print_run(r, out);
+    if (r->measured_format && r->req.arrived == 0) {
+        print_measured(r, out);
+        return;
+    }
     print_section(&r->req, r->warmup_s, out);
     if (r->measured_format && !strcmp(r->measured_clock, "engine"))
         fprintf(out, "  (the engine core's clock, as the tool stamped it: ttft and e2e from the\n"

@@ -123,13 +123,16 @@ static void print_fit(const val_fit *f, const val_run *runs, const char *output)
     } else {
         printf("no cross-validated error: one run (give two or more to hold some out)\n");
     }
-    printf("\nper run (error %% fitted on all; held out):\n");
+    bool held = f->folds >= 2;
+    printf("\nper run (error %% fitted on all%s):\n", held ? "; held out" : "");
     for (int i = 0; i < f->n_runs; i++) {
         printf("  %s\n", runs[i].name ? runs[i].name : runs[i].source);
-        for (int k = 0; k < VAL_N_AGG; k++)
-            if (!isnan(f->per_run[i][k]))
-                printf("    %-20s %+7.1f%%  %+7.1f%%\n", val_agg_names[k], f->per_run[i][k],
-                       f->cv_per_run[i][k]);
+        for (int k = 0; k < VAL_N_AGG; k++) {
+            if (isnan(f->per_run[i][k])) continue;
+            printf("    %-20s %+7.1f%%", val_agg_names[k], f->per_run[i][k]);
+            if (held) printf("  %+7.1f%%", f->cv_per_run[i][k]);
+            printf("\n");
+        }
     }
     printf("\nwrote %s\n", output);
 }

@@ -429,8 +429,11 @@ static void test_docs(const char *root)
             continue;
         }
         if (!in_sh || strncmp(line, "servesim ", 9)) continue;
-        bool refused = strstr(line, "# exit 2") != NULL;
-        char *run = util_xasprintf("cd '%s' && '%s' %s >/dev/null 2>&1", work, servesim, line + 9);
+        char *comment = strstr(line, "  # ");
+        bool refused = comment && strstr(comment, "exit 2");
+        int len = comment ? (int)(comment - line) : (int)strlen(line);
+        char *run = util_xasprintf("cd '%s' && '%s' %.*s >/dev/null 2>&1", work, servesim,
+                                   len - 9, line + 9);
         int status = system(run);
         int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
         is_int(code, refused ? 2 : 0, "docs/calibration.md: %s", line);
@@ -446,7 +449,11 @@ static void test_docs(const char *root)
 int main(int argc, char **argv)
 {
     if (argc < 3 || !mkdtemp(dir)) return 1;
-    servesim = argv[1];
+    char cwd[4096];
+    /* the docs' commands run in a folder of their own */
+    char *exe = argv[1][0] == '/' || !getcwd(cwd, sizeof cwd) ? util_xstrdup(argv[1])
+                                                                : util_xasprintf("%s/%s", cwd, argv[1]);
+    servesim = exe;
     rtx4090 = util_xasprintf("%s/data/validation/llmservingsim/bench/examples/RTX4090/"
                              "Llama-3.1-8B/vllm", argv[2]);
     rtxpro6000 = util_xasprintf("%s/data/validation/llmservingsim/bench/examples/RTXPRO6000/"
@@ -459,6 +466,7 @@ int main(int argc, char **argv)
     test_docs(argv[2]);
     free(rtx4090);
     free(rtxpro6000);
+    free(exe);
     char *cmd = util_xasprintf("rm -rf '%s'", dir);
     if (system(cmd)) tap_diag("could not remove %s", dir);
     free(cmd);

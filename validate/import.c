@@ -332,7 +332,8 @@ static void llmss_settings(val_run *m, const cJSON *meta, const mdl_catalog *cat
     if (cJSON_IsBool(prefix)) val__record_bool(m, "cluster.scheduler.prefix_caching", cJSON_IsTrue(prefix));
     const char *kv = cJSON_GetStringValue(util_json_member(kw, "kv_cache_dtype"));
     if (kv && strcmp(kv, "auto")) val__record_string(m, "cluster.kv_cache_dtype", kv);
-    char *name = util_xasprintf("%s %s on %s", "vLLM", repo ? repo : "?", device ? device : "?");
+    char *name = device ? util_xasprintf("vLLM %s on %s", repo ? repo : "(model not recorded)", device)
+                        : util_xasprintf("vLLM %s (GPU not recorded)", repo ? repo : "(model not recorded)");
     m->name = name;
 }
 
