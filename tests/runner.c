@@ -3,12 +3,17 @@
  */
 #include "runner.h"
 
+#include <math.h>
+#include <sqlite3.h>
+
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <sqlite3.h>
 
 #include "util.h"
 
@@ -87,4 +92,38 @@ void runner_drop(result *r)
 {
     free(r->out);
     free(r->err);
+}
+
+/* ---- reading back what the binary stored ---- */
+
+static sqlite3_stmt *first_row(const char *path, const char *sql, sqlite3 **db)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(*db, sql, -1, &st, NULL) != SQLITE_OK || sqlite3_step(st) != SQLITE_ROW) {
+        sqlite3_finalize(st);
+        return NULL;
+    }
+    return st;
+}
+
+double runner_q1(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = first_row(path, sql, &db);
+    double v = st && sqlite3_column_type(st, 0) != SQLITE_NULL ? sqlite3_column_double(st, 0) : NAN;
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return v;
+}
+
+char *runner_q1_text(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = first_row(path, sql, &db);
+    const unsigned char *t = st ? sqlite3_column_text(st, 0) : NULL;
+    char *v = util_xstrdup(t ? (const char *)t : "");
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return v;
 }

@@ -35,4 +35,11 @@ void runner_drop(result *r);
  * be meaningless. */
 char *runner_read_or_bail(const char *path);
 
+/* The first column of the first row of sql on the database file at path,
+ * opened read-only: a number (NAN when there is no row, or it is NULL), or
+ * text ("" then; caller frees) -- what a test reads back of a run the
+ * binary stored. */
+double runner_q1(const char *path, const char *sql);
+char *runner_q1_text(const char *path, const char *sql);
+
 #endif /* RUNNER_H */

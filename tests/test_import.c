@@ -91,40 +91,11 @@ static void set(cJSON *j, const char *assignment)
     util_diag_fini(&d);
 }
 
-/* One number, or one text (caller frees), from SQL on a database file. */
-static double q1(const char *db, const char *sql)
-{
-    sqlite3 *h = NULL;
-    sqlite3_stmt *st = NULL;
-    double v = NAN;
-    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-        sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
-        sqlite3_column_type(st, 0) != SQLITE_NULL)
-        v = sqlite3_column_double(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(h);
-    return v;
-}
-
-static char *qtext(const char *db, const char *sql)
-{
-    sqlite3 *h = NULL;
-    sqlite3_stmt *st = NULL;
-    char *v = NULL;
-    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-        sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
-        sqlite3_column_text(st, 0))
-        v = util_xstrdup((const char *)sqlite3_column_text(st, 0));
-    sqlite3_finalize(st);
-    sqlite3_close(h);
-    return v;
-}
-
 /* A JSON column of a run, parsed (caller deletes). */
 static cJSON *qjson(const char *db, const char *sql)
 {
-    char *text = qtext(db, sql);
-    cJSON *j = text ? cJSON_Parse(text) : NULL;
+    char *text = runner_q1_text(db, sql);
+    cJSON *j = cJSON_Parse(text);
     free(text);
     return j;
 }
@@ -193,10 +164,10 @@ static void test_inference_perf_real(void)
     result r = sv("import", folder, "-o", db, NULL);
     is_int(r.status, 0, "inference-perf: the real report folder imports");
     runner_drop(&r);
-    is_int(q1(db, "SELECT count(*) FROM measurements WHERE format = 'inference-perf'"), 5,
+    is_int(runner_q1(db, "SELECT count(*) FROM measurements WHERE format = 'inference-perf'"), 5,
            "inference-perf: one run a stage file (0, 1, 2, 4, 5), not the summary");
-    is_int(q1(db, "SELECT count(*) FROM requests"), 0, "inference-perf: stages have no requests");
-    char *name = qtext(db, "SELECT name FROM runs WHERE id = 5");
+    is_int(runner_q1(db, "SELECT count(*) FROM requests"), 0, "inference-perf: stages have no requests");
+    char *name = runner_q1_text(db, "SELECT name FROM runs WHERE id = 5");
     has_str(name, "stage 5", "inference-perf: the stages in order");
     free(name);
     /* the stored aggregates are the file's own numbers */
@@ -249,7 +220,7 @@ static void test_inference_perf_real(void)
     is_int(r.status, 0, "inference-perf: a stage file given alone");
     has_str(r.out, "stage 2", "inference-perf: is its stage");
     runner_drop(&r);
-    is_int(q1(one, "SELECT count(*) FROM runs"), 1, "inference-perf: one run");
+    is_int(runner_q1(one, "SELECT count(*) FROM runs"), 1, "inference-perf: one run");
     drop_db(one);
     drop_db(rdb);
     drop_db(db);
@@ -306,17 +277,17 @@ static void test_inference_perf_per_request(void)
     is_int(r.status, 0, "inference-perf per-request: the folder replays");
     finite_errors(r.out, "inference-perf per-request");
     runner_drop(&r);
-    is_int(q1(db, "SELECT count(*) FROM requests WHERE run_id = 1"), 20,
+    is_int(runner_q1(db, "SELECT count(*) FROM requests WHERE run_id = 1"), 20,
            "inference-perf per-request: every request, all stages");
-    is_int(q1(db, "SELECT count(*) FROM requests WHERE run_id = 1 AND status = 'failed'"), 1,
+    is_int(runner_q1(db, "SELECT count(*) FROM requests WHERE run_id = 1 AND status = 'failed'"), 1,
            "inference-perf per-request: the one with an error failed");
-    is_near(q1(db, "SELECT arrival_s FROM requests WHERE run_id = 1 AND id = 3"), 1.5, 1e-9,
+    is_near(runner_q1(db, "SELECT arrival_s FROM requests WHERE run_id = 1 AND id = 3"), 1.5, 1e-9,
             "inference-perf per-request: sent 1.5 s after the first");
-    is_near(q1(db, "SELECT first_token_s - arrival_s FROM requests WHERE run_id = 1 AND id = 1"),
+    is_near(runner_q1(db, "SELECT first_token_s - arrival_s FROM requests WHERE run_id = 1 AND id = 1"),
             0.041, 1e-9, "inference-perf per-request: TTFT to the first token time");
-    is_int(q1(db, "SELECT output_tokens FROM requests WHERE run_id = 1 AND id = 0"), 20,
+    is_int(runner_q1(db, "SELECT output_tokens FROM requests WHERE run_id = 1 AND id = 0"), 20,
            "inference-perf per-request: the server's completion_tokens, not the client's count");
-    char *model = qtext(db, "SELECT json_extract(scenario, '$.cluster.model') FROM runs WHERE id = 1");
+    char *model = runner_q1_text(db, "SELECT json_extract(scenario, '$.cluster.model') FROM runs WHERE id = 1");
     is_str(model, "llama-3.1-8b", "inference-perf: config.yaml's quoted, commented model_name");
     free(model);
     drop_db(db);
@@ -411,20 +382,20 @@ static void test_vllm_bench(void)
     is_int(r.status, 0, "vllm-bench: the detailed result replays");
     finite_errors(r.out, "vllm-bench");
     runner_drop(&r);
-    is_int(q1(db, "SELECT count(*) FROM requests WHERE run_id = 1"), VN, "vllm-bench: every request");
-    is_int(q1(db, "SELECT count(*) FROM requests WHERE run_id = 1 AND status = 'failed'"), 1,
+    is_int(runner_q1(db, "SELECT count(*) FROM requests WHERE run_id = 1"), VN, "vllm-bench: every request");
+    is_int(runner_q1(db, "SELECT count(*) FROM requests WHERE run_id = 1 AND status = 'failed'"), 1,
            "vllm-bench: the one with an error failed");
-    is_near(q1(db, "SELECT arrival_s FROM requests WHERE run_id = 1 AND id = 8"), 2.0, 1e-9,
+    is_near(runner_q1(db, "SELECT arrival_s FROM requests WHERE run_id = 1 AND id = 8"), 2.0, 1e-9,
             "vllm-bench: arrivals from start_times, the first at 0");
-    is_near(q1(db, "SELECT first_token_s - arrival_s FROM requests WHERE run_id = 1 AND id = 3"),
+    is_near(runner_q1(db, "SELECT first_token_s - arrival_s FROM requests WHERE run_id = 1 AND id = 3"),
             0.0315, 1e-12, "vllm-bench: TTFT as recorded");
-    is_near(q1(db, "SELECT finish_s - arrival_s FROM requests WHERE run_id = 1 AND id = 3"),
+    is_near(runner_q1(db, "SELECT finish_s - arrival_s FROM requests WHERE run_id = 1 AND id = 3"),
             0.0315 + 22 * 0.0125, 1e-12, "vllm-bench: E2E = ttft + sum(itls)");
-    is_int(q1(db, "SELECT prompt_tokens + output_tokens FROM requests WHERE run_id = 1 AND id = 3"),
+    is_int(runner_q1(db, "SELECT prompt_tokens + output_tokens FROM requests WHERE run_id = 1 AND id = 3"),
            109 + 23, "vllm-bench: the lengths");
     is_near(stored_metric(db, 1, "ttft_p99_s"), 0.0495, 1e-15, "vllm-bench: p99_ttft_ms in seconds");
     is_near(stored_metric(db, 1, "output_tokens_per_s"), 150.5, 0, "vllm-bench: output_throughput");
-    char *model = qtext(db, "SELECT json_extract(scenario, '$.cluster.model') FROM runs WHERE id = 1");
+    char *model = runner_q1_text(db, "SELECT json_extract(scenario, '$.cluster.model') FROM runs WHERE id = 1");
     is_str(model, "llama-3.1-8b", "vllm-bench: model_id is the catalog's model");
     free(model);
     drop_db(db);
@@ -436,7 +407,7 @@ static void test_vllm_bench(void)
     is_int(r.status, 0, "vllm-bench without start_times imports");
     has_str(r.out, "arrivals not recorded", "vllm-bench: and says its arrivals were not recorded");
     runner_drop(&r);
-    is_int(q1(db, "SELECT count(*) FROM requests WHERE arrival_s = 0"), VN,
+    is_int(runner_q1(db, "SELECT count(*) FROM requests WHERE arrival_s = 0"), VN,
            "vllm-bench: its requests kept, each at 0");
     r = sv("replay", db, "-o", db2, "--json", "--set", "cluster.gpu=h100-sxm", NULL);
     is_int(r.status, 0, "vllm-bench without start_times: replays from its database");
@@ -603,21 +574,21 @@ static void test_genai_perf(void)
     is_int(r.status, 0, "genai-perf: the export replays");
     finite_errors(r.out, "genai-perf");
     runner_drop(&r);
-    is_int(q1(db, "SELECT count(*) FROM requests WHERE run_id = 1 AND status = 'completed'"), GN,
+    is_int(runner_q1(db, "SELECT count(*) FROM requests WHERE run_id = 1 AND status = 'completed'"), GN,
            "genai-perf: one run of every request");
-    is_near(q1(db, "SELECT arrival_s FROM requests WHERE run_id = 1 AND id = 4"), 1.0, 1e-6,
+    is_near(runner_q1(db, "SELECT arrival_s FROM requests WHERE run_id = 1 AND id = 4"), 1.0, 1e-6,
             "genai-perf: arrivals from timestamp (ns), the first at 0");
-    is_near(q1(db, "SELECT first_token_s - arrival_s FROM requests WHERE run_id = 1 AND id = 0"),
+    is_near(runner_q1(db, "SELECT first_token_s - arrival_s FROM requests WHERE run_id = 1 AND id = 0"),
             0.03001, 1e-6, "genai-perf: TTFT to the first chunk with output, not the role chunk");
-    is_near(q1(db, "SELECT finish_s - first_token_s FROM requests WHERE run_id = 1 AND id = 0"),
+    is_near(runner_q1(db, "SELECT finish_s - first_token_s FROM requests WHERE run_id = 1 AND id = 0"),
             9 * 0.012, 1e-6, "genai-perf: E2E to the last output, not the usage chunk or [DONE]");
-    is_int(q1(db, "SELECT prompt_tokens FROM requests WHERE run_id = 1 AND id = 7"), 207,
+    is_int(runner_q1(db, "SELECT prompt_tokens FROM requests WHERE run_id = 1 AND id = 7"), 207,
            "genai-perf: prompt tokens from the server's usage");
     is_near(stored_metric(db, 1, "tpot_mean_s"), 0.012, 1e-15,
             "genai-perf: its inter_token_latency is servesim's TPOT");
     is_near(stored_metric(db, 1, "ttft_p90_s"), 30.01 * 1.1e-3, 1e-15,
             "genai-perf: aggregates from profile_export_genai_perf.json, in seconds");
-    char *name = qtext(db, "SELECT name FROM runs WHERE id = 1");
+    char *name = runner_q1_text(db, "SELECT name FROM runs WHERE id = 1");
     has_str(name, "concurrency=4", "genai-perf: the experiment in the name");
     free(name);
     drop_db(db);
@@ -629,9 +600,9 @@ static void test_genai_perf(void)
     has_str(r.out, "output tokens counted as responses", "genai-perf: and says how it counted");
     has_str(r.out, "every prompt at the run's mean", "genai-perf: and whence its prompts");
     runner_drop(&r);
-    is_int(q1(db, "SELECT output_tokens FROM requests WHERE id = 3"), 13,
+    is_int(runner_q1(db, "SELECT output_tokens FROM requests WHERE id = 3"), 13,
            "genai-perf: 13 responses with output, 13 tokens");
-    is_int(q1(db, "SELECT prompt_tokens FROM requests WHERE id = 3"), 215,
+    is_int(runner_q1(db, "SELECT prompt_tokens FROM requests WHERE id = 3"), 215,
            "genai-perf: input_sequence_length.avg 214.5, rounded");
     drop_db(db);
     unlink(agg);
@@ -670,8 +641,8 @@ static void test_aiperf_real(void)
     is_int(r.status, 0, "aiperf: the real run1 folder replays");
     finite_errors(r.out, "aiperf run1");
     runner_drop(&r);
-    is_int(q1(db, "SELECT count(*) FROM requests WHERE run_id = 1"), 100, "aiperf: its 100 records");
-    is_int(q1(db, "SELECT count(*) FROM requests WHERE run_id = 1 AND status = 'completed'"), 89,
+    is_int(runner_q1(db, "SELECT count(*) FROM requests WHERE run_id = 1"), 100, "aiperf: its 100 records");
+    is_int(runner_q1(db, "SELECT count(*) FROM requests WHERE run_id = 1 AND status = 'completed'"), 89,
            "aiperf: the 11 cancelled ones failed");
     char *agg_path = util_xasprintf("%s/profile_export_aiperf.json", folder);
     cJSON *agg = read_json(agg_path);
@@ -681,15 +652,15 @@ static void test_aiperf_real(void)
             util_json_number(agg, "records.inter_token_latency.p99", 0) * 1e-3, 1e-15,
             "aiperf: its inter_token_latency is servesim's TPOT");
     /* the requests' own: AIPerf's TTFT mean over the same 89 requests */
-    is_near(q1(db, "SELECT avg(first_token_s - arrival_s) FROM requests WHERE run_id = 1 AND "
+    is_near(runner_q1(db, "SELECT avg(first_token_s - arrival_s) FROM requests WHERE run_id = 1 AND "
                    "status = 'completed'"),
             util_json_number(agg, "records.ttft.avg", 0) * 1e-3, 1e-9,
             "aiperf: the stored requests give AIPerf's mean TTFT");
-    is_near(q1(db, "SELECT sum(output_tokens) FROM requests WHERE run_id = 1"),
+    is_near(runner_q1(db, "SELECT sum(output_tokens) FROM requests WHERE run_id = 1"),
             util_json_number(agg, "records.total_osl.avg", 0), 0,
             "aiperf: and its total output tokens");
     cJSON_Delete(agg);
-    char *model = qtext(db, "SELECT json_extract(scenario, '$.cluster.model') FROM runs WHERE id = 1");
+    char *model = runner_q1_text(db, "SELECT json_extract(scenario, '$.cluster.model') FROM runs WHERE id = 1");
     is_str(model, "gpt-oss-20b", "aiperf: openai/gpt-oss-20b is the catalog's model");
     free(model);
     drop_db(db);
@@ -697,7 +668,7 @@ static void test_aiperf_real(void)
     r = sv("import", agg_path, "-o", db, NULL);
     is_int(r.status, 0, "aiperf: profile_export_aiperf.json alone imports");
     runner_drop(&r);
-    is_int(q1(db, "SELECT count(*) FROM requests"), 0, "aiperf: as aggregates only");
+    is_int(runner_q1(db, "SELECT count(*) FROM requests"), 0, "aiperf: as aggregates only");
     drop_db(db);
     /* a malformed record */
     char *src = util_xasprintf("%s/profile_export.jsonl", folder), *text = runner_read_or_bail(src);

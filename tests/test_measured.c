@@ -45,33 +45,6 @@ static bool exists(const char *path)
     return stat(path, &st) == 0;
 }
 
-static double q1(const char *db_path, const char *sql)
-{
-    sqlite3 *db = NULL;
-    sqlite3_stmt *st = NULL;
-    double v = NAN;
-    if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-        sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
-        sqlite3_column_type(st, 0) != SQLITE_NULL)
-        v = sqlite3_column_double(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(db);
-    return v;
-}
-
-static char *q1_text(const char *db_path, const char *sql)
-{
-    sqlite3 *db = NULL;
-    sqlite3_stmt *st = NULL;
-    char *v = NULL;
-    if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-        sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-        v = util_xstrdup((const char *)sqlite3_column_text(st, 0));
-    sqlite3_finalize(st);
-    sqlite3_close(db);
-    return v ? v : util_xstrdup("");
-}
-
 /* The requests.jsonl of a run, summed by hand: the figures the import must keep. */
 typedef struct sums {
     int n;
@@ -107,21 +80,21 @@ static void test_import_llmservingsim(void)
     runner_drop(&r);
     sums s = sum_jsonl(rtx4090);
     is_int(s.n, 300, "requests.jsonl has 300 requests");
-    is_near(q1(db, "SELECT count(*) FROM requests WHERE run_id = 1"), s.n, 0, "every one stored");
-    is_near(q1(db, "SELECT total(output_tokens) FROM requests"), s.output_tokens, 0,
+    is_near(runner_q1(db, "SELECT count(*) FROM requests WHERE run_id = 1"), s.n, 0, "every one stored");
+    is_near(runner_q1(db, "SELECT total(output_tokens) FROM requests"), s.output_tokens, 0,
             "with its output tokens");
-    is_near(q1(db, "SELECT total(prompt_tokens) FROM requests"), s.prompt_tokens, 0,
+    is_near(runner_q1(db, "SELECT total(prompt_tokens) FROM requests"), s.prompt_tokens, 0,
             "and its prompt tokens");
-    is_near(q1(db, "SELECT total(ttft_s) FROM request_metrics"), s.ttft_sum, 1e-6,
+    is_near(runner_q1(db, "SELECT total(ttft_s) FROM request_metrics"), s.ttft_sum, 1e-6,
             "and its TTFT, queued to first token, as the view reads it");
-    is_near(q1(db, "SELECT min(arrival_s) FROM requests"), 0, 0, "the first queued at 0");
-    char *status = q1_text(db, "SELECT status FROM runs WHERE id = 1");
+    is_near(runner_q1(db, "SELECT min(arrival_s) FROM requests"), 0, 0, "the first queued at 0");
+    char *status = runner_q1_text(db, "SELECT status FROM runs WHERE id = 1");
     is_str(status, "measured", "the run's status is measured");
     free(status);
-    char *clock = q1_text(db, "SELECT clock || ' ' || format || ' ' || missing FROM measurements");
+    char *clock = runner_q1_text(db, "SELECT clock || ' ' || format || ' ' || missing FROM measurements");
     is_str(clock, "engine llmservingsim []", "engine clock, nothing missing (meta.json is full)");
     free(clock);
-    char *gpu = q1_text(db, "SELECT json_extract(scenario, '$.cluster.gpu') || ' ' || "
+    char *gpu = runner_q1_text(db, "SELECT json_extract(scenario, '$.cluster.gpu') || ' ' || "
                             "json_extract(scenario, '$.cluster.model') || ' ' || "
                             "json_extract(scenario, '$.cluster.scheduler.kv_blocks') FROM runs");
     is_str(gpu, "rtx-4090 llama-3.1-8b 2588", "the device, model and KV blocks as recorded");
@@ -145,7 +118,7 @@ static void test_import_llmservingsim(void)
     has_str(r.out, "cluster.gpu", "its GPU");
     has_str(r.out, "cluster.scheduler.kv_blocks", "and its KV block count");
     runner_drop(&r);
-    is_near(q1(db, "SELECT count(*) FROM runs WHERE status = 'measured'"), 2, 0, "two measured runs");
+    is_near(runner_q1(db, "SELECT count(*) FROM runs WHERE status = 'measured'"), 2, 0, "two measured runs");
     free(db);
 }
 
@@ -168,7 +141,7 @@ static void test_import_servesim_json(void)
            "with its four metrics");
     cJSON_Delete(j);
     runner_drop(&r);
-    is_near(q1(db, "SELECT json_extract(metrics, '$.ttft_p99_s') FROM measurements"), 0.09, 0,
+    is_near(runner_q1(db, "SELECT json_extract(metrics, '$.ttft_p99_s') FROM measurements"), 0.09, 0,
             "stored as given");
     r = sv("report", db, NULL);
     has_str(r.out, "the tool's own figures", "report shows the tool's figures");
@@ -192,7 +165,7 @@ static void test_import_servesim_json(void)
     is_near(err, 100 * (sim_p99 - 0.09) / 0.09, 1e-9, "the error is (simulated - measured) / measured");
     cJSON_Delete(j);
     runner_drop(&r);
-    is_near(q1(rdb, "SELECT count(*) FROM runs"), 1, 0,
+    is_near(runner_q1(rdb, "SELECT count(*) FROM runs"), 1, 0,
             "the replay of a database's run stores the simulation alone");
     free(rdb);
     free(json);
@@ -210,13 +183,13 @@ static void test_replay(void)
     has_str(r.out, "clock     engine", "compares on the engine's clock");
     has_str(r.out, "ttft_p99_s", "each percentile");
     runner_drop(&r);
-    is_near(q1(db, "SELECT count(*) FROM runs"), 2, 0, "both runs side by side");
-    char *st = q1_text(db, "SELECT group_concat(status, ',') FROM (SELECT status FROM runs ORDER BY id)");
+    is_near(runner_q1(db, "SELECT count(*) FROM runs"), 2, 0, "both runs side by side");
+    char *st = runner_q1_text(db, "SELECT group_concat(status, ',') FROM (SELECT status FROM runs ORDER BY id)");
     is_str(st, "measured,completed", "measured first, then its replay");
     free(st);
     char *trace = in_dir("replay-replay1.csv");
     ok(exists(trace), "the trace written beside the database");
-    is_near(q1(db, "SELECT count(*) FROM requests WHERE run_id = 2"), 300, 0,
+    is_near(runner_q1(db, "SELECT count(*) FROM requests WHERE run_id = 2"), 300, 0,
             "the replay served every measured request");
 
     r = sv("compare", db, db, "--run-a", "1", "--run-b", "2", "--json", NULL);
@@ -239,7 +212,7 @@ static void test_replay(void)
     is_near(util_json_number(first, "simulated", NAN), engine_mean, 1e-12,
             "the simulated TTFT is the engine clock's (ttft_engine)");
     is_near(util_json_number(first, "measured", NAN),
-            q1(db, "SELECT avg(ttft_s) FROM request_metrics WHERE run_id = 1"), 1e-12,
+            runner_q1(db, "SELECT avg(ttft_s) FROM request_metrics WHERE run_id = 1"), 1e-12,
             "the measured one the requests'");
     cJSON_Delete(j);
     runner_drop(&r);
