@@ -3,10 +3,8 @@
  */
 #include "runner.h"
 
-#include <math.h>
-#include <sqlite3.h>
-
 #include <fcntl.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
