@@ -19,10 +19,10 @@
 
 #include "rec.h"
 
-const char *const val_agg_names[VAL_N_AGG] = {
+const char *const val_agg_names[VAL_N_AGG + 1] = {
     "ttft_mean_s", "ttft_p50_s", "ttft_p90_s", "ttft_p99_s", "itl_mean_s",
     "tpot_mean_s", "tpot_p50_s", "tpot_p90_s", "tpot_p99_s", "e2e_mean_s",
-    "e2e_p50_s",   "e2e_p90_s",  "e2e_p99_s",  "output_tokens_per_s",
+    "e2e_p50_s",   "e2e_p90_s",  "e2e_p99_s",  "output_tokens_per_s", NULL,
 };
 
 const char *const val_formats[] = {"vllm-bench", "inference-perf", "genai-perf",

@@ -80,7 +80,7 @@ enum {
     VAL_OUTPUT_TPS,
     VAL_N_AGG
 };
-extern const char *const val_agg_names[VAL_N_AGG];
+extern const char *const val_agg_names[VAL_N_AGG + 1]; /* NULL-terminated */
 
 /* One measured request, its times from the run's start (arrival) or from
  * its arrival (the rest); NAN: not measured. */
