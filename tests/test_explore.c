@@ -486,6 +486,26 @@ static void test_whatif(int port, const char *db)
     cJSON_Delete(api);
 }
 
+/* A measured run (servesim import: run 2) gets its what-ifs the same way. */
+static void test_whatif_measured(int port, const char *db)
+{
+    int status;
+    cJSON *api = get_json(port, "/api/whatif?run=2&ttft=60&metric=ttft", &status);
+    is_int(status, 200, "GET /api/whatif of a measured run");
+    const cJSON *report = cJSON_GetObjectItemCaseSensitive(api, "report");
+    is_str(cJSON_GetStringValue(util_json_get(report, "run.status")), "measured",
+           "its report is the measured run's");
+    char *argv[] = {"servesim", "report", (char *)db, "--run", "2", "--slo", "ttft=60",
+                    "--by", "class", "--json", NULL};
+    cJSON *cli = cli_json(argv);
+    ok(cli && cJSON_Compare(report, cli, true), "and servesim report --slo's");
+    ok(util_json_number(report, "slo.attainment", NAN) > 0 &&
+           util_json_number(report, "slo.attainment", NAN) < 1,
+       "a TTFT SLO of 60 s met by some of the RTX 4090's queued requests, not all");
+    cJSON_Delete(cli);
+    cJSON_Delete(api);
+}
+
 typedef struct bad {
     const char *target;
     int status;
@@ -631,6 +651,12 @@ int main(int argc, char **argv)
                              "stop.requests=400", NULL);
     is_int(made.status, 0, "a database to explore");
     runner_drop(&made);
+    char *measured = util_xasprintf("%s/data/validation/llmservingsim/bench/examples/RTX4090/"
+                                    "Llama-3.1-8B/vllm", root);
+    made = runner_run(servesim, dir, "import", measured, "-o", db, NULL);
+    is_int(made.status, 0, "and a measured run in it");
+    runner_drop(&made);
+    free(measured);
     int before = entries(dir);
     server s = start(db, NULL);
     ok(s.port > 0, "servesim explore prints its URL (port %d)", s.port);
@@ -640,6 +666,7 @@ int main(int argc, char **argv)
     cJSON_Delete(list);
     test_figures(s.port);
     test_whatif(s.port, db);
+    test_whatif_measured(s.port, db);
     test_bad_requests(s.port);
     is_int(stop(&s), 130, "Ctrl-C: exit 130");
     is_int(entries(dir), before, "nothing left behind in its folder");

@@ -220,6 +220,24 @@ static void test_replay(void)
     r = sv("compare", db, db, "--run-a", "2", "--run-b", "1", NULL);
     has_str(r.out, "measured  ", "either order: the measured side found");
     runner_drop(&r);
+
+    /* the other readers take a measured run as they take any */
+    r = sv("slo-curve", db, "--run", "1", NULL);
+    is_int(r.status, 0, "slo-curve of the measured run");
+    has_str(r.out, "300 measured", "over its 300 requests");
+    runner_drop(&r);
+    r = sv("timeline", db, "--run", "1", "--csv", NULL);
+    is_int(r.status, 0, "timeline of the measured run");
+    runner_drop(&r);
+    char *svg = in_dir("cdf.svg");
+    r = sv("plot", db, "cdf", "--run", "1", "--run", "2", "-o", svg, NULL);
+    is_int(r.status, 0, "plot cdf of the measured run and its replay");
+    runner_drop(&r);
+    char *figure = runner_read(svg);
+    has_str(figure, "measured, run 1", "the measured curve named so");
+    has_str(figure, "simulated, run 2", "and the replay's");
+    free(figure);
+    free(svg);
     free(trace);
     free(db);
 }
