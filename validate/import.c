@@ -108,41 +108,32 @@ const char *val__model_of_repo(const mdl_catalog *cat, const char *repo)
 
 /* ---- recording ---- */
 
-static cJSON *parent_made(cJSON *root, const char *path, const char **leaf)
+/* The parent of a recorded setting, its old value gone. */
+static cJSON *recorded(val_run *m, const char *path, const char **leaf)
 {
-    cJSON *o = root;
-    const char *dot;
-    while ((dot = strchr(path, '.'))) {
-        char *key = util_xasprintf("%.*s", (int)(dot - path), path);
-        cJSON *next = cJSON_GetObjectItemCaseSensitive(o, key);
-        if (!next) next = cJSON_AddObjectToObject(o, key);
-        free(key);
-        o = next;
-        path = dot + 1;
-    }
-    *leaf = path;
-    cJSON_DeleteItemFromObjectCaseSensitive(o, path);
-    return o;
+    cJSON *p = val__parent(m->scenario, path, leaf);
+    cJSON_DeleteItemFromObjectCaseSensitive(p, *leaf);
+    return p;
 }
 
 void val__record_number(val_run *m, const char *path, double v)
 {
     const char *leaf;
-    cJSON *p = parent_made(m->scenario, path, &leaf);
+    cJSON *p = recorded(m, path, &leaf);
     cJSON_AddNumberToObject(p, leaf, v);
 }
 
 void val__record_string(val_run *m, const char *path, const char *v)
 {
     const char *leaf;
-    cJSON *p = parent_made(m->scenario, path, &leaf);
+    cJSON *p = recorded(m, path, &leaf);
     cJSON_AddStringToObject(p, leaf, v);
 }
 
 void val__record_bool(val_run *m, const char *path, bool v)
 {
     const char *leaf;
-    cJSON *p = parent_made(m->scenario, path, &leaf);
+    cJSON *p = recorded(m, path, &leaf);
     cJSON_AddBoolToObject(p, leaf, v);
 }
 

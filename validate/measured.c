@@ -11,7 +11,7 @@
  * read it as they read a simulated request.  Its replica is unknown
  * (NULL).  The tool's own aggregates and the clock go to `measurements`.
  */
-#include "val.h"
+#include "val_int.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -89,8 +89,7 @@ void val_runs_fini(val_runs *rs)
 
 /* ---- settling the engine settings ---- */
 
-/* The member at a dotted path, made (as objects) on the way; its parent. */
-static cJSON *parent_of(cJSON *root, const char *path, const char **leaf)
+cJSON *val__parent(cJSON *root, const char *path, const char **leaf)
 {
     cJSON *o = root;
     const char *dot;
@@ -137,7 +136,7 @@ static int merge_leaves(const cJSON *rec, const char *path, const cJSON *base, c
             free(b);
         } else if (!theirs) {
             const char *leaf;
-            cJSON *p = parent_of(out, sub, &leaf);
+            cJSON *p = val__parent(out, sub, &leaf);
             cJSON_AddItemToObject(p, leaf, cJSON_Duplicate(c, true));
         }
         free(sub);

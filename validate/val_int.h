@@ -23,6 +23,11 @@ const char *val__gpu_of_device(const mdl_catalog *cat, const char *device);
  * the entry whose `hf` names it, or whose id is the repository's name. */
 const char *val__model_of_repo(const mdl_catalog *cat, const char *repo);
 
+/* The object that holds the member at a dotted path of root, made on the
+ * way (a member in the way that is not an object is replaced); *leaf the
+ * member's own key, within path. */
+cJSON *val__parent(cJSON *root, const char *path, const char **leaf);
+
 /* Sets a recorded setting of m's scenario at a dotted path. */
 void val__record_number(val_run *m, const char *path, double v);
 void val__record_string(val_run *m, const char *path, const char *v);
