@@ -60,8 +60,15 @@ const val_coef val_coefs[MDL_N_COEFS] = {
 #define MAX_ITER 60
 #define XTOL 1e-6
 #define GTOL 1e-8
-/* A coefficient within this share of its range of an end stopped on it. */
-#define ON_BOUND 1e-3
+/* A coefficient within this share of its range of an end stopped on it:
+ * the logistic map has flattened there, and the solver can no longer move
+ * it.  A start on an end (a host term of 0) starts START_IN inside. */
+#define ON_BOUND 1e-4
+#define START_IN 1e-3
+/* A coefficient that moves no residual by more than this per unit of x is
+ * one the runs say nothing of (a 1e-6 relative change is below any
+ * metric's rounding in the record). */
+#define UNINFORMED 1e-6
 /* The residual of a metric the replay could not give (nothing completed):
  * large, finite, so that the solver backs away. */
 #define MISSING_RESIDUAL 10.0
@@ -97,7 +104,7 @@ static double to_x(int c, double v)
 {
     const val_coef *k = &val_coefs[c];
     double s = (v - k->lo) / (k->hi - k->lo);
-    s = fmin(fmax(s, 1e-4), 1 - 1e-4); /* a start on an end starts just inside it */
+    s = fmin(fmax(s, START_IN), 1 - START_IN);
     return log(s / (1 - s));
 }
 
@@ -516,15 +523,16 @@ static int cross_validate(problem *pb, double (*meas)[VAL_N_AGG], const double s
     return rc;
 }
 
-/* A coefficient the metrics do not move at all (its column of J is 0): the
- * runs say nothing of it. */
+/* A coefficient the metrics do not move (its column of J is 0, but for
+ * rounding): the runs say nothing of it -- a frontend delay on runs read on
+ * the engine's clock, which starts after it. */
 static int check_informed(const problem *pb, const gsl_matrix *J, util_diag *d)
 {
     int rc = UTIL_OK;
     for (size_t j = 0; j < J->size2; j++) {
-        double norm = 0;
-        for (size_t i = 0; i < J->size1; i++) norm += fabs(gsl_matrix_get(J, i, j));
-        if (norm == 0)
+        double most = 0;
+        for (size_t i = 0; i < J->size1; i++) most = fmax(most, fabs(gsl_matrix_get(J, i, j)));
+        if (most < UNINFORMED)
             rc = util_diag_add(d, "calibrate: no measured metric moves with %s at %g: the runs do "
                                   "not pin it (it is at the end of its range, or they never reach "
                                   "the regime it governs); leave it out of --fit",
