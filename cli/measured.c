@@ -195,12 +195,18 @@ static void print_run(const cJSON *o)
         sep = ", ";
     }
     printf("\n");
-    const cJSON *missing = util_json_member(o, "not_recorded");
-    if (cJSON_GetArraySize(missing) == 0) return;
-    printf("  not recorded (the engine preset's defaults apply unless --scenario or --set "
-           "gives them):\n   ");
-    cJSON_ArrayForEach(c, missing) printf(" %s", c->valuestring);
-    printf("\n");
+    int settings = 0;
+    cJSON_ArrayForEach(c, util_json_member(o, "not_recorded")) {
+        if (!strcmp(c->valuestring, VAL_NO_ARRIVALS)) {
+            printf("  arrivals not recorded: a replay sends from the generator the tool ran\n");
+            continue;
+        }
+        if (settings++ == 0)
+            printf("  not recorded (the engine preset's defaults apply unless --scenario or --set "
+                   "gives them):\n   ");
+        printf(" %s", c->valuestring);
+    }
+    if (settings) printf("\n");
 }
 
 static void print_json(cJSON *o)

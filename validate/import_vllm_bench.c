@@ -97,7 +97,7 @@ static int failed_at(const reader *r, int i, bool *failed)
 
 static int request(val_run *m, const reader *r, int i)
 {
-    double in, out, ttft, sum = NAN, lat = NAN, start = 0;
+    double in = 0, out = 0, ttft = NAN, sum = NAN, lat = NAN, start = 0;
     int rc = number(r, L_IN, i, 1, true, &in);
     if (!rc) rc = number(r, L_OUT, i, 0, true, &out);
     if (!rc) rc = number(r, L_TTFT, i, 0, false, &ttft);
