@@ -28,6 +28,10 @@
 #include "util.h"
 
 /* Mean, max and percentiles of one metric; NAN throughout when n == 0. */
+/* The least slope of the queue's wait against the arrival time, seconds a
+ * second, that says a run's queue grew throughout it (an_section). */
+#define AN_QUEUE_GROWTH 0.05
+
 typedef struct an_stats {
     int64_t n;
     double mean, p50, p90, p95, p99, p999, max;
@@ -118,6 +122,11 @@ typedef struct an_section {
     int64_t preempted, preemptions; /* requests preempted at least once; times in all */
     /* latency, seconds */
     an_stats ttft, tpot, tpot_incl_ttft, e2e, queue;
+    /* the queue's trend: its wait against the arrival time (s per s, a
+     * least-squares slope over the measured requests), their arrivals'
+     * span, and whether it grew throughout the run (scan.c says when) */
+    double queue_growth, arrival_span_s;
+    bool queue_grew;
     /* throughput over the window */
     double window_s;
     double requests_per_s, input_tokens_per_s, output_tokens_per_s;

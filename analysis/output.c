@@ -199,6 +199,11 @@ cJSON *an_report_json(const an_report *r, bool by_class)
     if (r->req.measured == 0)
         cJSON_AddStringToObject(run, "note", "the measurement window is empty: no request "
                                              "completed after the warm-up");
+    if (r->req.queue_grew) {
+        cJSON *w = cJSON_AddObjectToObject(run, "queue_grew");
+        cJSON_AddNumberToObject(w, "wait_s_per_s", r->req.queue_growth);
+        cJSON_AddNumberToObject(w, "arrival_span_s", r->req.arrival_span_s);
+    }
     add_num(run, "sim_time_s", r->sim_time_s);
     add_num(run, "wall_time_s", r->wall_time_s);
     cJSON_AddNumberToObject(run, "events", (double)r->events);
@@ -625,6 +630,12 @@ static void print_run(const an_report *r, FILE *out)
             completed ? "" : "*** ",
             r->status, completed ? "" : " ***", r->sim_time_s,
             r->wall_time_s, (long long)r->events);
+    if (r->req.queue_grew)
+        fprintf(out, "  the queue grew throughout the run: a request's wait for its first step "
+                     "rose by %.2f s for every second of arrivals, %.0f s over their %.0f s; the "
+                     "cluster could not keep up, so the latencies grow with the run's length\n",
+                r->req.queue_growth, r->req.queue_growth * r->req.arrival_span_s,
+                r->req.arrival_span_s);
     if (!completed)
         fprintf(out, "  %s%s; the figures below cover what was recorded until then\n",
                 r->status_reason ? r->status_reason : "the run did not complete",

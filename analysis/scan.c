@@ -44,6 +44,11 @@ typedef struct acc {
     an_section *out;
     an__dist m[N_METRICS];
     double first_arrival, last_finish;
+    /* the queue's wait against the arrival time, as a least-squares line
+     * (Welford's running means and co-moments: no cancellation however
+     * late in a run the arrivals are) */
+    int64_t qn;
+    double qt, qw, qtw, qtt, q_last;
 } acc;
 
 /* A request's status, read once a row (the column's text, compared once). */
@@ -179,6 +184,34 @@ static void acc_init(acc *a, an_section *out)
     for (int i = 0; i < N_METRICS; i++) an__dist_init(&a->m[i], i == M_TPOT);
     a->first_arrival = INFINITY;
     a->last_finish = -INFINITY;
+    a->q_last = -INFINITY;
+}
+
+/* One measured request's wait in the queue at its arrival time. */
+static void acc_wait(acc *a, double t, double wait)
+{
+    if (isnan(wait)) return;
+    double dt = t - a->qt;
+    a->qn++;
+    a->qt += dt / (double)a->qn;
+    a->qw += (wait - a->qw) / (double)a->qn;
+    a->qtw += dt * (wait - a->qw);
+    a->qtt += dt * (t - a->qt);
+    if (t > a->q_last) a->q_last = t;
+}
+
+/* Whether the queue grew throughout the run: a request's wait rose by at
+ * least AN_QUEUE_GROWTH seconds a second of arrivals, and by a second or
+ * more over them -- a cluster that could not keep up with a finite
+ * stream, which ended before the overload guard would stop it.  A stable
+ * queue's wait does not trend with the arrival time, whatever its level. */
+static void acc_growth(acc *a)
+{
+    an_section *s = a->out;
+    s->queue_growth = a->qn >= 2 && a->qtt > 0 ? a->qtw / a->qtt : NAN;
+    s->arrival_span_s = a->qn >= 2 ? a->q_last - a->first_arrival : NAN;
+    s->queue_grew = s->queue_growth >= AN_QUEUE_GROWTH &&
+                    s->queue_growth * s->arrival_span_s >= 1.0;
 }
 
 static void acc_fini(acc *a)
@@ -229,6 +262,7 @@ static void acc_row(acc *a, const row *x, double warmup, size_t *stored)
     metrics(x, v);
     s->good += good(&s->slo, v);
     s->measured++;
+    acc_wait(a, x->arrival, v[M_QUEUE]);
     if (x->finish > a->last_finish) a->last_finish = x->finish;
     s->input_tokens += x->prompt;
     s->output_tokens += x->output;
@@ -257,6 +291,7 @@ static void acc_summarise(acc *a)
     s->input_tokens_per_s = an__ratio(s->input_tokens, s->window_s);
     s->output_tokens_per_s = an__ratio(s->output_tokens, s->window_s);
     s->prefix_hit_rate = an__ratio(s->cached_tokens, s->prompt_tokens_scheduled);
+    acc_growth(a);
     an__set_attainment(s, s->slo.set);
 }
 

@@ -562,6 +562,54 @@ static void test_formats(sqlite3 *db)
     an_report_fini(&r);
 }
 
+/* The queue's trend against the fluid limit.  M/D/1 with a 0.1 s service
+ * (tests/scenarios/plan-md1.json): at 9 per second (rho 0.9) the wait is
+ * stationary -- 0.45 s on average -- and does not trend; at 11 per second
+ * the queue gains 1 - 10/11 of a second of wait for every second of
+ * arrivals.  5,000 arrivals end before the overload guard would stop the
+ * run (it would at 1,002 in flight), so the run says "completed" and only
+ * the trend tells.  Its tolerance: the queue's Poisson noise, sqrt(11 x 455)
+ * = 70 requests or 7 s of wait, against 41 s of growth over the run, read
+ * through a least-squares slope of 5,000 points: 20% covers it. */
+static void test_queue_growth(void)
+{
+    char *md1 = support_scenario_text("plan-md1.json");
+    static const char *const rates[] = {"workload.arrival.rate_per_s=9",
+                                        "workload.arrival.rate_per_s=11"};
+    for (int k = 0; k < 2; k++) {
+        sqlite3 *db = support_run_json(
+            md1, (const char *const[]){rates[k], "stop.requests=5000", "warmup_s=0", NULL}, false);
+        an_report r = {0};
+        util_diag d;
+        util_diag_init(&d);
+        int rc = db ? an_report_compute(db, 1, &r, &d) : 1;
+        is_int(rc, 0, "M/D/1 %s: reported", rates[k] + 19);
+        is_str(r.status, "completed", "M/D/1 %s: completed", rates[k] + 19);
+        if (k == 0) {
+            ok(!r.req.queue_grew && fabs(r.req.queue_growth) < AN_QUEUE_GROWTH,
+               "rho 0.9: the stationary queue does not trend (%g s/s)", r.req.queue_growth);
+        } else {
+            ok(r.req.queue_grew, "rho 1.1: the queue grew throughout the run");
+            is_near(r.req.queue_growth, 1.0 / 11, 0.2 / 11,
+                    "at the fluid limit's 1 - mu/lambda = 1/11 s a second (%g)",
+                    r.req.queue_growth);
+        }
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+        an_report_print(&r, false, f);
+        fclose(f);
+        ok((strstr(text, "the queue grew throughout the run") != NULL) == (k == 1),
+           "M/D/1 %s: the report's first lines say so %s", rates[k] + 19,
+           k ? "" : "only when it did");
+        free(text);
+        an_report_fini(&r);
+        util_diag_fini(&d);
+        sqlite3_close(db);
+    }
+    free(md1);
+}
+
 int main(void)
 {
     if (support_init()) return 1;
@@ -578,6 +626,7 @@ int main(void)
     test_power();
     test_cost_energy();
     test_cost_by_load();
+    test_queue_growth();
     free(quick);
     support_fini();
     return tap_done();
