@@ -335,7 +335,8 @@ static int read_targets(const plan_args *a, pl_plan_opts *o, common *c, util_dia
     for (int i = 0; i < o->n_targets; i++)
         if (!o->targets[i].per_request) o->targets[i].index = pct++;
     for (; !rc && o->n_candidates < a->candidates.n; o->n_candidates++)
-        rc = pl_axis_parse(a->candidates.v[o->n_candidates], &o->candidates[o->n_candidates], d);
+        rc = pl_axis_parse_as("--candidates", a->candidates.v[o->n_candidates],
+                              &o->candidates[o->n_candidates], d);
     return rc;
 }
 

@@ -34,8 +34,11 @@ typedef struct pl_axis {
 
 /* Parses `PATH=VALUES`: a list (`1,2,4,8`, each item JSON or else a
  * string: `h100-sxm,a100-80gb`), a range (`2:40:2`, both ends included) or
- * a log range (`1:256:x2`). */
+ * a log range (`1:256:x2`).  Any other value with a colon (`2:10`, `2:`,
+ * `2:10:0`, a step past STOP) is refused, naming the accepted forms;
+ * messages start with `--vary ARG`, or with opt's name for the _as form. */
 int pl_axis_parse(const char *arg, pl_axis *out, util_diag *d);
+int pl_axis_parse_as(const char *opt, const char *arg, pl_axis *out, util_diag *d);
 void pl_axis_fini(pl_axis *a);
 
 /* ---- one point ---- */

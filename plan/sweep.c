@@ -56,8 +56,85 @@ static char *point_name(const pl_point *p)
     return s;
 }
 
+/* ---- checking the points ---- */
+
+/* The object at a dotted path of a scenario, or NULL. */
+static const cJSON *at_path(const cJSON *root, const char *path)
+{
+    char *copy = util_xstrdup(path), *save = NULL;
+    const cJSON *o = root;
+    for (char *seg = strtok_r(copy, ".", &save); seg && o; seg = strtok_r(NULL, ".", &save))
+        o = cJSON_GetObjectItemCaseSensitive(o, seg);
+    free(copy);
+    return cJSON_IsObject(o) ? o : NULL;
+}
+
+/* Whether key is among the "known: a, b, c" words of an unknown-key message. */
+static bool known_in(const char *msg, const char *key)
+{
+    const char *k = strstr(msg, "known: ");
+    if (!k) return false;
+    size_t n = strlen(key);
+    for (const char *w = k + 7; *w && *w != ')';) {
+        size_t len = strcspn(w, ",)");
+        if (len == n && !strncmp(w, key, n)) return true;
+        w += len;
+        w += strspn(w, ", ");
+    }
+    return false;
+}
+
+/* "PATH.KEY: unknown key (... known: ...)" about an object with a
+ * "process" -- a key left over from the arrival process a --set switched
+ * away from -- gets a hint: drop it, and the object that --set may give
+ * whole instead, of the keys the new process knows. */
+static void process_hint(const char *json, const char *msg, util_diag *d)
+{
+    const char *colon = strstr(msg, ": unknown key (");
+    const char *dot = colon;
+    while (dot && dot > msg && *dot != '.') dot--;
+    if (!dot || *dot != '.') return;
+    char *parent = util_xasprintf("%.*s", (int)(dot - msg), msg);
+    char *key = util_xasprintf("%.*s", (int)(colon - dot - 1), dot + 1);
+    cJSON *root = cJSON_Parse(json);
+    const cJSON *obj = at_path(root, parent);
+    const char *process = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, "process"));
+    if (process) {
+        char *example = util_xasprintf("{\"process\": \"%s\"", process);
+        for (const cJSON *c = obj ? obj->child : NULL; c; c = c->next) {
+            if (!strcmp(c->string, "process") || !known_in(msg, c->string)) continue;
+            char *v = cJSON_PrintUnformatted(c), *next;
+            next = util_xasprintf("%s, \"%s\": %s", example, c->string, v);
+            free(v);
+            free(example);
+            example = next;
+        }
+        util_diag_add(d, "%s is not a key of process %s: drop it, e.g. --set %s='%s}'", key,
+                      process, parent, example);
+        free(example);
+    }
+    cJSON_Delete(root);
+    free(parent);
+    free(key);
+}
+
+/* One point's scenario loads: 0, or its messages in one. */
+static int check_point(const pl_sweep_opts *o, const pl_point *p, char **json, util_diag *one)
+{
+    sim_scenario sc;
+    int rc = pl_point_scenario(&o->base, p, json, one);
+    if (!rc) {
+        rc = sim_scenario_load(cJSON_Parse(*json), o->base.catalog, o->base.base_dir, &sc, one);
+        sim_scenario_fini(&sc);
+    }
+    return rc;
+}
+
 /* Each point's scenario must load: a typo in a value is found before any
- * run, and named by its point. */
+ * run, and named by its point.  The first point is checked alone first:
+ * when it fails, the fault is most often the base's (a --set every point
+ * shares), and one copy of its messages, with a hint, says it better than
+ * one per point. */
 static int validate(const pl_sweep_opts *o, const pl_sweep_result *r, util_diag *d)
 {
     int rc = UTIL_OK;
@@ -65,20 +142,16 @@ static int validate(const pl_sweep_opts *o, const pl_sweep_result *r, util_diag 
         util_diag one;
         util_diag_init(&one);
         char *json = NULL;
-        sim_scenario sc;
-        int prc = pl_point_scenario(&o->base, &r->rows[i].point, &json, &one);
-        if (!prc) {
-            prc = sim_scenario_load(cJSON_Parse(json), o->base.catalog, o->base.base_dir, &sc, &one);
-            sim_scenario_fini(&sc);
-        }
-        if (prc) {
+        if (check_point(o, &r->rows[i].point, &json, &one)) {
             char *name = point_name(&r->rows[i].point);
             for (int k = 0; k < one.count; k++) util_diag_add(d, "%s: %s", name, one.msgs[k]);
+            for (int k = 0; i == 0 && json && k < one.count; k++) process_hint(json, one.msgs[k], d);
             free(name);
             rc = UTIL_EINPUT;
         }
         free(json);
         util_diag_fini(&one);
+        if (rc && i == 0) break;
     }
     return rc;
 }

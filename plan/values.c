@@ -5,19 +5,20 @@
 #include "pl.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MAX_VALUES 100000
 
-/* An item of a list: JSON if it parses as a JSON value, else a string, as
- * --set reads values. */
+/* An item of a list: JSON if the whole item parses as a JSON value, else a
+ * string, as --set reads values (`2x` is the string, not the number 2). */
 static cJSON *item(const char *text, size_t len)
 {
     char *s = util_xmalloc(len + 1);
     memcpy(s, text, len);
     s[len] = '\0';
-    cJSON *v = cJSON_Parse(s);
+    cJSON *v = cJSON_ParseWithOpts(s, NULL, true);
     if (!v) v = cJSON_CreateString(s);
     free(s);
     return v;
@@ -30,39 +31,105 @@ static bool number(const char *s, double *out)
     return end != s && !*end && isfinite(*out);
 }
 
-/* start:stop:step or start:stop:xFACTOR; 0 when values is not a range. */
-static int range(const char *arg, const char *values, cJSON *out, util_diag *d)
+/* Every refusal of a range ends with the forms that are accepted: a range
+ * that reads as something else (2:10 as the number 2) must never run. */
+static int refuse(util_diag *d, const char *opt, const char *arg, const char *why)
 {
-    char a[64], b[64], c[64];
-    if (strlen(values) >= sizeof a || sscanf(values, "%63[^:]:%63[^:]:%63s", a, b, c) != 3) return 0;
-    bool geometric = c[0] == 'x';
-    double lo, hi, step;
-    if (!number(a, &lo) || !number(b, &hi) || !number(c + geometric, &step))
-        return util_diag_add(d, "--vary %s: a range is START:STOP:STEP or START:STOP:xFACTOR", arg);
-    if (geometric ? !(step > 1 && lo > 0) : !(step > 0))
-        return util_diag_add(d, "--vary %s: the %s must be %s", arg,
-                             geometric ? "factor" : "step",
-                             geometric ? "above 1 (and START above 0)" : "positive");
-    if (hi < lo) return util_diag_add(d, "--vary %s: STOP is below START", arg);
-    /* a step's rounding must not drop the last value: compare with slack */
+    return util_diag_add(d, "%s %s: %s; the forms are START:STOP:STEP (2:10:2) or "
+                            "START:STOP:xFACTOR (1:256:x2), both ends included, or a list of "
+                            "values (2,4,8)",
+                         opt, arg, why);
+}
+
+/* A value with a colon is a range unless it is a list (a comma) or JSON (an
+ * object, an array or a quoted string): list items may hold colons. */
+static bool looks_like_range(const char *values)
+{
+    return strchr(values, ':') && !strchr(values, ',') && !strchr("{[\"", values[0]);
+}
+
+/* START, STOP and STEP as text: false unless there are exactly three,
+ * none empty. */
+static bool split3(const char *values, char part[3][64], int *n)
+{
+    *n = 0;
+    for (const char *p = values;; (*n)++) {
+        const char *colon = strchr(p, ':');
+        size_t len = colon ? (size_t)(colon - p) : strlen(p);
+        if (*n < 3 && len < 64) {
+            memcpy(part[*n], p, len);
+            part[*n][len] = '\0';
+        }
+        if (!colon) break;
+        p = colon + 1;
+    }
+    (*n)++;
+    if (*n != 3) return false;
+    for (int i = 0; i < 3; i++)
+        if (!part[i][0] || strlen(part[i]) >= 63) return false;
+    return true;
+}
+
+/* The values from lo to hi (both included, with slack for a step's
+ * rounding) by step, or times it: -1 past MAX_VALUES. */
+static int fill(double lo, double hi, double step, bool geometric, cJSON *out)
+{
     for (int i = 0;; i++) {
         double v = geometric ? lo * pow(step, i) : lo + i * step;
-        if (v > hi * (1 + 1e-12) + 1e-12) break;
-        if (i == MAX_VALUES) return util_diag_add(d, "--vary %s: more than %d values", arg, MAX_VALUES);
+        if (v > hi * (1 + 1e-12) + 1e-12) return i;
+        if (i == MAX_VALUES) return -1;
         cJSON_AddItemToArray(out, cJSON_CreateNumber(v));
+    }
+}
+
+/* start:stop:step or start:stop:xFACTOR; 0 when values is not a range. */
+static int range(const char *opt, const char *arg, const char *values, cJSON *out, util_diag *d)
+{
+    if (!looks_like_range(values)) return 0;
+    char part[3][64] = {{0}}, why[256];
+    int n;
+    if (!split3(values, part, &n))
+        return refuse(d, opt, arg, n == 2 && part[0][0] && part[1][0]
+                                       ? "a range needs a step"
+                                       : "a range needs START, STOP and a step");
+    bool geometric = part[2][0] == 'x';
+    double lo, hi, step;
+    for (int i = 0; i < 3; i++) {
+        double *v = i == 0 ? &lo : i == 1 ? &hi : &step;
+        if (!number(part[i] + (i == 2 && geometric), v)) {
+            snprintf(why, sizeof why, "%s '%s' is not a number",
+                     i == 0 ? "START" : i == 1 ? "STOP" : geometric ? "the factor" : "STEP", part[i]);
+            return refuse(d, opt, arg, why);
+        }
+    }
+    if (geometric && !(step > 1)) return refuse(d, opt, arg, "the factor must be above 1");
+    if (geometric && !(lo > 0)) return refuse(d, opt, arg, "a log range's START must be above 0");
+    if (!geometric && !(step > 0)) return refuse(d, opt, arg, "the step must be above 0");
+    if (hi < lo) return refuse(d, opt, arg, "STOP is below START");
+    int count = fill(lo, hi, step, geometric, out);
+    if (count < 0) return util_diag_add(d, "%s %s: more than %d values", opt, arg, MAX_VALUES);
+    if (count == 1 && hi > lo) { /* 2:10:20 is 2 alone: a typo, not a sweep */
+        snprintf(why, sizeof why, "the %s %s goes past STOP at once: the range would hold %s alone",
+                 geometric ? "factor" : "step", part[2], part[0]);
+        return refuse(d, opt, arg, why);
     }
     return 1;
 }
 
 int pl_axis_parse(const char *arg, pl_axis *out, util_diag *d)
 {
+    return pl_axis_parse_as("--vary", arg, out, d);
+}
+
+int pl_axis_parse_as(const char *opt, const char *arg, pl_axis *out, util_diag *d)
+{
     memset(out, 0, sizeof *out);
     const char *eq = strchr(arg, '=');
     if (!eq || eq == arg || !eq[1])
-        return util_diag_add(d, "--vary %s: expected PATH=VALUES (1,2,4 or 2:40:2 or 1:256:x2)",
+        return util_diag_add(d, "%s %s: expected PATH=VALUES (1,2,4 or 2:40:2 or 1:256:x2)", opt,
                              arg);
     cJSON *values = cJSON_CreateArray();
-    int rc = range(arg, eq + 1, values, d);
+    int rc = range(opt, arg, eq + 1, values, d);
     if (rc < 0) {
         cJSON_Delete(values);
         return rc;
@@ -73,7 +140,7 @@ int pl_axis_parse(const char *arg, pl_axis *out, util_diag *d)
             size_t len = comma ? (size_t)(comma - p) : strlen(p);
             if (len == 0) {
                 cJSON_Delete(values);
-                return util_diag_add(d, "--vary %s: an empty value in the list", arg);
+                return util_diag_add(d, "%s %s: an empty value in the list", opt, arg);
             }
             cJSON_AddItemToArray(values, item(p, len));
             if (!comma) break;

@@ -229,6 +229,121 @@ static void test_interrupt(const char *root)
     free(scen);
 }
 
+/* ---- refusing a grid before it runs ---- */
+
+/* Runs servesim with args (NULL-terminated) in dir: its exit status, and
+ * its stderr in *err (caller frees). */
+static int run_servesim(const char *const *args, char **err)
+{
+    char *path = in_dir("stderr.txt");
+    pid_t pid = fork();
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY), e = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        dup2(null, 1);
+        dup2(e, 2);
+        const char *argv[32] = {servesim};
+        for (int i = 0; args[i] && i < 30; i++) argv[i + 1] = args[i];
+        execv(servesim, (char *const *)argv);
+        _exit(127);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    FILE *f = fopen(path, "r");
+    size_t cap = 1 << 16, n = f ? fread(*err = util_xmalloc(cap), 1, cap - 1, f) : 0;
+    if (!f) *err = util_xmalloc(1);
+    (*err)[n] = '\0';
+    if (f) fclose(f);
+    unlink(path);
+    free(path);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int count_str(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)); p++) n++;
+    return n;
+}
+
+/* A range without a step (2:10 once ran the one point 2), with a step that
+ * never moves towards STOP, or past it at once, is refused with the forms
+ * that are accepted; the valid forms keep their values. */
+static void test_range_forms(const char *root)
+{
+    char *db = in_dir("forms.db"), *scen = util_xasprintf("%s/examples/quickstart.json", root);
+    static const char *const bad[] = {"2:10", "2:4", "2:", ":4", "2:10:0", "2:10:-1",
+                                      "10:2:1", "2:10:20", "1:2:x4", "2:10:x1", "1:2:3x"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char *vary = util_xasprintf("workload.arrival.rate_per_s=%s", bad[i]), *err;
+        const char *args[] = {"sweep", scen, "--vary", vary, "-o", db, "-j", "1", NULL};
+        is_int(run_servesim(args, &err), 2, "--vary %s is refused", vary);
+        char *named = util_xasprintf("--vary %s: ", vary);
+        has_str(err, named, "the message names the argument (%s)", bad[i]);
+        has_str(err, "START:STOP:STEP (2:10:2) or START:STOP:xFACTOR (1:256:x2)",
+                "and lists the accepted forms (%s)", bad[i]);
+        ok(access(db, F_OK) != 0, "nothing is written (%s)", bad[i]);
+        free(named);
+        free(vary);
+        free(err);
+    }
+    char *err;
+    const char *no_step[] = {"sweep", scen, "--vary", "workload.arrival.rate_per_s=2:10",
+                             "-o", db, NULL};
+    run_servesim(no_step, &err);
+    has_str(err, "workload.arrival.rate_per_s=2:10: a range needs a step;", "2:10 lacks a step");
+    free(err);
+    const char *cand[] = {"plan", scen, "--target", "ttft_p99<=2", "--find", "cheapest",
+                          "--rate", "5", "--candidates", "cluster.replicas=1:4", NULL};
+    is_int(run_servesim(cand, &err), 2, "plan --candidates refuses 1:4 too");
+    has_str(err, "--candidates cluster.replicas=1:4: a range needs a step", "naming --candidates");
+    free(err);
+
+    static const struct { const char *arg; int n; } good[] = {
+        {"x=1:256:x2", 9}, {"x=2:10:2", 5}, {"x=2:2:1", 1}, {"x=2:40:2", 20}, {"x=0.5:1:0.25", 3}};
+    util_diag d;
+    util_diag_init(&d);
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+        pl_axis a;
+        is_int(pl_axis_parse(good[i].arg, &a, &d), 0, "%s parses", good[i].arg);
+        is_int(cJSON_GetArraySize(a.values), good[i].n, "%s has %d values", good[i].arg, good[i].n);
+        pl_axis_fini(&a);
+    }
+    pl_axis list;
+    is_int(pl_axis_parse("cluster.gpu=1,2x,{\"a\":1}", &list, &d), 0, "a list parses");
+    ok(cJSON_IsString(cJSON_GetArrayItem(list.values, 1)), "2x is a string, not the number 2");
+    ok(cJSON_IsObject(cJSON_GetArrayItem(list.values, 2)), "a JSON object with a colon is an item");
+    pl_axis_fini(&list);
+    util_diag_fini(&d);
+    free(db);
+    free(scen);
+}
+
+/* A grid whose every point fails as the first does (a key left over from
+ * another arrival process) says so once, with how to switch, before any
+ * worker starts; a later bad point is still named by its point. */
+static void test_first_point(const char *root)
+{
+    char *db = in_dir("first.db"), *scen = util_xasprintf("%s/examples/quickstart.json", root), *err;
+    const char *closed[] = {"sweep", scen, "--vary", "workload.arrival.users=1:256:x2", "--set",
+                            "workload.arrival.process=closed", "-o", db, NULL};
+    is_int(run_servesim(closed, &err), 2, "a grid of invalid points is refused");
+    is_int(count_str(err, "unknown key"), 1, "its error is printed once");
+    has_str(err, "workload.arrival.rate_per_s: unknown key", "naming the left-over key");
+    has_str(err, "rate_per_s is not a key of process closed: drop it, e.g. --set "
+                 "workload.arrival='{\"process\": \"closed\", \"users\": 1}'",
+            "with how to switch process");
+    ok(access(db, F_OK) != 0, "nothing is written");
+    free(err);
+    const char *later[] = {"sweep", scen, "--vary", "cluster.gpu=h100-sxm,nope", "-o", db, NULL};
+    is_int(run_servesim(later, &err), 2, "a grid with one bad point is refused");
+    has_str(err, "point {\"cluster.gpu\":\"nope\"} seed 1: cluster.gpu: unknown GPU 'nope'",
+            "the bad point is named");
+    ok(access(db, F_OK) != 0, "nothing is written for it either");
+    free(err);
+    free(db);
+    free(scen);
+}
+
 /* ---- plans ---- */
 
 static pl_plan_opts plan_opts(const char *json, const char *target, pl_goal goal, double rate,
@@ -603,6 +718,8 @@ int main(int argc, char **argv)
     mmc = support_scenario_text("plan-mmc.json");
     test_sweep();
     test_interrupt(argv[2]);
+    test_range_forms(argv[2]);
+    test_first_point(argv[2]);
     test_max_rate();
     test_min_replicas();
     test_cheapest();
