@@ -62,6 +62,7 @@ typedef enum cli_opt_kind {
     CLI_STRINGS,   /* cli_args *: every value, in order (repeatable) */
     CLI_INT,       /* int *: a whole number in [lo, hi] */
     CLI_NUMBER,    /* double *: a number in [lo, hi] */
+    CLI_SECONDS,   /* double *: a time > 0, in seconds or with a unit (an_parse_seconds) */
     CLI_RUN,       /* int64_t *: a run id (1, 2, ...) */
     CLI_CHOICE,    /* int *: the value's index in choices */
     CLI_CALL,      /* call(opt, cmd, value) takes the value */

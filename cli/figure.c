@@ -1,9 +1,10 @@
 /*
  * figure.c: writing a figure, for `servesim plot` and `lesson --plot`.  The
  * file's name says its format (.png: a PNG through cairo at twice the CSS
- * pixels, for slides; anything else: SVG), and it appears whole or not at
- * all: the figure is written beside it and renamed over it, so an existing
- * file survives a failed write.
+ * pixels, for slides; .svg: SVG; "-": SVG on stdout), and any other name is
+ * refused before anything is written: SVG bytes in x.jpg would open as a
+ * broken image.  The file appears whole or not at all: the figure is written
+ * beside it and renamed over it, so an existing file survives a failed write.
  */
 #include "cli.h"
 
@@ -18,10 +19,12 @@
  * on a projector and in a slide at full width. */
 #define PNG_SCALE 2
 
-static bool is_png(const char *path)
+/* Whether path names a file FILE.ext, any case (.PNG from a camera-roll
+ * habit is still a PNG). */
+static bool has_ext(const char *path, const char *ext)
 {
-    size_t n = strlen(path);
-    return n > 4 && !strcasecmp(path + n - 4, ".png");
+    size_t n = strlen(path), e = strlen(ext);
+    return n > e && !strcasecmp(path + n - e, ext);
 }
 
 /* The SVG to tmp; messages name path, the file the user asked for. */
@@ -42,9 +45,14 @@ int cli_write_figure(const an_plot *fig, an_plot_size size, const char *path, ut
         an_plot_svg(fig, size, stdout);
         return fflush(stdout) ? util_diag_fail(d, "cannot write the figure") : UTIL_OK;
     }
+    bool png = has_ext(path, ".png");
+    if (!png && !has_ext(path, ".svg")) {
+        util_clip_buf b;
+        return util_diag_add(d, "cannot write a figure to %s: name it FILE.svg or FILE.png (or - "
+                                "for SVG on stdout)", util_clip_path(path, &b));
+    }
     char *tmp = util_xasprintf("%s.tmp-%ld", path, (long)getpid());
-    int rc = is_png(path) ? an_plot_png(fig, size, PNG_SCALE, tmp, d)
-                          : write_svg(fig, size, tmp, path, d);
+    int rc = png ? an_plot_png(fig, size, PNG_SCALE, tmp, d) : write_svg(fig, size, tmp, path, d);
     if (!rc && rename(tmp, path) != 0)
         rc = util_diag_fail(d, "cannot write %s: %s", path, strerror(errno));
     if (rc) remove(tmp);

@@ -133,6 +133,16 @@ static int take_number(const char *cmd, const cli_opt *o, const char *v)
     return CLI_CONTINUE;
 }
 
+/* A time as --slo takes it (an_parse_seconds): a number of seconds, or with
+ * a unit. */
+static int take_seconds(const char *cmd, const cli_opt *o, const char *v)
+{
+    bool unit;
+    if (an_parse_seconds(v, o->dest, &unit)) return CLI_CONTINUE;
+    return bad_value(cmd, o, v, "expected a time > 0, in seconds or with a unit (0.5, 500ms, 2s, "
+                                "250us, 1min)");
+}
+
 static int take_run(const char *cmd, const cli_opt *o, const char *v)
 {
     long long id;
@@ -176,6 +186,7 @@ static int take(const parser *p, const cli_opt *o, char *v)
     case CLI_STRINGS: push(o->dest, v); return CLI_CONTINUE;
     case CLI_INT: return take_int(p->cmd, o, v);
     case CLI_NUMBER: return take_number(p->cmd, o, v);
+    case CLI_SECONDS: return take_seconds(p->cmd, o, v);
     case CLI_RUN: return take_run(p->cmd, o, v);
     case CLI_CHOICE: return take_choice(p->cmd, o, v);
     default: return o->call(o, p->cmd, v);

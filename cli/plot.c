@@ -39,7 +39,8 @@ static const char plot_usage[] =
     "                          client; --request adds one request's life and its TTFT\n"
     "                          (needs run --record-iterations)\n"
     "\n"
-    "  -o FILE            write the figure there: SVG, or PNG when FILE ends in .png\n"
+    "  -o FILE            write the figure there: FILE.svg (SVG) or FILE.png (PNG); - for\n"
+    "                     SVG on stdout\n"
     "  --terminal         print it as text, as wide as the terminal\n"
     "  --run ID           the run (cdf, slo-curve: repeatable; default: the newest)\n"
     "  --sweep LABEL      the sweep, runs.sweep (default: the newest run's)\n"
@@ -52,7 +53,8 @@ static const char plot_usage[] =
     "  --width N          the figure's width: CSS pixels (a PNG has two pixels each), or\n"
     "                     characters with --terminal\n"
     "  --height N         the figure's height in CSS pixels, or rows a panel with --terminal\n"
-    "  --interval S       timeline interval in seconds (default 1)\n"
+    "  --interval S       timeline interval: seconds, or with a unit (500ms, 2s, 1min;\n"
+    "                     default 1 s)\n"
     "  --points N         slo-curve thresholds (default 101)\n"
     "  --from S, --to S   pipeline: the window in seconds of simulated time (default: the\n"
     "                     replica's first 12 steps, or 12 steps from --from; with --request,\n"
@@ -142,8 +144,8 @@ static int parse_args(int argc, char **argv, options *o)
         {.name = "metric", .kind = CLI_CHOICE, .dest = &o->metric, .choices = an_metric_names,
          .seen = &given[O_METRIC]},
         {.name = "log", .kind = CLI_FLAG, .dest = &o->log_x, .seen = &given[O_LOG]},
-        {.name = "interval", .kind = CLI_NUMBER, .dest = &o->req.interval_s, .lo = DBL_TRUE_MIN,
-         .hi = DBL_MAX, .expect = "expected seconds > 0", .seen = &given[O_INTERVAL]},
+        {.name = "interval", .kind = CLI_SECONDS, .dest = &o->req.interval_s,
+         .seen = &given[O_INTERVAL]},
         {.name = "points", .kind = CLI_INT, .dest = &o->req.points, .lo = 2, .hi = 10000,
          .seen = &given[O_POINTS]},
         {.name = "from", .kind = CLI_NUMBER, .dest = &o->req.from_s, .lo = 0, .hi = DBL_MAX,

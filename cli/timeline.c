@@ -6,7 +6,6 @@
  */
 #include "cli.h"
 
-#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -25,7 +24,8 @@ static const char timeline_usage[] =
     "need `servesim run --record-iterations`; empty otherwise).\n"
     "\n"
     "  --run ID       which run (servesim numbers runs 1, 2, ... in each database)\n"
-    "  --interval S   interval length in seconds (default 1)\n"
+    "  --interval S   interval length: seconds, or with a unit as --slo takes it (0.5,\n"
+    "                 500ms, 2s, 250us, 1min; default 1 s)\n"
     "  --replica K    only replica K (disaggregated: its prefill or decode side)\n"
     "  --csv          print CSV: a header row, then one row per interval\n"
     "  --json         print a JSON array of one object per interval\n";
@@ -149,8 +149,7 @@ static int parse_options(int argc, char **argv, options *o)
     bool csv = false, json = false;
     const cli_opt opts[] = {
         {.name = "run", .kind = CLI_RUN, .dest = &o->run_id},
-        {.name = "interval", .kind = CLI_NUMBER, .dest = &o->interval_s, .lo = DBL_TRUE_MIN,
-         .hi = DBL_MAX, .expect = "expected seconds > 0"},
+        {.name = "interval", .kind = CLI_SECONDS, .dest = &o->interval_s},
         {.name = "replica", .kind = CLI_INT, .dest = &o->replica, .lo = 0, .hi = INT_MAX,
          .expect = "expected a replica (0, 1, ...)"},
         {.name = "csv", .kind = CLI_FLAG, .dest = &csv},

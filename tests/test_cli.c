@@ -606,6 +606,49 @@ static void test_interrupt(const char *quick)
     free(err);
 }
 
+/* Names people read: the Markdown report heads P99.9 "p99.9" as the text
+ * report does, while the JSON key and the CSV metric stay p999 (contracts);
+ * and lesson --plot refuses a figure name that is neither .svg nor .png, as
+ * plot -o does, writing nothing. */
+static void test_names_read(const char *quick)
+{
+    char *db = in_dir("names.db");
+    unlink(db);
+    result r = sv("run", quick, "-o", db, "-q", "--set", "stop.requests=300", NULL);
+    is_int(r.status, 0, "a run to report");
+    runner_drop(&r);
+    r = sv("report", db, "--markdown", NULL);
+    is_int(r.status, 0, "report --markdown exits 0");
+    has_str(r.out, "| metric | mean | p50 | p90 | p95 | p99 | p99.9 | max |",
+            "--markdown: the latency table heads P99.9 p99.9");
+    ok(!strstr(r.out, "| p999 |"), "--markdown: no column headed p999");
+    runner_drop(&r);
+    r = sv("report", db, "--csv", NULL);
+    has_str(r.out, "\nttft_s.p999,", "--csv: the metric is still ttft_s.p999");
+    runner_drop(&r);
+    r = sv("report", db, "--json", NULL);
+    cJSON *j = cJSON_Parse(r.out);
+    ok(j && util_json_get(j, "ttft_s.p999"), "--json: the key is still ttft_s.p999");
+    cJSON_Delete(j);
+    runner_drop(&r);
+    unlink(db);
+    free(db);
+    static const char *const refused[] = {"tail.jpg", "tail"};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        char *path = in_dir(refused[i]);
+        unlink(path);
+        r = sv("lesson", "tail", "--quick", "--plot", path, NULL);
+        is_int(r.status, 2, "lesson --plot %s: bad usage", refused[i]);
+        char *want = util_xasprintf("cannot write a figure to %s: name it FILE.svg or FILE.png "
+                                    "(or - for SVG on stdout)", path);
+        has_str(r.err, want, "lesson --plot %s: names the file and the names taken", refused[i]);
+        ok(access(path, F_OK) != 0, "lesson --plot %s: nothing written", refused[i]);
+        free(want);
+        runner_drop(&r);
+        free(path);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3 || !mkdtemp(dir)) return 1;
@@ -625,6 +668,7 @@ int main(int argc, char **argv)
     test_lesson_cli();
     test_interrupt(quick);
     test_progress(quick);
+    test_names_read(quick);
     const char *junk[] = {"a.db", "notes.txt", "broken.json", "stdout", "stderr", NULL};
     for (const char **p = junk; *p; p++) {
         char *f = in_dir(*p);

@@ -757,6 +757,14 @@ static void test_timeline(const char *path)
             "class=\"span\" data-span=\"warm-up (not measured)\" data-lo=\"0\" "
             "data-hi=\"10\"",
             "the warm-up shaded");
+    char *units = plot_svg(path, "timeline", "--run 1 --interval 2s");
+    ok(*svg && !strcmp(svg, units), "--interval 2s: the figure of --interval 2");
+    free(units);
+    free(svg);
+    svg = plot_svg(path, "timeline", "--run 1 --interval 0.5");
+    units = plot_svg(path, "timeline", "--run 1 --interval 500ms");
+    ok(*svg && !strcmp(svg, units), "--interval 500ms: the figure of --interval 0.5");
+    free(units);
     free(svg);
     svg = plot_svg(path, "timeline", "--run 2");
     ok(count(svg, "queue") > 0, "a run without iterations still has a queue panel");
@@ -942,6 +950,46 @@ static void test_png(const char *sweeps, const char *runs)
     free(svg_path);
 }
 
+/* -o names the format: FILE.svg or FILE.png in any case, or - for stdout.
+ * Any other name is refused before a byte is written, rather than SVG in
+ * x.jpg (an image viewer's "broken file"). */
+static void test_figure_names(const char *runs)
+{
+    static const char *const refused[] = {"x.jpg", "out", "x.svg.bak", "x.pdf"};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        char *path = in_dir(refused[i]);
+        unlink(path);
+        result r = sv("plot '%s' cdf --run 1 -o '%s'", runs, path);
+        is_int(r.status, 2, "-o %s: refused as bad usage", refused[i]);
+        has_str(r.out, path, "-o %s: the message names the file", refused[i]);
+        has_str(r.out, "name it FILE.svg or FILE.png (or - for SVG on stdout)",
+                "-o %s: and the names accepted", refused[i]);
+        ok(access(path, F_OK) != 0, "-o %s: nothing written", refused[i]);
+        free(r.out);
+        free(path);
+    }
+    static const struct {
+        const char *name, *magic;
+    } taken[] = {{"UPPER.SVG", "<?xml"}, {"UPPER.PNG", "\x89PNG"}, {"Mixed.Svg", "<?xml"}};
+    for (size_t i = 0; i < sizeof taken / sizeof taken[0]; i++) {
+        char *path = in_dir(taken[i].name);
+        result r = sv("plot '%s' cdf --run 1 -o '%s'", runs, path);
+        is_int(r.status, 0, "-o %s exits 0", taken[i].name);
+        char *text = slurp(path);
+        const char *magic = taken[i].magic;
+        ok(!strncmp(text, magic, strlen(magic)), "-o %s: %s", taken[i].name,
+           magic[0] == '<' ? "an SVG" : "a PNG");
+        free(text);
+        free(r.out);
+        unlink(path);
+        free(path);
+    }
+    result r = sv("plot '%s' cdf --run 1 -o -", runs);
+    is_int(r.status, 0, "-o - exits 0");
+    has_str(r.out, "<svg", "-o -: SVG on stdout");
+    free(r.out);
+}
+
 /* A label's box, as the layout estimates it. */
 typedef struct label_box {
     double x, y, w, h;
@@ -1023,6 +1071,10 @@ static void test_bad_input(const char *sweeps, const char *runs)
         {runs, "cdf --metric ttfb --terminal", "--metric ttfb: expected ttft"},
         {runs, "cdf", "give -o FILE.svg, -o FILE.png or --terminal"},
         {runs, "timeline --log --terminal", "timeline does not take --log"},
+        {runs, "timeline --interval 1h --terminal",
+         "--interval 1h: expected a time > 0, in seconds or with a unit (0.5, 500ms, 2s, 250us, "
+         "1min)"},
+        {runs, "timeline --interval 0 --terminal", "--interval 0: expected a time > 0"},
         {runs, "timeline --run 1 --run 2 --terminal", "timeline draws one run"},
         {runs, "cdf --width 3 --terminal", "--width"},
         {sweeps, "latency-load --sweep s1 --x workload.nothing --terminal",
@@ -1302,6 +1354,7 @@ int main(int argc, char **argv)
     test_curve(runs);
     test_terminal(sweeps, runs);
     test_png(sweeps, runs);
+    test_figure_names(runs);
     test_labels(sweeps, runs);
     test_bad_input(sweeps, runs);
     test_pipeline();

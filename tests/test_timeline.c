@@ -544,9 +544,15 @@ static void test_cli(const char *db, const char *old_db)
         const char *args, *message;
     } bad[] = {
         {"/nonexistent/x.db", "no such file"},
-        {"DB --interval 0", "--interval 0: expected seconds > 0"},
-        {"DB --interval -1", "--interval -1: expected seconds > 0"},
-        {"DB --interval x", "--interval x: expected seconds > 0"},
+        {"DB --interval 0", "--interval 0: expected a time > 0"},
+        {"DB --interval -1", "--interval -1: expected a time > 0"},
+        {"DB --interval x", "--interval x: expected a time > 0"},
+        {"DB --interval 0ms", "--interval 0ms: expected a time > 0"},
+        {"DB --interval 1h", "--interval 1h: expected a time > 0, in seconds or with a unit "
+                             "(0.5, 500ms, 2s, 250us, 1min)"},
+        {"DB --interval inf", "--interval inf: expected a time > 0"},
+        {"DB --interval 1e-9", "(at most 1000000)"},
+        {"DB --interval 1ns", "--interval 1ns: expected a time > 0"},
         {"DB --run 1 --replica 7", "run 1 has no replica 7"},
         {"DB --run 9", "no run with id 9"},
         {"DB --csv --json", "choose one"},
@@ -565,6 +571,37 @@ static void test_cli(const char *db, const char *old_db)
         free(r.out);
         free(a);
     }
+}
+
+/* --interval takes a time as --slo does: a unit or none, the same intervals. */
+static void test_interval_units(const char *db)
+{
+    static const struct {
+        const char *given, *seconds;
+        int rows;
+    } same[] = {
+        {"500ms", "0.5", 40}, {"2s", "2", 10},  {"1min", "60", 1},
+        {"250ms", "0.25", 80}, {"1ms", "0.001", 20000}, {"250us", "0.00025", 80000},
+    };
+    for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
+        char *a = util_xasprintf("%s --run 1 --interval %s --csv", db, same[i].given);
+        char *b = util_xasprintf("%s --run 1 --interval %s --csv", db, same[i].seconds);
+        result with = sv(a), without = sv(b);
+        is_int(with.status, 0, "--interval %s exits 0", same[i].given);
+        is_int(lines(with.out), 1 + same[i].rows, "--interval %s over 20 s: %d rows",
+               same[i].given, same[i].rows);
+        ok(!strcmp(with.out, without.out), "--interval %s: the table of --interval %s",
+           same[i].given, same[i].seconds);
+        free(with.out);
+        free(without.out);
+        free(a);
+        free(b);
+    }
+    char *a = util_xasprintf("%s --run 1 --interval 500ms", db);
+    result r = sv(a);
+    has_str(r.out, "run 1: 0.5 s intervals", "--interval 500ms: the heading says 0.5 s");
+    free(r.out);
+    free(a);
 }
 
 int main(int argc, char **argv)
@@ -607,6 +644,7 @@ int main(int argc, char **argv)
     test_errors(db);
     sqlite3_close(db);
     test_cli(path, old);
+    test_interval_units(path);
 
     unlink(path);
     unlink(old);
