@@ -102,6 +102,32 @@ bool an_parse_seconds(const char *text, double *out, bool *unit)
     return false;
 }
 
+/* "--slo tft=1: unknown key 'tft' (did you mean 'ttft'? ...)": suggestions
+ * from every form a key takes, a class's (chat.tft) with its class. */
+static int unknown_slo_key(const char *arg, size_t len, util_diag *d)
+{
+    static const char *const forms[] = {"", "_mean", "_p50", "_p90", "_p95", "_p99", "_p99.9"};
+    enum { N_FORMS = sizeof forms / sizeof forms[0] };
+    const char *dot = memchr(arg, '.', len);
+    int cls_len = dot ? (int)(dot - arg + 1) : 0;
+    char *keys[AN_N_METRICS * N_FORMS + 1];
+    int n = 0;
+    for (int m = 0; m < AN_N_METRICS; m++)
+        for (int f = 0; f < N_FORMS; f++)
+            keys[n++] = util_xasprintf("%.*s%s%s", cls_len, arg, an_metric_names[m], forms[f]);
+    keys[n] = NULL;
+    char *word = copy_n(arg, len);
+    char *near = util_did_you_mean(word, (const char *const *)keys);
+    util_clip_buf b;
+    util_diag_add(d, "--slo %.80s: unknown key '%s' (%s%sexpected [CLASS.]METRIC[_pNN] with "
+                     "METRIC one of ttft, tpot, tpot_incl_ttft, e2e)",
+                  arg, util_clip(word, &b), near ? near : "", near ? " " : "");
+    free(near);
+    free(word);
+    for (int i = 0; i < n; i++) free(keys[i]);
+    return UTIL_EINPUT;
+}
+
 int an_options_add_slo(an_options *opt, const char *arg, util_diag *d)
 {
     const char *eq = strchr(arg, '=');
@@ -116,8 +142,7 @@ int an_options_add_slo(an_options *opt, const char *arg, util_diag *d)
     if (!parse_key(arg, (size_t)(eq - arg), &m, &q)) { /* chat.ttft: a class's */
         const char *dot = memchr(arg, '.', (size_t)(eq - arg));
         if (!dot || dot == arg || !parse_key(dot + 1, (size_t)(eq - dot - 1), &m, &q))
-            return util_diag_add(d, "--slo %.80s: unknown key (expected [CLASS.]METRIC[_pNN] with "
-                                    "METRIC one of ttft, tpot, tpot_incl_ttft, e2e)", arg);
+            return unknown_slo_key(arg, (size_t)(eq - arg), d);
         cls = arg;
         key = dot + 1;
     }

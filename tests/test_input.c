@@ -391,6 +391,50 @@ static void test_agent_over_trace(void)
     free(scen);
 }
 
+/* Issue 26, 13: a word that begins known ones suggests them, in --set and
+ * in report's --slo keys alike. */
+static void test_suggestions(void)
+{
+    refused("a GPU's family name",
+            "servesim: cluster.gpu: unknown GPU 'h100' (did you mean 'h100-sxm' or 'h100-pcie'? "
+            "known: a100-40gb, a100-80gb, h100-sxm, h100-pcie, h200,",
+            quick, "cluster.gpu=h100", NULL, NULL);
+    static const struct { const char *slo, *message; } slos[] = {
+        {"tft=0.5", "--slo tft=0.5: unknown key 'tft' (did you mean 'ttft'? expected "
+                    "[CLASS.]METRIC[_pNN] with METRIC one of ttft, tpot, tpot_incl_ttft, e2e)"},
+        {"tft_p99=2", "--slo tft_p99=2: unknown key 'tft_p99' (did you mean 'ttft_p99'?"},
+        {"chat.tpt=50ms", "--slo chat.tpt=50ms: unknown key 'chat.tpt' (did you mean "
+                          "'chat.tpot'?"},
+        {"xyz=1", "--slo xyz=1: unknown key 'xyz' (expected [CLASS.]METRIC[_pNN]"},
+    };
+    for (size_t i = 0; i < sizeof slos / sizeof slos[0]; i++) {
+        result r = sv("report", db, "--slo", slos[i].slo, NULL);
+        is_int(r.status, 2, "--slo %s is bad usage", slos[i].slo);
+        has_str(r.err, slos[i].message, "with the keys it may have meant");
+        runner_drop(&r);
+    }
+}
+
+/* Issue 26, 15: malformed JSON says what was expected at FILE:LINE:COL. */
+static void test_json_reason(void)
+{
+    char *scen = in_dir("comma.json");
+    write_file(scen, "{\"stop\": {\"requests\": 10},\n \"seed\": 1,\n}\n");
+    char *where = util_xasprintf("%s:3:1: invalid JSON: a trailing comma at 2:11 before '}' "
+                                 "(JSON allows none)",
+                                 scen);
+    refused("a trailing comma", where, scen, NULL, NULL, NULL);
+    free(where);
+    write_file(scen, "{\"stop\": {\"requests\": 10}\n \"seed\": 1}\n");
+    where = util_xasprintf("%s:2:2: invalid JSON: expected ',' or '}' after a member, found '\"' "
+                           "(a comma missing?)",
+                           scen);
+    refused("a missing comma", where, scen, NULL, NULL, NULL);
+    free(where);
+    unlink(scen);
+    free(scen);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3 || !mkdtemp(dir)) return 1;
@@ -407,6 +451,8 @@ int main(int argc, char **argv)
     test_infinite();
     test_warmup();
     test_agent_over_trace();
+    test_suggestions();
+    test_json_reason();
     const char *junk[] = {"kept.db", "new.db", "trace.json", "far.csv", "ok.csv", "stdout",
                           "stderr", NULL};
     for (const char **p = junk; *p; p++) {

@@ -203,6 +203,62 @@ static void test_docs(const char *root)
     util_diag_fini(&d);
 }
 
+/* Issue 26, 13: a word that begins known ones suggests those, shortest
+ * first, rather than the one fewest edits away. */
+static void test_prefix_suggestions(void)
+{
+    expect("cluster.gpu=h100", "cluster.gpu: unknown GPU 'h100' (did you mean 'h100-sxm' or "
+                               "'h100-pcie'? known: a100-40gb, a100-80gb, h100-sxm");
+    expect("cluster.gpu=a100", "cluster.gpu: unknown GPU 'a100' (did you mean 'a100-40gb' or "
+                               "'a100-80gb'? known: ");
+    expect("cluster.gpu=h300", "cluster.gpu: unknown GPU 'h300' (did you mean 'h200'? known: ");
+}
+
+/* Issue 26, 15: malformed JSON says what was expected where, not only
+ * where cJSON stopped (the end of the input, for a trailing comma). */
+static void test_json_reasons(void)
+{
+    static const struct { const char *text, *message; } cases[] = {
+        {"{\"seed\": 1,}", "scenario:1:12: invalid JSON: a trailing comma before '}' (JSON allows "
+                           "none)"},
+        {"{\"seed\": 1,\n}\n", "scenario:2:1: invalid JSON: a trailing comma at 1:11 before '}'"},
+        {"{\"stop\": {\"requests\": [1, 2, ]}}",
+         "scenario:1:30: invalid JSON: a trailing comma before ']' (JSON allows none)"},
+        {"{\"seed\": }", "scenario:1:10: invalid JSON: expected a value, found '}'"},
+        {"{\"name\": \"x}", "scenario:1:10: invalid JSON: unterminated string (no closing '\"')"},
+        {"{\"seed\": 1 \"name\": \"x\"}",
+         "scenario:1:12: invalid JSON: expected ',' or '}' after a member, found '\"' (a comma "
+         "missing?)"},
+        {"{\"seed\" 1}",
+         "scenario:1:9: invalid JSON: expected ':' after the key \"seed\", found '1'"},
+        {"{seed: 1}", "scenario:1:2: invalid JSON: expected a key in double quotes, found 'seed'"},
+        {"{\"name\": 'x'}", "scenario:1:10: invalid JSON: expected a value, found \"'\" (JSON "
+                            "strings take double quotes)"},
+        {"{\"seed\": NaN}", "scenario:1:10: invalid JSON: expected a value, found 'NaN' (JSON's "
+                            "words are true, false and null)"},
+        {"{\"seed\": 1 // one\n}", "scenario:1:12: invalid JSON: expected ',' or '}' after a "
+                                   "member, found '/'"},
+        {"{\"stop\": {\"requests\": 10}", "scenario:1:26: invalid JSON: unexpected end of input "
+                                          "(the '{' at 1:1 is not closed)"},
+        {"{\"a\": [1, 2}", "scenario:1:12: invalid JSON: expected ',' or ']' after an element, "
+                           "found '}' (the '[' at 1:7 is not closed)"},
+        {"{\"seed\": 1}}", "scenario:1:12: invalid JSON: unexpected '}' after the end of the "
+                           "document (one too many?)"},
+        {"{\"seed\": 1.2.3}", "scenario:1:10: invalid JSON: malformed number '1.2.3'"},
+        {"{\"name\": \"a\\qb\"}", "scenario:1:12: invalid JSON: invalid escape '\\q' in a string"},
+        {"  \n", "scenario:2:1: invalid JSON: unexpected end of input (the input is empty)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        sim_scenario sc;
+        char *e = NULL;
+        is_int(support_scenario(cases[i].text, NULL, &sc, &e), UTIL_EINPUT,
+               "malformed JSON %zu is refused", i);
+        has_str(e, cases[i].message, "with the reason: %s", cases[i].message);
+        free(e);
+        sim_scenario_fini(&sc);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (support_init()) return 1;
@@ -211,6 +267,8 @@ int main(int argc, char **argv)
     test_bounds();
     test_catalog_ranges();
     test_effective();
+    test_prefix_suggestions();
+    test_json_reasons();
     if (argc > 1) test_docs(argv[1]);
     free(good);
     support_fini();

@@ -222,13 +222,34 @@ static size_t edit_distance(const char *a, const char *b)
     return dp[la][lb];
 }
 
-const char *util_closest(const char *word, const char *const *candidates)
+/* Inserts c into the n (< max or == max) shortest prefix matches in out,
+ * after those as short, so that equal lengths keep the candidates' order;
+ * returns the new count. */
+static int insert_by_length(const char **out, int n, int max, const char *c)
 {
+    size_t len = strlen(c);
+    int i = 0;
+    while (i < n && strlen(out[i]) <= len) i++;
+    if (i >= max) return n;
+    if (n == max) n--;
+    memmove(out + i + 1, out + i, (size_t)(n - i) * sizeof *out);
+    out[i] = c;
+    return n + 1;
+}
+
+int util_suggest(const char *word, const char *const *candidates, const char **out, int max)
+{
+    size_t len = strlen(word);
+    if (len < 3 || max < 1) return 0; /* one or two letters are too short to guess at */
+    /* A word that begins candidates ("h100" for "h100-sxm", "ttft" for
+     * "ttft_s") was cut short, not misspelt: those, shortest first, beat any
+     * candidate a few edits away ("h200"). */
+    int n = 0;
+    for (const char *const *c = candidates; *c; c++)
+        if (!strncmp(*c, word, len)) n = insert_by_length(out, n, max, *c);
+    if (n) return n;
     const char *best = NULL;
-    size_t best_d = (size_t)-1, len = strlen(word);
-    if (len < 3) return NULL; /* one or two letters are too short to guess at */
-    for (const char *const *c = candidates; *c; c++) /* "ttft" for "ttft_s": a dropped suffix */
-        if (!strncmp(*c, word, len) && (*c)[len] == '_') return *c;
+    size_t best_d = (size_t)-1;
     for (; *candidates; candidates++) {
         size_t dist = edit_distance(word, *candidates);
         if (dist < best_d) {
@@ -241,7 +262,34 @@ const char *util_closest(const char *word, const char *const *candidates)
     size_t limit = len / 3;
     if (limit < 1) limit = 1;
     if (limit > 3) limit = 3;
-    return best_d <= limit ? best : NULL;
+    if (best_d > limit) return 0;
+    out[0] = best;
+    return 1;
+}
+
+const char *util_closest(const char *word, const char *const *candidates)
+{
+    const char *near;
+    return util_suggest(word, candidates, &near, 1) ? near : NULL;
+}
+
+char *util_did_you_mean(const char *word, const char *const *candidates)
+{
+    const char *near[UTIL_SUGGEST_MAX];
+    int n = util_suggest(word, candidates, near, UTIL_SUGGEST_MAX);
+    if (!n) return NULL;
+    size_t size = sizeof "did you mean ?";
+    for (int i = 0; i < n; i++) size += strlen(near[i]) + sizeof "'', ";
+    char *s = util_xmalloc(size);
+    strcpy(s, "did you mean ");
+    for (int i = 0; i < n; i++) {
+        if (i) strcat(s, i == n - 1 ? " or " : ", ");
+        strcat(s, "'");
+        strcat(s, near[i]);
+        strcat(s, "'");
+    }
+    strcat(s, "?");
+    return s;
 }
 
 char *util_dirname(const char *path)

@@ -5,6 +5,8 @@
 #include "util.h"
 
 #include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,16 +24,231 @@ static void line_col(const char *text, const char *at, int *line, int *col)
     }
 }
 
+/* ---- why a parse failed ---- */
+
+/* cJSON says where it stopped, not why, and it sometimes stops past the
+ * mistake (at the end of the input for a trailing comma).  So a failed parse
+ * is read again by this checker, which walks the same grammar and names the
+ * first mistake and its place.  It is no stricter than cJSON (leading zeros
+ * and raw control characters in strings pass), so it never blames text that
+ * cJSON accepted; what cJSON alone refuses keeps cJSON's position. */
+typedef struct json_check {
+    const char *text, *p; /* the input; the next character to read */
+    const char *open;     /* the innermost '{' or '[' not yet closed */
+    const char *at;       /* the mistake, once found */
+    char why[256];
+} json_check;
+
+static bool check_value(json_check *c, int depth);
+
+__attribute__((format(printf, 3, 4))) static bool fail_at(json_check *c, const char *at,
+                                                          const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->why, sizeof c->why, fmt, ap);
+    va_end(ap);
+    c->at = at;
+    return false;
+}
+
+static void skip_space(json_check *c)
+{
+    while (*c->p && (unsigned char)*c->p <= ' ') c->p++; /* as cJSON's buffer_skip_whitespace */
+}
+
+/* What stands at p, for "found ...": a word whole, a character quoted. */
+static const char *found(const char *p, char buf[32])
+{
+    size_t n = 0;
+    while (n < 16 && (p[n] == '_' || (p[n] >= 'a' && p[n] <= 'z') || (p[n] >= 'A' && p[n] <= 'Z') ||
+                      (n && p[n] >= '0' && p[n] <= '9')))
+        n++;
+    if (!*p) snprintf(buf, 32, "the end of the input");
+    else if (*p == '\'') snprintf(buf, 32, "\"'\"");
+    else if (n) snprintf(buf, 32, "'%.*s'", (int)n, p);
+    else if ((unsigned char)*p > ' ' && (unsigned char)*p < 0x7f) snprintf(buf, 32, "'%c'", *p);
+    else snprintf(buf, 32, "byte 0x%02x", (unsigned char)*p);
+    return buf;
+}
+
+/* "the '{' at 3:5 is not closed", in buf. */
+static const char *not_closed(const json_check *c, const char *open, char buf[64])
+{
+    int line, col;
+    line_col(c->text, open, &line, &col);
+    snprintf(buf, 64, "the '%c' at %d:%d is not closed", *open, line, col);
+    return buf;
+}
+
+static bool at_end(json_check *c)
+{
+    char b[64];
+    if (!c->open)
+        return fail_at(c, c->p, "unexpected end of input%s",
+                       c->p == c->text + strspn(c->text, " \t\r\n") ? " (the input is empty)" : "");
+    return fail_at(c, c->p, "unexpected end of input (%s)", not_closed(c, c->open, b));
+}
+
+static bool check_string(json_check *c)
+{
+    const char *open = c->p++;
+    for (; *c->p != '"'; c->p++) {
+        if (!*c->p) return fail_at(c, open, "unterminated string (no closing '\"')");
+        if (*c->p != '\\') continue;
+        const char *esc = c->p++;
+        if (!*c->p) return fail_at(c, open, "unterminated string (no closing '\"')");
+        if (*c->p == 'u') {
+            for (int i = 1; i <= 4; i++)
+                if (!strchr("0123456789abcdefABCDEF", c->p[i]) || !c->p[i])
+                    return fail_at(c, esc,
+                                   "invalid escape in a string ('\\u' takes four hex digits)");
+            c->p += 4;
+        } else if (!strchr("\"\\/bfnrt", *c->p)) {
+            return fail_at(c, esc, "invalid escape '\\%c' in a string (JSON has \\\" \\\\ \\/ \\b "
+                                   "\\f \\n \\r \\t \\uXXXX)", *c->p);
+        }
+    }
+    c->p++;
+    return true;
+}
+
+/* The characters cJSON hands to strtod; all of them must make the number,
+ * since none of them may follow a value. */
+static bool check_number(json_check *c)
+{
+    size_t n = strspn(c->p, "0123456789+-eE.");
+    char buf[64], *end;
+    if (n < sizeof buf) {
+        memcpy(buf, c->p, n);
+        buf[n] = '\0';
+        if (strtod(buf, &end), end == buf + n) return c->p += n, true;
+    }
+    return fail_at(c, c->p, "malformed number '%.*s%s'", n > 24 ? 24 : (int)n, c->p,
+                   n > 24 ? "..." : "");
+}
+
+static bool no_value(json_check *c)
+{
+    char b[32];
+    const char *p = c->p, *hint = "";
+    if (!*p) return at_end(c);
+    if (*p == '\'') hint = " (JSON strings take double quotes)";
+    else if (*p == '/') hint = " (JSON has no comments)";
+    else if (*p == '.' || *p == '+') hint = " (a number starts with a digit or '-': 0.5)";
+    else if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z'))
+        hint = " (JSON's words are true, false and null)";
+    return fail_at(c, p, "expected a value, found %s%s", found(p, b), hint);
+}
+
+/* After an element or member, at neither ',' nor its closer. */
+static bool after_item(json_check *c, const char *what, char closer)
+{
+    char b[64];
+    if (!*c->p) return at_end(c);
+    if (*c->p == '}' || *c->p == ']') /* the wrong closer: say which opener it leaves open */
+        return fail_at(c, c->p, "expected ',' or '%c' after %s, found '%c' (%s)", closer, what,
+                       *c->p, not_closed(c, c->open, b));
+    const char *hint = *c->p == '"' || *c->p == '{' || *c->p == '[' ? " (a comma missing?)" : "";
+    return fail_at(c, c->p, "expected ',' or '%c' after %s, found %s%s", closer, what,
+                   found(c->p, b), hint);
+}
+
+static bool check_key(json_check *c)
+{
+    char b[32];
+    skip_space(c);
+    const char *key = c->p;
+    if (!*key) return at_end(c);
+    if (*key != '"')
+        return fail_at(c, key, "expected a key in double quotes, found %s", found(key, b));
+    if (!check_string(c)) return false;
+    int n = (int)(c->p - key);
+    skip_space(c);
+    if (*c->p == ':') return c->p++, true;
+    if (!*c->p) return at_end(c);
+    return fail_at(c, c->p, "expected ':' after the key %.*s%s, found %s", n > 40 ? 39 : n, key,
+                   n > 40 ? "...\"" : "", found(c->p, b));
+}
+
+/* Placed at the closer, where cJSON stops in an array, and so a line below
+ * the comma when the closer has a line of its own: then it says where. */
+static bool trailing_comma(json_check *c, const char *comma)
+{
+    int line, col, closer_line, closer_col;
+    line_col(c->text, comma, &line, &col);
+    line_col(c->text, c->p, &closer_line, &closer_col);
+    if (line == closer_line)
+        return fail_at(c, c->p, "a trailing comma before '%c' (JSON allows none)", *c->p);
+    return fail_at(c, c->p, "a trailing comma at %d:%d before '%c' (JSON allows none)", line, col,
+                   *c->p);
+}
+
+/* An object or an array, c->p at its opener. */
+static bool check_container(json_check *c, int depth)
+{
+    const char *outer = c->open;
+    char closer = *c->p == '{' ? '}' : ']';
+    c->open = c->p++;
+    skip_space(c);
+    while (*c->p != closer) {
+        if (closer == '}' ? !check_key(c) || !check_value(c, depth) : !check_value(c, depth))
+            return false;
+        skip_space(c);
+        if (*c->p == closer) break;
+        if (*c->p != ',') return after_item(c, closer == '}' ? "a member" : "an element", closer);
+        const char *comma = c->p++;
+        skip_space(c);
+        if (*c->p == closer) return trailing_comma(c, comma);
+    }
+    c->p++;
+    c->open = outer;
+    return true;
+}
+
+static bool check_value(json_check *c, int depth)
+{
+    static const char *const words[] = {"true", "false", "null"};
+    skip_space(c);
+    const char *p = c->p;
+    if (*p == '{' || *p == '[') {
+        if (depth >= CJSON_NESTING_LIMIT)
+            return fail_at(c, p, "nested more than %d deep", CJSON_NESTING_LIMIT);
+        return check_container(c, depth + 1);
+    }
+    if (*p == '"') return check_string(c);
+    if (*p == '-' || (*p >= '0' && *p <= '9')) return check_number(c);
+    for (int i = 0; i < 3; i++)
+        if (!strncmp(p, words[i], strlen(words[i]))) return c->p += strlen(words[i]), true;
+    return no_value(c);
+}
+
+/* false with the first mistake in c, or true if the checker finds none. */
+static bool check_document(json_check *c)
+{
+    char b[32];
+    if (!check_value(c, 0)) return false;
+    skip_space(c);
+    if (!*c->p) return true;
+    const char *hint = *c->p == '}' || *c->p == ']' ? " (one too many?)" : "";
+    return fail_at(c, c->p, "unexpected %s after the end of the document%s", found(c->p, b), hint);
+}
+
 int util_json_parse(const char *text, const char *origin, cJSON **out, util_diag *d)
 {
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
     if (!root) {
-        const char *at = end ? end : cJSON_GetErrorPtr();
+        json_check c = {.text = text, .p = text};
+        if (check_document(&c)) { /* cJSON alone refused it (a lone surrogate \ud800, say) */
+            util_clip_buf b;
+            c.at = end ? end : cJSON_GetErrorPtr();
+            if (!c.at) c.at = text;
+            snprintf(c.why, sizeof c.why, "near '%s'", util_clip(c.at, &b));
+        }
         int line, col;
-        line_col(text, at ? at : text, &line, &col);
-        const char *what = (at && *at) ? "invalid JSON" : "invalid JSON (unexpected end of input)";
-        return util_diag_add(d, "%s:%d:%d: %s", origin, line, col, what);
+        line_col(text, c.at, &line, &col);
+        return util_diag_add(d, "%s:%d:%d: invalid JSON: %s", origin, line, col, c.why);
     }
     *out = root;
     return UTIL_OK;

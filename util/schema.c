@@ -71,16 +71,17 @@ static char *list_words(const char *const *words)
 int util_diag_unknown(util_diag *d, const char *path, const char *what, const char *word,
                       const char *const *known)
 {
-    const char *near = util_closest(word, known);
+    char *near = util_did_you_mean(word, known);
     char *all = list_words(known);
     /* A key's path already names it; a value or an id is quoted. */
     util_clip_buf cb;
     char *subject = strcmp(what, "key") ? util_xasprintf("%s '%s'", what, util_clip(word, &cb))
                                         : util_xstrdup(what);
     if (near)
-        util_diag_add(d, "%s: unknown %s (did you mean '%s'? known: %s)", path, subject, near, all);
+        util_diag_add(d, "%s: unknown %s (%s known: %s)", path, subject, near, all);
     else
         util_diag_add(d, "%s: unknown %s (known: %s)", path, subject, all);
+    free(near);
     free(subject);
     free(all);
     return UTIL_EINPUT;

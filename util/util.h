@@ -134,11 +134,21 @@ int util_lines_error(const util_lines *l, util_diag *d, const char *fmt, ...)
 int util_split(char *line, char sep, char **fields, int max);
 void util_lines_close(util_lines *l);
 
-/* The candidate closest to word by edit distance, or NULL when none is close
- * enough to be a plausible typo.  candidates is NULL-terminated. */
+/* The candidates word plausibly meant, at most max of them, into out;
+ * returns how many (0 when none is close enough to be a plausible typo).
+ * Candidates that begin with word come first and alone, shortest first
+ * ("h100": h100-sxm, h100-pcie); else the one closest by edit distance.
+ * candidates is NULL-terminated. */
+int util_suggest(const char *word, const char *const *candidates, const char **out, int max);
+/* The first of util_suggest's answers, or NULL. */
 const char *util_closest(const char *word, const char *const *candidates);
-/* Adds "PATH: unknown WHAT 'word' (did you mean 'x'?)", or "(known: a, b)"
- * when nothing is close; returns UTIL_EINPUT. */
+/* The most suggestions a message lists. */
+#define UTIL_SUGGEST_MAX 4
+/* "did you mean 'x'?", "did you mean 'x' or 'y'?" (util_suggest's answers,
+ * at most UTIL_SUGGEST_MAX), or NULL when nothing is close; caller frees. */
+char *util_did_you_mean(const char *word, const char *const *candidates);
+/* Adds "PATH: unknown WHAT 'word' (did you mean 'x'? known: a, b)", or
+ * "(known: a, b)" when nothing is close; returns UTIL_EINPUT. */
 int util_diag_unknown(util_diag *d, const char *path, const char *what, const char *word,
                       const char *const *known);
 
