@@ -301,6 +301,17 @@ static void test_catalog_model(void)
     is_int(r.status, 0, "catalog model ID --gpu");
     has_str(r.out, "kv_bytes_per_token  131072", "prints the KV bytes per token");
     has_str(r.out, "kv capacity", "and the KV capacity on that GPU");
+    ok(!strstr(r.out, "weight-only"), "bf16 on an H100 is no weight-only form");
+    runner_drop(&r);
+    /* issue 26, item 6: fp8 on an A100 runs, weight-only, and says so */
+    r = sv("catalog", "model", "llama-3.1-8b", "--gpu", "a100-80gb", "--quantization", "fp8", NULL);
+    is_int(r.status, 0, "catalog model fp8 on an A100");
+    has_str(r.out, "fp8: 1 byte per weight, weight-only (W8A16) on a100-80gb",
+            "names its weight-only form");
+    runner_drop(&r);
+    r = sv("catalog", "model", "llama-3.1-8b", "--gpu", "h100-sxm", "--quantization", "fp8",
+           "--json", NULL);
+    ok(!strstr(r.out, "weight_only"), "fp8 on an H100 computes in fp8: no weight_only in JSON");
     runner_drop(&r);
     r = sv("catalog", "model", "llama-3.1-8", NULL);
     is_int(r.status, 2, "an unknown model id is bad input");
