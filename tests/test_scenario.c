@@ -259,6 +259,46 @@ static void test_json_reasons(void)
     }
 }
 
+/* Issue 26, 11: a bare number where a distribution is expected stands for
+ * a fixed one; the effective scenario shows the object, and the fixed
+ * variant's range check judges the number. */
+static void test_scalar_dist(void)
+{
+    static const char closed[] =
+        "{\"stop\": {\"requests\": 6},\n"
+        " \"cluster\": {\"engine\": \"ideal\", \"gpu\": \"h100-sxm\", \"model\": "
+        "\"llama-3.1-8b\"},\n"
+        " \"workload\": {\"arrival\": {\"process\": \"closed\", \"users\": 2, \"think_s\": 2},\n"
+        "  \"prompt_tokens\": 512, \"output_tokens\": 7}}";
+    sim_scenario sc;
+    char *e = NULL;
+    is_int(support_scenario(closed, NULL, &sc, &e), 0, "numbers for think_s and lengths load");
+    if (e) tap_diag("%s", e);
+    free(e);
+    const cJSON *think = sc.json ? util_json_get(sc.json, "workload.arrival.think_s") : NULL;
+    char *text = think ? cJSON_PrintUnformatted(think) : NULL;
+    is_str(text ? text : "", "{\"dist\":\"fixed\",\"value\":2}",
+           "\"think_s\": 2 is {\"dist\": \"fixed\", \"value\": 2} in the effective scenario");
+    cJSON_free(text);
+    sim_scenario_fini(&sc);
+
+    support_rows rows;
+    is_int(support_run(closed, NULL, &rows, NULL), 0, "\"prompt_tokens\": 512 runs");
+    bool all = rows.n == 6;
+    for (size_t i = 0; i < rows.n; i++)
+        all &= rows.req[i].prompt_tokens == 512 && rows.req[i].output_tokens == 7;
+    ok(all, "every request has 512 prompt and 7 output tokens");
+    support_rows_fini(&rows);
+
+    expect("workload.output_tokens=-1",
+           "workload.output_tokens.value: -1 is out of range (expected >= 0");
+    expect("workload.prompt_tokens=1e309", "workload.prompt_tokens.value: a number out of range");
+    expect("workload.arrival={\"process\": \"closed\", \"users\": 1, \"think_s\": \"2\"}",
+           "workload.arrival.think_s: expected a number or an object, got a string");
+    expect("workload.prompt_tokens=true",
+           "workload.prompt_tokens: expected a number or an object, got a boolean");
+}
+
 int main(int argc, char **argv)
 {
     if (support_init()) return 1;
@@ -269,6 +309,7 @@ int main(int argc, char **argv)
     test_effective();
     test_prefix_suggestions();
     test_json_reasons();
+    test_scalar_dist();
     if (argc > 1) test_docs(argv[1]);
     free(good);
     support_fini();

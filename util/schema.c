@@ -38,15 +38,15 @@ static const char *kind_of(const cJSON *v)
     return "an invalid value";
 }
 
-static const char *expected(util_type t)
+static const char *expected(const util_field *f)
 {
-    switch (t) {
+    switch (f->type) {
     case UTIL_T_NUMBER: return "a number";
     case UTIL_T_INTEGER: return "a whole number";
     case UTIL_T_STRING: return "a string";
     case UTIL_T_BOOL: return "true or false";
-    case UTIL_T_OBJECT:
-    case UTIL_T_UNION: return "an object";
+    case UTIL_T_OBJECT: return "an object";
+    case UTIL_T_UNION: return f->un->scalar ? "a number or an object" : "an object";
     case UTIL_T_NAME_OR_OBJECT: return "a name or an object";
     case UTIL_T_NUMBERS: return "an array of numbers";
     case UTIL_T_LIST: return "an array of objects";
@@ -158,7 +158,7 @@ static int check_value(const util_field *f, cJSON *v, const char *path, void *ct
         if (cJSON_IsNumber(v) && !isfinite(v->valuedouble))
             return util_diag_add(d, "%s: %s", path, kind_of(v));
         if (!cJSON_IsNumber(v))
-            return util_diag_add(d, "%s: expected %s, got %s", path, expected(f->type), kind_of(v));
+            return util_diag_add(d, "%s: expected %s, got %s", path, expected(f), kind_of(v));
         if (f->type == UTIL_T_INTEGER &&
             (v->valuedouble != floor(v->valuedouble) || fabs(v->valuedouble) > 9.007e15))
             return util_diag_add(d, "%s: expected a whole number, got %g", path, v->valuedouble);
@@ -184,7 +184,7 @@ static int check_value(const util_field *f, cJSON *v, const char *path, void *ct
         break;
     case UTIL_T_UNION:
         if (!cJSON_IsObject(v))
-            return util_diag_add(d, "%s: expected an object, got %s", path, kind_of(v));
+            return util_diag_add(d, "%s: expected %s, got %s", path, expected(f), kind_of(v));
         if (apply_union(f->un, v, path, ctx, d)) return UTIL_EINPUT;
         break;
     case UTIL_T_NUMBERS:
@@ -258,6 +258,20 @@ static bool has_defaults(const util_field *fields)
     return any;
 }
 
+/* A number given where a union takes one stands for its scalar variant
+ * ({"dist": "fixed", "value": N}).  The object takes the number's place in
+ * obj, so that the effective scenario shows what the number meant and the
+ * variant's own range check judges it. */
+static cJSON *expand_scalar(const util_field *f, cJSON *obj, cJSON *v)
+{
+    if (f->type != UTIL_T_UNION || !f->un->scalar || !cJSON_IsNumber(v)) return v;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, f->un->tag, f->un->scalar);
+    cJSON_AddNumberToObject(o, f->un->scalar_key, v->valuedouble);
+    cJSON_ReplaceItemInObjectCaseSensitive(obj, f->key, o); /* frees v */
+    return o;
+}
+
 static int apply_field(const util_field *f, cJSON *obj, const char *path, void *ctx,
                        util_diag *d)
 {
@@ -277,9 +291,9 @@ static int apply_field(const util_field *f, cJSON *obj, const char *path, void *
     }
     if (!v) {
         if (f->flags & UTIL_REQUIRED)
-            rc = util_diag_add(d, "%s: missing (expected %s)", p, expected(f->type));
+            rc = util_diag_add(d, "%s: missing (expected %s)", p, expected(f));
     } else {
-        rc = check_value(f, v, p, ctx, d);
+        rc = check_value(f, expand_scalar(f, obj, v), p, ctx, d);
     }
     free(p);
     return rc;
@@ -447,7 +461,7 @@ static void doc_row(const char *path, const util_field *f, void *arg)
         snprintf(range, sizeof range, "%s", all);
         free(all);
     }
-    fprintf(out, "| `%s` | %s | %s | %s | %s | %s |\n", path, expected(f->type),
+    fprintf(out, "| `%s` | %s | %s | %s | %s | %s |\n", path, expected(f),
             f->unit ? f->unit : "", f->def ? f->def : ((f->flags & UTIL_REQUIRED) ? "required" : ""),
             range, f->doc ? f->doc : "");
 }

@@ -223,7 +223,7 @@ typedef enum util_type {
     UTIL_T_STRING,         /* one of choices when given; check() may look it up */
     UTIL_T_BOOL,           /* true or false */
     UTIL_T_OBJECT,         /* nested object described by sub */
-    UTIL_T_UNION,          /* object whose tag key picks a variant (see util_union) */
+    UTIL_T_UNION,          /* object whose tag key picks a variant, or a number (see util_union) */
     UTIL_T_NAME_OR_OBJECT, /* a name checked by check(), or an inline object described by sub */
     UTIL_T_NUMBERS,        /* an array of finite numbers; its length within [min, max] when max > 0 */
     UTIL_T_LIST,           /* an array of objects, each described by sub; length as for NUMBERS */
@@ -268,6 +268,11 @@ struct util_union {
     const char *def;             /* default variant name, or NULL when the tag is required */
     const util_field *common;    /* keys every variant accepts, or NULL */
     const util_variant *variants; /* {NULL}-terminated */
+    /* The variant a bare number stands for, and its key the number fills
+     * (wl_dist_schema: 2 means {"dist": "fixed", "value": 2}); NULL when a
+     * value must be an object.  util_schema_apply writes the object in the
+     * number's place. */
+    const char *scalar, *scalar_key;
 };
 
 /* Validates obj against fields (an object schema) at path, filling defaults

@@ -76,7 +76,8 @@ static const util_variant dist_variants[] = {
 };
 
 const util_union wl_dist_schema = {.tag = "dist", .common = dist_common,
-                                   .variants = dist_variants};
+                                   .variants = dist_variants, .scalar = "fixed",
+                                   .scalar_key = "value"};
 
 static const char *const kind_names[] = {"fixed",     "uniform",   "exponential", "normal",
                                          "lognormal", "empirical", NULL};
