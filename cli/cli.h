@@ -130,10 +130,12 @@ typedef struct cli_view {
 /* Takes one of the shared options into the cli_view at opt->dest. */
 cli_opt_fn cli_view_option;
 void cli_view_fini(cli_view *v);
-/* Reads a scenario file with --set overrides and --seed (may be NULL)
- * applied, unvalidated; a scenario without a name is named after its file. */
-int cli_read_scenario(const char *path, char **sets, int n_sets, const char *seed, cJSON **out,
-                      util_diag *d);
+/* Reads a scenario file with --unset removals, then --set overrides, then
+ * --seed (may be NULL) applied, unvalidated; a scenario without a name is
+ * named after its file.  Removals go first so that --unset workload.arrival
+ * --set workload.arrival.process=closed replaces a whole object. */
+int cli_read_scenario(const char *path, const cli_args *unsets, const cli_args *sets,
+                      const char *seed, cJSON **out, util_diag *d);
 /* `--run ID`: the id, or 0 after saying why it is not one. */
 int64_t cli_parse_run(const char *cmd, const char *value);
 /* Opens path read-only and finds the run: *run_id when it is not 0, else

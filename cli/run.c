@@ -18,8 +18,8 @@
 #include "rec.h"
 
 static const char run_usage[] =
-    "usage: servesim run SCENARIO.json [-o FILE.db] [--set PATH=VALUE]... [--seed N]\n"
-    "                    [--record-iterations] [--quiet] [report options]\n"
+    "usage: servesim run SCENARIO.json [-o FILE.db] [--set PATH=VALUE]... [--unset PATH]...\n"
+    "                    [--seed N] [--record-iterations] [--quiet] [report options]\n"
     "\n"
     "Simulates the scenario, records every request in FILE.db (default servesim.db; an\n"
     "existing servesim database gains a new run), and prints the run's report.\n"
@@ -27,6 +27,8 @@ static const char run_usage[] =
     "  -o, --output FILE.db   database to write (default servesim.db)\n"
     "  --set PATH=VALUE       override a scenario key, e.g. --set workload.arrival.rate_per_s=12;\n"
     "                         VALUE is read as JSON, else as a string (repeatable)\n"
+    "  --unset PATH           remove a scenario key, e.g. --unset workload.prompt_tokens;\n"
+    "                         every --unset applies before every --set (repeatable)\n"
     "  --seed N               override the scenario's seed\n"
     "  --record-iterations    also store every engine iteration (table iterations): pooled\n"
     "                         ITL, KV and power time series; one row per decode step\n"
@@ -42,7 +44,7 @@ static const char run_usage[] =
 
 typedef struct run_opts {
     const char *scenario, *output, *seed;
-    cli_args sets;
+    cli_args sets, unsets;
     bool quiet, iterations;
     cli_view view;
 } run_opts;
@@ -54,6 +56,7 @@ static int parse(int argc, char **argv, run_opts *o)
     const cli_opt opts[] = {
         {.name = "output", .short_name = 'o', .kind = CLI_STRING, .dest = &o->output},
         {.name = "set", .kind = CLI_STRINGS, .dest = &o->sets},
+        {.name = "unset", .kind = CLI_STRINGS, .dest = &o->unsets},
         {.name = "seed", .kind = CLI_STRING, .dest = &o->seed},
         {.name = "quiet", .short_name = 'q', .kind = CLI_FLAG, .dest = &o->quiet},
         {.name = "record-iterations", .kind = CLI_FLAG, .dest = &o->iterations},
@@ -81,16 +84,18 @@ static void name_after_file(cJSON *root, const char *path)
     free(name);
 }
 
-int cli_read_scenario(const char *path, char **sets, int n_sets, const char *seed_arg,
-                      cJSON **out, util_diag *d)
+int cli_read_scenario(const char *path, const cli_args *unsets, const cli_args *sets,
+                      const char *seed_arg, cJSON **out, util_diag *d)
 {
     cJSON *root;
     int rc = util_json_read_file(path, &root, d);
     if (rc) return rc;
     if (cJSON_IsObject(root) && !cJSON_GetObjectItemCaseSensitive(root, "name"))
         name_after_file(root, path);
-    for (int i = 0; i < n_sets; i++)
-        if (cJSON_IsObject(root) && util_json_set(root, sets[i], d)) rc = UTIL_EINPUT;
+    for (int i = 0; i < unsets->n; i++)
+        if (cJSON_IsObject(root) && util_json_unset(root, unsets->v[i], d)) rc = UTIL_EINPUT;
+    for (int i = 0; i < sets->n; i++)
+        if (cJSON_IsObject(root) && util_json_set(root, sets->v[i], d)) rc = UTIL_EINPUT;
     if (seed_arg) {
         char *end;
         unsigned long long seed = strtoull(seed_arg, &end, 10);
@@ -263,7 +268,7 @@ int cli_run(int argc, char **argv)
         cJSON *root = NULL;
         rec_run_result res = {0};
         int rc = mdl_catalog_load_default(&cat, &d);
-        if (!rc) rc = cli_read_scenario(o.scenario, o.sets.v, o.sets.n, o.seed, &root, &d);
+        if (!rc) rc = cli_read_scenario(o.scenario, &o.unsets, &o.sets, o.seed, &root, &d);
         bool bar = false;
         summary sum = {&o.view, NULL};
         if (!rc) {
@@ -280,6 +285,7 @@ int cli_run(int argc, char **argv)
         util_diag_fini(&d);
     }
     cli_args_fini(&o.sets);
+    cli_args_fini(&o.unsets);
     cli_view_fini(&o.view);
     return code;
 }

@@ -15,8 +15,8 @@
 
 static const char sweep_usage[] =
     "usage: servesim sweep SCENARIO.json --vary PATH=VALUES... [-o FILE.db] [-j N]\n"
-    "                      [--seeds K] [--resume] [--set PATH=VALUE]... [--slo KEY=S]...\n"
-    "                      [--json] [--quiet]\n"
+    "                      [--seeds K] [--resume] [--set PATH=VALUE]... [--unset PATH]...\n"
+    "                      [--slo KEY=S]... [--json] [--quiet]\n"
     "\n"
     "Runs the scenario at every point of a grid, each point a run of FILE.db (default\n"
     "sweep.db) with its overrides stored, and prints one row per point.\n"
@@ -26,7 +26,8 @@ static const char sweep_usage[] =
     "  -j N                worker processes (default: the number of cores)\n"
     "  --seeds K           run each point with K seeds (the scenario's, +1, ...)\n"
     "  --resume            run only the points FILE.db does not hold yet\n"
-    "  --set, --slo        as for servesim run and report (--slo sets the table's goodput)\n"
+    "  --set, --unset, --slo  as for servesim run and report (--slo sets the table's\n"
+    "                      goodput)\n"
     "  --json              the table as a JSON array of points\n"
     "\n"
     "Ctrl-C keeps every finished point; the same command with --resume finishes.\n";
@@ -34,8 +35,8 @@ static const char sweep_usage[] =
 static const char plan_usage[] =
     "usage: servesim plan SCENARIO.json --target METRIC<=S... --find max-rate|min-replicas|cheapest\n"
     "                     [--rate R] [--candidates PATH=VALUES]... [--attainment A]\n"
-    "                     [--seeds K] [--confidence C] [-j N] [--set PATH=VALUE]... [--json]\n"
-    "                     [--emit-vllm-args] [--quiet]\n"
+    "                     [--seeds K] [--confidence C] [-j N] [--set PATH=VALUE]...\n"
+    "                     [--unset PATH]... [--json] [--emit-vllm-args] [--quiet]\n"
     "\n"
     "Prints the answer, every configuration tried, and the vllm serve command line that\n"
     "deploys the answer with its replica count.\n"
@@ -55,10 +56,10 @@ static const char plan_usage[] =
     "                      replicas); an answer vllm serve cannot deploy is bad input\n"
     "  -q, --quiet         no progress line (shown on a terminal: points run and in flight)\n";
 
-/* What both commands read: the scenario, --set, -j, --seeds, --slo. */
+/* What both commands read: the scenario, --set, --unset, -j, --seeds, --slo. */
 typedef struct common {
     const char *scenario;
-    cli_args sets, slo;
+    cli_args sets, unsets, slo;
     int jobs, seeds;
     bool json, quiet;
 } common;
@@ -66,6 +67,7 @@ typedef struct common {
 static void common_fini(common *c)
 {
     cli_args_fini(&c->sets);
+    cli_args_fini(&c->unsets);
     cli_args_fini(&c->slo);
 }
 
@@ -81,7 +83,7 @@ static int load_base(const common *c, pl_base *b, base_data *bd, util_diag *d)
 {
     cJSON *root;
     int rc = mdl_catalog_load_default(&bd->cat, d);
-    if (!rc) rc = cli_read_scenario(c->scenario, c->sets.v, c->sets.n, NULL, &root, d);
+    if (!rc) rc = cli_read_scenario(c->scenario, &c->unsets, &c->sets, NULL, &root, d);
     if (rc) return rc;
     bd->json = cJSON_PrintUnformatted(root);
     bd->dir = util_dirname(c->scenario);
@@ -119,6 +121,7 @@ static char *sweep_label(const char *json, const common *c, const cli_args *vary
     cJSON *root = cJSON_Parse(json);
     const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(root, "name"));
     char *label = util_xstrdup(name ? name : "scenario");
+    for (int i = 0; i < c->unsets.n; i++) label = append(label, "--unset", c->unsets.v[i]);
     for (int i = 0; i < c->sets.n; i++) label = append(label, "--set", c->sets.v[i]);
     for (int i = 0; i < vary->n; i++) label = append(label, "--vary", vary->v[i]);
     if (c->seeds > 1) {
@@ -196,6 +199,7 @@ static int parse_sweep(int argc, char **argv, common *c, sweep_args *s)
         {.name = "seeds", .kind = CLI_INT, .dest = &c->seeds, .lo = 1, .hi = 10000},
         {.name = "resume", .kind = CLI_FLAG, .dest = &s->resume},
         {.name = "set", .kind = CLI_STRINGS, .dest = &c->sets},
+        {.name = "unset", .kind = CLI_STRINGS, .dest = &c->unsets},
         {.name = "slo", .kind = CLI_STRINGS, .dest = &c->slo},
         {.name = "json", .kind = CLI_FLAG, .dest = &c->json},
         {.name = "quiet", .short_name = 'q', .kind = CLI_FLAG, .dest = &c->quiet},
@@ -308,6 +312,7 @@ static int parse_plan(int argc, char **argv, common *c, pl_plan_opts *o, plan_ar
          .hi = 100000},
         {.name = "jobs", .short_name = 'j', .kind = CLI_INT, .dest = &c->jobs, .lo = 1, .hi = 1024},
         {.name = "set", .kind = CLI_STRINGS, .dest = &c->sets},
+        {.name = "unset", .kind = CLI_STRINGS, .dest = &c->unsets},
         {.name = "json", .kind = CLI_FLAG, .dest = &c->json},
         {.name = "emit-vllm-args", .kind = CLI_FLAG, .dest = &a->emit_vllm_args},
         {.name = "quiet", .short_name = 'q', .kind = CLI_FLAG, .dest = &c->quiet},

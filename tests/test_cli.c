@@ -660,6 +660,51 @@ static void test_names_read(const char *quick)
     }
 }
 
+/* --unset removes a key before any --set applies, so an arrival object can
+ * be replaced whole (a closed loop has no rate_per_s); a path that is not
+ * there is bad input naming it, in run and in sweep alike. */
+static void test_unset(const char *quick)
+{
+    char *db = in_dir("unset.db");
+    unlink(db);
+    result r = sv("run", quick, "-o", db, "-q", "--set", "workload.arrival.process=closed",
+                  "--set", "workload.arrival.users=2", "--set", "stop.requests=20", NULL);
+    is_int(r.status, 2, "closed loop over a poisson arrival: bad input");
+    has_str(r.err, "workload.arrival.rate_per_s: unknown key", "the old rate is left over");
+    runner_drop(&r);
+    r = sv("run", quick, "-o", db, "-q", "--set", "workload.arrival.process=closed", "--set",
+           "workload.arrival.users=2", "--set", "stop.requests=20", "--unset", "workload.arrival",
+           NULL);
+    is_int(r.status, 0, "--unset workload.arrival (given after the --set) goes first: runs");
+    runner_drop(&r);
+    r = sv("run", quick, "-o", db, "-q", "--unset", "no.such.key", NULL);
+    is_int(r.status, 2, "--unset of a missing key is bad input");
+    has_str(r.err, "--unset no.such.key: no key 'no' in the scenario", "names it");
+    runner_drop(&r);
+    r = sv("run", quick, "-o", db, "-q", "--unset", "workload.arival", NULL);
+    has_str(r.err, "--unset workload.arival: no key 'arival' in workload (did you mean 'arrival'?)",
+            "with a did-you-mean from the keys beside it");
+    runner_drop(&r);
+    unlink(db);
+    r = sv("sweep", quick, "-o", db, "-q", "-j", "2", "--unset", "workload.arrival", "--set",
+           "workload.arrival.process=closed", "--set", "stop.requests=20", "--vary",
+           "workload.arrival.users=1,2", "--json", NULL);
+    cJSON *j = cJSON_Parse(r.out);
+    is_int(r.status, 0, "sweep takes --unset");
+    is_int(cJSON_GetArraySize(j), 2, "sweep --unset: both points ran");
+    cJSON_Delete(j);
+    runner_drop(&r);
+    unlink(db);
+    r = sv("sweep", quick, "-o", db, "-q", "--unset", "no.such.key", "--vary",
+           "workload.arrival.rate_per_s=1,2", NULL);
+    is_int(r.status, 2, "sweep --unset of a missing key is bad input");
+    has_str(r.err, "--unset no.such.key: no key 'no'", "named there too");
+    ok(access(db, F_OK) != 0, "and nothing is written");
+    runner_drop(&r);
+    unlink(db);
+    free(db);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3 || !mkdtemp(dir)) return 1;
@@ -680,6 +725,7 @@ int main(int argc, char **argv)
     test_interrupt(quick);
     test_progress(quick);
     test_names_read(quick);
+    test_unset(quick);
     const char *junk[] = {"a.db", "notes.txt", "broken.json", "stdout", "stderr", NULL};
     for (const char **p = junk; *p; p++) {
         char *f = in_dir(*p);

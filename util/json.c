@@ -296,8 +296,8 @@ static cJSON *parse_value(const char *text)
 /* The path of an assignment as segments: "a.b[2].c" and "a.b.2.c" are both
  * {a, b, 2, c} (`servesim keys` prints list items with brackets).  NULL with
  * a message for an empty segment or a bracket that holds no index. */
-static char **split_path(const char *path, size_t len, int *n, const char *assignment,
-                         util_diag *d)
+static char **split_path(const char *path, size_t len, int *n, const char *opt,
+                         const char *assignment, util_diag *d)
 {
     char **segs = util_xcalloc(len + 2, sizeof *segs);
     const char *why = NULL;
@@ -327,7 +327,7 @@ static char **split_path(const char *path, size_t len, int *n, const char *assig
     }
     if (!why) return segs;
     util_clip_buf cb;
-    util_diag_add(d, "--set %s: %s", util_clip(assignment, &cb), why);
+    util_diag_add(d, "%s %s: %s", opt, util_clip(assignment, &cb), why);
     for (int j = 0; j < *n; j++) free(segs[j]);
     free(segs);
     return NULL;
@@ -348,8 +348,8 @@ static char *prefix_of(char **segs, int n)
 /* The index segs[at] of the array node: 0 with it in *idx, or a message
  * naming the array.  Only existing items can be addressed (no appending: a
  * list is given whole as a JSON value). */
-static int array_index(cJSON *node, char **segs, int at, const char *assignment, int *idx,
-                       util_diag *d)
+static int array_index(cJSON *node, char **segs, int at, const char *opt, const char *assignment,
+                       int *idx, util_diag *d)
 {
     util_clip_buf ca, cs;
     char *arr = prefix_of(segs, at);
@@ -357,20 +357,42 @@ static int array_index(cJSON *node, char **segs, int at, const char *assignment,
     char *range = n ? util_xasprintf("%d item%s, 0 to %d", n, n == 1 ? "" : "s", n - 1)
                     : util_xstrdup("it is empty");
     if (!parse_index(segs[at], idx))
-        rc = util_diag_add(d, "--set %s: %s is a list: expected an index (%s), got '%s'",
+        rc = util_diag_add(d, "%s %s: %s is a list: expected an index (%s), got '%s'", opt,
                            util_clip(assignment, &ca), arr, range, util_clip(segs[at], &cs));
     else if (*idx >= n)
-        rc = util_diag_add(d, "--set %s: index %s is past the end of %s (%s)",
+        rc = util_diag_add(d, "%s %s: index %s is past the end of %s (%s)", opt,
                            util_clip(assignment, &ca), util_clip(segs[at], &cs), arr, range);
     free(range);
     free(arr);
     return rc;
 }
 
-/* Walks segs[0 .. n - 1) from root, creating missing objects, to the node
- * that holds the last segment. */
-static int walk_to(cJSON *root, char **segs, int n, const char *assignment, cJSON **out,
-                   util_diag *d)
+/* "OPT PATH: no key 'k' in a.b (did you mean 'x'?)": segs[at] is not a
+ * member of the object node. */
+static int no_key(const cJSON *node, char **segs, int at, const char *opt, const char *path,
+                  util_diag *d)
+{
+    util_clip_buf cp, cs;
+    int n = cJSON_GetArraySize(node), k = 0;
+    const char **keys = util_xcalloc((size_t)n + 1, sizeof *keys);
+    for (const cJSON *c = node->child; c; c = c->next)
+        if (c->string) keys[k++] = c->string;
+    char *where = at ? prefix_of(segs, at) : util_xstrdup("the scenario");
+    char *hint = util_did_you_mean(segs[at], keys);
+    int rc = util_diag_add(d, "%s %s: no key '%s' in %s%s%s%s", opt, util_clip(path, &cp),
+                           util_clip(segs[at], &cs), where, hint ? " (" : "", hint ? hint : "",
+                           hint ? ")" : "");
+    free(hint);
+    free(where);
+    free(keys);
+    return rc;
+}
+
+/* Walks segs[0 .. n - 1) from root to the node that holds the last segment,
+ * creating missing objects when create is set (--set), else naming the first
+ * missing key (--unset). */
+static int walk_to(cJSON *root, char **segs, int n, const char *opt, const char *assignment,
+                   bool create, cJSON **out, util_diag *d)
 {
     util_clip_buf ca, cs;
     cJSON *node = root;
@@ -378,14 +400,15 @@ static int walk_to(cJSON *root, char **segs, int n, const char *assignment, cJSO
         cJSON *next;
         int idx;
         if (cJSON_IsArray(node)) {
-            if (array_index(node, segs, i, assignment, &idx, d)) return UTIL_EINPUT;
+            if (array_index(node, segs, i, opt, assignment, &idx, d)) return UTIL_EINPUT;
             next = cJSON_GetArrayItem(node, idx);
         } else {
             next = cJSON_GetObjectItemCaseSensitive(node, segs[i]);
+            if (!next && !create) return no_key(node, segs, i, opt, assignment, d);
             if (!next) next = cJSON_AddObjectToObject(node, segs[i]);
         }
         if (!cJSON_IsObject(next) && !cJSON_IsArray(next))
-            return util_diag_add(d, "--set %s: '%s' is not an object", util_clip(assignment, &ca),
+            return util_diag_add(d, "%s %s: '%s' is not an object", opt, util_clip(assignment, &ca),
                                  util_clip(segs[i], &cs));
         node = next;
     }
@@ -400,13 +423,13 @@ int util_json_set(cJSON *root, const char *assignment, util_diag *d)
     if (!eq || eq == assignment)
         return util_diag_add(d, "--set %s: expected PATH=VALUE", util_clip(assignment, &cb));
     int n;
-    char **segs = split_path(assignment, (size_t)(eq - assignment), &n, assignment, d);
+    char **segs = split_path(assignment, (size_t)(eq - assignment), &n, "--set", assignment, d);
     if (!segs) return UTIL_EINPUT;
     cJSON *node = NULL;
-    int rc = walk_to(root, segs, n, assignment, &node, d), idx;
+    int rc = walk_to(root, segs, n, "--set", assignment, true, &node, d), idx;
     const char *last = segs[n - 1];
     if (!rc && cJSON_IsArray(node)) {
-        rc = array_index(node, segs, n - 1, assignment, &idx, d);
+        rc = array_index(node, segs, n - 1, "--set", assignment, &idx, d);
         if (!rc) cJSON_ReplaceItemInArray(node, idx, parse_value(eq + 1));
     } else if (!rc) {
         cJSON *value = parse_value(eq + 1);
@@ -414,6 +437,30 @@ int util_json_set(cJSON *root, const char *assignment, util_diag *d)
             cJSON_ReplaceItemInObjectCaseSensitive(node, last, value);
         else
             cJSON_AddItemToObject(node, last, value);
+    }
+    for (int i = 0; i < n; i++) free(segs[i]);
+    free(segs);
+    return rc;
+}
+
+int util_json_unset(cJSON *root, const char *path, util_diag *d)
+{
+    util_clip_buf cb;
+    if (!*path || strchr(path, '='))
+        return util_diag_add(d, "--unset %s: expected a PATH (no =VALUE)", util_clip(path, &cb));
+    int n;
+    char **segs = split_path(path, strlen(path), &n, "--unset", path, d);
+    if (!segs) return UTIL_EINPUT;
+    cJSON *node = NULL;
+    int rc = walk_to(root, segs, n, "--unset", path, false, &node, d), idx;
+    const char *last = segs[n - 1];
+    if (!rc && cJSON_IsArray(node)) {
+        rc = array_index(node, segs, n - 1, "--unset", path, &idx, d);
+        if (!rc) cJSON_DeleteItemFromArray(node, idx);
+    } else if (!rc && !cJSON_GetObjectItemCaseSensitive(node, last)) {
+        rc = no_key(node, segs, n - 1, "--unset", path, d);
+    } else if (!rc) {
+        cJSON_DeleteItemFromObjectCaseSensitive(node, last);
     }
     for (int i = 0; i < n; i++) free(segs[i]);
     free(segs);

@@ -203,6 +203,10 @@ int util_json_read_file(const char *path, cJSON **out, util_diag *d);
  * VALUE is read as JSON, else taken as a string.  Missing objects along the
  * path are created; validation later rejects keys that do not belong. */
 int util_json_set(cJSON *root, const char *assignment, util_diag *d);
+/* Removes the key (or list item) at path, addressed as util_json_set's; a
+ * path that is not there is an error naming the first missing key, with a
+ * did-you-mean from the keys beside it. */
+int util_json_unset(cJSON *root, const char *path, util_diag *d);
 
 /* The member key of object o (case-sensitive), or NULL. */
 const cJSON *util_json_member(const cJSON *o, const char *key);
