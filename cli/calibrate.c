@@ -16,7 +16,8 @@
 
 static const char calibrate_usage[] =
     "usage: servesim calibrate MEASURED... -o PROFILE.json [--fit NAME,...] [--folds K]\n"
-    "                          [--scenario S.json] [--set PATH=VALUE]... [--json]\n"
+    "                          [--scenario S.json] [--set PATH=VALUE]... [--unset PATH]...\n"
+    "                          [--json]\n"
     "\n"
     "Fits physical coefficients of one GPU and one engine to measured runs by nonlinear\n"
     "least squares on the relative errors of the metrics they give, each coefficient\n"
@@ -33,11 +34,12 @@ static const char calibrate_usage[] =
     "                      none with one run)\n"
     "  --scenario S.json   engine settings a measured file did not record\n"
     "  --set PATH=VALUE    override one key of every run's scenario (repeatable)\n"
+    "  --unset PATH        remove one key of every run's scenario, before any --set\n"
     "  --json              print the profile instead of the table\n";
 
 typedef struct opts {
     const char *output, *fit, *scenario;
-    cli_args sets, pos;
+    cli_args unsets, sets, pos;
     int folds;
     bool json;
 } opts;
@@ -65,6 +67,7 @@ static int parse(int argc, char **argv, opts *o)
         {.name = "folds", .kind = CLI_INT, .dest = &o->folds, .lo = 2, .hi = 1000},
         {.name = "scenario", .kind = CLI_STRING, .dest = &o->scenario},
         {.name = "set", .kind = CLI_STRINGS, .dest = &o->sets},
+        {.name = "unset", .kind = CLI_STRINGS, .dest = &o->unsets},
         {.name = "json", .kind = CLI_FLAG, .dest = &o->json},
         {0},
     };
@@ -164,7 +167,8 @@ int cli_calibrate(int argc, char **argv)
     bool names[MDL_N_COEFS] = {0};
     int rc = parse_fit(o.fit, names, &d);
     if (!rc) rc = mdl_catalog_load_default(&cat, &d);
-    if (!rc) rc = cli_measured_runs(o.pos.v, o.pos.n, o.scenario, &o.sets, 0, false, cat, &runs, &d);
+    if (!rc) rc = cli_measured_runs(o.pos.v, o.pos.n, o.scenario, &o.unsets, &o.sets, 0, false, cat,
+                                    &runs, &d);
     int folds = o.folds ? o.folds : runs.n >= 2 ? (runs.n < 5 ? runs.n : 5) : 0;
     if (!rc) rc = val_calibrate(runs.v, runs.n, cat, names, folds, &fit, &d);
     cJSON *profile = rc ? NULL : val_profile_json(&fit, runs.v);
@@ -181,6 +185,7 @@ int cli_calibrate(int argc, char **argv)
     val_runs_fini(&runs);
     mdl_catalog_destroy(cat);
     cli_args_fini(&o.sets);
+    cli_args_fini(&o.unsets);
     code = cli_fail(&d, rc);
     util_diag_fini(&d);
     return code;

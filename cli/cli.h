@@ -168,10 +168,11 @@ typedef struct mdl_catalog mdl_catalog;
  * benchmark tool's file). */
 bool cli_is_database(const char *path);
 /* The measured runs of paths, each settled with --scenario and --set
- * (val_settle): a tool's file, read by val_import, or a database's measured
+ * (val_settle; each --unset before any --set): a tool's file, read by
+ * val_import, or a database's measured
  * runs -- run_id's, the newest when newest is set, else every one. */
-int cli_measured_runs(char *const *paths, int n, const char *scenario, const cli_args *sets,
-                      int64_t run_id, bool newest, const mdl_catalog *cat, val_runs *runs,
-                      util_diag *d);
+int cli_measured_runs(char *const *paths, int n, const char *scenario, const cli_args *unsets,
+                      const cli_args *sets, int64_t run_id, bool newest, const mdl_catalog *cat,
+                      val_runs *runs, util_diag *d);
 
 #endif /* CLI_H */

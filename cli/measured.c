@@ -20,6 +20,7 @@
 
 static const char import_usage[] =
     "usage: servesim import FILE... -o FILE.db [--scenario S.json] [--set PATH=VALUE]...\n"
+    "                       [--unset PATH]...\n"
     "\n"
     "Reads measured runs and stores each as a run whose status is `measured`, with\n"
     "every request it has. FILE is one of:\n"
@@ -35,11 +36,12 @@ static const char import_usage[] =
     "  --scenario S.json   the engine and workload as they were run, for what the file\n"
     "                      did not record (a recorded setting it contradicts is an error)\n"
     "  --set PATH=VALUE    override one key after that (repeatable)\n"
+    "  --unset PATH        remove one key, before any --set (repeatable)\n"
     "  --json              print the stored runs as JSON\n";
 
 static const char replay_usage[] =
     "usage: servesim replay MEASURED -o FILE.db [--run ID] [--scenario S.json]\n"
-    "                       [--set PATH=VALUE]... [--json]\n"
+    "                       [--set PATH=VALUE]... [--unset PATH]... [--json]\n"
     "\n"
     "Builds the scenario of a measured run -- its arrivals as a trace, its lengths as\n"
     "measured, its engine settings as recorded -- simulates it, stores both runs side\n"
@@ -52,11 +54,12 @@ static const char replay_usage[] =
     "  --run ID            MEASURED is a database: its measured run ID\n"
     "  --scenario S.json   settings the measured file did not record\n"
     "  --set PATH=VALUE    override one key of the replay's scenario (repeatable)\n"
+    "  --unset PATH        remove one key, before any --set (repeatable)\n"
     "  --json              print the comparisons as JSON\n";
 
 typedef struct opts {
     const char *output, *scenario;
-    cli_args sets, pos;
+    cli_args unsets, sets, pos;
     int64_t run;
     bool json;
 } opts;
@@ -67,6 +70,7 @@ static int parse(const char *cmd, const char *usage, bool replay, int argc, char
         {.name = "output", .short_name = 'o', .kind = CLI_STRING, .dest = &o->output},
         {.name = "scenario", .kind = CLI_STRING, .dest = &o->scenario},
         {.name = "set", .kind = CLI_STRINGS, .dest = &o->sets},
+        {.name = "unset", .kind = CLI_STRINGS, .dest = &o->unsets},
         {.name = "json", .kind = CLI_FLAG, .dest = &o->json},
         /* import has no --run: its table ends here */
         {.name = replay ? "run" : NULL, .kind = CLI_RUN, .dest = &o->run},
@@ -140,17 +144,18 @@ static int database_runs(const char *path, int64_t run_id, bool newest, val_runs
     return rc;
 }
 
-int cli_measured_runs(char *const *paths, int n, const char *scenario, const cli_args *sets,
-                      int64_t run_id, bool newest, const mdl_catalog *cat, val_runs *runs,
-                      util_diag *d)
+int cli_measured_runs(char *const *paths, int n, const char *scenario, const cli_args *unsets,
+                      const cli_args *sets, int64_t run_id, bool newest, const mdl_catalog *cat,
+                      val_runs *runs, util_diag *d)
 {
+    val_overrides ov = {.unset = unsets->v, .n_unset = unsets->n, .set = sets->v, .n_set = sets->n};
     cJSON *base = NULL;
     int rc = read_base(scenario, &base, d);
     for (int i = 0; !rc && i < n; i++)
         rc = cli_is_database(paths[i]) ? database_runs(paths[i], run_id, newest, runs, d)
                                        : val_import(paths[i], cat, runs, d);
     for (int i = 0; !rc && i < runs->n; i++)
-        rc = val_settle(&runs->v[i], base, scenario, sets->v, sets->n, d);
+        rc = val_settle(&runs->v[i], base, scenario, &ov, d);
     cJSON_Delete(base);
     return rc;
 }
@@ -228,7 +233,8 @@ int cli_import(int argc, char **argv)
     cJSON *stored = cJSON_CreateArray();
     int rc = rec_check(o.output, &d);
     if (!rc) rc = mdl_catalog_load_default(&cat, &d);
-    if (!rc) rc = cli_measured_runs(o.pos.v, o.pos.n, o.scenario, &o.sets, 0, false, cat, &runs, &d);
+    if (!rc) rc = cli_measured_runs(o.pos.v, o.pos.n, o.scenario, &o.unsets, &o.sets, 0, false, cat, &runs,
+                                    &d);
     for (int i = 0; !rc && i < runs.n; i++) {
         int64_t id;
         rc = val_store(&runs.v[i], o.output, &id, &d);
@@ -245,6 +251,7 @@ int cli_import(int argc, char **argv)
     val_runs_fini(&runs);
     mdl_catalog_destroy(cat);
     cli_args_fini(&o.sets);
+    cli_args_fini(&o.unsets);
     code = cli_fail(&d, rc);
     util_diag_fini(&d);
     return code;
@@ -359,13 +366,14 @@ int cli_replay(int argc, char **argv)
     int rc = rec_check(o.output, &d);
     if (!rc) rc = mdl_catalog_load_default(&cat, &d);
     stored = cli_is_database(o.pos.v[0]);
-    if (!rc) rc = cli_measured_runs(o.pos.v, 1, o.scenario, &o.sets, o.run, true, cat, &runs, &d);
+    if (!rc) rc = cli_measured_runs(o.pos.v, 1, o.scenario, &o.unsets, &o.sets, o.run, true, cat, &runs, &d);
     for (int i = 0; !rc && i < runs.n; i++) rc = replay_one(&o, cat, &runs.v[i], stored, all, &d);
     if (!rc && o.json) print_json(all);
     cJSON_Delete(all);
     val_runs_fini(&runs);
     mdl_catalog_destroy(cat);
     cli_args_fini(&o.sets);
+    cli_args_fini(&o.unsets);
     code = cli_fail(&d, rc);
     util_diag_fini(&d);
     return code;

@@ -296,6 +296,19 @@ static void test_bad_input(void)
     free(before);
     free(after);
 
+    /* --unset drops a recorded setting: the engine's own default then applies */
+    char *un = in_dir("unset.db");
+    r = sv("import", rtx4090, "-o", un, "--unset", "cluster.scheduler.kv_blocks", NULL);
+    is_int(r.status, 0, "import --unset a recorded setting");
+    has_str(r.out, "cluster.scheduler.kv_blocks", "which is then not recorded");
+    runner_drop(&r);
+    is_near(runner_q1(un, "SELECT json_type(scenario, '$.cluster.scheduler.kv_blocks') IS NULL "
+                          "FROM runs"),
+            1, 0, "and gone from the stored scenario");
+    r = sv("import", rtx4090, "-o", db, "--unset", "cluster.schedulr.kv_blocks", NULL);
+    is_refused(&r, "--unset of a key that is not there", "did you mean 'scheduler'?");
+    free(un);
+
     r = sv("replay", rtxpro6000, "-o", db, NULL);
     is_refused(&r, "a replay without the GPU", "cluster.gpu was not recorded: give --scenario");
     ok(!exists(db), "nothing written");

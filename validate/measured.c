@@ -144,12 +144,13 @@ static int merge_leaves(const cJSON *rec, const char *path, const cJSON *base, c
     return rc;
 }
 
-int val_settle(val_run *m, const cJSON *base, const char *origin, char *const *sets, int n_sets,
+int val_settle(val_run *m, const cJSON *base, const char *origin, const val_overrides *ov,
                util_diag *d)
 {
     cJSON *out = base ? cJSON_Duplicate(base, true) : cJSON_CreateObject();
     int rc = merge_leaves(m->scenario, "", base, out, m, origin ? origin : "--scenario", d);
-    for (int i = 0; !rc && i < n_sets; i++) rc = util_json_set(out, sets[i], d);
+    for (int i = 0; !rc && ov && i < ov->n_unset; i++) rc = util_json_unset(out, ov->unset[i], d);
+    for (int i = 0; !rc && ov && i < ov->n_set; i++) rc = util_json_set(out, ov->set[i], d);
     if (rc) {
         cJSON_Delete(out);
         return UTIL_EINPUT;

@@ -63,7 +63,7 @@ int val_replay(const char *dir, const mdl_catalog *cat, val_case out[VAL_N_CASES
  *
  * `servesim import` reads what a benchmark tool measured into val_runs (a
  * file may hold several runs: inference-perf's stages), settles each run's
- * engine settings against --scenario and --set (val_settle), and stores
+ * engine settings against --scenario, --unset and --set (val_settle), and stores
  * each as a run whose status is `measured` (val_store): its requests as
  * rows of `requests` with stamps on the run's clock, the tool's own
  * aggregates and what it did not record in `measurements`.  Everything
@@ -138,12 +138,19 @@ void val_run_fini(val_run *m);
  * recorded GPU or model is named by its catalog id where cat has it. */
 int val_import(const char *path, const mdl_catalog *cat, val_runs *out, util_diag *d);
 
+/* What the command line changes of a run's scenario: each --unset PATH
+ * removed, then each --set PATH=VALUE applied. */
+typedef struct val_overrides {
+    char *const *unset, *const *set;
+    int n_unset, n_set;
+} val_overrides;
+
 /* Settles m's engine settings: base (the --scenario, or NULL; origin names
  * it) fills what the file did not record -- a recorded setting base
  * contradicts (another model, another TP) is UTIL_EINPUT naming both --
- * then each "PATH=VALUE" of sets applies on top, and m->missing is left
- * with the settings nobody gave (the engine preset's defaults apply). */
-int val_settle(val_run *m, const cJSON *base, const char *origin, char *const *sets, int n_sets,
+ * then ov (may be NULL) applies on top, and m->missing is left with the
+ * settings nobody gave (the engine preset's defaults apply). */
+int val_settle(val_run *m, const cJSON *base, const char *origin, const val_overrides *ov,
                util_diag *d);
 
 /* Every file a scenario names (path, dir, hf_config members), relative to

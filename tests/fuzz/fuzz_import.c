@@ -60,7 +60,7 @@ static void check_run(const val_run *m)
 static void check_replay(val_run *m, util_diag *d)
 {
     util_diag_clear(d);
-    int rc = val_settle(m, NULL, NULL, NULL, 0, d);
+    int rc = val_settle(m, NULL, NULL, NULL, d);
     FUZZ_CHECK(rc == 0);
     if (!util_json_get(m->scenario, "cluster.gpu")) return;
     cJSON *sc = val_replay_scenario(m, NULL);
