@@ -169,38 +169,15 @@ static int n_metrics(const double meas[VAL_N_AGG])
     return n;
 }
 
-/* ---- the measured side, once ---- */
-
-/* A measured run's figures: from its requests as the analysis reads them
- * (stored in memory once), else the tool's aggregates. */
-static int measured_figures(const val_run *m, double out[VAL_N_AGG], util_diag *d)
-{
-    size_t completed = 0;
-    for (size_t i = 0; i < m->n; i++) completed += !m->req[i].failed;
-    if (!completed) {
-        memcpy(out, m->metrics, sizeof m->metrics);
-        return UTIL_OK;
-    }
-    char dir[] = "/tmp/servesim-measured-XXXXXX";
-    if (!mkdtemp(dir)) return util_diag_fail(d, "cannot make a temporary folder: %s", strerror(errno));
-    char *path = util_xasprintf("%s/m.db", dir);
-    int64_t id = 0;
-    sqlite3 *db = NULL;
-    int rc = val_store(m, path, &id, d);
-    if (!rc) rc = an_open(path, &db, d);
-    if (!rc) rc = val_run_metrics(db, id, NULL, out, d);
-    sqlite3_close(db);
-    unlink(path);
-    rmdir(dir);
-    free(path);
-    return rc;
-}
-
 /* ---- the solver's callbacks ---- */
 
 typedef struct fit_ctx {
     problem *pb;
     double (*meas)[VAL_N_AGG]; /* per run */
+    /* the last residuals computed and where: GSL asks for the Jacobian at
+     * the x it has just evaluated, whose residuals need no replays again */
+    gsl_vector *last_x, *last_f;
+    bool have_last;
 } fit_ctx;
 
 static void values_at(problem *pb, const gsl_vector *x)
@@ -227,6 +204,11 @@ static int residuals(const gsl_vector *x, void *params, gsl_vector *f)
             gsl_vector_set(f, r++, e);
         }
     }
+    if (!pb->error) {
+        gsl_vector_memcpy(c->last_x, x);
+        gsl_vector_memcpy(c->last_f, f);
+        c->have_last = true;
+    }
     return pb->error ? GSL_EFAILED : GSL_SUCCESS;
 }
 
@@ -239,7 +221,9 @@ static int jacobian(const gsl_vector *x, void *params, gsl_matrix *J)
     fit_ctx *c = params;
     size_t n = J->size1;
     gsl_vector *f0 = gsl_vector_alloc(n), *f1 = gsl_vector_alloc(n), *xh = gsl_vector_alloc(x->size);
-    int status = residuals(x, params, f0);
+    int status = GSL_SUCCESS;
+    if (c->have_last && gsl_vector_equal(x, c->last_x)) gsl_vector_memcpy(f0, c->last_f);
+    else status = residuals(x, params, f0);
     for (size_t j = 0; status == GSL_SUCCESS && j < x->size; j++) {
         gsl_vector_memcpy(xh, x);
         gsl_vector_set(xh, j, gsl_vector_get(x, j) + c->pb->h);
@@ -266,7 +250,7 @@ static int solve(problem *pb, double (*meas)[VAL_N_AGG], double value[MDL_N_COEF
     if (pb->n < (size_t)pb->p)
         return util_diag_add(d, "calibrate: %zu measured figures cannot fit %d coefficients: "
                                 "give more runs, or fewer --fit names", pb->n, pb->p);
-    fit_ctx ctx = {pb, meas};
+    fit_ctx ctx = {pb, meas, gsl_vector_alloc((size_t)pb->p), gsl_vector_alloc(pb->n), false};
     gsl_multifit_nlinear_fdf fdf = {.f = residuals, .df = jacobian, .n = pb->n,
                                     .p = (size_t)pb->p, .params = &ctx};
     gsl_multifit_nlinear_parameters params = gsl_multifit_nlinear_default_parameters();
@@ -330,6 +314,8 @@ static int solve(problem *pb, double (*meas)[VAL_N_AGG], double value[MDL_N_COEF
     memcpy(value, pb->value, sizeof pb->value);
     gsl_vector_free(x);
     gsl_multifit_nlinear_free(w);
+    gsl_vector_free(ctx.last_x);
+    gsl_vector_free(ctx.last_f);
     return rc;
 }
 
@@ -577,7 +563,7 @@ static int calibrate(const val_run *runs, int n, const mdl_catalog *cat, const b
     double (*meas)[VAL_N_AGG] = util_xcalloc((size_t)n, sizeof *meas);
     rc = write_traces(runs, n, dir, &traces, d);
     pb.traces = traces;
-    for (int i = 0; !rc && i < n; i++) rc = measured_figures(&runs[i], meas[i], d);
+    for (int i = 0; !rc && i < n; i++) rc = val_run_figures(&runs[i], meas[i], d);
     double start[MDL_N_COEFS] = {0};
     if (!rc) rc = start_values(&pb, start, d);
     memcpy(out->start, start, sizeof start);

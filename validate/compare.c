@@ -8,7 +8,7 @@
  * requests (inference-perf's aggregates, a measured-run JSON of metrics
  * only) is compared on the figures its tool gave.
  */
-#include "val.h"
+#include "val_int.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -83,18 +83,37 @@ int val_run_metrics(sqlite3 *db, int64_t run_id, const char *clock, double out[V
     return rc;
 }
 
+/* What m gives, its requests being run id of db where it has them. */
+static int figures_of(const val_run *m, sqlite3 *db, int64_t id, double out[VAL_N_AGG],
+                      util_diag *d)
+{
+    if (!val_has_completed(m)) {
+        memcpy(out, m->metrics, sizeof m->metrics);
+        return UTIL_OK;
+    }
+    int rc = val_run_metrics(db, id, NULL, out, d);
+    /* every arrival at 0 spans the run wrong: the tool's own throughput */
+    if (m->arrivals_unknown) out[VAL_OUTPUT_TPS] = m->metrics[VAL_OUTPUT_TPS];
+    return rc;
+}
+
 int val_measured_metrics(sqlite3 *db, int64_t run_id, double out[VAL_N_AGG], util_diag *d)
 {
     val_run m;
     int rc = val_load(db, "the database", run_id, &m, d);
-    if (rc) return rc;
-    size_t completed = 0;
-    for (size_t i = 0; i < m.n; i++) completed += !m.req[i].failed;
-    if (completed) rc = val_run_metrics(db, run_id, NULL, out, d);
-    else memcpy(out, m.metrics, sizeof m.metrics);
-    /* every arrival at 0 spans the run wrong: the tool's own throughput */
-    if (completed && m.arrivals_unknown) out[VAL_OUTPUT_TPS] = m.metrics[VAL_OUTPUT_TPS];
+    if (!rc) rc = figures_of(&m, db, run_id, out, d);
     val_run_fini(&m);
+    return rc;
+}
+
+int val_run_figures(const val_run *m, double out[VAL_N_AGG], util_diag *d)
+{
+    if (!val_has_completed(m)) return figures_of(m, NULL, 0, out, d);
+    sqlite3 *db = NULL;
+    int64_t id = 0;
+    int rc = val__store_memory(m, &db, &id, d);
+    if (!rc) rc = figures_of(m, db, id, out, d);
+    sqlite3_close(db);
     return rc;
 }
 

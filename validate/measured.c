@@ -210,7 +210,9 @@ static double run_end_s(const val_run *m)
     return end;
 }
 
-int val_store(const val_run *m, const char *path, int64_t *run_id, util_diag *d)
+/* m as a run of the database at path, or of a new one in memory (path
+ * NULL: *mem its connection). */
+static int store(const val_run *m, const char *path, sqlite3 **mem, int64_t *run_id, util_diag *d)
 {
     char *scenario = cJSON_PrintUnformatted(m->scenario), *metrics = metrics_json(m);
     char *missing = cJSON_PrintUnformatted(m->missing);
@@ -229,11 +231,29 @@ int val_store(const val_run *m, const char *path, int64_t *run_id, util_diag *d)
     if (!rc) rc = rec_finish(r, &end, d);
     if (!rc && run_id) *run_id = rec_run_id(r);
     if (rc) rec_abort(r);
-    rec_close(r);
+    if (!rc && mem) *mem = rec_release(r);
+    else rec_close(r);
     free(scenario);
     free(metrics);
     free(missing);
     return rc;
+}
+
+int val_store(const val_run *m, const char *path, int64_t *run_id, util_diag *d)
+{
+    return store(m, path, NULL, run_id, d);
+}
+
+bool val_has_completed(const val_run *m)
+{
+    for (size_t i = 0; i < m->n; i++)
+        if (!m->req[i].failed) return true;
+    return false;
+}
+
+int val__store_memory(const val_run *m, sqlite3 **db, int64_t *run_id, util_diag *d)
+{
+    return store(m, NULL, db, run_id, d);
 }
 
 /* ---- reading back ---- */

@@ -162,6 +162,14 @@ void val_absolute_paths(cJSON *scenario, const char *dir);
  * file is created if absent; a failure leaves it untouched): *run_id its id. */
 int val_store(const val_run *m, const char *path, int64_t *run_id, util_diag *d);
 
+/* Whether m has a request that completed (else its tool's aggregates are
+ * all it gives). */
+bool val_has_completed(const val_run *m);
+/* What m gives, as val_measured_metrics reads a stored run: its requests'
+ * aggregates (m stored in a database in memory, read as the report reads
+ * it) where it has requests, else the tool's own. */
+int val_run_figures(const val_run *m, double out[VAL_N_AGG], util_diag *d);
+
 /* Whether run_id of db is a measured run; UTIL_EINPUT naming file when
  * not, or when it has no such run. */
 int val_check_measured(sqlite3 *db, const char *file, int64_t run_id, util_diag *d);

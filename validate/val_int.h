@@ -28,6 +28,9 @@ const char *val__model_of_repo(const mdl_catalog *cat, const char *repo);
  * member's own key, within path. */
 cJSON *val__parent(cJSON *root, const char *path, const char **leaf);
 
+/* m stored in a new database in memory (*db its connection, the caller's). */
+int val__store_memory(const val_run *m, sqlite3 **db, int64_t *run_id, util_diag *d);
+
 /* Sets a recorded setting of m's scenario at a dotted path. */
 void val__record_number(val_run *m, const char *path, double v);
 void val__record_string(val_run *m, const char *path, const char *v);
