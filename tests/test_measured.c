@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "an.h"
@@ -413,43 +412,6 @@ static void test_calibrate(void)
     for (int k = 0; k < 3; k++) free(m[k]);
 }
 
-/* ---- docs/calibration.md, as written ---- */
-
-/* Every `servesim` line of the page's sh blocks, run in order in a folder
- * where data/ and examples/ are the repository's: exit 0, or 2 for a line
- * that ends with "# exit 2" (a refusal the page shows). */
-static void test_docs(const char *root)
-{
-    char *page = util_xasprintf("%s/docs/calibration.md", root), *text = runner_read(page);
-    char *work = in_dir("docs"), *cmd = util_xasprintf("mkdir -p '%s' && ln -s '%s/data' '%s/examples' '%s/'",
-                                                     work, root, root, work);
-    if (system(cmd)) tap_diag("could not set up %s", work);
-    free(cmd);
-    int commands = 0;
-    bool in_sh = false;
-    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-        if (!strncmp(line, "```", 3)) {
-            in_sh = !in_sh && !strcmp(line, "```sh");
-            continue;
-        }
-        if (!in_sh || strncmp(line, "servesim ", 9)) continue;
-        char *comment = strstr(line, "  # ");
-        bool refused = comment && strstr(comment, "exit 2");
-        int len = comment ? (int)(comment - line) : (int)strlen(line);
-        char *run = util_xasprintf("cd '%s' && '%s' %.*s >/dev/null 2>&1", work, servesim,
-                                   len - 9, line + 9);
-        int status = system(run);
-        int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-        is_int(code, refused ? 2 : 0, "docs/calibration.md: %s", line);
-        free(run);
-        commands++;
-    }
-    ok(commands >= 8, "docs/calibration.md has its walk-through (%d commands)", commands);
-    free(work);
-    free(text);
-    free(page);
-}
-
 int main(int argc, char **argv)
 {
     if (argc < 3 || !mkdtemp(dir)) return 1;
@@ -467,7 +429,6 @@ int main(int argc, char **argv)
     test_replay();
     test_bad_input();
     test_calibrate();
-    test_docs(argv[2]);
     free(rtx4090);
     free(rtxpro6000);
     free(exe);
