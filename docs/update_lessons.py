@@ -73,7 +73,7 @@ def main():
         text = subprocess.run([servesim, "lesson", name, "--plot", str(svg)], check=True,
                               capture_output=True, text=True).stdout
         out += [f"## {name}", "", INTRO.get(name, ""), "", "```sh",
-                f"servesim lesson {name} --plot {name}.svg", "```", "", "```", text.rstrip(),
+                f"servesim lesson {name} --plot {name}.svg", "```", "", "```text", text.rstrip(),
                 "```", "", f"![{name}](lessons/{name}.svg)", ""]
     (root / "docs" / "lessons.md").write_text("\n".join(out))
 

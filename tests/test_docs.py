@@ -109,7 +109,8 @@ def scratch_folder(root, base, page):
 
 
 def run(command, work, servesim):
-    env = dict(os.environ, PATH=f"{work / 'bin'}:{os.environ['PATH']}", COLUMNS="80")
+    env = dict(os.environ, PATH=f"{work / 'bin'}:{os.environ['PATH']}")
+    env.pop("COLUMNS", None)  # the width a pipe gets: the pages show it
     try:
         p = subprocess.run(["bash", "-c", command], cwd=work, env=env, capture_output=True,
                            text=True, timeout=TIMEOUT_S)
