@@ -21,7 +21,8 @@ conventions (docs/README.md says the same for writers):
              after the other (each line's stdout then stderr), compared line by line, trailing blanks
              aside.  A line that is just `...` stands for any number of
              lines (an excerpt); `...` inside a line, for any text there (a
-             wall time).
+             wall time).  Further text blocks before the next other block
+             are excerpts of the same output.
   ```usage   synopses: for each `servesim COMMAND ...` line (indented lines
              continue it), every --option it names must be in the help of
              `servesim COMMAND --help`.
@@ -260,6 +261,8 @@ def check_page(tap, root, base, page, servesim, update, cache):
                        f"{page}:{block.line}: the output shown is what it prints",
                        first_difference(shown, last_output) +
                        "\nregenerate it: docs/update_docs.py")
+        if block.kind == "text":
+            continue  # a second excerpt of the same output may follow
         last_output = None
         if block.kind != "sh":
             continue
