@@ -5,11 +5,12 @@ pages cannot drift from the binary.
 usage: test_docs.py SERVESIM SOURCE_ROOT [--update] [PAGE.md...]
 
 The pages are README.md and docs/*.md.  Their fenced blocks follow three
-conventions (docs/README.md says the same for writers):
+conventions (the README's Documentation section says so in short):
 
   ```sh      commands a reader types.  Each line that starts with
-             `servesim` (or `build/cli/servesim`, or `sqlite3`: a query on a
-             database the page made), and each such command of a `&&`
+             `servesim` (or `build/cli/servesim`; or `sqlite3`, a query on a
+             database the page made; or `mpirun`, when servesim has MPI),
+             and each such command of a `&&`
              chain (the README's quick start), is run, in order, by bash
              in a scratch folder of the page's own where the repository's
              top-level folders (data/, examples/, tests/, ...) are links,
@@ -53,7 +54,10 @@ import subprocess
 import sys
 import tempfile
 
-RUN_PREFIXES = ("servesim ", "build/cli/servesim ", "sqlite3 ")
+RUN_PREFIXES = ("servesim ", "build/cli/servesim ", "sqlite3 ", "mpirun ")
+# mpirun as the tests run it (tests/test_mpi.c): as root, more ranks than cores
+MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+           "OMPI_MCA_rmaps_base_oversubscribe": "1", "OMPI_MCA_hwloc_base_binding_policy": "none"}
 ELISION = "..."
 EXIT_COMMENT = re.compile(r"\s+#.*\bexit (\d+)\b.*$")
 TIMEOUT_S = 300
@@ -103,6 +107,15 @@ def runnable(block):
                 yield number, command
 
 
+def usable(tool, servesim):
+    if not shutil.which(tool):
+        return False
+    if tool != "mpirun":
+        return True
+    version = subprocess.run([servesim, "--version"], capture_output=True, text=True).stdout
+    return "(MPI)" in version
+
+
 def expected_status(command):
     m = EXIT_COMMENT.search(command)
     return (int(m.group(1)), command[: m.start()]) if m else (0, command)
@@ -121,7 +134,7 @@ def scratch_folder(root, base, page):
 
 
 def run(command, work, servesim):
-    env = dict(os.environ, PATH=f"{work / 'bin'}:{os.environ['PATH']}")
+    env = dict(os.environ, PATH=f"{work / 'bin'}:{os.environ['PATH']}", **MPI_ENV)
     env.pop("COLUMNS", None)  # the width a pipe gets: the pages show it
     try:
         p = subprocess.run(["bash", "-c", command], cwd=work, env=env, capture_output=True,
@@ -278,8 +291,9 @@ def check_page(tap, root, base, page, servesim, update, cache):
         if block.kind != "sh":
             continue
         for number, command in runnable(block):
-            if command.startswith("sqlite3 ") and not shutil.which("sqlite3"):
-                tap.ok(True, f"{page}:{number}: # SKIP no sqlite3 on PATH")
+            tool = command.split()[0]
+            if tool in ("sqlite3", "mpirun") and not usable(tool, servesim):
+                tap.ok(True, f"{page}:{number}: # SKIP no {tool} here (or servesim without MPI)")
                 continue
             status, line = expected_status(command)
             code, output = run(line, work, servesim)
