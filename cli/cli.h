@@ -31,6 +31,7 @@ int cli_keys(int argc, char **argv);
 int cli_validate(int argc, char **argv);
 int cli_import(int argc, char **argv);
 int cli_replay(int argc, char **argv);
+int cli_export(int argc, char **argv);
 int cli_calibrate(int argc, char **argv);
 int cli_compare(int argc, char **argv);
 int cli_slo_curve(int argc, char **argv);

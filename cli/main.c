@@ -47,6 +47,8 @@ static const struct command {
      cli_import},
     {"replay", "MEASURED -o FILE.db", "simulate a measured run as it was run and compare",
      cli_replay},
+    {"export", "FILE.db", "write a stored run as vLLM's bench or GenAI-Perf writes results",
+     cli_export},
     {"calibrate", "MEASURED... -o P.json",
      "fit a GPU's and an engine's coefficients to measured runs,\nwith the held-out error",
      cli_calibrate},

@@ -205,6 +205,21 @@ int val_compare(sqlite3 *mdb, const char *mfile, int64_t m, sqlite3 *sdb, const 
 /* Its text form. */
 void val_compare_print(const cJSON *cmp, FILE *out);
 
+/* ---- a stored run in a tool's format (export.c) ---- */
+
+/* The formats `servesim export` writes, NULL-terminated: "vllm-bench" (the
+ * JSON of `vllm bench serve --save-result --save-detailed`) and
+ * "genai-perf" (perf_analyzer's profile_export.json, as GenAI-Perf reads
+ * it). */
+extern const char *const val_export_formats[];
+/* Writes run_id of db (file names it in messages) to path in format: the
+ * requests sent after warm-up, the report's summaries in the tool's units
+ * (docs/import-formats.md, "Export").  An unknown format (with the nearest
+ * name), a run db does not have, or a path that cannot be written is
+ * UTIL_EINPUT naming it; the file appears whole or not at all. */
+int val_export(sqlite3 *db, const char *file, int64_t run_id, const char *format,
+               const mdl_catalog *cat, const char *path, util_diag *d);
+
 /* ---- calibration (calibrate.c, profile.c) ---- */
 
 /* The coefficients a profile fits are models/'s (mdl_coefs: each a key of
