@@ -44,7 +44,8 @@ static int parse(int argc, char **argv, opts *o)
     int code = cli_parse("export", export_usage, table, argc, argv, &o->pos);
     if (code != CLI_CONTINUE) return code;
     if (o->pos.n != 1) return cli_usage_error("export", "expected one FILE.db");
-    if (!o->format) return cli_usage_error("export", "give the format: --format vllm-bench|genai-perf");
+    if (!o->format)
+        return cli_usage_error("export", "give the format: --format vllm-bench|genai-perf");
     if (!o->output) return cli_usage_error("export", "give the file to write: -o OUT");
     return CLI_CONTINUE;
 }
@@ -62,8 +63,9 @@ int cli_export(int argc, char **argv)
     int rc = cli_open_run(o.pos.v[0], &db, &run, &d);
     if (!rc) rc = mdl_catalog_load_default(&cat, &d);
     if (!rc) rc = val_export(db, o.pos.v[0], run, o.format, cat, o.output, &d);
-    if (!rc) printf("wrote run %lld of %s as %s to %s\n", (long long)run, o.pos.v[0], o.format,
-                    o.output);
+    if (!rc)
+        printf("wrote run %lld of %s as %s to %s\n", (long long)run, o.pos.v[0], o.format,
+               o.output);
     code = cli_fail(&d, rc);
     mdl_catalog_destroy(cat);
     sqlite3_close(db);

@@ -106,8 +106,9 @@ static int load_requests(sqlite3 *db, xrun *x, util_diag *d)
                        isfinite(q->finish_s) && q->output >= 1;
     }
     sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? UTIL_OK
-                             : util_diag_fail(d, "cannot read the requests: %s", sqlite3_errmsg(db));
+    return rc == SQLITE_DONE
+               ? UTIL_OK
+               : util_diag_fail(d, "cannot read the requests: %s", sqlite3_errmsg(db));
 }
 
 /* The served model as Hugging Face names it (the catalog entry's `hf`),
@@ -124,7 +125,8 @@ static char *model_of(sqlite3 *db, const xrun *x, const mdl_catalog *cat)
     }
     sqlite3_finalize(st);
     for (int i = 0; id && cat && i < mdl_catalog_model_count(cat); i++) {
-        const char *hf = cJSON_GetStringValue(util_json_member(mdl_catalog_model_json(cat, i), "hf"));
+        const char *hf =
+            cJSON_GetStringValue(util_json_member(mdl_catalog_model_json(cat, i), "hf"));
         if (hf && !strcmp(mdl_catalog_model_at(cat, i)->id, id)) id = hf;
     }
     char *model = util_xstrdup(id && id[0] ? id : "unknown");
@@ -132,8 +134,8 @@ static char *model_of(sqlite3 *db, const xrun *x, const mdl_catalog *cat)
     return model;
 }
 
-static int load_run(sqlite3 *db, const char *file, int64_t run_id, const mdl_catalog *cat,
-                    xrun *x, util_diag *d)
+static int load_run(sqlite3 *db, const char *file, int64_t run_id, const mdl_catalog *cat, xrun *x,
+                    util_diag *d)
 {
     util_clip_buf b;
     x->run_id = run_id;
@@ -257,8 +259,10 @@ static itl_stats pooled_gaps(const xrun *x)
 static void num(FILE *f, double v)
 {
     if (!isfinite(v)) v = 0;
-    if (v == floor(v) && fabs(v) < 1e15) fprintf(f, "%.0f", v);
-    else fprintf(f, "%.17g", v);
+    if (v == floor(v) && fabs(v) < 1e15)
+        fprintf(f, "%.0f", v);
+    else
+        fprintf(f, "%.17g", v);
 }
 
 /* A JSON string, escaped as cJSON escapes it. */
@@ -311,12 +315,12 @@ static void vllm_list(FILE *f, const xrun *x, const char *key, int which)
     fprintf(f, ",\n  \"%s\": [", key);
     for (size_t i = 0; i < x->n; i++) {
         const xreq *q = &x->q[i];
-        double v = which == L_IN    ? (double)q->prompt
-                   : which == L_OUT ? (q->completed ? (double)q->output : 0)
+        double v = which == L_IN      ? (double)q->prompt
+                   : which == L_OUT   ? (q->completed ? (double)q->output : 0)
                    : which == L_START ? q->arrival_s
-                   : !q->completed  ? 0
-                   : which == L_TTFT ? time_of(q, X_TTFT)
-                                     : time_of(q, X_E2E);
+                   : !q->completed    ? 0
+                   : which == L_TTFT  ? time_of(q, X_TTFT)
+                                      : time_of(q, X_E2E);
         if (i) fputs(", ", f);
         num(f, v);
     }
@@ -344,7 +348,8 @@ static const char *failure_of(const xreq *q)
 {
     if (!strcmp(q->status, "rejected")) return "servesim: rejected (the request could never fit)";
     if (!strcmp(q->status, "timed_out")) return "servesim: timed out (workload.timeout_s)";
-    if (!strcmp(q->status, "unfinished")) return "servesim: unfinished when the run was interrupted";
+    if (!strcmp(q->status, "unfinished"))
+        return "servesim: unfinished when the run was interrupted";
     return "servesim: failed";
 }
 
@@ -379,21 +384,27 @@ static void write_vllm(FILE *f, const xrun *x)
     vllm_date(x->started_at, date);
     const char *process = process_of(x);
     bool closed = !strcmp(process, "closed");
-    double rate = closed ? NAN : offered_rate(x), cv = util_json_number(x->scenario,
-                                                                        "workload.arrival.cv", 1);
-    fprintf(f, "{\n  \"date\": \"%s\",\n  \"endpoint_type\": \"servesim\",\n"
-               "  \"backend\": \"servesim\",\n  \"label\": ", date);
+    double rate = closed ? NAN : offered_rate(x),
+           cv = util_json_number(x->scenario, "workload.arrival.cv", 1);
+    fprintf(f,
+            "{\n  \"date\": \"%s\",\n  \"endpoint_type\": \"servesim\",\n"
+            "  \"backend\": \"servesim\",\n  \"label\": ",
+            date);
     str(f, label);
     fputs(",\n  \"model_id\": ", f);
     str(f, x->model);
     fputs(",\n  \"tokenizer_id\": ", f);
     str(f, x->model);
     key_num(f, "num_prompts", (double)x->n);
-    if (isfinite(rate)) key_num(f, "request_rate", rate);
-    else fputs(",\n  \"request_rate\": \"inf\"", f);
+    if (isfinite(rate))
+        key_num(f, "request_rate", rate);
+    else
+        fputs(",\n  \"request_rate\": \"inf\"", f);
     key_num(f, "burstiness", !strcmp(process, "gamma") && cv > 0 ? 1 / (cv * cv) : 1);
-    if (closed) key_num(f, "max_concurrency", util_json_number(x->scenario, "workload.arrival.users", 0));
-    else fputs(",\n  \"max_concurrency\": null", f);
+    if (closed)
+        key_num(f, "max_concurrency", util_json_number(x->scenario, "workload.arrival.users", 0));
+    else
+        fputs(",\n  \"max_concurrency\": null", f);
     key_num(f, "duration", s->window_s);
     key_num(f, "completed", (double)s->measured);
     key_num(f, "failed", (double)x->n - (double)s->measured);
@@ -414,8 +425,8 @@ static void write_vllm(FILE *f, const xrun *x)
     vllm_stats(f, "ttft", &s->ttft, weighted_std(x, X_TTFT, false));
     vllm_stats(f, "tpot", &s->tpot, weighted_std(x, X_TPOT, false));
     itl_stats g = pooled_gaps(x);
-    an_stats itl = {.n = isnan(g.mean) ? 0 : 1, .mean = g.mean, .p50 = g.median, .p90 = g.p90,
-                    .p99 = g.p99};
+    an_stats itl = {
+        .n = isnan(g.mean) ? 0 : 1, .mean = g.mean, .p50 = g.median, .p90 = g.p90, .p99 = g.p99};
     vllm_stats(f, "itl", &itl, g.std);
     vllm_stats(f, "e2el", &s->e2e, weighted_std(x, X_E2E, false));
     fputs("\n}\n", f);
@@ -436,7 +447,7 @@ static void genai_stamps(FILE *f, const xreq *q)
 {
     fputs("\"response_timestamps\": [", f);
     for (int64_t k = 0; k < q->output; k++) {
-        double t = k == 0 ? q->first_s
+        double t = k == 0               ? q->first_s
                    : k + 1 == q->output ? q->finish_s
                                         : q->first_s + (double)k * time_of(q, X_TPOT);
         fprintf(f, "%s%lld", k ? ", " : "", ns(t));
@@ -444,12 +455,14 @@ static void genai_stamps(FILE *f, const xreq *q)
     fprintf(f, ", %lld, %lld], ", ns(q->finish_s), ns(q->finish_s));
     fputs("\"response_outputs\": [", f);
     for (int64_t k = 0; k < q->output; k++)
-        fprintf(f, "%s{\"response\": \"data: {\\\"choices\\\": [{\\\"index\\\": 0, \\\"delta\\\": "
-                   "{\\\"content\\\": \\\" x\\\"}}]}\\n\\n\"}",
+        fprintf(f,
+                "%s{\"response\": \"data: {\\\"choices\\\": [{\\\"index\\\": 0, \\\"delta\\\": "
+                "{\\\"content\\\": \\\" x\\\"}}]}\\n\\n\"}",
                 k ? ", " : "");
-    fprintf(f, ", {\"response\": \"data: {\\\"choices\\\": [], \\\"usage\\\": {\\\"prompt_tokens\\\": "
-               "%lld, \\\"completion_tokens\\\": %lld, \\\"total_tokens\\\": %lld}}\\n\\n\"}, "
-               "{\"response\": \"data: [DONE]\\n\\n\"}]",
+    fprintf(f,
+            ", {\"response\": \"data: {\\\"choices\\\": [], \\\"usage\\\": {\\\"prompt_tokens\\\": "
+            "%lld, \\\"completion_tokens\\\": %lld, \\\"total_tokens\\\": %lld}}\\n\\n\"}, "
+            "{\"response\": \"data: [DONE]\\n\\n\"}]",
             (long long)q->prompt, (long long)q->output, (long long)(q->prompt + q->output));
 }
 
@@ -483,12 +496,15 @@ static void write_genai(FILE *f, const xrun *x)
     double end = 0;
     for (size_t i = 0; i < x->n; i++) {
         const xreq *q = &x->q[i];
-        fprintf(f, "%s\n      {\"timestamp\": %lld, \"request_inputs\": {\"payload\": ",
-                i ? "," : "", ns(q->arrival_s));
+        fprintf(f,
+                "%s\n      {\"timestamp\": %lld, \"request_inputs\": {\"payload\": ", i ? "," : "",
+                ns(q->arrival_s));
         str(f, payload);
         fputs("}, ", f);
-        if (q->completed) genai_stamps(f, q);
-        else genai_failed(f, q);
+        if (q->completed)
+            genai_stamps(f, q);
+        else
+            genai_failed(f, q);
         fputc('}', f);
         end = fmax(end, q->completed ? q->finish_s : q->arrival_s);
     }
@@ -510,9 +526,8 @@ static int format_index(const char *format, util_diag *d)
         if (!strcmp(format, val_export_formats[i])) return i;
     util_clip_buf b;
     const char *near = util_closest(format, val_export_formats);
-    util_diag_add(d, "--format %s: expected vllm-bench or genai-perf%s%s%s",
-                  util_clip(format, &b), near ? " (did you mean " : "", near ? near : "",
-                  near ? "?)" : "");
+    util_diag_add(d, "--format %s: expected vllm-bench or genai-perf%s%s%s", util_clip(format, &b),
+                  near ? " (did you mean " : "", near ? near : "", near ? "?)" : "");
     return -1;
 }
 
@@ -526,8 +541,10 @@ static int write_file(const xrun *x, int format, const char *path, util_diag *d)
     if (!f) {
         rc = util_diag_add(d, "cannot write %s: %s", util_clip_path(path, &b), strerror(errno));
     } else {
-        if (format == 0) write_vllm(f, x);
-        else write_genai(f, x);
+        if (format == 0)
+            write_vllm(f, x);
+        else
+            write_genai(f, x);
         /* | rather than ||: the file is closed whether or not a write failed */
         if (ferror(f) | fclose(f))
             rc = util_diag_add(d, "cannot write %s: %s", util_clip_path(path, &b), strerror(errno));
