@@ -4,7 +4,9 @@
  * independence of the source's random streams, and what prompts share:
  * wl_chain, workload.shared_prefix's groups, keys and order (inference-perf's
  * one permutation repeated, or SGLang's --gsp-ordered numbering), and
- * distinct-prompt workloads left exactly as they were.
+ * distinct-prompt workloads left exactly as they were; the built-in length
+ * datasets, pair by pair against their sources in data/, their draws (pairs
+ * kept together, the source's means) and their errors.
  *
  * Tolerances: a sample mean of n draws is within Z standard errors
  * (sigma / sqrt n, sigma from the closed form) of the true mean; Z = 5 makes
@@ -12,7 +14,9 @@
  * outcome is deterministic.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tap.h"
 #include "wl.h"
@@ -630,6 +634,280 @@ static void test_prefix_errors(void)
     wl_spec_fini(&s);
 }
 
+/* ---- built-in datasets ---- */
+
+/* Where data/datasets/derive.py took each dataset from. */
+static const struct {
+    const char *name, *path, *prompt_col, *output_col;
+} ds_sources[] = {
+    {"sharegpt", "data/validation/distserve-opt13b/workload_rate4_n400.csv", "input_tokens",
+     "output_tokens"},
+    {"arxiv-summarization", "data/traces/arxiv_summarization_stats_llama2_tokenizer_filtered_v2.csv",
+     "num_prefill_tokens", "num_decode_tokens"},
+    {"azure-code", "data/traces/AzureLLMInferenceTrace_code.csv", "ContextTokens",
+     "GeneratedTokens"},
+    {"azure-conv", "data/traces/AzureLLMInferenceTrace_conv.csv", "ContextTokens",
+     "GeneratedTokens"},
+};
+#define N_DS (int)(sizeof ds_sources / sizeof ds_sources[0])
+
+typedef struct pairs {
+    int64_t *key; /* prompt << 32 | output, sorted once loaded */
+    int32_t *prompt, *output;
+    int64_t n;
+} pairs;
+
+/* The column of a csv header line that is called name (-1: none). */
+static int column_of(char *header, const char *name)
+{
+    int k = 0;
+    for (char *f = strtok(header, ",\r\n"); f; f = strtok(NULL, ",\r\n"), k++)
+        if (!strcmp(f, name)) return k;
+    return -1;
+}
+
+/* A source file's (prompt, output) pairs, read independently of datasets.c. */
+static pairs read_source(int i)
+{
+    char *path = util_xasprintf("%s/%s", SOURCE_ROOT, ds_sources[i].path);
+    FILE *f = fopen(path, "r");
+    pairs p = {0};
+    static char line[4096], head[4096];
+    if (!f || !fgets(line, sizeof line, f)) {
+        tap_diag("cannot read %s", path);
+        free(path);
+        return p;
+    }
+    strcpy(head, line);
+    int pc = column_of(head, ds_sources[i].prompt_col);
+    strcpy(head, line);
+    int oc = column_of(head, ds_sources[i].output_col);
+    int64_t cap = 1024;
+    p.prompt = util_xmalloc((size_t)cap * sizeof *p.prompt);
+    p.output = util_xmalloc((size_t)cap * sizeof *p.output);
+    while (fgets(line, sizeof line, f)) {
+        if (p.n == cap) {
+            cap *= 2;
+            p.prompt = util_xrealloc(p.prompt, (size_t)cap * sizeof *p.prompt);
+            p.output = util_xrealloc(p.output, (size_t)cap * sizeof *p.output);
+        }
+        int k = 0;
+        for (char *fl = strtok(line, ",\r\n"); fl; fl = strtok(NULL, ",\r\n"), k++) {
+            if (k == pc) p.prompt[p.n] = (int32_t)atol(fl);
+            if (k == oc) p.output[p.n] = (int32_t)atol(fl);
+        }
+        p.n++;
+    }
+    fclose(f);
+    free(path);
+    return p;
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int64_t pair_key(int32_t prompt, int32_t output)
+{
+    return (int64_t)prompt << 32 | output;
+}
+
+static void index_pairs(pairs *p)
+{
+    p->key = util_xmalloc((size_t)p->n * sizeof *p->key);
+    for (int64_t i = 0; i < p->n; i++) p->key[i] = pair_key(p->prompt[i], p->output[i]);
+    qsort(p->key, (size_t)p->n, sizeof *p->key, cmp_key);
+}
+
+static bool has_pair(const pairs *p, int32_t prompt, int32_t output)
+{
+    int64_t k = pair_key(prompt, output);
+    return bsearch(&k, p->key, (size_t)p->n, sizeof k, cmp_key) != NULL;
+}
+
+static void pairs_free(pairs *p)
+{
+    free(p->key);
+    free(p->prompt);
+    free(p->output);
+}
+
+/* Mean and standard deviation of a column. */
+static void col_stats(const int32_t *x, int64_t n, double *mean, double *sd)
+{
+    double s = 0, s2 = 0;
+    for (int64_t i = 0; i < n; i++) {
+        s += x[i];
+        s2 += (double)x[i] * x[i];
+    }
+    *mean = s / (double)n;
+    *sd = sqrt(s2 / (double)n - *mean * *mean);
+}
+
+/* The names are a contract; each dataset is its source's pairs, in order. */
+static void test_dataset_sources(void)
+{
+    static const char *const want[] = {"sharegpt", "arxiv-summarization", "azure-code",
+                                       "azure-conv"};
+    int n = 0;
+    while (wl_dataset_names[n]) n++;
+    is_int(n, N_DS, "four built-in datasets");
+    for (int i = 0; i < N_DS && i < n; i++)
+        is_str(wl_dataset_names[i], want[i], "dataset %d's name", i);
+    ok(wl_dataset_create("ShareGPT") == NULL, "names are exact: no dataset 'ShareGPT'");
+    static const int64_t rows[] = {400, 28257, 8819, 19366};
+    for (int i = 0; i < N_DS; i++) {
+        pairs src = read_source(i);
+        wl_dataset *ds = wl_dataset_create(ds_sources[i].name);
+        is_int(wl_dataset_size(ds), rows[i], "%s: %lld pairs", ds_sources[i].name,
+               (long long)rows[i]);
+        is_int(src.n, rows[i], "as many as its source %s has rows", ds_sources[i].path);
+        int64_t differ = 0;
+        for (int64_t k = 0; k < src.n && k < wl_dataset_size(ds); k++) {
+            int32_t p, o;
+            wl_dataset_pair(ds, k, &p, &o);
+            differ += p != src.prompt[k] || o != src.output[k];
+        }
+        is_int(differ, 0, "%s: every pair is its source row's (prompt, output)",
+               ds_sources[i].name);
+        wl_dataset_destroy(ds);
+        pairs_free(&src);
+    }
+}
+
+/* workload.dataset draws whole pairs, uniformly: every draw is a source
+ * pair, and the sample means are the source's within Z standard errors. */
+static void test_dataset_draws(void)
+{
+    for (int i = 0; i < N_DS; i++) {
+        pairs src = read_source(i);
+        index_pairs(&src);
+        double pm, psd, om, osd;
+        col_stats(src.prompt, src.n, &pm, &psd);
+        col_stats(src.output, src.n, &om, &osd);
+        char *json = util_xasprintf("{" POISSON ", \"dataset\": \"%s\"}", ds_sources[i].name);
+        wl_spec s = must_build(json);
+        ok(s.classes[0].pairs != NULL, "%s: the default class draws pairs", ds_sources[i].name);
+        wl_source *w = wl_source_create(&s, 11);
+        double sp = 0, so = 0;
+        int64_t foreign = 0;
+        for (int k = 0; k < N; k++) {
+            int32_t p, o;
+            wl_source_lengths(w, 0, &p, &o);
+            sp += p;
+            so += o;
+            foreign += !has_pair(&src, p, o);
+        }
+        is_int(foreign, 0, "%s: every drawn (prompt, output) is one of the source's pairs",
+               ds_sources[i].name);
+        is_near(sp / N, pm, Z * psd / sqrt(N), "%s: prompt mean %.1f (source %.1f)",
+                ds_sources[i].name, sp / N, pm);
+        is_near(so / N, om, Z * osd / sqrt(N), "%s: output mean %.1f (source %.1f)",
+                ds_sources[i].name, so / N, om);
+        wl_source_destroy(w);
+        wl_spec_fini(&s);
+        free(json);
+        pairs_free(&src);
+    }
+}
+
+/* {"dist": "dataset"} is one column alone: its column from the key or from
+ * `column`, clamped as every distribution is, and two of them draw
+ * independently -- pairs the source never had. */
+static void test_dataset_columns(void)
+{
+    pairs src = read_source(3); /* azure-conv */
+    index_pairs(&src);
+    wl_spec s = must_build("{" POISSON ", \"prompt_tokens\": {\"dist\": \"dataset\", \"name\": "
+                           "\"azure-conv\"}, \"output_tokens\": {\"dist\": \"dataset\", "
+                           "\"name\": \"azure-conv\"}}");
+    ok(!s.classes[0].pairs, "two columns are not a joint draw");
+    ok(!s.classes[0].prompt.ds_output && s.classes[0].output.ds_output,
+       "prompt_tokens takes the input column, output_tokens the output column");
+    wl_source *w = wl_source_create(&s, 5);
+    int64_t foreign = 0;
+    for (int k = 0; k < 10000; k++) {
+        int32_t p, o;
+        wl_source_lengths(w, 0, &p, &o);
+        foreign += !has_pair(&src, p, o);
+    }
+    cmp_ok(foreign, >, 1000, "independent columns make pairs the source never had (%lld in "
+                             "10000)", (long long)foreign);
+    wl_source_destroy(w);
+    wl_spec_fini(&s);
+    pairs_free(&src);
+
+    wl_dist d = make("{\"dist\": \"dataset\", \"name\": \"azure-code\", \"column\": \"output\", "
+                     "\"max\": 100}", true);
+    moments m = sample(&d, 9);
+    is_near(m.max, 100, 0, "max clamps a dataset's draws (got %g)", m.max);
+    cmp_ok(m.mean, <, 27.9, "the output column, clamped at 100: below its mean of 27.9 (got %g)",
+           m.mean);
+    wl_dist_fini(&d);
+}
+
+static void test_dataset_classes(void)
+{
+    wl_spec s = must_build("{" POISSON ", \"dataset\": \"sharegpt\", \"classes\": ["
+                           "{\"name\": \"chat\", \"weight\": 1}, "
+                           "{\"name\": \"short\", \"weight\": 1, \"output_tokens\": 7}, "
+                           "{\"name\": \"code\", \"weight\": 1, \"dataset\": \"azure-code\"}]}");
+    ok(s.classes[0].pairs != NULL, "a class without lengths takes workload.dataset's pairs");
+    ok(!s.classes[1].pairs && s.classes[1].prompt.kind == WL_DIST_DATASET &&
+           !s.classes[1].prompt.ds_output,
+       "a class with its own output_tokens takes the dataset's prompt column alone");
+    ok(s.classes[2].pairs && wl_dataset_size(s.classes[2].pairs) == 8819,
+       "a class's own dataset replaces the workload's");
+    wl_source *w = wl_source_create(&s, 2);
+    int32_t p, o;
+    wl_source_lengths(w, 1, &p, &o);
+    is_int(o, 7, "and its own output length");
+    wl_source_destroy(w);
+    wl_spec_fini(&s);
+}
+
+static void test_dataset_errors(void)
+{
+    char *e = workload_errors("{" POISSON ", \"dataset\": \"sharegtp\"}");
+    has_str(e, "workload.dataset: unknown value 'sharegtp'", "an unknown name is refused");
+    has_str(e, "sharegpt", "naming the nearest");
+    free(e);
+    e = workload_errors("{" POISSON ", \"dataset\": \"sharegpt\", " OUT10 "}");
+    has_str(e, "workload.dataset: not with workload.output_tokens: the dataset gives both "
+               "lengths",
+            "a dataset and a length at one level are refused");
+    free(e);
+    e = workload_errors("{" POISSON ", \"dataset\": \"sharegpt\", \"shared_prefix\": "
+                        "{\"num_groups\": 1, \"num_prompts_per_group\": 1}}");
+    has_str(e, "workload.dataset: not with workload.shared_prefix", "and with shared_prefix");
+    free(e);
+    e = workload_errors("{" POISSON ", \"classes\": [{\"name\": \"a\", \"weight\": 1, "
+                        "\"dataset\": \"azure-code\", \"prompt_tokens\": 5, " OUT10 "}]}");
+    has_str(e, "workload.classes[0].dataset: not with the class's own prompt_tokens or "
+               "output_tokens",
+            "and in a class");
+    free(e);
+    e = workload_errors("{\"arrival\": {\"process\": \"closed\", \"users\": 1, \"think_s\": "
+                        "{\"dist\": \"dataset\", \"name\": \"sharegpt\"}}, "
+                        "\"dataset\": \"sharegpt\"}");
+    has_str(e, "workload.arrival.think_s.dist: dataset is for token counts",
+            "a duration cannot be a dataset");
+    free(e);
+    util_diag d;
+    util_diag_init(&d);
+    cJSON *o = cJSON_Parse("{\"dist\": \"dataset\", \"name\": \"sharegpt\"}");
+    util_schema_apply_union(&wl_dist_schema, o, "d", NULL, &d);
+    wl_dist dist;
+    is_int(wl_dist_from_json(o, "d", NULL, true, &dist, &d), UTIL_EINPUT,
+           "a key that implies no column");
+    has_str(d.count ? d.msgs[0] : "", "d.column: missing: name input or output",
+            "asks for the column");
+    cJSON_Delete(o);
+    util_diag_fini(&d);
+}
+
 int main(void)
 {
     test_moments();
@@ -644,5 +922,10 @@ int main(void)
     test_draw_distinct();
     test_draw_shared();
     test_prefix_errors();
+    test_dataset_sources();
+    test_dataset_draws();
+    test_dataset_columns();
+    test_dataset_classes();
+    test_dataset_errors();
     return tap_done();
 }

@@ -4,10 +4,14 @@
  * and clamped to [max(min, 1), max], so every request has at least one prompt
  * token and one output token.  An empirical distribution replays a trace
  * column's values (empirical.c); its file is read when the scenario is
- * loaded, so a bad file is an input error naming the scenario key.
+ * loaded, so a bad file is an input error naming the scenario key.  A
+ * dataset distribution draws one column of a built-in dataset (datasets.c):
+ * the column a key implies (prompt_tokens: input, output_tokens: output)
+ * unless `column` names it.
  */
 #include "wl.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +69,15 @@ static const util_field empirical_fields[] = {
     {0},
 };
 
+static const util_field dataset_fields[] = {
+    {.key = "name", .type = UTIL_T_STRING, .flags = UTIL_REQUIRED, .choices = wl_dataset_names,
+     .doc = "a built-in dataset (docs/scenario.md, \"Built-in datasets\")"},
+    {.key = "column", .type = UTIL_T_STRING, .choices = column_names,
+     .doc = "input (prompt) or output lengths; default: the key's own (prompt_tokens: input, "
+            "output_tokens: output)"},
+    {0},
+};
+
 static const util_variant dist_variants[] = {
     {"fixed", fixed_fields, "always value"},
     {"uniform", NULL, "uniform on [min, max]"},
@@ -72,6 +85,7 @@ static const util_variant dist_variants[] = {
     {"normal", normal_fields, "normal (Gaussian)"},
     {"lognormal", lognormal_fields, "log-normal: exp(N(log median, sigma^2))"},
     {"empirical", empirical_fields, "a trace column's token counts, each as often as it occurs"},
+    {"dataset", dataset_fields, "one column of a built-in dataset's (prompt, output) pairs"},
     {0},
 };
 
@@ -80,7 +94,7 @@ const util_union wl_dist_schema = {.tag = "dist", .common = dist_common,
                                    .scalar_key = "value"};
 
 static const char *const kind_names[] = {"fixed",     "uniform",   "exponential", "normal",
-                                         "lognormal", "empirical", NULL};
+                                         "lognormal", "empirical", "dataset",     NULL};
 
 static int lookup(const char *const *names, const char *name)
 {
@@ -105,6 +119,26 @@ static int empirical_from_json(const cJSON *obj, const char *path, const char *b
     util_diag_fini(&inner);
     free(file);
     return rc;
+}
+
+static bool ends_with(const char *s, const char *tail)
+{
+    size_t n = strlen(s), k = strlen(tail);
+    return n >= k && !strcmp(s + n - k, tail);
+}
+
+/* A dataset's column: `column`, else the one its key implies. */
+static int dataset_from_json(const cJSON *obj, const char *path, wl_dist *out, util_diag *d)
+{
+    const cJSON *col = NUM(obj, "column");
+    if (col) out->ds_output = !strcmp(col->valuestring, "output");
+    else if (ends_with(path, ".output_tokens")) out->ds_output = true;
+    else if (!ends_with(path, ".prompt_tokens"))
+        return util_diag_add(d, "%s.column: missing: name input or output (only prompt_tokens "
+                                "and output_tokens imply it)", path);
+    out->ds = wl_dataset_create(NUM(obj, "name")->valuestring);
+    assert(out->ds); /* the schema's choices hold only built-in names */
+    return UTIL_OK;
 }
 
 int wl_dist_from_json(const cJSON *obj, const char *path, const char *base_dir, bool whole,
@@ -147,6 +181,10 @@ int wl_dist_from_json(const cJSON *obj, const char *path, const char *base_dir, 
         if (erc) rc = erc; /* UTIL_EFAIL for a read error, else UTIL_EINPUT */
         break;
     }
+    case WL_DIST_DATASET:
+        if (!whole) rc = util_diag_add(d, "%s.dist: dataset is for token counts", path);
+        else if (dataset_from_json(obj, path, out, d)) rc = UTIL_EINPUT;
+        break;
     }
     if (rc) wl_dist_fini(out); /* a failed build owns nothing */
     return rc;
@@ -156,6 +194,8 @@ void wl_dist_fini(wl_dist *dist)
 {
     wl_empirical_destroy(dist->emp);
     dist->emp = NULL;
+    wl_dataset_destroy(dist->ds);
+    dist->ds = NULL;
 }
 
 static double draw(const wl_dist *dist, gsl_rng *r)
@@ -172,6 +212,11 @@ static double draw(const wl_dist *dist, gsl_rng *r)
     case WL_DIST_NORMAL: return dist->a + gsl_ran_gaussian_ziggurat(r, dist->b);
     case WL_DIST_LOGNORMAL: return dist->a * exp(gsl_ran_gaussian_ziggurat(r, dist->b));
     case WL_DIST_EMPIRICAL: return wl_empirical_sample(dist->emp, r);
+    case WL_DIST_DATASET: {
+        int32_t prompt, output;
+        wl_dataset_draw(dist->ds, r, &prompt, &output);
+        return dist->ds_output ? output : prompt;
+    }
     }
     return 0;
 }

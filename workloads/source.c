@@ -226,14 +226,18 @@ static void take_prompt(wl_source *s, wl_segment seg[2], wl_record *rec)
 static void class_lengths(wl_source *s, int cls, wl_segment seg[2], wl_record *rec)
 {
     const wl_class *c = &s->spec->classes[cls];
-    if (c->shared_prompt) {
+    if (c->pairs) {
+        wl_source_lengths(s, cls, &rec->prompt, &rec->output);
+        rec->segments = NULL;
+        rec->n_segments = 0;
+    } else if (c->shared_prompt) {
         take_prompt(s, seg, rec);
     } else if (c->has_prompt) {
         rec->prompt = draw_tokens(&c->prompt, s->classes[cls].prompt);
         rec->segments = NULL;
         rec->n_segments = 0;
     }
-    if (c->has_output) rec->output = draw_tokens(&c->output, s->classes[cls].output);
+    if (c->has_output && !c->pairs) rec->output = draw_tokens(&c->output, s->classes[cls].output);
 }
 
 /* A call that is not a trace's: a shared-prefix prompt, or drawn lengths. */
@@ -269,9 +273,15 @@ int wl_source_next(wl_source *s, int stream, wl_record *rec, util_diag *d)
     return 1;
 }
 
+/* A dataset's pair is one draw of the prompt stream: the output stream is
+ * left as it was, unused. */
 void wl_source_lengths(wl_source *s, int cls, int32_t *prompt, int32_t *output)
 {
     const wl_class *c = &s->spec->classes[cls];
+    if (c->pairs) {
+        wl_dataset_draw(c->pairs, s->classes[cls].prompt, prompt, output);
+        return;
+    }
     *prompt = c->shared_prompt ? wl__prefix_length(s->prefix)
                                : draw_tokens(&c->prompt, s->classes[cls].prompt);
     *output = draw_tokens(&c->output, s->classes[cls].output);

@@ -119,6 +119,9 @@ static const util_field class_fields[] = {
      .doc = "share of workload.arrival's requests (or give the class its own arrival)"},
     {.key = "arrival", .type = UTIL_T_UNION, .un = &arrival_schema,
      .doc = "the class's own arrival process (instead of a weight)"},
+    {.key = "dataset", .type = UTIL_T_STRING, .choices = wl_dataset_names,
+     .doc = "a built-in dataset whose (prompt, output) pairs give both lengths, drawn together "
+            "(instead of prompt_tokens and output_tokens)"},
     {.key = "prompt_tokens", .type = UTIL_T_UNION, .unit = "tokens", .un = &wl_dist_schema,
      .doc = "prompt length (default: workload.prompt_tokens)"},
     {.key = "output_tokens", .type = UTIL_T_UNION, .unit = "tokens", .un = &wl_dist_schema,
@@ -162,14 +165,19 @@ static const util_field slow_fields[] = {
 const util_field wl_workload_fields[] = {
     {.key = "arrival", .type = UTIL_T_UNION, .un = &arrival_schema,
      .doc = "how requests arrive (required unless every class has its own)"},
+    {.key = "dataset", .type = UTIL_T_STRING, .choices = wl_dataset_names,
+     .doc = "a built-in dataset whose (prompt, output) pairs give both lengths, drawn together "
+            "(instead of prompt_tokens and output_tokens; docs/scenario.md, \"Built-in "
+            "datasets\")"},
     {.key = "prompt_tokens", .type = UTIL_T_UNION, .unit = "tokens", .un = &wl_dist_schema,
-     .doc = "prompt length (required unless a trace, shared_prefix or every class gives it)"},
+     .doc = "prompt length (required unless a trace, dataset, shared_prefix or every class "
+            "gives it)"},
     {.key = "shared_prefix", .type = UTIL_T_OBJECT, .sub = shared_prefix_fields,
      .doc = "prompts that share system prompts, in groups (inference-perf's shared_prefix); "
             "instead of prompt_tokens"},
     {.key = "output_tokens", .type = UTIL_T_UNION, .unit = "tokens", .un = &wl_dist_schema,
-     .doc = "reply length, first token included (required unless a trace or every class "
-            "gives it)"},
+     .doc = "reply length, first token included (required unless a trace, dataset or every "
+            "class gives it)"},
     {.key = "agent", .type = UTIL_T_OBJECT, .sub = agent_fields,
      .doc = "each arrival is an agent task of several model calls"},
     {.key = "classes", .type = UTIL_T_LIST, .sub = class_fields, .min = 1, .max = 1000,
@@ -304,20 +312,48 @@ static int agent_from_json(const cJSON *a, const char *path, const char *base_di
     return rc;
 }
 
+/* A dataset's `output` (or prompt) column as a distribution of its own. */
+static void dataset_column(const char *name, bool output, wl_dist *out)
+{
+    *out = (wl_dist){.kind = WL_DIST_DATASET, .whole = true, .lo = 1, .hi = INFINITY,
+                     .ds = wl_dataset_create(name), .ds_output = output};
+}
+
 /* Lengths: the class's own, else the workload's (its prompts: shared_prefix's
  * when it has one); neither is needed when the class's arrivals are a trace,
- * which carries them. */
+ * which carries them.  A dataset gives both, as pairs drawn together: the
+ * class's, or the workload's unless the class sets a length of its own --
+ * its other length is then the workload dataset's column, alone. */
 static int lengths_from_json(const cJSON *cls, const cJSON *w, const char *cpath,
                              const char *base_dir, bool from_trace, wl_class *out, util_diag *d)
 {
     static const char *const keys[] = {"prompt_tokens", "output_tokens"};
     wl_dist *dists[] = {&out->prompt, &out->output};
     bool *has[] = {&out->has_prompt, &out->has_output};
+    const cJSON *cds = cls ? util_json_member(cls, "dataset") : NULL;
+    const cJSON *wds = util_json_member(w, "dataset");
+    bool own_any = cls && (util_json_member(cls, keys[0]) || util_json_member(cls, keys[1]));
+    if (cds && own_any)
+        return util_diag_add(d, "%s.dataset: not with the class's own prompt_tokens or "
+                                "output_tokens: the dataset gives both (for one length, use "
+                                "{\"dist\": \"dataset\", \"name\": \"%s\"})",
+                             cpath, cds->valuestring);
+    const cJSON *pairs = cds ? cds : own_any ? NULL : wds;
+    if (pairs) {
+        out->pairs = wl_dataset_create(pairs->valuestring);
+        out->has_prompt = out->has_output = true;
+        return UTIL_OK;
+    }
     int rc = UTIL_OK;
     for (int i = 0; i < 2; i++) {
         const cJSON *own = cls ? util_json_member(cls, keys[i]) : NULL;
         if (i == 0 && !own && util_json_member(w, "shared_prefix")) {
             out->shared_prompt = true;
+            continue;
+        }
+        if (!own && wds) {
+            dataset_column(wds->valuestring, i == 1, dists[i]);
+            *has[i] = true;
             continue;
         }
         const cJSON *o = own ? cls : util_json_member(w, keys[i]) ? w : NULL;
@@ -330,6 +366,21 @@ static int lengths_from_json(const cJSON *cls, const cJSON *w, const char *cpath
                                    keys[i]);
         }
     }
+    return rc;
+}
+
+/* workload.dataset gives both lengths, so it stands alone at its level. */
+static int check_dataset(const cJSON *w, const char *path, util_diag *d)
+{
+    static const char *const others[] = {"prompt_tokens", "output_tokens", "shared_prefix"};
+    const cJSON *ds = util_json_member(w, "dataset");
+    int rc = UTIL_OK;
+    for (size_t i = 0; ds && i < sizeof others / sizeof others[0]; i++)
+        if (util_json_member(w, others[i]))
+            rc = util_diag_add(d, "%s.dataset: not with %s.%s: the dataset gives both lengths "
+                                  "(for one length, use {\"dist\": \"dataset\", \"name\": "
+                                  "\"%s\"}; a class may set its own)",
+                               path, path, others[i], ds->valuestring);
     return rc;
 }
 
@@ -472,6 +523,7 @@ int wl_spec_from_json(const cJSON *w, const char *path, const char *base_dir, wl
         free(pa);
     }
     int prc = prefix_from_json(w, path, out, d);
+    if (check_dataset(w, path, d)) prc = UTIL_EINPUT;
     if (!rc && classes_from_json(w, base_dir, out, d)) rc = UTIL_EINPUT;
     if (!rc && out->shared_used && !util_json_member(w, "arrival"))
         rc = util_diag_add(d, "%s.arrival: missing (classes with a weight share it)", path);
@@ -491,6 +543,7 @@ void wl_spec_fini(wl_spec *s)
     for (int i = 0; i < s->n_classes; i++) {
         wl_dist_fini(&s->classes[i].prompt);
         wl_dist_fini(&s->classes[i].output);
+        wl_dataset_destroy(s->classes[i].pairs);
         wl_dist_fini(&s->classes[i].agent.tool_output_tokens);
         wl_dist_fini(&s->classes[i].agent.tool_s);
     }

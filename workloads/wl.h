@@ -40,9 +40,11 @@ typedef enum wl_dist_kind {
     WL_DIST_NORMAL,      /* a = mean, b = standard deviation */
     WL_DIST_LOGNORMAL,   /* a = median, b = sigma of the underlying normal */
     WL_DIST_EMPIRICAL,   /* the values of a trace's column, each as often as it occurs */
+    WL_DIST_DATASET,     /* one column of a built-in dataset's pairs (datasets.c) */
 } wl_dist_kind;
 
 typedef struct wl_empirical wl_empirical; /* a trace column as a table of distinct values */
+typedef struct wl_dataset wl_dataset;     /* a built-in dataset's (prompt, output) pairs */
 
 typedef struct wl_dist {
     wl_dist_kind kind;
@@ -50,6 +52,8 @@ typedef struct wl_dist {
     double lo, hi; /* clamps (uniform: its range); whole numbers are never below 1 */
     bool whole;    /* token counts: rounded to the nearest integer */
     wl_empirical *emp; /* WL_DIST_EMPIRICAL: owned, freed by wl_dist_fini */
+    wl_dataset *ds;    /* WL_DIST_DATASET: owned, freed by wl_dist_fini ... */
+    bool ds_output;    /* ... and which of its columns: output (else the prompt) */
 } wl_dist;
 
 /* A distribution object: {"dist": KIND, ...parameters, "min", "max"}. */
@@ -147,6 +151,23 @@ double wl_empirical_sample(const wl_empirical *e, gsl_rng *r);
 double wl_empirical_mean(const wl_empirical *e);
 void wl_empirical_destroy(wl_empirical *e);
 
+/* ---- built-in length datasets (datasets.c) ---- */
+
+/* (prompt, output) token pairs of public benchmark workloads, built into the
+ * program from data/datasets/ (each file's source, licence and figures in
+ * data/datasets/README.md).  The names are a contract, NULL-terminated:
+ * "sharegpt", "arxiv-summarization", "azure-code", "azure-conv". */
+extern const char *const wl_dataset_names[];
+/* The pairs of the dataset called name, in their source's order; NULL when
+ * no dataset has that name.  Each call parses its own copy. */
+wl_dataset *wl_dataset_create(const char *name);
+void wl_dataset_destroy(wl_dataset *ds);
+int64_t wl_dataset_size(const wl_dataset *ds);
+/* Pair i (0 <= i < size). */
+void wl_dataset_pair(const wl_dataset *ds, int64_t i, int32_t *prompt, int32_t *output);
+/* One pair, each as likely as any other: prompt and output stay together. */
+void wl_dataset_draw(const wl_dataset *ds, gsl_rng *r, int32_t *prompt, int32_t *output);
+
 /* ---- arrivals ---- */
 
 typedef enum wl_process {
@@ -203,6 +224,8 @@ typedef struct wl_class {
     int stream;       /* its arrival stream (0: the shared one) */
     wl_dist prompt, output;
     bool has_prompt, has_output; /* false: a trace (or shared_prefix) gives that length */
+    wl_dataset *pairs;           /* a dataset's pairs, drawn together (workload.dataset, or the
+                                  * class's): then prompt and output are unused; owned */
     bool shared_prompt;          /* its prompts are workload.shared_prefix's */
     wl_agent agent;
 } wl_class;
