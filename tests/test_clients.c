@@ -3,7 +3,8 @@
  * runs from the database -- agent tasks against the straggler closed form
  * 1 - (1 - p)^n, the shape of sequential, parallel and map-reduce tasks,
  * trace replay and its options, class shares, the pre-model delay and
- * stragglers before the router, and client time-outs freeing the GPU.
+ * stragglers before the router, client time-outs freeing the GPU, and a
+ * built-in dataset's pairs against the model's context.
  * argv[1] is the source root (the traces are in its data/).
  *
  * Statistical checks allow Z standard errors of the sample at hand: with a
@@ -449,6 +450,29 @@ static void test_empirical_lengths(void)
     free(path);
 }
 
+/* A built-in dataset's pairs meet the model's context as any drawn
+ * lengths do: a pair whose prompt + output is beyond max_context (Llama-2's
+ * 4096) is rejected at arrival, the others run.  azure-code's share of such
+ * pairs is 1257 of 8819 (data/datasets/azure-code.csv). */
+static void test_dataset_context(void)
+{
+    sqlite3 *db = run_db(base, (const char *[]){"cluster.model=\"llama-2-7b\"",
+                                                "workload.classes=[{\"name\": \"code\", "
+                                                "\"weight\": 1, \"dataset\": \"azure-code\"}]",
+                                                NULL});
+    double over = support_q1(db, "SELECT count(*) FROM requests WHERE prompt_tokens + "
+                                 "output_tokens > 4096");
+    is_near(support_q1(db, "SELECT count(*) FROM requests WHERE status = 'rejected'"), over, 0,
+            "dataset pairs beyond the 4096-token context are rejected (%g of 3000)", over);
+    is_near(support_q1(db, "SELECT count(*) FROM requests WHERE status = 'completed' AND "
+                           "prompt_tokens + output_tokens <= 4096"),
+            3000 - over, 0, "and every other pair completes");
+    double p = 1257.0 / 8819;
+    is_near(over / 3000, p, Z * sqrt(p * (1 - p) / 3000),
+            "the share over the context is the dataset's, %.4f (got %.4f)", p, over / 3000);
+    sqlite3_close(db);
+}
+
 /* ---- before the router ---- */
 
 static void test_pre_model(void)
@@ -639,6 +663,7 @@ int main(int argc, char **argv)
     test_azure_replay();
     test_trace_errors();
     test_empirical_lengths();
+    test_dataset_context();
     test_pre_model();
     test_stragglers();
     test_timeouts();
