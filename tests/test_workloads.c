@@ -868,6 +868,38 @@ static void test_dataset_classes(void)
     wl_spec_fini(&s);
 }
 
+/* A dataset replaces a trace's lengths as prompt_tokens does: the trace
+ * gives the times, the pair both lengths, and the prompt no longer is the
+ * content the trace's hash ids name. */
+static void test_dataset_trace(void)
+{
+    pairs src = read_source(2); /* azure-code */
+    index_pairs(&src);
+    char *json = util_xasprintf("{\"arrival\": {\"process\": \"trace\", \"path\": "
+                                "\"%s/data/traces/conversation_trace.jsonl\", \"limit\": 500}, "
+                                "\"dataset\": \"azure-code\"}",
+                                SOURCE_ROOT);
+    wl_spec s = must_build(json);
+    wl_source *w = wl_source_create(&s, 4);
+    util_diag d;
+    util_diag_init(&d);
+    wl_record rec;
+    int n = 0, foreign = 0, segments = 0;
+    while (wl_source_next(w, 0, &rec, &d) == 1) {
+        n++;
+        foreign += !has_pair(&src, rec.prompt, rec.output);
+        segments += rec.n_segments;
+    }
+    is_int(n, 500, "the trace gives 500 arrivals");
+    is_int(foreign, 0, "each with a pair of azure-code, not the trace's lengths");
+    is_int(segments, 0, "and no hash-id segments for the prompts drawn instead");
+    util_diag_fini(&d);
+    wl_source_destroy(w);
+    wl_spec_fini(&s);
+    free(json);
+    pairs_free(&src);
+}
+
 static void test_dataset_errors(void)
 {
     char *e = workload_errors("{" POISSON ", \"dataset\": \"sharegtp\"}");
@@ -926,6 +958,7 @@ int main(void)
     test_dataset_draws();
     test_dataset_columns();
     test_dataset_classes();
+    test_dataset_trace();
     test_dataset_errors();
     return tap_done();
 }
