@@ -11,13 +11,15 @@
 #include "ls.h"
 
 static const char lesson_usage[] =
-    "usage: servesim lesson [NAME [--set PATH=VALUE]... [--plot FILE] [--json] [--quick]\n"
-    "                       [-j N]]\n"
+    "usage: servesim lesson [NAME [--set PATH=VALUE]... [--unset PATH]... [--plot FILE]\n"
+    "                       [--json] [--quick] [-j N]]\n"
     "\n"
     "Without NAME, lists the lessons.  With it, runs the lesson's sweep with the real engine\n"
     "and prints the numbers that carry its point and what they say.  --set changes the\n"
     "lesson's scenario or its knobs (lesson.*, see examples/lessons/NAME.json); the\n"
-    "sentences follow the new numbers.\n"
+    "sentences follow the new numbers.  --unset PATH removes a key first: every --unset\n"
+    "applies before every --set, so --unset lesson.loads --set lesson.loads=[0.5, 1] replaces\n"
+    "a knob whole.\n"
     "\n"
     "  --plot FILE       also draw the lesson's figure (FILE.svg, or FILE.png)\n"
     "  --json            the table, the findings and their numbers as JSON\n"
@@ -39,7 +41,7 @@ static int write_plot(const ls_result *r, const char *path, util_diag *d)
 /* The command line, checked: a lesson to run, or nothing more to do. */
 typedef struct options {
     const ls_lesson *lesson;
-    cli_args sets;
+    cli_args sets, unsets;
     const char *plot;
     int jobs;
     bool json, quick;
@@ -64,6 +66,7 @@ static int parse(int argc, char **argv, options *o)
     *o = (options){.jobs = pl_cores()};
     const cli_opt opts[] = {
         {.name = "set", .kind = CLI_STRINGS, .dest = &o->sets},
+        {.name = "unset", .kind = CLI_STRINGS, .dest = &o->unsets},
         {.name = "plot", .kind = CLI_STRING, .dest = &o->plot},
         {.name = "json", .kind = CLI_FLAG, .dest = &o->json},
         {.name = "quick", .kind = CLI_FLAG, .dest = &o->quick},
@@ -87,7 +90,9 @@ static int run_lesson(const options *o, util_diag *d)
     mdl_catalog *cat = NULL;
     ls_result r = {0};
     int rc = mdl_catalog_load_default(&cat, d);
-    if (!rc) rc = ls_run(o->lesson, cat, o->sets.v, o->sets.n, o->quick, o->jobs, &r, d);
+    if (!rc)
+        rc = ls_run_edits(o->lesson, cat, o->unsets.v, o->unsets.n, o->sets.v, o->sets.n,
+                          o->quick, o->jobs, &r, d);
     if (!rc && o->plot) rc = write_plot(&r, o->plot, d);
     if (!rc && o->json) {
         cJSON *j = ls_json(o->lesson, &r);
@@ -114,5 +119,6 @@ int cli_lesson(int argc, char **argv)
         util_diag_fini(&d);
     }
     cli_args_fini(&o.sets);
+    cli_args_fini(&o.unsets);
     return code;
 }

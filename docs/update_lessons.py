@@ -56,7 +56,10 @@ def main():
            "one number\" with the real engine: a shipped scenario, `examples/lessons/NAME.json`, "
            "and the sweep that makes its point. It prints the numbers that carry the lesson and "
            "a few sentences computed from them -- change a knob with `--set` (the scenario's "
-           "keys, or the lesson's own under `lesson.`) and the sentences follow the new numbers. "
+           "keys, or the lesson's own under `lesson.`) and the sentences follow the new numbers; "
+           "`--unset PATH` removes a key first, as in `servesim run` (every `--unset` before "
+           "every `--set`, so `--unset lesson.loads --set lesson.loads=[0.5,1]` replaces a "
+           "knob whole). "
            "`--plot FILE.svg` (or `FILE.png`, for slides) draws its figure, `--json` prints the "
            "table, the findings and their numbers, `--quick` runs a reduced size (what the tests "
            "run), and `servesim lesson` alone lists them.",

@@ -379,14 +379,17 @@ static int check_knobs(const cJSON *given, const cJSON *shipped, const char *pat
     return rc;
 }
 
-/* The file with --set applied, split into its knobs and its scenario. */
-static int load(const ls_lesson *l, char **sets, int n_sets, cJSON **knobs, char **scenario,
-                util_diag *d)
+/* The file with --unset, then --set applied, split into its knobs and its
+ * scenario. */
+static int load(const ls_lesson *l, char **unsets, int n_unsets, char **sets, int n_sets,
+                cJSON **knobs, char **scenario, util_diag *d)
 {
     cJSON *root = cJSON_Parse(l->file);
     if (!root) return util_diag_fail(d, "lesson %s: its file is not JSON", l->name);
     cJSON *shipped = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(root, "lesson"), 1);
     int rc = UTIL_OK;
+    for (int i = 0; i < n_unsets; i++)
+        if (util_json_unset(root, unsets[i], d)) rc = UTIL_EINPUT;
     for (int i = 0; i < n_sets; i++)
         if (util_json_set(root, sets[i], d)) rc = UTIL_EINPUT;
     const cJSON *given = cJSON_GetObjectItemCaseSensitive(root, "lesson");
@@ -401,12 +404,18 @@ static int load(const ls_lesson *l, char **sets, int n_sets, cJSON **knobs, char
 int ls_run(const ls_lesson *l, const mdl_catalog *cat, char **sets, int n_sets, bool quick,
            int jobs, ls_result *out, util_diag *d)
 {
+    return ls_run_edits(l, cat, NULL, 0, sets, n_sets, quick, jobs, out, d);
+}
+
+int ls_run_edits(const ls_lesson *l, const mdl_catalog *cat, char **unsets, int n_unsets,
+                 char **sets, int n_sets, bool quick, int jobs, ls_result *out, util_diag *d)
+{
     memset(out, 0, sizeof *out);
     out->table = cJSON_CreateArray();
     out->numbers = cJSON_CreateObject();
     cJSON *knobs = NULL;
     char *scenario = NULL;
-    int rc = load(l, sets, n_sets, &knobs, &scenario, d);
+    int rc = load(l, unsets, n_unsets, sets, n_sets, &knobs, &scenario, d);
     sim_scenario sc;
     memset(&sc, 0, sizeof sc);
     ls_context c = {.name = l->name, .knobs = knobs, .base = {.catalog = cat, .json = scenario},

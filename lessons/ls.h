@@ -63,6 +63,10 @@ const ls_lesson *ls_find(const char *name);
 /* Runs a lesson: its file with --set applied, jobs worker processes. */
 int ls_run(const ls_lesson *l, const mdl_catalog *cat, char **sets, int n_sets, bool quick,
            int jobs, ls_result *out, util_diag *d);
+/* The same with --unset too: every unset removes its key (or list item)
+ * from the file before any set applies, as `servesim run` does. */
+int ls_run_edits(const ls_lesson *l, const mdl_catalog *cat, char **unsets, int n_unsets,
+                 char **sets, int n_sets, bool quick, int jobs, ls_result *out, util_diag *d);
 void ls_result_fini(ls_result *r);
 /* The table and the findings, each finding wrapped to the terminal: $COLUMNS,
  * else the width of out when it is one, else 100 columns. */

@@ -578,6 +578,37 @@ static void test_definitions(void)
     table_is_fixed("definitions");
 }
 
+/* --unset removes a key of the lesson's file before any --set applies, as
+ * in run: a knob's list replaced whole, given in either order; a path that
+ * is not there is bad input naming it. */
+static void test_unset(void)
+{
+    util_diag d;
+    util_diag_init(&d);
+    ls_result_fini(&result);
+    char *gone[] = {"lesson.slow_fractions"}, *two[] = {"lesson.slow_fractions=[0, 0.01]"};
+    int rc = ls_run_edits(ls_find("tail"), support_catalog, gone, 1, NULL, 0, true, 2, &result, &d);
+    is_int(rc, UTIL_EINPUT, "--unset lesson.slow_fractions alone: the tail has no shares");
+    ok(d.count && strstr(d.msgs[0], "lesson.slow_fractions: give at least two fractions"),
+       "and says so (%s)", d.count ? d.msgs[0] : "nothing said");
+    util_diag_fini(&d);
+    util_diag_init(&d);
+    ls_result_fini(&result);
+    rc = ls_run_edits(ls_find("tail"), support_catalog, gone, 1, two, 1, true, 2, &result, &d);
+    is_int(rc, 0, "--unset then --set of the same knob: the --set stands");
+    is_int(cJSON_GetArraySize(result.table), 2, "two shares, two rows");
+    util_diag_fini(&d);
+    util_diag_init(&d);
+    ls_result_fini(&result);
+    char *typo[] = {"workload.arival"};
+    rc = ls_run_edits(ls_find("tail"), support_catalog, typo, 1, NULL, 0, true, 2, &result, &d);
+    is_int(rc, UTIL_EINPUT, "--unset of a missing key is bad input");
+    ok(d.count && strstr(d.msgs[0], "--unset workload.arival: no key 'arival' in workload (did you "
+                                    "mean 'arrival'?)"),
+       "named, with a did-you-mean (%s)", d.count ? d.msgs[0] : "nothing said");
+    util_diag_fini(&d);
+}
+
 /* Sentences wrap to the terminal: $COLUMNS, else 100 when not a terminal. */
 static void test_width(void)
 {
@@ -600,6 +631,7 @@ int main(void)
     test_tail();
     test_fan_out();
     test_definitions();
+    test_unset();
     test_width();
     ls_result_fini(&result);
     ok(ls_find("nope") == NULL, "lessons are found by name");
