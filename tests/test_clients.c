@@ -541,6 +541,48 @@ static void test_stragglers(void)
     sqlite3_close(db);
 }
 
+/* slow.of: exactly probability x of of each consecutive `of` calls are
+ * slow, not about that many -- the realised share is the nominal one, and
+ * which calls are slow is still the seed's, not the first ones. */
+static void test_stragglers_exact(void)
+{
+    const char *slow = "workload.slow={\"probability\": 0.0125, \"of\": 400, \"extra_s\": "
+                       "{\"dist\": \"fixed\", \"value\": 1.5}}";
+    sqlite3 *db = run_db(base, (const char *[]){"stop.requests=1200", slow, NULL});
+    is_near(support_q1(db, "SELECT count(*) FROM requests"), 1200, 0, "1200 calls");
+    for (int b = 0; b < 3; b++) {
+        char sql[128];
+        snprintf(sql, sizeof sql, "SELECT sum(slow) FROM (SELECT slow FROM requests ORDER BY "
+                                  "arrival_s LIMIT 400 OFFSET %d)", 400 * b);
+        is_near(support_q1(db, sql), 5, 0, "calls %d to %d: exactly 5 slow (1.25%% of 400)",
+                400 * b + 1, 400 * b + 400);
+    }
+    cmp_ok(support_q1(db, "SELECT max(id) - min(id) FROM requests WHERE slow"), >, 400,
+           "spread over the blocks, not the first calls of the run");
+    is_near(support_q1(db, "SELECT max(abs(enqueue_s - arrival_s - 1.5 * slow)) FROM requests"),
+            0, 1e-9, "each of them reaches its replica 1.5 s late");
+    sqlite3_close(db);
+    /* another seed, another five of the first 400 */
+    sqlite3 *other = run_db(base, (const char *[]){"stop.requests=400", "seed=12", slow, NULL});
+    db = run_db(base, (const char *[]){"stop.requests=400", slow, NULL});
+    is_near(support_q1(other, "SELECT sum(slow) FROM requests"), 5, 0, "seed 12: 5 of 400 too");
+    const char *where = "SELECT sum(id * id) FROM requests WHERE slow"; /* which five */
+    ok(support_q1(db, where) != support_q1(other, where), "placed by the seed");
+    sqlite3_close(db);
+    sqlite3_close(other);
+    char *errors = NULL;
+    sim_scenario sc;
+    int rc = support_scenario(base, (const char *[]){"workload.slow={\"probability\": 0.013, "
+                                                     "\"of\": 400, \"extra_s\": 1}",
+                                                     NULL},
+                              &sc, &errors);
+    ok(rc != 0, "0.013 of 400 calls is 5.2: bad input");
+    has_str(errors ? errors : "", "workload.slow.of: probability 0.013 x 400 = 5.2 calls",
+            "named, with the count it is not");
+    free(errors);
+    if (!rc) sim_scenario_fini(&sc);
+}
+
 /* ---- time-outs ---- */
 
 /* One replica, one sequence at a time, 10 ms an iteration (above the 4.8 ms
@@ -666,6 +708,7 @@ int main(int argc, char **argv)
     test_dataset_context();
     test_pre_model();
     test_stragglers();
+    test_stragglers_exact();
     test_timeouts();
     test_timeouts_free_kv();
     test_timeout_storm();

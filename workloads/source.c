@@ -60,6 +60,7 @@ struct wl_source {
     stream_state *streams;
     class_state *classes;
     gsl_rng *pre_model, *slow, *slow_extra;
+    int64_t slow_seen, slow_chosen; /* of the current block of spec->slow_of calls */
     wl__prefix *prefix;    /* workload.shared_prefix's prompts, or NULL */
     wl_segment draw_seg[2]; /* wl_source_draw's segments, kept until its next call */
 };
@@ -308,11 +309,28 @@ double wl_source_tool_s(wl_source *s, int cls)
     return wl_dist_sample(&s->spec->classes[cls].agent.tool_s, s->classes[cls].tool_s);
 }
 
+/* Selection sampling (Knuth's Algorithm S): a call is slow with the chance
+ * (slow left) / (calls left) of its block, so each block has exactly slow_k,
+ * every set of them as likely -- a seeded shuffle's placement without
+ * holding a block of flags. */
+static bool exactly(wl_source *s)
+{
+    const wl_spec *spec = s->spec;
+    if (s->slow_seen == spec->slow_of) s->slow_seen = s->slow_chosen = 0;
+    double left = (double)(spec->slow_of - s->slow_seen++);
+    bool slow = gsl_rng_uniform(s->slow) * left < (double)(spec->slow_k - s->slow_chosen);
+    s->slow_chosen += slow;
+    return slow;
+}
+
 double wl_source_delay(wl_source *s, bool *slow)
 {
     const wl_spec *spec = s->spec;
     double t = spec->has_pre_model ? wl_dist_sample(&spec->pre_model_s, s->pre_model) : 0;
-    *slow = spec->slow_p > 0 && gsl_rng_uniform(s->slow) < spec->slow_p;
+    if (spec->slow_of)
+        *slow = exactly(s);
+    else
+        *slow = spec->slow_p > 0 && gsl_rng_uniform(s->slow) < spec->slow_p;
     if (*slow) t += wl_dist_sample(&spec->slow_extra_s, s->slow_extra);
     return t;
 }

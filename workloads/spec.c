@@ -156,7 +156,11 @@ static const util_field shared_prefix_fields[] = {
 
 static const util_field slow_fields[] = {
     {.key = "probability", .type = UTIL_T_NUMBER, .min = 0, .max = 1, .flags = UTIL_REQUIRED,
-     .doc = "chance that a call is slow, independently of every other"},
+     .doc = "chance that a call is slow, independently of every other (with of: the share "
+            "slow)"},
+    {.key = "of", .type = UTIL_T_INTEGER, .unit = "calls", .min = 1, .max = 1e13,
+     .doc = "exactly probability x of of each consecutive `of` calls are slow (a whole "
+            "number), placed at random among them, instead of each call independently"},
     {.key = "extra_s", .type = UTIL_T_UNION, .unit = "s", .un = &wl_dist_schema,
      .flags = UTIL_REQUIRED, .doc = "how much longer a slow call takes to reach the router"},
     {0},
@@ -495,6 +499,22 @@ static int prefix_from_json(const cJSON *w, const char *path, wl_spec *s, util_d
     return rc;
 }
 
+/* workload.slow.of: the whole number of slow calls in each block of `of`;
+ * a share that does not make one (0.013 of 400) is refused rather than
+ * rounded, so the share asked for is the share simulated. */
+static int exact_slow(const cJSON *slow, wl_spec *s, util_diag *d)
+{
+    s->slow_of = (int64_t)util_json_number(slow, "of", 0);
+    if (!s->slow_of) return UTIL_OK;
+    double k = s->slow_p * (double)s->slow_of;
+    s->slow_k = (int64_t)floor(k + 0.5);
+    if (fabs(k - (double)s->slow_k) > 1e-9 * fmax(1, k))
+        return util_diag_add(d, "workload.slow.of: probability %g x %lld = %g calls, not a whole "
+                                "number of slow calls (give a probability that is k / %lld)",
+                             s->slow_p, (long long)s->slow_of, k, (long long)s->slow_of);
+    return UTIL_OK;
+}
+
 static int delays_from_json(const cJSON *w, const char *base_dir, wl_spec *s, util_diag *d)
 {
     int rc = UTIL_OK;
@@ -504,6 +524,7 @@ static int delays_from_json(const cJSON *w, const char *base_dir, wl_spec *s, ut
     const cJSON *slow = util_json_member(w, "slow");
     if (slow) {
         s->slow_p = util_json_member(slow, "probability")->valuedouble;
+        if (exact_slow(slow, s, d)) rc = UTIL_EINPUT;
         if (duration_at(slow, "extra_s", "workload.slow", base_dir, &s->slow_extra_s, d))
             rc = UTIL_EINPUT;
     }

@@ -258,6 +258,7 @@ typedef struct wl_spec {
     bool has_pre_model;
     wl_dist pre_model_s; /* delay between the client sending and the router */
     double slow_p;       /* chance that a call is slow ... */
+    int64_t slow_of, slow_k; /* ... or exactly slow_k of each slow_of calls (0: independent) */
     wl_dist slow_extra_s;/* ... and then waits this much more before the router */
     double timeout_s;    /* a client gives up after this; 0: never */
     bool has_shared_prefix;
