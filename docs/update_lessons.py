@@ -32,11 +32,16 @@ INTRO = {
     "against the utilisation each run served, with 1/u from full load as a smooth line, energy, "
     "and what high load costs in TTFT. `--set lesson.whole_server=1` counts the energy of the "
     "whole server -- GPUs, hosts and the PUE -- in the sentences and first in the figure.",
-    "tail": "400 requests, with 0% to 10% of them (sixteen shares) 15 s slower. The figure "
-    "draws the percentiles as steps: P99 falls off its cliff once more than 1% of the requests "
-    "are slow, P95 once more than 5% are, while the mean only climbs.",
+    "tail": "400 requests, with exactly 0 to 40 of them (0% to 10%, sixteen shares) 15 s "
+    "slower: `workload.slow.of` makes exactly k of the 400 slow, placed by the seed, so each "
+    "row's share is the one its run had. The figure draws the percentiles as steps: P99 falls "
+    "off its cliff once more than 1% of the requests are slow (from 5 of 400 on, since P99 is "
+    "rank 0.99 x 399 = 395.01 of the sorted latencies), P95 once more than 5% are (from 21 on), "
+    "while the mean only climbs.",
     "fan-out": "Agent tasks of 1 to 100 calls (seven counts), sequential and parallel, each "
-    "call slow with probability 1%. A count of many calls runs fewer tasks "
+    "call slow with probability 1%, independently of the others -- so the chance a task meets "
+    "one is binomial, 1 - (1 - p)^n; with exactly k of N calls slow (`workload.slow.of`) it "
+    "would be hypergeometric, 1 - C(N - k, n) / C(N, n). A count of many calls runs fewer tasks "
     "(`lesson.calls_per_point`), so its 95% interval (Wilson's) is wider. The figure draws "
     "1 - (1 - p)^n as a smooth line, the measured shares as points with their intervals, and "
     "the task's P99 against the call's.",

@@ -10,12 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* {"workload.slow": {"probability": p, "extra_s": {"dist": "fixed", "value": x}}} added to o. */
-static void slow(cJSON *o, double p, double extra_s)
+/* {"workload.slow": {"probability": p, "extra_s": {"dist": "fixed", "value": x}}} added to o;
+ * with of > 0, "of": of too -- exactly p x of of each of calls slow. */
+static void slow(cJSON *o, double p, double extra_s, double of)
 {
     if (p <= 0) return;
     cJSON *s = cJSON_AddObjectToObject(o, "workload.slow");
     cJSON_AddNumberToObject(s, "probability", p);
+    if (of > 0) cJSON_AddNumberToObject(s, "of", of);
     cJSON *x = cJSON_AddObjectToObject(s, "extra_s");
     cJSON_AddStringToObject(x, "dist", "fixed");
     cJSON_AddNumberToObject(x, "value", extra_s);
@@ -35,9 +37,29 @@ static int cliff(double (*v)[N_STATS], const int *order, int n, int stat, double
     return -1;
 }
 
+/* With exactly k of n requests slow and every slow one past every fast one,
+ * the q-quantile -- linear interpolation at rank h = q(n - 1) of the sorted
+ * latencies -- is wholly a slow one once the slow fill rank floor(h): from
+ * k = n - floor(h) on.  The share that is, as a percentage. */
+static double must_meet_pct(double q, double requests)
+{
+    return 100 * (requests - floor(q * (requests - 1))) / requests;
+}
+
+/* The first share of the grid at or past pct, -1 if none is. */
+static int first_past(const double *frac, const int *order, int n, double pct)
+{
+    for (int k = 0; k < n; k++)
+        if (100 * frac[order[k]] >= pct - 1e-9) return order[k];
+    return -1;
+}
+
 static void tail_findings(ls_result *r, const double *frac, double (*v)[N_STATS],
                           const int *order, int n, double requests, double extra)
 {
+    double p99_at = must_meet_pct(0.99, requests), p95_at = must_meet_pct(0.95, requests);
+    ls_keep(r, "p99_theory_pct", p99_at);
+    ls_keep(r, "p95_theory_pct", p95_at);
     int a = order[0], z = order[n - 1];
     if (frac[a] == 0)
         ls_say(r, "With no slow requests: mean %.2f s, P95 %.2f s, P99 %.2f s.", v[a][MEAN],
@@ -49,12 +71,20 @@ static void tail_findings(ls_result *r, const double *frac, double (*v)[N_STATS]
     int k = cliff(v, order, n, P99, extra);
     if (k >= 0) {
         double p99_x = v[k][P99] / v[a][P99], mean_change = v[k][MEAN] / v[a][MEAN] - 1;
-        ls_say(r, "P99 falls off a cliff: with %.3g%% of %g requests %g s slower it is %.2f s "
-                  "(x%.1f) while the mean moves %+.0f%%, to %.2f s. Once more than 1%% of "
+        ls_say(r, "P99 falls off a cliff: with %.0f of %g requests (%.3g%%) %g s slower it is "
+                  "%.2f s (x%.1f) while the mean moves %+.0f%%, to %.2f s. Once more than 1%% of "
                   "requests are slow, P99 is one of them%s",
-               100 * frac[k], requests, extra, v[k][P99], p99_x, 100 * mean_change, v[k][MEAN],
+               frac[k] * requests, requests, 100 * frac[k], extra, v[k][P99], p99_x,
+               100 * mean_change, v[k][MEAN],
                p99_x > 2 * (1 + mean_change) ? ": the mean hides the requests people remember."
                                              : ".");
+        int want = first_past(frac, order, n, p99_at);
+        ls_say(r, "The closed form agrees: P99 is rank 0.99 x %g = %.2f of the %g sorted "
+                  "latencies, a slow one from %.0f slow requests on (%.3g%%), so %s.",
+               requests - 1, 0.99 * (requests - 1), requests, p99_at * requests / 100, p99_at,
+               want == k ? "the cliff is where it must be"
+                         : "the cliff is not where that puts it: the slow requests are not "
+                           "all slower than the fast ones");
         ls_keep(r, "cliff_pct", 100 * frac[k]);
         ls_keep(r, "cliff_p99_growth", p99_x);
         ls_keep(r, "cliff_mean_growth", 1 + mean_change);
@@ -67,9 +97,11 @@ static void tail_findings(ls_result *r, const double *frac, double (*v)[N_STATS]
     }
     int k95 = cliff(v, order, n, P95, extra);
     if (k95 >= 0)
-        ls_say(r, "P95 holds longer: it jumps only at %.3g%% slow, to %.2f s. Each percentile has "
-                  "its cliff where the share of slow requests passes 100 minus it.",
-               100 * frac[k95], v[k95][P95]);
+        ls_say(r, "P95 holds longer: it jumps only at %.3g%% slow, to %.2f s (rank 0.95 x %g = "
+                  "%.2f, a slow one from %.0f on, %.3g%%). Each percentile has its cliff where "
+                  "the share of slow requests passes 100 minus it.",
+               100 * frac[k95], v[k95][P95], requests - 1, 0.95 * (requests - 1),
+               p95_at * requests / 100, p95_at);
     else
         ls_say(r, "P95 stays near %.2f s up to %.3g%% slow (%.2f s there): it meets the slow "
                   "requests only once more than 5%% are slow.",
@@ -123,15 +155,21 @@ int ls__tail(ls_context *c, ls_result *r, util_diag *d)
     double requests = c->quick ? ls_knob(c, "quick_requests", 400) : ls_knob(c, "requests", 400);
     cJSON **ov = util_xcalloc((size_t)n + 1, sizeof *ov);
     ls_figures *rep = util_xcalloc((size_t)n + 1, sizeof *rep);
+    /* exactly k of the requests slow, k the nearest whole count to the share asked for: the
+     * table then shows the share each run had, not the chance it was given */
+    double *realised = util_xcalloc((size_t)n + 1, sizeof *realised);
     for (int i = 0; i < n; i++) {
+        realised[i] = fmax(0, floor(frac[i] * requests + 0.5)) / requests;
         ov[i] = ls_with("stop.requests", requests);
-        slow(ov[i], frac[i], extra);
+        slow(ov[i], realised[i], extra, requests);
     }
     int rc = n >= 2 ? ls_points(c, ov, n, false, rep, d)
                     : util_diag_add(d, "lesson.slow_fractions: give at least two fractions");
+    for (int i = 0; i < n; i++) frac[i] = realised[i];
     double(*v)[N_STATS] = util_xcalloc((size_t)n + 1, sizeof *v);
     int *order = util_xcalloc((size_t)n + 1, sizeof *order);
     if (!rc) {
+        ls_column_format(r, "slow", "slow", "requests", 0);
         ls_column_format(r, "slow_pct", "slow", "%", 2);
         static const char *const heads[N_STATS] = {"e2e mean", "e2e P50", "e2e P95", "e2e P99"};
         static const char *const keys[N_STATS] = {"e2e_mean_s", "e2e_p50_s", "e2e_p95_s",
@@ -139,6 +177,7 @@ int ls__tail(ls_context *c, ls_result *r, util_diag *d)
         for (int k = 0; k < N_STATS; k++) ls_column_format(r, keys[k], heads[k], "s", 3);
         for (int i = 0; i < n; i++) {
             cJSON *row = ls_row(r);
+            cJSON_AddNumberToObject(row, "slow", floor(frac[i] * requests + 0.5));
             cJSON_AddNumberToObject(row, "slow_pct", 100 * frac[i]);
             const double e2e[N_STATS] = {rep[i].e2e_mean, rep[i].e2e_p50, rep[i].e2e_p95,
                                          rep[i].e2e_p99};
@@ -167,6 +206,7 @@ int ls__tail(ls_context *c, ls_result *r, util_diag *d)
     free(v);
     free(order);
     free(frac);
+    free(realised);
     return rc;
 }
 
@@ -226,9 +266,9 @@ static void fan_findings(ls_result *r, const fan_point *p, int n, double prob, d
         if (fabs(log(p[i].calls / 10)) < fabs(log(p[ten].calls / 10))) ten = i;
         if (p[i].calls > p[last].calls) last = i;
     }
-    ls_say(r, "Each call is slow with probability %g%% (%g s more). A task of %g calls meets at "
-              "least one slow call in %.1f%% of runs (sequential) and %.1f%% (parallel); 1 - (1 - "
-              "p)^n = %.1f%%.",
+    ls_say(r, "Each call is slow with probability %g%% (%g s more), independently of the others, "
+              "so the closed form is binomial. A task of %g calls meets at least one slow call in "
+              "%.1f%% of runs (sequential) and %.1f%% (parallel); 1 - (1 - p)^n = %.1f%%.",
            100 * prob, extra, p[ten].calls, 100 * p[ten].share, 100 * p[n + ten].share,
            100 * p[ten].theory);
     const fan_point *l = &p[last], *lp = &p[n + last];
@@ -343,7 +383,7 @@ int ls__fan_out(ls_context *c, ls_result *r, util_diag *d)
         cJSON *agent = cJSON_AddObjectToObject(ov[j], "workload.agent");
         cJSON_AddStringToObject(agent, "mode", modes[i / n]);
         cJSON_AddNumberToObject(agent, "calls", f[i].calls);
-        slow(ov[j], p, extra);
+        slow(ov[j], p, extra, 0); /* each call independently: 1 - (1 - p)^n holds */
     }
     int rc = n >= 2 ? ls_points(c, ov, m, false, got, d)
                     : util_diag_add(d, "lesson.calls: give at least two call counts");

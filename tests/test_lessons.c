@@ -482,12 +482,45 @@ static void test_tail(void)
        "'the mean hides' only where P99 grew (x%.1f) far more than the mean (x%.2f)",
        kept("cliff_p99_growth"), kept("cliff_mean_growth"));
     free(said);
+    /* exactly k of the 400 slow: each row's share is the one it simulated, so no two rows of
+     * distinct shares are one run, and the mean climbs with every one */
+    int rows = cJSON_GetArraySize(result.table), distinct = 0, climbs = 0;
+    for (int i = 0; i < rows; i++) {
+        const cJSON *row = cJSON_GetArrayItem(result.table, i);
+        double pct = util_json_number(row, "slow_pct", NAN), k = util_json_number(row, "slow", NAN);
+        distinct += fabs(pct - 100 * k / 400) < 1e-9 && k == floor(k);
+        if (i > 0)
+            climbs += util_json_number(row, "e2e_mean_s", NAN) >
+                      util_json_number(cJSON_GetArrayItem(result.table, i - 1), "e2e_mean_s", 0);
+    }
+    is_int(distinct, rows, "every row's share is its whole count of slow requests over 400");
+    is_int(climbs, rows - 1, "the mean grows with every share: no two rows are one run");
+    /* the closed form: with exactly k of n slow, P_q (rank q(n - 1)) is a slow one from
+     * k = n - floor(q(n - 1)) on: 5 of 400 (1.25%) for P99, 21 (5.25%) for P95 */
+    is_near(kept("p99_theory_pct"), 1.25, 1e-9, "P99 must meet them from 5 of 400, 1.25%%");
+    is_near(kept("p95_theory_pct"), 5.25, 1e-9, "P95 from 21 of 400, 5.25%%");
+    is_near(kept("cliff_pct"), 1.25, 1e-9, "P99's cliff is there (%g%%)", kept("cliff_pct"));
+    is_near(kept("p95_cliff_pct"), 5.5, 1e-9, "P95's at 5.5%%, the first share past 5.25%% (%g%%)",
+            kept("p95_cliff_pct"));
+    said = findings();
+    has_str(said, "with 5 of 400 requests (1.25%) 15 s slower", "the sentence counts them");
+    has_str(said, "rank 0.99 x 399 = 395.01", "and gives the rank that makes the cliff");
+    free(said);
     title_is_plain("tail");
     has_series("p99", 16, AN_STYLE_STEPS);
     has_series("p95", 16, AN_STYLE_STEPS);
     has_series("mean", 16, AN_STYLE_LINE);
     ok(guide(AN_GUIDE_REFERENCE, 1, true) != NULL, "1%% slow, P99's share, is drawn");
     table_is_fixed("tail");
+    /* a share that is no whole count of the requests: the row shows the count it ran */
+    char *odd[] = {"lesson.requests=300", "lesson.quick_requests=300",
+                   "lesson.slow_fractions=[0, 0.0025, 0.02]"};
+    if (run("tail", odd, 3)) {
+        const cJSON *row = cJSON_GetArrayItem(result.table, 1);
+        is_near(util_json_number(row, "slow", NAN), 1, 0, "0.25%% of 300: 1 slow request");
+        is_near(util_json_number(row, "slow_pct", NAN), 100.0 / 300, 1e-9,
+                "shown as the 0.33%% it is, not 0.25%%");
+    }
     /* under 1% slow nothing reaches P99: no cliff, no claim that the mean hides it */
     char *few[] = {"lesson.slow_fractions=[0, 0.0025, 0.005, 0.0075]"};
     if (run("tail", few, 1)) {
