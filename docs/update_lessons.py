@@ -28,7 +28,11 @@ INTRO = {
     "TTFT and TPOT SLOs, and the peak of goodput.",
     "utilisation": "The same two-GPU cluster from 10% to 100% of the full load a saturated run "
     "measures for it: closed-loop users enough to fill every batch slot of the cluster it runs, "
-    "so `--set cluster.replicas=4` measures four replicas' full load. The figure draws cost "
+    "so `--set cluster.replicas=4` measures four replicas' full load. Each load is 600 s of "
+    "Poisson arrivals (`lesson.arrivals_s`) and the saturated run 100 requests a user: no run "
+    "drops a request, so what a load serves of full lags it only by the drain after its last "
+    "arrival -- about one long request, a percent or two of 600 s, which a sentence measures "
+    "(at 60 s it was 7-12%, and 90% and 95% served nearly the same). The figure draws cost "
     "against the utilisation each run served, with 1/u from full load as a smooth line, energy, "
     "and what high load costs in TTFT. `--set lesson.whole_server=1` counts the energy of the "
     "whole server -- GPUs, hosts and the PUE -- in the sentences and first in the figure.",

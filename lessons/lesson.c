@@ -22,9 +22,10 @@ const ls_lesson *ls_find(const char *name)
 
 /* ls_figures' numbers, for the loops over them. */
 #define FIGURES(X)                                                                                 \
-    X(measured) X(ttft_mean) X(ttft_p50) X(ttft_p99) X(tpot_mean) X(e2e_mean) X(e2e_p50)          \
-    X(e2e_p95) X(e2e_p99) X(requests_per_s) X(output_tokens_per_s) X(per_user_tokens_per_s_mean)  \
-    X(goodput_requests_per_s) X(busy_fraction) X(mfu) X(gpu_count) X(usd_per_gpu_hour)            \
+    X(measured) X(arrived) X(window_s) X(arrival_span_s) X(ttft_mean) X(ttft_p50) X(ttft_p99)    \
+    X(tpot_mean) X(e2e_mean) X(e2e_p50) X(e2e_p95) X(e2e_p99) X(requests_per_s)                  \
+    X(output_tokens_per_s) X(per_user_tokens_per_s_mean) X(goodput_requests_per_s)                \
+    X(busy_fraction) X(mfu) X(gpu_count) X(usd_per_gpu_hour)                                      \
     X(usd_per_million_output_tokens) X(mean_gpu_w) X(gpu_j_per_output_token)                      \
     X(wall_j_per_output_token) X(tasks_completed) X(tasks_failed) X(tasks_any_slow_fraction)      \
     X(tasks_e2e_p99)
@@ -38,6 +39,9 @@ static void figures(const an_report *r, const an_definition *defs, int n_defs, l
     bool tasks = r->tasks.count != 0;
     *f = (ls_figures){
         .measured = (double)r->req.measured,
+        .arrived = (double)r->req.arrived,
+        .window_s = r->req.window_s,
+        .arrival_span_s = r->req.arrival_span_s,
         .ttft_mean = r->req.ttft.mean,
         .ttft_p50 = r->req.ttft.p50,
         .ttft_p99 = r->req.ttft.p99,

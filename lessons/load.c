@@ -224,6 +224,8 @@ typedef struct use_point {
     double load, rate, mfu, gpu_w, usd_m, gpu_j, wall_j, ttft_p50, ttft_p99;
     double use; /* served over full load's served: what the load turned out to be */
     bool open;  /* Poisson arrivals at the load; full load is the saturated closed loop */
+    double not_served;      /* arrived but not completed: rejected, timed out, unfinished */
+    double measured, window_s, span_s; /* the served rate's count and window; the arrivals' */
 } use_point;
 
 static void use_row(ls_result *r, const use_point *p)
@@ -259,8 +261,8 @@ static void use_columns(ls_result *r)
 static cJSON *saturation(const ls_context *c, double requests, double *users_out)
 {
     double users = ceil(ls_batch_slots(c) * ls_knob(c, "saturation_users_per_slot", 1));
-    double per_user = c->quick ? ls_knob(c, "quick_saturation_requests_per_user", 4)
-                               : ls_knob(c, "saturation_requests_per_user", 6);
+    double per_user = c->quick ? ls_knob(c, "quick_saturation_requests_per_user", 20)
+                               : ls_knob(c, "saturation_requests_per_user", 100);
     users = fmax(1, users);
     *users_out = users;
     cJSON *sat = cJSON_CreateObject();
@@ -269,6 +271,37 @@ static cJSON *saturation(const ls_context *c, double requests, double *users_out
     cJSON_AddNumberToObject(arrival, "users", users);
     cJSON_AddNumberToObject(sat, "stop.requests", fmax(requests, users * per_user));
     return sat;
+}
+
+/* Why "of full" lags the load: the served rate is the measured requests over
+ * the window, which runs from the first arrival to the last completion, so
+ * a run that served every request still shows load x span / window of full
+ * -- the drain after the last arrival lasts about one long request however
+ * long the run, and only a longer run shrinks its share. */
+static void use_drain(ls_result *r, const use_point *p, int n, int top)
+{
+    double not_served = 0;
+    for (int i = 0; i < n; i++) not_served += p[i].not_served;
+    ls_keep(r, "not_served", not_served);
+    if (top < 0) return;
+    const use_point *z = &p[top];
+    double drain = z->window_s - z->span_s, drained = z->load * z->span_s / z->window_s;
+    char lost[96] = "No run dropped a request or left one unfinished";
+    if (not_served > 0)
+        snprintf(lost, sizeof lost, "%.0f requests were rejected, timed out or left unfinished",
+                 not_served);
+    ls_say(r,
+           "%s; \"of full\" lags the load because the served rate divides by the whole window, "
+           "which runs on after the last arrival until the last request is done: at %.0f%% load "
+           "%.0f s of arrivals and %.1f s more, so %.0f%% x %.0f / %.1f = %.1f%%, and the run "
+           "served %.1f%% of full. That drain is about one long request however long the run: "
+           "longer runs (lesson.arrivals_s) shrink its share.",
+           lost, 100 * z->load, z->span_s, drain, 100 * z->load, z->span_s, z->window_s,
+           100 * drained, 100 * z->use);
+    ls_keep(r, "top_use", z->use);
+    ls_keep(r, "top_load_x_span_over_window", drained);
+    ls_keep(r, "top_drain_s", drain);
+    ls_keep(r, "top_measured", z->measured);
 }
 
 static void use_findings(ls_result *r, const use_point *p, int n, double capacity, double users,
@@ -288,6 +321,7 @@ static void use_findings(ls_result *r, const use_point *p, int n, double capacit
            "(1/u predicts x%.1f), for the same hardware.",
            capacity, users, 100 * a->load, a->usd_m, 100 * b->load, b->usd_m, cost_x,
            b->load / a->load);
+    use_drain(r, p, n, open_hi);
     ls_say(r,
            "An idle GPU is still paid for -- %g GPUs at $%.2f an hour whatever they do -- and "
            "still draws power: %.0f W for the cluster at %.0f%% load against %.0f W at "
@@ -391,7 +425,7 @@ int ls__utilisation(ls_context *c, ls_result *r, util_diag *d)
     double *loads = ls_knobs(c, "loads", &n);
     double requests = c->quick ? ls_knob(c, "quick_requests", 300) : ls_knob(c, "requests", 1500);
     double arrivals_s =
-        c->quick ? ls_knob(c, "quick_arrivals_s", 20) : ls_knob(c, "arrivals_s", 60);
+        c->quick ? ls_knob(c, "quick_arrivals_s", 120) : ls_knob(c, "arrivals_s", 600);
     double users;
     cJSON *sat = saturation(c, requests, &users);
     ls_figures sat_rep = {0};
@@ -425,7 +459,11 @@ int ls__utilisation(ls_context *c, ls_result *r, util_diag *d)
                            rep[i].ttft_p50,
                            rep[i].ttft_p99,
                            rep[i].requests_per_s / capacity,
-                           loads[i] < 1};
+                           loads[i] < 1,
+                           rep[i].arrived - rep[i].measured,
+                           rep[i].measured,
+                           rep[i].window_s,
+                           rep[i].arrival_span_s};
         use_row(r, &p[i]);
     }
     if (!rc) {

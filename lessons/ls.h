@@ -92,6 +92,9 @@ typedef struct ls_definition {
  * seconds, over the measured requests. */
 typedef struct ls_figures {
     double measured;                              /* requests.measured */
+    double arrived;                               /* requests.arrived */
+    double window_s, arrival_span_s;              /* throughput.window_s; the measured
+                                                   * requests' arrivals' span */
     double ttft_mean, ttft_p50, ttft_p99, tpot_mean;
     double e2e_mean, e2e_p50, e2e_p95, e2e_p99;
     double requests_per_s, output_tokens_per_s;   /* throughput */

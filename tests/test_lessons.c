@@ -417,6 +417,7 @@ static double capacity(const char *replicas)
 
 static void test_utilisation(void)
 {
+    char *said;
     if (!run("utilisation", NULL, 0)) return;
     ok(kept("cost_ratio") > 3,
        "at 10%% load a token costs x%.1f and x%.1f the energy of one at full load",
@@ -425,6 +426,23 @@ static void test_utilisation(void)
     ok(kept("wall_over_gpu") >= 1, "wall energy is at least GPU energy");
     ok(kept("ttft_p99_growth") > 1.5, "high load costs waiting: P99 TTFT x%.1f from 10%% to 95%%",
        kept("ttft_p99_growth"));
+    /* every run served all it was sent, so the served share of full grows with the load: no
+     * two loads serve the same; what it lags the load by is the drain after the last arrival,
+     * load x span / window, to the Poisson noise of the count (4 standard errors) */
+    is_near(kept("not_served"), 0, 0, "no run dropped or left a request unfinished");
+    int rows = cJSON_GetArraySize(result.table), grows = 0;
+    for (int i = 1; i < rows; i++)
+        grows += util_json_number(cJSON_GetArrayItem(result.table, i), "use_pct", NAN) >
+                 util_json_number(cJSON_GetArrayItem(result.table, i - 1), "use_pct", NAN);
+    is_int(grows, rows - 1, "each load serves more of full than the one below it");
+    double use = kept("top_use"), drained = kept("top_load_x_span_over_window");
+    ok(fabs(use - drained) <= 4 * use / sqrt(kept("top_measured")),
+       "at the highest open load, %.4f of full = load x span / window (%.4f) within 4 s.e.", use,
+       drained);
+    cmp_ok(kept("top_drain_s"), >, 0, "its window runs on past the last arrival");
+    said = findings();
+    has_str(said, "after the last arrival", "and the sentence says why of full lags the load");
+    free(said);
     title_is_plain("utilisation");
     has_series("1/u from full load", -50, AN_STYLE_LINE);
     has_series("measured", 11, AN_STYLE_POINTS);
@@ -435,7 +453,7 @@ static void test_utilisation(void)
     double one = capacity("cluster.replicas=1"), four = capacity("cluster.replicas=4");
     char text[64];
     snprintf(text, sizeof text, "serves %.1f req/s at full load", four);
-    char *said = findings();
+    said = findings();
     has_str(said, text, "4 replicas: the sentence names the full load it measured");
     free(said);
     ok(four / one > 3.4 && four / one < 4.6,
