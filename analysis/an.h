@@ -42,10 +42,12 @@ void an_stats_compute(double *v, size_t n, an_stats *out);
 /* The q-quantile (0 <= q <= 1) of sorted data by linear interpolation. */
 double an_quantile_sorted(const double *sorted, size_t n, double q);
 
-/* Targets per request; NAN when unset. */
+/* Targets per request, and per agent task (task_e2e_s: from its first
+ * call's arrival to its last call's end); NAN when unset. */
 typedef struct an_slo {
     double ttft_s, tpot_s, e2e_s;
-    bool set; /* at least one is */
+    double task_e2e_s;
+    bool set; /* at least one per-request target is (task_e2e_s is not one) */
 } an_slo;
 
 /* The metrics a target or a curve can name. */
@@ -64,6 +66,7 @@ typedef struct an_target {
     an_metric metric;
     double q;         /* 0.99; NAN: the mean */
     double threshold_s;
+    bool from_scenario; /* the stored scenario's slo (ttft_p99_s), not an --slo */
     /* computed */
     double value_s;          /* over the measured (completed) requests only */
     int64_t not_completed;   /* sent after warm-up and rejected, timed out or unfinished */
@@ -143,11 +146,18 @@ typedef struct an_section {
 } an_section;
 
 /* Agent tasks started after warm-up.  Calls per task and the share with a
- * slow call are over ended (completed or failed) tasks; e2e over completed. */
+ * slow call are over ended (completed or failed) tasks; e2e over completed.
+ * The task SLO (slo.task_e2e_s, a class's own else the scenario's): good
+ * tasks completed within slo_s of their start, of all count started after
+ * warm-up (a failed or unfinished one fails it), and good per second of the
+ * requests' window; NAN when no task SLO applies. */
 typedef struct an_tasks {
     int64_t count, completed, failed, unfinished;
     an_stats e2e;
     double calls_per_task, any_slow_fraction;
+    double slo_s;
+    int64_t good;
+    double attainment, goodput_tasks_per_s;
 } an_tasks;
 
 typedef struct an_class {
@@ -253,8 +263,9 @@ int an_report_compute_with(sqlite3 *db, int64_t run_id, const an_options *opt, a
 void an_report_fini(an_report *r);
 
 /* Parses one `--slo` argument into opt: KEY=TIME where KEY is ttft, tpot
- * or e2e (a threshold), METRIC_pNN (a percentile target: ttft_p99, e2e_p99.9),
- * either prefixed by a class name and a dot (chat.ttft). */
+ * or e2e (a threshold), task_e2e (an agent task's threshold), METRIC_pNN (a
+ * percentile target: ttft_p99, e2e_p99.9), either prefixed by a class name
+ * and a dot (chat.ttft). */
 int an_options_add_slo(an_options *opt, const char *arg, util_diag *d);
 /* A time as --slo takes it: "0.5" (seconds), "500ms", "2s", "250us", "1min";
  * *unit says whether a unit was given; false unless it is one, > 0. */

@@ -114,6 +114,9 @@ int an__scan_requests(const an__query *q, an_report *r, const int *replica_ids,
 /* Attainment and goodput from s's good and ended requests, or NAN when no
  * SLO applies. */
 void an__set_attainment(an_section *s, bool applies);
+/* Task attainment and goodput from t's good and started tasks over
+ * window_s, or NAN when no task SLO applies. */
+void an__set_task_attainment(an_tasks *t, bool applies, double window_s);
 /* The stream's sections into r when it was set up as r is (true, *rc the
  * outcome); false when not, and r's rows are to be scanned instead. */
 bool an__stream_sections(an_stream *st, const an__query *q, an_report *r, bool *queues_unordered,

@@ -83,6 +83,10 @@ static void tasks_json(cJSON *o, const an_tasks *t)
     cJSON_AddItemToObject(tk, "e2e_s", stats_json(&t->e2e));
     add_num(tk, "calls_per_task", t->calls_per_task);
     add_num(tk, "any_slow_fraction", t->any_slow_fraction);
+    cJSON *slo = cJSON_AddObjectToObject(tk, "slo");
+    add_num(slo, "task_e2e_s", t->slo_s);
+    add_num(slo, "attainment", t->attainment);
+    add_num(slo, "goodput_tasks_per_s", t->goodput_tasks_per_s);
 }
 
 static void targets_json(cJSON *slo, const an_report *r)
@@ -446,6 +450,12 @@ static void print_tasks(const an_tasks *t, FILE *out)
     pct(out, ", with a slow call", t->any_slow_fraction);
     fprintf(out, "\n");
     stats_line(out, "task e2e", &t->e2e);
+    if (isnan(t->attainment)) return;
+    fprintf(out, "task slo: ");
+    if (isnan(t->slo_s)) fprintf(out, "each class's own");
+    else fprintf(out, "e2e <= %g s", t->slo_s);
+    pct(out, ": attainment", t->attainment);
+    fprintf(out, ", goodput %s tasks/s\n", num("%.3f", t->goodput_tasks_per_s).s);
 }
 
 /* The prefix cache of a section: prompt tokens served from it. */

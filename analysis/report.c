@@ -29,6 +29,7 @@ static an_slo slo_over(an_slo base, const an_slo *over)
         if (over->ttft_s > 0) base.ttft_s = over->ttft_s;
         if (over->tpot_s > 0) base.tpot_s = over->tpot_s;
         if (over->e2e_s > 0) base.e2e_s = over->e2e_s;
+        if (over->task_e2e_s > 0) base.task_e2e_s = over->task_e2e_s;
     }
     base.set = !isnan(base.ttft_s) || !isnan(base.tpot_s) || !isnan(base.e2e_s);
     return base;
@@ -38,8 +39,10 @@ static an_slo slo_over(an_slo base, const an_slo *over)
 static an_slo slo_from(const cJSON *obj, an_slo base)
 {
     const cJSON *slo = cJSON_GetObjectItemCaseSensitive(obj, "slo");
-    an_slo own = {util_json_number(slo, "ttft_s", NAN), util_json_number(slo, "tpot_s", NAN),
-                  util_json_number(slo, "e2e_s", NAN), false};
+    an_slo own = {.ttft_s = util_json_number(slo, "ttft_s", NAN),
+                  .tpot_s = util_json_number(slo, "tpot_s", NAN),
+                  .e2e_s = util_json_number(slo, "e2e_s", NAN),
+                  .task_e2e_s = util_json_number(slo, "task_e2e_s", NAN)};
     return slo_over(base, &own);
 }
 
@@ -178,14 +181,43 @@ static int load_run(an__query *q, const an_options *opt, an_report *r, util_diag
 void an__report_setup(const cJSON *sc, const an_options *opt, an_report *r)
 {
     r->warmup_s = util_json_number(sc, "warmup_s", 0);
-    an_slo none = {NAN, NAN, NAN, false};
+    an_slo none = {NAN, NAN, NAN, NAN, false};
     r->req.slo = slo_over(slo_from(sc, none), opt ? &opt->slo : NULL);
-    r->slo_whatif = opt && (opt->slo.set || opt->n_class_slo > 0);
+    r->slo_whatif = opt && (opt->slo.set || opt->slo.task_e2e_s > 0 || opt->n_class_slo > 0);
     load_classes(sc, opt, r);
     load_settings(sc, r);
 }
 
-static int load_tasks(const an__query *q, an_tasks *t, util_diag *d)
+/* The task SLO of tasks whose requests' window is window_s: with no target
+ * (slo_s NAN) every completed task is good, as a request is with no SLO,
+ * so that a run's sum over its classes counts them, but the section itself
+ * has no attainment. */
+static int load_task_slo(const an__query *q, an_tasks *t, double slo_s, double window_s,
+                         util_diag *d)
+{
+    t->slo_s = slo_s;
+    double good = (double)t->completed;
+    if (!isnan(slo_s)) {
+        char *sql = util_xasprintf("SELECT total(e2e_s <= %.17g) FROM task_metrics WHERE"
+                                   " run_id = ?1 AND status = 'completed' AND start_s >= ?2"
+                                   AN__IN_CLASS, slo_s);
+        int rc = an__row(q, sql, &good, 1, d);
+        free(sql);
+        if (rc) return UTIL_EFAIL;
+    }
+    t->good = (int64_t)good;
+    an__set_task_attainment(t, !isnan(slo_s), window_s);
+    return UTIL_OK;
+}
+
+void an__set_task_attainment(an_tasks *t, bool applies, double window_s)
+{
+    t->attainment = applies ? an__ratio((double)t->good, (double)t->count) : NAN;
+    t->goodput_tasks_per_s = applies ? an__ratio((double)t->good, window_s) : NAN;
+}
+
+static int load_tasks(const an__query *q, an_tasks *t, double slo_s, double window_s,
+                      util_diag *d)
 {
     double c[6];
     if (an__row(q,
@@ -202,8 +234,10 @@ static int load_tasks(const an__query *q, an_tasks *t, util_diag *d)
     t->unfinished = (int64_t)c[3];
     t->calls_per_task = c[4];
     t->any_slow_fraction = c[5];
-    return an__metric_of(q, "task_metrics", "status = 'completed' AND start_s >= ?2", "e2e_s",
-                         &t->e2e, d);
+    if (an__metric_of(q, "task_metrics", "status = 'completed' AND start_s >= ?2", "e2e_s",
+                      &t->e2e, d))
+        return UTIL_EFAIL;
+    return load_task_slo(q, t, slo_s, window_s, d);
 }
 
 /* Each class's tasks; the run's attainment is then the classes' good over
@@ -216,19 +250,23 @@ static int load_classes_tasks(an__query *q, an_report *r, util_diag *d)
         r->classes[0].tasks = r->tasks;
         return UTIL_OK;
     }
-    bool any_slo = false;
+    bool any_slo = false, any_task_slo = false;
     r->req.good = r->req.ended = 0;
+    r->tasks.good = 0;
     for (int i = 0; i < r->n_classes; i++) {
         an_class *c = &r->classes[i];
         q->cls = c->name;
-        int rc = load_tasks(q, &c->tasks, d);
+        int rc = load_tasks(q, &c->tasks, c->req.slo.task_e2e_s, c->req.window_s, d);
         if (rc) return rc;
         any_slo |= c->req.slo.set;
+        any_task_slo |= !isnan(c->tasks.slo_s);
         r->req.good += c->req.good;
         r->req.ended += c->req.ended;
+        r->tasks.good += c->tasks.good;
     }
     q->cls = NULL;
     an__set_attainment(&r->req, any_slo);
+    an__set_task_attainment(&r->tasks, any_task_slo, r->req.window_s);
     return UTIL_OK;
 }
 
@@ -243,7 +281,7 @@ static int load_sections(an__query *q, bool by_replica, an_stream *stream, an_re
     int rc = an__usage_begin(q, by_replica, r, &u, d);
     if (!rc && !(stream && an__stream_sections(stream, q, r, &unordered, &rc, d)))
         rc = an__scan_requests(q, r, an__usage_replica_ids(u), &unordered, d);
-    if (!rc) rc = load_tasks(q, &r->tasks, d);
+    if (!rc) rc = load_tasks(q, &r->tasks, r->req.slo.task_e2e_s, r->req.window_s, d);
     if (!rc) rc = load_classes_tasks(q, r, d);
     if (!rc) rc = an__usage_end(q, u, unordered, r, d);
     an__usage_free(u);

@@ -34,7 +34,7 @@ static an_slo *class_slo(an_options *opt, const char *cls, size_t len)
                                    (size_t)(opt->n_class_slo + 1) * sizeof *opt->class_slo);
     an_class_slo *c = &opt->class_slo[opt->n_class_slo++];
     c->cls = copy_n(cls, len);
-    c->slo = (an_slo){NAN, NAN, NAN, false};
+    c->slo = (an_slo){NAN, NAN, NAN, NAN, false};
     return &c->slo;
 }
 
@@ -110,22 +110,49 @@ static int unknown_slo_key(const char *arg, size_t len, util_diag *d)
     enum { N_FORMS = sizeof forms / sizeof forms[0] };
     const char *dot = memchr(arg, '.', len);
     int cls_len = dot ? (int)(dot - arg + 1) : 0;
-    char *keys[AN_N_METRICS * N_FORMS + 1];
+    char *keys[AN_N_METRICS * N_FORMS + 2];
     int n = 0;
     for (int m = 0; m < AN_N_METRICS; m++)
         for (int f = 0; f < N_FORMS; f++)
             keys[n++] = util_xasprintf("%.*s%s%s", cls_len, arg, an_metric_names[m], forms[f]);
+    keys[n++] = util_xasprintf("%.*stask_e2e", cls_len, arg);
     keys[n] = NULL;
     char *word = copy_n(arg, len);
     char *near = util_did_you_mean(word, (const char *const *)keys);
     util_clip_buf b;
     util_diag_add(d, "--slo %.80s: unknown key '%s' (%s%sexpected [CLASS.]METRIC[_pNN] with "
-                     "METRIC one of ttft, tpot, tpot_incl_ttft, e2e)",
+                     "METRIC one of ttft, tpot, tpot_incl_ttft, e2e, or [CLASS.]task_e2e)",
                   arg, util_clip(word, &b), near ? near : "", near ? " " : "");
     free(near);
     free(word);
     for (int i = 0; i < n; i++) free(keys[i]);
     return UTIL_EINPUT;
+}
+
+/* "task_e2e" or "CLASS.task_e2e": a per-task threshold, not a metric of
+ * request_metrics, so neither a percentile target nor in an_metric_names. */
+static bool task_key(const char *key, size_t len, size_t *cls_len)
+{
+    static const char name[] = "task_e2e";
+    size_t n = sizeof name - 1;
+    if (len < n || strncmp(key + len - n, name, n)) return false;
+    *cls_len = len == n ? 0 : len - n - 1;
+    return len == n || (len > n + 1 && key[len - n - 1] == '.');
+}
+
+/* The largest task threshold a bare number may give: an hour, as e2e's. */
+#define TASK_PLAUSIBLE_S 3600
+
+static int add_task_slo(an_options *opt, const char *arg, size_t cls_len, double v, bool unit,
+                        util_diag *d)
+{
+    if (!unit && v > TASK_PLAUSIBLE_S)
+        return util_diag_add(d, "--slo %.80s: %g s is implausible for task_e2e (thresholds are "
+                                "in seconds); give a unit to be sure: %gs or %gmin",
+                             arg, v, v, v / 60);
+    an_slo *s = cls_len ? class_slo(opt, arg, cls_len) : &opt->slo;
+    s->task_e2e_s = v;
+    return UTIL_OK;
 }
 
 int an_options_add_slo(an_options *opt, const char *arg, util_diag *d)
@@ -136,6 +163,9 @@ int an_options_add_slo(an_options *opt, const char *arg, util_diag *d)
     if (!eq || !an_parse_seconds(eq + 1, &v, &unit))
         return util_diag_add(d, "--slo %.80s: expected KEY=TIME with TIME > 0, in seconds or with "
                                 "a unit (ttft=0.5, ttft=500ms, tpot_p99=50ms, chat.e2e=20s)", arg);
+    size_t task_cls;
+    if (task_key(arg, (size_t)(eq - arg), &task_cls))
+        return add_task_slo(opt, arg, task_cls, v, unit, d);
     an_metric m;
     double q;
     const char *cls = NULL, *key = arg;

@@ -610,6 +610,117 @@ static void test_queue_growth(void)
     free(md1);
 }
 
+/* ---- agent tasks' SLO ---- */
+
+/* Two plain requests, 0..50 s, and five agent tasks by hand: e2e 10, 30 (at
+ * a 30 s target: met), 48, one failed and one unfinished. */
+static sqlite3 *hand_tasks(const char *set, const char *set2)
+{
+    char *json = support_scenario_text("analysis-hand.json");
+    sim_scenario sc;
+    support_scenario(json, (const char *const[]){set, set2, NULL}, &sc, NULL);
+    free(json);
+    util_diag d;
+    util_diag_init(&d);
+    rec_recorder *rec;
+    rec_open(NULL, &rec, &d);
+    rec_begin(rec, &sc, &d);
+    sim_sink sink = rec_sink(rec);
+    for (int i = 0; i < 2; i++) {
+        sim_request_row r = {.id = i, .cls = "default", .task_id = -1, .call_index = -1,
+                             .replica = 0, .decode_replica = -1, .status = SIM_COMPLETED,
+                             .arrival_s = i, .enqueue_s = i, .first_scheduled_s = i,
+                             .first_token_s = i + 1, .finish_s = 50, .decode_enqueue_s = NAN,
+                             .prompt_tokens = 10, .output_tokens = 10};
+        sink.request(sink.ctx, &r);
+    }
+    static const struct { const char *status; double start, finish; } tasks[] = {
+        {SIM_COMPLETED, 0, 10}, {SIM_COMPLETED, 1, 31}, {SIM_COMPLETED, 2, 50},
+        {SIM_FAILED, 3, NAN},   {SIM_UNFINISHED, 4, NAN},
+    };
+    for (int i = 0; i < 5; i++) {
+        sim_task_row t = {.id = i, .cls = "default", .status = tasks[i].status,
+                          .start_s = tasks[i].start, .finish_s = tasks[i].finish, .calls = 3};
+        sink.task(sink.ctx, &t);
+    }
+    sim_replica_row rp = {.replica = 0, .pool = "default", .gpu = "h100-sxm",
+                          .model = "llama-3.1-8b", .gpus = 1, .busy_s = 50,
+                          .kv_capacity_tokens = 1000, .peak_flops = 1e15, .peak_bw = 1e12,
+                          .tdp_w = 700, .idle_w = 100, .prefill_w = 700, .decode_w = 380,
+                          .energy_j = 1, .usd_per_gpu_hour = 1, .end_reason = SIM_END_OF_RUN};
+    sink.replica(sink.ctx, &rp);
+    rec_run_end end = {SIM_STATUS_COMPLETED, NULL, 50, 0, 1};
+    rec_finish(rec, &end, &d);
+    sqlite3 *db = rec_release(rec);
+    sim_scenario_fini(&sc);
+    util_diag_print(&d, stdout, "# hand tasks");
+    util_diag_fini(&d);
+    return db;
+}
+
+static void test_task_slo(void)
+{
+    sqlite3 *db = hand_tasks("slo.task_e2e_s=30", NULL);
+    an_report r;
+    if (report_with(db, NULL, false, &r)) {
+        is_int(r.tasks.count, 5, "five tasks by hand");
+        is_near(r.tasks.slo_s, 30, 0, "slo.task_e2e_s is the tasks' target");
+        is_int(r.tasks.good, 2, "e2e 10 and 30 meet 30 s; 48, the failed and the unfinished do not");
+        is_near(r.tasks.attainment, 0.4, 1e-15, "task attainment 2 of 5");
+        is_near(r.tasks.goodput_tasks_per_s, 2.0 / 50, 1e-15, "task goodput 2 over the 50 s window");
+        ok(isnan(r.req.attainment), "a task target sets no per-request SLO");
+        cJSON *j = an_report_json(&r, false);
+        is_near(util_json_number(j, "tasks.slo.task_e2e_s", NAN), 30, 0, "JSON tasks.slo.task_e2e_s");
+        is_near(util_json_number(j, "tasks.slo.attainment", NAN), 0.4, 1e-15,
+                "JSON tasks.slo.attainment");
+        is_near(util_json_number(j, "tasks.slo.goodput_tasks_per_s", NAN), 0.04, 1e-15,
+                "JSON tasks.slo.goodput_tasks_per_s");
+        cJSON_Delete(j);
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+        an_report_print(&r, false, f);
+        fclose(f);
+        ok(strstr(text, "task slo: e2e <= 30 s: attainment 40.0%, goodput 0.040 tasks/s") != NULL,
+           "the text report says so");
+        free(text);
+        an_report_fini(&r);
+    }
+    if (report_with(db, (const char *const[]){"task_e2e=48s", NULL}, false, &r)) {
+        is_near(r.tasks.slo_s, 48, 0, "--slo task_e2e=48s replaces the scenario's 30 s");
+        is_near(r.tasks.attainment, 0.6, 1e-15, "and 48 s meets it too: 3 of 5");
+        is_near(r.tasks.goodput_tasks_per_s, 3.0 / 50, 1e-15, "goodput 3 / 50 s");
+        ok(r.slo_whatif, "marked as a what-if");
+        an_report_fini(&r);
+    }
+    sqlite3_close(db);
+
+    db = hand_tasks("warmup_s=0.5", NULL);
+    if (report_with(db, (const char *const[]){"task_e2e=30", NULL}, false, &r)) {
+        is_int(r.tasks.count, 4, "after a 0.5 s warm-up, the task started at 0 is left out");
+        is_near(r.tasks.attainment, 0.25, 1e-15, "--slo task_e2e=30 on a run without one: 1 of 4");
+        is_near(r.tasks.goodput_tasks_per_s, 1.0 / 49, 1e-15, "over the 1..50 s window");
+        an_report_fini(&r);
+    }
+    if (report_with(db, NULL, false, &r)) {
+        ok(isnan(r.tasks.attainment) && isnan(r.tasks.goodput_tasks_per_s),
+           "no task target: no task attainment");
+        an_report_fini(&r);
+    }
+    sqlite3_close(db);
+
+    util_diag d;
+    util_diag_init(&d);
+    an_options opt = {0};
+    is_int(an_options_add_slo(&opt, "task_e2e=0", &d), UTIL_EINPUT, "task_e2e=0 is refused");
+    is_int(an_options_add_slo(&opt, "task_e2e=7200", &d), UTIL_EINPUT,
+           "and 7200 without a unit (seconds or ms?)");
+    is_int(an_options_add_slo(&opt, "task_e2e=2h", &d), UTIL_EINPUT, "and an unknown unit");
+    is_int(an_options_add_slo(&opt, "task_e2e=120min", &d), UTIL_OK, "120min is fine");
+    an_options_fini(&opt);
+    util_diag_fini(&d);
+}
+
 int main(void)
 {
     if (support_init()) return 1;
@@ -627,6 +738,7 @@ int main(void)
     test_cost_energy();
     test_cost_by_load();
     test_queue_growth();
+    test_task_slo();
     free(quick);
     support_fini();
     return tap_done();

@@ -158,6 +158,52 @@ static void test_closed_tasks(void)
     sqlite3_close(db);
 }
 
+/* The task SLO against the straggler closed form: a slow call adds 1 s, a
+ * task without one takes well under 0.9 s (tiny calls, nothing queues), so
+ * a 0.9 s (or 0.95 s) target is met by exactly the tasks without a slow call, (1 - p)^n
+ * of them; per class, each with its own n and the class's target or the
+ * scenario's. */
+static void test_task_slo(void)
+{
+    const double p = 0.1;
+    sqlite3 *db = run_db(
+        base, (const char *[]){"workload.slow={\"probability\": 0.1, \"extra_s\": {\"dist\": "
+                               "\"fixed\", \"value\": 1}}",
+                               "workload.classes=[{\"name\": \"long\", \"weight\": 1, \"agent\": "
+                               "{\"mode\": \"sequential\", \"calls\": 10}, \"slo\": "
+                               "{\"task_e2e_s\": 0.95}}, {\"name\": \"short\", \"weight\": 1, "
+                               "\"agent\": {\"mode\": \"sequential\", \"calls\": 3}}]",
+                               "slo.task_e2e_s=0.9", NULL});
+    an_report r;
+    if (!report(db, &r)) {
+        ok(false, "the task SLO run");
+        sqlite3_close(db);
+        return;
+    }
+    is_near(support_q1(db, "SELECT max(finish_s - start_s) FROM tasks WHERE slow_calls = 0"), 0.45,
+            0.45, "a task without a slow call takes under 0.9 s");
+    int64_t good = 0, count = 0;
+    for (int i = 0; i < 2; i++) {
+        const an_tasks *t = &r.classes[i].tasks;
+        int n = i ? 3 : 10;
+        double want = pow(1 - p, n), se = sqrt(want * (1 - want) / (double)t->count);
+        is_near(t->slo_s, i ? 0.9 : 0.95, 0, "%s: %s target", r.classes[i].name,
+                i ? "the scenario's 0.9 s" : "its own 0.95 s");
+        is_near(t->attainment, 1 - t->any_slow_fraction, 1e-12,
+                "%s: met by exactly the tasks without a slow call", r.classes[i].name);
+        is_near(t->attainment, want, Z * se, "%s: attainment %.4f, (1 - p)^%d = %.4f",
+                r.classes[i].name, t->attainment, n, want);
+        is_near(t->goodput_tasks_per_s, (double)t->good / r.classes[i].req.window_s, 1e-12,
+                "%s: goodput is good tasks over the window", r.classes[i].name);
+        good += t->good;
+        count += t->count;
+    }
+    is_near(r.tasks.attainment, (double)good / (double)count, 1e-12,
+            "the run's task attainment sums its classes'");
+    an_report_fini(&r);
+    sqlite3_close(db);
+}
+
 /* ---- classes ---- */
 
 static void test_classes(void)
@@ -699,6 +745,7 @@ int main(int argc, char **argv)
     test_sequential();
     test_fan_out();
     test_closed_tasks();
+    test_task_slo();
     test_classes();
     test_class_report();
     test_trace_replay();

@@ -109,6 +109,9 @@ const util_field wl_slo_fields[] = {
      .flags = UTIL_MIN_EXCLUSIVE, .doc = "time-per-output-token target (first token excluded)"},
     {.key = "e2e_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0, .max = 3600,
      .flags = UTIL_MIN_EXCLUSIVE, .doc = "end-to-end latency target per request"},
+    {.key = "task_e2e_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0, .max = 86400,
+     .flags = UTIL_MIN_EXCLUSIVE,
+     .doc = "agent task target: its first call's arrival to its last call's end"},
     {0},
 };
 
