@@ -141,7 +141,12 @@ void an__usage_fini(an_report *r);
  * the tool and metric it reproduces, "vLLM TPOT"; an unknown name itself. */
 const char *an__definition_label(const char *name);
 
-/* whatif.c: the options' percentile targets, evaluated into r->targets. */
+/* whatif.c: the stored scenario's mean and percentile targets (slo and each
+ * class's slo: ttft_p99_s) into r->targets, unevaluated, after r's classes
+ * are set up; then an__load_targets puts the options' targets (opt may be
+ * NULL) first, keeps the scenario's that none of them replaces, and
+ * evaluates them all. */
+void an__scenario_targets(const cJSON *sc, an_report *r);
 int an__load_targets(const an__query *q, const an_options *opt, an_report *r, util_diag *d);
 
 #endif /* AN_INT_H */

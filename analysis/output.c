@@ -101,6 +101,7 @@ static void targets_json(cJSON *slo, const an_report *r)
         if (isnan(t->q)) cJSON_AddStringToObject(o, "statistic", "mean");
         else cJSON_AddNumberToObject(o, "percentile", 100 * t->q);
         cJSON_AddNumberToObject(o, "threshold_s", t->threshold_s);
+        cJSON_AddStringToObject(o, "source", t->from_scenario ? "scenario" : "--slo");
         add_num(o, "value_s", t->value_s);
         cJSON_AddNumberToObject(o, "not_completed", (double)t->not_completed);
         add_num(o, "value_all_s", t->value_all_s);
@@ -483,8 +484,9 @@ static void print_targets(const an_report *r, FILE *out)
         char stat[16];
         if (isnan(t->q)) snprintf(stat, sizeof stat, "mean");
         else snprintf(stat, sizeof stat, "p%g", 100 * t->q);
-        fprintf(out, "slo target: %s%s%s %s <= %g s: ", t->cls ? t->cls : "", t->cls ? " " : "",
-                an_metric_names[t->metric], stat, t->threshold_s);
+        fprintf(out, "slo target: %s%s%s %s <= %g s%s: ", t->cls ? t->cls : "", t->cls ? " " : "",
+                an_metric_names[t->metric], stat, t->threshold_s,
+                t->from_scenario ? " (scenario)" : "");
         if (isnan(t->value_all_s)) {
             fprintf(out, "nothing measured, not met\n");
             continue;

@@ -3,7 +3,7 @@
  * and stored scenario (warm-up, SLOs, classes, cost and energy settings),
  * then the run's, each class's and each replica's per-request sections in one scan (scan.c) and
  * agent tasks, utilisation, cost and energy (usage.c) and the what-if
- * targets (whatif.c).  The run's attainment sums its classes', each judged
+ * targets, the scenario's and the options' (whatif.c).  The run's attainment sums its classes', each judged
  * by its own targets.
  */
 #include "an_int.h"
@@ -171,6 +171,7 @@ static int load_run(an__query *q, const an_options *opt, an_report *r, util_diag
     sqlite3_finalize(st);
     if (!sc) return util_diag_add(d, "run %lld: stored scenario is not JSON", (long long)q->run);
     an__report_setup(sc, opt, r);
+    an__scenario_targets(sc, r);
     load_calibration(sc, r);
     cJSON_Delete(sc);
     q->warmup = r->warmup_s;
@@ -296,7 +297,7 @@ int an_report_compute_with(sqlite3 *db, int64_t run_id, const an_options *opt, a
     an__query q = {db, run_id, 0, NULL, -1, an__schema(db), opt ? opt->scan_budget_values : 0};
     int rc = load_run(&q, opt, r, d);
     if (!rc) rc = load_sections(&q, opt && opt->by_replica, opt ? opt->stream : NULL, r, d);
-    if (!rc && opt && opt->n_targets) rc = an__load_targets(&q, opt, r, d);
+    if (!rc && (r->n_targets || (opt && opt->n_targets))) rc = an__load_targets(&q, opt, r, d);
     return rc;
 }
 

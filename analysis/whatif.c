@@ -38,9 +38,11 @@ static an_slo *class_slo(an_options *opt, const char *cls, size_t len)
     return &c->slo;
 }
 
-/* "p99" -> 0.99, "p99.9" -> 0.999; -1 if it is not a percentile. */
+/* "p99" -> 0.99, "p99.9" -> 0.999, and "p999" -> 0.999 as the scenario's
+ * keys spell it (ttft_p999_s); -1 if it is not a percentile. */
 static double parse_percentile(const char *s, size_t len)
 {
+    if (len == 4 && !strncmp(s, "p999", 4)) return 99.9 / 100; /* as "p99.9" gives, to the bit */
     if (len < 2 || s[0] != 'p') return -1;
     char buf[32];
     if (len >= sizeof buf) return -1;
@@ -253,27 +255,89 @@ static int load_target(an__query *q, an_target *t, util_diag *d)
     return UTIL_OK;
 }
 
+/* ---- the stored scenario's targets ---- */
+
+/* The mean and percentile targets of one slo object (ttft_p99_s: 2), in
+ * its order, for class cls (NULL: every request); its thresholds (ttft_s)
+ * and task_e2e_s are not targets. */
+static void add_scenario_targets(const cJSON *slo, const char *cls, an_report *r)
+{
+    const cJSON *k;
+    cJSON_ArrayForEach(k, slo) {
+        size_t len = strlen(k->string);
+        an_metric m;
+        double q;
+        if (!cJSON_IsNumber(k) || len < 3 || strcmp(k->string + len - 2, "_s") ||
+            !parse_key(k->string, len - 2, &m, &q) || q == 0)
+            continue;
+        r->targets = util_xrealloc(r->targets, (size_t)(r->n_targets + 1) * sizeof *r->targets);
+        r->targets[r->n_targets++] = (an_target){.cls = cls, .metric = m, .q = q,
+                                                 .threshold_s = k->valuedouble,
+                                                 .from_scenario = true};
+    }
+}
+
+void an__scenario_targets(const cJSON *sc, an_report *r)
+{
+    add_scenario_targets(cJSON_GetObjectItemCaseSensitive(sc, "slo"), NULL, r);
+    const cJSON *list = util_json_get(sc, "workload.classes"), *c;
+    int i = 0;
+    cJSON_ArrayForEach(c, list) {
+        if (i < r->n_classes && r->has_classes)
+            add_scenario_targets(cJSON_GetObjectItemCaseSensitive(c, "slo"), r->classes[i].name, r);
+        i++;
+    }
+}
+
+/* ---- every target, evaluated ---- */
+
+static bool same_target(const an_target *a, const an_target *b)
+{
+    bool same_q = isnan(a->q) ? isnan(b->q) : a->q == b->q;
+    return a->metric == b->metric && same_q &&
+           (a->cls && b->cls ? !strcmp(a->cls, b->cls) : a->cls == b->cls);
+}
+
+/* t's class as the report names it (the report outlives the options). */
+static int resolve_class(const an_report *r, an_target *t, util_diag *d)
+{
+    if (!t->cls) return UTIL_OK;
+    for (int k = 0; k < r->n_classes; k++)
+        if (!strcmp(r->classes[k].name, t->cls)) {
+            t->cls = r->classes[k].name;
+            return UTIL_OK;
+        }
+    return util_diag_add(d, "--slo: run %lld has no class '%s'", (long long)r->run_id, t->cls);
+}
+
+/* The options' targets in their order (plan reads them by index), then the
+ * scenario's that none of them replaces. */
+static int merge_targets(const an_options *opt, an_report *r, util_diag *d)
+{
+    an_target *scenario = r->targets;
+    int n_scenario = r->n_targets, n_opt = opt ? opt->n_targets : 0;
+    r->targets = util_xcalloc((size_t)(n_opt + n_scenario) + 1, sizeof *r->targets);
+    r->n_targets = 0;
+    int rc = UTIL_OK;
+    for (int i = 0; i < n_opt && !rc; i++) {
+        an_target t = opt->targets[i];
+        t.from_scenario = false;
+        if (!(rc = resolve_class(r, &t, d))) r->targets[r->n_targets++] = t;
+    }
+    for (int i = 0; i < n_scenario && !rc; i++) {
+        bool replaced = false;
+        for (int k = 0; k < n_opt; k++) replaced |= same_target(&scenario[i], &r->targets[k]);
+        if (!replaced) r->targets[r->n_targets++] = scenario[i];
+    }
+    free(scenario);
+    return rc;
+}
+
 int an__load_targets(const an__query *cq, const an_options *opt, an_report *r, util_diag *d)
 {
     an__query q = *cq;
-    r->targets = util_xcalloc((size_t)opt->n_targets, sizeof *r->targets);
-    for (int i = 0; i < opt->n_targets; i++) {
-        r->targets[i] = opt->targets[i];
-        if (r->targets[i].cls) { /* the report outlives the options */
-            bool known = false;
-            for (int k = 0; k < r->n_classes; k++)
-                if (!strcmp(r->classes[k].name, r->targets[i].cls)) {
-                    r->targets[i].cls = r->classes[k].name;
-                    known = true;
-                }
-            if (!known) {
-                r->n_targets = i;
-                return util_diag_add(d, "--slo: run %lld has no class '%s'", (long long)r->run_id,
-                                     opt->targets[i].cls);
-            }
-        }
-        r->n_targets = i + 1;
+    if (merge_targets(opt, r, d)) return UTIL_EINPUT;
+    for (int i = 0; i < r->n_targets; i++)
         if (load_target(&q, &r->targets[i], d)) return UTIL_EFAIL;
-    }
     return UTIL_OK;
 }

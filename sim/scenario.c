@@ -233,7 +233,8 @@ const util_field sim_scenario_fields[] = {
     {.key = "workload", .type = UTIL_T_OBJECT, .sub = wl_workload_fields,
      .flags = UTIL_REQUIRED, .doc = "the traffic"},
     {.key = "slo", .type = UTIL_T_OBJECT, .sub = wl_slo_fields,
-     .doc = "per-request targets; each is optional"},
+     .doc = "targets, each optional: per request (ttft_s), per agent task (task_e2e_s), on "
+            "the run's percentiles (ttft_p99_s)"},
     {.key = "cost", .type = UTIL_T_OBJECT, .sub = cost_fields,
      .doc = "what the cluster costs (the report's cost section)"},
     {.key = "energy", .type = UTIL_T_OBJECT, .sub = energy_fields,

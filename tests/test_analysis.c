@@ -188,6 +188,105 @@ static void test_whatif(sqlite3 *db)
     util_diag_fini(&d);
 }
 
+/* Percentile targets in the stored scenario: answered as --slo's are, an
+ * --slo of the same target replacing the scenario's, a class's own targets
+ * for its requests.  main's db is the same scenario and seed without them,
+ * so its --slo answers are the reference. */
+static bool targets_same(const an_target *a, const an_target *b)
+{
+    return a->metric == b->metric && !memcmp(&a->q, &b->q, sizeof a->q) &&
+           a->threshold_s == b->threshold_s && !memcmp(&a->value_s, &b->value_s, sizeof a->value_s) &&
+           a->value_all_s == b->value_all_s && a->met == b->met && a->margin_s == b->margin_s;
+}
+
+static void test_scenario_targets(sqlite3 *ref)
+{
+    sqlite3 *db = support_run_json(
+        quick, (const char *const[]){"slo.ttft_p99_s=2", "slo.tpot_p999_s=0.001",
+                                     "slo.e2e_mean_s=100", NULL},
+        false);
+    an_report r, want;
+    bool both = report_with(db, NULL, false, &r) &&
+                report_with(ref, (const char *const[]){"ttft_p99=2", "tpot_p99.9=0.001",
+                                                       "e2e_mean=100", NULL},
+                            false, &want);
+    ok(both, "a run with slo.ttft_p99_s, tpot_p999_s and e2e_mean_s reports");
+    if (!both) {
+        sqlite3_close(db);
+        return;
+    }
+    is_int(r.n_targets, 3, "the scenario's three targets are answered");
+    for (int i = 0; i < r.n_targets && i < want.n_targets; i++) {
+        ok(targets_same(&r.targets[i], &want.targets[i]),
+           "scenario target %d (%s, q %g): the verdict and margin --slo gives (%s, %+.4f s)", i,
+           an_metric_names[r.targets[i].metric], r.targets[i].q, r.targets[i].met ? "met" : "not met",
+           r.targets[i].margin_s);
+        ok(r.targets[i].from_scenario && !want.targets[i].from_scenario, "and says where it came from");
+    }
+    ok(r.n_targets == 3 && r.targets[0].met && !r.targets[1].met, "ttft p99 <= 2 met, tpot p99.9 <= 1 ms not");
+    cJSON *j = an_report_json(&r, false);
+    has_str(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(util_json_get(j, "slo.targets"), 0), "source")), "scenario",
+            "JSON: the target's source is the scenario");
+    cJSON_Delete(j);
+    an_report_fini(&r);
+    an_report_fini(&want);
+
+    /* --slo replaces the scenario's same target and adds its own */
+    if (report_with(db, (const char *const[]){"ttft_p99=0.001", "ttft_p50=2", "tpot_p99.9=1", NULL},
+                    false, &r)) {
+        is_int(r.n_targets, 4, "--slo ttft_p99 and tpot_p99.9 replace the scenario's ttft_p99_s and "
+                               "tpot_p999_s, ttft_p50 is a fourth");
+        ok(r.targets[0].threshold_s == 0.001 && !r.targets[0].met && !r.targets[0].from_scenario,
+           "ttft_p99 <= 1 ms: the --slo's, not met");
+        int p99 = 0;
+        for (int i = 0; i < r.n_targets; i++)
+            p99 += r.targets[i].metric == AN_TTFT && r.targets[i].q == 0.99;
+        is_int(p99, 1, "one ttft p99 target, not two");
+        ok(r.n_targets == 4 && r.targets[3].from_scenario && r.targets[3].metric == AN_E2E,
+           "the scenario's other follows the --slo ones");
+        an_report_fini(&r);
+    }
+    sqlite3_close(db);
+
+    /* a class's own */
+    db = support_run_json(quick,
+                          (const char *const[]){"workload.classes=[{\"name\": \"chat\", \"weight\": "
+                                                "1, \"slo\": {\"ttft_p90_s\": 5}}, {\"name\": "
+                                                "\"batch\", \"weight\": 1}]",
+                                                NULL},
+                          false);
+    if (report_with(db, NULL, false, &r)) {
+        ok(r.n_targets == 1 && r.targets[0].cls && !strcmp(r.targets[0].cls, "chat") &&
+               r.targets[0].q == 0.9,
+           "a class's slo.ttft_p90_s is a target on its requests");
+        size_t n;
+        double *v = column(db, "SELECT ttft_s FROM request_metrics WHERE class = 'chat' AND status "
+                               "= 'completed' AND arrival_s >= 5 ORDER BY ttft_s", &n);
+        is_near(r.n_targets ? r.targets[0].value_s : NAN, np_percentile(v, n, 0.9), 1e-12,
+                "its value is P90 of the class's TTFT");
+        free(v);
+        an_report_fini(&r);
+    }
+    sqlite3_close(db);
+
+    util_diag d;
+    util_diag_init(&d);
+    an_options opt = {0};
+    ok(an_options_add_slo(&opt, "e2e_p999=5", &d) == UTIL_OK && opt.n_targets == 1 &&
+           opt.targets[0].q == 99.9 / 100,
+       "--slo e2e_p999 is e2e_p99.9, as the scenario spells it");
+    an_options_fini(&opt);
+    util_diag_fini(&d);
+
+    char *errors = NULL;
+    sim_scenario sc;
+    int rc = support_scenario(quick, (const char *const[]){"slo.ttft_p99_s=500", NULL}, &sc, &errors);
+    ok(rc != 0 && errors && strstr(errors, "slo.ttft_p99_s"),
+       "slo.ttft_p99_s=500 is refused as a ttft_s would be");
+    if (!rc) sim_scenario_fini(&sc);
+    free(errors);
+}
+
 static void test_class_whatif(void)
 {
     sqlite3 *db = support_run_json(
@@ -728,6 +827,7 @@ int main(void)
     sqlite3 *db = support_run_json(quick, NULL, true);
     test_whatif(db);
     test_class_whatif();
+    test_scenario_targets(db);
     test_budget();
     test_definitions(db);
     test_curve(db);

@@ -64,7 +64,7 @@ static void test_messages(void)
     int lines = 0;
     for (char *p = e; *p; p++) lines += *p == '\n';
     is_int(lines, 3, "three mistakes, three messages");
-    has_str(e, "slo.ttft: unknown key (did you mean 'ttft_s'?", "a misspelt SLO key");
+    has_str(e, "slo.ttft: unknown key (did you mean 'ttft_s',", "a misspelt SLO key");
     free(e);
 
     sim_scenario sc;

@@ -101,7 +101,17 @@ static const util_field agent_fields[] = {
 /* Targets in seconds, bounded where common figures in milliseconds would
  * land (ttft_s: 500 meant 0.5 s): five minutes for a first token (a
  * million-token prefill), an hour for a whole reply, 10 s for one output
- * token. */
+ * token.  Each metric also takes targets on the run's mean and percentiles
+ * (ttft_p99_s), with the same bounds: the forms `report --slo` takes, p99.9
+ * spelt p999 since a dot would split the key in a --set path. */
+#define SLO_TARGET(m, form, what, max_s)                                                           \
+    {.key = m "_" form "_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0, .max = max_s,          \
+     .flags = UTIL_MIN_EXCLUSIVE, .doc = what " target over the requests (report: met or not)"}
+#define SLO_TARGETS(m, name, max_s)                                                                \
+    SLO_TARGET(m, "mean", "mean " name, max_s), SLO_TARGET(m, "p50", "P50 " name, max_s),          \
+        SLO_TARGET(m, "p90", "P90 " name, max_s), SLO_TARGET(m, "p95", "P95 " name, max_s),        \
+        SLO_TARGET(m, "p99", "P99 " name, max_s), SLO_TARGET(m, "p999", "P99.9 " name, max_s)
+
 const util_field wl_slo_fields[] = {
     {.key = "ttft_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0, .max = 300,
      .flags = UTIL_MIN_EXCLUSIVE, .doc = "time-to-first-token target per request"},
@@ -112,6 +122,10 @@ const util_field wl_slo_fields[] = {
     {.key = "task_e2e_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0, .max = 86400,
      .flags = UTIL_MIN_EXCLUSIVE,
      .doc = "agent task target: its first call's arrival to its last call's end"},
+    SLO_TARGETS("ttft", "TTFT", 300),
+    SLO_TARGETS("tpot", "TPOT", 10),
+    SLO_TARGETS("tpot_incl_ttft", "TPOT incl. TTFT (e2e / output tokens)", 10),
+    SLO_TARGETS("e2e", "end-to-end latency", 3600),
     {0},
 };
 
