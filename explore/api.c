@@ -5,10 +5,10 @@
  *   GET /api/lesson?name=ID&...      one lesson at the controls' values
  *   GET /api/figure?name=ID&...&format=svg|png   its figure, as a download
  *   GET /api/runs                    the database's runs (explore FILE.db)
- *   GET /api/whatif?run=ID&ttft=S&...&metric=M   `report --slo` of a run
+ *   GET /api/whatif?run=ID&ttft=S&ttft_p99=S&...&metric=M   `report --slo` of a run
  *
  * A parameter is checked here against what the request may name (a
- * control's values, a threshold key), then by the same code `--set` and
+ * control's values), then by the same code `--set` and
  * `--slo` go through; a bad one is a 400 naming its path.  The work itself
  * runs in the sandbox (sandbox.c): ls_run and ls_json, exactly as `servesim
  * lesson NAME --set ... --json` does, or an_report_compute_with and
@@ -420,15 +420,6 @@ typedef struct whatif_job {
     int n_args;
 } whatif_job;
 
-/* "ttft", "tpot", "e2e" or "CLASS.ttft" ...: a key `--slo` takes for a threshold. */
-static bool threshold_key(const char *key)
-{
-    const char *last = strrchr(key, '.');
-    last = last ? last + 1 : key;
-    return last != key + 1 &&
-           (!strcmp(last, "ttft") || !strcmp(last, "tpot") || !strcmp(last, "e2e"));
-}
-
 static bool read_whatif(const ex_query *q, whatif_job *j, an_options *opt, ex_reply *err)
 {
     const char *run = ex_query_get(q, "run"), *metric = ex_query_get(q, "metric");
@@ -454,12 +445,13 @@ static bool read_whatif(const ex_query *q, whatif_job *j, an_options *opt, ex_re
         const char *key = q->keys[k];
         if (!strcmp(key, "run") || !strcmp(key, "metric")) continue;
         util_clip_buf b;
-        if (!threshold_key(key) || j->n_args == MAX_SLO_ARGS) {
-            *err = ex_error(400, util_clip(key, &b),
-                            "%s: not a threshold (ttft, tpot, e2e, or CLASS.ttft and so on)",
-                            util_clip(key, &b));
+        if (j->n_args == MAX_SLO_ARGS) {
+            *err = ex_error(400, util_clip(key, &b), "%s: more than %d thresholds and targets",
+                            util_clip(key, &b), MAX_SLO_ARGS);
             return false;
         }
+        /* any key `--slo` takes -- a threshold (ttft, chat.ttft, task_e2e) or a
+         * target (ttft_p99) -- and nothing else: its parser says which */
         char *arg = util_xasprintf("%s=%s", key, q->values[k]);
         util_diag d;
         util_diag_init(&d);

@@ -251,6 +251,15 @@ return {state: m.getAttribute('data-state'), args: m.getAttribute('data-slo-args
         error: (m.querySelector('.error:not([hidden])') || {}).textContent || null};
 """
 
+JS_VERDICTS = """
+var l = document.querySelectorAll('#verdicts li[data-met]');
+if (!l.length || document.querySelector('#whatif').getAttribute('data-state') !== 'ready') return null;
+return Array.prototype.map.call(l, function (e) {
+  return {key: e.getAttribute('data-target'), met: e.getAttribute('data-met'),
+          margin: e.getAttribute('data-margin'), source: e.getAttribute('data-source'), text: e.textContent};
+});
+"""
+
 
 def main():
     if len(sys.argv) != 4:
@@ -614,6 +623,36 @@ def main():
             except Exception as e:
                 t.check(False, 'what-if: screenshot %s' % shot, e)
         drain('whatif')
+
+        # 6b. percentile targets on the what-if page, from the address bar and typed
+        run = runs[0]['id']
+        driver.get(url + 'whatif.html?run=%d&ttft_p99=2' % run)
+        v = wait(lambda: driver.execute_script(JS_VERDICTS))
+        try:
+            rep = run_cli([servesim, 'report', db, '--run', str(run), '--json', '--by', 'class',
+                           '--slo', 'ttft_p99=2'])
+            want = rep['slo']['targets'][0]
+        except Exception as e:
+            want = {'error': str(e)}
+        got = v[0] if v else None
+        t.check(got is not None and got['key'] == 'ttft_p99' and got['met'] == ('true' if want.get('met') else 'false')
+                and same_number(got['margin'], want.get('margin_s')),
+                'what-if ?ttft_p99=2: the verdict is `servesim report --slo ttft_p99=2`\'s (%s, margin %s)' % (
+                    got['text'] if got else None, want.get('margin_s')), {'page': v, 'cli': want})
+        box = driver.find_element(By.CSS_SELECTOR, 'input#targets')
+        t.check(box.get_attribute('value') == 'ttft_p99=2', 'the targets box shows the address bar\'s target')
+        box.clear()
+        box.send_keys('ttft_p99=2 e2e_p90=1000s' + Keys.ENTER)
+        v2 = wait(lambda: (lambda x: x if x and len(x) == 2 else None)(driver.execute_script(JS_VERDICTS)))
+        args = json.loads(driver.execute_script(JS_WHATIF)['args'] or '[]')
+        t.check(v2 is not None and v2[1]['key'] == 'e2e_p90' and v2[1]['met'] == 'true'
+                and 'e2e_p90=1000s' in args and 'e2e_p90=1000s' in driver.execute_script('return location.search;'),
+                'a typed target, e2e_p90=1000s, is answered too (met) and kept in the address bar', {'page': v2, 'args': args})
+        box.clear()
+        box.send_keys('ttft_q99=2' + Keys.ENTER)
+        err = wait(lambda: driver.execute_script(JS_WHATIF)['error'])
+        t.check(err is not None and 'ttft_q99' in err, 'a malformed target is refused in words: %s' % err)
+        drain('whatif targets')
 
         # 7. the console
         severe = [(w_, e) for w_, e in console if e.get('level') == 'SEVERE']

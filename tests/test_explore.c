@@ -486,6 +486,31 @@ static void test_whatif(int port, const char *db)
     cJSON_Delete(api);
 }
 
+/* Percentile targets and the task SLO, as `report --slo` takes them. */
+static void test_whatif_targets(int port, const char *db)
+{
+    int status;
+    cJSON *api = get_json(
+        port, "/api/whatif?run=1&ttft_p99=2&chat.ttft_p90=50ms&task_e2e=30s&metric=ttft", &status);
+    is_int(status, 200, "GET /api/whatif with ttft_p99=2, chat.ttft_p90=50ms, task_e2e=30s");
+    char *argv[] = {"servesim", "report",   (char *)db, "--run", "1",
+                    "--slo",    "ttft_p99=2", "--slo", "chat.ttft_p90=50ms", "--slo",
+                    "task_e2e=30s", "--by", "class", "--json", NULL};
+    cJSON *cli = cli_json(argv);
+    const cJSON *report = cJSON_GetObjectItemCaseSensitive(api, "report");
+    ok(cli && cJSON_Compare(report, cli, true), "its report is servesim report --slo's");
+    const cJSON *targets = util_json_get(report, "slo.targets");
+    is_int(cJSON_GetArraySize(targets), 2, "with both targets");
+    ok(cJSON_IsBool(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(targets, 0), "met")),
+       "each with its verdict");
+    is_near(util_json_number(report, "tasks.slo.task_e2e_s", NAN), 30, 0, "and the task SLO");
+    const cJSON *args = cJSON_GetObjectItemCaseSensitive(api, "slo_args");
+    is_str(cJSON_GetStringValue(cJSON_GetArrayItem(args, 0)), "ttft_p99=2",
+           "slo_args names them as --slo does");
+    cJSON_Delete(cli);
+    cJSON_Delete(api);
+}
+
 /* A measured run (servesim import: run 2) gets its what-ifs the same way. */
 static void test_whatif_measured(int port, const char *db)
 {
@@ -526,7 +551,9 @@ static void test_bad_requests(int port)
         {"/api/figure?name=tail&format=gif", 400, "\"path\":\"format\""},
         {"/api/whatif?run=abc", 400, "\"path\":\"run\""},
         {"/api/whatif?run=1&ttft=-1", 400, "\"path\":\"ttft\""},
-        {"/api/whatif?run=1&cluster.replicas=2", 400, "not a threshold"},
+        {"/api/whatif?run=1&cluster.replicas=2", 400, "unknown key 'cluster.replicas'"},
+        {"/api/whatif?run=1&ttft_p99=abc", 400, "\"path\":\"ttft_p99\""},
+        {"/api/whatif?run=1&ttft_q99=2", 400, "unknown key 'ttft_q99'"},
         {"/api/whatif?run=1&metric=power", 400, "\"path\":\"metric\""},
         {"/api/whatif?run=99", 400, "no run with id 99"},
         {"/../../etc/passwd", 404, "not found"},
@@ -666,6 +693,7 @@ int main(int argc, char **argv)
     cJSON_Delete(list);
     test_figures(s.port);
     test_whatif(s.port, db);
+    test_whatif_targets(s.port, db);
     test_whatif_measured(s.port, db);
     test_bad_requests(s.port);
     is_int(stop(&s), 130, "Ctrl-C: exit 130");

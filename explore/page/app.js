@@ -506,6 +506,9 @@
      ladder: [0.1, 0.2, 0.5, 1, 2, 3, 5, 10, 15, 20, 30, 60, 120, 300, 600, 1800, 3600]}
   ];
 
+  /* A key --slo takes for a percentile or mean target, or the task SLO. */
+  var TARGET_KEY = /^([A-Za-z0-9_-]+\.)?((ttft|tpot|tpot_incl_ttft|e2e)_(mean|p[0-9.]+)|task_e2e)$/;
+
   function seconds(v) {
     if (v === null || v === undefined) return 'no limit';
     if (v < 1) return readable(v) + ' s (' + readable(+(v * 1000).toPrecision(6)) + ' ms)';
@@ -538,9 +541,14 @@
     var sliders = {};      /* key ("ttft", "chat.ttft") -> slider */
     var metric = ['ttft', 'tpot', 'e2e'].indexOf(params.get('metric')) >= 0 ? params.get('metric') : 'ttft';
     var fromUrl = {};      /* thresholds the address bar asked for, applied once */
+    var targets = [];      /* [key, value]: the percentile targets and task SLO asked, as --slo takes them */
     params.forEach(function (v, k) {
       if (/^([A-Za-z0-9_.-]+\.)?(ttft|tpot|e2e)$/.test(k) && isFinite(Number(v)) && Number(v) > 0) fromUrl[k] = Number(v);
+      else if (TARGET_KEY.test(k)) targets.push([k, v]);
     });
+    var targetsInput = document.getElementById('targets');
+    var targetsHost = document.getElementById('verdicts');
+    targetsInput.value = targetsText();
     var generation = 0;    /* bumped when the run changes: answers for an old run are dropped */
 
     function setState(s) {
@@ -566,26 +574,46 @@
       return b;
     });
 
-    function query() {
-      var p = new URLSearchParams();
+    function addParams(p) {
       p.set('run', String(run));
       Object.keys(sliders).forEach(function (k) {
         var s = sliders[k];
         if (s.dirty && s.value() !== null) p.set(k, dec(s.value()));
       });
+      targets.forEach(function (t) { p.set(t[0], t[1]); });
       p.set('metric', metric);
+    }
+    function query() {
+      var p = new URLSearchParams();
+      addParams(p);
       return '/api/whatif?' + p.toString();
     }
 
     extraParams = function (p) {
-      if (run === null) return;
-      p.set('run', String(run));
-      Object.keys(sliders).forEach(function (k) {
-        var s = sliders[k];
-        if (s.dirty && s.value() !== null) p.set(k, dec(s.value()));
-      });
-      p.set('metric', metric);
+      if (run !== null) addParams(p);
     };
+
+    function targetsText() {
+      return targets.map(function (t) { return t[0] + '=' + t[1]; }).join(' ');
+    }
+    /* "ttft_p99=2 e2e_p90=20s" (spaces or commas between): the server's
+     * parser, --slo's, judges each value; here only the shape. */
+    targetsInput.addEventListener('change', function () {
+      var parsed = [], bad = null;
+      targetsInput.value.split(/[\s,]+/).forEach(function (w) {
+        if (!w) return;
+        var eq = w.indexOf('=');
+        if (eq > 0 && TARGET_KEY.test(w.slice(0, eq))) parsed.push([w.slice(0, eq), w.slice(eq + 1)]);
+        else if (bad === null) bad = w;
+      });
+      if (bad !== null) {
+        fail(bad + ': expected a target as report --slo takes it (ttft_p99=2, e2e_p90=20s, ' +
+             'chat.ttft_p99=500ms, task_e2e=30s)');
+        return;
+      }
+      targets = parsed;
+      changed();
+    });
 
     var req = new Requester(query, function (st, b) { show(st, b); }, function () {
       setState('loading');
@@ -740,6 +768,36 @@
       return parts.length ? parts.join(', ') : 'no thresholds';
     }
 
+    /* Each target's verdict as report prints it: met or not, the value with
+     * every request in, and the margin; then the agent tasks' SLO. */
+    function showVerdicts(rep) {
+      targetsHost.textContent = '';
+      var list = el('ul', {'class': 'verdicts'});
+      ((rep.slo && rep.slo.targets) || []).forEach(function (t) {
+        var stat = t.statistic === 'mean' ? 'mean' : 'p' + readable(t.percentile);
+        var key = (t['class'] ? t['class'] + '.' : '') + t.metric + '_' + stat;
+        var value = t.value_all === 'infinite' ? 'infinite (requests not completed count as infinitely late)'
+                    : t.value_all_s === null ? 'nothing measured' : secondsShort(t.value_all_s);
+        var margin = t.margin_s === null || t.margin_s === undefined ? '' :
+                     ' (margin ' + (t.margin_s >= 0 ? '+' : '\u2212') + secondsShort(Math.abs(t.margin_s)) + ')';
+        list.appendChild(el('li', {'data-target': key, 'data-met': t.met ? 'true' : 'false',
+                                   'data-margin': String(t.margin_s), 'data-source': t.source,
+                                   'class': t.met ? 'met' : 'not-met'},
+          el('span', {'class': 'verdict', text: t.met ? 'met' : 'NOT met'}),
+          el('span', {text: ' ' + (t['class'] ? t['class'] + ' ' : '') + t.metric + ' ' + stat + ' \u2264 ' +
+                      secondsShort(t.threshold_s) + ': ' + value + margin +
+                      (t.source === 'scenario' ? ', the scenario\'s target' : '')})));
+      });
+      var ts = rep.tasks && rep.tasks.slo;
+      if (ts && ts.attainment !== null && ts.attainment !== undefined) {
+        list.appendChild(el('li', {'data-target': 'task_e2e', 'data-attainment': String(ts.attainment)},
+          el('span', {text: 'agent tasks within ' + (ts.task_e2e_s === null ? "each class's target" :
+                      secondsShort(ts.task_e2e_s)) + ': ' + pct(ts.attainment) + ', goodput ' +
+                      readable(ts.goodput_tasks_per_s) + ' tasks/s'})));
+      }
+      if (list.childNodes.length) targetsHost.appendChild(list);
+    }
+
     function show(st, b) {
       main.setAttribute('aria-busy', 'false');
       if (st !== 200 || !b || b.error || !b.report) { changedAt = null; fail(errorText(st, b)); return; }
@@ -781,6 +839,7 @@
               el('th', {scope: 'col'}, 'goodput', el('span', {'class': 'unit', text: 'req/s'})))),
             tbody)));
       }
+      showVerdicts(rep);
       putSvg(figure, b.svg);
       var args = Array.isArray(b.slo_args) ? b.slo_args : [];
       var line = 'servesim report ' + (file || 'FILE.db') + ' --run ' + b.run + ' --by class --json';
@@ -809,7 +868,7 @@
         if (st !== 200 || !b || !b.report) { fail(errorText(st, b)); return; }
         buildSliders(b.report, info);
         writeUrl();
-        if (Object.keys(sliders).some(function (k) { return sliders[k].dirty; })) req.ask(true);
+        if (targets.length || Object.keys(sliders).some(function (k) { return sliders[k].dirty; })) req.ask(true);
         else show(st, b);
       });
     }
