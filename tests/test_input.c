@@ -401,7 +401,9 @@ static void test_suggestions(void)
             quick, "cluster.gpu=h100", NULL, NULL);
     static const struct { const char *slo, *message; } slos[] = {
         {"tft=0.5", "--slo tft=0.5: unknown key 'tft' (did you mean 'ttft'? expected "
-                    "[CLASS.]METRIC[_pNN] with METRIC one of ttft, tpot, tpot_incl_ttft, e2e)"},
+                    "[CLASS.]METRIC[_pNN] with METRIC one of ttft, tpot, tpot_incl_ttft, e2e, or "
+                    "[CLASS.]task_e2e)"},
+        {"task_e2=30s", "--slo task_e2=30s: unknown key 'task_e2' (did you mean 'task_e2e'?"},
         {"tft_p99=2", "--slo tft_p99=2: unknown key 'tft_p99' (did you mean 'ttft_p99'?"},
         {"chat.tpt=50ms", "--slo chat.tpt=50ms: unknown key 'chat.tpt' (did you mean "
                           "'chat.tpot'?"},
