@@ -9,9 +9,11 @@ its numbers change to what `servesim lesson NAME --json` prints for the same
 --set knobs, that its figure is drawn and its sentences are the CLI's;
 checks the permalink, the seed re-roll and projector mode; moves the what-if
 page's TTFT threshold and checks attainment and goodput against
-`servesim report --slo`; and that the browser logged no error.  A
-screenshot of each panel goes to ARTIFACT_DIR/explore-ID.png (and
-explore-whatif.png, explore-projector.png).  Stopping the server with
+`servesim report --slo`, and its percentile targets' verdicts (from the
+address bar and typed) against `report --slo ttft_p99=2`'s; and that the
+browser logged no error.  A screenshot of each panel goes to
+ARTIFACT_DIR/explore-ID.png (and explore-whatif.png,
+explore-whatif-targets.png, explore-projector.png).  Stopping the server with
 SIGINT must give exit status 130 and leave nothing in its folder.
 
 TAP output.  Without selenium, chromium or chromedriver it prints
@@ -648,6 +650,11 @@ def main():
         t.check(v2 is not None and v2[1]['key'] == 'e2e_p90' and v2[1]['met'] == 'true'
                 and 'e2e_p90=1000s' in args and 'e2e_p90=1000s' in driver.execute_script('return location.search;'),
                 'a typed target, e2e_p90=1000s, is answered too (met) and kept in the address bar', {'page': v2, 'args': args})
+        try:
+            driver.execute_script('window.scrollTo(0, 0);')
+            shoot(driver.find_element(By.CSS_SELECTOR, '#whatif'), os.path.join(artifacts, 'explore-whatif-targets.png'))
+        except Exception as e:
+            t.diag('what-if targets: no screenshot: %s' % e)
         box.clear()
         box.send_keys('ttft_q99=2' + Keys.ENTER)
         err = wait(lambda: driver.execute_script(JS_WHATIF)['error'])
