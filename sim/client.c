@@ -15,6 +15,16 @@
  * between calls), `parallel` calls joined when the last finishes, or
  * `map_reduce` (a parallel fan-out, then one call aggregating its outputs).
  * A task fails when one of its calls is rejected or times out.
+ *
+ * A stream with max_concurrency is vLLM bench serve's --max-concurrency
+ * (vllm/benchmarks/serve.py, vllm-project/vllm at 009e6d4a1cd6): requests
+ * are due on the rate's schedule, and one due while the cap is reached
+ * waits for a slot, sent when a call (a task) of the stream ends.  vLLM
+ * takes a request's start_time, from which its TTFT counts, at that send,
+ * and so does servesim: the row's arrival_s is the send; the due time is
+ * not kept.  The waiting requests are in schedule order, so the stream
+ * holds only the first (e->next) and draws no further until it is sent:
+ * the wait costs no memory however far the sends fall behind.
  */
 #include "sim_int.h"
 
@@ -183,6 +193,8 @@ void sim__cl_task_record(sim_engine *e, const sim__task *t, const char *status, 
 
 static void user_next(sim_engine *e, int32_t user, bool error_reply);
 
+static void slot_free(sim_engine *e, int stream, bool error_reply);
+
 static void task_end(sim_engine *e, sim__task *t)
 {
     sim__cl_task_record(e, t, t->failed ? SIM_FAILED : SIM_COMPLETED, t->failed ? -1 : e->now);
@@ -192,6 +204,7 @@ static void task_end(sim_engine *e, sim__task *t)
     t->next = e->free_tasks;
     e->free_tasks = t;
     if (user >= 0) user_next(e, user, failed);
+    else if (user <= SIM__CAPPED(0)) slot_free(e, SIM__CAPPED(0) - user, failed);
 }
 
 /* A call of task t; its content from rec (NULL: none shared). */
@@ -328,15 +341,48 @@ void sim__cl_schedule_arrival(sim_engine *e, int stream)
         return;
     }
     int64_t t = sim__ns(next->arrival_s);
+    if (t < e->now) t = e->now; /* due while a capped stream's sends lagged: due now */
     if (rc == 1 && arrivals_open(e, t)) sim__heap_push(&e->events, t, open_arrival, NULL, stream);
 }
 
 static void open_arrival(sim_engine *e, void *subject, int64_t stream)
 {
+    int cap = e->sc->workload.streams[stream].max_concurrency;
+    if (cap > 0 && e->in_flight[stream] >= cap) { /* it waits for a slot (slot_free) */
+        e->held[stream] = true;
+        return;
+    }
     wl_record rec = e->next[stream];
-    arrive(e, -1, &rec);
+    if (cap > 0) e->in_flight[stream]++;
+    arrive(e, cap > 0 ? SIM__CAPPED(stream) : -1, &rec);
     e->backlog = e->next_request_id - e->done; /* overload (b): see sim_engine_limit_in_flight */
     sim__cl_schedule_arrival(e, (int)stream);
+}
+
+/* A capped stream's slot, free again after one of its calls (tasks) ended:
+ * the request held for it is sent now, if arrivals still may be.  An event
+ * rather than a call, as a closed-loop user's next send is, so that the
+ * send follows whatever else this instant holds. */
+static void send_held(sim_engine *e, void *subject, int64_t stream)
+{
+    if (!e->held[stream] || !arrivals_open(e, e->now)) return;
+    e->held[stream] = false;
+    open_arrival(e, subject, stream);
+}
+
+static void slot_free_now(sim_engine *e, void *subject, int64_t stream)
+{
+    e->in_flight[stream]--;
+    if (e->held[stream]) sim__heap_push(&e->events, e->now, send_held, NULL, stream);
+}
+
+/* A rejection frees its slot after the error reply's round trip, as a
+ * closed-loop user sends again only then (user_next): else a stream whose
+ * every request is rejected would send without end at one instant. */
+static void slot_free(sim_engine *e, int stream, bool error_reply)
+{
+    if (error_reply) sim__heap_push(&e->events, e->now + SIM__ERROR_REPLY_NS, slot_free_now, NULL, stream);
+    else slot_free_now(e, NULL, stream);
 }
 
 void sim__cl_user_send(sim_engine *e, void *subject, int64_t user)
@@ -365,6 +411,7 @@ void sim__cl_notify(sim_engine *e, sim__task *t, int32_t user, bool ok, int32_t 
 {
     if (t) task_call_done(e, t, ok, output);
     else if (user >= 0) user_next(e, user, error_reply);
+    else if (user <= SIM__CAPPED(0)) slot_free(e, SIM__CAPPED(0) - user, error_reply);
 }
 
 void sim__cl_fini(sim_engine *e)

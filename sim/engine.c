@@ -28,6 +28,8 @@ static void start_streams(sim_engine *e)
 {
     const wl_spec *w = &e->sc->workload;
     e->next = util_xcalloc((size_t)w->n_streams, sizeof *e->next);
+    e->in_flight = util_xcalloc((size_t)w->n_streams, sizeof *e->in_flight);
+    e->held = util_xcalloc((size_t)w->n_streams, sizeof *e->held);
     int users = 0;
     for (int s = 0; s < w->n_streams; s++)
         if (w->streams[s].process == WL_CLOSED) users += w->streams[s].users;
@@ -61,7 +63,8 @@ static int64_t default_limit(const sim_scenario *sc)
     int64_t slots = batch_slots(sc), users = 0;
     const wl_spec *w = &sc->workload;
     for (int i = 0; i < w->n_streams; i++)
-        if (w->streams[i].process == WL_CLOSED) users += w->streams[i].users;
+        users += w->streams[i].process == WL_CLOSED ? w->streams[i].users
+                                                     : w->streams[i].max_concurrency;
     int64_t limit = 2 * slots + 1000;
     return users + 1 > limit ? users + 1 : limit;
 }
@@ -79,7 +82,8 @@ sim_engine *sim_engine_create(const sim_scenario *sc, const sim_sink *sink)
     e->slots = batch_slots(sc);
     e->open_loop = true; /* closed-loop users wait for their replies: never a backlog */
     for (int i = 0; i < sc->workload.n_streams; i++)
-        if (sc->workload.streams[i].process == WL_CLOSED) e->open_loop = false;
+        if (sc->workload.streams[i].process == WL_CLOSED || sc->workload.streams[i].max_concurrency)
+            e->open_loop = false; /* a capped stream too: its backlog is at most its cap */
     e->in_flight_limit = sc->max_in_flight > 0 ? sc->max_in_flight : default_limit(sc);
     e->backlog_test = sc->max_in_flight == 0; /* a limit of the user's own is the whole guard */
     start_streams(e);
@@ -98,6 +102,8 @@ void sim_engine_destroy(sim_engine *e)
     sim__rq_pool_fini(e);
     sim__cl_fini(e);
     free(e->next);
+    free(e->in_flight);
+    free(e->held);
     free(e->user_stream);
     free(e->reason);
     free(e);

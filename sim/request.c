@@ -155,7 +155,7 @@ static void end(sim_engine *e, sim__request *r, const char *status, int64_t fini
     /* Without output_s the owner is told at once, as sim_int.h explains:
      * an event would reorder this instant's events.  With it, the reply
      * reaches the client later, and so does its next call. */
-    if (late > 0 && (t || user >= 0)) {
+    if (late > 0 && (t || user != -1)) {
         uint64_t arg = (uint64_t)(uint32_t)user << 32 | (uint32_t)output;
         sim__heap_push(&e->events, finish_ns + late, notify_later, t, (int64_t)arg);
         return;

@@ -891,6 +891,28 @@ static int check_warmup(const sim_scenario *sc, util_diag *d)
     return UTIL_OK;
 }
 
+/* Rate "inf" without max_concurrency sends every request at time 0, which
+ * stop.duration_s never reaches: only stop.requests ends it. */
+static int check_endless(const sim_scenario *sc, util_diag *d)
+{
+    const wl_spec *w = &sc->workload;
+    if (sc->stop_requests > 0) return UTIL_OK;
+    for (int i = 0; i < w->n_streams; i++) {
+        const wl_arrival *a = &w->streams[i];
+        if ((i == 0 && !w->shared_used) || !isinf(a->rate_per_s) || a->max_concurrency) continue;
+        int cls = 0;
+        while (i > 0 && w->classes[cls].stream != i) cls++;
+        char path[64];
+        if (i == 0) snprintf(path, sizeof path, "workload.arrival");
+        else snprintf(path, sizeof path, "workload.classes[%d].arrival", cls);
+        return util_diag_add(d, "%s.rate_per_s: \"inf\" sends every request at time 0, so it "
+                                "needs stop.requests or max_concurrency (stop.duration_s is "
+                                "never reached)",
+                             path);
+    }
+    return UTIL_OK;
+}
+
 static int build(sim_scenario *sc, const mdl_catalog *cat, const char *base_dir, util_diag *d)
 {
     cJSON *root = sc->json, *cluster = cJSON_GetObjectItemCaseSensitive(root, "cluster");
@@ -911,6 +933,7 @@ static int build(sim_scenario *sc, const mdl_catalog *cat, const char *base_dir,
                               "whichever comes first; traces that do not loop also stop at "
                               "their end)");
     if (!rc && check_warmup(sc, d)) rc = UTIL_EINPUT;
+    if (!rc && check_endless(sc, d)) rc = UTIL_EINPUT;
     return rc;
 }
 

@@ -558,6 +558,8 @@ struct sim_engine {
     sim__slab *slabs;
     /* arrivals */
     wl_record *next;       /* per stream: the open loop's next request */
+    int32_t *in_flight;    /* per stream with max_concurrency: its calls (tasks) in flight */
+    bool *held;            /* per such stream: next is due but waits for a slot */
     int32_t *user_stream;  /* per closed-loop user: its stream */
     util_diag error;       /* why the source failed */
     bool prefix_caching;   /* some pool caches prefixes: requests carry their content */
@@ -608,8 +610,12 @@ void sim__rq_pool_fini(sim_engine *e);
 /* Arrivals: a stream's next open-loop arrival, a closed-loop user's send. */
 void sim__cl_schedule_arrival(sim_engine *e, int stream);
 void sim__cl_user_send(sim_engine *e, void *subject, int64_t user);
-/* The owner of a call that ended: its task, or its closed-loop user
- * (error_reply: a rejection, whose reply takes a round trip). */
+/* A call's or task's user: a closed-loop user's index (>= 0), -1 for an
+ * open-loop arrival, or SIM__CAPPED(stream) for one of a stream with
+ * max_concurrency, whose end frees a slot. */
+#define SIM__CAPPED(stream) (-2 - (int32_t)(stream))
+/* The owner of a call that ended: its task, its closed-loop user, or its
+ * capped stream (error_reply: a rejection, whose reply takes a round trip). */
 void sim__cl_notify(sim_engine *e, sim__task *t, int32_t user, bool ok, int32_t output,
                     bool error_reply);
 void sim__cl_task_record(sim_engine *e, const sim__task *t, const char *status,

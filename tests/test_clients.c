@@ -733,6 +733,96 @@ static void test_timeout_storm(void)
     }
 }
 
+/* ---- vLLM bench serve's max_concurrency and rate "inf" ---- */
+
+/* The most requests (tasks) in flight at once, from the stored rows: a
+ * sweep over sends (+1) and finishes (-1), a finish first at a tie (its
+ * slot is what the send took).  table: requests or tasks. */
+static double most_in_flight(sqlite3 *db, const char *table, const char *start)
+{
+    char *sql = util_xasprintf(
+        "SELECT max(n) FROM (SELECT sum(d) OVER (ORDER BY t, d ROWS UNBOUNDED PRECEDING) AS n "
+        "FROM (SELECT %s AS t, 1 AS d FROM %s UNION ALL SELECT finish_s, -1 FROM %s))",
+        start, table, table);
+    double n = support_q1(db, sql);
+    free(sql);
+    return n;
+}
+
+/* Rate "inf" with max_concurrency c is a closed loop of c users with zero
+ * think time: c requests always in flight until the last is sent, so by
+ * Little's law the throughput is c over the mean time in system.  The
+ * last c requests drain with fewer in flight, which shortens the run by
+ * at most the longest time in system: about c/n of it, and 3 c/n allows
+ * the longest to be three times the mean. */
+static void test_rate_inf_capped(void)
+{
+    const int c = 8, n = 3000;
+    sqlite3 *db = run_db(base, (const char *[]){"workload.arrival.rate_per_s=\"inf\"",
+                                                "workload.arrival.max_concurrency=8", NULL});
+    double w = support_q1(db, "SELECT avg(finish_s - arrival_s) FROM requests");
+    double x = support_q1(db, "SELECT count(*) / max(finish_s) FROM requests");
+    is_near(support_q1(db, "SELECT count(*) FROM requests WHERE status = 'completed'"), n, 0,
+            "rate inf, max_concurrency 8: every request completed");
+    is_near(x, c / w, 3.0 * c / n * (c / w),
+            "throughput %.1f/s is c / W = %d / %.5f s = %.1f/s (Little's law)", x, c, w, c / w);
+    is_near(most_in_flight(db, "requests", "arrival_s"), c, 0,
+            "never more than 8 in flight, and 8 reached");
+    is_near(support_q1(db, "SELECT min(arrival_s) FROM requests"), 0, 0, "the first sent at 0");
+    sqlite3_close(db);
+
+    /* the same closed loop as users (rows from another stream of draws, so
+     * only the physics compares) */
+    db = run_db(base, (const char *[]){"workload.arrival={\"process\": \"closed\", \"users\": 8}",
+                                       NULL});
+    double xc = support_q1(db, "SELECT count(*) / max(finish_s) FROM requests");
+    is_near(x, xc, 3.0 * 2 * c / n * xc, "as 8 closed-loop users with no think time: %.1f/s",
+            xc);
+    sqlite3_close(db);
+
+    /* agent tasks: the cap counts tasks, as a closed-loop user does */
+    db = run_db(base, (const char *[]){"stop.requests=300", "workload.arrival.rate_per_s=\"inf\"",
+                                       "workload.arrival.max_concurrency=2",
+                                       "workload.agent={\"mode\": \"parallel\", \"calls\": 3}",
+                                       NULL});
+    is_near(support_q1(db, "SELECT count(*) FROM tasks WHERE status = 'completed'"), 300, 0,
+            "300 tasks of 3 calls completed");
+    is_near(most_in_flight(db, "tasks", "start_s"), 2, 0, "never more than 2 tasks in flight");
+    is_near(most_in_flight(db, "requests", "arrival_s"), 6, 0, "so at most 6 calls");
+    sqlite3_close(db);
+}
+
+/* A cap that never binds changes nothing: the same seed gives the same
+ * rows, every field. */
+static void test_cap_unbound(void)
+{
+    support_rows a, b;
+    int ra = support_run(base, (const char *[]){"stop.requests=1000", NULL}, &a, NULL);
+    int rb = support_run(base, (const char *[]){"stop.requests=1000",
+                                                "workload.arrival.max_concurrency=50", NULL},
+                         &b, NULL);
+    is_int(ra, 0, "uncapped run");
+    is_int(rb, 0, "run with max_concurrency 50");
+    ok(a.n == 1000 && support_rows_equal(&a, &b),
+       "at 20/s, far below capacity, the cap never binds: identical rows");
+    support_rows_fini(&a);
+    support_rows_fini(&b);
+    sqlite3 *db = run_db(base, (const char *[]){"stop.requests=1000", NULL});
+    cmp_ok(most_in_flight(db, "requests", "arrival_s"), <, 50, "(the uncapped run never had 50 in flight)");
+    sqlite3_close(db);
+}
+
+/* "inf" without a cap: every request sent at time 0. */
+static void test_rate_inf_open(void)
+{
+    sqlite3 *db = run_db(base, (const char *[]){"stop.requests=500",
+                                                "workload.arrival.rate_per_s=\"inf\"", NULL});
+    is_near(support_q1(db, "SELECT count(*) FROM requests"), 500, 0, "500 requests");
+    is_near(support_q1(db, "SELECT max(arrival_s) FROM requests"), 0, 0, "all sent at time 0");
+    is_near(most_in_flight(db, "requests", "arrival_s"), 500, 0, "and all in flight at once");
+    sqlite3_close(db);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || support_init()) {
@@ -759,6 +849,9 @@ int main(int argc, char **argv)
     test_timeouts();
     test_timeouts_free_kv();
     test_timeout_storm();
+    test_rate_inf_capped();
+    test_cap_unbound();
+    test_rate_inf_open();
     support_fini();
     free(base);
     free((char *)shared);

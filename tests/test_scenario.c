@@ -299,6 +299,59 @@ static void test_scalar_dist(void)
            "workload.prompt_tokens: expected a number or an object, got a boolean");
 }
 
+/* The key reference as servesim keys prints it (caller frees). */
+static char *keys_text(void)
+{
+    char *table = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&table, &len);
+    util_schema_doc(sim_scenario_fields, "", mem);
+    fclose(mem);
+    return table;
+}
+
+/* Issue 26: vLLM bench serve's max_concurrency and rate "inf", their
+ * refused forms, and servesim keys naming the keys that conflict. */
+static void test_arrival_cap(void)
+{
+    expect("workload.arrival.rate_per_s=\"infinity\"",
+           "workload.arrival.rate_per_s: expected a number or \"inf\", got 'infinity'");
+    expect("workload.arrival.max_concurrency=-1",
+           "workload.arrival.max_concurrency: -1 is out of range (expected >= 1");
+    expect("workload.arrival={\"process\": \"closed\", \"users\": 4, \"max_concurrency\": 2}",
+           "workload.arrival.max_concurrency: not under process 'closed' (a key of process "
+           "poisson, constant, gamma, trace; --unset it");
+    expect("workload.arrival={\"process\": \"closed\", \"users\": 4, \"rate_per_s\": 2}",
+           "workload.arrival.rate_per_s: not under process 'closed' (a key of process "
+           "poisson, constant, gamma, trace");
+    const char *forever[] = {"workload.arrival.rate_per_s=\"inf\"", "stop={\"duration_s\": 5}",
+                             NULL};
+    char *e = errors_with(forever);
+    has_str(e, "workload.arrival.rate_per_s: \"inf\" sends every request at time 0, so it needs "
+               "stop.requests or max_concurrency",
+            "rate \"inf\" with neither a request count nor a cap is refused");
+    free(e);
+    const char *capped[] = {"workload.arrival.rate_per_s=\"inf\"", "stop={\"duration_s\": 5}",
+                            "workload.arrival.max_concurrency=4", NULL};
+    e = errors_with(capped);
+    ok(!e || !*e, "with max_concurrency it loads");
+    if (e) tap_diag("%s", e);
+    free(e);
+
+    char *keys = keys_text();
+    has_str(keys, "| `workload.arrival.rate_per_s` | a number or \"inf\" | 1/s | required |",
+            "keys: rate_per_s takes \"inf\"");
+    has_str(keys, "(process: closed; refused under poisson, constant, gamma, trace) |",
+            "keys: users says under which processes it is refused");
+    has_str(keys, "(process: poisson, constant, gamma, trace; refused under closed) |",
+            "keys: max_concurrency too");
+    has_str(keys, "instead of prompt_tokens; conflicts with workload.prompt_tokens |",
+            "keys: shared_prefix names the key it conflicts with");
+    has_str(keys, "every class gives it); conflicts with workload.shared_prefix |",
+            "keys: and prompt_tokens names shared_prefix");
+    free(keys);
+}
+
 int main(int argc, char **argv)
 {
     if (support_init()) return 1;
@@ -310,6 +363,7 @@ int main(int argc, char **argv)
     test_prefix_suggestions();
     test_json_reasons();
     test_scalar_dist();
+    test_arrival_cap();
     if (argc > 1) test_docs(argv[1]);
     free(good);
     support_fini();

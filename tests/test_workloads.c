@@ -198,6 +198,36 @@ static void test_arrivals(void)
     wl_spec_fini(&c);
 }
 
+/* rate_per_s "inf" (vLLM bench serve's --request-rate inf): every arrival
+ * at time 0, whatever the process; max_concurrency is the spec's to carry. */
+static void test_rate_inf(void)
+{
+    const char *arrivals[] = {
+        "{\"process\": \"poisson\", \"rate_per_s\": \"inf\", \"max_concurrency\": 8}",
+        "{\"process\": \"constant\", \"rate_per_s\": \"inf\", \"max_concurrency\": 8}",
+        "{\"process\": \"gamma\", \"rate_per_s\": \"inf\", \"cv\": 2, \"max_concurrency\": 8}",
+    };
+    for (int k = 0; k < 3; k++) {
+        wl_spec s = spec(arrivals[k], "{\"dist\": \"fixed\", \"value\": 1}");
+        ok(s.streams && isinf(s.streams[0].rate_per_s), "%s: rate_per_s \"inf\" is infinite",
+           arrivals[k]);
+        is_int(s.streams ? s.streams[0].max_concurrency : -1, 8, "and max_concurrency is 8");
+        wl_source *src = wl_source_create(&s, 3);
+        util_diag d;
+        util_diag_init(&d);
+        wl_record rec;
+        double latest = 0;
+        for (int i = 0; i < 1000; i++) {
+            wl_source_next(src, 0, &rec, &d);
+            if (rec.arrival_s > latest) latest = rec.arrival_s;
+        }
+        is_near(latest, 0, 0, "1000 arrivals, all at time 0");
+        wl_source_destroy(src);
+        util_diag_fini(&d);
+        wl_spec_fini(&s);
+    }
+}
+
 /* Changing the prompt distribution must not move a single arrival. */
 static void test_stream_independence(void)
 {
@@ -945,6 +975,7 @@ int main(void)
     test_moments();
     test_whole_numbers();
     test_arrivals();
+    test_rate_inf();
     test_stream_independence();
     test_horizon();
     test_chain();

@@ -41,7 +41,7 @@ static const char *kind_of(const cJSON *v)
 static const char *expected(const util_field *f)
 {
     switch (f->type) {
-    case UTIL_T_NUMBER: return "a number";
+    case UTIL_T_NUMBER: return (f->flags & UTIL_INF_OK) ? "a number or \"inf\"" : "a number";
     case UTIL_T_INTEGER: return "a whole number";
     case UTIL_T_STRING: return "a string";
     case UTIL_T_BOOL: return "true or false";
@@ -155,6 +155,12 @@ static int check_value(const util_field *f, cJSON *v, const char *path, void *ct
     switch (f->type) {
     case UTIL_T_NUMBER:
     case UTIL_T_INTEGER:
+        if ((f->flags & UTIL_INF_OK) && cJSON_IsString(v)) {
+            util_clip_buf cb;
+            if (!strcmp(v->valuestring, "inf")) break;
+            return util_diag_add(d, "%s: expected %s, got '%s'", path, expected(f),
+                                 util_clip(v->valuestring, &cb));
+        }
         if (cJSON_IsNumber(v) && !isfinite(v->valuedouble))
             return util_diag_add(d, "%s: %s", path, kind_of(v));
         if (!cJSON_IsNumber(v))
@@ -215,7 +221,27 @@ static const util_field *find_field(const util_field *const *lists, int n, const
 
 /* Reports keys that no list allows, and keys given twice (cJSON keeps both,
  * and the second would silently lose). */
-static int check_keys(const util_field *const *lists, int n, const char *extra, cJSON *obj,
+/* A key the union's chosen variant lacks but others take (rate_per_s under
+ * process closed): named with the variants it belongs to, since switching
+ * the tag leaves it behind.  UTIL_OK when no variant takes it. */
+static int misplaced_key(const util_union *un, const util_variant *var, const char *key,
+                         const char *path, util_diag *d)
+{
+    const char *owners[MAX_KEYS];
+    int k = 0;
+    for (const util_variant *v = un->variants; v->name && k < MAX_KEYS - 1; v++)
+        if (v != var && find_field(&v->fields, 1, key)) owners[k++] = v->name;
+    owners[k] = NULL;
+    if (!k) return UTIL_OK;
+    char *who = list_words(owners);
+    util_diag_add(d, "%s: not under %s '%s' (a key of %s %s; --unset it when switching %s)",
+                  path, un->tag, var->name, un->tag, who, un->tag);
+    free(who);
+    return UTIL_EINPUT;
+}
+
+static int check_keys(const util_field *const *lists, int n, const char *extra,
+                      const util_union *un, const util_variant *var, cJSON *obj,
                       const char *path, util_diag *d)
 {
     const char *known[MAX_KEYS + 2];
@@ -229,6 +255,11 @@ static int check_keys(const util_field *const *lists, int n, const char *extra, 
     for (cJSON *c = obj->child; c; c = c->next) {
         char *p = join(path, c->string);
         bool ok = (extra && !strcmp(c->string, extra)) || find_field(lists, n, c->string);
+        if (!ok && un && misplaced_key(un, var, c->string, p, d)) {
+            rc = UTIL_EINPUT;
+            free(p);
+            continue;
+        }
         if (!ok) {
             rc = util_diag_unknown(d, p, "key", c->string, known) ? UTIL_EINPUT : rc;
             free(p);
@@ -299,10 +330,11 @@ static int apply_field(const util_field *f, cJSON *obj, const char *path, void *
     return rc;
 }
 
-static int apply_lists(const util_field *const *lists, int n, const char *extra, cJSON *obj,
+static int apply_lists(const util_field *const *lists, int n, const char *extra,
+                       const util_union *un, const util_variant *var, cJSON *obj,
                        const char *path, void *ctx, util_diag *d)
 {
-    int rc = check_keys(lists, n, extra, obj, path, d);
+    int rc = check_keys(lists, n, extra, un, var, obj, path, d);
     for (int i = 0; i < n; i++)
         for (const util_field *f = lists[i]; f && f->key; f++)
             if (apply_field(f, obj, path, ctx, d)) rc = UTIL_EINPUT;
@@ -313,7 +345,7 @@ int util_schema_apply(const util_field *fields, cJSON *obj, const char *path, vo
                       util_diag *d)
 {
     const util_field *lists[1] = {fields};
-    return apply_lists(lists, 1, NULL, obj, path, ctx, d);
+    return apply_lists(lists, 1, NULL, NULL, NULL, obj, path, ctx, d);
 }
 
 static const util_variant *find_variant(const util_union *un, const char *name)
@@ -349,7 +381,7 @@ static int apply_union(const util_union *un, cJSON *obj, const char *path, void 
     free(p);
     if (!var) return rc ? rc : UTIL_EINPUT;
     const util_field *lists[2] = {un->common, var->fields};
-    return apply_lists(lists, 2, un->tag, obj, path, ctx, d);
+    return apply_lists(lists, 2, un->tag, un, var, obj, path, ctx, d);
 }
 
 int util_schema_apply_union(const util_union *un, cJSON *obj, const char *path, void *ctx,
@@ -400,8 +432,17 @@ static void walk_union(const util_union *un, const char *path, walk_fn fn, void 
                 for (const util_field *g = w->fields; g && g->key; g++)
                     if (same_field(g, f) && k < MAX_KEYS - 1) owners[k++] = w->name;
             owners[k] = NULL;
-            char *who = list_words(owners);
-            char *doc = util_xasprintf("%s (%s: %s)", f->doc ? f->doc : "", un->tag, who);
+            /* the variants without the key at all, where setting it is refused */
+            const char *others[MAX_KEYS];
+            int m = 0;
+            for (const util_variant *w = un->variants; w->name && m < MAX_KEYS - 1; w++)
+                if (!find_field(&w->fields, 1, f->key)) others[m++] = w->name;
+            others[m] = NULL;
+            char *who = list_words(owners), *not = list_words(others);
+            char *doc = m ? util_xasprintf("%s (%s: %s; refused under %s)", f->doc ? f->doc : "",
+                                           un->tag, who, not)
+                          : util_xasprintf("%s (%s: %s)", f->doc ? f->doc : "", un->tag, who);
+            free(not);
             util_field one[2] = {*f, {0}};
             one[0].doc = doc;
             walk(one, path, fn, arg);
@@ -461,9 +502,10 @@ static void doc_row(const char *path, const util_field *f, void *arg)
         snprintf(range, sizeof range, "%s", all);
         free(all);
     }
-    fprintf(out, "| `%s` | %s | %s | %s | %s | %s |\n", path, expected(f),
+    fprintf(out, "| `%s` | %s | %s | %s | %s | %s%s%s |\n", path, expected(f),
             f->unit ? f->unit : "", f->def ? f->def : ((f->flags & UTIL_REQUIRED) ? "required" : ""),
-            range, f->doc ? f->doc : "");
+            range, f->doc ? f->doc : "", f->conflicts ? "; conflicts with " : "",
+            f->conflicts ? f->conflicts : "");
 }
 
 void util_schema_doc(const util_field *fields, const char *prefix, FILE *out)

@@ -236,6 +236,7 @@ typedef enum util_type {
 enum {
     UTIL_REQUIRED = 1u << 0,      /* absent is an error (no default) */
     UTIL_MIN_EXCLUSIVE = 1u << 1, /* value must be > min rather than >= min */
+    UTIL_INF_OK = 1u << 2,        /* NUMBER: the string "inf" stands for infinity too */
 };
 
 typedef struct util_field util_field;
@@ -259,6 +260,9 @@ struct util_field {
     const util_union *un;        /* variants of a UNION */
     util_check_fn check;         /* optional extra check */
     const char *doc;             /* one line for the key reference */
+    const char *conflicts;       /* a key that may not be set beside this one (its full
+                                  * path, for the key reference; the check is the
+                                  * reader's), or NULL */
 };
 
 typedef struct util_variant {

@@ -135,6 +135,7 @@ void wl_source_destroy(wl_source *s)
 
 static double next_gap(const wl_arrival *a, stream_state *s)
 {
+    if (isinf(a->rate_per_s)) return 0; /* "inf": no draw, as vLLM draws none */
     switch (a->process) {
     case WL_POISSON: return gsl_ran_exponential(s->gaps, 1.0 / a->rate_per_s);
     case WL_CONSTANT: return 1.0 / a->rate_per_s;

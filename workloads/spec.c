@@ -18,19 +18,36 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* vLLM's `vllm bench serve` (vllm/benchmarks/serve.py, vllm-project/vllm
+ * at 009e6d4a1cd6): --request-rate inf gives every request a delay of 0,
+ * and --max-concurrency makes each request, generated on the rate's
+ * schedule, wait on an asyncio.Semaphore before it is sent; the request's
+ * start_time, from which TTFT and latency count, is taken at the send.
+ * servesim does the same: "inf" puts every arrival at time 0, and a capped
+ * stream's arrival is its send (sim/client.c). */
+#define RATE_DOC "mean arrival rate; \"inf\": every request at time 0 (vllm bench serve's " \
+                 "--request-rate inf)"
+#define MAX_CONCURRENCY_FIELD                                                                    \
+    {.key = "max_concurrency", .type = UTIL_T_INTEGER, .unit = "requests", .min = 1, .max = 1e7, \
+     .doc = "most of the stream's requests (agent tasks) in flight: one due while that many "    \
+            "are waits at the client and is sent when one ends, its TTFT counted from the send " \
+            "(vllm bench serve's --max-concurrency; absent: no cap)"}
+
 static const util_field rate_fields[] = {
     {.key = "rate_per_s", .type = UTIL_T_NUMBER, .unit = "1/s", .min = WL_MIN_RATE_PER_S,
-     .max = 1e9, .flags = UTIL_REQUIRED, .doc = "mean arrival rate"},
+     .max = 1e9, .flags = UTIL_REQUIRED | UTIL_INF_OK, .doc = RATE_DOC},
+    MAX_CONCURRENCY_FIELD,
     {0},
 };
 
 static const util_field gamma_fields[] = {
     {.key = "rate_per_s", .type = UTIL_T_NUMBER, .unit = "1/s", .min = WL_MIN_RATE_PER_S,
-     .max = 1e9, .flags = UTIL_REQUIRED, .doc = "mean arrival rate"},
+     .max = 1e9, .flags = UTIL_REQUIRED | UTIL_INF_OK, .doc = RATE_DOC},
     {.key = "cv", .type = UTIL_T_NUMBER, .min = 0, .max = 100,
      .flags = UTIL_REQUIRED | UTIL_MIN_EXCLUSIVE,
      .doc = "coefficient of variation of the gaps (1: Poisson; > 1 bursty); cv^2 / rate_per_s "
             "at most 1e7 s"},
+    MAX_CONCURRENCY_FIELD,
     {0},
 };
 
@@ -66,6 +83,7 @@ static const util_field trace_fields[] = {
      .max = 1e13, .doc = "replay at most this many requests (0: all)"},
     {.key = "loop", .type = UTIL_T_BOOL, .def = "false",
      .doc = "start the trace over at its end, for as long as stop allows"},
+    MAX_CONCURRENCY_FIELD,
     {0},
 };
 
@@ -189,16 +207,20 @@ const util_field wl_workload_fields[] = {
     {.key = "dataset", .type = UTIL_T_STRING, .choices = wl_dataset_names,
      .doc = "a built-in dataset whose (prompt, output) pairs give both lengths, drawn together "
             "(instead of prompt_tokens and output_tokens; docs/scenario.md, \"Built-in "
-            "datasets\")"},
+            "datasets\")",
+     .conflicts = "workload.prompt_tokens, workload.output_tokens, workload.shared_prefix"},
     {.key = "prompt_tokens", .type = UTIL_T_UNION, .unit = "tokens", .un = &wl_dist_schema,
      .doc = "prompt length (required unless a trace, dataset, shared_prefix or every class "
-            "gives it)"},
+            "gives it)",
+     .conflicts = "workload.shared_prefix, workload.dataset"},
     {.key = "shared_prefix", .type = UTIL_T_OBJECT, .sub = shared_prefix_fields,
      .doc = "prompts that share system prompts, in groups (inference-perf's shared_prefix); "
-            "instead of prompt_tokens"},
+            "instead of prompt_tokens",
+     .conflicts = "workload.prompt_tokens, workload.dataset"},
     {.key = "output_tokens", .type = UTIL_T_UNION, .unit = "tokens", .un = &wl_dist_schema,
      .doc = "reply length, first token included (required unless a trace, dataset or every "
-            "class gives it)"},
+            "class gives it)",
+     .conflicts = "workload.dataset"},
     {.key = "agent", .type = UTIL_T_OBJECT, .sub = agent_fields,
      .doc = "each arrival is an agent task of several model calls"},
     {.key = "classes", .type = UTIL_T_LIST, .sub = class_fields, .min = 1, .max = 1000,
@@ -310,9 +332,11 @@ static int arrival_from_json(const cJSON *a, const char *path, const char *base_
     static const char *const names[] = {"poisson", "constant", "gamma", "closed", "trace", NULL};
     memset(out, 0, sizeof *out);
     out->process = (wl_process)util_json_choice(a, "process", names);
-    out->rate_per_s = util_json_number(a, "rate_per_s", 0);
+    const cJSON *rate = util_json_member(a, "rate_per_s");
+    out->rate_per_s = cJSON_IsString(rate) ? INFINITY : util_json_number(a, "rate_per_s", 0);
     out->cv = util_json_number(a, "cv", 1);
     out->users = (int)util_json_number(a, "users", 0);
+    out->max_concurrency = (int)util_json_number(a, "max_concurrency", 0);
     if (out->process == WL_CLOSED)
         return duration_at(a, "think_s", path, base_dir, &out->think_s, d);
     if (out->process == WL_TRACE) return trace_from_json(a, path, base_dir, out, d);

@@ -180,9 +180,10 @@ typedef enum wl_process {
 
 typedef struct wl_arrival {
     wl_process process;
-    double rate_per_s;
+    double rate_per_s; /* INFINITY: "inf", every arrival at time 0 (not for a trace) */
     double cv;
     int users;
+    int max_concurrency; /* open loop: most arrivals (calls or tasks) in flight; 0: no cap */
     wl_dist think_s;
     /* WL_TRACE */
     char *trace_path; /* relative paths resolved; owned */
