@@ -319,11 +319,12 @@ static void test_arrival_cap(void)
     expect("workload.arrival.max_concurrency=-1",
            "workload.arrival.max_concurrency: -1 is out of range (expected >= 1");
     expect("workload.arrival={\"process\": \"closed\", \"users\": 4, \"max_concurrency\": 2}",
-           "workload.arrival.max_concurrency: not under process 'closed' (a key of process "
-           "poisson, constant, gamma, trace; --unset it");
+           "workload.arrival.max_concurrency: unknown key (known: process, users, think_s) under "
+           "process 'closed': a key of process poisson, constant, gamma, trace; --unset it when "
+           "switching process");
     expect("workload.arrival={\"process\": \"closed\", \"users\": 4, \"rate_per_s\": 2}",
-           "workload.arrival.rate_per_s: not under process 'closed' (a key of process "
-           "poisson, constant, gamma, trace");
+           "workload.arrival.rate_per_s: unknown key (known: process, users, think_s) under "
+           "process 'closed': a key of process poisson, constant, gamma, trace");
     const char *forever[] = {"workload.arrival.rate_per_s=\"inf\"", "stop={\"duration_s\": 5}",
                              NULL};
     char *e = errors_with(forever);

@@ -222,10 +222,12 @@ static const util_field *find_field(const util_field *const *lists, int n, const
 /* Reports keys that no list allows, and keys given twice (cJSON keeps both,
  * and the second would silently lose). */
 /* A key the union's chosen variant lacks but others take (rate_per_s under
- * process closed): named with the variants it belongs to, since switching
- * the tag leaves it behind.  UTIL_OK when no variant takes it. */
+ * process closed): reported as unknown, in the form "known: ...)" readers
+ * of the message parse (plan/sweep.c), and then with the variants it
+ * belongs to, since switching the tag leaves it behind.  UTIL_OK when no
+ * variant takes it. */
 static int misplaced_key(const util_union *un, const util_variant *var, const char *key,
-                         const char *path, util_diag *d)
+                         const char *const *known, const char *path, util_diag *d)
 {
     const char *owners[MAX_KEYS];
     int k = 0;
@@ -233,9 +235,11 @@ static int misplaced_key(const util_union *un, const util_variant *var, const ch
         if (v != var && find_field(&v->fields, 1, key)) owners[k++] = v->name;
     owners[k] = NULL;
     if (!k) return UTIL_OK;
-    char *who = list_words(owners);
-    util_diag_add(d, "%s: not under %s '%s' (a key of %s %s; --unset it when switching %s)",
-                  path, un->tag, var->name, un->tag, who, un->tag);
+    char *who = list_words(owners), *all = list_words(known);
+    util_diag_add(d, "%s: unknown key (known: %s) under %s '%s': a key of %s %s; --unset it "
+                     "when switching %s",
+                  path, all, un->tag, var->name, un->tag, who, un->tag);
+    free(all);
     free(who);
     return UTIL_EINPUT;
 }
@@ -255,7 +259,7 @@ static int check_keys(const util_field *const *lists, int n, const char *extra,
     for (cJSON *c = obj->child; c; c = c->next) {
         char *p = join(path, c->string);
         bool ok = (extra && !strcmp(c->string, extra)) || find_field(lists, n, c->string);
-        if (!ok && un && misplaced_key(un, var, c->string, p, d)) {
+        if (!ok && un && misplaced_key(un, var, c->string, known, p, d)) {
             rc = UTIL_EINPUT;
             free(p);
             continue;
