@@ -30,8 +30,8 @@
 #define MAX_CONCURRENCY_FIELD                                                                    \
     {.key = "max_concurrency", .type = UTIL_T_INTEGER, .unit = "requests", .min = 1, .max = 1e7, \
      .doc = "most of the stream's requests (agent tasks) in flight: one due while that many "    \
-            "are waits at the client and is sent when one ends, its TTFT counted from the send " \
-            "(vllm bench serve's --max-concurrency; absent: no cap)"}
+            "are in flight waits at the client, sent when one ends, its TTFT counted from the "  \
+            "send (vllm bench serve's --max-concurrency; absent: no cap)"}
 
 static const util_field rate_fields[] = {
     {.key = "rate_per_s", .type = UTIL_T_NUMBER, .unit = "1/s", .min = WL_MIN_RATE_PER_S,
