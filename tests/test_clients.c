@@ -812,6 +812,22 @@ static void test_cap_unbound(void)
     sqlite3_close(db);
 }
 
+/* A capped stream whose every request is rejected: each slot comes back
+ * after the error reply's 1 ms round trip, so the run advances and ends
+ * at stop.duration_s (without it, it would send forever at time 0). */
+static void test_cap_rejected(void)
+{
+    sqlite3 *db = run_db(base, (const char *[]){"stop={\"duration_s\": 0.5}",
+                                                "workload.arrival.rate_per_s=\"inf\"",
+                                                "workload.arrival.max_concurrency=4",
+                                                "workload.prompt_tokens=200000", NULL});
+    double n = support_q1(db, "SELECT count(*) FROM requests WHERE status = 'rejected'");
+    double rounds = support_q1(db, "SELECT count(DISTINCT arrival_s) FROM requests");
+    is_near(n, 4 * rounds, 0, "every round sends 4 (%g requests in %g rounds)", n, rounds);
+    is_near(rounds, 500, 1, "one round per 1 ms round trip over 0.5 s");
+    sqlite3_close(db);
+}
+
 /* "inf" without a cap: every request sent at time 0. */
 static void test_rate_inf_open(void)
 {
@@ -852,6 +868,7 @@ int main(int argc, char **argv)
     test_rate_inf_capped();
     test_cap_unbound();
     test_rate_inf_open();
+    test_cap_rejected();
     support_fini();
     free(base);
     free((char *)shared);
