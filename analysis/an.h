@@ -83,6 +83,7 @@ typedef struct an_request {
     const char *cls, *status;
     double arrival_s, enqueue_s, first_scheduled_s, first_token_s, finish_s;
     double prompt_tokens, output_tokens, preemptions, cached_tokens;
+    int decode_replica; /* disaggregated: the replica that decoded it; -1: none (set it) */
 } an_request;
 
 /* A run's request rows summarised as they are recorded, so that the report
@@ -118,10 +119,14 @@ struct an_options {
 };
 
 /* The per-request sections of a report, over every request, one class or
- * the requests one replica served. */
+ * the requests one replica served: those it prefilled or, for a decode
+ * replica of a disaggregated cluster, those it decoded, whose TTFT and
+ * queue (the prefill side's) it leaves out. */
 typedef struct an_section {
-    /* counts; ended = completed, rejected or timed out after warm-up */
-    int64_t arrived, completed, measured, rejected, timed_out, unfinished;
+    /* counts; ended = completed, rejected or timed out after warm-up;
+     * handed_over: a decode replica's requests, whose KV cache reached it
+     * (they are the ones that arrived at it) */
+    int64_t arrived, completed, measured, rejected, timed_out, unfinished, handed_over;
     int64_t preempted, preemptions; /* requests preempted at least once; times in all */
     /* latency, seconds */
     an_stats ttft, tpot, tpot_incl_ttft, e2e, queue;
@@ -193,7 +198,8 @@ typedef struct an_use {
      * database older than schema 4) and the KV capacity */
     double weight_bytes, kv_bytes_per_token;
     int64_t kv_capacity_tokens;
-    an_section req;           /* requests it prefilled (with options.by_replica) */
+    an_section req;           /* requests it served (with options.by_replica) */
+    bool decodes; /* it is of the disaggregated cluster's decode pool: req is what it decoded */
 } an_use;
 
 /* Cost over the measurement window: every GPU, busy or idle. */
@@ -237,6 +243,7 @@ typedef struct an_report {
     an_use *replicas;   /* each replica */
     int n_replicas;
     bool by_replica;
+    char *decode_pool;  /* cluster.disaggregated.decode, or NULL: not disaggregated */
     an_cost cost;
     an_energy energy;
     /* a measured run (servesim import): its tool, file and clock, and the

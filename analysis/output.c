@@ -173,8 +173,15 @@ static void replicas_json(cJSON *root, const an_report *r)
         cJSON_AddStringToObject(o, "pool", u->pool);
         cJSON_AddStringToObject(o, "gpu", u->gpu);
         cJSON_AddNumberToObject(o, "gpus", u->gpus);
+        if (r->decode_pool) cJSON_AddStringToObject(o, "role", u->decodes ? "decode" : "prefill");
         use_json(o, u);
         if (r->by_replica) section_json(o, &u->req);
+        if (r->by_replica && u->decodes) {
+            cJSON_AddNumberToObject(cJSON_GetObjectItem(o, "requests"), "handed_over",
+                                    (double)u->req.handed_over);
+            cJSON_AddStringToObject(o, "note", "the requests it decoded; their ttft_s and "
+                                               "queue_s are the prefill side's");
+        }
         cJSON_AddItemToArray(arr, o);
     }
 }
@@ -382,10 +389,13 @@ static void pct(FILE *out, const char *label, double v)
     else fprintf(out, "%s %.1f%%", label, 100 * v);
 }
 
+/* The section's SLO: its thresholds and attainment -- "-" with the reason
+ * when no request ended to judge -- and "none set" only when it has none. */
 static void print_slo(const an_section *s, FILE *out)
 {
     const double thr[] = {s->slo.ttft_s, s->slo.tpot_s, s->slo.e2e_s};
-    if (isnan(s->attainment)) {
+    bool any = !isnan(thr[0]) || !isnan(thr[1]) || !isnan(thr[2]);
+    if (!any && isnan(s->attainment)) {
         fprintf(out, "slo: none set (add \"slo\": {\"ttft_s\", \"tpot_s\", \"e2e_s\"})\n");
         return;
     }
@@ -398,16 +408,23 @@ static void print_slo(const an_section *s, FILE *out)
             sep = ", ";
         }
     if (!s->slo.set) fprintf(out, " each class's own");
+    if (s->ended == 0) {
+        fprintf(out, ": attainment - (no request ended after the warm-up)\n");
+        return;
+    }
     pct(out, ": attainment", s->attainment);
     fprintf(out, ", goodput %s req/s\n", num("%.3f", s->goodput_requests_per_s).s);
 }
 
-static void print_counts(const an_section *s, double warmup_s, FILE *out)
+/* A section's requests: those that arrived or, at a decode replica, were
+ * handed over to it (which none reject unless one can never fit). */
+static void print_counts(const an_section *s, double warmup_s, bool decode, FILE *out)
 {
-    fprintf(out, "requests: %lld arrived, %lld completed, %lld measured", (long long)s->arrived,
-            (long long)s->completed, (long long)s->measured);
+    fprintf(out, "requests: %lld %s, %lld completed, %lld measured", (long long)s->arrived,
+            decode ? "handed over by the prefill pool" : "arrived", (long long)s->completed,
+            (long long)s->measured);
     if (warmup_s > 0) fprintf(out, " (after %g s warm-up)", warmup_s);
-    fprintf(out, ", %lld rejected", (long long)s->rejected);
+    if (!decode || s->rejected) fprintf(out, ", %lld rejected", (long long)s->rejected);
     if (s->timed_out) fprintf(out, ", %lld timed out", (long long)s->timed_out);
     if (s->unfinished) fprintf(out, ", %lld unfinished", (long long)s->unfinished);
     if (s->preemptions)
@@ -421,7 +438,7 @@ static const char latency_head[] = "latency (s)              mean        p50    
 
 static void print_section(const an_section *s, double warmup_s, FILE *out)
 {
-    print_counts(s, warmup_s, out);
+    print_counts(s, warmup_s, false, out);
     fprintf(out, "\n%s", latency_head);
     stats_line(out, "ttft", &s->ttft);
     stats_line(out, "tpot", &s->tpot);
@@ -596,12 +613,42 @@ static void print_replicas(const an_report *r, FILE *out)
     }
 }
 
+/* A decode replica's section: what it decoded -- the requests handed over
+ * to it, their per-token latencies and end-to-end, and how full its batch
+ * ran; their TTFT and queue are the prefill side's, said so rather than
+ * left as empty rows. */
+static void print_decode_section(const an_use *u, double warmup_s, FILE *out)
+{
+    const an_section *s = &u->req;
+    print_counts(s, warmup_s, true, out);
+    fprintf(out, "\n%s", latency_head);
+    fprintf(out, "  %-16s the prefill side's: their first tokens came from the prefill pool\n",
+            "ttft");
+    stats_line(out, "tpot", &s->tpot);
+    stats_line(out, "tpot incl. ttft", &s->tpot_incl_ttft);
+    stats_line(out, "e2e", &s->e2e);
+    fprintf(out, "  %-16s the prefill side's, as ttft\n", "queue");
+    print_throughput(s, out);
+    print_slo(s, out);
+    if (isnan(u->batch_fill)) {
+        fprintf(out, "batch: mean %s sequences\n", num("%.1f", u->mean_batch).s);
+        return;
+    }
+    pct(out, "batch: slots", u->batch_fill);
+    fprintf(out, " full (max_batch %lld, mean batch %s)\n", (long long)u->batch_slots,
+            num("%.1f", u->mean_batch).s);
+}
+
 static void print_replica_sections(const an_report *r, FILE *out)
 {
     for (int i = 0; i < r->n_replicas; i++) {
         const an_use *u = &r->replicas[i];
-        fprintf(out, "\nreplica %d (%s) -- the requests it prefilled\n", u->replica,
-                short_name(u->pool, 32).s);
+        fprintf(out, "\nreplica %d (%s) -- the requests it %s\n", u->replica,
+                short_name(u->pool, 32).s, u->decodes ? "decoded" : "prefilled");
+        if (u->decodes) {
+            print_decode_section(u, r->warmup_s, out);
+            continue;
+        }
         print_section(&u->req, r->warmup_s, out);
         print_throughput(&u->req, out);
         print_slo(&u->req, out);

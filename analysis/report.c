@@ -99,6 +99,16 @@ static void load_settings(const cJSON *sc, an_report *r)
     r->energy.host_w_per_gpu = util_json_number(sc, "energy.host_w_per_gpu", NAN);
     r->energy.pue = util_json_number(sc, "energy.pue", 1);
     r->timeout_s = util_json_number(sc, "workload.timeout_s", 0);
+    const cJSON *decode = util_json_get(sc, "cluster.disaggregated.decode");
+    if (cJSON_IsString(decode)) r->decode_pool = util_xstrdup(decode->valuestring);
+}
+
+/* Which replicas decode for a disaggregated cluster: its decode pool's
+ * (their sections are of the requests they decoded, which the rows say). */
+static void mark_decoders(an_report *r)
+{
+    for (int i = 0; r->decode_pool && i < r->n_replicas; i++)
+        r->replicas[i].decodes = r->replicas[i].pool && !strcmp(r->replicas[i].pool, r->decode_pool);
 }
 
 /* A measured run's facts (schema 7 on; an older database has none). */
@@ -280,6 +290,7 @@ static int load_sections(an__query *q, bool by_replica, an_stream *stream, an_re
     an__usage *u = NULL;
     bool unordered = false;
     int rc = an__usage_begin(q, by_replica, r, &u, d);
+    if (!rc) mark_decoders(r);
     if (!rc && !(stream && an__stream_sections(stream, q, r, &unordered, &rc, d)))
         rc = an__scan_requests(q, r, an__usage_replica_ids(u), &unordered, d);
     if (!rc) rc = load_tasks(q, &r->tasks, r->req.slo.task_e2e_s, r->req.window_s, d);
@@ -322,6 +333,7 @@ void an_report_fini(an_report *r)
     free(r->calibration_gpu);
     free(r->calibration_engine);
     free(r->calibration_fitted_on);
+    free(r->decode_pool);
     an__usage_fini(r);
     memset(r, 0, sizeof *r);
 }

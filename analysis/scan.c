@@ -3,7 +3,9 @@
  * request rows, in primary-key order.
  *
  * A row adds to the run's section, its class's (when the scenario has
- * classes) and, with --by replica, its replica's: counts by status, the
+ * classes) and, with --by replica, its replica's -- and, disaggregated,
+ * its decode replica's, without the prefill side's TTFT, queue and prefix
+ * cache, which its prefill replica's has: counts by status, the
  * latency distributions of the measured requests (dist.c), the window and
  * token totals, SLO attainment against each section's targets, and the
  * prefix cache's tokens.  The same pass sweeps the replicas' queues: rows
@@ -66,6 +68,7 @@ static status status_of(const char *s)
 typedef struct row {
     int64_t id;      /* the stream's order; a scan reads rows in it */
     int replica;     /* -1: NULL */
+    int decode_replica; /* -1: NULL (not disaggregated, or never decoded) */
     int cls;         /* its class's index in the report's classes; -1: none of them */
     status status;
     double arrival, enqueue, scheduled, first_token, finish; /* NAN: NULL */
@@ -239,11 +242,19 @@ static bool good(const an_slo *slo, const double *v)
            (isnan(slo->e2e_s) || v[M_E2E] <= slo->e2e_s);
 }
 
-static void acc_row(acc *a, const row *x, double warmup, size_t *stored)
+/* Whether a section has metric m: a decode replica's (decode) leaves the
+ * prefill side's TTFT and queue to the replica that prefilled. */
+static bool side_has(int m, bool decode)
+{
+    return !decode || (m != M_TTFT && m != M_QUEUE);
+}
+
+static void acc_row(acc *a, const row *x, double warmup, bool decode, size_t *stored)
 {
     an_section *s = a->out;
     bool completed = x->status == ST_COMPLETED, late = x->arrival >= warmup;
     s->arrived++;
+    s->handed_over += decode;
     s->completed += completed;
     s->rejected += x->status == ST_REJECTED;
     s->timed_out += x->status == ST_TIMED_OUT;
@@ -252,7 +263,7 @@ static void acc_row(acc *a, const row *x, double warmup, size_t *stored)
     s->preemptions += (int64_t)x->preemptions;
     if (!late) return;
     if (x->arrival < a->first_arrival) a->first_arrival = x->arrival;
-    if (!isnan(x->scheduled)) {
+    if (!isnan(x->scheduled) && !decode) {
         s->cached_tokens += x->cached;
         s->prompt_tokens_scheduled += x->prompt;
     }
@@ -262,21 +273,22 @@ static void acc_row(acc *a, const row *x, double warmup, size_t *stored)
     metrics(x, v);
     s->good += good(&s->slo, v);
     s->measured++;
-    acc_wait(a, x->arrival, v[M_QUEUE]);
+    if (!decode) acc_wait(a, x->arrival, v[M_QUEUE]);
     if (x->finish > a->last_finish) a->last_finish = x->finish;
     s->input_tokens += x->prompt;
     s->output_tokens += x->output;
     for (int i = 0; i < N_METRICS; i++)
-        if (!isnan(v[i])) an__dist_add(&a->m[i], v[i], stored);
+        if (!isnan(v[i]) && side_has(i, decode)) an__dist_add(&a->m[i], v[i], stored);
 }
 
-static void acc_refine(acc *a, const row *x, double warmup)
+static void acc_refine(acc *a, const row *x, double warmup, bool decode)
 {
     if (x->arrival < warmup || x->status != ST_COMPLETED) return;
     double v[N_METRICS];
     metrics(x, v);
     for (int i = 0; i < N_METRICS; i++)
-        if (!isnan(v[i]) && a->m[i].ranks) an__dist_refine(&a->m[i], v[i]);
+        if (!isnan(v[i]) && side_has(i, decode) && a->m[i].ranks)
+            an__dist_refine(&a->m[i], v[i]);
 }
 
 static void acc_summarise(acc *a)
@@ -351,6 +363,7 @@ static void read_row(sqlite3_stmt *st, const an_report *r, row *x)
     x->output = sqlite3_column_double(st, 8);
     x->preemptions = sqlite3_column_double(st, 9);
     x->cached = sqlite3_column_double(st, 11);
+    x->decode_replica = sqlite3_column_int(st, 12);
 }
 
 static int replica_index(const scan *s, int replica)
@@ -361,21 +374,37 @@ static int replica_index(const scan *s, int replica)
     return -1;
 }
 
-/* The sections x belongs to, into which[]; returns how many. */
-static int sections_of(const scan *s, const row *x, int k, int *which)
+/* The sections x belongs to, into which[], each marked when it is x's
+ * decode replica's (decode[]); returns how many. */
+static int sections_of(const scan *s, const row *x, int k, int *which, bool *decode)
 {
     int n = 0;
-    which[n++] = 0;
-    if (x->cls >= 0) which[n++] = s->first_class + x->cls;
-    if (s->r->by_replica && k >= 0) which[n++] = s->first_replica + k;
+    which[n] = 0;
+    decode[n++] = false;
+    if (x->cls >= 0) {
+        which[n] = s->first_class + x->cls;
+        decode[n++] = false;
+    }
+    if (!s->r->by_replica) return n;
+    if (k >= 0) {
+        which[n] = s->first_replica + k;
+        decode[n++] = false;
+    }
+    int kd = x->decode_replica >= 0 ? replica_index(s, x->decode_replica) : -1;
+    if (kd >= 0 && kd != k) {
+        which[n] = s->first_replica + kd;
+        decode[n++] = true;
+    }
     return n;
 }
 
 static void pass_one(scan *s, const row *x)
 {
     int k = replica_index(s, x->replica);
-    int which[3], n = sections_of(s, x, k, which);
-    for (int i = 0; i < n; i++) acc_row(&s->accs[which[i]], x, s->warmup, &s->stored);
+    int which[4];
+    bool decode[4];
+    int n = sections_of(s, x, k, which, decode);
+    for (int i = 0; i < n; i++) acc_row(&s->accs[which[i]], x, s->warmup, decode[i], &s->stored);
     if (!s->spilled && s->stored > s->budget) {
         for (int a = 0; a < s->n_accs; a++)
             for (int m = 0; m < N_METRICS; m++) an__dist_spill(&s->accs[a].m[m]);
@@ -391,8 +420,10 @@ static void pass_one(scan *s, const row *x)
 static void pass_refine(scan *s, const row *x)
 {
     int k = replica_index(s, x->replica);
-    int which[3], n = sections_of(s, x, k, which);
-    for (int i = 0; i < n; i++) acc_refine(&s->accs[which[i]], x, s->warmup);
+    int which[4];
+    bool decode[4];
+    int n = sections_of(s, x, k, which, decode);
+    for (int i = 0; i < n; i++) acc_refine(&s->accs[which[i]], x, s->warmup, decode[i]);
 }
 
 static int read_rows(scan *s, void (*each)(scan *, const row *), util_diag *d)
@@ -400,7 +431,8 @@ static int read_rows(scan *s, void (*each)(scan *, const row *), util_diag *d)
     char *sql = util_xasprintf(
         "SELECT coalesce(replica, -1), %s, arrival_s, coalesce(enqueue_s, 9e999),"
         " coalesce(first_scheduled_s, 9e999), coalesce(first_token_s, 9e999),"
-        " coalesce(finish_s, 9e999), prompt_tokens, output_tokens, preemptions, status, %s"
+        " coalesce(finish_s, 9e999), prompt_tokens, output_tokens, preemptions, status, %s,"
+        " coalesce(decode_replica, -1)"
         " FROM requests WHERE run_id = ?1",
         s->r->has_classes ? "class" : "NULL", /* no classes: no class to compare */
         s->q->schema >= AN__SCHEMA_CACHE ? "cached_tokens" : "0");
@@ -582,7 +614,8 @@ void an_stream_add(an_stream *st, const an_request *q)
              .status = status_of(q->status ? q->status : ""), .arrival = q->arrival_s,
              .enqueue = q->enqueue_s, .scheduled = q->first_scheduled_s,
              .first_token = q->first_token_s, .finish = q->finish_s, .prompt = q->prompt_tokens,
-             .output = q->output_tokens, .preemptions = q->preemptions, .cached = q->cached_tokens};
+             .output = q->output_tokens, .preemptions = q->preemptions, .cached = q->cached_tokens,
+             .decode_replica = q->decode_replica};
     util_idring_put(&st->ring, x.id, &x, row_id, stream_pass, st);
 }
 

@@ -183,7 +183,8 @@ static void summary_add(void *arg, const sim_request_row *row)
                     .enqueue_s = row->enqueue_s, .first_scheduled_s = row->first_scheduled_s,
                     .first_token_s = row->first_token_s, .finish_s = row->finish_s,
                     .prompt_tokens = row->prompt_tokens, .output_tokens = row->output_tokens,
-                    .preemptions = row->preemptions, .cached_tokens = row->cached_tokens};
+                    .preemptions = row->preemptions, .cached_tokens = row->cached_tokens,
+                    .decode_replica = row->decode_replica};
     an_stream_add(s->stream, &x);
 }
 

@@ -820,6 +820,57 @@ static void test_task_slo(void)
     util_diag_fini(&d);
 }
 
+/* ---- a disaggregated run, by replica ---- */
+
+/* The static decode pool (tests/scenarios/cluster-static-decode.json) with
+ * an SLO: the decode replica's section is of the requests whose decode ran
+ * there (requests.decode_replica) -- their count handed over, their TPOT,
+ * judged by the scenario's SLO -- and its TTFT is the prefill side's, so
+ * it has none.  The figures against SQL over the rows. */
+static void test_disaggregated(void)
+{
+    char *pools = support_scenario_text("cluster-static-decode.json");
+    sqlite3 *db = support_run_json(
+        pools, (const char *const[]){"stop.requests=40", "slo={\"ttft_s\": 0.5, \"tpot_s\": 0.1}",
+                                     NULL},
+        false);
+    free(pools);
+    an_report r;
+    if (!report_with(db, NULL, true, &r)) {
+        ok(false, "a disaggregated run, by replica");
+        sqlite3_close(db);
+        return;
+    }
+    is_int(r.n_replicas, 2, "two replicas: prefill and decode");
+    const an_use *dec = r.n_replicas == 2 ? &r.replicas[1] : &r.replicas[0];
+    ok(dec->decodes && !r.replicas[0].decodes, "replica 1 is the decode pool's, replica 0 not");
+    double handed = support_q1(db, "SELECT count(*) FROM requests WHERE decode_replica = 1");
+    cmp_ok(handed, >, 0, "requests were handed over (%g)", handed);
+    is_int(dec->req.handed_over, (int64_t)handed, "the decode section counts those handed over");
+    is_int(dec->req.arrived, (int64_t)handed, "which are the requests that arrived at it");
+    is_int(dec->req.completed,
+           (int64_t)support_q1(db, "SELECT count(*) FROM requests WHERE decode_replica = 1 AND "
+                                   "status = 'completed'"),
+           "and their completed ones");
+    size_t n;
+    double *v = column(db, "SELECT tpot_s FROM request_metrics WHERE id IN (SELECT id FROM "
+                           "requests WHERE decode_replica = 1) AND status = 'completed' AND "
+                           "tpot_s IS NOT NULL ORDER BY 1", &n);
+    is_int(dec->req.tpot.n, (int64_t)n, "its TPOT is over its requests");
+    if (n) is_near(dec->req.tpot.p50, np_percentile(v, n, 0.5), 0, "TPOT p50: numpy's, exactly");
+    free(v);
+    is_int(dec->req.ttft.n, 0, "no TTFT on the decode side: it is the prefill's");
+    is_near(dec->req.attainment,
+            support_q1(db, "SELECT avg(status = 'completed' AND ttft_s <= 0.5 AND "
+                           "(tpot_s IS NULL OR tpot_s <= 0.1)) FROM request_metrics "
+                           "WHERE id IN (SELECT id FROM requests WHERE decode_replica = 1)"),
+            1e-12, "its attainment: its requests' against the scenario's SLO");
+    is_int(r.replicas[0].req.handed_over, 0, "the prefill replica hands over, receives none");
+    is_int(r.replicas[0].req.arrived, r.req.arrived, "and its requests are the run's");
+    an_report_fini(&r);
+    sqlite3_close(db);
+}
+
 int main(void)
 {
     if (support_init()) return 1;
@@ -839,6 +890,7 @@ int main(void)
     test_cost_by_load();
     test_queue_growth();
     test_task_slo();
+    test_disaggregated();
     free(quick);
     support_fini();
     return tap_done();

@@ -505,6 +505,78 @@ static void test_saturation(void)
     free(quick);
 }
 
+/* ---- a disaggregated run's replicas ---- */
+
+/* The decode replica's section, in the report `run` prints from the rows
+ * as they came and in `report`'s from the database: the requests it
+ * decoded -- handed over, their TPOT, its batch -- TTFT said to be the
+ * prefill side's, and the scenario's SLO, never "none set"; the JSON's
+ * replica the same. */
+static void test_disaggregated(void)
+{
+    char *pools = util_xasprintf("%s/tests/scenarios/cluster-static-decode.json", root);
+    char *db = in_dir("disagg.db");
+    const char *slo = "slo={\"ttft_s\": 0.5, \"tpot_s\": 0.1}";
+    result runs = sv("run", pools, "-o", db, "--quiet", "--set", "stop.requests=40", "--set", slo,
+                     "--by", "replica", NULL);
+    result rep = sv("report", db, "--by", "replica", NULL);
+    const result *both[] = {&runs, &rep};
+    for (int i = 0; i < 2; i++) {
+        const char *what = i ? "report --by replica" : "run --by replica";
+        const char *out = both[i]->out;
+        is_int(both[i]->status, 0, "%s exits 0", what);
+        const char *dec = strstr(out, "\nreplica 1 (decode) -- the requests it decoded\n");
+        ok(dec != NULL, "%s: the decode replica's section is of the requests it decoded", what);
+        if (!dec) {
+            tap_diag("%s", out);
+            continue;
+        }
+        ok(!strstr(out, "slo: none set"), "%s: never \"none set\" with an SLO", what);
+        has_str(dec, "requests: 40 handed over by the prefill pool, 40 completed, 40 measured",
+                "%s: its requests, handed over", what);
+        has_str(dec, "  ttft             the prefill side's", "%s: TTFT is the prefill side's", what);
+        ok(!strstr(dec, "  ttft                      -"), "%s: not an empty row", what);
+        has_str(dec, "\nslo: ttft <= 0.5 s, tpot <= 0.1 s: attainment ",
+                "%s: the scenario's SLO, attained", what);
+        has_str(dec, "\nbatch: slots ", "%s: its batch occupancy", what);
+        fits(out, what);
+    }
+    runner_drop(&runs);
+    runner_drop(&rep);
+    result js = sv("report", db, "--by", "replica", "--json", NULL);
+    cJSON *j = cJSON_Parse(js.out);
+    const cJSON *r1 = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "replicas"), 1);
+    is_str(cJSON_GetStringValue(cJSON_GetObjectItem(r1, "role")), "decode",
+           "JSON: the decode replica's role");
+    is_near(util_json_number(r1, "requests.arrived", 0), 40, 0, "JSON: the requests it decoded");
+    is_near(util_json_number(r1, "requests.handed_over", 0), 40, 0, "JSON: handed over");
+    ok(util_json_number(r1, "tpot_s.p50", NAN) > 0, "JSON: their TPOT");
+    ok(cJSON_IsNull(util_json_get(r1, "ttft_s.p50")), "JSON: no TTFT of its own");
+    ok(util_json_number(r1, "slo.attainment", NAN) >= 0, "JSON: its SLO attainment");
+    cJSON_Delete(j);
+    runner_drop(&js);
+    free(db);
+    free(pools);
+}
+
+/* An SLO with no request to judge (every arrival inside the warm-up): the
+ * scenario's thresholds and why there is no attainment, not "none set". */
+static void test_slo_unjudged(void)
+{
+    char *quick = util_xasprintf("%s/examples/quickstart.json", root);
+    char *db = in_dir("unjudged.db");
+    result r = sv("run", quick, "-o", db, "--quiet", "--set", "stop.requests=20", "--set",
+                  "warmup_s=1000", NULL);
+    is_int(r.status, 0, "a run wholly inside its warm-up");
+    ok(!strstr(r.out, "slo: none set"), "says nothing of \"none set\": the scenario has an SLO");
+    has_str(r.out, "slo: ttft <= 0.5 s, tpot <= 0.05 s, e2e <= 30 s: attainment - (no request "
+                   "ended after the warm-up)",
+            "its thresholds, and why there is no attainment");
+    runner_drop(&r);
+    free(db);
+    free(quick);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3 || !mkdtemp(dir)) return 1;
@@ -515,6 +587,8 @@ int main(int argc, char **argv)
     test_sweep_table();
     test_plan_text();
     test_saturation();
+    test_disaggregated();
+    test_slo_unjudged();
     char *cmd = util_xasprintf("rm -rf '%s'", dir);
     if (system(cmd) != 0) tap_diag("could not remove %s", dir);
     free(cmd);
