@@ -198,6 +198,10 @@ typedef struct an_use {
      * database older than schema 4) and the KV capacity */
     double weight_bytes, kv_bytes_per_token;
     int64_t kv_capacity_tokens;
+    /* the weight-only form its quantization ran in on its GPU, "W8A16"
+     * (mdl_weight_only_form: fp8 on an A100 under vllm-v1), or NULL: it
+     * computed in its dtype (the cluster's: every replica's one form) */
+    const char *weight_only;
     an_section req;           /* requests it served (with options.by_replica) */
     bool decodes; /* it is of the disaggregated cluster's decode pool: req is what it decoded */
 } an_use;

@@ -7,6 +7,7 @@
  * design doc shows.
  */
 #include "an_int.h"
+#include "mdl.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -129,6 +130,7 @@ static void use_json(cJSON *o, const an_use *u)
     add_num(o, "prefix_hit_rate", u->prefix_hit_rate);
     cJSON_AddNumberToObject(o, "evicted_blocks", (double)u->evicted_blocks);
     add_num(o, "weight_bytes", u->weight_bytes);
+    if (u->weight_only) cJSON_AddStringToObject(o, "weight_only", u->weight_only);
     add_num(o, "kv_bytes_per_token", u->kv_bytes_per_token);
     cJSON_AddNumberToObject(o, "kv_capacity_tokens", (double)u->kv_capacity_tokens);
 }
@@ -593,12 +595,14 @@ static void print_energy(const an_report *r, FILE *out)
             num("%.1f", e->wall_wh).s, num("%.3f", e->wall_j_per_output_token).s);
 }
 
-/* What the precision sized: known from schema 4 on. */
+/* What the precision sized: known from schema 4 on; weights served
+ * weight-only say so in the catalog's words. */
 static void print_memory(const an_use *u, const char *indent, FILE *out)
 {
     if (isnan(u->weight_bytes)) return;
-    fprintf(out, "%smemory: weights %s GB, KV %s KiB per token, KV capacity %lld tokens\n",
-            indent, num("%.2f", u->weight_bytes / 1e9).s,
+    const char *words = mdl_weight_only_words(u->weight_only);
+    fprintf(out, "%smemory: weights %s GB%s%s, KV %s KiB per token, KV capacity %lld tokens\n",
+            indent, num("%.2f", u->weight_bytes / 1e9).s, words ? ", " : "", words ? words : "",
             num("%.1f", u->kv_bytes_per_token / 1024).s, (long long)u->kv_capacity_tokens);
 }
 

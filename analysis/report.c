@@ -7,6 +7,7 @@
  * by its own targets.
  */
 #include "an_int.h"
+#include "mdl.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -111,6 +112,63 @@ static void mark_decoders(an_report *r)
         r->replicas[i].decodes = r->replicas[i].pool && !strcmp(r->replicas[i].pool, r->decode_pool);
 }
 
+/* ---- precision: the form each pool's quantization ran in ---- */
+
+/* A quantization the GPU may lack the tensor cores of (fp8, int8, mxfp4):
+ * its index in mdl_quantizations, else -1 (none, w4a16: nothing to ask). */
+static int narrow_quant(const cJSON *pool)
+{
+    const cJSON *q = cJSON_GetObjectItemCaseSensitive(pool, "quantization");
+    for (int i = 0; cJSON_IsString(q) && mdl_quantizations[i]; i++)
+        if (!strcmp(q->valuestring, mdl_quantizations[i]))
+            return i == MDL_Q_FP8 || i == MDL_Q_INT8 || i == MDL_Q_MXFP4 ? i : -1;
+    return -1;
+}
+
+/* The pool's weight-only form from its stored quantization and GPU (a
+ * catalog id, read from the catalog compiled in and loaded at the first
+ * that needs it, or the inline entry the run used); NULL when it computed
+ * in its dtype, or the GPU is no longer in the catalog. */
+static const char *pool_weight_only(const cJSON *pool, mdl_catalog **cat)
+{
+    int q = narrow_quant(pool);
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(pool, "gpu");
+    if (q < 0 || !(cJSON_IsString(g) || cJSON_IsObject(g))) return NULL;
+    mdl_gpu gpu;
+    if (cJSON_IsObject(g)) {
+        mdl_gpu_from_json(g, &gpu);
+        return mdl_weight_only_form((mdl_quant)q, &gpu);
+    }
+    util_diag ignored;
+    util_diag_init(&ignored);
+    if (!*cat) mdl_catalog_load_default(cat, &ignored);
+    util_diag_fini(&ignored);
+    const mdl_gpu *known = *cat ? mdl_catalog_find_gpu(*cat, g->valuestring) : NULL;
+    return known ? mdl_weight_only_form((mdl_quant)q, known) : NULL;
+}
+
+/* Each replica's form, by its pool's name (the short form's is "default"),
+ * and the cluster's when every replica has the same one. */
+static void mark_weight_only(const cJSON *sc, an_report *r)
+{
+    const cJSON *cluster = cJSON_GetObjectItemCaseSensitive(sc, "cluster");
+    const cJSON *pools = cJSON_GetObjectItemCaseSensitive(cluster, "pools");
+    mdl_catalog *cat = NULL;
+    const cJSON *p = cJSON_IsArray(pools) ? pools->child : cluster;
+    for (; p; p = cJSON_IsArray(pools) ? p->next : NULL) {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(p, "name");
+        const char *pool = cJSON_IsArray(pools) ? cJSON_GetStringValue(name) : "default";
+        const char *form = pool ? pool_weight_only(p, &cat) : NULL;
+        for (int i = 0; form && i < r->n_replicas; i++)
+            if (r->replicas[i].pool && !strcmp(r->replicas[i].pool, pool))
+                r->replicas[i].weight_only = form;
+    }
+    mdl_catalog_destroy(cat);
+    r->use.weight_only = r->n_replicas > 0 ? r->replicas[0].weight_only : NULL;
+    for (int i = 1; i < r->n_replicas; i++)
+        if (r->replicas[i].weight_only != r->use.weight_only) r->use.weight_only = NULL;
+}
+
 /* A measured run's facts (schema 7 on; an older database has none). */
 static void load_measured(an__query *q, an_report *r)
 {
@@ -158,7 +216,8 @@ static void load_calibration(const cJSON *sc, an_report *r)
 
 /* The run's row, and from its stored scenario the warm-up, SLOs, classes and
  * the cost and energy settings. */
-static int load_run(an__query *q, const an_options *opt, an_report *r, util_diag *d)
+static int load_run(an__query *q, const an_options *opt, an_report *r, cJSON **scenario,
+                    util_diag *d)
 {
     sqlite3_stmt *st = an__prepare(q, "SELECT name, seed, status, sim_end_s, wall_s, events, "
                                       "scenario, status_reason FROM runs WHERE id = ?1");
@@ -183,7 +242,7 @@ static int load_run(an__query *q, const an_options *opt, an_report *r, util_diag
     an__report_setup(sc, opt, r);
     an__scenario_targets(sc, r);
     load_calibration(sc, r);
-    cJSON_Delete(sc);
+    *scenario = sc;
     q->warmup = r->warmup_s;
     load_measured(q, r);
     return check_classes(opt, r, d);
@@ -281,16 +340,20 @@ static int load_classes_tasks(an__query *q, an_report *r, util_diag *d)
     return UTIL_OK;
 }
 
-/* The replicas' rows, then one scan of the requests for every section, the
- * hit rates and the queues -- or the sections a stream of the same run's
- * rows made as they were recorded -- then what needs the run's section. */
-static int load_sections(an__query *q, bool by_replica, an_stream *stream, an_report *r,
-                         util_diag *d)
+/* The replicas' rows (each marked from the stored scenario sc), then one
+ * scan of the requests for every section, the hit rates and the queues --
+ * or the sections a stream of the same run's rows made as they were
+ * recorded -- then what needs the run's section. */
+static int load_sections(an__query *q, const cJSON *sc, bool by_replica, an_stream *stream,
+                         an_report *r, util_diag *d)
 {
     an__usage *u = NULL;
     bool unordered = false;
     int rc = an__usage_begin(q, by_replica, r, &u, d);
-    if (!rc) mark_decoders(r);
+    if (!rc) {
+        mark_decoders(r);
+        mark_weight_only(sc, r);
+    }
     if (!rc && !(stream && an__stream_sections(stream, q, r, &unordered, &rc, d)))
         rc = an__scan_requests(q, r, an__usage_replica_ids(u), &unordered, d);
     if (!rc) rc = load_tasks(q, &r->tasks, r->req.slo.task_e2e_s, r->req.window_s, d);
@@ -306,8 +369,10 @@ int an_report_compute_with(sqlite3 *db, int64_t run_id, const an_options *opt, a
     memset(r, 0, sizeof *r);
     r->run_id = run_id;
     an__query q = {db, run_id, 0, NULL, -1, an__schema(db), opt ? opt->scan_budget_values : 0};
-    int rc = load_run(&q, opt, r, d);
-    if (!rc) rc = load_sections(&q, opt && opt->by_replica, opt ? opt->stream : NULL, r, d);
+    cJSON *sc = NULL;
+    int rc = load_run(&q, opt, r, &sc, d);
+    if (!rc) rc = load_sections(&q, sc, opt && opt->by_replica, opt ? opt->stream : NULL, r, d);
+    cJSON_Delete(sc);
     if (!rc && (r->n_targets || (opt && opt->n_targets))) rc = an__load_targets(&q, opt, r, d);
     return rc;
 }

@@ -354,19 +354,6 @@ static const char *attention_words(const mdl_model *m, char *buf, size_t n)
     return buf;
 }
 
-/* The weight-only form a quantization is served in on a GPU without its
- * tensor cores (the engine preset's weight_only: vLLM V1's FP8 Marlin on
- * Ampere, mxfp4 through Marlin or Triton on Hopper), or NULL when the GPU
- * computes in it. */
-static const char *weight_only_form(const mdl_cost *cm, int quant)
-{
-    const mdl_gpu *g = &cm->gpu;
-    if (quant == MDL_Q_FP8 && g->fp8_flops <= 0) return "W8A16";
-    if (quant == MDL_Q_MXFP4 && g->fp4_flops <= 0) return "W4A16";
-    if (quant == MDL_Q_INT8 && g->int8_ops <= 0) return "W8A16";
-    return NULL;
-}
-
 static cJSON *model_json(const sim_pool *p, const model_opts *mo)
 {
     const mdl_cost *cm = &p->cost;
@@ -382,7 +369,7 @@ static cJSON *model_json(const sim_pool *p, const model_opts *mo)
     cJSON_AddStringToObject(o, "quantization", mdl_quantizations[mo->quantization]);
     cJSON_AddStringToObject(o, "kv_cache_dtype", mdl_kv_dtypes[mo->kv_cache_dtype]);
     cJSON_AddNumberToObject(o, "bytes_per_weight", m->weight_bytes_per_param);
-    const char *form = weight_only_form(cm, mo->quantization);
+    const char *form = mdl_weight_only_form((mdl_quant)mo->quantization, &cm->gpu);
     if (form) cJSON_AddStringToObject(o, "weight_only", form);
     cJSON_AddNumberToObject(o, "weight_bytes", cm->weight_bytes);
     cJSON_AddNumberToObject(o, "kv_bytes_per_token", cm->kv_bytes_per_token);
@@ -423,10 +410,10 @@ static void print_model_text(const sim_pool *p, const cJSON *obj, const model_op
                cm->window_layers, m->layers);
     printf("quantization        %s: %.4g byte%s per weight", mdl_quantizations[mo->quantization],
            m->weight_bytes_per_param, m->weight_bytes_per_param == 1 ? "" : "s");
-    const char *form = weight_only_form(cm, mo->quantization);
+    const char *form = mdl_weight_only_form((mdl_quant)mo->quantization, &cm->gpu);
     if (form)
-        printf(", weight-only (%s) on %s: the engine dequantizes to bf16 in its kernels, so the "
-               "FLOPs run at the bf16 peak", form, cm->gpu.id);
+        printf(", %s on %s: the engine dequantizes to bf16 in its kernels, so the FLOPs run at "
+               "the bf16 peak", mdl_weight_only_words(form), cm->gpu.id);
     printf("\n");
     printf("kv_cache_dtype      %s: %.4g byte%s per element\n", mdl_kv_dtypes[mo->kv_cache_dtype],
            m->kv_bytes_per_elem, m->kv_bytes_per_elem == 1 ? "" : "s");

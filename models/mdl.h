@@ -334,6 +334,16 @@ typedef struct mdl_precision {
  * the GPU and the engine. */
 int mdl_precision_apply(mdl_cost *cm, const mdl_precision *pr, const char *path, util_diag *d);
 
+/* The weight-only form q is served in on g when g lacks q's tensor cores
+ * (an engine's weight_only: vLLM V1's FP8 Marlin on Ampere, mxfp4 through
+ * Marlin or Triton on Hopper): "W8A16" for fp8 and int8, "W4A16" for mxfp4;
+ * NULL when g computes in q (bf16 and w4a16 included, weight-only by name).
+ * mdl_weight_only_words gives a form as every text says it, "weight-only
+ * (W8A16)" -- the catalog's and the report's one source -- or NULL for
+ * NULL or a form it does not know. */
+const char *mdl_weight_only_form(mdl_quant q, const mdl_gpu *g);
+const char *mdl_weight_only_words(const char *form);
+
 /* `cluster.cost_model`: a union tagged by "kind". */
 extern const util_union mdl_cost_schema;
 

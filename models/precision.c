@@ -42,6 +42,21 @@ static double quant_peak(const mdl_gpu *g, mdl_quant q)
     }
 }
 
+const char *mdl_weight_only_form(mdl_quant q, const mdl_gpu *g)
+{
+    if (quant_peak(g, q) > 0) return NULL;
+    return q == MDL_Q_MXFP4 ? "W4A16" : "W8A16"; /* fp8 and int8: 8-bit weights, bf16 compute */
+}
+
+const char *mdl_weight_only_words(const char *form)
+{
+    static const char *const words[][2] = {{"W8A16", "weight-only (W8A16)"},
+                                           {"W4A16", "weight-only (W4A16)"}};
+    for (size_t i = 0; form && i < sizeof words / sizeof words[0]; i++)
+        if (!strcmp(form, words[i][0])) return words[i][1];
+    return NULL;
+}
+
 /* The catalog field that would give the GPU the dtype, for the message. */
 static const char *peak_key(mdl_quant q)
 {

@@ -214,6 +214,9 @@ static void test_weight_only(void)
         const mdl_cost *cm = &sc.pools[0].cost;
         is_near(cm->gpu.flops, 312e12, 1, "fp8 on an A100 under vllm-v1: computed at bf16's peak");
         is_near(cm->model.weight_bytes_per_param, 1, 0, "with weights of a byte");
+        is_str(mdl_weight_only_form(MDL_Q_FP8, &sc.pools[0].cost.gpu), "W8A16",
+               "its weight-only form: W8A16");
+        is_str(mdl_weight_only_words("W8A16"), "weight-only (W8A16)", "in words");
     } else {
         ok(0, "fp8 on an A100 under vllm-v1 loads");
     }
@@ -222,6 +225,11 @@ static void test_weight_only(void)
     if (load(h100, &sc)) {
         is_near(sc.pools[0].cost.gpu.flops, 989.4e12, 1, "mxfp4 on an H100 under vllm-v1: bf16 peak");
         is_near(sc.pools[0].cost.model.weight_bytes_per_param, 0.53125, 0, "and 4-bit weights");
+        is_str(mdl_weight_only_form(MDL_Q_MXFP4, &sc.pools[0].cost.gpu), "W4A16",
+               "its weight-only form: W4A16");
+        ok(!mdl_weight_only_form(MDL_Q_FP8, &sc.pools[0].cost.gpu),
+           "fp8 on an H100 is computed in fp8: no weight-only form");
+        ok(!mdl_weight_only_form(MDL_Q_NONE, &sc.pools[0].cost.gpu), "nor is bf16");
     } else {
         ok(0, "mxfp4 on an H100 under vllm-v1 loads");
     }

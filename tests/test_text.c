@@ -577,6 +577,61 @@ static void test_slo_unjudged(void)
     free(quick);
 }
 
+/* fp8 on an A100 and mxfp4 on an H100 run weight-only under vllm-v1: the
+ * report's memory line says so in the catalog's words, one replica's and
+ * the cluster's, and its JSON names the form; bf16 says nothing of it. */
+static void test_weight_only(void)
+{
+    static const struct {
+        const char *name, *gpu, *model, *quant, *words, *form;
+    } runs[] = {{"fp8-a100", "a100-80gb", "llama-3.1-8b", "fp8", "weight-only (W8A16)", "W8A16"},
+                {"mxfp4-h100", "h100-sxm", "gpt-oss-20b", "mxfp4", "weight-only (W4A16)", "W4A16"},
+                {"bf16-h100", "h100-sxm", "llama-3.1-8b", "none", NULL, NULL}};
+    char *quick = util_xasprintf("%s/examples/quickstart.json", root);
+    for (int i = 0; i < 3; i++) {
+        char *db = util_xasprintf("%s/%s.db", dir, runs[i].name);
+        char *gpu = util_xasprintf("cluster.gpu=%s", runs[i].gpu);
+        char *model = util_xasprintf("cluster.model=%s", runs[i].model);
+        char *quant = util_xasprintf("cluster.quantization=%s", runs[i].quant);
+        result r = sv("run", quick, "-o", db, "--quiet", "--set", "stop.requests=20", "--set", gpu,
+                      "--set", model, "--set", quant, "--set", "cluster.engine=vllm-v1", NULL);
+        is_int(r.status, 0, "%s runs", runs[i].name);
+        const char *mem = strstr(r.out, "\n  memory: weights ");
+        ok(mem != NULL, "%s: the memory line", runs[i].name);
+        if (mem && runs[i].words) {
+            char *want = util_xasprintf(" GB, %s, KV ", runs[i].words);
+            const char *nl = strchr(mem + 1, '\n');
+            const char *at = strstr(mem, want);
+            ok(at && nl && at < nl, "%s: says %s", runs[i].name, runs[i].words);
+            free(want);
+        } else if (mem) {
+            ok(!strstr(r.out, "weight-only"), "%s: no weight-only form", runs[i].name);
+        }
+        runner_drop(&r);
+        r = sv("report", db, "--by", "replica", NULL);
+        if (runs[i].words)
+            has_str(r.out, runs[i].words, "%s: report --by replica, the replica's line too",
+                    runs[i].name);
+        runner_drop(&r);
+        r = sv("report", db, "--json", NULL);
+        cJSON *j = cJSON_Parse(r.out);
+        const cJSON *form = util_json_get(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "replicas"), 0),
+                                          "weight_only");
+        if (runs[i].form)
+            is_str(cJSON_GetStringValue(form), runs[i].form, "%s: JSON replicas[0].weight_only",
+                   runs[i].name);
+        else
+            ok(form == NULL, "%s: JSON has no weight_only", runs[i].name);
+        cJSON_Delete(j);
+        runner_drop(&r);
+        free(db);
+        free(gpu);
+        free(model);
+        free(quant);
+    }
+    free(quick);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3 || !mkdtemp(dir)) return 1;
@@ -589,6 +644,7 @@ int main(int argc, char **argv)
     test_saturation();
     test_disaggregated();
     test_slo_unjudged();
+    test_weight_only();
     char *cmd = util_xasprintf("rm -rf '%s'", dir);
     if (system(cmd) != 0) tap_diag("could not remove %s", dir);
     free(cmd);
