@@ -865,6 +865,18 @@ static void test_disaggregated(void)
                            "(tpot_s IS NULL OR tpot_s <= 0.1)) FROM request_metrics "
                            "WHERE id IN (SELECT id FROM requests WHERE decode_replica = 1)"),
             1e-12, "its attainment: its requests' against the scenario's SLO");
+    util_diag d;
+    util_diag_init(&d);
+    an_options one = {.by_replica = true, .scan_budget_values = 1};
+    an_report spilled;
+    if (an_report_compute_with(db, 1, &one, &spilled, &d) == UTIL_OK) {
+        ok(section_same(&dec->req, &spilled.replicas[1].req),
+           "spilled to histograms and refined: the decode section's figures, bit for bit");
+        an_report_fini(&spilled);
+    } else {
+        ok(false, "the report computes with a budget of one value");
+    }
+    util_diag_fini(&d);
     is_int(r.replicas[0].req.handed_over, 0, "the prefill replica hands over, receives none");
     is_int(r.replicas[0].req.arrived, r.req.arrived, "and its requests are the run's");
     an_report_fini(&r);
