@@ -45,6 +45,7 @@ runs nothing else: docs/update_docs.py calls it.
 TAP output.
 """
 
+import difflib
 import os
 import pathlib
 import re
@@ -175,14 +176,12 @@ def matches(shown, printed):
 
 
 def first_difference(shown, printed):
-    printed = printed.rstrip("\n").split("\n")
-    for k, line in enumerate(shown):
-        if line.strip() == ELISION:
-            break
-        if k >= len(printed) or not same_line(line.rstrip(), printed[k].rstrip()):
-            got = printed[k] if k < len(printed) else "(nothing)"
-            return f"line {k + 1}: shown {line!r}, printed {got!r}"
-    return "the lines after an elision differ, or the output is longer"
+    """Where the shown lines part from the printed ones, as a diff (an
+    elision shows as removed lines)."""
+    printed = [line.rstrip() for line in printed.rstrip("\n").split("\n")]
+    diff = difflib.unified_diff([line.rstrip() for line in shown], printed, "shown", "printed",
+                                lineterm="", n=1)
+    return "\n".join(list(diff)[:40])
 
 
 def regenerated(shown, printed):

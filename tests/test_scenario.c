@@ -346,10 +346,15 @@ static void test_arrival_cap(void)
             "keys: users says under which processes it is refused");
     has_str(keys, "(process: poisson, constant, gamma, trace; refused under closed) |",
             "keys: max_concurrency too");
-    has_str(keys, "instead of prompt_tokens; conflicts with workload.prompt_tokens |",
-            "keys: shared_prefix names the key it conflicts with");
-    has_str(keys, "every class gives it); conflicts with workload.shared_prefix |",
-            "keys: and prompt_tokens names shared_prefix");
+    has_str(keys, "instead of prompt_tokens; conflicts with workload.prompt_tokens, "
+                  "workload.dataset |",
+            "keys: shared_prefix names the keys it conflicts with");
+    has_str(keys, "every class gives it); conflicts with workload.shared_prefix, "
+                  "workload.dataset |",
+            "keys: and prompt_tokens names shared_prefix and dataset");
+    has_str(keys, "\"Built-in datasets\"); conflicts with workload.prompt_tokens, "
+                  "workload.output_tokens, workload.shared_prefix |",
+            "keys: and dataset names the three it replaces");
     free(keys);
 }
 
