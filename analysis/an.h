@@ -510,6 +510,15 @@ typedef struct an_plot {
     struct an_plot_lanes *lanes;
 } an_plot;
 
+/* How latency-load judges a point against the scenario's p99 targets
+ * (slo.ttft_s, slo.tpot_s).  MEAN is servesim plan's rule: the mean over
+ * the point's seeds, the worse end of its Student-t interval within each
+ * target; ALL_SEEDS asks every seed to be within.  Either fails a point
+ * with an overloaded seed. */
+typedef enum an_plot_criterion { AN_CRITERION_MEAN, AN_CRITERION_ALL_SEEDS } an_plot_criterion;
+/* "mean", "all-seeds", NULL. */
+extern const char *const an_plot_criterion_names[];
+
 /* What to plot.  Sweeps are the runs sharing a runs.sweep label; their x is
  * the key of runs.overrides (else of the stored scenario) named by x_key,
  * each point the mean over the runs with the same x (seeds) with their
@@ -531,6 +540,12 @@ typedef struct an_plot_request {
     an_plot_scale x_scale, y_scale; /* AUTO unless --log / --log-y */
     const char *title;    /* --title: replaces the title made from the scenario */
     const util_field *schema; /* the scenario's (sim_scenario_fields): units of swept keys */
+    /* latency-load: how a point meets the SLO, the mean's confidence (0:
+     * 0.95, plan's default), and whether to mark the rate plan --find
+     * max-rate would answer, interpolated between the stored points */
+    an_plot_criterion criterion;
+    double confidence;
+    bool plan;
     /* pipeline: the window in seconds (from_s 0: the first step's; to_s 0:
      * 12 steps on), the replica, and the request whose life is drawn (NULL:
      * none) */

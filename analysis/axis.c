@@ -258,7 +258,9 @@ void an__axis_value(const an__axis *a, double v, char *buf, size_t n)
 
 char *an__axis_title(const char *label, const an__axis *a)
 {
-    return *a->unit ? util_xasprintf("%s (%s)", label, a->unit) : util_xstrdup(label);
+    /* "replicas", not "replicas (replicas)": a count's unit is its name */
+    return *a->unit && strcmp(a->unit, label) ? util_xasprintf("%s (%s)", label, a->unit)
+                                               : util_xstrdup(label);
 }
 
 /* Advance widths of DejaVu Sans in thousandths of an em, by character

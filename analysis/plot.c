@@ -19,6 +19,7 @@
 
 const char *const an_plot_kind_names[] = {
     "latency-load", "throughput-concurrency", "cdf", "timeline", "slo-curve", "pipeline", NULL};
+const char *const an_plot_criterion_names[] = {"mean", "all-seeds", NULL};
 
 /* A CDF of a million requests would be a 50 MB SVG that no browser draws
  * faster than 2,000 evenly spaced ranks, which look the same. */
@@ -327,6 +328,20 @@ void an_plot_key_words(const util_field *schema, const char *key, char *buf, siz
     *unit = u ? unit_words(u) : suffix_unit(key);
 }
 
+bool an__capacity_key(const char *key)
+{
+    /* what a deployment provisions, not what its users ask of it: more of
+     * it serves more, so the SLO is met from some value up */
+    static const char *const capacity[] = {"replicas",        "tensor_parallel",
+                                           "pipeline_parallel", "expert_parallel",
+                                           "max_batch",       "max_batched_tokens",
+                                           "gpu_memory_utilization"};
+    const char *dot = strrchr(key, '.'), *last = dot ? dot + 1 : key;
+    for (size_t i = 0; i < sizeof capacity / sizeof capacity[0]; i++)
+        if (!strcmp(last, capacity[i])) return true;
+    return false;
+}
+
 /* ---- titles ----------------------------------------------------------------- */
 
 /* A model or GPU as the scenario names it: a catalog id, or an inline
@@ -339,41 +354,80 @@ static const char *entry_name(const cJSON *v, const char *unnamed)
     return cJSON_IsString(name) ? name->valuestring : unnamed;
 }
 
-/* "llama-3.1-8b on 4 x h100-sxm (TP 2)" for one pool of replicas; a part
- * that differs between the runs (skip) is left out. */
-static char *pool_text(const cJSON *pool, const char *prefix, bool (*skip)(const char *, void *),
-                       void *arg)
+typedef struct vary_ctx {
+    const an__run *runs;
+    int n;
+} vary_ctx;
+
+/* Whether key's value differs between the runs (none when v is NULL). */
+static bool varies(const vary_ctx *v, const char *key)
+{
+    for (int i = 1; v && i < v->n; i++) {
+        const cJSON *a = util_json_get(v->runs[0].scenario, key);
+        const cJSON *b = util_json_get(v->runs[i].scenario, key);
+        if (!a != !b || (a && !cJSON_Compare(a, b, true))) return true;
+    }
+    return false;
+}
+
+/* "h100-sxm or a100-80gb": the names key takes in the runs, in order of
+ * first use; more than three are "5 GPUs" (plural: what). */
+static char *names_of(const vary_ctx *v, const char *key, const char *what, const char *unnamed)
+{
+    const char *seen[3] = {""};
+    int n = 0;
+    bool more = false;
+    for (int i = 0; i < v->n; i++) {
+        const char *name = entry_name(util_json_get(v->runs[i].scenario, key), unnamed);
+        bool known = false;
+        for (int k = 0; k < n; k++)
+            known |= !strcmp(seen[k], name);
+        if (known) continue;
+        if (n == 3) more = true;
+        else seen[n++] = name;
+    }
+    if (more) return util_xstrdup(what);
+    char *t = util_xstrdup(seen[0]);
+    for (int k = 1; k < n; k++) {
+        char *u = util_xasprintf("%s%s%s", t, k == n - 1 ? " or " : ", ", seen[k]);
+        free(t);
+        t = u;
+    }
+    return t;
+}
+
+/* "llama-3.1-8b on 4 x h100-sxm (TP 2)" for one pool of replicas; a model
+ * or GPU that differs between the runs (v) is named by each of its values,
+ * a count that does is left out. */
+static char *pool_text(const cJSON *pool, const char *prefix, const vary_ctx *v)
 {
     char key[64];
-    const char *model = entry_name(cJSON_GetObjectItemCaseSensitive(pool, "model"), "a model");
-    const char *gpu = entry_name(cJSON_GetObjectItemCaseSensitive(pool, "gpu"), "a GPU");
     double replicas = util_json_number(pool, "replicas", 1);
     double tp = util_json_number(pool, "tensor_parallel", 1);
     snprintf(key, sizeof key, "%smodel", prefix);
-    bool model_varies = skip(key, arg);
+    char *model = varies(v, key) ? names_of(v, key, "models", "a model")
+                                 : util_xstrdup(entry_name(
+                                       cJSON_GetObjectItemCaseSensitive(pool, "model"), "a model"));
     snprintf(key, sizeof key, "%sgpu", prefix);
-    bool gpu_varies = skip(key, arg);
+    char *gpu = varies(v, key) ? names_of(v, key, "GPUs", "a GPU")
+                               : util_xstrdup(entry_name(
+                                     cJSON_GetObjectItemCaseSensitive(pool, "gpu"), "a GPU"));
     snprintf(key, sizeof key, "%sreplicas", prefix);
-    bool replicas_vary = skip(key, arg);
+    bool replicas_vary = varies(v, key);
     snprintf(key, sizeof key, "%stensor_parallel", prefix);
-    bool tp_varies = skip(key, arg);
+    bool tp_varies = varies(v, key);
     char count[32] = "";
     if (!replicas_vary) snprintf(count, sizeof count, "%g x ", replicas);
     char par[32] = "";
     if (!tp_varies && tp > 1) snprintf(par, sizeof par, " (TP %g)", tp);
     if (tp_varies) snprintf(par, sizeof par, " (TP varies)");
-    return util_xasprintf("%s on %s%s%s", model_varies ? "models" : model, count,
-                          gpu_varies ? "GPUs" : gpu, par);
+    char *t = util_xasprintf("%s on %s%s%s", model, count, gpu, par);
+    free(model);
+    free(gpu);
+    return t;
 }
 
-static bool never(const char *key, void *arg)
-{
-    (void)key;
-    (void)arg;
-    return false;
-}
-
-static char *title_of(const cJSON *scenario, bool (*skip)(const char *, void *), void *arg)
+static char *title_of(const cJSON *scenario, const vary_ctx *v)
 {
     const cJSON *cluster = cJSON_GetObjectItemCaseSensitive(scenario, "cluster");
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(scenario, "name");
@@ -384,14 +438,14 @@ static char *title_of(const cJSON *scenario, bool (*skip)(const char *, void *),
         const cJSON *pool;
         cJSON_ArrayForEach(pool, pools)
         {
-            char *one = pool_text(pool, "", never, NULL);
+            char *one = pool_text(pool, "", NULL);
             char *t = util_xasprintf("%s%s%s", what, *what ? " + " : "", one);
             free(one);
             free(what);
             what = t;
         }
     } else {
-        what = pool_text(cluster, "cluster.", skip, arg);
+        what = pool_text(cluster, "cluster.", v);
     }
     char *t = cJSON_IsString(name) ? util_xasprintf("%s: %s", name->valuestring, what)
                                    : util_xstrdup(what);
@@ -401,7 +455,7 @@ static char *title_of(const cJSON *scenario, bool (*skip)(const char *, void *),
 
 char *an_plot_scenario_title(const cJSON *scenario)
 {
-    return title_of(scenario, never, NULL);
+    return title_of(scenario, NULL);
 }
 
 /* ---- runs ----------------------------------------------------------------- */
@@ -557,26 +611,10 @@ char *an__difference(const an__run *runs, int n, int index)
     return text;
 }
 
-typedef struct vary_ctx {
-    const an__run *runs;
-    int n;
-} vary_ctx;
-
-static bool varies(const char *key, void *arg)
-{
-    const vary_ctx *v = arg;
-    for (int i = 1; i < v->n; i++) {
-        const cJSON *a = util_json_get(v->runs[0].scenario, key);
-        const cJSON *b = util_json_get(v->runs[i].scenario, key);
-        if (!a != !b || (a && !cJSON_Compare(a, b, true))) return true;
-    }
-    return false;
-}
-
 char *an__runs_title(const an__run *runs, int n)
 {
     vary_ctx v = {runs, n};
-    return title_of(runs[0].scenario, varies, &v);
+    return title_of(runs[0].scenario, &v);
 }
 
 /* ---- cdf ---------------------------------------------------------------- */

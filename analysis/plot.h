@@ -38,6 +38,11 @@ void an__seconds(double s, char *buf, size_t n);
 extern const char *const an__metric_titles[];
 extern const char *const an__metric_slo_keys[];
 
+/* Whether a swept key is a capacity (replicas, parallelism, batch limits:
+ * the SLO is met from some value up) rather than a load (arrival rate,
+ * users: met up to some value). */
+bool an__capacity_key(const char *key);
+
 /* ---- lanes (figure.h) ---- */
 
 /* A new lane, below the others; returns its index.  The figure's lanes are

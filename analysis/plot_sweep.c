@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_cdf.h>
+
 enum { MAX_VALUES = 8 };
 
 static void latency_values(const an_report *r, double *v)
@@ -397,61 +399,183 @@ static int add_point(an_plot *p, const an_plot_request *req, const sweep_kind *k
     return kept;
 }
 
-/* Whether every run at this point kept up and met the scenario's p99
- * targets (the thresholds of slo.ttft_s and slo.tpot_s, those it has). */
-static bool met(const point_run *pts, int n)
+/* A point's verdict on the scenario's p99 targets (slo.ttft_s, slo.tpot_s,
+ * those it has): per target, the value judged -- the mean's interval's
+ * worse end, or the worst seed -- against its threshold. */
+typedef struct verdict {
+    double x;
+    bool met, judged; /* judged: the scenario has a target */
+    double upper[2], slo[2];
+    int runs;
+} verdict;
+
+static const int p99_value[2] = {2, 5}; /* p99 TTFT, p99 TPOT in point_run.v */
+
+/* The mean over the runs of value m and the half-width of its Student-t
+ * interval at confidence c (one run: none, 0). */
+static double mean_upper(const point_run *pts, int n, int m, double c)
 {
-    bool any = false;
-    for (int i = 0; i < n; i++) {
-        if (pts[i].overloaded) return false;
-        double ttft = pts[i].ttft_slo, tpot = pts[i].tpot_slo;
-        any |= ttft > 0 || tpot > 0;
-        if ((ttft > 0 && !(pts[i].v[2] <= ttft)) || (tpot > 0 && !(pts[i].v[5] <= tpot)))
-            return false;
+    double sum = 0, sq = 0;
+    for (int i = 0; i < n; i++)
+        sum += pts[i].v[m];
+    double mean = sum / n;
+    for (int i = 0; i < n; i++)
+        sq += (pts[i].v[m] - mean) * (pts[i].v[m] - mean);
+    return n > 1 ? mean + gsl_cdf_tdist_Pinv(0.5 + c / 2, n - 1) * sqrt(sq / (n - 1) / n) : mean;
+}
+
+/* The criterion is servesim plan's by default: the mean over seeds with
+ * its interval, not "every seed", because the worst of n seeds grows with
+ * n -- more seeds would make the same configuration fail more often --
+ * while the interval narrows to the configuration's own p99.  An
+ * overloaded seed fails either: its queue grew without bound. */
+static verdict judge_point(const point_run *pts, int n, const an_plot_request *req)
+{
+    verdict v = {.x = pts[0].x, .met = true, .runs = n};
+    double slo[2] = {pts[0].ttft_slo, pts[0].tpot_slo};
+    double c = req->confidence > 0 ? req->confidence : 0.95;
+    bool overloaded = false;
+    for (int i = 0; i < n; i++)
+        overloaded |= pts[i].overloaded;
+    for (int t = 0; t < 2; t++) {
+        v.slo[t] = slo[t] > 0 ? slo[t] : NAN;
+        v.upper[t] = NAN;
+        if (!(slo[t] > 0)) continue;
+        v.judged = true;
+        if (overloaded) {
+            v.upper[t] = INFINITY;
+        } else if (req->criterion == AN_CRITERION_ALL_SEEDS) {
+            v.upper[t] = -INFINITY;
+            for (int i = 0; i < n; i++)
+                v.upper[t] = isnan(pts[i].v[p99_value[t]]) || pts[i].v[p99_value[t]] > v.upper[t]
+                                 ? pts[i].v[p99_value[t]]
+                                 : v.upper[t];
+        } else {
+            v.upper[t] = mean_upper(pts, n, p99_value[t], c);
+        }
+        v.met &= v.upper[t] <= slo[t]; /* NAN (nothing measured): not met */
     }
-    return any;
+    v.met &= v.judged && !overloaded;
+    return v;
 }
 
-/* The highest x of a configuration up to which every point met the SLO,
- * marked on every panel. */
-static void mark_max(an_plot *p, double max_x, const char *group)
+static void mark(an_plot *p, double at, const char *fmt, double x, const char *group)
 {
-    if (!isfinite(max_x)) return;
+    /* "1 replica", not "1 replicas": a count's unit is a plural noun */
+    char unit[32];
+    snprintf(unit, sizeof unit, "%s", p->x_unit);
+    size_t len = strlen(unit);
+    if (x == 1 && len > 1 && unit[len - 1] == 's' && !strchr(unit, '/')) unit[len - 1] = '\0';
     for (int i = 0; i < p->n_panels; i++)
-        an__guide(&p->panels[i], AN_GUIDE_MARK, max_x, true, "p99 SLO met up to %g%s%s%s%s", max_x,
-                  *p->x_unit ? " " : "", p->x_unit, *group ? ": " : "", group);
+        an__guide(&p->panels[i], AN_GUIDE_MARK, at, true, fmt, x, *unit ? " " : "", unit,
+                  *group ? ": " : "", group);
 }
 
-/* Says what a point is when it is more than one run, and marks where the
- * configurations stopped meeting the SLO. */
-static void average_points(an_plot *p, const an_plot_request *req, const sweep_kind *k, sweep *s)
+/* Where the first target to fail crosses its threshold between lo (met)
+ * and hi (not), linearly in x: plan bisects towards that crossing.  NAN
+ * when no target has a finite value at hi (overloaded there). */
+static double crossing(const verdict *lo, const verdict *hi)
+{
+    double at = NAN;
+    for (int t = 0; t < 2; t++) {
+        if (!(hi->upper[t] > hi->slo[t]) || !isfinite(hi->upper[t])) continue;
+        double x = lo->x + (hi->x - lo->x) * (lo->slo[t] - lo->upper[t]) /
+                               (hi->upper[t] - lo->upper[t]);
+        at = isnan(at) || x < at ? x : at;
+    }
+    return at;
+}
+
+/* A load axis: the highest x up to which every point met the targets, or
+ * (req->plan) the rate plan --find max-rate would answer. */
+static void mark_load(an_plot *p, const an_plot_request *req, const verdict *v, int n,
+                      const char *group)
+{
+    int last = -1;
+    while (last + 1 < n && v[last + 1].met)
+        last++;
+    if (last < 0) {
+        an__note(p, "%s%sthe p99 SLO is met at no %s swept", group, *group ? ": " : "",
+                 p->x_label);
+        return;
+    }
+    if (!req->plan) {
+        mark(p, v[last].x, "p99 SLO met up to %g%s%s%s%s", v[last].x, group);
+        return;
+    }
+    double at = last + 1 < n ? crossing(&v[last], &v[last + 1]) : NAN;
+    if (isfinite(at))
+        mark(p, at, "plan's max: %.4g%s%s%s%s", at, group);
+    else
+        mark(p, v[last].x, "plan's max: at least %g%s%s%s%s", v[last].x, group);
+}
+
+/* A capacity axis: the lowest x from which it and every higher point met
+ * the targets (more capacity serves more: met from N replicas). */
+static void mark_capacity(an_plot *p, const verdict *v, int n, const char *group)
+{
+    int first = n;
+    while (first > 0 && v[first - 1].met)
+        first--;
+    if (first == n)
+        an__note(p, "%s%sthe p99 SLO is met at no %s swept", group, *group ? ": " : "",
+                 p->x_label);
+    else
+        mark(p, v[first].x, "p99 SLO met from %g%s%s%s%s", v[first].x, group);
+}
+
+/* Says how the mark judged a point, in the words of the criterion. */
+static void criterion_note(an_plot *p, const an_plot_request *req, bool single)
+{
+    double c = req->confidence > 0 ? req->confidence : 0.95;
+    if (req->criterion == AN_CRITERION_ALL_SEEDS)
+        an__note(p, "SLO mark (--criterion all-seeds): a point meets the p99 targets when every "
+                    "seed's p99 is within each and none was overloaded");
+    else
+        an__note(p,
+                 "SLO mark (--criterion mean, as servesim plan judges): a point meets the p99 "
+                 "targets when the worse end of the %g%% Student-t interval of the mean over its "
+                 "seeds is within each, and no seed was overloaded%s",
+                 100 * c, single ? "; a point of one run has no interval: its own p99 is judged"
+                                 : "");
+    if (req->plan)
+        an__note(p, "plan's max: where the first target to fail crosses its threshold, linear "
+                    "between the last point that met and the next (servesim plan --find "
+                    "max-rate bisects to it); 'at least' when the next was overloaded or met");
+}
+
+/* Says what a point is when it is more than one run, and marks where each
+ * configuration met the SLO: up to some load, from some capacity. */
+static void average_points(an_plot *p, const an_plot_request *req, const sweep_kind *k, sweep *s,
+                           const char *x)
 {
     qsort(s->points, (size_t)s->n, sizeof *s->points, cmp_point);
     int fewest = s->n, most = 0;
-    int group = -1;
-    bool meeting = false;
-    double max_x = NAN;
-    for (int i = 0, j; i < s->n; i = j) {
-        j = i + 1;
-        while (j < s->n && same_point(&s->points[i], &s->points[j]))
-            j++;
-        if (s->points[i].group != group) { /* a new configuration, from its lowest x */
-            if (group >= 0 && req->kind == AN_PLOT_LATENCY_LOAD)
-                mark_max(p, max_x, s->groups[group]);
-            group = s->points[i].group;
-            meeting = true;
-            max_x = NAN;
+    bool judged = false, single = false;
+    verdict *v = util_xcalloc((size_t)s->n, sizeof *v);
+    for (int g0 = 0, g1; g0 < s->n; g0 = g1) { /* a configuration, from its lowest x */
+        int nv = 0;
+        for (g1 = g0; g1 < s->n && s->points[g1].group == s->points[g0].group;) {
+            int j = g1 + 1;
+            while (j < s->n && same_point(&s->points[g1], &s->points[j]))
+                j++;
+            int kept = add_point(p, req, k, s, &s->points[g1], j - g1);
+            v[nv++] = judge_point(&s->points[g1], j - g1, req);
+            single |= j - g1 == 1;
+            if (kept) fewest = kept < fewest ? kept : fewest;
+            most = kept > most ? kept : most;
+            g1 = j;
         }
-        int n = j - i;
-        int kept = add_point(p, req, k, s, &s->points[i], n);
-        if (meeting && met(&s->points[i], n))
-            max_x = s->points[i].x;
+        if (req->kind != AN_PLOT_LATENCY_LOAD || !v[0].judged) continue;
+        judged = true;
+        const char *group = s->groups[s->points[g0].group];
+        if (an__capacity_key(x))
+            mark_capacity(p, v, nv, group);
         else
-            meeting = false;
-        if (kept) fewest = kept < fewest ? kept : fewest;
-        most = kept > most ? kept : most;
+            mark_load(p, req, v, nv, group);
     }
-    if (group >= 0 && req->kind == AN_PLOT_LATENCY_LOAD) mark_max(p, max_x, s->groups[group]);
+    free(v);
+    if (judged) criterion_note(p, req, single);
     if (most > 1 && fewest == most)
         an__note(p,
                  "each point: the mean over the %d runs with its x (seeds); the band, their "
@@ -493,6 +617,11 @@ int an__gather_sweep(sqlite3 *db, const an_plot_request *req_in, an_plot *p, uti
     int rc = load_sweep(db, req.file, req.sweep, &s, d);
     if (!rc) find_varying(&s);
     if (!rc) rc = choose_x(&s, req.file, req.x_key ? req.x_key : k->x_key, &x, d);
+    if (!rc && req.plan && strcmp(x, "workload.arrival.rate_per_s"))
+        rc = util_diag_add(d,
+                           "%s: sweep '%s': --plan marks the rate plan --find max-rate answers, "
+                           "on an x axis of workload.arrival.rate_per_s, not %s",
+                           req.file, s.label, x);
     if (!rc) rc = place_runs(db, &req, k, &s, x, d);
     if (!rc) {
         char words[64];
@@ -511,7 +640,7 @@ int an__gather_sweep(sqlite3 *db, const an_plot_request *req_in, an_plot *p, uti
                 an__slo_guide(&p->panels[pl], s.runs[r].scenario, k->panels[i].slo_key, false);
         }
         if (req.kind == AN_PLOT_THROUGHPUT_CONCURRENCY) reading_line(&p->panels[0], &s);
-        average_points(p, &req, k, &s);
+        average_points(p, &req, k, &s, x);
         int64_t *ids = util_xmalloc((size_t)s.n * sizeof *ids);
         for (int i = 0; i < s.n; i++)
             ids[i] = s.runs[i].id;

@@ -20,13 +20,15 @@ static const char plot_usage[] =
     "                     [--sweep LABEL] [--x PATH] [--metric M] [--title TEXT] [--log]\n"
     "                     [--log-y] [--width N] [--height N] [--interval S] [--points N]\n"
     "                     [--from S] [--to S] [--replica N] [--request ID]\n"
+    "                     [--criterion mean|all-seeds] [--confidence C] [--plan]\n"
     "\n"
     "Draws stored runs, from the database alone, as a self-contained SVG file, a PNG (-o;\n"
     "- for SVG on stdout) or in text characters (--terminal).  KIND is one of\n"
     "  latency-load            P50/P90/P99 TTFT and TPOT, goodput and throughput of a\n"
     "                          sweep's runs against the key it varies; seeds averaged, their\n"
-    "                          range a band, overloaded runs marked; SLOs and the highest\n"
-    "                          x that met them drawn\n"
+    "                          range a band, overloaded runs marked; SLOs drawn, and where\n"
+    "                          their p99s were met: up to a load (rate, users), from a\n"
+    "                          capacity (replicas, parallelism, batch limits)\n"
     "  throughput-concurrency  total output tokens/s against tokens/s per user of a\n"
     "                          closed-loop sweep over workload.arrival.users\n"
     "  cdf                     CDF of one metric of the measured requests, and its tail\n"
@@ -60,7 +62,14 @@ static const char plot_usage[] =
     "                     replica's first 12 steps, or 12 steps from --from; with --request,\n"
     "                     the steps around that request when they are not the first)\n"
     "  --replica N        pipeline: the replica (default 0)\n"
-    "  --request ID       pipeline: draw that request's life across the lanes\n";
+    "  --request ID       pipeline: draw that request's life across the lanes\n"
+    "  --criterion C      latency-load: how a point meets the p99 SLO: mean (the mean over\n"
+    "                     seeds, its interval's worse end within the target, as servesim\n"
+    "                     plan judges; default) or all-seeds (every seed within it)\n"
+    "  --confidence C     latency-load: the mean's interval (default 0.95, as plan's)\n"
+    "  --plan             latency-load over workload.arrival.rate_per_s: also mark the rate\n"
+    "                     servesim plan --find max-rate would answer, interpolated between\n"
+    "                     the last point that met and the next\n";
 
 enum { TEXT_W = 84, TEXT_H = 20 };
 
@@ -78,14 +87,19 @@ enum {
     O_TO,
     O_REPLICA,
     O_REQUEST,
+    O_CRITERION,
+    O_CONFIDENCE,
+    O_PLAN,
     N_GIVEN
 };
 static const char *const option_names[N_GIVEN] = {"--run", "--sweep",    "--x",      "--metric",
                                                   "--log", "--interval", "--points", "--from",
-                                                  "--to",  "--replica",  "--request"};
+                                                  "--to",  "--replica",  "--request",
+                                                  "--criterion", "--confidence", "--plan"};
 #define B(o) (1u << (o))
 static const unsigned takes[AN_N_PLOT_KINDS] = {
-    [AN_PLOT_LATENCY_LOAD] = B(O_SWEEP) | B(O_X) | B(O_LOG),
+    [AN_PLOT_LATENCY_LOAD] =
+        B(O_SWEEP) | B(O_X) | B(O_LOG) | B(O_CRITERION) | B(O_CONFIDENCE) | B(O_PLAN),
     [AN_PLOT_THROUGHPUT_CONCURRENCY] = B(O_SWEEP) | B(O_X) | B(O_LOG),
     [AN_PLOT_CDF] = B(O_RUN) | B(O_METRIC) | B(O_LOG),
     [AN_PLOT_TIMELINE] = B(O_RUN) | B(O_INTERVAL),
@@ -99,7 +113,7 @@ typedef struct options {
     bool terminal, log_y;
     int width, height;
     bool given[N_GIVEN];
-    int metric;
+    int metric, criterion;
     bool log_x;
     int64_t *runs; /* room for every argument */
     int request;   /* --request */
@@ -156,6 +170,11 @@ static int parse_args(int argc, char **argv, options *o)
          .seen = &given[O_REPLICA]},
         {.name = "request", .kind = CLI_INT, .dest = &o->request, .lo = 0, .hi = INT_MAX,
          .seen = &given[O_REQUEST]},
+        {.name = "criterion", .kind = CLI_CHOICE, .dest = &o->criterion,
+         .choices = an_plot_criterion_names, .seen = &given[O_CRITERION]},
+        {.name = "confidence", .kind = CLI_NUMBER, .dest = &o->req.confidence, .lo = 0.5,
+         .hi = 0.9999, .seen = &given[O_CONFIDENCE]},
+        {.name = "plan", .kind = CLI_FLAG, .dest = &o->req.plan, .seen = &given[O_PLAN]},
         {.name = "terminal", .kind = CLI_FLAG, .dest = &o->terminal},
         {.name = "title", .kind = CLI_STRING, .dest = &o->req.title},
         {.name = "log-y", .kind = CLI_FLAG, .dest = &o->log_y},
@@ -170,6 +189,7 @@ static int parse_args(int argc, char **argv, options *o)
     if (pos.n != 2) return cli_usage_error("plot", "expected FILE.db and KIND");
     o->path = pos.v[0];
     o->req.metric = (an_metric)o->metric;
+    o->req.criterion = (an_plot_criterion)o->criterion;
     o->req.x_scale = o->log_x ? AN_SCALE_LOG : AN_SCALE_AUTO;
     o->req.y_scale = o->log_y ? AN_SCALE_LOG : AN_SCALE_AUTO;
     o->request_id = o->request;
@@ -191,6 +211,12 @@ static int check_fit(const options *o)
     if (o->given[O_TO] && !(o->req.to_s > o->req.from_s))
         return cli_usage_error("plot", "--to %g is not after --from %g", o->req.to_s,
                                o->req.from_s);
+    if (o->req.plan && o->req.criterion == AN_CRITERION_ALL_SEEDS)
+        return cli_usage_error("plot", "--plan judges as servesim plan does (the mean over "
+                                       "seeds): not with --criterion all-seeds");
+    if (o->given[O_CONFIDENCE] && o->req.criterion == AN_CRITERION_ALL_SEEDS)
+        return cli_usage_error("plot", "--confidence is the mean's interval: not with "
+                                       "--criterion all-seeds");
     if (!o->svg && !o->terminal)
         return cli_usage_error("plot", "nothing to draw to: give -o FILE.svg, -o FILE.png or "
                                        "--terminal");

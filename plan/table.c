@@ -236,6 +236,7 @@ cJSON *pl_plan_json(const pl_plan_opts *o, const pl_plan_result *r)
     cJSON_AddStringToObject(j, "find", goal_names[o->goal]);
     cJSON_AddBoolToObject(j, "found", r->found);
     cJSON_AddNumberToObject(j, "confidence", o->confidence);
+    cJSON_AddStringToObject(j, "criterion", "mean");
     if (o->goal == PL_MAX_RATE && r->found) {
         cJSON_AddNumberToObject(j, "max_rate_per_s", r->max_rate);
         cJSON *iv = cJSON_AddArrayToObject(j, "interval");
@@ -407,7 +408,12 @@ void pl_plan_print(const pl_plan_opts *o, const pl_plan_result *r, FILE *out)
     bool any_request = false;
     for (int i = 0; i < o->n_targets; i++) any_request |= o->targets[i].per_request;
     if (any_request) fprintf(out, " for %.0f%% of requests", 100 * o->attainment);
-    fprintf(out, "; %d seeds a point, %.0f%% confidence\n\n", o->seeds, 100 * o->confidence);
+    fprintf(out, "; %d seeds a point, %.0f%% confidence\n", o->seeds, 100 * o->confidence);
+    /* the rule plot latency-load's --criterion mean marks too: said here so
+     * that the two answers can be told apart from the output alone */
+    fprintf(out, "criterion: mean over seeds; a point meets a target when the worse end of its "
+                 "%.0f%% Student-t\n  interval is within it, and no seed was overloaded\n\n",
+            100 * o->confidence);
     if (!r->found) {
         fprintf(out, "no configuration tried meets the targets\n");
     } else if (o->goal == PL_MAX_RATE) {

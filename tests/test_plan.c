@@ -394,6 +394,22 @@ static void test_max_rate(void)
     bool bounded = true;
     for (int i = 0; i < r.n_trials; i++) bounded &= r.trials[i].seeds <= 24;
     ok(bounded, "every point ran a bounded number of seeds");
+    /* the verdict's rule is stated, so that plot latency-load's mark (its
+     * --criterion mean is this rule) can be read against it */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    pl_plan_print(&o, &r, out);
+    fclose(out);
+    ok(strstr(text, "\ncriterion: mean over seeds; a point meets a target when the worse end of "
+                    "its 95% Student-t\n  interval is within it, and no seed was overloaded\n"),
+       "the header states the criterion");
+    free(text);
+    cJSON *j = pl_plan_json(&o, &r);
+    const char *criterion = cJSON_GetStringValue(cJSON_GetObjectItem(j, "criterion"));
+    ok(criterion && !strcmp(criterion, "mean"),
+       "the JSON too: \"criterion\": \"mean\"");
+    cJSON_Delete(j);
     pl_plan_result_fini(&r);
     pl_target_fini(&t);
     util_diag_fini(&d);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <cairo.h>
+#include <gsl/gsl_cdf.h>
 
 #include "an.h"
 #include "figure.h"
@@ -381,6 +382,35 @@ static double p99_ttft(sqlite3 *db, int64_t run)
     return p;
 }
 
+static double p99_of(sqlite3 *db, int64_t run, const char *column)
+{
+    int n;
+    double *v = measured(db, run, column, &n), p = percentile(v, n, 0.99);
+    free(v);
+    return p;
+}
+
+/* The number in the attribute attr of the element whose data-guide is
+ * label (NAN: none). */
+static double guide_at(const char *svg, const char *label)
+{
+    char *key = util_xasprintf("data-guide=\"%s\"", label);
+    const char *g = strstr(svg, key);
+    free(key);
+    const char *at = g ? strstr(g, "data-at=\"") : NULL;
+    return at ? strtod(at + 9, NULL) : NAN;
+}
+
+/* A sweep made by servesim sweep, 150 requests a point after 2 s of
+ * warm-up, into db. */
+static void sweep_into(const char *db, const char *options)
+{
+    result r = sv("sweep '%s' -o '%s' -q -j 1 --set stop.requests=150 --set warmup_s=2 %s", quick,
+                  db, options);
+    is_int(r.status, 0, "servesim sweep %s", options);
+    free(r.out);
+}
+
 /* ---- the kinds -------------------------------------------------------------- */
 
 typedef struct look {
@@ -454,6 +484,9 @@ static void test_latency_load(const char *path)
     has_str(svg, "data-guide=\"TTFT SLO 500 ms\" data-kind=\"slo\" data-at=\"0.5\"",
             "the TTFT SLO is drawn");
     has_str(svg, "data-guide=\"TPOT SLO 50 ms\"", "and the TPOT SLO");
+    has_str(svg, "SLO mark (--criterion mean", "the mark's criterion is stated");
+    free(svg);
+    svg = plot_svg(path, "latency-load", "--sweep s1 --criterion all-seeds");
     has_str(svg, "data-guide=\"p99 SLO met up to 4 req/s\" data-kind=\"mark\" data-at=\"4\"",
             "the highest rate whose every run met the SLO is marked (8 had an overloaded seed)");
     has_str(svg, ">arrival rate (req/s)</text>", "the x axis in words, with its unit");
@@ -489,6 +522,112 @@ static void test_latency_load(const char *path)
     check_figure(svg, path, "latency-load --x");
     points_fini(&p);
     free(svg);
+    sqlite3_close(db);
+}
+
+/* ---- where the SLO is met: up to a load, from a capacity (issue 26) ---- */
+
+/* GPUs x replicas at 20 req/s: more replicas meet the SLO, so the mark is
+ * "met from N replicas" per GPU -- the fewest from which every higher
+ * count met it, each seed's p99 within slo.ttft_s and slo.tpot_s. */
+static void test_capacity(const char *path)
+{
+    sweep_into(path, "--vary cluster.gpu=h100-sxm,a100-80gb --vary cluster.replicas=1,2,4 "
+                     "--set workload.arrival.rate_per_s=20");
+    char *svg = plot_svg(path, "latency-load", "--x cluster.replicas");
+    ok(well_formed(svg), "the SVG is well-formed XML");
+    sqlite3 *db = open_db(path);
+    const char *gpus[] = {"h100-sxm", "a100-80gb"};
+    bool some_above_one = false;
+    for (int g = 0; g < 2; g++) {
+        double from = NAN;
+        for (int k = 2; k >= 0; k--) { /* runs 1-3: h100 at 1, 2, 4; runs 4-6: a100 */
+            int64_t run = 3 * g + k + 1;
+            bool met = p99_of(db, run, "ttft_s") <= 0.5 && p99_of(db, run, "tpot_s") <= 0.05;
+            if (!met) break;
+            from = 1 << k;
+        }
+        some_above_one |= from > 1;
+        char *want = isnan(from) ? util_xasprintf("gpu=%s: the p99 SLO is met at no replicas swept",
+                                                  gpus[g])
+                                 : util_xasprintf("data-guide=\"p99 SLO met from %g replica%s: "
+                                                  "gpu=%s\" data-kind=\"mark\" data-at=\"%g\"",
+                                                  from, from == 1 ? "" : "s", gpus[g], from);
+        has_str(svg, want, "%s: met from the fewest replicas that, and all above, met it", gpus[g]);
+        free(want);
+    }
+    ok(some_above_one, "the fixture: one GPU needs more than one replica");
+    ok(!strstr(svg, "met up to"), "a capacity axis has no 'met up to'");
+    has_str(svg, ">replicas</text>", "the x axis: replicas");
+    ok(!strstr(svg, "replicas (replicas)"), "not 'replicas (replicas)'");
+    has_str(svg, ">quickstart: llama-3.1-8b on h100-sxm or a100-80gb<",
+            "the title names the GPUs swept, not 'on GPUs'");
+    free(svg);
+    result r = sv("plot '%s' latency-load --x cluster.replicas --plan --terminal", path);
+    is_int(r.status, 2, "--plan needs an axis of arrival rates");
+    has_str(r.out, "on an x axis of workload.arrival.rate_per_s, not cluster.replicas",
+            "and says so");
+    free(r.out);
+    sqlite3_close(db);
+}
+
+typedef struct rate_point {
+    double x, worst, upper; /* worst: the highest seed's p99 TTFT; upper: the interval's end */
+    bool overloaded;
+} rate_point;
+
+/* Rates 4, 8, 16 by two seeds, p99 TTFT the one target at a threshold
+ * that every seed meets at 8 but the mean's interval does not: plot's default (plan's
+ * rule) and --criterion all-seeds then mark different rates, and --plan
+ * the crossing of the interval's end, as computed here from the rows. */
+static void test_criterion(const char *path)
+{
+    sweep_into(path, "--vary workload.arrival.rate_per_s=4,8,16 --seeds 2");
+    sqlite3 *db = open_db(path);
+    rate_point pt[3];
+    double t = gsl_cdf_tdist_Pinv(0.975, 1);
+    for (int i = 0; i < 3; i++) { /* runs 2i + 1, 2i + 2: the rate's seeds */
+        double a = p99_of(db, 2 * i + 1, "ttft_s"), b = p99_of(db, 2 * i + 2, "ttft_s");
+        pt[i] = (rate_point){4 << i, a > b ? a : b, (a + b) / 2 + t * fabs(a - b) / 2, false};
+    }
+    /* within the interval's end at 4 and every seed at 8, short of the
+     * interval's end at 8: the criteria differ, and --plan crosses between */
+    double mid = (pt[0].upper + pt[1].upper) / 2;
+    double slo = pt[1].worst > mid ? pt[1].worst : mid;
+    sql(path, "UPDATE runs SET scenario = json_set(json_remove(scenario, '$.slo.tpot_s'), "
+              "'$.slo.ttft_s', %.17g)", slo);
+    int all = -1, mean = -1;
+    while (all + 1 < 3 && pt[all + 1].worst <= slo)
+        all++;
+    while (mean + 1 < 3 && pt[mean + 1].upper <= slo)
+        mean++;
+    ok(all >= 1 && mean == 0 && slo < pt[1].upper,
+       "the fixture: every seed meets it at 8 (or above), the interval only at 4");
+    char *svg = plot_svg(path, "latency-load", "");
+    char *want = util_xasprintf("p99 SLO met up to %g req/s", pt[mean].x);
+    is_near(guide_at(svg, want), pt[mean].x, 0, "default: plan's criterion, the mean's interval");
+    has_str(svg, "SLO mark (--criterion mean, as servesim plan judges)",
+            "the note states the criterion");
+    has_str(svg, "95% Student-t interval", "and its confidence");
+    free(want);
+    free(svg);
+    svg = plot_svg(path, "latency-load", "--criterion all-seeds");
+    want = util_xasprintf("p99 SLO met up to %g req/s", pt[all].x);
+    is_near(guide_at(svg, want), pt[all].x, 0, "--criterion all-seeds: every seed within it");
+    has_str(svg, "SLO mark (--criterion all-seeds)", "the note says so");
+    free(want);
+    free(svg);
+    svg = plot_svg(path, "latency-load", "--plan");
+    double x = pt[0].x + (pt[1].x - pt[0].x) * (slo - pt[0].upper) / (pt[1].upper - pt[0].upper);
+    want = util_xasprintf("plan's max: %.4g req/s", x);
+    is_near(guide_at(svg, want), x, 1e-9 * x,
+            "--plan: where the interval's end crosses the target, between 4 and 8");
+    has_str(svg, "plan's max: where the first target to fail crosses", "the note says what it is");
+    free(want);
+    free(svg);
+    result r = sv("plot '%s' latency-load --plan --criterion all-seeds --terminal", path);
+    is_int(r.status, 2, "--plan with --criterion all-seeds is refused");
+    free(r.out);
     sqlite3_close(db);
 }
 
@@ -1342,11 +1481,14 @@ int main(int argc, char **argv)
     char *q = util_xasprintf("%s/examples/quickstart.json", argv[2]);
     quick = q;
     char *sweeps = in_dir("sweeps.db"), *users = in_dir("users.db"), *runs = in_dir("runs.db");
+    char *capacity = in_dir("capacity.db"), *rates = in_dir("rates.db");
     test_well_formed();
     make_sweeps(sweeps);
     run_into(runs, "--record-iterations --set stop.requests=400");
     run_into(runs, "--set workload.arrival.rate_per_s=5");
     test_latency_load(sweeps);
+    test_capacity(capacity);
+    test_criterion(rates);
     test_colour_blind(sweeps);
     test_throughput(users);
     test_cdf(runs);
@@ -1358,8 +1500,8 @@ int main(int argc, char **argv)
     test_labels(sweeps, runs);
     test_bad_input(sweeps, runs);
     test_pipeline();
-    char *junk[] = {sweeps, users, runs, in_dir("plot.svg"), in_dir("plot.png")};
-    for (int i = 0; i < 5; i++) {
+    char *junk[] = {sweeps, users, runs, capacity, rates, in_dir("plot.svg"), in_dir("plot.png")};
+    for (int i = 0; i < 7; i++) {
         unlink(junk[i]);
         free(junk[i]);
     }
