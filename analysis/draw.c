@@ -500,12 +500,31 @@ static void draw_guide_line(frame *f, const an_plot_guide *g)
     add_segment(&f->pl, x1, y1, x2, y2); /* other labels keep off it too */
 }
 
+/* Whether a label of a horizontal guide at y, above it (or below), would
+ * sit between it and another of the panel's horizontal guides close by:
+ * the reader could not tell which line it names. */
+static bool between_lines(const frame *f, const an_plot_panel *pn, const an_plot_guide *g,
+                          bool above)
+{
+    double y = fy(f, g->at);
+    for (int k = 0; k < pn->n_guides; k++) {
+        const an_plot_guide *o = &pn->guides[k];
+        if (o == g || o->vertical) continue;
+        double d = fy(f, o->at) - y; /* > 0: the other is below */
+        if (above ? d < 0 && d > -2.5 * FONT : d > 0 && d < 2.5 * FONT) return true;
+    }
+    return false;
+}
+
 /* A guide's label at its own line's end (a horizontal line's right end, a
- * vertical one's top), else further along it, on either side. */
-static void draw_guide_label(frame *f, const an_plot_guide *g)
+ * vertical one's top), else further along it, on either side; a
+ * horizontal one never between its line and a neighbour's, but on its own
+ * line, over a white box, when no side is clear. */
+static void draw_guide_label(frame *f, const an_plot_panel *pn, const an_plot_guide *g)
 {
     const an__layout *l = f->l;
-    spot cand[32];
+    spot cand[34];
+    double penalty[34] = {0};
     int n = 0;
     if (g->vertical) {
         double x = fx(f, g->at);
@@ -517,30 +536,53 @@ static void draw_guide_label(frame *f, const an_plot_guide *g)
         }
     } else {
         double y = fy(f, g->at), r = l->left + l->plot_w - 4, le = l->left + 4;
-        cand[n++] = (spot){r, y - 4, AN__END};
-        cand[n++] = (spot){r, y + 13, AN__END};
-        cand[n++] = (spot){le, y - 4, AN__START};
-        cand[n++] = (spot){le, y + 13, AN__START};
-        for (int q = 1; q <= 3; q++) { /* then along the line, a quarter at a time */
-            double at = l->left + l->plot_w * (4 - q) / 4.0;
-            cand[n++] = (spot){at, y - 4, AN__MIDDLE};
-            cand[n++] = (spot){at, y + 13, AN__MIDDLE};
+        double up = between_lines(f, pn, g, true) ? 1e5 : 0,
+               down = between_lines(f, pn, g, false) ? 1e5 : 0;
+        double xs[5] = {r, le, l->left + l->plot_w * 3 / 4.0, l->left + l->plot_w / 2.0,
+                        l->left + l->plot_w / 4.0};
+        an__anchor as[5] = {AN__END, AN__START, AN__MIDDLE, AN__MIDDLE, AN__MIDDLE};
+        for (int q = 0; q < 5; q++) { /* the ends, then along the line, a quarter at a time */
+            penalty[n] = up;
+            cand[n++] = (spot){xs[q], y - 4, as[q]};
+            penalty[n] = down;
+            cand[n++] = (spot){xs[q], y + 13, as[q]};
         }
+        /* on the line: it covers its own line, so only when no side is clear */
+        penalty[n] = 5e4;
+        cand[n++] = (spot){r, y + 4, AN__END};
+        penalty[n] = 5e4;
+        cand[n++] = (spot){le, y + 4, AN__START};
     }
     if (n == 0) return;
-    spot s = place(&f->pl, cand, n, g->label);
+    spot s = place_near(&f->pl, cand, penalty, n, g->label);
+    if (!g->vertical && s.y == fy(f, g->at) + 4) {
+        box b = text_box(s.x, s.y, s.anchor, FONT, g->label);
+        f->c->rect(f->c, "", b.x - 2, b.y, b.w + 4, b.h, "#fff", 1, NULL);
+    }
     f->c->text(f->c, "guide-label", s.x, s.y, s.anchor, FONT, false, false,
                g->kind == AN_GUIDE_SLO || g->kind == AN_GUIDE_MARK ? "#000" : "#555", g->label);
 }
 
-static void draw_point_labels(frame *f, const an_plot_series *s)
+/* Whether the panel's series have more than one colour: their labels
+ * then say whose they are by theirs. */
+static bool several_colours(const an_plot_panel *pn)
 {
+    for (int s = 1; s < pn->n_series; s++)
+        if (strcmp(series_colour(&pn->series[s], s), series_colour(&pn->series[0], 0))) return true;
+    return false;
+}
+
+static void draw_point_labels(frame *f, const an_plot_series *s, int position, bool coloured)
+{
+    const char *colour = coloured ? series_colour(s, position) : "#222";
     for (size_t i = 0; s->labels && i < s->n; i++) {
         if (!s->labels[i] || !*s->labels[i]) continue;
         double x = fx(f, s->x[i]), y = fy(f, s->y[i]);
-        spot cand[24];
+        spot cand[40];
         int n = 0;
-        for (int ring = 0; ring < 3; ring++) { /* beside the point, then further away */
+        /* beside the point, then further away: five rings, so that two
+         * runs' labels at one point (both "100.0% met") find a place each */
+        for (int ring = 0; ring < 5; ring++) {
             double d = 14 * ring;
             cand[n++] = (spot){x - 7 - d, y + 4, AN__END};
             cand[n++] = (spot){x + 7 + d, y + 4, AN__START};
@@ -552,7 +594,8 @@ static void draw_point_labels(frame *f, const an_plot_series *s)
             cand[n++] = (spot){x, y + 18 + d, AN__MIDDLE};
         }
         spot sp = place(&f->pl, cand, n, s->labels[i]);
-        text(f, "point-label", sp.x, sp.y, sp.anchor, s->labels[i]);
+        f->c->text(f->c, "point-label", sp.x, sp.y, sp.anchor, FONT, false, false, colour,
+                   s->labels[i]);
     }
 }
 
@@ -660,10 +703,11 @@ static void draw_panel(const an_plot *p, const an__layout *l, an__canvas *c, int
         for (int g = 0; g < pn->n_guides; g++) {
             an_plot_guide_kind k = pn->guides[g].kind;
             if ((k == AN_GUIDE_SLO || k == AN_GUIDE_MARK) == (pass == 0))
-                draw_guide_label(&f, &pn->guides[g]);
+                draw_guide_label(&f, pn, &pn->guides[g]);
         }
+    bool coloured = several_colours(pn);
     for (int s = 0; s < pn->n_series; s++)
-        draw_point_labels(&f, &pn->series[s]);
+        draw_point_labels(&f, &pn->series[s], s, coloured);
     for (int i = 0; index == 0 && i < p->n_spans; i++) {
         double x = fx(&f, p->spans[i].lo), x2 = fx(&f, p->spans[i].hi);
         spot cand[] = {{x + 4, f.top + 13, AN__START}, {x2 - 4, f.top + 13, AN__END}};

@@ -94,6 +94,34 @@ static void draw_series(grid *g, const an_plot_series *ser, int s, const an__axi
         put_marker(g, cell_of(ax, ser->x[i], g->w), g->h - 1 - cell_of(ay, ser->y[i], g->h), s);
 }
 
+/* Whether cells [lo, hi) of row r are blank (cells past an edge count). */
+static bool blank(const grid *g, int r, int lo, int hi)
+{
+    for (int c = lo < 0 ? 0 : lo; c < hi && c < g->w; c++)
+        if (g->cell[(size_t)r * (size_t)g->w + (size_t)c] != ' ') return false;
+    return true;
+}
+
+/* A point's label beside its marker with a blank cell either side, in
+ * cells nothing else uses: right of it, else left; none where it would
+ * cover something. */
+static void put_label(grid *g, int c, int r, const char *label)
+{
+    int len = (int)strlen(label);
+    int from = c + 2 + len <= g->w && blank(g, r, c + 1, c + 3 + len) ? c + 2
+               : c - 1 - len >= 0 && blank(g, r, c - 2 - len, c)   ? c - 1 - len
+                                                                    : -1;
+    if (from >= 0) memcpy(g->cell + (size_t)r * (size_t)g->w + (size_t)from, label, (size_t)len);
+}
+
+static void draw_labels(grid *g, const an_plot_series *ser, const an__axis *ax, const an__axis *ay)
+{
+    for (size_t i = 0; ser->labels && i < ser->n; i++)
+        if (ser->labels[i] && *ser->labels[i])
+            put_label(g, cell_of(ax, ser->x[i], g->w), g->h - 1 - cell_of(ay, ser->y[i], g->h),
+                      ser->labels[i]);
+}
+
 static void fill_grid(const an_plot *p, const an_plot_panel *pl, const an__axis *ax,
                       const an__axis *ay, grid *g)
 {
@@ -110,6 +138,9 @@ static void fill_grid(const an_plot *p, const an_plot_panel *pl, const an__axis 
     }
     for (int s = 0; s < pl->n_series; s++)
         draw_series(g, &pl->series[s], s, ax, ay);
+    /* labels last: they take only blank cells, so no point or line is lost */
+    for (int s = 0; s < pl->n_series; s++)
+        draw_labels(g, &pl->series[s], ax, ay);
     for (size_t i = 0; i < p->n_overloaded; i++)
         g->cell[cell_of(ax, p->overloaded_x[i], g->w)] = OVERLOADED;
 }

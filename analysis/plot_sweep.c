@@ -73,7 +73,7 @@ static const sweep_kind sweep_kinds[] = {
      .x_key = "workload.arrival.users",
      .panels = {{"output, all users", "tokens/s", NULL}},
      .n_panels = 1,
-     .values = {"output"},
+     .values = {"total output"},
      .panel_of = {0},
      .dash_of = {1},
      .n_values = 1,
@@ -99,6 +99,7 @@ typedef struct sweep {
     char **groups; /* "max batch=64, replicas=2" of each combination, in order of first run */
     int n_groups;
     point_run *points;
+    char x_words[64]; /* the x key in the figure's words: "concurrent users" */
 } sweep;
 
 static void sweep_fini(sweep *s)
@@ -371,7 +372,10 @@ static int add_point(an_plot *p, const an_plot_request *req, const sweep_kind *k
         double total, per_user, lo, hi, ulo, uhi;
         summarise(pts, n, 0, &total, &lo, &hi);
         summarise(pts, n, 1, &per_user, &ulo, &uhi);
-        char *name = series_name(k->values[0], group);
+        /* what a point's label is, in the legend: "output" alone says nothing */
+        char *value = util_xasprintf("%s, labelled by %s", k->values[0], s->x_words);
+        char *name = series_name(value, group);
+        free(value);
         an_plot_series *ser = an__series(&p->panels[0], name);
         ser->colour = pts[0].group + 1;
         char label[48];
@@ -627,6 +631,7 @@ int an__gather_sweep(sqlite3 *db, const an_plot_request *req_in, an_plot *p, uti
         char words[64];
         const char *unit;
         an_plot_key_words(req.schema, x, words, sizeof words, &unit);
+        snprintf(s.x_words, sizeof s.x_words, "%s", words);
         if (req.kind == AN_PLOT_THROUGHPUT_CONCURRENCY) {
             p->x_label = util_xstrdup("output per user");
             p->x_unit = util_xstrdup("tokens/s");

@@ -411,6 +411,44 @@ static void sweep_into(const char *db, const char *options)
     free(r.out);
 }
 
+/* The number after attr=" in the first element of class cls whose text is
+ * text, or in the guide line labelled text (cls "guide"); NAN: none. */
+static double text_attr(const char *svg, const char *cls, const char *text, const char *attr)
+{
+    char *head = util_xasprintf("class=\"%s\"", cls);
+    char *want = !strcmp(cls, "guide") ? util_xasprintf("data-guide=\"%s\"", text)
+                                       : util_xasprintf(">%s</text>", text);
+    double v = NAN;
+    for (const char *e = strstr(svg, head); e && isnan(v); e = strstr(e + 1, head)) {
+        const char *end = strchr(e, '\n');
+        const char *hit = strstr(e, want);
+        if (!hit || (end && hit > end)) continue;
+        char *a = util_xasprintf(" %s=\"", attr);
+        const char *at = strstr(e, a);
+        if (at && (!end || at < end)) v = strtod(at + strlen(a), NULL);
+        free(a);
+    }
+    free(head);
+    free(want);
+    return v;
+}
+
+/* The colours (fill) of the elements of class cls whose text ends in
+ * text, in order, into out; returns how many. */
+static int text_fills(const char *svg, const char *cls, const char *text, char (*out)[8], int max)
+{
+    char *head = util_xasprintf("class=\"%s\"", cls), *want = util_xasprintf("%s</text>", text);
+    int n = 0;
+    for (const char *e = strstr(svg, head); e && n < max; e = strstr(e + 1, head)) {
+        const char *end = strchr(e, '\n'), *hit = strstr(e, want), *fill = strstr(e, " fill=\"");
+        if (!hit || (end && hit > end)) continue;
+        snprintf(out[n++], 8, "%.7s", fill && fill < hit ? fill + 7 : "#222");
+    }
+    free(head);
+    free(want);
+    return n;
+}
+
 /* ---- the kinds -------------------------------------------------------------- */
 
 typedef struct look {
@@ -763,7 +801,7 @@ static void test_throughput(const char *path)
     char *svg = plot_svg(path, "throughput-concurrency", "");
     check_figure(svg, path, "throughput-concurrency");
     has_str(svg, ">1k</text>", "thousands of tokens/s are labelled 1k, 1.5k");
-    points total = series(svg, "output");
+    points total = series(svg, "total output, labelled by concurrent users");
     is_int(total.n, 3, "one point per user count");
     sqlite3 *db = open_db(path);
     for (int i = 0; i < 3 && total.n == 3; i++) {
@@ -792,6 +830,18 @@ static void test_throughput(const char *path)
             "the TPOT SLO as tokens/s per user");
     has_str(svg, ">output per user (tokens/s)</text>", "the x axis: tokens/s per user");
     points_fini(&total);
+    /* the terminal labels its points too, and its legend says what one is */
+    result r = sv("plot '%s' throughput-concurrency --terminal --width 80", path);
+    is_int(r.status, 0, "throughput-concurrency --terminal");
+    for (int users = 1; users <= 16; users *= 4) {
+        char right[16], left[16];
+        snprintf(right, sizeof right, "o %d", users);
+        snprintf(left, sizeof left, "%d o", users);
+        ok(strstr(r.out, right) || strstr(r.out, left), "the %d users' point is labelled", users);
+    }
+    has_str(r.out, "legend:  o total output, labelled by concurrent users",
+            "the legend says what the labels are");
+    free(r.out);
     sqlite3_close(db);
     free(svg);
 }
@@ -912,6 +962,54 @@ static void test_timeline(const char *path)
     free(svg);
 }
 
+/* Two runs' curves: each "met" label in its run's colour, and the 90% and
+ * 99% labels each beside its own line, never between the two (issue 26). */
+static void test_curve_labels(const char *path)
+{
+    char *svg = plot_svg(path, "slo-curve", "--run 1 --run 2");
+    look l[8];
+    int nl = series_looks(svg, l, 8);
+    /* series: run 1's curve, its point at the SLO, run 2's curve, its point */
+    sqlite3 *db = open_db(path);
+    for (int run = 1; run <= 2; run++) {
+        an_curve c;
+        util_diag d;
+        util_diag_init(&d);
+        an_slo_curve(db, run, AN_TTFT, NULL, 101, &c, &d);
+        int n, within = 0;
+        double *v = measured(db, run, "ttft_s", &n);
+        while (within < n && v[within] <= 0.5)
+            within++;
+        free(v);
+        char *met = util_xasprintf(">%.1f%% met</text>", 100.0 * within / (double)c.ended);
+        has_str(svg, met, "run %d's share at the SLO is printed", run);
+        free(met);
+        an_curve_fini(&c);
+        util_diag_fini(&d);
+    }
+    /* both may read "100.0% met" at one point: only their colours tell them apart */
+    char fills[4][8];
+    int found = text_fills(svg, "point-label", "% met", fills, 4);
+    is_int(found, 2, "a 'met' label per run");
+    ok(found == 2 && nl >= 4 && !strcmp(fills[0], l[0].colour) && !strcmp(fills[1], l[2].colour),
+       "each in its run's colour (%s, %s; the curves %s, %s)", found > 0 ? fills[0] : "-",
+       found > 1 ? fills[1] : "-", nl >= 4 ? l[0].colour : "-", nl >= 4 ? l[2].colour : "-");
+    double y90 = text_attr(svg, "guide", "90% of requests", "y1"),
+           y99 = text_attr(svg, "guide", "99% of requests", "y1");
+    const char *names[2] = {"90% of requests", "99% of requests"};
+    double own[2] = {y90, y99}, other[2] = {y99, y90};
+    for (int i = 0; i < 2; i++) {
+        /* a label's middle: its baseline less a third of the 11 px font */
+        double mid = text_attr(svg, "guide-label", names[i], "y") - 11 / 3.0;
+        bool between = mid > fmin(own[i], other[i]) + 3 && mid < fmax(own[i], other[i]) - 3;
+        ok(!isnan(mid) && !between,
+           "'%s' (middle at %.1f) is not between its line (%.1f) and the other (%.1f)", names[i],
+           mid, own[i], other[i]);
+    }
+    free(svg);
+    sqlite3_close(db);
+}
+
 static void test_curve(const char *path)
 {
     char *svg = plot_svg(path, "slo-curve", "--run 1");
@@ -963,6 +1061,7 @@ static void test_curve(const char *path)
     cmp_ok(count(svg, "requests=200, rate=5"), >, 50, "and run 2's");
     is_int(count(svg, "at the SLO, requests=200, rate=5"), 1, "each with its point at the SLO");
     free(svg);
+    test_curve_labels(path);
 }
 
 /* ---- the terminal and bad input ----------------------------------------------- */
