@@ -57,6 +57,7 @@ typedef struct pl_summary {
     int64_t measured;
     double ttft_p50, ttft_p99, tpot_p50, tpot_p99;
     double requests_per_s, output_tokens_per_s, goodput_requests_per_s, attainment;
+    double task_attainment; /* of slo.task_e2e_s over the tasks (an_tasks); NAN: none */
     double busy_fraction, usd_per_million_output_tokens, j_per_output_token;
     double not_completed_fraction; /* of the requests sent after warm-up: rejected, timed
                                     * out or unfinished */
@@ -209,12 +210,14 @@ void pl_sweep_print(const pl_sweep_opts *opts, const pl_sweep_result *r, FILE *o
 typedef enum pl_goal { PL_MAX_RATE, PL_MIN_REPLICAS, PL_CHEAPEST } pl_goal;
 
 /* A target: `ttft_p99<=2` (a percentile or `_mean` of the measured
- * requests), or `ttft<=0.5` (a per-request SLO, met by the attainment
- * goal's share of the requests). */
+ * requests), `ttft<=0.5` (a per-request SLO, met by the attainment goal's
+ * share of the requests) or `task_e2e<=30` (an agent task's SLO, met by
+ * that share of the tasks). */
 typedef struct pl_target {
     char *text;   /* as given */
     char *slo;    /* the --slo form (ttft_p99=2) */
-    bool per_request;
+    bool per_request; /* judged by a share against the attainment goal */
+    bool per_task;    /* ... the share of tasks (task_e2e) */
     int index;    /* per_request: which key; else which summary target */
     double threshold;
 } pl_target;

@@ -59,6 +59,7 @@ int pl_summarise(sqlite3 *db, int64_t run, const pl_base *b, pl_summary *out, ut
             .output_tokens_per_s = r.req.output_tokens_per_s,
             .goodput_requests_per_s = r.req.goodput_requests_per_s,
             .attainment = r.req.attainment,
+            .task_attainment = r.tasks.attainment,
             .busy_fraction = r.use.busy_fraction,
             .batch_fill = r.use.batch_fill,
             .kv_mean_fraction = r.use.kv_mean_fraction,
@@ -112,7 +113,7 @@ int pl_point_run(const pl_base *b, const pl_point *p, const char *path, pl_summa
 
 #define FIELDS(X)                                                                                  \
     X(ttft_p50) X(ttft_p99) X(tpot_p50) X(tpot_p99) X(requests_per_s) X(output_tokens_per_s)       \
-    X(goodput_requests_per_s) X(attainment) X(busy_fraction) X(usd_per_million_output_tokens)     \
+    X(goodput_requests_per_s) X(attainment) X(task_attainment) X(busy_fraction) X(usd_per_million_output_tokens)     \
     X(j_per_output_token) X(not_completed_fraction) X(batch_fill) X(kv_mean_fraction)
 
 static void add_num(cJSON *o, const char *key, double v)

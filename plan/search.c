@@ -42,6 +42,8 @@ int pl_target_parse(const char *text, pl_target *t, util_diag *d)
      * a bare metric a per-request SLO */
     an_options probe = {0};
     int rc = an_options_add_slo(&probe, t->slo, d);
+    t->per_task = probe.slo.task_e2e_s > 0 ||
+                  (probe.n_class_slo && probe.class_slo[0].slo.task_e2e_s > 0);
     t->per_request = probe.n_targets == 0;
     an_options_fini(&probe);
     if (rc) pl_target_fini(t);
@@ -96,10 +98,13 @@ static int run_seeds(search *x, const cJSON *overrides, int from, int to, pl_sum
 }
 
 /* Target i's figure in one seed's summary: the percentile's value, or the
- * attainment of the per-request SLOs. */
+ * attainment of the per-request SLOs, or of the task SLO. */
 static double figure(const pl_plan_opts *o, int i, const pl_summary *s)
 {
-    return o->targets[i].per_request ? s->attainment : s->target_value[o->targets[i].index];
+    const pl_target *t = &o->targets[i];
+    return t->per_task      ? s->task_attainment
+           : t->per_request ? s->attainment
+                            : s->target_value[t->index];
 }
 
 /* Met with confidence: the interval's worse end is within the target. */

@@ -289,6 +289,8 @@ static char *target_why(const pl_plan_opts *o, const pl_trial *t, int i)
 {
     const pl_target *g = &o->targets[i];
     double v = t->value[i], h = t->half[i];
+    if (isnan(v) && g->per_task)
+        return util_xasprintf("%s fails: the run has no agent tasks (workload.agent)", g->text);
     if (isnan(v)) return util_xasprintf("%s fails: nothing measured", g->text);
     if (g->per_request && v < o->attainment)
         return util_xasprintf("%s fails: met by %.1f%% < %.0f%%", g->text, 100 * v,
@@ -405,9 +407,16 @@ void pl_plan_print(const pl_plan_opts *o, const pl_plan_result *r, FILE *out)
 {
     fprintf(out, "plan --find %s: targets", goal_names[o->goal]);
     for (int i = 0; i < o->n_targets; i++) fprintf(out, "%s %s", i ? "," : "", o->targets[i].text);
-    bool any_request = false;
-    for (int i = 0; i < o->n_targets; i++) any_request |= o->targets[i].per_request;
-    if (any_request) fprintf(out, " for %.0f%% of requests", 100 * o->attainment);
+    bool any_request = false, any_task = false;
+    for (int i = 0; i < o->n_targets; i++) {
+        any_request |= o->targets[i].per_request && !o->targets[i].per_task;
+        any_task |= o->targets[i].per_task;
+    }
+    if (any_request || any_task)
+        fprintf(out, " for %.0f%% of %s", 100 * o->attainment,
+                any_request && any_task ? "requests and of tasks"
+                : any_task              ? "tasks"
+                                        : "requests");
     fprintf(out, "; %d seeds a point, %.0f%% confidence\n", o->seeds, 100 * o->confidence);
     /* the rule plot latency-load's --criterion mean marks too: said here so
      * that the two answers can be told apart from the output alone */

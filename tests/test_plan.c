@@ -416,6 +416,74 @@ static void test_max_rate(void)
 }
 
 /* Erlang C: P(wait) for c servers at offered load a. */
+/* An agent task's SLO as a plan target (task_e2e<=S) is judged by the
+ * share of tasks that met it, not by the requests' attainment: four
+ * sequential calls with 0.5 s of tool time between them take more than
+ * 1.5 s (about 5 s in all here), so a 1 s target is met by no task at any
+ * replica count and a 5 s one by some; the share
+ * the plan reports is the mean of the seeds' reports' task attainment. */
+static const char agent_plan[] =
+    "{\"seed\": 5, \"stop\": {\"requests\": 40}, \"warmup_s\": 0,"
+    " \"cluster\": {\"gpu\": \"h100-sxm\", \"model\": \"llama-3.1-8b\", \"replicas\": 1},"
+    " \"workload\": {\"arrival\": {\"process\": \"poisson\", \"rate_per_s\": 0.5},"
+    " \"prompt_tokens\": 1000, \"output_tokens\": {\"dist\": \"uniform\", \"min\": 20, \"max\": 200},"
+    " \"agent\": {\"mode\": \"sequential\", \"calls\": 4, \"tool_s\": 0.5}}}";
+
+static double task_share(const char *target, int seed)
+{
+    char set[32];
+    snprintf(set, sizeof set, "seed=%d", seed);
+    const char *sets[] = {set, NULL};
+    sqlite3 *db = support_run_json(agent_plan, sets, false);
+    an_options opt = {0};
+    util_diag d;
+    util_diag_init(&d);
+    an_options_add_slo(&opt, target, &d);
+    an_report r;
+    double share = db && !an_report_compute_with(db, 1, &opt, &r, &d) ? r.tasks.attainment : NAN;
+    if (db) an_report_fini(&r);
+    util_diag_print(&d, stdout, "# task_share");
+    util_diag_fini(&d);
+    an_options_fini(&opt);
+    sqlite3_close(db);
+    return share;
+}
+
+static void test_task_target(void)
+{
+    const char *const cases[][2] = {{"task_e2e<=1", "task_e2e=1"}, {"task_e2e<=60", "task_e2e=60"},
+                                    {"task_e2e<=5", "task_e2e=5"}};
+    for (int c = 0; c < 3; c++) {
+        pl_target t;
+        char *slo[1];
+        pl_plan_opts o = plan_opts(agent_plan, cases[c][0], PL_MIN_REPLICAS, 0.5, &t, slo);
+        o.max_replicas = 2;
+        ok(t.per_task, "%s is a target on the tasks", cases[c][0]);
+        pl_plan_result r;
+        util_diag d;
+        util_diag_init(&d);
+        int rc = pl_plan_run(&o, NULL, &r, &d);
+        util_diag_print(&d, stdout, "# plan");
+        is_int(rc, 0, "min-replicas with %s runs", cases[c][0]);
+        const pl_trial *first = rc ? NULL : &r.trials[0];
+        double want = 0;
+        for (int k = 0; first && k < first->seeds; k++) want += task_share(cases[c][1], 5 + k) / first->seeds;
+        if (first)
+            is_near(first->value[0], want, 1e-12,
+                   "%s: the share judged is the seeds' reports' task attainment", cases[c][0]);
+        if (c == 0) ok(!rc && !r.found && first && first->value[0] == 0,
+                       "task_e2e<=1: no task of four calls and 1.5 s of tools meets it");
+        if (c == 1) ok(!rc && r.found && r.replicas == 1 && first && first->value[0] == 1,
+                       "task_e2e<=60: every task meets it, with one replica");
+        if (c == 2) ok(first && first->value[0] > 0 && first->value[0] < 1,
+                       "task_e2e<=5: some tasks meet it and some do not (%.3f)",
+                       first ? first->value[0] : NAN);
+        if (!rc) pl_plan_result_fini(&r);
+        util_diag_fini(&d);
+        pl_target_fini(&t);
+    }
+}
+
 static double erlang_c(int c, double a)
 {
     double sum = 0, term = 1;
@@ -738,6 +806,7 @@ int main(int argc, char **argv)
     test_first_point(argv[2]);
     test_max_rate();
     test_min_replicas();
+    test_task_target();
     test_cheapest();
     test_overload();
     test_vllm_args(argv[2]);
