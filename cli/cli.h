@@ -122,8 +122,9 @@ typedef struct cli_view {
 #define CLI_VIEW_USAGE                                                                             \
     "  --slo KEY=S            what-if SLO: ttft=0.5, tpot=0.05, e2e=20 replace the scenario's\n"   \
     "                         thresholds; CLASS.ttft=0.3 one class's; ttft_p99=2 asks whether\n"    \
-    "                         P99 TTFT is within 2 s, with the margin (repeatable); times in\n" \
-    "                         seconds, or with a unit: ttft=500ms, e2e=2min\n"                   \
+    "                         P99 TTFT is within 2 s, with the margin (repeatable; it\n"      \
+    "                         replaces the scenario's slo.ttft_p99_s); task_e2e=30 an agent\n"  \
+    "                         task's; times in seconds, or with a unit: ttft=500ms, e2e=2min\n" \
     "  --by class|replica     add each request class's, or each replica's, sections\n"          \
     "  --definitions          per-token latency under every tool's definition, side by side\n" \
     "  --json, --csv, --markdown   the report as JSON, CSV (metric,value) or Markdown\n"
