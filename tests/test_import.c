@@ -449,6 +449,46 @@ static void test_vllm_bench(void)
            "vllm-bench: rate inf under max_concurrency 8 is a closed loop of 8");
     cJSON_Delete(sc);
     drop_db(db);
+    /* a finite rate under max_concurrency: the same client, capped */
+    j = vllm_result(false);
+    cJSON_ReplaceItemInObject(j, "max_concurrency", cJSON_CreateNumber(8));
+    free(path);
+    path = write_json("vllm-bench-capped.json", j);
+    r = sv("import", path, "-o", db, NULL);
+    runner_drop(&r);
+    sc = qjson(db, "SELECT scenario FROM runs WHERE id = 1");
+    is_int(util_json_number(sc, "workload.arrival.max_concurrency", 0), 8,
+           "vllm-bench: rate 4 under max_concurrency 8 keeps the cap");
+    is_near(util_json_number(sc, "workload.arrival.rate_per_s", 0), 4, 0, "and the rate");
+    cJSON_Delete(sc);
+    drop_db(db);
+    /* sends recorded, all at once, under max_concurrency 1: the replay's
+     * client keeps the cap, so each request is sent when the one before ends */
+    j = vllm_result(true);
+    cJSON_ReplaceItemInObject(j, "max_concurrency", cJSON_CreateNumber(1));
+    cJSON *st = cJSON_GetObjectItem(j, "start_times");
+    for (int i = 0; i < cJSON_GetArraySize(st); i++)
+        cJSON_ReplaceItemInArray(st, i, cJSON_CreateNumber(87000.0));
+    free(path);
+    path = write_json("vllm-bench-cap1.json", j);
+    r = sv("replay", path, "-o", db, "--set", "cluster.gpu=h100-sxm", NULL);
+    is_int(r.status, 0, "vllm-bench: a capped run with its sends replays");
+    runner_drop(&r);
+    int64_t sim = (int64_t)runner_q1(db, "SELECT id FROM runs WHERE status <> 'measured'");
+    char *q = util_xasprintf("SELECT json_extract(scenario, '$.workload.arrival.max_concurrency') "
+                             "FROM runs WHERE id = %lld", (long long)sim);
+    is_int(runner_q1(db, q), 1, "vllm-bench: the replay's trace keeps max_concurrency 1");
+    free(q);
+    q = util_xasprintf("SELECT count(*) FROM requests a JOIN requests b ON a.run_id = b.run_id "
+                       "AND a.id <> b.id AND b.arrival_s >= a.arrival_s AND b.arrival_s < "
+                       "a.finish_s - 1e-9 WHERE a.run_id = %lld", (long long)sim);
+    is_int(runner_q1(db, q), 0, "vllm-bench: no two of its requests in flight at once");
+    free(q);
+    q = util_xasprintf("SELECT max(arrival_s) FROM requests WHERE run_id = %lld", (long long)sim);
+    ok(runner_q1(db, q) > 0.5, "vllm-bench: so the last is sent well after time 0 (%.3f s)",
+       runner_q1(db, q));
+    free(q);
+    drop_db(db);
     /* bad input */
     j = vllm_result(true);
     cJSON_ReplaceItemInArray(cJSON_GetObjectItem(j, "ttfts"), 3, cJSON_CreateNumber(-1));

@@ -23,9 +23,13 @@
  * 1/sqrt(burstiness) otherwise, constant gaps at burstiness inf, or, at
  * request_rate inf under --max-concurrency C, a closed loop of C users --
  * for a replay to draw arrivals from.  At request_rate inf without a
- * limit every request was sent at once, so 0 is their send time.  Open-loop
- * sends held back by --max-concurrency, and ramp-up, have no servesim
- * generator: the run's name says so.  The server's engine is not recorded
+ * limit every request was sent at once, so 0 is their send time.  At a
+ * finite rate, --max-concurrency C is recorded as
+ * workload.arrival.max_concurrency, whether or not the sends were recorded:
+ * a replay's client then holds a due request back as vLLM's semaphore did
+ * (a trace replay of the sends keeps the cap, so that a slower what-if
+ * waits as the client would have).  A ramp-up has no servesim generator:
+ * the run's name says so.  The server's engine is not recorded
  * (the bench talks to any OpenAI server); the model is `model_id`.
  */
 #include "val_int.h"
@@ -200,7 +204,7 @@ static void generator(val_run *m, const cJSON *root, int n, char **note)
                            isinf(b) ? "constant" : gamma ? "gamma" : "poisson");
         val__record_number(m, "workload.arrival.rate_per_s", rate);
         if (gamma) val__record_number(m, "workload.arrival.cv", 1 / sqrt(b));
-        what = users >= 1 ? "arrivals not recorded: a generator replays them, without the "
+        what = users >= 1 ? "arrivals not recorded: a generator replays them under the "
                             "client's max_concurrency"
                           : "arrivals not recorded: a generator replays them";
     }
@@ -215,6 +219,11 @@ static void settings(val_run *m, const cJSON *root, const mdl_catalog *cat)
     const char *repo = cJSON_GetStringValue(util_json_member(root, "model_id"));
     const char *model = repo ? val__model_of_repo(cat, repo) : NULL;
     if (model) val__record_string(m, "cluster.model", model);
+    /* vllm bench serve's semaphore (vllm/benchmarks/serve.py at 009e6d4a1cd6):
+     * at a finite rate, servesim's max_concurrency is the same client */
+    double users = util_json_number(root, "max_concurrency", 0);
+    if (users >= 1 && isfinite(rate_of(root)))
+        val__record_number(m, "workload.arrival.max_concurrency", users);
 }
 
 static char *name_of(const cJSON *root)

@@ -436,7 +436,9 @@ cJSON *val_replay_scenario(const val_run *m, const char *trace_path)
         wl = cJSON_AddObjectToObject(sc, "workload");
     }
     if (m->arrivals_unknown) return replay_lengths(sc, wl, trace_path);
-    /* the measured requests, as they came, whatever made them */
+    /* the measured requests, as they came, whatever made them; a client's
+     * cap on requests in flight stays, as the client would have kept it */
+    double cap = util_json_number(sc, "workload.arrival.max_concurrency", 0);
     static const char *const generated[] = {"arrival", "prompt_tokens", "output_tokens",
                                             "classes", "shared_prefix", NULL};
     for (int k = 0; generated[k]; k++) cJSON_DeleteItemFromObjectCaseSensitive(wl, generated[k]);
@@ -444,5 +446,6 @@ cJSON *val_replay_scenario(const val_run *m, const char *trace_path)
     cJSON_AddStringToObject(arrival, "process", "trace");
     cJSON_AddStringToObject(arrival, "path", trace_path);
     cJSON_AddStringToObject(arrival, "format", "csv");
+    if (cap >= 1) cJSON_AddNumberToObject(arrival, "max_concurrency", cap);
     return sc;
 }
