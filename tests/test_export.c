@@ -434,6 +434,48 @@ static void test_refused(const char *db)
     free(sub);
 }
 
+/* The client a run was driven by, as the tools write it: every request
+ * due at once under a cap of 4 is vLLM's --request-rate inf
+ * --max-concurrency 4 and GenAI-Perf's concurrency 4, and an import of
+ * the vLLM file keeps the cap. */
+static void test_capped(const char *sc)
+{
+    char *db = in_dir("capped.db"), *out = in_dir("capped.json"), *genai = in_dir("capped-genai.json"),
+         *back = in_dir("capped-back.db");
+    result run = sv("run", sc, "-o", db, "--set", "workload.arrival.rate_per_s=inf", "--set",
+                    "workload.arrival.max_concurrency=4", NULL);
+    is_int(run.status, 0, "capped: the run is stored");
+    runner_drop(&run);
+    result e = sv("export", db, "--format", "vllm-bench", "-o", out, NULL);
+    runner_drop(&e);
+    cJSON *v = read_json(out);
+    is_str(cJSON_GetStringValue(cJSON_GetObjectItem(v, "request_rate")), "inf",
+           "capped: vllm-bench's request_rate is \"inf\"");
+    is_int(cJSON_GetNumberValue(cJSON_GetObjectItem(v, "max_concurrency")), 4,
+           "capped: and its max_concurrency 4");
+    cJSON_Delete(v);
+    e = sv("export", db, "--format", "genai-perf", "-o", genai, NULL);
+    runner_drop(&e);
+    cJSON *g = read_json(genai);
+    const cJSON *x = util_json_get(cJSON_GetArrayItem(cJSON_GetObjectItem(g, "experiments"), 0),
+                                   "experiment");
+    is_str(cJSON_GetStringValue(cJSON_GetObjectItem(x, "mode")), "concurrency",
+           "capped: genai-perf's experiment is a concurrency");
+    is_int(cJSON_GetNumberValue(cJSON_GetObjectItem(x, "value")), 4, "capped: of 4");
+    cJSON_Delete(g);
+    e = sv("import", out, "-o", back, NULL);
+    runner_drop(&e);
+    is_int(runner_q1(back, "SELECT json_extract(scenario, '$.workload.arrival.max_concurrency') "
+                           "FROM runs"),
+           4, "capped: the import keeps the cap beside the sends it recorded");
+    const char *files[] = {db, out, genai, back};
+    for (int i = 0; i < 4; i++) unlink(files[i]);
+    free(db);
+    free(out);
+    free(genai);
+    free(back);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || !mkdtemp(dir)) return 1;
@@ -460,6 +502,7 @@ int main(int argc, char **argv)
     test_vllm(db, r, n, report);
     test_genai(db, r, n);
     test_refused(db);
+    test_capped(sc);
     cJSON_Delete(report);
     free(r);
     static const char *const junk[] = {"vllm.json", "vllm.db",     "profile_export.json",

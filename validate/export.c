@@ -285,10 +285,20 @@ static void key_num(FILE *f, const char *key, double v)
  * exported requests over their arrivals' span (a trace, a closed loop). */
 static double offered_rate(const xrun *x)
 {
+    const char *text = cJSON_GetStringValue(util_json_get(x->scenario, "workload.arrival.rate_per_s"));
+    if (text && !strcmp(text, "inf")) return INFINITY; /* every request due at once */
     double rate = util_json_number(x->scenario, "workload.arrival.rate_per_s", NAN);
     if (isfinite(rate) && rate > 0) return rate;
     double span = x->n > 1 ? x->q[x->n - 1].arrival_s - x->q[0].arrival_s : 0;
     return span > 0 ? (double)(x->n - 1) / span : NAN;
+}
+
+/* The client's cap on requests in flight, as vLLM's --max-concurrency: a
+ * closed loop's users, or an open loop's max_concurrency; 0: none. */
+static double concurrency_of(const xrun *x)
+{
+    return util_json_number(x->scenario, "workload.arrival.users",
+                            util_json_number(x->scenario, "workload.arrival.max_concurrency", 0));
 }
 
 static const char *process_of(const xrun *x)
@@ -401,8 +411,8 @@ static void write_vllm(FILE *f, const xrun *x)
     else
         fputs(",\n  \"request_rate\": \"inf\"", f);
     key_num(f, "burstiness", !strcmp(process, "gamma") && cv > 0 ? 1 / (cv * cv) : 1);
-    if (closed)
-        key_num(f, "max_concurrency", util_json_number(x->scenario, "workload.arrival.users", 0));
+    if (concurrency_of(x) >= 1)
+        key_num(f, "max_concurrency", concurrency_of(x));
     else
         fputs(",\n  \"max_concurrency\": null", f);
     key_num(f, "duration", s->window_s);
@@ -482,10 +492,13 @@ static void genai_failed(FILE *f, const xreq *q)
 
 static void write_genai(FILE *f, const xrun *x)
 {
-    bool closed = !strcmp(process_of(x), "closed");
+    /* GenAI-Perf runs either a concurrency or a request rate: a closed loop,
+     * or every request due at once under a cap, is the former */
+    bool closed = !strcmp(process_of(x), "closed") ||
+                  (isinf(offered_rate(x)) && concurrency_of(x) >= 1);
     fputs("{\n  \"experiments\": [{\n    \"experiment\": {\"mode\": ", f);
     fputs(closed ? "\"concurrency\", \"value\": " : "\"request_rate\", \"value\": ", f);
-    num(f, closed ? util_json_number(x->scenario, "workload.arrival.users", 0) : offered_rate(x));
+    num(f, closed ? concurrency_of(x) : offered_rate(x));
     fputs("},\n    \"requests\": [", f);
     cJSON *body = cJSON_CreateObject();
     cJSON_AddStringToObject(body, "model", x->model);

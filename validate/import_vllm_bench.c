@@ -24,8 +24,8 @@
  * request_rate inf under --max-concurrency C, a closed loop of C users --
  * for a replay to draw arrivals from.  At request_rate inf without a
  * limit every request was sent at once, so 0 is their send time.  At a
- * finite rate, --max-concurrency C is recorded as
- * workload.arrival.max_concurrency, whether or not the sends were recorded:
+ * finite rate, or with the sends recorded, --max-concurrency C is recorded
+ * as workload.arrival.max_concurrency:
  * a replay's client then holds a due request back as vLLM's semaphore did
  * (a trace replay of the sends keeps the cap, so that a slower what-if
  * waits as the client would have).  A ramp-up has no servesim generator:
@@ -219,10 +219,15 @@ static void settings(val_run *m, const cJSON *root, const mdl_catalog *cat)
     const char *repo = cJSON_GetStringValue(util_json_member(root, "model_id"));
     const char *model = repo ? val__model_of_repo(cat, repo) : NULL;
     if (model) val__record_string(m, "cluster.model", model);
-    /* vllm bench serve's semaphore (vllm/benchmarks/serve.py at 009e6d4a1cd6):
-     * at a finite rate, servesim's max_concurrency is the same client */
+}
+
+/* vllm bench serve's semaphore (vllm/benchmarks/serve.py at 009e6d4a1cd6)
+ * is servesim's max_concurrency: kept, unless the generator that replays
+ * unrecorded sends is already the closed loop of its users. */
+static void cap(val_run *m, const cJSON *root, bool sends_recorded)
+{
     double users = util_json_number(root, "max_concurrency", 0);
-    if (users >= 1 && isfinite(rate_of(root)))
+    if (users >= 1 && (sends_recorded || isfinite(rate_of(root))))
         val__record_number(m, "workload.arrival.max_concurrency", users);
 }
 
@@ -256,6 +261,7 @@ int val__read_vllm_bench(const char *path, const cJSON *root, const mdl_catalog 
         m->arrivals_unknown = true;
         generator(m, root, n, &name);
     }
+    cap(m, root, r.l[L_START] != NULL);
     m->name = name;
     if (r.l[L_START]) val__sort_requests(m, true); /* perf_counter: the first sent at 0 */
     return rc;
