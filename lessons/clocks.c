@@ -203,7 +203,8 @@ static double engine_ttft_of(const ls_figures *f)
 }
 
 /* The load the lesson's point runs at, as the sentence names it ("one
- * request at a time", "8 closed-loop users", "2 req/s, poisson"), or "". */
+ * request at a time", "8 closed-loop users", "2 req/s, poisson", "every
+ * request due at once"), or "". */
 static void load_text(char *buf, size_t size, const ls_context *c)
 {
     const cJSON *arrival = util_json_get(c->scenario->json, "workload.arrival");
@@ -216,6 +217,9 @@ static void load_text(char *buf, size_t size, const ls_context *c)
         snprintf(buf, size, " (%g closed-loop users)", users);
     else if (process && isfinite(rate))
         snprintf(buf, size, " (%g req/s, %s)", rate, process);
+    else if (cJSON_IsString(util_json_get(arrival, "rate_per_s"))) /* "inf" */
+        snprintf(buf, size, " (every request due at once%s)",
+                 util_json_number(arrival, "max_concurrency", 0) >= 1 ? ", capped in flight" : "");
     else
         *buf = '\0';
 }

@@ -660,6 +660,25 @@ static void test_unset(void)
     util_diag_fini(&d);
 }
 
+/* two-clocks at rate "inf" under a cap names that load (vllm bench serve's
+ * --request-rate inf --max-concurrency), not nothing. */
+static void test_clocks_inf(void)
+{
+    util_diag d;
+    util_diag_init(&d);
+    ls_result_fini(&result);
+    char *gone[] = {"workload.arrival"},
+         *sets[] = {"workload.arrival.rate_per_s=inf", "workload.arrival.max_concurrency=4"};
+    int rc = ls_run_edits(ls_find("two-clocks"), support_catalog, gone, 1, sets, 2, true, 2,
+                          &result, &d);
+    is_int(rc, 0, "two-clocks at rate inf under a cap of 4 runs");
+    char *said = findings();
+    has_str(said, "At this load (every request due at once, capped in flight)",
+            "and its sentence names the load");
+    free(said);
+    util_diag_fini(&d);
+}
+
 /* Sentences wrap to the terminal: $COLUMNS, else 100 when not a terminal. */
 static void test_width(void)
 {
@@ -683,6 +702,7 @@ int main(void)
     test_fan_out();
     test_definitions();
     test_unset();
+    test_clocks_inf();
     test_width();
     ls_result_fini(&result);
     ok(ls_find("nope") == NULL, "lessons are found by name");
