@@ -514,19 +514,44 @@ static void test_power(void)
  * busy `busy_s` with `energy_j`: the seed's arithmetic, by hand.  The
  * scenario is tests/scenarios/analysis-hand.json with the override `set`
  * (or none). */
+/* A recorder of tests/scenarios/analysis-hand.json with the overrides
+ * (a NULL-ended list), begun in memory: rows written by hand follow. */
+typedef struct hand {
+    sim_scenario sc;
+    util_diag d;
+    rec_recorder *rec;
+    sim_sink sink;
+} hand;
+
+static void hand_begin(hand *h, const char *const *sets)
+{
+    char *json = support_scenario_text("analysis-hand.json");
+    support_scenario(json, sets, &h->sc, NULL);
+    free(json);
+    util_diag_init(&h->d);
+    rec_open(NULL, &h->rec, &h->d);
+    rec_begin(h->rec, &h->sc, &h->d);
+    h->sink = rec_sink(h->rec);
+}
+
+/* Ends the run at end_s; the database is the caller's. */
+static sqlite3 *hand_end(hand *h, double end_s)
+{
+    rec_run_end end = {SIM_STATUS_COMPLETED, NULL, end_s, 0, 1};
+    rec_finish(h->rec, &end, &h->d);
+    sqlite3 *db = rec_release(h->rec); /* the recorder is gone, its database ours */
+    sim_scenario_fini(&h->sc);
+    util_diag_print(&h->d, stdout, "# hand");
+    util_diag_fini(&h->d);
+    return db;
+}
+
 static sqlite3 *hand_run(int gpus, double usd_per_gpu_hour, double busy_s, double energy_j,
                          int32_t output_tokens, const char *set)
 {
-    char *json = support_scenario_text("analysis-hand.json");
-    sim_scenario sc;
-    support_scenario(json, (const char *const[]){set, NULL}, &sc, NULL);
-    free(json);
-    util_diag d;
-    util_diag_init(&d);
-    rec_recorder *rec;
-    rec_open(NULL, &rec, &d);
-    rec_begin(rec, &sc, &d);
-    sim_sink sink = rec_sink(rec);
+    hand h;
+    hand_begin(&h, (const char *const[]){set, NULL});
+    sim_sink sink = h.sink;
     for (int i = 0; i < 2; i++) {
         sim_request_row r = {.id = i, .cls = "default", .task_id = -1, .call_index = -1,
                              .replica = 0, .decode_replica = -1, .status = SIM_COMPLETED,
@@ -542,13 +567,7 @@ static sqlite3 *hand_run(int gpus, double usd_per_gpu_hour, double busy_s, doubl
                           .energy_j = energy_j, .usd_per_gpu_hour = usd_per_gpu_hour,
                           .end_reason = SIM_END_OF_RUN};
     sink.replica(sink.ctx, &rp);
-    rec_run_end end = {SIM_STATUS_COMPLETED, NULL, 10, 0, 1};
-    rec_finish(rec, &end, &d);
-    sqlite3 *db = rec_release(rec); /* the recorder is gone, its database ours */
-    sim_scenario_fini(&sc);
-    util_diag_print(&d, stdout, "# hand");
-    util_diag_fini(&d);
-    return db;
+    return hand_end(&h, 10);
 }
 
 static void test_cost_energy(void)
@@ -715,16 +734,9 @@ static void test_queue_growth(void)
  * a 30 s target: met), 48, one failed and one unfinished. */
 static sqlite3 *hand_tasks(const char *set, const char *set2)
 {
-    char *json = support_scenario_text("analysis-hand.json");
-    sim_scenario sc;
-    support_scenario(json, (const char *const[]){set, set2, NULL}, &sc, NULL);
-    free(json);
-    util_diag d;
-    util_diag_init(&d);
-    rec_recorder *rec;
-    rec_open(NULL, &rec, &d);
-    rec_begin(rec, &sc, &d);
-    sim_sink sink = rec_sink(rec);
+    hand h;
+    hand_begin(&h, (const char *const[]){set, set2, NULL});
+    sim_sink sink = h.sink;
     for (int i = 0; i < 2; i++) {
         sim_request_row r = {.id = i, .cls = "default", .task_id = -1, .call_index = -1,
                              .replica = 0, .decode_replica = -1, .status = SIM_COMPLETED,
@@ -748,13 +760,7 @@ static sqlite3 *hand_tasks(const char *set, const char *set2)
                           .tdp_w = 700, .idle_w = 100, .prefill_w = 700, .decode_w = 380,
                           .energy_j = 1, .usd_per_gpu_hour = 1, .end_reason = SIM_END_OF_RUN};
     sink.replica(sink.ctx, &rp);
-    rec_run_end end = {SIM_STATUS_COMPLETED, NULL, 50, 0, 1};
-    rec_finish(rec, &end, &d);
-    sqlite3 *db = rec_release(rec);
-    sim_scenario_fini(&sc);
-    util_diag_print(&d, stdout, "# hand tasks");
-    util_diag_fini(&d);
-    return db;
+    return hand_end(&h, 50);
 }
 
 static void test_task_slo(void)
