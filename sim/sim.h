@@ -115,8 +115,9 @@ extern const util_field sim_scenario_fields[];
 /* Validates root against the scenario schema (collecting every error),
  * fills defaults, and builds the typed scenario.  Files the scenario names
  * are relative to base_dir (the scenario file's folder; NULL: the current
- * directory).  Takes ownership of root in every case.  Returns 0 or
- * UTIL_EINPUT with messages in d. */
+ * directory).  Takes ownership of root in every case, and out is the
+ * caller's to sim_scenario_fini in every case, refused or not.  Returns 0
+ * or UTIL_EINPUT with messages in d. */
 int sim_scenario_load(cJSON *root, const mdl_catalog *catalog, const char *base_dir,
                       sim_scenario *out, util_diag *d);
 void sim_scenario_fini(sim_scenario *sc);
