@@ -43,7 +43,9 @@ static const char plan_usage[] =
     "\n"
     "  --target T          ttft_p99<=2 (a percentile or _mean of the run), ttft<=0.5 (a\n"
     "                      per-request SLO that --attainment of requests must meet), or\n"
-    "                      task_e2e<=30 (an agent task's SLO, --attainment of tasks)\n"
+    "                      task_e2e<=30 (an agent task's SLO, --attainment of tasks);\n"
+    "                      none: the scenario's own mean and percentile targets\n"
+    "                      (slo.ttft_p99_s and each class's)\n"
     "  --find max-rate     the highest workload.arrival.rate_per_s meeting every target\n"
     "  --find min-replicas the fewest cluster.replicas meeting them at --rate R\n"
     "  --find cheapest     among --candidates (e.g. cluster.gpu=h100-sxm,a100-80gb), the\n"
@@ -287,8 +289,7 @@ typedef struct plan_args {
 static int check_plan(const cli_args *pos, common *c, pl_plan_opts *o, const plan_args *a)
 {
     if (pos->n != 1) return cli_usage_error("plan", "expected one SCENARIO.json");
-    if (a->goal < 0 || a->targets.n == 0)
-        return cli_usage_error("plan", "give --find and at least one --target");
+    if (a->goal < 0) return cli_usage_error("plan", "give --find and at least one --target");
     o->goal = (pl_goal)a->goal;
     if (o->goal != PL_MAX_RATE && isnan(o->rate))
         return cli_usage_error("plan", "--find %s needs --rate R", goal_names[o->goal]);
@@ -326,16 +327,61 @@ static int parse_plan(int argc, char **argv, common *c, pl_plan_opts *o, plan_ar
     return check_plan(&pos, c, o, a);
 }
 
+/* One slo object's mean and percentile targets (ttft_p99_s: 2) as plan
+ * targets (ttft_p99<=2, chat.ttft_p99<=2 for class cls), onto texts; its
+ * thresholds (ttft_s) and task_e2e_s judge requests and tasks, and are not
+ * targets -- pl_target_parse, which decides, says which. */
+static void slo_targets(const cJSON *slo, const char *cls, cli_args *texts)
+{
+    const cJSON *k;
+    cJSON_ArrayForEach(k, slo) {
+        size_t len = strlen(k->string);
+        if (!cJSON_IsNumber(k) || len < 3 || strcmp(k->string + len - 2, "_s")) continue;
+        char *text = util_xasprintf("%s%s%.*s<=%.15g", cls ? cls : "", cls ? "." : "",
+                                    (int)len - 2, k->string, k->valuedouble);
+        pl_target t;
+        util_diag quiet;
+        util_diag_init(&quiet);
+        int rc = pl_target_parse(text, &t, &quiet);
+        bool target = !rc && !t.per_request;
+        if (!rc) pl_target_fini(&t);
+        util_diag_fini(&quiet);
+        if (!target) {
+            free(text);
+            continue;
+        }
+        texts->v = util_xrealloc(texts->v, (size_t)(texts->n + 1) * sizeof *texts->v);
+        texts->v[texts->n++] = text;
+    }
+}
+
+/* Without --target, the scenario's own targets (slo.ttft_p99_s, and each
+ * class's), so that a scenario that states its SLO plans against it. */
+static int scenario_targets(const char *json, cli_args *texts, util_diag *d)
+{
+    cJSON *root = cJSON_Parse(json);
+    slo_targets(cJSON_GetObjectItemCaseSensitive(root, "slo"), NULL, texts);
+    const cJSON *c;
+    cJSON_ArrayForEach(c, util_json_get(root, "workload.classes"))
+        slo_targets(cJSON_GetObjectItemCaseSensitive(c, "slo"),
+                    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "name")), texts);
+    cJSON_Delete(root);
+    return texts->n ? UTIL_OK
+                    : util_diag_add(d, "plan: give at least one --target (ttft_p99<=2), or set "
+                                       "the scenario's own in its slo (\"ttft_p99_s\": 2)");
+}
+
 /* The targets and the candidates as plan/ reads them; each target's --slo
  * form goes to the points' summaries. */
-static int read_targets(const plan_args *a, pl_plan_opts *o, common *c, util_diag *d)
+static int read_targets(const cli_args *texts, const plan_args *a, pl_plan_opts *o, common *c,
+                        util_diag *d)
 {
     int rc = UTIL_OK;
-    o->targets = util_xcalloc((size_t)a->targets.n + 1, sizeof *o->targets);
+    o->targets = util_xcalloc((size_t)texts->n + 1, sizeof *o->targets);
     o->candidates = util_xcalloc((size_t)a->candidates.n + 1, sizeof *o->candidates);
-    c->slo.v = util_xcalloc((size_t)a->targets.n + 1, sizeof *c->slo.v);
-    for (int i = 0; i < a->targets.n && !rc; i++) {
-        rc = pl_target_parse(a->targets.v[i], &o->targets[i], d);
+    c->slo.v = util_xcalloc((size_t)texts->n + 1, sizeof *c->slo.v);
+    for (int i = 0; i < texts->n && !rc; i++) {
+        rc = pl_target_parse(texts->v[i], &o->targets[i], d);
         if (!rc) c->slo.v[c->slo.n++] = o->targets[o->n_targets++].slo;
     }
     int pct = 0; /* each percentile target's place among the report's targets */
@@ -454,8 +500,14 @@ static int plan(common *c, const plan_args *a, pl_plan_opts *o, util_diag *d)
 {
     base_data bd = {0};
     pl_plan_result res = {0};
-    int rc = read_targets(a, o, c, d);
-    if (!rc) rc = load_base(c, &o->base, &bd, d);
+    cli_args own = {0}; /* the scenario's targets, when --target gives none */
+    int rc = load_base(c, &o->base, &bd, d);
+    if (!rc && a->targets.n == 0) rc = scenario_targets(bd.json, &own, d);
+    if (!rc) rc = read_targets(a->targets.n ? &a->targets : &own, a, o, c, d);
+    o->base.slo_args = c->slo.v; /* load_base ran before the targets were read */
+    o->base.n_slo_args = c->slo.n;
+    for (int i = 0; i < own.n; i++) free(own.v[i]);
+    free(own.v);
     if (!rc && a->emit_vllm_args) rc = check_deployable(o, d);
     o->seeds = c->seeds;
     o->jobs = c->jobs;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "pl.h"
+#include "runner.h"
 #include "support.h"
 #include "tap.h"
 
@@ -345,6 +346,41 @@ static void test_first_point(const char *root)
 }
 
 /* ---- plans ---- */
+
+/* A scenario that states its targets (slo.ttft_p99_s) plans against them
+ * without --target: the same answer as the same --target's.  Its
+ * per-request thresholds (slo.ttft_s) are not targets, so a scenario with
+ * only those, and no --target, is bad input that says what to give. */
+static double max_rate_of(const result *r)
+{
+    cJSON *j = cJSON_Parse(r->out);
+    double v = util_json_number(j, "max_rate_per_s", NAN);
+    cJSON_Delete(j);
+    return v;
+}
+
+static void test_scenario_targets(const char *root)
+{
+    char *scen = util_xasprintf("%s/examples/quickstart.json", root);
+    result own = runner_run(servesim, dir, "plan", scen, "--find", "max-rate", "-q", "--json",
+                            "--set", "slo.ttft_p99_s=0.5", "--set", "slo.tpot_p99_s=0.05", NULL);
+    result given = runner_run(servesim, dir, "plan", scen, "--find", "max-rate", "-q", "--json",
+                              "--target", "ttft_p99<=0.5", "--target", "tpot_p99<=0.05", NULL);
+    is_int(own.status, 0, "plan without --target takes the scenario's slo.ttft_p99_s, tpot_p99_s");
+    ok(own.status == 0 && max_rate_of(&own) == max_rate_of(&given) && max_rate_of(&own) > 0,
+       "and answers as --target ttft_p99<=0.5 --target tpot_p99<=0.05 does (%g, %g req/s)",
+       max_rate_of(&own), max_rate_of(&given));
+    has_str(own.out, "\"target\":\t\"ttft_p99<=0.5\"", "its targets named as --target names them");
+    runner_drop(&own);
+    runner_drop(&given);
+    result none = runner_run(servesim, dir, "plan", scen, "--find", "max-rate", "-q", NULL);
+    is_int(none.status, 2, "no --target and only thresholds in the scenario: bad input");
+    has_str(none.err, "give at least one --target (ttft_p99<=2), or set the scenario's own in its "
+                      "slo (\"ttft_p99_s\": 2)",
+            "saying what to give");
+    runner_drop(&none);
+    free(scen);
+}
 
 static pl_plan_opts plan_opts(const char *json, const char *target, pl_goal goal, double rate,
                               pl_target *t, char **slo)
@@ -804,6 +840,7 @@ int main(int argc, char **argv)
     test_interrupt(argv[2]);
     test_range_forms(argv[2]);
     test_first_point(argv[2]);
+    test_scenario_targets(argv[2]);
     test_max_rate();
     test_min_replicas();
     test_task_target();
