@@ -16,7 +16,7 @@
 #include "sim.h"
 
 static const char catalog_usage[] =
-    "usage: servesim catalog [gpus|models|engines] [--json]\n"
+    "usage: servesim catalog [gpus|models|engines|datasets] [--json]\n"
     "       servesim catalog model SOURCE [--json] [--quantization Q] [--kv-cache-dtype D]\n"
     "                                     [--gpu ID [--tensor-parallel N]]\n"
     "       servesim catalog engine[s] ID [--json]\n"
@@ -208,7 +208,80 @@ static int catalog_engine(const char *id, bool json, const mdl_catalog *cat, uti
     return UTIL_OK;
 }
 
-typedef enum section { GPUS = 1, MODELS = 2, ENGINES = 4 } section;
+typedef enum section { GPUS = 1, MODELS = 2, ENGINES = 4, DATASETS = 8 } section;
+
+/* ---- catalog datasets ---- */
+
+/* A built-in dataset's figures, from its pairs: how many, and its prompts'
+ * and replies' lengths. */
+typedef struct dataset_figures {
+    int64_t pairs;
+    an_stats prompt, output;
+} dataset_figures;
+
+static dataset_figures figures_of(const char *name)
+{
+    wl_dataset *ds = wl_dataset_create(name);
+    dataset_figures f = {.pairs = wl_dataset_size(ds)};
+    double *prompt = util_xmalloc((size_t)f.pairs * sizeof *prompt),
+           *output = util_xmalloc((size_t)f.pairs * sizeof *output);
+    for (int64_t i = 0; i < f.pairs; i++) {
+        int32_t p, o;
+        wl_dataset_pair(ds, i, &p, &o);
+        prompt[i] = p;
+        output[i] = o;
+    }
+    an_stats_compute(prompt, (size_t)f.pairs, &f.prompt);
+    an_stats_compute(output, (size_t)f.pairs, &f.output);
+    free(prompt);
+    free(output);
+    wl_dataset_destroy(ds);
+    return f;
+}
+
+static void print_datasets(void)
+{
+    printf("%-19s %6s  %-21s %-21s %s\n", "id", "pairs", "prompt mean/p50/p99", "reply mean/p50/p99",
+           "source");
+    for (int i = 0; wl_dataset_names[i]; i++) {
+        dataset_figures f = figures_of(wl_dataset_names[i]);
+        char prompt[32], output[32];
+        snprintf(prompt, sizeof prompt, "%.0f/%.0f/%.0f", f.prompt.mean, f.prompt.p50, f.prompt.p99);
+        snprintf(output, sizeof output, "%.0f/%.0f/%.0f", f.output.mean, f.output.p50, f.output.p99);
+        printf("%-19s %6lld  %-21s %-21s %s\n", wl_dataset_names[i], (long long)f.pairs, prompt,
+               output, wl_dataset_sources[i]);
+    }
+    printf("(tokens; \"workload\": {\"dataset\": ID} draws a pair at a time, prompt and reply "
+           "together:\n docs/scenario.md, \"Built-in datasets\"; data/datasets/README.md has each "
+           "source's file and commit)\n");
+}
+
+static cJSON *lengths_json(const an_stats *s)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "mean", s->mean);
+    cJSON_AddNumberToObject(o, "p50", s->p50);
+    cJSON_AddNumberToObject(o, "p90", s->p90);
+    cJSON_AddNumberToObject(o, "p99", s->p99);
+    cJSON_AddNumberToObject(o, "max", s->max);
+    return o;
+}
+
+static cJSON *datasets_json(void)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; wl_dataset_names[i]; i++) {
+        dataset_figures f = figures_of(wl_dataset_names[i]);
+        cJSON *d = cJSON_CreateObject();
+        cJSON_AddStringToObject(d, "id", wl_dataset_names[i]);
+        cJSON_AddNumberToObject(d, "pairs", (double)f.pairs);
+        cJSON_AddItemToObject(d, "prompt_tokens", lengths_json(&f.prompt));
+        cJSON_AddItemToObject(d, "output_tokens", lengths_json(&f.output));
+        cJSON_AddStringToObject(d, "source", wl_dataset_sources[i]);
+        cJSON_AddItemToArray(a, d);
+    }
+    return a;
+}
 
 static cJSON *entries_json(const mdl_catalog *c, section which)
 {
@@ -279,15 +352,16 @@ static int parse(int argc, char **argv, unsigned *sections, bool *json, model_op
     if (model_opts_given)
         return cli_usage_error("catalog", "--quantization, --kv-cache-dtype, --gpu and "
                                           "--tensor-parallel go with 'catalog model SOURCE'");
-    *sections = !strcmp(what, "all")       ? GPUS | MODELS | ENGINES
-                : !strcmp(what, "gpus")    ? GPUS
-                : !strcmp(what, "models")  ? MODELS
-                : !strcmp(what, "engines") ? ENGINES
-                                           : 0;
+    *sections = !strcmp(what, "all")        ? GPUS | MODELS | ENGINES | DATASETS
+                : !strcmp(what, "gpus")     ? GPUS
+                : !strcmp(what, "models")   ? MODELS
+                : !strcmp(what, "engines")  ? ENGINES
+                : !strcmp(what, "datasets") ? DATASETS
+                                            : 0;
     util_clip_buf b;
     if (!*sections || pos.n > 1)
-        return cli_usage_error("catalog", "expected 'gpus', 'models', 'engines', 'model', "
-                                          "'engine' or 'profile', got '%s'",
+        return cli_usage_error("catalog", "expected 'gpus', 'models', 'engines', 'datasets', "
+                                          "'model', 'engine' or 'profile', got '%s'",
                                util_clip(what, &b));
     return CLI_CONTINUE;
 }
@@ -299,6 +373,7 @@ static void print_json(const mdl_catalog *cat, unsigned sections)
     for (int i = 0; i < 3; i++)
         if (sections & (1u << i))
             cJSON_AddItemToObject(o, names[i], entries_json(cat, (section)(1u << i)));
+    if (sections & DATASETS) cJSON_AddItemToObject(o, "datasets", datasets_json());
     char *out = cJSON_Print(o);
     printf("%s\n", out);
     free(out);
@@ -312,7 +387,9 @@ static void print_text(const mdl_catalog *cat, unsigned sections)
     if ((sections & MODELS) && !first) printf("\n");
     if (sections & MODELS) print_models(cat), first = false;
     if ((sections & ENGINES) && !first) printf("\n");
-    if (sections & ENGINES) print_engines(cat);
+    if (sections & ENGINES) print_engines(cat), first = false;
+    if ((sections & DATASETS) && !first) printf("\n");
+    if (sections & DATASETS) print_datasets();
 }
 
 /* ---- catalog model ---- */

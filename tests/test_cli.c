@@ -235,6 +235,43 @@ static void test_bad_input(const char *quick)
     free(broken);
 }
 
+/* `catalog datasets`: each built-in dataset with its figures, which are
+ * its source's -- azure-code's means against the Azure trace's own columns,
+ * read here from the CSV. */
+static void test_catalog_datasets(void)
+{
+    result r = sv("catalog", "datasets", "--json", NULL);
+    is_int(r.status, 0, "catalog datasets --json");
+    cJSON *j = cJSON_Parse(r.out), *code = NULL, *d;
+    cJSON_ArrayForEach(d, cJSON_GetObjectItem(j, "datasets"))
+        if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(d, "id")), "azure-code")) code = d;
+    is_int(cJSON_GetArraySize(cJSON_GetObjectItem(j, "datasets")), 4, "four datasets");
+    char *path = util_xasprintf("%s/data/traces/AzureLLMInferenceTrace_code.csv", root);
+    char *csv = runner_read(path), *line = strchr(csv, '\n');
+    double n = 0, ctx = 0, gen = 0;
+    while (line && line[1]) {
+        char *c1 = strchr(line + 1, ','), *c2 = c1 ? strchr(c1 + 1, ',') : NULL;
+        if (!c2) break;
+        ctx += strtod(c1 + 1, NULL);
+        gen += strtod(c2 + 1, NULL);
+        n++;
+        line = strchr(line + 1, '\n');
+    }
+    is_near(util_json_number(code, "pairs", 0), n, 0, "azure-code: the trace's %g requests", n);
+    is_near(util_json_number(code, "prompt_tokens.mean", 0), ctx / n, 1e-9,
+            "azure-code: the mean prompt is the trace's mean ContextTokens");
+    is_near(util_json_number(code, "output_tokens.mean", 0), gen / n, 1e-9,
+            "azure-code: the mean reply its mean GeneratedTokens");
+    free(csv);
+    free(path);
+    cJSON_Delete(j);
+    runner_drop(&r);
+    r = sv("catalog", "datasets", NULL);
+    has_str(r.out, "arxiv-summarization  28257", "the text lists each, with its pairs");
+    has_str(r.out, "Vidur's arXiv summarisation trace", "and its source");
+    runner_drop(&r);
+}
+
 static void test_catalog_keys(void)
 {
     result r = sv("catalog", "gpus", NULL);
@@ -253,7 +290,9 @@ static void test_catalog_keys(void)
     runner_drop(&r);
     r = sv("catalog", "tpus", NULL);
     is_int(r.status, 2, "an unknown catalog section is bad usage");
+    has_str(r.err, "'datasets'", "and the sections it names include the datasets");
     runner_drop(&r);
+    test_catalog_datasets();
     /* a preset's stages, each a term with its value and source */
     r = sv("catalog", "engine", "vllm-v1", NULL);
     is_int(r.status, 0, "catalog engine vllm-v1");

@@ -24,6 +24,13 @@ extern const char wl__ds_sharegpt[], wl__ds_arxiv_summarization[], wl__ds_azure_
 const char *const wl_dataset_names[] = {"sharegpt", "arxiv-summarization", "azure-code",
                                         "azure-conv", NULL};
 
+const char *const wl_dataset_sources[] = {
+    "DistServe's ShareGPT sample for OPT-13B (OPT's tokenizer), Apache-2.0",
+    "Vidur's arXiv summarisation trace (Llama-2's tokenizer), MIT",
+    "Azure LLM inference trace 2023, code, CC-BY-4.0",
+    "Azure LLM inference trace 2023, conversation, CC-BY-4.0",
+};
+
 /* In wl_dataset_names' order. */
 static const char *const dataset_text[] = {wl__ds_sharegpt, wl__ds_arxiv_summarization,
                                            wl__ds_azure_code, wl__ds_azure_conv};

@@ -158,6 +158,9 @@ void wl_empirical_destroy(wl_empirical *e);
  * data/datasets/README.md).  The names are a contract, NULL-terminated:
  * "sharegpt", "arxiv-summarization", "azure-code", "azure-conv". */
 extern const char *const wl_dataset_names[];
+/* Each dataset's source and licence, in a line, in wl_dataset_names' order
+ * (data/datasets/README.md has the files, commits and sha256). */
+extern const char *const wl_dataset_sources[];
 /* The pairs of the dataset called name, in their source's order; NULL when
  * no dataset has that name.  Each call parses its own copy. */
 wl_dataset *wl_dataset_create(const char *name);
