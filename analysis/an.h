@@ -39,6 +39,9 @@ typedef struct an_stats {
 
 /* Sorts v in place and summarises it. */
 void an_stats_compute(double *v, size_t n, an_stats *out);
+/* {"mean", "p50", "p90", "p95", "p99", "p999", "max"}, null where not finite:
+ * the report's form of a summary, wherever one is printed. */
+cJSON *an_stats_json(const an_stats *s);
 /* The q-quantile (0 <= q <= 1) of sorted data by linear interpolation. */
 double an_quantile_sorted(const double *sorted, size_t n, double q);
 

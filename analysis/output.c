@@ -19,7 +19,7 @@ static void add_num(cJSON *o, const char *key, double v)
     else cJSON_AddNumberToObject(o, key, v);
 }
 
-static cJSON *stats_json(const an_stats *s)
+cJSON *an_stats_json(const an_stats *s)
 {
     cJSON *o = cJSON_CreateObject();
     add_num(o, "mean", s->mean);
@@ -47,18 +47,18 @@ static void section_json(cJSON *o, const an_section *s)
 
     /* which clock ttft_s and e2e_s read (docs/metrics.md); --definitions has the engine's */
     cJSON_AddStringToObject(o, "clock", "client");
-    cJSON_AddItemToObject(o, "ttft_s", stats_json(&s->ttft));
-    cJSON_AddItemToObject(o, "tpot_s", stats_json(&s->tpot));
-    cJSON_AddItemToObject(o, "tpot_incl_ttft_s", stats_json(&s->tpot_incl_ttft));
-    cJSON_AddItemToObject(o, "e2e_s", stats_json(&s->e2e));
-    cJSON_AddItemToObject(o, "queue_s", stats_json(&s->queue));
+    cJSON_AddItemToObject(o, "ttft_s", an_stats_json(&s->ttft));
+    cJSON_AddItemToObject(o, "tpot_s", an_stats_json(&s->tpot));
+    cJSON_AddItemToObject(o, "tpot_incl_ttft_s", an_stats_json(&s->tpot_incl_ttft));
+    cJSON_AddItemToObject(o, "e2e_s", an_stats_json(&s->e2e));
+    cJSON_AddItemToObject(o, "queue_s", an_stats_json(&s->queue));
 
     cJSON *tp = cJSON_AddObjectToObject(o, "throughput");
     add_num(tp, "window_s", s->window_s);
     add_num(tp, "requests_per_s", s->requests_per_s);
     add_num(tp, "input_tokens_per_s", s->input_tokens_per_s);
     add_num(tp, "output_tokens_per_s", s->output_tokens_per_s);
-    cJSON_AddItemToObject(tp, "output_tokens_per_s_per_user", stats_json(&s->per_user_tokens_per_s));
+    cJSON_AddItemToObject(tp, "output_tokens_per_s_per_user", an_stats_json(&s->per_user_tokens_per_s));
 
     cJSON *slo = cJSON_AddObjectToObject(o, "slo");
     add_num(slo, "ttft_s", s->slo.ttft_s);
@@ -81,7 +81,7 @@ static void tasks_json(cJSON *o, const an_tasks *t)
     cJSON_AddNumberToObject(tk, "completed", (double)t->completed);
     cJSON_AddNumberToObject(tk, "failed", (double)t->failed);
     cJSON_AddNumberToObject(tk, "unfinished", (double)t->unfinished);
-    cJSON_AddItemToObject(tk, "e2e_s", stats_json(&t->e2e));
+    cJSON_AddItemToObject(tk, "e2e_s", an_stats_json(&t->e2e));
     add_num(tk, "calls_per_task", t->calls_per_task);
     add_num(tk, "any_slow_fraction", t->any_slow_fraction);
     cJSON *slo = cJSON_AddObjectToObject(tk, "slo");
@@ -814,7 +814,7 @@ cJSON *an_definitions_json(const an_definition *defs)
         cJSON_AddStringToObject(o, "tools", defs[i].tools);
         cJSON_AddStringToObject(o, "method", defs[i].method);
         cJSON_AddNumberToObject(o, "samples", (double)defs[i].stats.n);
-        cJSON *st = stats_json(&defs[i].stats);
+        cJSON *st = an_stats_json(&defs[i].stats);
         cJSON_AddItemToObject(o, "stats", st);
         cJSON_AddItemToArray(arr, o);
     }

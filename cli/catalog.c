@@ -256,17 +256,6 @@ static void print_datasets(void)
            "source's file and commit)\n");
 }
 
-static cJSON *lengths_json(const an_stats *s)
-{
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "mean", s->mean);
-    cJSON_AddNumberToObject(o, "p50", s->p50);
-    cJSON_AddNumberToObject(o, "p90", s->p90);
-    cJSON_AddNumberToObject(o, "p99", s->p99);
-    cJSON_AddNumberToObject(o, "max", s->max);
-    return o;
-}
-
 static cJSON *datasets_json(void)
 {
     cJSON *a = cJSON_CreateArray();
@@ -275,8 +264,8 @@ static cJSON *datasets_json(void)
         cJSON *d = cJSON_CreateObject();
         cJSON_AddStringToObject(d, "id", wl_dataset_names[i]);
         cJSON_AddNumberToObject(d, "pairs", (double)f.pairs);
-        cJSON_AddItemToObject(d, "prompt_tokens", lengths_json(&f.prompt));
-        cJSON_AddItemToObject(d, "output_tokens", lengths_json(&f.output));
+        cJSON_AddItemToObject(d, "prompt_tokens", an_stats_json(&f.prompt));
+        cJSON_AddItemToObject(d, "output_tokens", an_stats_json(&f.output));
         cJSON_AddStringToObject(d, "source", wl_dataset_sources[i]);
         cJSON_AddItemToArray(a, d);
     }
