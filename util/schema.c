@@ -219,8 +219,6 @@ static const util_field *find_field(const util_field *const *lists, int n, const
     return NULL;
 }
 
-/* Reports keys that no list allows, and keys given twice (cJSON keeps both,
- * and the second would silently lose). */
 /* A key the union's chosen variant lacks but others take (rate_per_s under
  * process closed): reported as unknown, in the form "known: ...)" readers
  * of the message parse (plan/sweep.c), and then with the variants it
@@ -244,6 +242,9 @@ static int misplaced_key(const util_union *un, const util_variant *var, const ch
     return UTIL_EINPUT;
 }
 
+/* Reports keys that no list allows (a key of another of un's variants as
+ * misplaced_key says), and keys given twice (cJSON keeps both, and the
+ * second would silently lose). */
 static int check_keys(const util_field *const *lists, int n, const char *extra,
                       const util_union *un, const util_variant *var, cJSON *obj,
                       const char *path, util_diag *d)
