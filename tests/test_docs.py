@@ -236,6 +236,20 @@ def sql_database(base, servesim, root):
     return db
 
 
+class Shared:
+    """What the pages share, each made once: every command's --help, and the
+    database the sql blocks query."""
+
+    def __init__(self, servesim, root, base):
+        self.servesim, self.root, self.base = servesim, root, base
+        self.helps, self.db = {}, None
+
+    def sql_db(self):
+        if self.db is None:
+            self.db = sql_database(self.base, self.servesim, self.root)
+        return self.db
+
+
 def help_of(servesim, command, cache):
     if command not in cache:
         p = subprocess.run([servesim, command, "--help"], capture_output=True, text=True)
@@ -258,7 +272,7 @@ def check_usage(tap, page, block, servesim, cache):
                f"servesim {command} --help exits {status}; not in it: {', '.join(missing)}")
 
 
-def check_page(tap, root, base, page, servesim, update, cache):
+def check_page(tap, root, base, page, servesim, update, shared):
     path = root / page
     text = path.read_text()
     work = scratch_folder(root, base, page)
@@ -269,9 +283,9 @@ def check_page(tap, root, base, page, servesim, update, cache):
     rewrites = []
     for block in blocks:
         if block.kind == "usage" and not update:
-            check_usage(tap, page, block, servesim, cache)
+            check_usage(tap, page, block, servesim, shared.helps)
         if block.kind == "sql" and not update:
-            check_sql(tap, page, block, cache.setdefault("(agents.db)", sql_database(base, servesim, root)))
+            check_sql(tap, page, block, shared.sql_db())
         if not block.kind and not update:
             tap.ok(False, f"{page}:{block.line}: a block says what it holds",
                    "tag it: sh (run), text (the output of the sh block before it), usage, "
@@ -325,11 +339,12 @@ def main(argv):
     root = pathlib.Path(args[1]).resolve()
     pages = args[2:] or ["README.md"] + sorted(
         str(p.relative_to(root)) for p in (root / "docs").glob("*.md"))
-    tap, cache = Tap(), {}
+    tap = Tap()
     base = pathlib.Path(tempfile.mkdtemp(prefix="servesim-docs-"))
+    shared = Shared(servesim, root, base)
     try:
         for page in pages:
-            check_page(tap, root, base, page, servesim, update, cache)
+            check_page(tap, root, base, page, servesim, update, shared)
     finally:
         shutil.rmtree(base, ignore_errors=True)
     if not update:
