@@ -281,6 +281,15 @@ void an_report_fini(an_report *r);
  * percentile target: ttft_p99, e2e_p99.9), either prefixed by a class name
  * and a dot (chat.ttft). */
 int an_options_add_slo(an_options *opt, const char *arg, util_diag *d);
+
+/* Each mean or percentile target a scenario states -- its slo's
+ * (ttft_p99_s: 2), then each class's -- in order, to fn: the class's index
+ * in workload.classes and its name (-1 and NULL: the scenario's own), the
+ * target's --slo name (ttft_p99), metric, quantile (NAN: the mean) and
+ * threshold.  Thresholds (ttft_s) and task_e2e_s are not targets. */
+typedef void an_slo_target_fn(void *ctx, int cls, const char *cls_name, const char *name,
+                              an_metric m, double q, double threshold_s);
+void an_scenario_slo_targets(const cJSON *scenario, an_slo_target_fn *fn, void *ctx);
 /* A time as --slo takes it: "0.5" (seconds), "500ms", "2s", "250us", "1min";
  * *unit says whether a unit was given; false unless it is one, > 0. */
 bool an_parse_seconds(const char *text, double *seconds, bool *unit);

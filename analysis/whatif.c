@@ -257,10 +257,9 @@ static int load_target(an__query *q, an_target *t, util_diag *d)
 
 /* ---- the stored scenario's targets ---- */
 
-/* The mean and percentile targets of one slo object (ttft_p99_s: 2), in
- * its order, for class cls (NULL: every request); its thresholds (ttft_s)
- * and task_e2e_s are not targets. */
-static void add_scenario_targets(const cJSON *slo, const char *cls, an_report *r)
+/* The mean and percentile targets of one slo object, in its order. */
+static void slo_targets(const cJSON *slo, int cls, const char *cls_name, an_slo_target_fn *fn,
+                        void *ctx)
 {
     const cJSON *k;
     cJSON_ArrayForEach(k, slo) {
@@ -270,23 +269,39 @@ static void add_scenario_targets(const cJSON *slo, const char *cls, an_report *r
         if (!cJSON_IsNumber(k) || len < 3 || strcmp(k->string + len - 2, "_s") ||
             !parse_key(k->string, len - 2, &m, &q) || q == 0)
             continue;
-        r->targets = util_xrealloc(r->targets, (size_t)(r->n_targets + 1) * sizeof *r->targets);
-        r->targets[r->n_targets++] = (an_target){.cls = cls, .metric = m, .q = q,
-                                                 .threshold_s = k->valuedouble,
-                                                 .from_scenario = true};
+        char *name = copy_n(k->string, len - 2);
+        fn(ctx, cls, cls_name, name, m, q, k->valuedouble);
+        free(name);
     }
+}
+
+void an_scenario_slo_targets(const cJSON *scenario, an_slo_target_fn *fn, void *ctx)
+{
+    slo_targets(cJSON_GetObjectItemCaseSensitive(scenario, "slo"), -1, NULL, fn, ctx);
+    const cJSON *c;
+    int i = 0;
+    cJSON_ArrayForEach(c, util_json_get(scenario, "workload.classes")) {
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "name"));
+        slo_targets(cJSON_GetObjectItemCaseSensitive(c, "slo"), i++, name, fn, ctx);
+    }
+}
+
+/* A stored target of the report's, its class named by the report's own
+ * class (the scenario's JSON is gone when the targets are answered). */
+static void add_target(void *ctx, int cls, const char *cls_name, const char *name, an_metric m,
+                       double q, double threshold_s)
+{
+    an_report *r = ctx;
+    if (cls >= 0 && !(cls < r->n_classes && r->has_classes)) return;
+    r->targets = util_xrealloc(r->targets, (size_t)(r->n_targets + 1) * sizeof *r->targets);
+    r->targets[r->n_targets++] = (an_target){.cls = cls >= 0 ? r->classes[cls].name : NULL,
+                                             .metric = m, .q = q, .threshold_s = threshold_s,
+                                             .from_scenario = true};
 }
 
 void an__scenario_targets(const cJSON *sc, an_report *r)
 {
-    add_scenario_targets(cJSON_GetObjectItemCaseSensitive(sc, "slo"), NULL, r);
-    const cJSON *list = util_json_get(sc, "workload.classes"), *c;
-    int i = 0;
-    cJSON_ArrayForEach(c, list) {
-        if (i < r->n_classes && r->has_classes)
-            add_scenario_targets(cJSON_GetObjectItemCaseSensitive(c, "slo"), r->classes[i].name, r);
-        i++;
-    }
+    an_scenario_slo_targets(sc, add_target, r);
 }
 
 /* ---- every target, evaluated ---- */

@@ -327,32 +327,15 @@ static int parse_plan(int argc, char **argv, common *c, pl_plan_opts *o, plan_ar
     return check_plan(&pos, c, o, a);
 }
 
-/* One slo object's mean and percentile targets (ttft_p99_s: 2) as plan
- * targets (ttft_p99<=2, chat.ttft_p99<=2 for class cls), onto texts; its
- * thresholds (ttft_s) and task_e2e_s judge requests and tasks, and are not
- * targets -- pl_target_parse, which decides, says which. */
-static void slo_targets(const cJSON *slo, const char *cls, cli_args *texts)
+/* A scenario's target (ttft_p99_s: 2, a class's) as plan's --target
+ * (ttft_p99<=2, chat.ttft_p99<=2), onto the list at ctx. */
+static void add_target_text(void *ctx, int cls, const char *cls_name, const char *name,
+                            an_metric m, double q, double threshold_s)
 {
-    const cJSON *k;
-    cJSON_ArrayForEach(k, slo) {
-        size_t len = strlen(k->string);
-        if (!cJSON_IsNumber(k) || len < 3 || strcmp(k->string + len - 2, "_s")) continue;
-        char *text = util_xasprintf("%s%s%.*s<=%.15g", cls ? cls : "", cls ? "." : "",
-                                    (int)len - 2, k->string, k->valuedouble);
-        pl_target t;
-        util_diag quiet;
-        util_diag_init(&quiet);
-        int rc = pl_target_parse(text, &t, &quiet);
-        bool target = !rc && !t.per_request;
-        if (!rc) pl_target_fini(&t);
-        util_diag_fini(&quiet);
-        if (!target) {
-            free(text);
-            continue;
-        }
-        texts->v = util_xrealloc(texts->v, (size_t)(texts->n + 1) * sizeof *texts->v);
-        texts->v[texts->n++] = text;
-    }
+    cli_args *texts = ctx;
+    texts->v = util_xrealloc(texts->v, (size_t)(texts->n + 1) * sizeof *texts->v);
+    texts->v[texts->n++] = util_xasprintf("%s%s%s<=%.15g", cls_name ? cls_name : "",
+                                          cls_name ? "." : "", name, threshold_s);
 }
 
 /* Without --target, the scenario's own targets (slo.ttft_p99_s, and each
@@ -360,11 +343,7 @@ static void slo_targets(const cJSON *slo, const char *cls, cli_args *texts)
 static int scenario_targets(const char *json, cli_args *texts, util_diag *d)
 {
     cJSON *root = cJSON_Parse(json);
-    slo_targets(cJSON_GetObjectItemCaseSensitive(root, "slo"), NULL, texts);
-    const cJSON *c;
-    cJSON_ArrayForEach(c, util_json_get(root, "workload.classes"))
-        slo_targets(cJSON_GetObjectItemCaseSensitive(c, "slo"),
-                    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "name")), texts);
+    an_scenario_slo_targets(root, add_target_text, texts);
     cJSON_Delete(root);
     return texts->n ? UTIL_OK
                     : util_diag_add(d, "plan: give at least one --target (ttft_p99<=2), or set "
