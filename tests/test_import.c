@@ -375,6 +375,19 @@ static cJSON *vllm_result(bool start_times)
     return j;
 }
 
+/* The scenario `servesim import` stores for the vLLM result j (written
+ * to name, then freed), read from a fresh db, which is then removed. */
+static cJSON *imported_scenario(const char *name, cJSON *j, const char *db)
+{
+    char *path = write_json(name, j);
+    result r = sv("import", path, "-o", db, NULL);
+    runner_drop(&r);
+    cJSON *sc = qjson(db, "SELECT scenario FROM runs WHERE id = 1");
+    drop_db(db);
+    free(path);
+    return sc;
+}
+
 static void test_vllm_bench(void)
 {
     char *path = write_json("vllm-bench.json", vllm_result(true)), *db = in_dir("vb.db");
@@ -428,40 +441,25 @@ static void test_vllm_bench(void)
     /* bursty, and a closed loop */
     cJSON *j = vllm_result(false);
     cJSON_ReplaceItemInObject(j, "burstiness", cJSON_CreateNumber(0.25));
-    free(path);
-    path = write_json("vllm-bench-gamma.json", j);
-    r = sv("import", path, "-o", db, NULL);
-    runner_drop(&r);
-    sc = qjson(db, "SELECT scenario FROM runs WHERE id = 1");
+    sc = imported_scenario("vllm-bench-gamma.json", j, db);
     is_near(util_json_number(sc, "workload.arrival.cv", 0), 2, 1e-12,
             "vllm-bench: burstiness 0.25 is gamma gaps of cv 1 / sqrt(0.25)");
     cJSON_Delete(sc);
-    drop_db(db);
     j = vllm_result(false);
     cJSON_ReplaceItemInObject(j, "request_rate", cJSON_CreateString("inf"));
     cJSON_ReplaceItemInObject(j, "max_concurrency", cJSON_CreateNumber(8));
-    free(path);
-    path = write_json("vllm-bench-closed.json", j);
-    r = sv("import", path, "-o", db, NULL);
-    runner_drop(&r);
-    sc = qjson(db, "SELECT scenario FROM runs WHERE id = 1");
+    sc = imported_scenario("vllm-bench-closed.json", j, db);
     is_int(util_json_number(sc, "workload.arrival.users", 0), 8,
            "vllm-bench: rate inf under max_concurrency 8 is a closed loop of 8");
     cJSON_Delete(sc);
-    drop_db(db);
     /* a finite rate under max_concurrency: the same client, capped */
     j = vllm_result(false);
     cJSON_ReplaceItemInObject(j, "max_concurrency", cJSON_CreateNumber(8));
-    free(path);
-    path = write_json("vllm-bench-capped.json", j);
-    r = sv("import", path, "-o", db, NULL);
-    runner_drop(&r);
-    sc = qjson(db, "SELECT scenario FROM runs WHERE id = 1");
+    sc = imported_scenario("vllm-bench-capped.json", j, db);
     is_int(util_json_number(sc, "workload.arrival.max_concurrency", 0), 8,
            "vllm-bench: rate 4 under max_concurrency 8 keeps the cap");
     is_near(util_json_number(sc, "workload.arrival.rate_per_s", 0), 4, 0, "and the rate");
     cJSON_Delete(sc);
-    drop_db(db);
     /* sends recorded, all at once, under max_concurrency 1: the replay's
      * client keeps the cap, so each request is sent when the one before ends */
     j = vllm_result(true);
