@@ -317,13 +317,20 @@ static void import(const char *file, const char *db, const char *what)
     runner_drop(&r);
 }
 
+/* `servesim export db --format format -o out`, which must succeed, and
+ * the file it wrote. */
+static cJSON *exported(const char *db, const char *format, const char *out)
+{
+    result e = sv("export", db, "--format", format, "-o", out, NULL);
+    is_int(e.status, 0, "%s: export runs", format);
+    runner_drop(&e);
+    return read_json(out);
+}
+
 static void test_vllm(const char *db, const row *r, int n, const cJSON *rep)
 {
     char *out = in_dir("vllm.json"), *mdb = in_dir("vllm.db");
-    result e = sv("export", db, "--format", "vllm-bench", "-o", out, NULL);
-    is_int(e.status, 0, "vllm: export runs");
-    runner_drop(&e);
-    cJSON *v = read_json(out);
+    cJSON *v = exported(db, "vllm-bench", out);
     check_vllm_lists(v, r, n);
     check_vllm_summary(v, rep, r, n);
     check_vllm_itl(v);
@@ -366,10 +373,7 @@ static void check_genai_file(const cJSON *g, const row *r, int n)
 static void test_genai(const char *db, const row *r, int n)
 {
     char *out = in_dir("profile_export.json"), *mdb = in_dir("genai.db");
-    result e = sv("export", db, "--format", "genai-perf", "-o", out, NULL);
-    is_int(e.status, 0, "genai-perf: export runs");
-    runner_drop(&e);
-    cJSON *g = read_json(out);
+    cJSON *g = exported(db, "genai-perf", out);
     check_genai_file(g, r, n);
     cJSON_Delete(g);
     import(out, mdb, "genai-perf");
@@ -446,24 +450,20 @@ static void test_capped(const char *sc)
                     "workload.arrival.max_concurrency=4", NULL);
     is_int(run.status, 0, "capped: the run is stored");
     runner_drop(&run);
-    result e = sv("export", db, "--format", "vllm-bench", "-o", out, NULL);
-    runner_drop(&e);
-    cJSON *v = read_json(out);
+    cJSON *v = exported(db, "vllm-bench", out);
     is_str(cJSON_GetStringValue(cJSON_GetObjectItem(v, "request_rate")), "inf",
            "capped: vllm-bench's request_rate is \"inf\"");
     is_int(cJSON_GetNumberValue(cJSON_GetObjectItem(v, "max_concurrency")), 4,
            "capped: and its max_concurrency 4");
     cJSON_Delete(v);
-    e = sv("export", db, "--format", "genai-perf", "-o", genai, NULL);
-    runner_drop(&e);
-    cJSON *g = read_json(genai);
+    cJSON *g = exported(db, "genai-perf", genai);
     const cJSON *x = util_json_get(cJSON_GetArrayItem(cJSON_GetObjectItem(g, "experiments"), 0),
                                    "experiment");
     is_str(cJSON_GetStringValue(cJSON_GetObjectItem(x, "mode")), "concurrency",
            "capped: genai-perf's experiment is a concurrency");
     is_int(cJSON_GetNumberValue(cJSON_GetObjectItem(x, "value")), 4, "capped: of 4");
     cJSON_Delete(g);
-    e = sv("import", out, "-o", back, NULL);
+    result e = sv("import", out, "-o", back, NULL);
     runner_drop(&e);
     is_int(runner_q1(back, "SELECT json_extract(scenario, '$.workload.arrival.max_concurrency') "
                            "FROM runs"),
