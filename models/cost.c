@@ -326,24 +326,38 @@ static void prefill_attention(const mdl_cost *cm, const mdl_batch *b, work *w)
  * a full layer reads every context's KV, a windowed one at most `window`
  * of each -- min(ctx, n x window), exact when every context is on the same
  * side of the window and above the true sum otherwise. */
-static void decode_attention(const mdl_cost *cm, double n, double ctx, work *w)
+static void decode_attention(const mdl_cost *cm, double n, double ctx, double width, work *w)
 {
     if (n <= 0) return;
     double windowed = cm->window_layers ? fmin(ctx, n * (double)cm->window) : 0;
     double keys = cm->full_layers * ctx + cm->window_layers * windowed;
-    w->flops += cm->attn_decode_pair * keys;
-    w->bytes += cm->kv_read_per_layer_token * keys;
-    w->kv_read += cm->kv_read_per_layer_token * keys;
+    /* Verifying `width` positions: each attends the context (FLOPs grow
+     * with the width), but the kernel reads a sequence's KV once for all
+     * its query positions, and the width - 1 drafts' own KV besides. */
+    double drafts = (double)cm->model.layers * n * (width - 1);
+    w->flops += cm->attn_decode_pair * keys * width;
+    w->bytes += cm->kv_read_per_layer_token * (keys + drafts);
+    w->kv_read += cm->kv_read_per_layer_token * (keys + drafts);
+}
+
+/* Decode positions of batch b: a token per sequence, or its verified width. */
+static double decode_positions(const mdl_batch *b)
+{
+    return (double)b->n_decode * (b->decode_width > 1 ? b->decode_width : 1);
 }
 
 /* The iteration of batch b, or its prefill or decode part alone. */
 static work batch_work(const mdl_cost *cm, const mdl_batch *b, bool prefill, bool decode)
 {
-    double tokens = (prefill ? (double)b->prefill_tokens : 0) + (decode ? b->n_decode : 0);
-    double seqs = (prefill ? b->n_prefill : 0) + (decode ? b->n_decode : 0);
+    /* every verified position is sampled: the head runs on each */
+    double dpos = decode ? decode_positions(b) : 0;
+    double tokens = (prefill ? (double)b->prefill_tokens : 0) + dpos;
+    double seqs = (prefill ? b->n_prefill : 0) + dpos;
     work w = linear_work(cm, tokens, seqs);
     if (prefill) prefill_attention(cm, b, &w);
-    if (decode) decode_attention(cm, b->n_decode, (double)b->decode_context, &w);
+    if (decode)
+        decode_attention(cm, b->n_decode, (double)b->decode_context, dpos / fmax(b->n_decode, 1),
+                         &w);
     return w;
 }
 
@@ -440,13 +454,13 @@ static double roofline_step(const mdl_cost *cm, const mdl_batch *b, work all, do
                         cm->attn_efficiency);
     }
     return roofline_s(cm, all, cm->mfu, cm->mbu, cm->attn_efficiency) + cm->overhead_s +
-           comm_s(cm, (double)b->prefill_tokens + b->n_decode);
+           comm_s(cm, (double)b->prefill_tokens + decode_positions(b));
 }
 
 static double linear_step(const mdl_cost *cm, const mdl_batch *b, double *p, double *q)
 {
     *p = cm->prefill_s_per_token * (double)b->prefill_tokens;
-    *q = b->n_decode ? cm->decode_step_s + cm->decode_s_per_seq * b->n_decode : 0;
+    *q = b->n_decode ? cm->decode_step_s + cm->decode_s_per_seq * decode_positions(b) : 0;
     return cm->iteration_s + *p + *q;
 }
 
@@ -464,7 +478,8 @@ static double poly_step(const mdl_cost *cm, const mdl_batch *b, double *p, doubl
 {
     const double *pf = cm->poly_prefill, *oh = cm->poly_overhead;
     const double *dc = poly_decode_coef(cm, b->n_decode);
-    double ptok = (double)b->prefill_tokens, ctx = (double)b->decode_context, n = b->n_decode;
+    double ptok = (double)b->prefill_tokens, ctx = (double)b->decode_context;
+    double n = decode_positions(b);
     *p = ptok > 0 ? pf[0] + pf[1] * ptok + pf[2] * b->prefill_sq : 0;
     *q = n > 0 ? dc[0] + dc[1] * (ctx + n) + dc[2] * n : 0;
     return *p + *q + oh[0] + oh[1] * (ptok + ctx);
@@ -474,17 +489,18 @@ static double table_step(const mdl_cost *cm, const mdl_batch *b, double *p, doub
                          bool *clamped)
 {
     const mdl_table *t = cm->table;
-    double s = mdl__table_rest_s(t, (double)b->prefill_tokens + b->n_decode,
-                                 (double)b->n_prefill + b->n_decode, clamped) +
+    double s = mdl__table_rest_s(t, (double)b->prefill_tokens + decode_positions(b),
+                                 (double)b->n_prefill + decode_positions(b), clamped) +
                mdl__table_attention_s(t, b, clamped);
     if (b->prefill_tokens > 0 && b->n_decode > 0) { /* each part as if it ran alone */
         bool ignored = false;
-        mdl_batch pre = *b, dec = {.n_decode = b->n_decode, .decode_context = b->decode_context};
+        mdl_batch pre = *b, dec = {.n_decode = b->n_decode, .decode_context = b->decode_context,
+                            .decode_width = b->decode_width};
         pre.n_decode = 0;
         pre.decode_context = 0;
         *p = mdl__table_rest_s(t, (double)pre.prefill_tokens, pre.n_prefill, &ignored) +
              mdl__table_attention_s(t, &pre, &ignored);
-        *q = mdl__table_rest_s(t, dec.n_decode, dec.n_decode, &ignored) +
+        *q = mdl__table_rest_s(t, decode_positions(b), decode_positions(b), &ignored) +
              mdl__table_attention_s(t, &dec, &ignored);
     }
     return s;
@@ -536,6 +552,40 @@ void mdl_cost_step(const mdl_cost *cm, const mdl_batch *b, mdl_step *out)
     else if (b->prefill_tokens == 0) p = 0, q = 1;
     else if (p + q <= 0) p = q = 1; /* fixed cost only: split evenly */
     apportion(out, t, p, q);
+}
+
+/* ---- a speculative drafter ---- */
+
+void mdl_cost_draft_head(const mdl_cost *target, bool moe, int vocab, int fc_inputs,
+                         mdl_cost *out, double *weight_bytes)
+{
+    mdl_model m = target->model;
+    m.layers = 1;
+    m.sliding_window = m.window_layers = 0;
+    m.vocab = vocab;
+    m.tied_embeddings = true; /* the target's embedding; one head table, read every pass */
+    if (!moe || m.moe_layers == 0) {
+        m.experts = m.experts_active = 1;
+        m.moe_layers = m.shared_experts = 0;
+    } else {
+        m.moe_layers = 1;
+    }
+    mdl_params c;
+    mdl_model_count_params(&m, &c);
+    double fc = (double)fc_inputs * m.hidden * m.hidden, table = (double)vocab * m.hidden;
+    m.params = c.total + fc;
+    m.active_params = c.active + fc;
+    *out = *target;
+    out->kind = MDL_COST_ROOFLINE;
+    out->table = NULL; /* the target's measurements are not the head's */
+    /* the engine's step pays its fixed costs once: the host's, and the
+     * iteration overhead (scheduling, sampling, launch) of the step */
+    out->host_step_s = out->host_step_s_per_seq = 0;
+    out->overhead_s = 0;
+    out->model = m;
+    mdl_cost_set_parallel(out, target->tp, 1, &target->ep); /* on the last stage only */
+    bool own_head = vocab != target->model.vocab;
+    *weight_bytes = (m.params - (own_head ? 0 : table)) * m.weight_bytes_per_param;
 }
 
 /* ---- runs of decode-only iterations ---- */

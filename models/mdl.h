@@ -213,6 +213,8 @@ typedef struct mdl_batch {
     const mdl_chunk *chunks; /* the n_prefill chunks (NULL when n_prefill is 0) */
     int32_t n_decode;        /* sequences producing one token each */
     int64_t decode_context;  /* sum of their contexts, tokens (each including the new token) */
+    int32_t decode_width;    /* positions each decoding sequence computes: 1 + the drafts it
+                              * verifies under speculative decoding (0 or 1: one) */
 } mdl_batch;
 
 /* What one iteration took. */
@@ -358,6 +360,17 @@ int mdl_cost_init(mdl_cost *cm, cJSON *obj, const mdl_gpu *gpu, const mdl_model 
 void mdl_cost_fini(mdl_cost *cm);
 void mdl_cost_step(const mdl_cost *cm, const mdl_batch *b, mdl_step *out);
 
+/* A speculative drafter's one forward pass, as a roofline over a one-layer
+ * model shaped like the target's (EAGLE's and EAGLE-3's decoder layer, a
+ * multi-token-prediction module's): `moe` keeps the target's MoE FFN
+ * (MTP), otherwise the layer is dense; `vocab` is the head's vocabulary
+ * (EAGLE-3's draft vocabulary, else the target's) and `fc_inputs` the
+ * hidden states its input projection fuses (2: EAGLE, MTP; 3: EAGLE-3).
+ * *weight_bytes: what it adds to the target's weights (its layer and
+ * projection; its own head when its vocabulary is its own), all GPUs. */
+void mdl_cost_draft_head(const mdl_cost *target, bool moe, int vocab, int fc_inputs,
+                         mdl_cost *out, double *weight_bytes);
+
 /* k consecutive decode-only iterations of n sequences, the first with
  * context sum ctx0 and each next one with n more (every sequence grew by a
  * token): their total time, FLOPs and bytes, in O(1) whatever k is.  Each
@@ -481,10 +494,16 @@ double mdl_activation_reserve_bytes(const mdl_model *m, int tp, int64_t max_batc
  * sharing the model (tensor x pipeline parallel): each GPU holds its share
  * of the weights, sets aside reserve_bytes, and gives the rest of
  * mem_util x its memory to the cache; a layer's KV is split over the
- * tensor-parallel GPUs only as far as mdl_model_kv_shards allows.  Fails, naming path and the shortfall
- * in GB per GPU, when the weights leave no room for a single block. */
+ * tensor-parallel GPUs only as far as mdl_model_kv_shards allows.  What sits
+ * beside the model (a speculative drafter: its weights, and the KV its
+ * layers add to every token's block; NULL: nothing) counts with it.  Fails,
+ * naming path and the shortfall in GB per GPU, when the weights leave no
+ * room for a single block. */
+typedef struct mdl_beside {
+    double weight_bytes, kv_bytes_per_token; /* all GPUs together */
+} mdl_beside;
 int mdl_kv_capacity_blocks(const mdl_gpu *gpu, const mdl_model *m, int tp, int pp, double mem_util,
-                           double reserve_bytes, int block_tokens, const char *path,
-                           int64_t *blocks, util_diag *d);
+                           double reserve_bytes, int block_tokens, const mdl_beside *beside,
+                           const char *path, int64_t *blocks, util_diag *d);
 
 #endif /* MDL_H */

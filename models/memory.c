@@ -17,22 +17,24 @@ double mdl_activation_reserve_bytes(const mdl_model *m, int tp, int64_t max_batc
 }
 
 int mdl_kv_capacity_blocks(const mdl_gpu *gpu, const mdl_model *m, int tp, int pp, double mem_util,
-                           double reserve_bytes, int block_tokens, const char *path,
-                           int64_t *blocks, util_diag *d)
+                           double reserve_bytes, int block_tokens, const mdl_beside *beside,
+                           const char *path, int64_t *blocks, util_diag *d)
 {
     int gpus = tp * pp;
     double usable = gpu->mem_bytes * mem_util;            /* per GPU */
-    double weights = mdl_model_weight_bytes(m) / gpus;    /* per GPU */
-    double block = mdl_model_kv_bytes_per_token(m) * block_tokens /
+    double extra_w = beside ? beside->weight_bytes : 0, extra_kv = beside ? beside->kv_bytes_per_token : 0;
+    double weights = (mdl_model_weight_bytes(m) + extra_w) / gpus; /* per GPU */
+    double block = (mdl_model_kv_bytes_per_token(m) + extra_kv) * block_tokens /
                    ((double)mdl_model_kv_shards(m, tp) * pp); /* per GPU */
     double n = floor((usable - weights - reserve_bytes) / block);
     if (n < 1)
         return util_diag_add(d,
-                             "%s: %s weights (%.1f GB per GPU over %d GPU%s) and a %.1f GB "
+                             "%s: %s weights%s (%.1f GB per GPU over %d GPU%s) and a %.1f GB "
                              "activation reserve do not fit in %s memory at "
                              "gpu_memory_utilization %g (%.1f GB usable), with room for a KV "
                              "cache: short by %.1f GB per GPU",
-                             path, m->id, weights / 1e9, gpus, gpus == 1 ? "" : "s",
+                             path, m->id, extra_w > 0 ? " and its speculative drafter's" : "",
+                             weights / 1e9, gpus, gpus == 1 ? "" : "s",
                              reserve_bytes / 1e9, gpu->id, mem_util, usable / 1e9,
                              (weights + reserve_bytes + block - usable) / 1e9);
     *blocks = (int64_t)n;

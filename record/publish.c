@@ -135,7 +135,8 @@ static int exec_db(sqlite3 *db, const char *path, const char *sql, util_diag *d)
  * precision's replicas.weight_bytes and replicas.kv_bytes_per_token, version
  * 5 a replica's life: replicas.created_s, ready_s, retired_s and end_reason
  * (old rows: made and ready at 0, retired unknown, there at the end), 6 the
- * step pipeline's stamps, 7 the table of measured runs. */
+ * step pipeline's stamps, 7 the table of measured runs, 8 speculative
+ * decoding's replicas.spec_* totals. */
 int rec__upgrade(sqlite3 *db, const char *path, util_diag *d)
 {
     static const char *const added[] = {
@@ -155,6 +156,14 @@ int rec__upgrade(sqlite3 *db, const char *path, util_diag *d)
               "ALTER TABLE main.iterations ADD COLUMN client_s REAL; "
               "DROP VIEW main.request_metrics; " REC__REQUEST_METRICS,
         [7] = REC__MEASUREMENTS,
+        [8] = "ALTER TABLE main.replicas ADD COLUMN spec_k INTEGER NOT NULL DEFAULT 0; "
+              "ALTER TABLE main.replicas ADD COLUMN spec_steps INTEGER NOT NULL DEFAULT 0; "
+              "ALTER TABLE main.replicas ADD COLUMN spec_off_steps INTEGER NOT NULL DEFAULT 0; "
+              "ALTER TABLE main.replicas ADD COLUMN spec_drafts INTEGER NOT NULL DEFAULT 0; "
+              "ALTER TABLE main.replicas ADD COLUMN spec_draft_tokens INTEGER NOT NULL DEFAULT 0; "
+              "ALTER TABLE main.replicas ADD COLUMN spec_accepted INTEGER NOT NULL DEFAULT 0; "
+              "ALTER TABLE main.replicas ADD COLUMN spec_drafting_s REAL NOT NULL DEFAULT 0; "
+              "ALTER TABLE main.replicas ADD COLUMN spec_verify_s REAL NOT NULL DEFAULT 0;",
     };
     int rc;
     int64_t version = rec__query_int(db, "PRAGMA main.user_version", &rc);

@@ -96,7 +96,15 @@
     X(ready_s, "REAL DEFAULT 0", time, row->ready_s)                                               \
     X(retired_s, "REAL", time, row->retired_s)                                                     \
     X(end_reason, "TEXT NOT NULL DEFAULT 'end_of_run'", text, row->end_reason)                     \
-    LAST(output_s, "REAL", real, row->output_s)
+    X(output_s, "REAL", real, row->output_s)                                                       \
+    X(spec_k, "INTEGER NOT NULL DEFAULT 0", i64, row->spec_k)                                      \
+    X(spec_steps, "INTEGER NOT NULL DEFAULT 0", i64, row->spec_steps)                              \
+    X(spec_off_steps, "INTEGER NOT NULL DEFAULT 0", i64, row->spec_off_steps)                      \
+    X(spec_drafts, "INTEGER NOT NULL DEFAULT 0", i64, row->spec_drafts)                            \
+    X(spec_draft_tokens, "INTEGER NOT NULL DEFAULT 0", i64, row->spec_draft_tokens)                \
+    X(spec_accepted, "INTEGER NOT NULL DEFAULT 0", i64, row->spec_accepted)                        \
+    X(spec_drafting_s, "REAL NOT NULL DEFAULT 0", real, row->spec_drafting_s)                      \
+    LAST(spec_verify_s, "REAL NOT NULL DEFAULT 0", real, row->spec_verify_s)
 
 #define REC_ITERATIONS(X, LAST)                                                                    \
     X(run_id, "INTEGER NOT NULL REFERENCES runs(id)", i64, r->run_id)                              \

@@ -87,6 +87,22 @@ static void account_energy(sim__replica *rp, int64_t steps, double dur, double f
     rp->kv_token_s += 0.5 * (double)(kv_tokens_at(rp, 0) + kv_tokens_at(rp, steps - 1)) * dur;
 }
 
+/* Speculative decoding: the steps that speculated, with the drafter's time
+ * and the rest (the target's verification, and the host's), and the
+ * decode steps that did not (disable_by_batch_size, the budget). */
+static void account_speculation(sim__replica *rp, int64_t steps, double dur)
+{
+    if (rp->pool->spec.method == SIM_SPEC_NONE || !(rp->decodes || rp->run_decode_only)) return;
+    if (rp->spec_width <= 1) {
+        rp->spec_off_steps += steps;
+        return;
+    }
+    double draft = rp->spec_draft_s < dur ? rp->spec_draft_s : dur;
+    rp->spec_steps++;
+    rp->spec_drafting_s += draft;
+    rp->spec_verify_s += dur - draft;
+}
+
 void sim__ac_iteration(sim__replica *rp, int64_t steps)
 {
     int64_t dur_ns = rp->e->now - rp->run_start_ns;
@@ -96,6 +112,7 @@ void sim__ac_iteration(sim__replica *rp, int64_t steps)
     int32_t seqs = rp->n_chunks + (rp->decodes ? rp->n_decode + rp->n_ghost : 0);
     rp->batch_seq_s += seqs * dur;
     rp->decode_tokens += (rp->decodes || rp->run_decode_only) ? (int64_t)rp->n_decode * steps : 0;
+    account_speculation(rp, steps, dur);
     for (int i = 0; i < rp->n_chunks; i++) rp->prefill_tokens += rp->chunks[i]->chunk;
     if (rp->run_decode_only) {
         mdl_step sum;
@@ -167,5 +184,13 @@ void sim__ac_row(const sim__replica *rp, sim_replica_row *row)
         .retired_s = sim__secs(rp->e->now),
         .end_reason = SIM_END_OF_RUN,
         .output_s = p->output_s,
+        .spec_k = p->spec.method == SIM_SPEC_NONE ? 0 : p->spec.k,
+        .spec_steps = rp->spec_steps,
+        .spec_off_steps = rp->spec_off_steps,
+        .spec_drafts = rp->spec_drafts,
+        .spec_draft_tokens = rp->spec_draft_tokens,
+        .spec_accepted = rp->spec_accepted,
+        .spec_drafting_s = rp->spec_drafting_s,
+        .spec_verify_s = rp->spec_verify_s,
     };
 }

@@ -87,7 +87,8 @@ void sim__rp_init(sim__replica *rp, sim_engine *e, const sim_pool *p, sim__group
 {
     *rp = (sim__replica){.e = e, .pool = p, .policy = &sim__policies[p->policy], .group = g,
                          .id = id, .kv_capacity = p->kv_blocks, .end_slot = SIM__NO_SLOT,
-                         .created_ns = e->now, .ready_ns = -1, .last_end_ns = -1};
+                         .created_ns = e->now, .ready_ns = -1, .last_end_ns = -1,
+                         .spec_width = 1};
     sim__waitq_init(&rp->own, rp->policy);
     rp->q = e->sc->router == SIM_ROUTER_CENTRAL ? &g->central : &rp->own;
     sim__heap_init(&rp->finishing);
@@ -126,7 +127,7 @@ static void let_go(sim__replica *rp, sim__request *r)
  * keeps what later requests (or r itself, preempted) may reuse. */
 static void release(sim__replica *rp, sim__request *r, int64_t blocks, sim__pc_how how)
 {
-    int64_t free_unshared = rp->kv_capacity - sim__kv_need(&rp->kv, 0) - rp->kv_other;
+    int64_t free_unshared = rp->kv_capacity - sim__kv_need(&rp->kv, rp->kv_pad) - rp->kv_other;
     if (rp->pc_on) sim__pc_release(&rp->pc, r, blocks, how, free_unshared);
 }
 
@@ -149,11 +150,16 @@ static bool prefill_fits(const sim__replica *rp, int64_t tokens)
 
 /* A request this replica could never serve would wait forever: its prompt
  * does not fit the token budget (prefill_fits), or prompt + output is over
- * the whole KV cache or the model's context window. */
+ * the whole KV cache (with a speculative step's pad) or the model's
+ * context window. */
 static bool can_ever_fit(const sim__replica *rp, const sim__request *r)
 {
     int64_t total = (int64_t)r->prompt + r->output;
-    return prefill_fits(rp, r->prompt) && blocks_for(rp, total) <= rp->kv_capacity &&
+    /* a speculative step holds its drafts' slots and the lookahead too:
+     * alone in the cache it must still fit, or it would preempt itself */
+    const sim_spec *sp = &rp->pool->spec;
+    int64_t pad = sp->method == SIM_SPEC_NONE ? 0 : sp->k + sp->lookahead;
+    return prefill_fits(rp, r->prompt) && blocks_for(rp, total + pad) <= rp->kv_capacity &&
            total <= rp->pool->cost.model.max_context;
 }
 
@@ -509,7 +515,7 @@ static void admit_one(sim__replica *rp, sim__request *r, const admit_cost *c, in
     hold_blocks(rp, r, c->hold);
     if (r->state == SIM__ARRIVED_KV) {
         decoder_join(rp, r, r->cached);
-        if (chunks_prompts(rp)) *budget -= 1;
+        if (chunks_prompts(rp)) *budget -= rp->spec_width;
         return;
     }
     r->state = SIM__PREFILLING;
@@ -584,6 +590,10 @@ static void keep_running(sim__replica *rp)
 static void plan(sim__replica *rp)
 {
     const sim__policy *f = rp->policy;
+    /* the step's width and KV pad first: the cache settles to the free
+     * blocks they leave, and room is made for them */
+    if (f->flags & SIM__SF_PREFILLS_ALONE) sim__sp_off(rp);
+    else sim__sp_plan(rp);
     sim__rp_settle_cache(rp);
     if (f->flags & SIM__SF_PREFILLS_ALONE) {
         int64_t budget = f->budget(rp->pool, rp->n_decode);
@@ -592,10 +602,11 @@ static void plan(sim__replica *rp)
             sim__rp_settle_cache(rp);
             return;
         }
+        sim__sp_plan(rp);
         keep_running(rp);
     } else {
         keep_running(rp);
-        int64_t budget = f->budget(rp->pool, rp->n_decode);
+        int64_t budget = f->budget(rp->pool, (int64_t)rp->n_decode * rp->spec_width);
         if (chunks_prompts(rp)) continue_partials(rp, &budget);
         admit_waiting(rp, &budget, false);
     }
@@ -608,7 +619,7 @@ static void plan(sim__replica *rp)
  * arriving during a decode run then cuts the run short. */
 static bool could_admit(sim__replica *rp)
 {
-    int64_t budget = rp->policy->budget(rp->pool, rp->n_decode);
+    int64_t budget = rp->policy->budget(rp->pool, (int64_t)rp->n_decode * rp->spec_width);
     return admit_waiting(rp, &budget, true);
 }
 
@@ -775,10 +786,12 @@ static void start_single(sim__replica *rp)
     if (rp->decodes) {
         b.n_decode = rp->n_decode + rp->n_ghost;
         b.decode_context = decode_context(rp);
+        b.decode_width = rp->spec_width;
     }
     const sim_pool *p = rp->pool;
     if (b.n_prefill || b.n_decode) {
         mdl_cost_step(&p->cost, &b, &rp->cost);
+        sim__sp_draft_cost(rp, b.n_decode, b.decode_context, &rp->cost);
     } else {
         rp->cost = (mdl_step){0}; /* only moving swapped KV caches */
     }
@@ -833,7 +846,8 @@ static void start_iteration(sim__replica *rp)
     sim__ac_kv_peak(rp);
     rp->busy = true;
     rp->run_start_ns = rp->e->now;
-    if (!rp->n_chunks && rp->swap_bytes == 0) start_run(rp);
+    /* a speculative step's outcome is drawn when it ends: one step at a time */
+    if (!rp->n_chunks && rp->swap_bytes == 0 && rp->spec_width == 1) start_run(rp);
     else start_single(rp);
     SIM__CHECKED(sim__rp_check(rp, rp->run_decode_only ? rp->run_last - rp->step + 1 : 1));
 }
@@ -899,6 +913,30 @@ static void finish_decoders(sim__replica *rp)
     }
 }
 
+/* A speculative step's decoders (all that ran in it: a decoder joins the
+ * set after the step's chunks, finish_chunks) keep the drafts their
+ * verification accepted, at most what each has left to generate: tokens
+ * beyond the step's one, by which its context, its count and its last
+ * step move. */
+static void decoders_accept(sim__replica *rp)
+{
+    for (sim__request *r = rp->run_head; r; r = r->run_next) {
+        if (r->state != SIM__DECODING) continue;
+        int64_t room = r->finish_step - rp->step + 1; /* left after the step's own token */
+        int64_t extra = sim__sp_accepted(rp, r, generated_now(rp, r) - 1);
+        if (extra > room) extra = room;
+        if (extra == 0) continue;
+        if (!reserves(rp)) sim__kv_remove(&rp->kv, r->ctx_off + rp->step);
+        r->ctx_off += extra;
+        rp->ctx_base += extra;
+        r->generated += (int32_t)extra;
+        r->finish_step -= extra;
+        if (!reserves(rp)) sim__kv_add(&rp->kv, r->ctx_off + rp->step);
+        sim__heap_earlier(&rp->finishing, r->finish_slot, r->finish_step);
+        rp->decode_tokens += extra;
+    }
+}
+
 /* A prompt (or a recompute) fully prefilled: it has its next token. */
 static void prefill_done(sim__replica *rp, sim__request *r)
 {
@@ -947,6 +985,10 @@ static void iteration_end(sim_engine *e, void *subject, int64_t arg)
     sim__replica *rp = subject;
     int64_t steps = rp->run_decode_only ? rp->run_last - rp->step + 1 : 1;
     sim__ac_iteration(rp, steps);
+    if (rp->kv_pad) { /* the drafts' and lookahead slots are free again */
+        rp->kv_pad = 0;
+        sim__rp_settle_cache(rp);
+    }
     if (plans_ahead(rp)) /* what its next plan has seen (plan_seen) */
         rp->last_step_ns = steps > 1 ? rp->run_start_ns + sim__run_ns(rp, steps - 1)
                                      : rp->run_start_ns;
@@ -956,6 +998,7 @@ static void iteration_end(sim_engine *e, void *subject, int64_t arg)
         sim__kv_advance(&rp->kv, steps);
     }
     if (rp->n_dead) reap(rp);
+    if (rp->spec_width > 1 && rp->decodes) decoders_accept(rp);
     finish_decoders(rp);
     finish_chunks(rp);
     end_static_batch_if_done(rp);

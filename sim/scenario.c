@@ -100,6 +100,35 @@ static const util_field scheduler_fields[] = {
     {0},
 };
 
+/* cluster.speculative: names as vLLM's speculative config has them. */
+const char *const sim_spec_methods[] = {"eagle", "eagle3", "mtp", "ngram", NULL};
+
+static const util_field speculative_fields[] = {
+    {.key = "method", .type = UTIL_T_STRING, .choices = sim_spec_methods, .flags = UTIL_REQUIRED,
+     .doc = "the drafter: eagle or eagle3 (a one-layer head on the target's hidden states), mtp "
+            "(the model's multi-token-prediction layer), ngram (prompt lookup, on the host)"},
+    {.key = "num_speculative_tokens", .type = UTIL_T_INTEGER, .unit = "tokens", .min = 1,
+     .max = SIM_SPEC_MAX_K, .flags = UTIL_REQUIRED,
+     .doc = "K: drafts proposed per sequence per step, and verified with it as K + 1 positions"},
+    {.key = "acceptance_rate", .type = UTIL_T_NUMBER, .min = 0, .max = 1,
+     .doc = "the probability a that a draft is accepted, the same at every position: a step "
+            "emits (1 - a^(K+1)) / (1 - a) tokens per sequence on average"},
+    {.key = "acceptance_rates", .type = UTIL_T_NUMBERS, .min = 1, .max = SIM_SPEC_MAX_K,
+     .doc = "a1..aK, the share of drafts whose position i is accepted (vLLM's per-position "
+            "acceptance counters over its drafts): non-increasing, one per position",
+     .conflicts = "cluster.speculative.acceptance_rate"},
+    {.key = "acceptance_length", .type = UTIL_T_NUMBER, .unit = "tokens", .min = 1,
+     .max = SIM_SPEC_MAX_K + 1,
+     .doc = "the mean tokens a step emits per sequence (vLLM's mean acceptance length), at most "
+            "K + 1: drawn as the geometric acceptance with that mean",
+     .conflicts = "cluster.speculative.acceptance_rate"},
+    {.key = "disable_by_batch_size", .type = UTIL_T_INTEGER, .unit = "sequences", .min = 1,
+     .max = 1e6, .doc = "speculation is off in a step while more sequences than this are running"},
+    {.key = "draft_vocab_size", .type = UTIL_T_INTEGER, .unit = "tokens", .min = 1, .max = 1e7,
+     .doc = "eagle3: the head's own vocabulary (default 32000, as EAGLE-3's Llama-3.1 heads)"},
+    {0},
+};
+
 /* The keys a pool and the cluster share (a pool inherits them). */
 #define POOL_KEYS                                                                              \
     {.key = "replicas", .type = UTIL_T_INTEGER, .def = "1", .min = 1, .max = 1e5,              \
@@ -147,7 +176,10 @@ static const util_field scheduler_fields[] = {
         {.key = "network_gbs", .type = UTIL_T_NUMBER, .unit = "GB/s", .def = "50",            \
          .min = 0.01, .max = 1e4,                                                              \
          .doc = "scale-out bandwidth per GPU, each direction (50: a 400 Gb/s NIC per GPU, as "  \
-                "in DGX H100)"}
+                "in DGX H100)"},                                                               \
+        {.key = "speculative", .type = UTIL_T_OBJECT, .sub = speculative_fields,               \
+         .doc = "speculative decoding: a drafter proposes num_speculative_tokens per sequence "   \
+                "each step and the target verifies them (docs/speculative-decoding.md)"}
 
 static const util_field pool_fields[] = {
     {.key = "name", .type = UTIL_T_STRING, .flags = UTIL_REQUIRED, .doc = "pool name"},
@@ -647,10 +679,11 @@ static int size_cache(sim_pool *p, cJSON *sched, const char *path, util_diag *d)
         return UTIL_OK;
     }
     char *mpath = util_xasprintf("%s.model", path);
+    mdl_beside drafter = {p->spec.head_weight_bytes, p->spec.head_kv_bytes_per_token};
     int rc = mdl_kv_capacity_blocks(&p->cost.gpu, &p->cost.model, p->tensor_parallel,
                                     p->pipeline_parallel,
                                     p->gpu_memory_utilization, p->activation_reserve_bytes,
-                                    p->block_tokens, mpath, &p->kv_blocks, d);
+                                    p->block_tokens, &drafter, mpath, &p->kv_blocks, d);
     free(mpath);
     return rc;
 }
@@ -747,6 +780,123 @@ static int apply_precision(sim_pool *p, const cJSON *obj, const mdl_catalog *cat
     return mdl_precision_apply(&p->cost, &pr, path, d);
 }
 
+/* ---- speculative decoding ---- */
+
+/* The geometric acceptance whose mean emitted length over K drafts is
+ * (1 - a^(K+1)) / (1 - a); increasing in a, from 1 at 0 to K + 1 at 1. */
+static double geometric_length(double a, int k)
+{
+    double len = 0, term = 1;
+    for (int i = 0; i <= k; i++, term *= a) len += term;
+    return len;
+}
+
+static double rate_for_length(double len, int k)
+{
+    double lo = 0, hi = 1;
+    for (int i = 0; i < 100; i++) {
+        double mid = 0.5 * (lo + hi);
+        if (geometric_length(mid, k) < len) lo = mid;
+        else hi = mid;
+    }
+    return 0.5 * (lo + hi);
+}
+
+/* at_least[i] = P(accepted >= i), i = 0..k (at_least[0] = 1), into the
+ * distribution's cdf and mean. */
+static void spec_distribution(sim_spec *sp, const double *at_least)
+{
+    double cdf = 0, mean = 0;
+    for (int j = 0; j <= sp->k; j++) {
+        cdf += at_least[j] - (j < sp->k ? at_least[j + 1] : 0);
+        sp->accept_cdf[j] = cdf;
+        if (j > 0) mean += at_least[j];
+    }
+    sp->accept_cdf[sp->k] = 1; /* rounding never leaves a draw unanswered */
+    sp->mean_accepted = mean;
+}
+
+/* The acceptance keys, exactly one of them, as P(accepted >= i). */
+static int read_acceptance(sim_spec *sp, const cJSON *o, const char *path, util_diag *d)
+{
+    const cJSON *rate = util_json_member(o, "acceptance_rate");
+    const cJSON *rates = util_json_member(o, "acceptance_rates");
+    const cJSON *len = util_json_member(o, "acceptance_length");
+    if (!!rate + !!rates + !!len != 1)
+        return util_diag_add(d, "%s.speculative: give one of acceptance_rate, acceptance_rates "
+                                "and acceptance_length (%s)", path,
+                             rate || rates || len ? "more than one is set" : "none is set");
+    double at_least[SIM_SPEC_MAX_K + 1] = {1};
+    if (rates) {
+        int n = cJSON_GetArraySize(rates), i = 1;
+        if (n != sp->k)
+            return util_diag_add(d, "%s.speculative.acceptance_rates: %d rates for "
+                                    "num_speculative_tokens %d (one per position)", path, n, sp->k);
+        const cJSON *v;
+        cJSON_ArrayForEach(v, rates)
+        {
+            if (v->valuedouble < 0 || v->valuedouble > 1)
+                return util_diag_add(d, "%s.speculative.acceptance_rates[%d]: %g is not a "
+                                        "probability (0 to 1)", path, i - 1, v->valuedouble);
+            if (v->valuedouble > at_least[i - 1])
+                return util_diag_add(d, "%s.speculative.acceptance_rates[%d]: %g is above the "
+                                        "position before it (%g): a position is accepted only "
+                                        "after every one before it", path, i - 1, v->valuedouble,
+                                     at_least[i - 1]);
+            at_least[i++] = v->valuedouble;
+        }
+    } else {
+        double a = rate ? rate->valuedouble : 0;
+        if (len && len->valuedouble > sp->k + 1)
+            return util_diag_add(d, "%s.speculative.acceptance_length: %g is above "
+                                    "num_speculative_tokens + 1 (%d), the most a step emits",
+                                 path, len->valuedouble, sp->k + 1);
+        if (len) a = rate_for_length(len->valuedouble, sp->k);
+        for (int i = 1; i <= sp->k; i++) at_least[i] = at_least[i - 1] * a;
+    }
+    spec_distribution(sp, at_least);
+    return UTIL_OK;
+}
+
+/* cluster.speculative (a pool's own or inherited), with its drafter's
+ * cost and memory beside the target's. */
+static int read_speculative(sim_pool *p, const cJSON *obj, const char *path, util_diag *d)
+{
+    sim_spec *sp = &p->spec;
+    *sp = (sim_spec){.method = SIM_SPEC_NONE};
+    const cJSON *o = util_json_member(obj, "speculative");
+    if (!o) return UTIL_OK;
+    sp->method = (sim_spec_method)util_json_choice(o, "method", sim_spec_methods);
+    sp->k = (int)util_json_member(o, "num_speculative_tokens")->valuedouble;
+    const cJSON *off = util_json_member(o, "disable_by_batch_size");
+    sp->disable_above = off ? (int64_t)off->valuedouble : 0;
+    const cJSON *dv = util_json_member(o, "draft_vocab_size");
+    if (dv && sp->method != SIM_SPEC_EAGLE3)
+        return util_diag_add(d, "%s.speculative.draft_vocab_size: applies only to method eagle3 "
+                                "(the others draft in the target's vocabulary)", path);
+    if (read_acceptance(sp, o, path, d)) return UTIL_EINPUT;
+    /* vLLM reserves K lookahead slots for the drafters that write KV */
+    sp->lookahead = sp->method == SIM_SPEC_NGRAM ? 0 : sp->k;
+    const mdl_model *m = &p->cost.model;
+    double layer_kv = mdl_model_kv_bytes_per_layer_token(m);
+    switch (sp->method) {
+    case SIM_SPEC_EAGLE:
+        mdl_cost_draft_head(&p->cost, false, m->vocab, 2, &sp->head, &sp->head_weight_bytes);
+        break;
+    case SIM_SPEC_EAGLE3:
+        mdl_cost_draft_head(&p->cost, false, dv ? (int)dv->valuedouble : 32000, 3, &sp->head,
+                            &sp->head_weight_bytes);
+        break;
+    case SIM_SPEC_MTP:
+        mdl_cost_draft_head(&p->cost, true, m->vocab, 2, &sp->head, &sp->head_weight_bytes);
+        break;
+    case SIM_SPEC_NGRAM:
+    case SIM_SPEC_NONE: layer_kv = 0; break;
+    }
+    sp->head_kv_bytes_per_token = layer_kv;
+    return UTIL_OK;
+}
+
 static int build_pool(sim_pool *p, cJSON *obj, const char *path, const mdl_catalog *cat,
                       const char *base_dir, util_diag *d)
 {
@@ -771,7 +921,8 @@ static int build_pool(sim_pool *p, cJSON *obj, const char *path, const mdl_catal
     p->engine = util_json_member(obj, "engine")->valuestring;
     read_host(p, cJSON_GetObjectItemCaseSensitive(obj, "host"));
     if (check_pool(p, path, d)) rc = UTIL_EINPUT;
-    if (size_cache(p, sched, path, d)) rc = UTIL_EINPUT;
+    if (read_speculative(p, obj, path, d)) rc = UTIL_EINPUT;
+    else if (size_cache(p, sched, path, d)) rc = UTIL_EINPUT;
     return rc;
 }
 

@@ -34,22 +34,23 @@
 /* ---- token budgets ---- */
 
 /* Whole prompts within max_batched_tokens; decodes do not count. */
-static int64_t prompt_budget(const sim_pool *p, int32_t n_decode)
+static int64_t prompt_budget(const sim_pool *p, int64_t decode_tokens)
 {
-    (void)n_decode;
+    (void)decode_tokens;
     return p->max_batched_tokens;
 }
 
-/* One budget for every token of the iteration: each decode takes one. */
-static int64_t shared_budget(const sim_pool *p, int32_t n_decode)
+/* One budget for every token of the iteration: each decode takes its
+ * positions (one, or 1 + K under speculative decoding). */
+static int64_t shared_budget(const sim_pool *p, int64_t decode_tokens)
 {
-    return p->max_batched_tokens - n_decode;
+    return p->max_batched_tokens - decode_tokens;
 }
 
 /* A static batch prefills its members whole, whatever their size. */
-static int64_t no_budget(const sim_pool *p, int32_t n_decode)
+static int64_t no_budget(const sim_pool *p, int64_t decode_tokens)
 {
-    (void)p, (void)n_decode;
+    (void)p, (void)decode_tokens;
     return INT64_MAX;
 }
 

@@ -55,6 +55,28 @@ typedef enum sim_preemption { SIM_PREEMPT_RECOMPUTE, SIM_PREEMPT_SWAP } sim_pree
 extern const char *const sim_policy_names[];
 extern const char *const sim_router_names[];
 
+/* Speculative decoding (cluster.speculative, docs/speculative-decoding.md):
+ * each step a drafter proposes k tokens per running sequence and the target
+ * verifies k + 1 positions; a sequence keeps the accepted prefix and one
+ * token more.  `accept_cdf[j]` is P(accepted drafts <= j), j = 0..k, the
+ * distribution every draw inverts. */
+#define SIM_SPEC_MAX_K 16
+typedef enum { SIM_SPEC_NONE = -1, SIM_SPEC_EAGLE, SIM_SPEC_EAGLE3, SIM_SPEC_MTP,
+               SIM_SPEC_NGRAM } sim_spec_method;
+extern const char *const sim_spec_methods[]; /* by sim_spec_method, NULL-terminated */
+typedef struct sim_spec {
+    sim_spec_method method;
+    int k;                      /* num_speculative_tokens */
+    int lookahead;              /* KV slots held beyond the verified ones (vLLM: k for the
+                                 * drafters that write KV, 0 for n-gram) */
+    int64_t disable_above;      /* disable_by_batch_size: off while more run; 0: never */
+    double accept_cdf[SIM_SPEC_MAX_K + 1];
+    double mean_accepted;       /* the model's mean accepted drafts per step */
+    mdl_cost head;              /* the drafter's one forward pass (eagle, eagle3, mtp) */
+    double head_weight_bytes;   /* its weights beside the target's, all GPUs */
+    double head_kv_bytes_per_token; /* the KV its layer keeps, all GPUs */
+} sim_spec;
+
 /* Identical replicas of one model on one kind of GPU, run by one engine.
  * The engine preset (cluster.engine) gave every scheduler and host key the
  * scenario did not set; the host latencies per iteration are in cost
@@ -87,6 +109,7 @@ typedef struct sim_pool {
     double output_s;
     mdl_cost cost;              /* holds the GPU and the model */
     double usd_per_gpu_hour;    /* cost.usd_per_gpu_hour, else the GPU's catalog price */
+    sim_spec spec;              /* speculative decoding (cluster.speculative) */
 } sim_pool;
 
 typedef struct sim_scenario {
@@ -185,6 +208,12 @@ typedef struct sim_replica_row {
     double created_s, ready_s, retired_s;
     const char *end_reason;
     double output_s; /* its pool's host.output_s: the client sees its tokens that late */
+    /* speculative decoding: K (0: none); the steps that speculated and the
+     * decode steps that did not; the (sequence, step) verifications, the
+     * drafts they proposed and accepted; the time drafting, and the rest
+     * of the speculative steps (verifying) */
+    int64_t spec_k, spec_steps, spec_off_steps, spec_drafts, spec_draft_tokens, spec_accepted;
+    double spec_drafting_s, spec_verify_s;
 } sim_replica_row;
 
 /* One engine iteration (with --record-iterations): a decode run is one row

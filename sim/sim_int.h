@@ -462,6 +462,11 @@ typedef struct sim__replica {
     size_t end_slot;       /* where its end event is in the event heap */
     bool busy, kick_pending;
     mdl_step cost;         /* of a single (non-run) iteration */
+    /* speculative decoding in it (sim/speculative.c): positions each
+     * decoder verifies (1: none), the KV tokens each holds beyond its
+     * context for them and the drafter's lookahead, and the drafter's time */
+    int32_t spec_width, kv_pad;
+    double spec_draft_s;
     /* the engine's step pipeline (docs/engines.md): what its scheduler had
      * seen when it planned the iteration -- requests queued by seen_ns --
      * and where the last iteration's last step started and ended */
@@ -475,7 +480,27 @@ typedef struct sim__replica {
     int64_t busy_ns, iterations, preemptions, out_of_range, prefill_tokens, decode_tokens;
     double prefill_s, decode_s, flops, bytes, batch_seq_s, swap_bytes_total;
     double energy_j, kv_token_s;
+    int64_t spec_steps, spec_off_steps, spec_drafts, spec_draft_tokens, spec_accepted;
+    double spec_drafting_s, spec_verify_s;
 } sim__replica;
+
+/* ---- speculative decoding (speculative.c) ---- */
+
+/* Whether the step being planned speculates, and so its width and KV pad
+ * (rp->spec_width, rp->kv_pad): the pool speculates, no more sequences run
+ * than disable_by_batch_size, and the token budget holds every decoder's
+ * K + 1 positions. */
+void sim__sp_plan(sim__replica *rp);
+/* No speculation in the step being planned (a prefill-only iteration). */
+void sim__sp_off(sim__replica *rp);
+/* The drafter's time for the step planned, its passes over n sequences of
+ * context sum ctx, added to *step. */
+void sim__sp_draft_cost(sim__replica *rp, int32_t n, int64_t ctx, mdl_step *step);
+/* The drafts of r's last step that its verification accepted, 0..K: drawn
+ * from its class's acceptance on a stream of its own (a hash of the seed,
+ * its id and the tokens it had), so a request accepts the same drafts
+ * whatever batch it runs in; counted in the replica's totals. */
+int sim__sp_accepted(sim__replica *rp, const sim__request *r, int32_t generated);
 
 /* ---- scheduler families (sched.c) ---- */
 
@@ -493,8 +518,9 @@ enum {
  * families and their names come from SIM_POLICIES (sim.h). */
 typedef struct sim__policy {
     unsigned flags;
-    /* Tokens an iteration may compute with n_decode sequences decoding. */
-    int64_t (*budget)(const sim_pool *p, int32_t n_decode);
+    /* Tokens an iteration may compute besides its decoders' decode_tokens
+     * (a token each, or 1 + K under speculative decoding). */
+    int64_t (*budget)(const sim_pool *p, int64_t decode_tokens);
     /* A request's key in the waiting queue, lowest first: the queue's
      * `joined`-th arrival, or back at the front after a recompute.  Keys
      * must be distinct (fold `joined` in): the queue keeps no order among
@@ -682,7 +708,7 @@ void sim__rp_wake(sim__replica *rp);
  * outside it, less those that requests share. */
 static inline int64_t sim__rp_used_blocks(const sim__replica *rp, int64_t t)
 {
-    return sim__kv_need(&rp->kv, t) + rp->kv_other - rp->pc.saved;
+    return sim__kv_need(&rp->kv, t + rp->kv_pad) + rp->kv_other - rp->pc.saved;
 }
 /* Free KV blocks: for the least_kv router and the schedulers. */
 static inline int64_t sim__rp_free_blocks(const sim__replica *rp)

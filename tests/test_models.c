@@ -490,7 +490,7 @@ static void test_kv_capacity(void)
     const mdl_model *m8 = mdl_catalog_find_model(cat, "llama-3.1-8b");
     const mdl_gpu *h100 = mdl_catalog_find_gpu(cat, "h100-sxm");
     double usable = 80.0 * 1073741824 * 0.9, reserve = 1e9;
-    is_int(mdl_kv_capacity_blocks(h100, m8, 1, 1, 0.9, reserve, 16, "c", &blocks, &d), 0,
+    is_int(mdl_kv_capacity_blocks(h100, m8, 1, 1, 0.9, reserve, 16, NULL, "c", &blocks, &d), 0,
            "8B fits an H100");
     is_int(blocks, (int64_t)((usable - 16.06e9 - reserve) / (131072.0 * 16)),
            "blocks = (memory x utilisation - weights - reserve) / block bytes");
@@ -499,8 +499,8 @@ static void test_kv_capacity(void)
      * half (a quarter) of the weights and of every block. */
     const mdl_model *m70 = mdl_catalog_find_model(cat, "llama-3.1-70b");
     int64_t tp2 = 0, tp4 = 0;
-    mdl_kv_capacity_blocks(h100, m70, 2, 1, 0.9, reserve, 16, "c", &tp2, &d);
-    mdl_kv_capacity_blocks(h100, m70, 4, 1, 0.9, reserve, 16, "c", &tp4, &d);
+    mdl_kv_capacity_blocks(h100, m70, 2, 1, 0.9, reserve, 16, NULL, "c", &tp2, &d);
+    mdl_kv_capacity_blocks(h100, m70, 4, 1, 0.9, reserve, 16, NULL, "c", &tp4, &d);
     double block = 327680.0 * 16, w = 70.6e9 * 2;
     is_int(tp2, (int64_t)((usable - w / 2 - reserve) / (block / 2)), "70B at TP=2: %lld blocks",
            (long long)tp2);
@@ -510,7 +510,7 @@ static void test_kv_capacity(void)
     ok(tp4 > 2 * tp2, "doubling TP more than doubles the cache");
 
     is_int(mdl_kv_capacity_blocks(mdl_catalog_find_gpu(cat, "l4"), m70, 1, 1, 0.9, 0, 16,
-                                  "cluster.model", &blocks, &d),
+                                  NULL, "cluster.model", &blocks, &d),
            UTIL_EINPUT, "70B does not fit an L4");
     has_str(d.count ? d.msgs[0] : "", "cluster.model: llama-3.1-70b weights (141.2 GB per GPU",
             "the error names the path and the weights");

@@ -1,0 +1,257 @@
+/*
+ * test_speculative.c: speculative decoding (cluster.speculative) -- the
+ * accepted drafts against the geometric closed form within their sampling
+ * error, the exact token-budget and KV (lookahead) accounting of a
+ * speculative step, disable_by_batch_size, the light-load gain and the
+ * heavy-load loss, and the messages for bad keys.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support.h"
+#include "tap.h"
+
+/* One closed-loop user on Llama-3.1-8B, H100: one sequence at a time, so
+ * every speculative step verifies exactly one sequence. */
+#define USER_CLUSTER "{\"seed\": 7, \"stop\": {\"requests\": 400}," \
+    " \"cluster\": {\"gpu\": \"h100-sxm\", \"model\": \"llama-3.1-8b\""
+#define USER_SPEC ", \"speculative\": {\"method\": \"eagle\", \"num_speculative_tokens\": 4," \
+    " \"acceptance_rate\": 0.6}"
+#define USER_WORKLOAD "}, \"workload\": {\"arrival\": {\"process\": \"closed\", \"users\": 1}," \
+    "  \"prompt_tokens\": {\"dist\": \"fixed\", \"value\": 200}," \
+    "  \"output_tokens\": {\"dist\": \"fixed\", \"value\": 300}}}"
+static const char *one_user = USER_CLUSTER USER_SPEC USER_WORKLOAD;
+static const char *one_user_plain = USER_CLUSTER USER_WORKLOAD;
+
+static double q(sqlite3 *db, const char *sql)
+{
+    return support_q1(db, sql);
+}
+
+/* Mean accepted drafts over K positions under P(accepted >= i) = at[i]:
+ * the mean is the sum of at[i], the variance E[J^2] - mean^2 with
+ * E[J^2] = sum (2i - 1) at[i]. */
+static void moments(const double *at, int k, double *mean, double *var)
+{
+    double m = 0, m2 = 0;
+    for (int i = 1; i <= k; i++) {
+        m += at[i];
+        m2 += (2.0 * i - 1) * at[i];
+    }
+    *mean = m;
+    *var = m2 - m * m;
+}
+
+/* The run's accepted drafts per verification against the model's mean,
+ * within 5 standard errors of the drafts the run drew. */
+static void check_mean(sqlite3 *db, const double *at, int k, const char *what)
+{
+    double mean, var;
+    moments(at, k, &mean, &var);
+    double drafts = q(db, "SELECT spec_drafts FROM replicas");
+    double got = q(db, "SELECT 1.0 * spec_accepted / spec_drafts FROM replicas");
+    ok(drafts > 10000, "%s: %g verifications drawn", what, drafts);
+    is_near(got, mean, 5 * sqrt(var / drafts), "%s: accepted drafts per step %.4f, model %.4f",
+            what, got, mean);
+}
+
+static void test_geometric(void)
+{
+    sqlite3 *db = support_run_json(one_user, NULL, false);
+    double a = 0.6, at[5] = {1};
+    for (int i = 1; i <= 4; i++) at[i] = at[i - 1] * a;
+    check_mean(db, at, 4, "acceptance_rate 0.6, K 4");
+    /* the mean tokens a step emits: (1 - a^(K+1)) / (1 - a) */
+    double len = (1 - pow(a, 5)) / (1 - a);
+    double got = q(db, "SELECT 1 + 1.0 * spec_accepted / spec_drafts FROM replicas");
+    double mean, var;
+    moments(at, 4, &mean, &var);
+    is_near(got, len, 5 * sqrt(var / q(db, "SELECT spec_drafts FROM replicas")),
+            "mean accepted length %.4f against (1 - a^(K+1)) / (1 - a) = %.4f", got, len);
+    /* one sequence a step: a verification per speculative step, K drafts each */
+    is_int((int64_t)q(db, "SELECT spec_drafts - spec_steps FROM replicas"), 0,
+           "one verification per step at one sequence");
+    is_int((int64_t)q(db, "SELECT spec_draft_tokens - 4 * spec_drafts FROM replicas"), 0,
+           "K drafts per verification");
+    /* every token after a prompt's first is a decode step's: 299 a request */
+    is_int((int64_t)q(db, "SELECT decode_tokens FROM replicas"),
+           (int64_t)q(db, "SELECT sum(output_tokens - 1) FROM requests WHERE status = 'completed'"),
+           "the decode steps emitted every completed request's tokens but its first");
+    /* tokens a step: the accepted ones and one more, short only where a
+     * request's last step had fewer left than it accepted */
+    double per_step = q(db, "SELECT 1.0 * decode_tokens / spec_steps FROM replicas");
+    ok(per_step <= len + 5 * sqrt(var / q(db, "SELECT spec_drafts FROM replicas")) &&
+           per_step > len - 0.05, "tokens per step %.4f, at most the mean length %.4f", per_step,
+       len);
+    sqlite3_close(db);
+}
+
+static void test_rates_and_length(void)
+{
+    const char *rates[] = {"cluster.speculative={\"method\": \"eagle3\", "
+                           "\"num_speculative_tokens\": 3, \"acceptance_rates\": [0.8, 0.5, 0.3]}",
+                           NULL};
+    sqlite3 *db = support_run_json(one_user, rates, false);
+    double at[4] = {1, 0.8, 0.5, 0.3};
+    check_mean(db, at, 3, "acceptance_rates [0.8, 0.5, 0.3]");
+    sqlite3_close(db);
+    const char *length[] = {"cluster.speculative={\"method\": \"mtp\", "
+                            "\"num_speculative_tokens\": 2, \"acceptance_length\": 2.2}",
+                            NULL};
+    db = support_run_json(one_user, length, false);
+    double got = q(db, "SELECT 1 + 1.0 * spec_accepted / spec_drafts FROM replicas");
+    /* the geometric a with 1 + a + a^2 = 2.2 */
+    double a = (-1 + sqrt(1 + 4 * 1.2)) / 2, at2[3] = {1, a, a * a}, mean, var;
+    moments(at2, 2, &mean, &var);
+    is_near(got, 2.2, 5 * sqrt(var / q(db, "SELECT spec_drafts FROM replicas")),
+            "acceptance_length 2.2: measured %.4f", got);
+    sqlite3_close(db);
+}
+
+/* A chunked step's budget: each decoder takes K + 1 tokens of
+ * max_batched_tokens and the prompt chunks get the rest, exactly. */
+static void test_budget(void)
+{
+    const char *sets[] = {"workload.arrival.users=6", "cluster.scheduler.policy=chunked",
+                          "cluster.scheduler.max_batched_tokens=256",
+                          "cluster.scheduler.max_batch=8", "stop.requests=60",
+                          "workload.prompt_tokens.value=1000", NULL};
+    sqlite3 *db = support_run_json(one_user, sets, true);
+    double over = q(db, "SELECT count(*) FROM iterations WHERE decode_seqs > 0 AND "
+                        "prefill_tokens + 5 * decode_seqs > 256");
+    double full = q(db, "SELECT count(*) FROM iterations WHERE decode_seqs > 0 AND "
+                        "prefill_tokens + 5 * decode_seqs = 256");
+    is_int((int64_t)over, 0, "no step over the budget at K + 1 tokens a decoder");
+    ok(full > 50, "%g steps fill the budget exactly: prefill = 256 - 5 x decoders", full);
+    sqlite3_close(db);
+}
+
+/* KV: a decoder of context c holds blocks for c + K drafts + the
+ * drafter's K lookahead slots (n-gram: no lookahead).  Prompt 56, blocks
+ * of 16: the one decode step attends 57 tokens -- 4 blocks alone, 4 with
+ * n-gram's 4 drafts (61), 5 with EAGLE's 4 + 4 (65). */
+static void test_lookahead(void)
+{
+    const char *base[] = {"stop.requests=1", "workload.prompt_tokens.value=56",
+                          "workload.output_tokens.value=2", "cluster.scheduler.block_tokens=16",
+                          NULL, NULL};
+    struct {
+        const char *spec;
+        int64_t peak;
+    } cases[] = {
+        {"cluster.speculative={\"method\": \"eagle\", \"num_speculative_tokens\": 4, "
+         "\"acceptance_rate\": 0}", 80},
+        {"cluster.speculative={\"method\": \"ngram\", \"num_speculative_tokens\": 4, "
+         "\"acceptance_rate\": 0}", 64},
+    };
+    for (int i = 0; i < 2; i++) {
+        base[4] = cases[i].spec;
+        sqlite3 *db = support_run_json(one_user, base, false);
+        is_int((int64_t)q(db, "SELECT kv_peak_tokens FROM replicas"), cases[i].peak,
+               "%s: KV peak %lld tokens", i == 0 ? "eagle" : "ngram", (long long)cases[i].peak);
+        sqlite3_close(db);
+    }
+}
+
+/* disable_by_batch_size: 16 users keep more than 8 sequences running. */
+static void test_disable(void)
+{
+    const char *on[] = {"workload.arrival.users=16", "stop.requests=200", NULL};
+    const char *off[] = {"workload.arrival.users=16", "stop.requests=200",
+                         "cluster.speculative.disable_by_batch_size=8", NULL};
+    sqlite3 *a = support_run_json(one_user, on, false), *b = support_run_json(one_user, off, false);
+    is_int((int64_t)q(a, "SELECT spec_off_steps FROM replicas"), 0,
+           "without the limit every decode step speculates");
+    ok(q(b, "SELECT spec_off_steps FROM replicas") > 10 * q(b, "SELECT spec_steps FROM replicas"),
+       "above 8 running the steps do not speculate (%g off, %g on)",
+       q(b, "SELECT spec_off_steps FROM replicas"), q(b, "SELECT spec_steps FROM replicas"));
+    sqlite3_close(a);
+    sqlite3_close(b);
+}
+
+/* The trade: at one user a step's verification costs little more than a
+ * plain step and emits ~2.3 tokens, so TPOT falls; at a saturated batch
+ * verification's K + 1 positions per sequence are compute, and it rises. */
+static void test_crossover(void)
+{
+    const char *light[] = {"stop.requests=100", NULL};
+    const char *heavy[] = {"workload.arrival.users=256", "stop.requests=1500", NULL};
+    const char *tpot = "SELECT avg(tpot_s) FROM request_metrics WHERE status = 'completed'";
+    sqlite3 *pl = support_run_json(one_user_plain, light, false);
+    sqlite3 *sl = support_run_json(one_user, light, false);
+    sqlite3 *ph = support_run_json(one_user_plain, heavy, false);
+    sqlite3 *sh = support_run_json(one_user, heavy, false);
+    double gain = q(pl, tpot) / q(sl, tpot), loss = q(sh, tpot) / q(ph, tpot);
+    ok(gain > 1.5, "one user: TPOT %.2f ms plain, %.2f ms speculating (%.2fx faster)",
+       1e3 * q(pl, tpot), 1e3 * q(sl, tpot), gain);
+    ok(loss > 1.0, "256 users: TPOT %.2f ms plain, %.2f ms speculating (%.2fx slower)",
+       1e3 * q(ph, tpot), 1e3 * q(sh, tpot), loss);
+    sqlite3_close(pl);
+    sqlite3_close(sl);
+    sqlite3_close(ph);
+    sqlite3_close(sh);
+}
+
+/* Two runs of one seed accept the same drafts. */
+static void test_deterministic(void)
+{
+    support_rows a = {0}, b = {0};
+    const char *sets[] = {"workload.arrival.users=8", "stop.requests=100", NULL};
+    char *json = util_xstrdup(one_user);
+    support_run(json, sets, &a, NULL);
+    support_run(json, sets, &b, NULL);
+    ok(support_rows_equal(&a, &b) && a.rep[0].spec_accepted == b.rep[0].spec_accepted,
+       "same seed, same rows and accepted drafts");
+    free(json);
+    support_rows_fini(&a);
+    support_rows_fini(&b);
+}
+
+static void bad(const char *set, const char *want)
+{
+    const char *sets[] = {set, NULL};
+    sim_scenario sc;
+    char *errors = NULL;
+    int rc = support_scenario(one_user, sets, &sc, &errors);
+    ok(rc != 0 && errors && strstr(errors, want), "%s: refused naming '%s' (%s)", set, want,
+       errors ? errors : "accepted");
+    if (!rc) sim_scenario_fini(&sc);
+    free(errors);
+}
+
+static void test_bad_input(void)
+{
+    bad("cluster.speculative.num_speculative_tokens=0", "speculative.num_speculative_tokens");
+    bad("cluster.speculative.num_speculative_tokens=17", "speculative.num_speculative_tokens");
+    bad("cluster.speculative.acceptance_rate=1.5", "speculative.acceptance_rate");
+    bad("cluster.speculative={\"method\": \"eagle\", \"num_speculative_tokens\": 3, "
+        "\"acceptance_rates\": [0.5, 0.4]}", "acceptance_rates: 2 rates for num_speculative_tokens 3");
+    bad("cluster.speculative={\"method\": \"eagle\", \"num_speculative_tokens\": 2, "
+        "\"acceptance_rates\": [0.5, 1.2]}", "acceptance_rates[1]");
+    bad("cluster.speculative={\"method\": \"eagle\", \"num_speculative_tokens\": 2, "
+        "\"acceptance_rates\": [0.5, 0.7]}", "above the position before it");
+    bad("cluster.speculative={\"method\": \"eagle\", \"num_speculative_tokens\": 2, "
+        "\"acceptance_rate\": 0.5, \"acceptance_length\": 2}", "more than one is set");
+    bad("cluster.speculative={\"method\": \"eagle\", \"num_speculative_tokens\": 2}",
+        "none is set");
+    bad("cluster.speculative={\"method\": \"eagle\", \"num_speculative_tokens\": 2, "
+        "\"acceptance_length\": 3.5}", "above num_speculative_tokens + 1");
+    bad("cluster.speculative.method=medusa", "speculative.method");
+    bad("cluster.speculative.draft_vocab_size=32000", "applies only to method eagle3");
+}
+
+int main(void)
+{
+    if (support_init()) return 1;
+    test_geometric();
+    test_rates_and_length();
+    test_budget();
+    test_lookahead();
+    test_disable();
+    test_crossover();
+    test_deterministic();
+    test_bad_input();
+    support_fini();
+    return tap_done();
+}
