@@ -181,6 +181,14 @@ typedef struct an_class {
  * sequences running over the simulated time / batch_slots (max_batch, vLLM's
  * max_num_seqs; summed over the replicas; 0 and NAN when the stored scenario
  * does not say). */
+typedef struct an_spec {
+    int64_t k, steps, off_steps, drafts, draft_tokens, accepted;
+    double drafting_s, verify_s, busy_s;
+    /* derived: accepted over proposed drafts; tokens a verification emits
+     * (1 + accepted per verification); drafting and verifying over busy time */
+    double acceptance_rate, mean_accepted_length, drafting_share, verify_share;
+} an_spec;
+
 typedef struct an_use {
     int replica;      /* -1: the whole cluster */
     char *pool, *gpu; /* NULL for the cluster */
@@ -205,6 +213,12 @@ typedef struct an_use {
      * (mdl_weight_only_form: fp8 on an A100 under vllm-v1), or NULL: it
      * computed in its dtype (the cluster's: every replica's one form) */
     const char *weight_only;
+    /* speculative decoding (replicas.spec_*; all 0 without it, or in a
+     * database older than schema 8): K, the steps that speculated and the
+     * decode steps that did not, the verifications (a sequence in a step),
+     * the drafts proposed and accepted, and the busy time spent drafting
+     * and in the rest of the speculative steps (verifying) */
+    an_spec spec;
     an_section req;           /* requests it served (with options.by_replica) */
     bool decodes; /* it is of the disaggregated cluster's decode pool: req is what it decoded */
 } an_use;

@@ -48,6 +48,8 @@ int an__metric_of(const an__query *q, const char *view, const char *filter, cons
  * engine core's clock (replicas.output_s, request_metrics.engine_ttft_s and
  * engine_e2e_s; older databases have neither). */
 #define AN__SCHEMA_PIPELINE 6
+/* 8 speculative decoding's replicas.spec_* (older databases: none). */
+#define AN__SCHEMA_SPEC 8
 int an__schema(sqlite3 *db);
 /* a / b, NAN unless b > 0. */
 double an__ratio(double a, double b);

@@ -113,6 +113,23 @@ static void targets_json(cJSON *slo, const an_report *r)
     }
 }
 
+static void spec_json(cJSON *parent, const an_spec *s)
+{
+    cJSON *o = cJSON_AddObjectToObject(parent, "speculative");
+    cJSON_AddNumberToObject(o, "num_speculative_tokens", (double)s->k);
+    cJSON_AddNumberToObject(o, "steps", (double)s->steps);
+    cJSON_AddNumberToObject(o, "steps_not_speculating", (double)s->off_steps);
+    cJSON_AddNumberToObject(o, "verifications", (double)s->drafts);
+    cJSON_AddNumberToObject(o, "draft_tokens", (double)s->draft_tokens);
+    cJSON_AddNumberToObject(o, "accepted_tokens", (double)s->accepted);
+    add_num(o, "acceptance_rate", s->acceptance_rate);
+    add_num(o, "mean_accepted_length", s->mean_accepted_length);
+    add_num(o, "tokens_per_step", an__ratio((double)s->drafts + (double)s->accepted,
+                                            (double)s->steps));
+    add_num(o, "drafting_share", s->drafting_share);
+    add_num(o, "verify_share", s->verify_share);
+}
+
 static void use_json(cJSON *o, const an_use *u)
 {
     add_num(o, "busy_fraction", u->busy_fraction);
@@ -133,6 +150,7 @@ static void use_json(cJSON *o, const an_use *u)
     if (u->weight_only) cJSON_AddStringToObject(o, "weight_only", u->weight_only);
     add_num(o, "kv_bytes_per_token", u->kv_bytes_per_token);
     cJSON_AddNumberToObject(o, "kv_capacity_tokens", (double)u->kv_capacity_tokens);
+    if (u->spec.k > 0) spec_json(o, &u->spec);
 }
 
 static void cost_json(cJSON *root, const an_cost *c)
@@ -523,6 +541,22 @@ static void print_targets(const an_report *r, FILE *out)
     }
 }
 
+/* Speculative decoding: what the drafts did and what they cost. */
+static void print_spec(const an_spec *s, FILE *out)
+{
+    int64_t decode_steps = s->steps + s->off_steps;
+    fprintf(out, "speculative decoding (K = %lld): acceptance rate %s, mean accepted length %s "
+                 "tokens, %s tokens a step (all sequences)\n",
+            (long long)s->k, num("%.3f", s->acceptance_rate).s,
+            num("%.3f", s->mean_accepted_length).s,
+            num("%.2f", an__ratio((double)s->drafts + (double)s->accepted, (double)s->steps)).s);
+    fprintf(out, "  busy time: %s drafting, %s in the speculative steps' verification; "
+                 "%lld of %lld decode steps did not speculate (disable_by_batch_size, or the "
+                 "token budget)\n",
+            num("%.1f%%", 100 * s->drafting_share).s, num("%.1f%%", 100 * s->verify_share).s,
+            (long long)s->off_steps, (long long)decode_steps);
+}
+
 /* Whether the run used a prefix cache: something was cached or evicted
  * (a report of a run without one says nothing of it). */
 static bool cache_used(const an_report *r)
@@ -788,6 +822,7 @@ static void print_report(const void *arg, FILE *out)
                  (long long)r->use.evicted_blocks);
         print_cache(&r->req, evicted, out);
     }
+    if (r->use.spec.k > 0) print_spec(&r->use.spec, out);
     print_cost(r, out);
     print_energy(r, out);
     if (by_class)

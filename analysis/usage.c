@@ -25,7 +25,12 @@ typedef struct replica_row {
     double tdp_w, idle_w, energy_j, usd_per_gpu_hour, evicted_blocks;
     double weight_bytes, kv_bytes_per_token; /* NAN in a database older than schema 4 */
     double max_batch; /* its pool's scheduler.max_batch in the stored scenario; NAN: unknown */
+    double spec[8];   /* replicas.spec_k .. spec_verify_s, in SPEC_COLUMNS' order */
 } replica_row;
+
+#define SPEC_COLUMNS                                                                               \
+    "spec_k, spec_steps, spec_off_steps, spec_drafts, spec_draft_tokens, spec_accepted,"          \
+    " spec_drafting_s, spec_verify_s"
 
 /* A replica's batch slots, from the stored (effective) scenario: its pool's
  * scheduler, else the cluster's -- the row has no column for them, and the
@@ -43,10 +48,11 @@ static char *replica_select(int schema)
     return util_xasprintf(
         "SELECT replica, gpus, pool, gpu, busy_s, batch_seq_s, flops, bytes, peak_flops,"
         " peak_bw, kv_capacity_tokens, kv_peak_tokens, kv_token_s, tdp_w, idle_w,"
-        " energy_j, usd_per_gpu_hour, %s, %s, " MAX_BATCH " FROM replicas WHERE run_id = ?1"
+        " energy_j, usd_per_gpu_hour, %s, %s, " MAX_BATCH ", %s FROM replicas WHERE run_id = ?1"
         " ORDER BY replica",
         schema >= AN__SCHEMA_CACHE ? "evicted_blocks" : "0",
-        schema >= AN__SCHEMA_PRECISION ? "weight_bytes, kv_bytes_per_token" : "NULL, NULL");
+        schema >= AN__SCHEMA_PRECISION ? "weight_bytes, kv_bytes_per_token" : "NULL, NULL",
+        schema >= AN__SCHEMA_SPEC ? SPEC_COLUMNS : "0, 0, 0, 0, 0, 0, 0, 0");
 }
 
 static int read_replicas(const an__query *q, replica_row **out, int *n, util_diag *d)
@@ -73,6 +79,7 @@ static int read_replicas(const an__query *q, replica_row **out, int *n, util_dia
         x->weight_bytes = an__column_num(st, 18);
         x->kv_bytes_per_token = an__column_num(st, 19);
         x->max_batch = an__column_num(st, 20);
+        for (int i = 0; i < 8; i++) x->spec[i] = sqlite3_column_double(st, 21 + i);
     }
     sqlite3_finalize(st);
     *out = v;
@@ -161,6 +168,32 @@ static int load_queues(const an__query *q, const replica_row *x, int n, an_repor
 
 /* ---- utilisation ---- */
 
+/* Speculative decoding's totals over the replicas that speculate, and
+ * what they say: the acceptance rate, the mean accepted length (tokens a
+ * verification emits, as vLLM's mean acceptance length counts them), and
+ * the shares of their busy time spent drafting and verifying. */
+static void sum_spec(const replica_row *x, int n, an_spec *s)
+{
+    *s = (an_spec){0};
+    for (int i = 0; i < n; i++) {
+        const double *v = x[i].spec;
+        if (v[0] <= 0) continue;
+        if ((int64_t)v[0] > s->k) s->k = (int64_t)v[0];
+        s->steps += (int64_t)v[1];
+        s->off_steps += (int64_t)v[2];
+        s->drafts += (int64_t)v[3];
+        s->draft_tokens += (int64_t)v[4];
+        s->accepted += (int64_t)v[5];
+        s->drafting_s += v[6];
+        s->verify_s += v[7];
+        s->busy_s += x[i].busy_s;
+    }
+    s->acceptance_rate = an__ratio((double)s->accepted, (double)s->draft_tokens);
+    s->mean_accepted_length = s->drafts > 0 ? 1 + (double)s->accepted / (double)s->drafts : NAN;
+    s->drafting_share = an__ratio(s->drafting_s, s->busy_s);
+    s->verify_share = an__ratio(s->verify_s, s->busy_s);
+}
+
 /* MFU and MBU are achieved over peak while busy; the busy fraction says how
  * much of the simulated time that was -- which under continuous batching is
  * nearly all of it at any load, so the batch slots and the KV cache filled
@@ -191,6 +224,7 @@ static void sum_use(const replica_row *x, int n, double sim_s, an_use *u)
         slots += x[i].max_batch; /* NAN when one is unknown: no fill for the whole */
     }
     u->batch_slots = isnan(slots) ? 0 : (int64_t)slots;
+    sum_spec(x, n, &u->spec);
     u->batch_fill = an__ratio(seq_s, slots * sim_s);
     u->kv_bytes_per_token = n > 0 ? x[0].kv_bytes_per_token : NAN;
     for (int i = 1; i < n; i++) /* pools of different dtypes: no one figure */

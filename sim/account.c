@@ -162,8 +162,9 @@ void sim__ac_row(const sim__replica *rp, sim_replica_row *row)
         .batch_seq_s = rp->batch_seq_s,
         .kv_capacity_tokens = rp->kv_capacity * p->block_tokens,
         .kv_peak_tokens = rp->kv_peak * p->block_tokens,
-        .weight_bytes = cm->weight_bytes,
-        .kv_bytes_per_token = cm->kv_bytes_per_token,
+        /* a speculative drafter's weights and its layers' KV sit beside the target's */
+        .weight_bytes = cm->weight_bytes + p->spec.head_weight_bytes,
+        .kv_bytes_per_token = cm->kv_bytes_per_token + p->spec.head_kv_bytes_per_token,
         .preemptions = rp->preemptions,
         .prefill_tokens = rp->prefill_tokens,
         .decode_tokens = rp->decode_tokens,

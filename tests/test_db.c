@@ -219,6 +219,14 @@ static void test_upgrade(const char *dir, const sim_scenario *sc)
                               "ALTER TABLE replicas DROP COLUMN ready_s; "
                               "ALTER TABLE replicas DROP COLUMN retired_s; "
                               "ALTER TABLE replicas DROP COLUMN end_reason; "
+                              "ALTER TABLE replicas DROP COLUMN spec_k; "
+                              "ALTER TABLE replicas DROP COLUMN spec_steps; "
+                              "ALTER TABLE replicas DROP COLUMN spec_off_steps; "
+                              "ALTER TABLE replicas DROP COLUMN spec_drafts; "
+                              "ALTER TABLE replicas DROP COLUMN spec_draft_tokens; "
+                              "ALTER TABLE replicas DROP COLUMN spec_accepted; "
+                              "ALTER TABLE replicas DROP COLUMN spec_drafting_s; "
+                              "ALTER TABLE replicas DROP COLUMN spec_verify_s; "
                               "DROP TABLE measurements; "
                               "PRAGMA user_version = 2;", NULL, NULL, NULL);
     sqlite3_close(db);
@@ -235,7 +243,10 @@ static void test_upgrade(const char *dir, const sim_scenario *sc)
     record(rec, sc, SIM_STATUS_COMPLETED);
     rec_close(rec);
     sqlite3_open(path, &db);
-    is_int(support_q1(db, "PRAGMA user_version"), 7, "adding a run upgrades it to schema 7");
+    is_int(support_q1(db, "PRAGMA user_version"), 8, "adding a run upgrades it to schema 8");
+    is_int(support_q1(db, "SELECT count(*) FROM replicas WHERE spec_k = 0 AND spec_steps = 0"),
+           support_q1(db, "SELECT count(*) FROM replicas"),
+           "with speculative decoding's columns, 0 in the old rows and the new");
     is_int(support_q1(db, "SELECT count(*) FROM measurements"), 0,
            "with the table of measured runs, empty");
     is_int(support_q1(db, "SELECT count(*) FROM request_metrics WHERE run_id = 1 AND "
