@@ -185,8 +185,9 @@ typedef struct an_spec {
     int64_t k, steps, off_steps, drafts, draft_tokens, accepted;
     double drafting_s, verify_s, busy_s;
     /* derived: accepted over proposed drafts; tokens a verification emits
-     * (1 + accepted per verification); drafting and verifying over busy time */
-    double acceptance_rate, mean_accepted_length, drafting_share, verify_share;
+     * (1 + accepted per verification) and a speculative step emits over all
+     * its sequences; drafting and verifying over busy time */
+    double acceptance_rate, mean_accepted_length, tokens_per_step, drafting_share, verify_share;
 } an_spec;
 
 typedef struct an_use {

@@ -124,8 +124,7 @@ static void spec_json(cJSON *parent, const an_spec *s)
     cJSON_AddNumberToObject(o, "accepted_tokens", (double)s->accepted);
     add_num(o, "acceptance_rate", s->acceptance_rate);
     add_num(o, "mean_accepted_length", s->mean_accepted_length);
-    add_num(o, "tokens_per_step", an__ratio((double)s->drafts + (double)s->accepted,
-                                            (double)s->steps));
+    add_num(o, "tokens_per_step", s->tokens_per_step);
     add_num(o, "drafting_share", s->drafting_share);
     add_num(o, "verify_share", s->verify_share);
 }
@@ -549,7 +548,7 @@ static void print_spec(const an_spec *s, FILE *out)
                  "tokens, %s tokens a step (all sequences)\n",
             (long long)s->k, num("%.3f", s->acceptance_rate).s,
             num("%.3f", s->mean_accepted_length).s,
-            num("%.2f", an__ratio((double)s->drafts + (double)s->accepted, (double)s->steps)).s);
+            num("%.2f", s->tokens_per_step).s);
     fprintf(out, "  busy time: %s drafting, %s in the speculative steps' verification; "
                  "%lld of %lld decode steps did not speculate (disable_by_batch_size, or the "
                  "token budget)\n",

@@ -190,6 +190,7 @@ static void sum_spec(const replica_row *x, int n, an_spec *s)
     }
     s->acceptance_rate = an__ratio((double)s->accepted, (double)s->draft_tokens);
     s->mean_accepted_length = s->drafts > 0 ? 1 + (double)s->accepted / (double)s->drafts : NAN;
+    s->tokens_per_step = an__ratio((double)s->drafts + (double)s->accepted, (double)s->steps);
     s->drafting_share = an__ratio(s->drafting_s, s->busy_s);
     s->verify_share = an__ratio(s->verify_s, s->busy_s);
 }

@@ -157,9 +157,8 @@ static bool can_ever_fit(const sim__replica *rp, const sim__request *r)
     int64_t total = (int64_t)r->prompt + r->output;
     /* a speculative step holds its drafts' slots and the lookahead too:
      * alone in the cache it must still fit, or it would preempt itself */
-    const sim_spec *sp = &rp->pool->spec;
-    int64_t pad = sp->method == SIM_SPEC_NONE ? 0 : sp->k + sp->lookahead;
-    return prefill_fits(rp, r->prompt) && blocks_for(rp, total + pad) <= rp->kv_capacity &&
+    return prefill_fits(rp, r->prompt) &&
+           blocks_for(rp, total + rp->pool->spec.pad) <= rp->kv_capacity &&
            total <= rp->pool->cost.model.max_context;
 }
 
@@ -592,8 +591,9 @@ static void plan(sim__replica *rp)
     const sim__policy *f = rp->policy;
     /* the step's width and KV pad first: the cache settles to the free
      * blocks they leave, and room is made for them */
-    if (f->flags & SIM__SF_PREFILLS_ALONE) sim__sp_off(rp);
-    else sim__sp_plan(rp);
+    bool spec = rp->pool->spec.method != SIM_SPEC_NONE; /* else the width stays 1 */
+    if (spec && (f->flags & SIM__SF_PREFILLS_ALONE)) sim__sp_off(rp);
+    else if (spec) sim__sp_plan(rp);
     sim__rp_settle_cache(rp);
     if (f->flags & SIM__SF_PREFILLS_ALONE) {
         int64_t budget = f->budget(rp->pool, rp->n_decode);
@@ -602,7 +602,7 @@ static void plan(sim__replica *rp)
             sim__rp_settle_cache(rp);
             return;
         }
-        sim__sp_plan(rp);
+        if (spec) sim__sp_plan(rp);
         keep_running(rp);
     } else {
         keep_running(rp);
@@ -791,7 +791,7 @@ static void start_single(sim__replica *rp)
     const sim_pool *p = rp->pool;
     if (b.n_prefill || b.n_decode) {
         mdl_cost_step(&p->cost, &b, &rp->cost);
-        sim__sp_draft_cost(rp, b.n_decode, b.decode_context, &rp->cost);
+        if (rp->spec_width > 1) sim__sp_draft_cost(rp, b.n_decode, b.decode_context, &rp->cost);
     } else {
         rp->cost = (mdl_step){0}; /* only moving swapped KV caches */
     }

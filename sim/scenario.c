@@ -877,6 +877,7 @@ static int read_speculative(sim_pool *p, const cJSON *obj, const char *path, uti
     if (read_acceptance(sp, o, path, d)) return UTIL_EINPUT;
     /* vLLM reserves K lookahead slots for the drafters that write KV */
     sp->lookahead = sp->method == SIM_SPEC_NGRAM ? 0 : sp->k;
+    sp->pad = sp->k + sp->lookahead;
     const mdl_model *m = &p->cost.model;
     double layer_kv = mdl_model_kv_bytes_per_layer_token(m);
     switch (sp->method) {

@@ -69,6 +69,8 @@ typedef struct sim_spec {
     int k;                      /* num_speculative_tokens */
     int lookahead;              /* KV slots held beyond the verified ones (vLLM: k for the
                                  * drafters that write KV, 0 for n-gram) */
+    int pad;                    /* KV tokens a decoder holds beyond its context in a
+                                 * speculative step: k drafts + lookahead */
     int64_t disable_above;      /* disable_by_batch_size: off while more run; 0: never */
     double accept_cdf[SIM_SPEC_MAX_K + 1];
     double mean_accepted;       /* the model's mean accepted drafts per step */

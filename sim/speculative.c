@@ -43,7 +43,7 @@ void sim__sp_plan(sim__replica *rp)
         return;
     }
     rp->spec_width = sp->k + 1;
-    rp->kv_pad = sp->k + sp->lookahead; /* the drafts' slots, then the drafter's */
+    rp->kv_pad = sp->pad; /* the drafts' slots, then the drafter's */
 }
 
 /* The drafter's K passes: the first over every verified position (it
