@@ -110,18 +110,7 @@ static const util_field speculative_fields[] = {
     {.key = "num_speculative_tokens", .type = UTIL_T_INTEGER, .unit = "tokens", .min = 1,
      .max = SIM_SPEC_MAX_K, .flags = UTIL_REQUIRED,
      .doc = "K: drafts proposed per sequence per step, and verified with it as K + 1 positions"},
-    {.key = "acceptance_rate", .type = UTIL_T_NUMBER, .min = 0, .max = 1,
-     .doc = "the probability a that a draft is accepted, the same at every position: a step "
-            "emits (1 - a^(K+1)) / (1 - a) tokens per sequence on average"},
-    {.key = "acceptance_rates", .type = UTIL_T_NUMBERS, .min = 1, .max = SIM_SPEC_MAX_K,
-     .doc = "a1..aK, the share of drafts whose position i is accepted (vLLM's per-position "
-            "acceptance counters over its drafts): non-increasing, one per position",
-     .conflicts = "cluster.speculative.acceptance_rate"},
-    {.key = "acceptance_length", .type = UTIL_T_NUMBER, .unit = "tokens", .min = 1,
-     .max = SIM_SPEC_MAX_K + 1,
-     .doc = "the mean tokens a step emits per sequence (vLLM's mean acceptance length), at most "
-            "K + 1: drawn as the geometric acceptance with that mean",
-     .conflicts = "cluster.speculative.acceptance_rate"},
+    WL_ACCEPTANCE_FIELDS("cluster.speculative"),
     {.key = "disable_by_batch_size", .type = UTIL_T_INTEGER, .unit = "sequences", .min = 1,
      .max = 1e6, .doc = "speculation is off in a step while more sequences than this are running"},
     {.key = "draft_vocab_size", .type = UTIL_T_INTEGER, .unit = "tokens", .min = 1, .max = 1e7,
@@ -804,57 +793,67 @@ static double rate_for_length(double len, int k)
 
 /* at_least[i] = P(accepted >= i), i = 0..k (at_least[0] = 1), into the
  * distribution's cdf and mean. */
-static void spec_distribution(sim_spec *sp, const double *at_least)
+static void spec_distribution(sim_accept *acc, int k, const double *at_least)
 {
     double cdf = 0, mean = 0;
-    for (int j = 0; j <= sp->k; j++) {
-        cdf += at_least[j] - (j < sp->k ? at_least[j + 1] : 0);
-        sp->accept_cdf[j] = cdf;
+    for (int j = 0; j <= k; j++) {
+        cdf += at_least[j] - (j < k ? at_least[j + 1] : 0);
+        acc->cdf[j] = cdf;
         if (j > 0) mean += at_least[j];
     }
-    sp->accept_cdf[sp->k] = 1; /* rounding never leaves a draw unanswered */
-    sp->mean_accepted = mean;
+    acc->cdf[k] = 1; /* rounding never leaves a draw unanswered */
+    acc->mean = mean;
 }
 
-/* The acceptance keys, exactly one of them, as P(accepted >= i). */
-static int read_acceptance(sim_spec *sp, const cJSON *o, const char *path, util_diag *d)
+/* acceptance_rates as P(accepted >= i): K of them, each a probability and
+ * none above the one before. */
+static int read_rates(const cJSON *rates, int k, const char *path, double *at_least,
+                      util_diag *d)
+{
+    int n = cJSON_GetArraySize(rates), i = 1;
+    if (n != k)
+        return util_diag_add(d, "%s.acceptance_rates: %d rates for num_speculative_tokens %d "
+                                "(one per position)", path, n, k);
+    const cJSON *v;
+    cJSON_ArrayForEach(v, rates)
+    {
+        if (v->valuedouble < 0 || v->valuedouble > 1)
+            return util_diag_add(d, "%s.acceptance_rates[%d]: %g is not a probability (0 to 1)",
+                                 path, i - 1, v->valuedouble);
+        if (v->valuedouble > at_least[i - 1])
+            return util_diag_add(d, "%s.acceptance_rates[%d]: %g is above the position before "
+                                    "it (%g): a position is accepted only after every one "
+                                    "before it", path, i - 1, v->valuedouble, at_least[i - 1]);
+        at_least[i++] = v->valuedouble;
+    }
+    return UTIL_OK;
+}
+
+/* The acceptance keys of object o (at path), exactly one of them, for k
+ * drafts a step. */
+static int read_acceptance(sim_accept *acc, int k, const cJSON *o, const char *path,
+                           util_diag *d)
 {
     const cJSON *rate = util_json_member(o, "acceptance_rate");
     const cJSON *rates = util_json_member(o, "acceptance_rates");
     const cJSON *len = util_json_member(o, "acceptance_length");
     if (!!rate + !!rates + !!len != 1)
-        return util_diag_add(d, "%s.speculative: give one of acceptance_rate, acceptance_rates "
-                                "and acceptance_length (%s)", path,
+        return util_diag_add(d, "%s: give one of acceptance_rate, acceptance_rates and "
+                                "acceptance_length (%s)", path,
                              rate || rates || len ? "more than one is set" : "none is set");
     double at_least[SIM_SPEC_MAX_K + 1] = {1};
     if (rates) {
-        int n = cJSON_GetArraySize(rates), i = 1;
-        if (n != sp->k)
-            return util_diag_add(d, "%s.speculative.acceptance_rates: %d rates for "
-                                    "num_speculative_tokens %d (one per position)", path, n, sp->k);
-        const cJSON *v;
-        cJSON_ArrayForEach(v, rates)
-        {
-            if (v->valuedouble < 0 || v->valuedouble > 1)
-                return util_diag_add(d, "%s.speculative.acceptance_rates[%d]: %g is not a "
-                                        "probability (0 to 1)", path, i - 1, v->valuedouble);
-            if (v->valuedouble > at_least[i - 1])
-                return util_diag_add(d, "%s.speculative.acceptance_rates[%d]: %g is above the "
-                                        "position before it (%g): a position is accepted only "
-                                        "after every one before it", path, i - 1, v->valuedouble,
-                                     at_least[i - 1]);
-            at_least[i++] = v->valuedouble;
-        }
+        if (read_rates(rates, k, path, at_least, d)) return UTIL_EINPUT;
     } else {
         double a = rate ? rate->valuedouble : 0;
-        if (len && len->valuedouble > sp->k + 1)
-            return util_diag_add(d, "%s.speculative.acceptance_length: %g is above "
-                                    "num_speculative_tokens + 1 (%d), the most a step emits",
-                                 path, len->valuedouble, sp->k + 1);
-        if (len) a = rate_for_length(len->valuedouble, sp->k);
-        for (int i = 1; i <= sp->k; i++) at_least[i] = at_least[i - 1] * a;
+        if (len && len->valuedouble > k + 1)
+            return util_diag_add(d, "%s.acceptance_length: %g is above num_speculative_tokens "
+                                    "+ 1 (%d), the most a step emits", path, len->valuedouble,
+                                 k + 1);
+        if (len) a = rate_for_length(len->valuedouble, k);
+        for (int i = 1; i <= k; i++) at_least[i] = at_least[i - 1] * a;
     }
-    spec_distribution(sp, at_least);
+    spec_distribution(acc, k, at_least);
     return UTIL_OK;
 }
 
@@ -874,7 +873,10 @@ static int read_speculative(sim_pool *p, const cJSON *obj, const char *path, uti
     if (dv && sp->method != SIM_SPEC_EAGLE3)
         return util_diag_add(d, "%s.speculative.draft_vocab_size: applies only to method eagle3 "
                                 "(the others draft in the target's vocabulary)", path);
-    if (read_acceptance(sp, o, path, d)) return UTIL_EINPUT;
+    char *spath = util_xasprintf("%s.speculative", path);
+    int rc = read_acceptance(&sp->accept, sp->k, o, spath, d);
+    free(spath);
+    if (rc) return rc;
     /* vLLM reserves K lookahead slots for the drafters that write KV */
     sp->lookahead = sp->method == SIM_SPEC_NGRAM ? 0 : sp->k;
     sp->pad = sp->k + sp->lookahead;
@@ -1065,6 +1067,47 @@ static int check_endless(const sim_scenario *sc, util_diag *d)
     return UTIL_OK;
 }
 
+/* A class's own acceptance (workload.classes[i].speculative) for pool p,
+ * read at p's K.  *by_class is made at the first class that has one. */
+static int class_acceptance(sim_pool *p, const cJSON *cls, int i, int n_classes,
+                            util_diag *d)
+{
+    const cJSON *o = util_json_member(cls, "speculative");
+    if (!o) return UTIL_OK;
+    sim_spec *sp = &p->spec;
+    if (!sp->by_class) {
+        sp->by_class = util_xcalloc((size_t)n_classes, sizeof *sp->by_class);
+        for (int c = 0; c < n_classes; c++) sp->by_class[c] = sp->accept;
+    }
+    char *path = util_xasprintf("workload.classes[%d].speculative", i);
+    int rc = read_acceptance(&sp->by_class[i], sp->k, o, path, d);
+    free(path);
+    return rc;
+}
+
+/* workload.classes[].speculative, for every pool that speculates; a class
+ * that sets it in a cluster where none does is refused, since it would
+ * silently do nothing. */
+static int read_class_acceptances(sim_scenario *sc, util_diag *d)
+{
+    const cJSON *classes = util_json_member(util_json_member(sc->json, "workload"), "classes");
+    const cJSON *cls;
+    int i = 0, rc = UTIL_OK;
+    bool any = false;
+    for (int p = 0; p < sc->n_pools; p++) any |= sc->pools[p].spec.method != SIM_SPEC_NONE;
+    cJSON_ArrayForEach(cls, classes)
+    {
+        if (util_json_member(cls, "speculative") && !any)
+            return util_diag_add(d, "workload.classes[%d].speculative: no pool speculates (set "
+                                    "cluster.speculative)", i);
+        for (int p = 0; p < sc->n_pools && !rc; p++)
+            if (sc->pools[p].spec.method != SIM_SPEC_NONE)
+                rc = class_acceptance(&sc->pools[p], cls, i, sc->workload.n_classes, d);
+        i++;
+    }
+    return rc;
+}
+
 static int build(sim_scenario *sc, const mdl_catalog *cat, const char *base_dir, util_diag *d)
 {
     cJSON *root = sc->json, *cluster = cJSON_GetObjectItemCaseSensitive(root, "cluster");
@@ -1084,6 +1127,7 @@ static int build(sim_scenario *sc, const mdl_catalog *cat, const char *base_dir,
         rc = util_diag_add(d, "stop: set requests, duration_s or both (arrivals stop at "
                               "whichever comes first; traces that do not loop also stop at "
                               "their end)");
+    if (!rc && read_class_acceptances(sc, d)) rc = UTIL_EINPUT;
     if (!rc && check_warmup(sc, d)) rc = UTIL_EINPUT;
     if (!rc && check_endless(sc, d)) rc = UTIL_EINPUT;
     return rc;
@@ -1107,7 +1151,10 @@ int sim_scenario_load(cJSON *root, const mdl_catalog *catalog, const char *base_
 void sim_scenario_fini(sim_scenario *sc)
 {
     if (!sc) return;
-    for (int i = 0; i < sc->n_pools; i++) mdl_cost_fini(&sc->pools[i].cost);
+    for (int i = 0; i < sc->n_pools; i++) {
+        mdl_cost_fini(&sc->pools[i].cost);
+        free(sc->pools[i].spec.by_class);
+    }
     wl_spec_fini(&sc->workload);
     util_diag_fini(&sc->warnings);
     free(sc->pools);

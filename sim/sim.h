@@ -58,9 +58,14 @@ extern const char *const sim_router_names[];
 /* Speculative decoding (cluster.speculative, docs/speculative-decoding.md):
  * each step a drafter proposes k tokens per running sequence and the target
  * verifies k + 1 positions; a sequence keeps the accepted prefix and one
- * token more.  `accept_cdf[j]` is P(accepted drafts <= j), j = 0..k, the
- * distribution every draw inverts. */
-#define SIM_SPEC_MAX_K 16
+ * token more. */
+#define SIM_SPEC_MAX_K WL_SPEC_MAX_K
+/* How many of a sequence's k drafts a verification accepts: cdf[j] is
+ * P(accepted drafts <= j), j = 0..k, the distribution every draw inverts. */
+typedef struct sim_accept {
+    double cdf[SIM_SPEC_MAX_K + 1];
+    double mean; /* accepted drafts per verification */
+} sim_accept;
 typedef enum { SIM_SPEC_NONE = -1, SIM_SPEC_EAGLE, SIM_SPEC_EAGLE3, SIM_SPEC_MTP,
                SIM_SPEC_NGRAM } sim_spec_method;
 extern const char *const sim_spec_methods[]; /* by sim_spec_method, NULL-terminated */
@@ -72,8 +77,9 @@ typedef struct sim_spec {
     int pad;                    /* KV tokens a decoder holds beyond its context in a
                                  * speculative step: k drafts + lookahead */
     int64_t disable_above;      /* disable_by_batch_size: off while more run; 0: never */
-    double accept_cdf[SIM_SPEC_MAX_K + 1];
-    double mean_accepted;       /* the model's mean accepted drafts per step */
+    sim_accept accept;          /* the pool's acceptance ... */
+    sim_accept *by_class;       /* ... or a class's own (workload.classes[].speculative),
+                                 * one a class, NULL when no class sets its own; owned */
     mdl_cost head;              /* the drafter's one forward pass (eagle, eagle3, mtp) */
     double head_weight_bytes;   /* its weights beside the target's, all GPUs */
     double head_kv_bytes_per_token; /* the KV its layer keeps, all GPUs */

@@ -85,9 +85,10 @@ static double draw_uniform(uint64_t seed, int64_t id, int32_t generated)
 int sim__sp_accepted(sim__replica *rp, const sim__request *r, int32_t generated)
 {
     const sim_spec *sp = &rp->pool->spec;
+    const sim_accept *acc = sp->by_class ? &sp->by_class[r->cls] : &sp->accept;
     double u = draw_uniform(rp->e->sc->seed, r->id, generated);
     int j = 0;
-    while (j < sp->k && u >= sp->accept_cdf[j]) j++;
+    while (j < sp->k && u >= acc->cdf[j]) j++;
     rp->spec_drafts++;
     rp->spec_draft_tokens += sp->k;
     rp->spec_accepted += j;

@@ -193,6 +193,33 @@ static void test_crossover(void)
     sqlite3_close(sh);
 }
 
+/* A class's own acceptance: code accepts every draft, chat none.  Replies
+ * of 301 tokens leave 300 to the decode steps: a code request takes 60
+ * steps of K + 1 = 5 tokens, accepting 4 each; a chat request 300 steps of
+ * one token, accepting none -- exactly, whatever the pool's 0.6. */
+static void test_class_acceptance(void)
+{
+    const char *sets[] = {"workload.output_tokens.value=301", "stop.requests=40",
+                          "workload.classes=[{\"name\": \"code\", \"weight\": 1, \"speculative\":"
+                          " {\"acceptance_rate\": 1}}, {\"name\": \"chat\", \"weight\": 1,"
+                          " \"speculative\": {\"acceptance_length\": 1}}]",
+                          NULL};
+    sqlite3 *db = support_run_json(one_user, sets, false);
+    const char *count = "SELECT count(*) FROM requests WHERE status = 'completed' AND class = '%s'";
+    char sql[160];
+    snprintf(sql, sizeof sql, count, "code");
+    int64_t code = (int64_t)q(db, sql);
+    snprintf(sql, sizeof sql, count, "chat");
+    int64_t chat = (int64_t)q(db, sql);
+    ok(code > 5 && chat > 5 && code + chat == 40, "%lld code and %lld chat requests completed",
+       (long long)code, (long long)chat);
+    is_int((int64_t)q(db, "SELECT spec_accepted FROM replicas"), 240 * code,
+           "accepted drafts: 4 a step over 60 steps of each code request");
+    is_int((int64_t)q(db, "SELECT spec_drafts FROM replicas"), 60 * code + 300 * chat,
+           "verifications: 60 a code request, 300 a chat request");
+    sqlite3_close(db);
+}
+
 /* Two runs of one seed accept the same drafts. */
 static void test_deterministic(void)
 {
@@ -239,6 +266,23 @@ static void test_bad_input(void)
         "\"acceptance_length\": 3.5}", "above num_speculative_tokens + 1");
     bad("cluster.speculative.method=medusa", "speculative.method");
     bad("cluster.speculative.draft_vocab_size=32000", "applies only to method eagle3");
+    bad("workload.classes=[{\"name\": \"code\", \"weight\": 1, \"speculative\": {\"acceptance_rates\": "
+        "[0.9, 0.8]}}]", "workload.classes[0].speculative.acceptance_rates: 2 rates for "
+        "num_speculative_tokens 4");
+    bad("workload.classes=[{\"name\": \"code\", \"weight\": 1, \"speculative\": {}}]",
+        "workload.classes[0].speculative: give one of");
+    bad("workload.classes=[{\"name\": \"code\", \"weight\": 1, \"speculative\": {\"acceptance_rate\": 2}}]",
+        "workload.classes[0].speculative.acceptance_rate");
+    const char *plain[] = {"workload.classes=[{\"name\": \"code\", \"weight\": 1, \"speculative\": "
+                           "{\"acceptance_rate\": 0.9}}]", NULL};
+    sim_scenario sc;
+    char *errors = NULL;
+    ok(support_scenario(one_user_plain, plain, &sc, &errors) != 0 && errors &&
+           strstr(errors, "workload.classes[0].speculative: no pool speculates"),
+       "a class's acceptance without cluster.speculative is refused (%s)",
+       errors ? errors : "accepted");
+    sim_scenario_fini(&sc);
+    free(errors);
 }
 
 int main(void)
@@ -250,6 +294,7 @@ int main(void)
     test_lookahead();
     test_disable();
     test_crossover();
+    test_class_acceptance();
     test_deterministic();
     test_bad_input();
     support_fini();

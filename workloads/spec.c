@@ -147,6 +147,11 @@ const util_field wl_slo_fields[] = {
     {0},
 };
 
+static const util_field class_speculative_fields[] = {
+    WL_ACCEPTANCE_FIELDS("workload.classes[].speculative"),
+    {0},
+};
+
 static const util_field class_fields[] = {
     {.key = "name", .type = UTIL_T_STRING, .flags = UTIL_REQUIRED,
      .doc = "class name (requests.class)"},
@@ -165,6 +170,9 @@ static const util_field class_fields[] = {
      .doc = "the class's requests are agent tasks (default: workload.agent)"},
     {.key = "slo", .type = UTIL_T_OBJECT, .sub = wl_slo_fields,
      .doc = "the class's targets (each replaces the scenario-level one)"},
+    {.key = "speculative", .type = UTIL_T_OBJECT, .sub = class_speculative_fields,
+     .doc = "the class's own acceptance of speculative drafts, one of the three keys (replaces "
+            "cluster.speculative's for its requests)"},
     {0},
 };
 

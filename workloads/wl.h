@@ -222,6 +222,26 @@ typedef struct wl_agent {
 
 /* ---- classes ---- */
 
+/* How speculative drafts are accepted: cluster.speculative's keys, which a
+ * class may set for itself under workload.classes[].speculative (code and
+ * chat accept differently).  Exactly one is given; sim reads them, since a
+ * list's length and a length's ceiling depend on the pool's K.  prefix is
+ * the object's path, for the key reference's conflicts. */
+#define WL_SPEC_MAX_K 16
+#define WL_ACCEPTANCE_FIELDS(prefix)                                                               \
+    {.key = "acceptance_rate", .type = UTIL_T_NUMBER, .min = 0, .max = 1,                          \
+     .doc = "the probability a that a draft is accepted, the same at every position: a step "     \
+            "emits (1 - a^(K+1)) / (1 - a) tokens per sequence on average"},                      \
+    {.key = "acceptance_rates", .type = UTIL_T_NUMBERS, .min = 1, .max = WL_SPEC_MAX_K,           \
+     .doc = "a1..aK, the share of drafts whose position i is accepted (vLLM's per-position "      \
+            "acceptance counters over its drafts): non-increasing, one per position",             \
+     .conflicts = prefix ".acceptance_rate"},                                                      \
+    {.key = "acceptance_length", .type = UTIL_T_NUMBER, .unit = "tokens", .min = 1,                \
+     .max = WL_SPEC_MAX_K + 1,                                                                     \
+     .doc = "the mean tokens a step emits per sequence (vLLM's mean acceptance length), at most " \
+            "K + 1: drawn as the geometric acceptance with that mean",                            \
+     .conflicts = prefix ".acceptance_rate"}
+
 typedef struct wl_class {
     const char *name; /* owned by the scenario's JSON */
     double weight;    /* share of the shared arrival stream; 0: it has its own */
