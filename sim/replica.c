@@ -609,6 +609,10 @@ static void plan(sim__replica *rp)
         int64_t budget = f->budget(rp->pool, (int64_t)rp->n_decode * rp->spec_width);
         if (chunks_prompts(rp)) continue_partials(rp, &budget);
         admit_waiting(rp, &budget, false);
+        /* a disaggregated decode pool admits decoders (their KV arrived)
+         * straight into the step: with no prompt sharing the budget, the
+         * width follows them */
+        if (spec && rp->spec_width == 1 && rp->n_chunks == 0) sim__sp_plan(rp);
     }
     rp->decodes = rp->n_decode > 0;
     sim__rp_settle_cache(rp);

@@ -220,6 +220,89 @@ static void test_class_acceptance(void)
     sqlite3_close(db);
 }
 
+/* Speculation under every scheduler family, prefix caching, pipeline and
+ * tensor parallelism, a disaggregated decode pool and an MoE model: every
+ * request completes, the decode steps emit every token but each reply's
+ * first, and the drafts accepted match the geometric model. */
+static void test_everywhere(void)
+{
+    static const char *const cases[][4] = {
+        {"cluster.scheduler.policy=continuous"},
+        {"cluster.scheduler.policy=prefill_first"},
+        {"cluster.scheduler.policy=chunked", "cluster.scheduler.max_batched_tokens=512"},
+        {"cluster.scheduler.policy=static"},
+        {"cluster.scheduler.prefix_caching=true"},
+        {"cluster.tensor_parallel=2", "cluster.pipeline_parallel=2"},
+        {"cluster.model=qwen3-30b-a3b"},
+        {"cluster.pools=[{\"name\": \"P\"}, {\"name\": \"D\", \"speculative\": {\"method\": "
+         "\"eagle\", \"num_speculative_tokens\": 4, \"acceptance_rate\": 0.6}}]",
+         "cluster.disaggregated={\"prefill\": \"P\", \"decode\": \"D\", \"link_gbs\": 50}",
+         "--unset cluster.speculative"},
+    };
+    double at[5] = {1}, mean, var;
+    for (int i = 1; i <= 4; i++) at[i] = at[i - 1] * 0.6;
+    moments(at, 4, &mean, &var);
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        const char *sets[8] = {"workload.arrival.users=8", "stop.requests=300"};
+        int n = 2;
+        bool unset = false;
+        for (int j = 0; j < 4 && cases[c][j]; j++)
+            if (!strncmp(cases[c][j], "--unset ", 8)) unset = true;
+            else sets[n++] = cases[c][j];
+        /* the disaggregated case: only the decode pool speculates */
+        char *json = util_xstrdup(one_user);
+        if (unset) {
+            char *at_spec = strstr(json, USER_SPEC);
+            memmove(at_spec, at_spec + strlen(USER_SPEC), strlen(at_spec + strlen(USER_SPEC)) + 1);
+        }
+        sqlite3 *db = support_run_json(json, sets, false);
+        free(json);
+        is_int((int64_t)q(db, "SELECT count(*) FROM requests WHERE status = 'completed'"), 300,
+               "%s: every request completed", cases[c][0]);
+        is_int((int64_t)q(db, "SELECT sum(decode_tokens) FROM replicas"),
+               (int64_t)q(db, "SELECT sum(output_tokens - 1) FROM requests"),
+               "%s: the decode steps emitted every token but each reply's first", cases[c][0]);
+        double drafts = q(db, "SELECT sum(spec_drafts) FROM replicas");
+        double got = q(db, "SELECT 1.0 * sum(spec_accepted) / sum(spec_drafts) FROM replicas");
+        is_near(got, mean, 5 * sqrt(var / drafts), "%s: accepted drafts per step %.4f, model %.4f",
+                cases[c][0], got, mean);
+        sqlite3_close(db);
+    }
+}
+
+/* MoE: verifying K + 1 positions a sequence routes K + 1 tokens, so a step
+ * reads the experts any of them reached -- E (1 - (1 - k/E)^t) of E in
+ * expectation under uniform routing -- where a plain step reads k.  The
+ * step's bytes beyond the plain one's are those experts, the drafts' own
+ * KV and the embedding rows of the drafts (the table is untied). */
+static void test_moe_experts(void)
+{
+    const char *sets[] = {"cluster.model=qwen3-30b-a3b", NULL};
+    sim_scenario sc;
+    char *errors = NULL;
+    ok(support_scenario(one_user, sets, &sc, &errors) == 0, "an MoE model speculates (%s)",
+       errors ? errors : "loaded");
+    const mdl_cost *cm = &sc.pools[0].cost;
+    const mdl_model *m = &cm->model;
+    mdl_batch one = {.n_decode = 1, .decode_context = 1000, .decode_width = 1};
+    mdl_batch five = one;
+    five.decode_width = 5;
+    mdl_step a, b;
+    mdl_cost_step(cm, &one, &a);
+    mdl_cost_step(cm, &five, &b);
+    double miss = 1.0 - (double)m->experts_active / m->experts;
+    double experts = cm->expert_params * m->experts * (miss - pow(miss, 5));
+    double rows = 4.0 * m->hidden * (m->tied_embeddings ? 0 : 1);
+    double kv = cm->kv_read_per_layer_token * m->layers * 4.0;
+    ok(m->experts > m->experts_active, "qwen3-30b-a3b: %d experts, %d active", m->experts,
+       m->experts_active);
+    is_near(b.bytes - a.bytes, (experts + rows) * m->weight_bytes_per_param + kv,
+            1e-9 * a.bytes, "a step verifying 5 positions reads %.3g more bytes: %.3g of "
+            "experts reached", b.bytes - a.bytes, experts * m->weight_bytes_per_param);
+    sim_scenario_fini(&sc);
+    free(errors);
+}
+
 /* Two runs of one seed accept the same drafts. */
 static void test_deterministic(void)
 {
@@ -295,6 +378,8 @@ int main(void)
     test_disable();
     test_crossover();
     test_class_acceptance();
+    test_everywhere();
+    test_moe_experts();
     test_deterministic();
     test_bad_input();
     support_fini();
