@@ -275,6 +275,51 @@ static void precision(builder *b)
         if (!strcmp(kv, ours[i])) flag(b->c, "--kv-cache-dtype", "%s", vllms[i]);
 }
 
+/* cluster.speculative as vLLM's --speculative-config (vllm/config/
+ * speculative.py at v0.11): the method and K; an EAGLE head is a
+ * checkpoint of its own, which servesim sizes from the target and does not
+ * name; a draft model runs only on V0 (V1 at v0.11 raises
+ * NotImplementedError for it, vllm/engine/arg_utils.py). */
+static void speculative(builder *b, const mdl_catalog *cat)
+{
+    if (!key(b, "speculative")) return;
+    const char *method = string(b, "speculative.method");
+    bool draft = !strcmp(method, "draft");
+    if (draft && b->engine == VLLM_V1) {
+        refuse(b, "%s.speculative.method: draft: vLLM's V1 engine does not run a draft model "
+                  "(eagle, eagle3, mtp and ngram it does)", b->path);
+        return;
+    }
+    cJSON *config = cJSON_CreateObject();
+    if (!draft) cJSON_AddStringToObject(config, "method", method);
+    const cJSON *dm = key(b, "speculative.draft_model");
+    const mdl_model *known = cJSON_IsString(dm) ? mdl_catalog_find_model(cat, dm->valuestring)
+                                                : NULL;
+    if (draft && known && *known->hf) cJSON_AddStringToObject(config, "model", known->hf);
+    else if (draft)
+        note(b, "--speculative-config: set \"model\" to the draft model's repo (%s.speculative."
+                "draft_model names none)", b->path);
+    if (!strcmp(method, "eagle") || !strcmp(method, "eagle3"))
+        note(b, "--speculative-config: set \"model\" to the %s head trained for this model "
+                "(servesim sized it from the target's dimensions)",
+             !strcmp(method, "eagle") ? "EAGLE" : "EAGLE-3");
+    cJSON_AddNumberToObject(config, "num_speculative_tokens",
+                            number(b, "speculative.num_speculative_tokens"));
+    if (key(b, "speculative.disable_by_batch_size")) {
+        cJSON_AddNumberToObject(config, "disable_by_batch_size",
+                                number(b, "speculative.disable_by_batch_size"));
+        if (b->engine == VLLM_V1)
+            note(b, "disable_by_batch_size: vLLM's V1 engine (v0.11) reads it but does not act "
+                    "on it; the simulation did");
+    }
+    char *text = cJSON_PrintUnformatted(config);
+    flag(b->c, "--speculative-config", "%s", text);
+    free(text);
+    cJSON_Delete(config);
+    note(b, "the drafts' acceptance is the drafter's and the traffic's, not a flag: compare "
+            "vLLM's spec_decode metrics (mean acceptance length) with the scenario's");
+}
+
 /* The context the model record gives when the scenario does not limit it:
  * its catalog entry's, or its config.json's; 0 when there is nothing to
  * compare with (a model of the scenario's own). */
@@ -352,6 +397,7 @@ int pl_vllm_args(const cJSON *scenario, const mdl_catalog *cat, const char *base
     parallelism(&b);
     scheduler(&b);
     precision(&b);
+    speculative(&b, cat);
     context(&b, cat, base_dir);
     balancer(&b, scenario);
     if (b.rc) pl_vllm_cmd_fini(out);

@@ -747,6 +747,27 @@ static void test_vllm_args(const char *root)
                "--enable-chunked-prefill --block-size 16 --gpu-memory-utilization 0.9 "
                "--enable-prefix-caching --async-scheduling --kv-cache-dtype auto",
                NULL);
+    check_vllm("speculative decoding: the method and K as --speculative-config",
+               (const char *const[]){"cluster.speculative={\"method\": \"eagle3\", "
+                                     "\"num_speculative_tokens\": 3, \"acceptance_rate\": 0.7}",
+                                     NULL},
+               LLAMA "--tensor-parallel-size 1 --max-num-seqs 256 --max-num-batched-tokens 2048 "
+                     "--enable-chunked-prefill --block-size 16 --gpu-memory-utilization 0.9 "
+                     "--enable-prefix-caching --async-scheduling --kv-cache-dtype auto "
+                     "--speculative-config '{\"method\":\"eagle3\",\"num_speculative_tokens\":3}'",
+               NULL);
+    check_vllm("n-gram on V0 with disable_by_batch_size, which V0 acts on",
+               (const char *const[]){"cluster.engine=vllm-v0", "cluster.gpu=h100-sxm",
+                                     "cluster.speculative={\"method\": \"ngram\", "
+                                     "\"num_speculative_tokens\": 4, \"acceptance_rate\": 0.5, "
+                                     "\"disable_by_batch_size\": 16}",
+                                     NULL},
+               LLAMA "--tensor-parallel-size 1 --max-num-seqs 256 --max-num-batched-tokens 131072 "
+                     "--no-enable-chunked-prefill --block-size 16 --gpu-memory-utilization 0.9 "
+                     "--no-enable-prefix-caching --kv-cache-dtype auto --speculative-config "
+                     "'{\"method\":\"ngram\",\"num_speculative_tokens\":4,"
+                     "\"disable_by_batch_size\":16}'",
+               NULL);
     check_vllm("sglang", (const char *const[]){"cluster.engine=sglang", NULL}, NULL,
                "cluster.engine: 'sglang' is not a vLLM preset (vllm-v1, vllm-v0)");
     check_vllm("ideal", (const char *const[]){"cluster.engine=ideal", NULL}, NULL,
