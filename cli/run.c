@@ -167,6 +167,7 @@ static void show_progress(const sim_progress *p, void *arg)
 typedef struct summary {
     const cli_view *view;
     an_stream *stream;
+    int64_t rows, unfinished; /* request rows written, and of them unfinished */
 } summary;
 
 static void summary_start(void *arg, const sim_scenario *sc)
@@ -178,6 +179,8 @@ static void summary_start(void *arg, const sim_scenario *sc)
 static void summary_add(void *arg, const sim_request_row *row)
 {
     summary *s = arg;
+    s->rows++;
+    s->unfinished += !strcmp(row->status, "unfinished");
     an_request x = {.id = row->id, .replica = row->replica, .cls = row->cls,
                     .status = row->status, .arrival_s = row->arrival_s,
                     .enqueue_s = row->enqueue_s, .first_scheduled_s = row->first_scheduled_s,
@@ -200,14 +203,18 @@ static void clear_progress(const progress_line *pl)
 }
 
 /* What an interrupted run says instead of its report: computing a report
- * of millions of rows would hold the exit up for seconds. */
-static void say_interrupted(const run_opts *o, const rec_run_result *res)
+ * of millions of rows would hold the exit up for seconds.  It counts the
+ * rows as they were written: the requests that ended, and those still in
+ * flight when it stopped, kept as unfinished. */
+static void say_interrupted(const run_opts *o, const rec_run_result *res, const summary *sum)
 {
     fprintf(stderr,
-            "servesim: run %lld interrupted (%s); the %lld requests recorded are kept in %s.\n"
+            "servesim: run %lld interrupted (%s); the %lld requests recorded are kept in %s "
+            "(%lld ended, %lld unfinished: in flight when it stopped).\n"
             "servesim report %s --run %lld   prints its report\n",
-            (long long)res->run_id, res->reason ? res->reason : "stopped", (long long)res->progress.done,
-            o->output, o->output, (long long)res->run_id);
+            (long long)res->run_id, res->reason ? res->reason : "stopped", (long long)sum->rows,
+            o->output, (long long)(sum->rows - sum->unfinished), (long long)sum->unfinished,
+            o->output, (long long)res->run_id);
 }
 
 /* Simulates the scenario (root, which rec_run takes) into the database,
@@ -245,7 +252,7 @@ static int report(const run_opts *o, const rec_run_result *res, summary *sum, bo
                   util_diag *d)
 {
     if (res->status == SIM_STATUS_INTERRUPTED) {
-        say_interrupted(o, res);
+        say_interrupted(o, res, sum);
         return UTIL_EINTR;
     }
     sqlite3 *db = NULL;
@@ -271,7 +278,7 @@ int cli_run(int argc, char **argv)
         int rc = mdl_catalog_load_default(&cat, &d);
         if (!rc) rc = cli_read_scenario(o.scenario, &o.unsets, &o.sets, o.seed, &root, &d);
         bool bar = false;
-        summary sum = {&o.view, NULL};
+        summary sum = {.view = &o.view};
         if (!rc) {
             rc = simulate(&o, cat, root, &res, &sum, &bar, &d);
             root = NULL; /* rec_run's now */

@@ -394,6 +394,36 @@ void sim__cl_user_send(sim_engine *e, void *subject, int64_t user)
     arrive(e, (int32_t)user, &rec);
 }
 
+/* A new user of stream s: its id. */
+static int32_t new_user(sim_engine *e, int stream)
+{
+    if (e->n_users == e->cap_users) {
+        e->cap_users = e->cap_users ? 2 * e->cap_users : 64;
+        e->user_stream = util_xrealloc(e->user_stream, (size_t)e->cap_users *
+                                                           sizeof *e->user_stream);
+    }
+    e->user_stream[e->n_users] = stream;
+    return e->n_users++;
+}
+
+void sim__cl_users_start(sim_engine *e, void *subject, int64_t stream)
+{
+    (void)subject;
+    /* ids are int32_t: a limit beyond them (none, or the user's own) still
+     * stops at them */
+    int64_t limit = e->in_flight_limit > 0 && e->in_flight_limit < INT32_MAX - 1
+                        ? e->in_flight_limit
+                        : INT32_MAX - 1;
+    for (int64_t k = e->sc->workload.streams[stream].users; k > 0; k--) {
+        if (!arrivals_open(e, e->now)) return;
+        if (e->n_users >= limit) {
+            e->users_over = true;
+            return;
+        }
+        sim__cl_user_send(e, NULL, new_user(e, (int)stream));
+    }
+}
+
 /* A closed-loop user's next request (or task), think time after the last. */
 static void user_next(sim_engine *e, int32_t user, bool error_reply)
 {

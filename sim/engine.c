@@ -23,28 +23,18 @@ const char *const sim_status_names[] = {"completed", "interrupted", "overloaded"
 enum { STREAM_ROUTER = 5 };
 
 /* Every stream in use starts: open-loop ones with their first arrival,
- * closed-loop ones with all their users sending at time 0. */
+ * closed-loop ones with their users sending at time 0, one event a stream
+ * that makes them in turn (sim__cl_users_start). */
 static void start_streams(sim_engine *e)
 {
     const wl_spec *w = &e->sc->workload;
     e->next = util_xcalloc((size_t)w->n_streams, sizeof *e->next);
     e->in_flight = util_xcalloc((size_t)w->n_streams, sizeof *e->in_flight);
     e->held = util_xcalloc((size_t)w->n_streams, sizeof *e->held);
-    int users = 0;
-    for (int s = 0; s < w->n_streams; s++)
-        if (w->streams[s].process == WL_CLOSED) users += w->streams[s].users;
-    e->user_stream = util_xcalloc((size_t)users + 1, sizeof *e->user_stream);
-    int u = 0;
     for (int s = 0; s < w->n_streams; s++) {
         if (s == 0 && !w->shared_used) continue;
-        if (w->streams[s].process != WL_CLOSED) {
-            sim__cl_schedule_arrival(e, s);
-            continue;
-        }
-        for (int k = 0; k < w->streams[s].users; k++, u++) {
-            e->user_stream[u] = s;
-            sim__heap_push(&e->events, 0, sim__cl_user_send, NULL, u);
-        }
+        if (w->streams[s].process != WL_CLOSED) sim__cl_schedule_arrival(e, s);
+        else sim__heap_push(&e->events, 0, sim__cl_users_start, NULL, s);
     }
 }
 
@@ -57,16 +47,12 @@ static int64_t batch_slots(const sim_scenario *sc)
     return slots;
 }
 
-/* The default in-flight limit: see sim_engine_limit_in_flight. */
+/* The default in-flight limit: see sim_engine_limit_in_flight.  Closed-loop
+ * users and capped streams are held to it as open-loop arrivals are: more
+ * of them than it is a load the cluster cannot hold. */
 static int64_t default_limit(const sim_scenario *sc)
 {
-    int64_t slots = batch_slots(sc), users = 0;
-    const wl_spec *w = &sc->workload;
-    for (int i = 0; i < w->n_streams; i++)
-        users += w->streams[i].process == WL_CLOSED ? w->streams[i].users
-                                                     : w->streams[i].max_concurrency;
-    int64_t limit = 2 * slots + 1000;
-    return users + 1 > limit ? users + 1 : limit;
+    return 2 * batch_slots(sc) + 1000;
 }
 
 sim_engine *sim_engine_create(const sim_scenario *sc, const sim_sink *sink)
@@ -143,13 +129,19 @@ void sim_engine_limit_in_flight(sim_engine *e, int64_t limit)
 static bool over_limit(sim_engine *e)
 {
     int64_t in_flight = e->next_request_id - e->done;
-    if (!e->in_flight_limit || in_flight <= e->in_flight_limit) return false;
+    if (!e->users_over && (!e->in_flight_limit || in_flight <= e->in_flight_limit)) return false;
     char *why = !e->backlog_test ? util_xstrdup("stop.max_in_flight")
                                : util_xasprintf("twice the %lld batch slots plus 1000",
                                                 (long long)e->slots);
-    e->reason = util_xasprintf("more than %lld requests in flight at %.3f s (the limit: %s): the "
-                               "cluster could not keep up with its arrivals",
-                               (long long)e->in_flight_limit, (double)e->now / SIM__NS_PER_S, why);
+    if (e->users_over)
+        e->reason = util_xasprintf("a closed loop of more users than %lld, the requests the "
+                                   "cluster can hold in flight (the limit: %s)",
+                                   (long long)e->n_users, why);
+    else
+        e->reason = util_xasprintf("more than %lld requests in flight at %.3f s (the limit: %s): "
+                                   "the cluster could not keep up with its arrivals",
+                                   (long long)e->in_flight_limit, (double)e->now / SIM__NS_PER_S,
+                                   why);
     free(why);
     return true;
 }

@@ -586,7 +586,9 @@ struct sim_engine {
     wl_record *next;       /* per stream: the open loop's next request */
     int32_t *in_flight;    /* per stream with max_concurrency: its calls (tasks) in flight */
     bool *held;            /* per such stream: next is due but waits for a slot */
-    int32_t *user_stream;  /* per closed-loop user: its stream */
+    int32_t *user_stream;  /* per closed-loop user made so far: its stream */
+    int32_t n_users, cap_users;
+    bool users_over;       /* a closed loop had more users than the in-flight limit */
     util_diag error;       /* why the source failed */
     bool prefix_caching;   /* some pool caches prefixes: requests carry their content */
     bool failed;
@@ -636,6 +638,11 @@ void sim__rq_pool_fini(sim_engine *e);
 /* Arrivals: a stream's next open-loop arrival, a closed-loop user's send. */
 void sim__cl_schedule_arrival(sim_engine *e, int stream);
 void sim__cl_user_send(sim_engine *e, void *subject, int64_t user);
+/* A closed-loop stream's users, made one at a time as each first sends
+ * (at time 0, in order); it stops making them past the in-flight limit
+ * (users_over), so that a loop of more users than the cluster can hold is
+ * overloaded having made no more of them than the limit. */
+void sim__cl_users_start(sim_engine *e, void *subject, int64_t stream);
 /* A call's or task's user: a closed-loop user's index (>= 0), -1 for an
  * open-loop arrival, or SIM__CAPPED(stream) for one of a stream with
  * max_concurrency, whose end frees a slot. */

@@ -9,9 +9,12 @@
  * failed by requests that never completed, and validate refusing a broken
  * trace.  argv[1] is the servesim binary, argv[2] the source root.
  */
+/* wait4, for a child's own peak memory */
+#define _DEFAULT_SOURCE
 #include <dirent.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -264,9 +267,15 @@ static void test_signal_run(int sig, const char *name)
     is_int(r.status, 128 + sig, "%s: the run exits 128 + %d", name, sig);
     cmp_ok(took, <, 2.0, "%s: within 2 s of the signal (%.2f s)", name, took);
     has_str(r.err, "servesim report", "%s: it says how to get the report", name);
-    runner_drop(&r);
     long long rows = q1(db, "SELECT count(*) FROM requests");
     cmp_ok(rows, >, 10000, "%s: the rows recorded are kept (%lld)", name, rows);
+    const char *said = r.err ? strstr(r.err, "; the ") : NULL;
+    is_int(said ? atoll(said + 6) : -1, rows, "%s: the message counts the rows stored", name);
+    said = r.err ? strstr(r.err, "ended, ") : NULL;
+    is_int(said ? atoll(said + 7) : -1,
+           q1(db, "SELECT count(*) FROM requests WHERE status = 'unfinished'"),
+           "%s: and the unfinished among them", name);
+    runner_drop(&r);
     r = sv("report", db, "--json", NULL);
     is_int(r.status, 0, "%s: report exits 0", name);
     has_str(r.out, "\"interrupted\"", "%s: the run is marked interrupted", name);
@@ -330,6 +339,62 @@ static void test_not_databases(void)
 }
 
 /* ---- the overload guard of a plain run ---- */
+
+/* Closed-loop users past what the cluster can hold in flight: three
+ * classes of 10^7 users each (30 million, the schema's limit a class) are
+ * made as they first send, so the run stops as overloaded at the default
+ * guard (1,512 on one H100) in bounded memory and at once -- it grew to
+ * gigabytes before.  Then a closed loop under the guard, stopped by
+ * SIGTERM, exits within a second. */
+static void test_closed_loop_overload(void)
+{
+    char *db = in_dir("closed.db");
+    char *args[] = {(char *)servesim, "run", quick, "-o", db, "--quiet", "--set",
+                    "workload.classes=[{\"name\": \"a\", \"arrival\": {\"process\": \"closed\", "
+                    "\"users\": 10000000}}, {\"name\": \"b\", \"arrival\": {\"process\": "
+                    "\"closed\", \"users\": 10000000}}, {\"name\": \"c\", \"arrival\": "
+                    "{\"process\": \"closed\", \"users\": 10000000}}]",
+                    "--unset", "workload.arrival", "--set", "stop.requests=100000000", NULL};
+    double t0 = util_wall_s();
+    pid_t pid = spawn(args, "closed");
+    int st = 0;
+    struct rusage ru;
+    pid_t got = wait4(pid, &st, 0, &ru);
+    double took = util_wall_s() - t0;
+    char *out = in_dir("closed.out"), *err = in_dir("closed.err");
+    unlink(out);
+    unlink(err);
+    free(out);
+    free(err);
+    ok(got == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0, "30 million closed-loop users: exit 0");
+    cmp_ok(took, <, 5, "ends at once (%.2f s)", took);
+    cmp_ok(ru.ru_maxrss, <, 100 * 1024, "peak memory %ld KiB, under 100 MiB", ru.ru_maxrss);
+    is_int(q1(db, "SELECT status = 'overloaded' FROM runs"), 1, "runs.status is overloaded");
+    cmp_ok(q1(db, "SELECT count(*) FROM requests"), <=, 1512,
+           "no more requests than the guard's 1,512 (%lld)", q1(db, "SELECT count(*) FROM requests"));
+    result r = sv("report", db, NULL);
+    has_str(r.out, "a closed loop of more users than 1512", "the report says why");
+    runner_drop(&r);
+    unlink(db);
+    /* under the guard it runs, and a signal stops it at once */
+    char *under[] = {(char *)servesim, "run", quick, "-o", db, "--quiet", "--set",
+                     "workload.arrival={\"process\": \"closed\", \"users\": 1500}", "--set",
+                     "stop.requests=100000000", NULL};
+    pid = spawn(under, "under");
+    sleep_s(1.0);
+    t0 = util_wall_s();
+    kill(pid, SIGTERM);
+    r = finish(pid, "under");
+    took = util_wall_s() - t0;
+    is_int(r.status, 128 + SIGTERM, "1,500 users run until SIGTERM, exit 143");
+    cmp_ok(took, <, 1.0, "within a second of it (%.2f s)", took);
+    long long open = q1(db, "SELECT count(*) FROM requests WHERE status = 'unfinished'");
+    ok(open > 1000 && open <= 1500, "the requests in flight kept as unfinished, at most one a "
+       "user (%lld; a user between its reply and its next send has none)", open);
+    runner_drop(&r);
+    unlink(db);
+    free(db);
+}
 
 static void test_run_overload(void)
 {
@@ -487,6 +552,7 @@ int main(int argc, char **argv)
     test_signal_sweep();
     test_not_databases();
     test_run_overload();
+    test_closed_loop_overload();
     test_empty_window();
     test_verdicts();
     test_validate_bad_trace(argv[2]);
