@@ -649,7 +649,32 @@ static void spec_heavy(ls_result *r, const spec_point *a, const spec_point *z)
     ls_keep(r, "heaviest_output_ratio", z->tok_s_spec / z->tok_s_plain);
 }
 
-static void spec_findings(ls_result *r, const spec_point *p, int n)
+/* Where the drafter's acceptance comes from: the lesson's source
+ * (lesson.speculative_source) while the scenario's cluster.speculative is
+ * the file's, else the --set that changed it. */
+static void spec_source(const ls_context *c, ls_result *r, const spec_point *a,
+                        const spec_point *z)
+{
+    cJSON *file = cJSON_Parse(ls_find(c->name)->file), *now = cJSON_Parse(c->base.json);
+    const cJSON *spec = util_json_get(now, spec_key);
+    bool shipped = cJSON_Compare(util_json_get(file, spec_key), spec, true);
+    const char *method = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(spec, "method"));
+    const char *source = cJSON_GetStringValue(util_json_get(c->knobs, "speculative_source"));
+    char measured[96] = "";
+    if (z != a)
+        snprintf(measured, sizeof measured, " at %g user%s and %.2f at %g", a->users,
+                 a->users == 1 ? "" : "s", z->accepted_length, z->users);
+    ls_say(r,
+           "The drafter is the scenario's %s: %s at K = %g, with %s; the runs kept %.2f tokens a "
+           "sequence a step%s.",
+           spec_key, method ? method : "?", a->k,
+           shipped && source ? source : "the acceptance --set gives it", a->accepted_length,
+           measured);
+    cJSON_Delete(file);
+    cJSON_Delete(now);
+}
+
+static void spec_findings(const ls_context *c, ls_result *r, const spec_point *p, int n)
 {
     int *idx = util_xcalloc((size_t)n, sizeof *idx);
     by_users(p, n, idx);
@@ -657,6 +682,7 @@ static void spec_findings(ls_result *r, const spec_point *p, int n)
     spec_light(r, a);
     spec_cross(r, p, idx, n);
     if (z->users > a->users) spec_heavy(r, a, z);
+    spec_source(c, r, a, z);
     ls_keep(r, "num_speculative_tokens", a->k);
     free(idx);
 }
@@ -760,7 +786,7 @@ int ls__speculation(ls_context *c, ls_result *r, util_diag *d)
         spec_row(r, &p[i]);
     }
     if (!rc) {
-        spec_findings(r, p, n);
+        spec_findings(c, r, p, n);
         spec_figure(c, r, p, n);
     }
     for (int i = 0; i < 2 * n; i++)
