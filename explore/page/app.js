@@ -28,7 +28,7 @@
     'two-clocks': 'Drag the prompt to 32k, then the reply: the prompt moves TTFT, the reply moves end-to-end latency. The last sentence runs the same load on vLLM V1: what its step pipeline and its host add to TTFT.',
     'chat-vs-summary': 'A short chat reply and a long summary, on a system that starts fast and one that streams fast.',
     'batching': 'Drag the users down to 64, then up to 256: throughput rises until the batch is full, then only the queue grows.',
-    'speculation': 'Drag the users down to 64, then up to 256: speculation halves TPOT for a few users and costs them time past the crossover. Then drag the accepted length: a better drafter (2.39 is EAGLE at K = 4 in vLLM issue #20780) moves the crossover to more users.',
+    'speculation': 'Drag the users down to 64, then up to 256: speculation nearly halves TPOT for a few users and slows every user past the crossover. Then drag the accepted length: a better drafter (2.39 is EAGLE at K = 4 in vLLM issue #20780) moves the crossover to more users.',
     'utilisation': 'Drag the lowest utilisation from 40% down to 10% and up: the cost of a token follows 1/utilisation. Then switch to the whole server: hosts and cooling draw whatever the load.',
     'tail': 'Drag the slow requests to 2%, then 5%: P99 falls off its cliff long before the mean notices.',
     'fan-out': 'Pick 10 calls per task, then 100; then make slow calls rarer or commoner: the rare slow call becomes the common slow task.',
