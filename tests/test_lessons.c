@@ -504,7 +504,9 @@ static void test_speculation(void)
     has_str(said, "with a mean accepted length of 2.39 tokens, vLLM issue #20780's measurement",
             "the shipped drafter's acceptance is cited");
     free(said);
-    double light = cell_of(0, "tpot_spec_ms");
+    double light = cell_of(0, "tpot_spec_ms"), plain[8];
+    for (int i = 0; i < n && i < 8; i++)
+        plain[i] = cell_of(i, "tpot_plain_ms");
     /* K = 3 at vLLM issue #20780's accepted length for it: another table */
     char *k3[] = {"cluster.speculative.num_speculative_tokens=3",
                   "cluster.speculative.acceptance_length=2.29"};
@@ -513,6 +515,10 @@ static void test_speculation(void)
         ok(cell_of(0, "tpot_spec_ms") != light, "and the speculative TPOT moves (%.2f ms, was %.2f)",
            cell_of(0, "tpot_spec_ms"), light);
         is_near(kept("num_speculative_tokens"), 3, 0, "the sentences' K is 3");
+        int same = 0; /* the runs without it are without it: no drafter moves them */
+        for (int i = 0; i < n && i < 8; i++)
+            same += cell_of(i, "tpot_plain_ms") == plain[i];
+        is_int(same, n < 8 ? n : 8, "the plain runs' TPOTs are the same whatever the drafter");
         said = findings();
         ok(!strstr(said, "#20780"), "a drafter --set is not the shipped one's source");
         has_str(said, "eagle at K = 3, with the acceptance --set gives it", "it is --set's");
