@@ -26,6 +26,18 @@ INTRO = {
     "batching": "Closed-loop users from 1 to 256 (fourteen counts) on a server that batches up "
     "to 64 sequences, with an SLO set. The figure marks the max_batch knee in every panel, the "
     "TTFT and TPOT SLOs, and the peak of goodput.",
+    "speculation": "Closed-loop users from 1 to 256 (twelve counts) on one H100 serving "
+    "Llama-3.1-8B, each count run twice with one seed: without `cluster.speculative` and with "
+    "it -- EAGLE drafting K = 4 tokens a step with a mean accepted length of 2.39, vLLM issue "
+    "#20780's measured figure for EAGLE at K = 4 (the validation table of "
+    "[speculative-decoding.md](speculative-decoding.md)). At light load a speculative step "
+    "costs little more than a plain one, which reads the weights once either way, and brings "
+    "2.39 tokens a sequence; at heavy load its K + 1 positions a sequence are compute, and the "
+    "step grows by more than the tokens it brings. The sentences give the speedup at both ends "
+    "and the load where it crosses 1, interpolated between the two rows around it (or that no "
+    "load run crosses); the figure draws TPOT with and without, and the speedup with x1 and the "
+    "crossover. The drafter is the scenario's: `--set cluster.speculative.num_speculative_tokens=3 "
+    "--set cluster.speculative.acceptance_length=2.29` runs the issue's K = 3.",
     "utilisation": "The same two-GPU cluster from 10% to 100% of the full load a saturated run "
     "measures for it: closed-loop users enough to fill every batch slot of the cluster it runs, "
     "so `--set cluster.replicas=4` measures four replicas' full load. Each load is 600 s of "
@@ -73,7 +85,7 @@ def main():
            "table, the findings and their numbers, `--quick` runs a reduced size (what the tests "
            "run), and `servesim lesson` alone lists them.",
            "",
-           "To show them by dragging, `servesim explore` serves all seven to a browser as live "
+           "To show them by dragging, `servesim explore` serves all eight to a browser as live "
            "panels: each slider and button runs the lesson again on the engine, with its "
            "numbers, figure and sentences; a teacher opens the URL it prints and drags "
            "([explore.md](explore.md) has the panels, in the order the article teaches them).",

@@ -1,7 +1,8 @@
 /*
  * controls.c: the sliders and buttons of each lesson's panel -- those of
  * the article the lessons come from: drag the prompt to 32k, then the
- * reply; users from 4 to 64 to 256; utilisation down to 10%; slow requests
+ * reply; users from 4 to 64 to 256; speculation's users, then its drafter's
+ * accepted length; utilisation down to 10%; slow requests
  * to 2%, then 5%; 1, 10 or 100 calls.  Each is one --set of the lesson.
  * Declared here is what is the explorer's own: which controls a panel has,
  * their labels and units, the path each sets and how, and the choices of a
@@ -63,6 +64,14 @@ static const control_decl chat_vs_summary[] = {
 static const control_decl batching[] = {
     {"users", "most users", "users", false, "lesson.users", EX_PREFIX, 3, NULL, 0, 1, NULL},
 };
+/* the shipped 2.39 is vLLM issue #20780's EAGLE at K = 4; a better drafter moves the crossover
+ * to more users, 4 (every draft kept) past the sweep */
+static const double accepted_length[] = {1.5, 2, 2.39, 3, 3.5, 4};
+static const control_decl speculation[] = {
+    {"users", "most users", "users", false, "lesson.users", EX_PREFIX, 2, NULL, 0, 1, NULL},
+    {"accepted", "accepted length", "tokens", false, "cluster.speculative.acceptance_length",
+     EX_VALUE, 0, accepted_length, N(accepted_length), 1, NULL},
+};
 static const double whole_server[] = {0, 1};
 static const char *const energy_of[] = {"the GPUs", "the whole server"};
 static const control_decl utilisation[] = {
@@ -97,6 +106,7 @@ static const lesson_decl lessons[] = {
     {"two-clocks", false, NULL, two_clocks, N(two_clocks)},
     {"chat-vs-summary", false, NULL, chat_vs_summary, N(chat_vs_summary)},
     {"batching", false, NULL, batching, N(batching)},
+    {"speculation", false, NULL, speculation, N(speculation)},
     {"utilisation", true, NULL, utilisation, N(utilisation)},
     {"tail", false, NULL, tail, N(tail)},
     {"fan-out", true, "lesson.quick_calls_per_point=5000", fan_out, N(fan_out)},

@@ -23,12 +23,13 @@ const ls_lesson *ls_find(const char *name)
 /* ls_figures' numbers, for the loops over them. */
 #define FIGURES(X)                                                                                 \
     X(measured) X(arrived) X(window_s) X(arrival_span_s) X(ttft_mean) X(ttft_p50) X(ttft_p99)    \
-    X(tpot_mean) X(e2e_mean) X(e2e_p50) X(e2e_p95) X(e2e_p99) X(requests_per_s)                  \
+    X(tpot_mean) X(tpot_p99) X(e2e_mean) X(e2e_p50) X(e2e_p95) X(e2e_p99) X(requests_per_s)      \
     X(output_tokens_per_s) X(per_user_tokens_per_s_mean) X(goodput_requests_per_s)                \
-    X(busy_fraction) X(mfu) X(gpu_count) X(usd_per_gpu_hour)                                      \
+    X(busy_fraction) X(mean_batch) X(mfu) X(gpu_count) X(usd_per_gpu_hour)                        \
     X(usd_per_million_output_tokens) X(mean_gpu_w) X(gpu_j_per_output_token)                      \
     X(wall_j_per_output_token) X(tasks_completed) X(tasks_failed) X(tasks_any_slow_fraction)      \
-    X(tasks_e2e_p99)
+    X(tasks_e2e_p99) X(spec_k) X(spec_steps) X(spec_verifications) X(spec_acceptance_rate)        \
+    X(spec_mean_accepted_length) X(spec_tokens_per_step) X(spec_drafting_share)
 #define DEFINITION_STATS(X) X(mean) X(p50) X(p90) X(p95) X(p99)
 
 /* The figures of a report, as `report --json` has them (analysis/output.c):
@@ -37,6 +38,8 @@ const ls_lesson *ls_find(const char *name)
 static void figures(const an_report *r, const an_definition *defs, int n_defs, ls_figures *f)
 {
     bool tasks = r->tasks.count != 0;
+    const an_spec *sp = &r->use.spec;
+    bool spec = sp->k > 0;
     *f = (ls_figures){
         .measured = (double)r->req.measured,
         .arrived = (double)r->req.arrived,
@@ -46,6 +49,7 @@ static void figures(const an_report *r, const an_definition *defs, int n_defs, l
         .ttft_p50 = r->req.ttft.p50,
         .ttft_p99 = r->req.ttft.p99,
         .tpot_mean = r->req.tpot.mean,
+        .tpot_p99 = r->req.tpot.p99,
         .e2e_mean = r->req.e2e.mean,
         .e2e_p50 = r->req.e2e.p50,
         .e2e_p95 = r->req.e2e.p95,
@@ -55,6 +59,7 @@ static void figures(const an_report *r, const an_definition *defs, int n_defs, l
         .per_user_tokens_per_s_mean = r->req.per_user_tokens_per_s.mean,
         .goodput_requests_per_s = r->req.goodput_requests_per_s,
         .busy_fraction = r->use.busy_fraction,
+        .mean_batch = r->use.mean_batch,
         .mfu = r->use.mfu,
         .gpu_count = r->cost.gpu_count,
         .usd_per_gpu_hour = r->cost.usd_per_gpu_hour,
@@ -66,6 +71,13 @@ static void figures(const an_report *r, const an_definition *defs, int n_defs, l
         .tasks_failed = tasks ? (double)r->tasks.failed : NAN,
         .tasks_any_slow_fraction = tasks ? r->tasks.any_slow_fraction : NAN,
         .tasks_e2e_p99 = tasks ? r->tasks.e2e.p99 : NAN,
+        .spec_k = spec ? (double)sp->k : NAN,
+        .spec_steps = spec ? (double)sp->steps : NAN,
+        .spec_verifications = spec ? (double)sp->drafts : NAN,
+        .spec_acceptance_rate = spec ? sp->acceptance_rate : NAN,
+        .spec_mean_accepted_length = spec ? sp->mean_accepted_length : NAN,
+        .spec_tokens_per_step = spec ? sp->tokens_per_step : NAN,
+        .spec_drafting_share = spec ? sp->drafting_share : NAN,
         .n_definitions = n_defs,
     };
     for (int i = 0; i < n_defs; i++) {
@@ -131,8 +143,21 @@ static void figures_from_json(const cJSON *o, ls_figures *f)
     }
 }
 
-/* A worker's job: {"overrides", "seed", "iterations"}; the result is
- * {"figures": {...}} or {"error": "..."}. */
+/* The base less the key at path (*json the new text, caller frees). */
+static int base_without(const pl_base *b, const char *path, pl_base *out, char **json,
+                        util_diag *d)
+{
+    cJSON *root = cJSON_Parse(b->json);
+    int rc = util_json_unset(root, path, d);
+    *json = rc ? NULL : cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    *out = *b;
+    out->json = *json;
+    return rc;
+}
+
+/* A worker's job: {"overrides", "seed", "iterations", "unset" (optional)};
+ * the result is {"figures": {...}} or {"error": "..."}. */
 static char *figures_job(const char *job, void *ctx)
 {
     const pl_base *b = ctx;
@@ -140,11 +165,16 @@ static char *figures_job(const char *job, void *ctx)
     pl_point p = {cJSON_GetObjectItemCaseSensitive(j, "overrides"),
                   (int64_t)util_json_number(j, "seed", 1), 0};
     bool iterations = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "iterations"));
+    const char *unset = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "unset"));
     util_diag d;
     util_diag_init(&d);
-    an_report r;
+    an_report r = {0};
     an_definition defs[AN_N_DEFINITIONS];
-    int rc = pl_point_compute(b, &p, iterations, &r, defs, &d);
+    pl_base without = *b;
+    char *json = NULL;
+    int rc = unset ? base_without(b, unset, &without, &json, &d) : UTIL_OK;
+    if (!rc) rc = pl_point_compute(&without, &p, iterations, &r, defs, &d);
+    free(json);
     cJSON *out = cJSON_CreateObject();
     if (rc) {
         cJSON_AddStringToObject(out, "error", d.count ? d.msgs[0] : "the point failed");
@@ -164,6 +194,12 @@ static char *figures_job(const char *job, void *ctx)
 int ls_points(ls_context *c, cJSON *const *overrides, int n, bool iterations, ls_figures *out,
               util_diag *d)
 {
+    return ls_points_without(c, overrides, NULL, n, iterations, out, d);
+}
+
+int ls_points_without(ls_context *c, cJSON *const *overrides, const char *const *unset, int n,
+                      bool iterations, ls_figures *out, util_diag *d)
+{
     cJSON *root = cJSON_Parse(c->base.json);
     double seed = util_json_number(root, "seed", 1);
     cJSON_Delete(root);
@@ -174,6 +210,7 @@ int ls_points(ls_context *c, cJSON *const *overrides, int n, bool iterations, ls
         cJSON_AddItemToObject(j, "overrides", cJSON_Duplicate(overrides[i], 1));
         cJSON_AddNumberToObject(j, "seed", seed);
         cJSON_AddBoolToObject(j, "iterations", iterations);
+        if (unset && unset[i]) cJSON_AddStringToObject(j, "unset", unset[i]);
         jobs[i] = cJSON_PrintUnformatted(j);
         cJSON_Delete(j);
     }

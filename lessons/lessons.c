@@ -6,7 +6,7 @@
 #include "ls_int.h"
 
 extern const char ls__file_two_clocks[], ls__file_chat_vs_summary[], ls__file_batching[],
-    ls__file_utilisation[], ls__file_tail[], ls__file_fan_out[], ls__file_definitions[];
+    ls__file_speculation[], ls__file_utilisation[], ls__file_tail[], ls__file_fan_out[], ls__file_definitions[];
 
 const ls_lesson ls_lessons[] = {
     {"two-clocks", "a request has two phases, each with its own clock (TTFT and TPOT)",
@@ -15,6 +15,8 @@ const ls_lesson ls_lessons[] = {
      ls__file_chat_vs_summary, ls__chat_vs_summary},
     {"batching", "more users make the system faster and every user slower", ls__file_batching,
      ls__batching},
+    {"speculation", "speculative decoding speeds every user up at light load, slows them at heavy",
+     ls__file_speculation, ls__speculation},
     {"utilisation", "cost and energy per token are mostly a utilisation problem",
      ls__file_utilisation, ls__utilisation},
     {"tail", "the average hides the requests people remember", ls__file_tail, ls__tail},

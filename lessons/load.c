@@ -1,10 +1,12 @@
 /*
  * load.c: what load does -- batching makes the system faster and every
- * user slower; and cost and energy per token are mostly a question of how
- * busy the GPUs are.
+ * user slower; speculative decoding speeds every user up at light load and
+ * slows them at heavy load; and cost and energy per token are mostly a
+ * question of how busy the GPUs are.
  */
 #include "ls_int.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -479,5 +481,320 @@ int ls__utilisation(ls_context *c, ls_result *r, util_diag *d)
     free(rep);
     free(p);
     free(loads);
+    return rc;
+}
+
+/* ---- speculation ---- */
+
+/* The scenario key the lesson compares with and without. */
+static const char spec_key[] = "cluster.speculative";
+
+typedef struct spec_point {
+    double users;
+    double tpot_plain, tpot_spec; /* ms */
+    double speedup;               /* plain TPOT over speculative */
+    double tok_s_plain, tok_s_spec;
+    double batch_plain, batch_spec; /* mean sequences running, time-weighted */
+    double accepted_length, tokens_per_step; /* the speculative run's */
+    double k;
+} spec_point;
+
+static void spec_columns(ls_result *r)
+{
+    ls_column_format(r, "users", "users", "", 0);
+    ls_column_format(r, "tpot_plain_ms", "TPOT plain", "ms", 2);
+    ls_column_format(r, "tpot_spec_ms", "TPOT spec", "ms", 2);
+    ls_column_format(r, "speedup", "speedup", "x", 2);
+    ls_column_format(r, "out_tok_s_plain", "output plain", "tokens/s", 0);
+    ls_column_format(r, "out_tok_s_spec", "output spec", "tokens/s", 0);
+    ls_column_format(r, "batch_plain", "batch plain", "sequences", 1);
+    ls_column_format(r, "batch_spec", "batch spec", "sequences", 1);
+    ls_column_format(r, "accepted_length", "accepted", "tokens/seq", 2);
+    ls_column_format(r, "tokens_per_step", "per step", "tokens", 1);
+}
+
+/* A row, the point's numbers rounded as the table prints them: the
+ * sentences quote the table, so the point keeps what its row shows. */
+static void spec_row(ls_result *r, spec_point *p)
+{
+    cJSON *row = ls_row(r);
+    double *v[] = {&p->users,       &p->tpot_plain,  &p->tpot_spec,  &p->speedup,
+                   &p->tok_s_plain, &p->tok_s_spec,  &p->batch_plain, &p->batch_spec,
+                   &p->accepted_length, &p->tokens_per_step};
+    assert((int)(sizeof v / sizeof v[0]) == r->n_columns);
+    for (int k = 0; k < r->n_columns; k++) {
+        double scale = pow(10, r->columns[k].decimals);
+        if (isfinite(*v[k])) *v[k] = round(*v[k] * scale) / scale;
+        cJSON_AddNumberToObject(row, r->columns[k].key, *v[k]);
+    }
+}
+
+/* The runs' order by users (the knob's may be any), in idx. */
+static void by_users(const spec_point *p, int n, int *idx)
+{
+    for (int i = 0; i < n; i++) {
+        int j = i;
+        for (; j > 0 && p[idx[j - 1]].users > p[i].users; j--)
+            idx[j] = idx[j - 1];
+        idx[j] = i;
+    }
+}
+
+/* Where the speedup first falls through 1 going up in users, interpolated
+ * linearly between the two rows around it (their indices in *below,
+ * *above); NAN where it does not. */
+static double spec_crossover(const spec_point *p, const int *idx, int n, int *below, int *above)
+{
+    for (int i = 1; i < n; i++) {
+        const spec_point *a = &p[idx[i - 1]], *b = &p[idx[i]];
+        if (a->speedup >= 1 && b->speedup < 1) {
+            *below = idx[i - 1], *above = idx[i];
+            return a->users + (a->speedup - 1) / (a->speedup - b->speedup) * (b->users - a->users);
+        }
+    }
+    return NAN;
+}
+
+/* What a sequence waits a step: TPOT x the tokens a step gives it, so
+ * that the speedup is the accepted length over the step's growth. */
+static double spec_wait(const spec_point *p)
+{
+    return p->tpot_spec * p->accepted_length;
+}
+
+/* The light end: the step barely grows and brings several tokens. */
+static void spec_light(ls_result *r, const spec_point *a)
+{
+    double wait = spec_wait(a), growth = wait / a->tpot_plain;
+    ls_say(r,
+           "With %g user%s speculation %s TPOT from %.2f ms to %.2f ms (speedup x%.2f): a step "
+           "drafts %g tokens a sequence and the target verifies the %g + 1 positions in one "
+           "pass, reading the weights once as a plain step does, and keeps %.2f tokens a "
+           "sequence (the mean accepted length). Each sequence waits %.2f x %.2f = %.2f ms a "
+           "step where a plain one waits %.2f ms for one token: the step grew x%.2f, %s than the "
+           "%.2f tokens it brings.",
+           a->users, a->users == 1 ? "" : "s", a->speedup >= 1 ? "cuts" : "raises", a->tpot_plain,
+           a->tpot_spec, a->speedup, a->k, a->k, a->accepted_length, a->tpot_spec,
+           a->accepted_length, wait, a->tpot_plain, growth, growth < a->accepted_length ? "less" : "more",
+           a->accepted_length);
+    ls_keep(r, "lightest_users", a->users);
+    ls_keep(r, "lightest_speedup", a->speedup);
+    ls_keep(r, "lightest_wait_ms", wait);
+    ls_keep(r, "lightest_step_growth", growth);
+}
+
+static void spec_cross(ls_result *r, const spec_point *p, const int *idx, int n)
+{
+    int below = -1, above = -1;
+    double cross = spec_crossover(p, idx, n, &below, &above);
+    const spec_point *a = &p[idx[0]], *z = &p[idx[n - 1]];
+    bool all_faster = true, all_slower = true;
+    for (int i = 0; i < n; i++) {
+        all_faster = all_faster && p[i].speedup >= 1;
+        all_slower = all_slower && p[i].speedup < 1;
+    }
+    ls_keep(r, "crossover_users", cross);
+    if (isfinite(cross))
+        ls_say(r,
+               "The speedup shrinks as users are added and crosses x1 at about %.0f users "
+               "(interpolated between %g users, x%.2f, and %g, x%.2f): past it speculation "
+               "makes every user's stream slower.",
+               cross, p[below].users, p[below].speedup, p[above].users, p[above].speedup);
+    else if (all_faster)
+        ls_say(r,
+               "No crossover within the loads run: from %g to %g users speculation stays "
+               "faster (x%.2f to x%.2f); more users would find where it stops paying.",
+               a->users, z->users, a->speedup, z->speedup);
+    else if (all_slower)
+        ls_say(r,
+               "No crossover within the loads run: speculation is slower at every load here, "
+               "x%.2f at %g users and x%.2f at %g.",
+               a->speedup, a->users, z->speedup, z->users);
+    else
+        ls_say(r,
+               "No crossover from faster to slower within the loads run: x%.2f at %g users, "
+               "x%.2f at %g.",
+               a->speedup, a->users, z->speedup, z->users);
+}
+
+/* The heavy end: the K + 1 positions a sequence crowd the batch. */
+static void spec_heavy(ls_result *r, const spec_point *a, const spec_point *z)
+{
+    double wait = spec_wait(z), growth = wait / z->tpot_plain,
+           positions = (z->k + 1) * z->batch_spec;
+    ls_say(r,
+           "At %g users it %s TPOT from %.2f ms to %.2f ms (x%.2f): its steps run %.1f sequences "
+           "on average, each verifying %g positions -- about %.0f a step, where the plain run's "
+           "steps compute one token for each of their %.1f. %s each sequence waits %.2f x %.2f = "
+           "%.2f ms a step against the plain run's %.2f ms, x%.2f, %s than the %.2f tokens it "
+           "brings%s.",
+           z->users, z->speedup < 1 ? "raises" : "still cuts", z->tpot_plain, z->tpot_spec,
+           z->speedup, z->batch_spec, z->k + 1, positions, z->batch_plain,
+           z->speedup < 1 ? "That much is compute:" : "The step grows with them:", z->tpot_spec,
+           z->accepted_length, wait, z->tpot_plain, growth,
+           growth > z->accepted_length ? "more" : "less", z->accepted_length,
+           z->speedup < 1 ? " -- the rejected drafts' positions are paid in full" : "");
+    ls_say(r,
+           "The cluster's output follows: %.0f output tokens/s with speculation against %.0f "
+           "without at %g user%s (x%.2f), %.0f against %.0f at %g (x%.2f).",
+           a->tok_s_spec, a->tok_s_plain, a->users, a->users == 1 ? "" : "s",
+           a->tok_s_spec / a->tok_s_plain, z->tok_s_spec, z->tok_s_plain, z->users,
+           z->tok_s_spec / z->tok_s_plain);
+    ls_keep(r, "heaviest_users", z->users);
+    ls_keep(r, "heaviest_speedup", z->speedup);
+    ls_keep(r, "heaviest_wait_ms", wait);
+    ls_keep(r, "heaviest_step_growth", growth);
+    ls_keep(r, "heaviest_positions_per_step", positions);
+    ls_keep(r, "lightest_output_ratio", a->tok_s_spec / a->tok_s_plain);
+    ls_keep(r, "heaviest_output_ratio", z->tok_s_spec / z->tok_s_plain);
+}
+
+/* Where the drafter's acceptance comes from: the lesson's source
+ * (lesson.speculative_source) while the scenario's cluster.speculative is
+ * the file's, else the --set that changed it. */
+static void spec_source(const ls_context *c, ls_result *r, const spec_point *a,
+                        const spec_point *z)
+{
+    cJSON *file = cJSON_Parse(ls_find(c->name)->file), *now = cJSON_Parse(c->base.json);
+    const cJSON *spec = util_json_get(now, spec_key);
+    bool shipped = cJSON_Compare(util_json_get(file, spec_key), spec, true);
+    const char *method = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(spec, "method"));
+    const char *source = cJSON_GetStringValue(util_json_get(c->knobs, "speculative_source"));
+    char measured[96] = "";
+    if (z != a)
+        snprintf(measured, sizeof measured, " at %g user%s and %.2f at %g", a->users,
+                 a->users == 1 ? "" : "s", z->accepted_length, z->users);
+    ls_say(r,
+           "The drafter is the scenario's %s: %s at K = %g, with %s; the runs kept %.2f tokens a "
+           "sequence a step%s.",
+           spec_key, method ? method : "?", a->k,
+           shipped && source ? source : "the acceptance --set gives it", a->accepted_length,
+           measured);
+    cJSON_Delete(file);
+    cJSON_Delete(now);
+}
+
+static void spec_findings(const ls_context *c, ls_result *r, const spec_point *p, int n)
+{
+    int *idx = util_xcalloc((size_t)n, sizeof *idx);
+    by_users(p, n, idx);
+    const spec_point *a = &p[idx[0]], *z = &p[idx[n - 1]];
+    spec_light(r, a);
+    spec_cross(r, p, idx, n);
+    if (z->users > a->users) spec_heavy(r, a, z);
+    spec_source(c, r, a, z);
+    ls_keep(r, "num_speculative_tokens", a->k);
+    free(idx);
+}
+
+/* TPOT with and without over the users, and the speedup with x1 drawn and
+ * the crossover marked. */
+static void spec_figure(const ls_context *c, ls_result *r, const spec_point *p, int n)
+{
+    char *title = ls_title(c), subtitle[160];
+    cJSON *root = cJSON_Parse(c->base.json);
+    const char *method =
+        cJSON_GetStringValue(util_json_get(root, "cluster.speculative.method"));
+    snprintf(subtitle, sizeof subtitle,
+             "speculative decoding (%s, K = %g) cuts TPOT at light load and raises it at heavy "
+             "load",
+             method ? method : "?", p[0].k);
+    cJSON_Delete(root);
+    ls_plot_init(r, title, subtitle, "closed-loop users", "", AN_SCALE_LOG);
+    free(title);
+    int tpot = ls_plot_panel(r, "TPOT", "s", AN_SCALE_AUTO),
+        gain = ls_plot_panel(r, "speedup, plain over speculative TPOT", "x", AN_SCALE_AUTO);
+    int *idx = util_xcalloc((size_t)n, sizeof *idx);
+    by_users(p, n, idx);
+    double *x = util_xcalloc((size_t)n, sizeof *x), *y = util_xcalloc((size_t)n, sizeof *y);
+    for (int i = 0; i < n; i++)
+        x[i] = p[idx[i]].users, y[i] = p[idx[i]].tpot_plain / 1e3;
+    an_plot_series *s = ls_plot_series(r, tpot, "plain", x, y, n);
+    s->colour = 1, s->dash = 1;
+    for (int i = 0; i < n; i++)
+        y[i] = p[idx[i]].tpot_spec / 1e3;
+    s = ls_plot_series(r, tpot, "speculative", x, y, n);
+    s->colour = 2, s->dash = 1;
+    for (int i = 0; i < n; i++)
+        y[i] = p[idx[i]].speedup;
+    ls_plot_series(r, gain, "speedup", x, y, n);
+    ls_plot_guide(r, gain, AN_GUIDE_REFERENCE, "x1: as fast", 1, false);
+    int below, above;
+    double cross = spec_crossover(p, idx, n, &below, &above);
+    if (isfinite(cross)) {
+        char label[64];
+        snprintf(label, sizeof label, "crossover, about %.0f users", cross);
+        ls_plot_guide(r, tpot, AN_GUIDE_MARK, label, cross, true);
+        ls_plot_guide(r, gain, AN_GUIDE_MARK, label, cross, true);
+    }
+    free(idx);
+    free(x);
+    free(y);
+}
+
+static spec_point spec_point_of(double users, const ls_figures *plain, const ls_figures *spec)
+{
+    return (spec_point){
+        .users = users,
+        .tpot_plain = 1e3 * plain->tpot_mean,
+        .tpot_spec = 1e3 * spec->tpot_mean,
+        .speedup = plain->tpot_mean / spec->tpot_mean,
+        .tok_s_plain = plain->output_tokens_per_s,
+        .tok_s_spec = spec->output_tokens_per_s,
+        .batch_plain = plain->mean_batch,
+        .batch_spec = spec->mean_batch,
+        .accepted_length = spec->spec_mean_accepted_length,
+        .tokens_per_step = spec->spec_tokens_per_step,
+        .k = spec->spec_k,
+    };
+}
+
+/* Each user count twice with one seed: the scenario without
+ * cluster.speculative, then with it. */
+int ls__speculation(ls_context *c, ls_result *r, util_diag *d)
+{
+    int n;
+    double *users = ls_knobs(c, c->quick ? "quick_users" : "users", &n);
+    double per_user =
+        c->quick ? ls_knob(c, "quick_requests_per_user", 4) : ls_knob(c, "requests_per_user", 6);
+    int rc = n < 2 ? util_diag_add(d, "lesson.users: give at least two user counts")
+             : isnan(scenario_number(c, "cluster.speculative.num_speculative_tokens"))
+                 ? util_diag_add(d,
+                                 "%s: the lesson compares runs with and without it: give one "
+                                 "(docs/speculative-decoding.md)",
+                                 spec_key)
+                 : UTIL_OK;
+    cJSON **ov = util_xcalloc(2 * (size_t)n + 1, sizeof *ov);
+    const char **unset = util_xcalloc(2 * (size_t)n + 1, sizeof *unset);
+    ls_figures *rep = util_xcalloc(2 * (size_t)n + 1, sizeof *rep);
+    for (int i = 0; i < n; i++) {
+        for (int k = 0; k < 2; k++) {
+            ov[2 * i + k] = ls_with("workload.arrival.users", users[i]);
+            cJSON_AddNumberToObject(ov[2 * i + k], "stop.requests", fmax(50, users[i] * per_user));
+        }
+        unset[2 * i] = spec_key;
+    }
+    if (!rc) rc = ls_points_without(c, ov, unset, 2 * n, false, rep, d);
+    for (int i = 0; !rc && i < n; i++)
+        if (isnan(rep[2 * i + 1].spec_k))
+            rc = util_diag_add(d, "%s: the run with it did not speculate at %g users", spec_key,
+                               users[i]);
+    spec_point *p = util_xcalloc((size_t)n + 1, sizeof *p);
+    if (!rc) spec_columns(r);
+    for (int i = 0; !rc && i < n; i++) {
+        p[i] = spec_point_of(users[i], &rep[2 * i], &rep[2 * i + 1]);
+        spec_row(r, &p[i]);
+    }
+    if (!rc) {
+        spec_findings(c, r, p, n);
+        spec_figure(c, r, p, n);
+    }
+    for (int i = 0; i < 2 * n; i++)
+        cJSON_Delete(ov[i]);
+    free(ov);
+    free(unset);
+    free(rep);
+    free(p);
+    free(users);
     return rc;
 }

@@ -95,15 +95,22 @@ typedef struct ls_figures {
     double arrived;                               /* requests.arrived */
     double window_s, arrival_span_s;              /* throughput.window_s; the measured
                                                    * requests' arrivals' span */
-    double ttft_mean, ttft_p50, ttft_p99, tpot_mean;
+    double ttft_mean, ttft_p50, ttft_p99, tpot_mean, tpot_p99;
     double e2e_mean, e2e_p50, e2e_p95, e2e_p99;
     double requests_per_s, output_tokens_per_s;   /* throughput */
     double per_user_tokens_per_s_mean;            /* throughput.output_tokens_per_s_per_user */
     double goodput_requests_per_s;                /* slo */
-    double busy_fraction, mfu;                    /* utilisation */
+    double busy_fraction, mean_batch, mfu;        /* utilisation */
     double gpu_count, usd_per_gpu_hour, usd_per_million_output_tokens; /* cost */
     double mean_gpu_w, gpu_j_per_output_token, wall_j_per_output_token; /* energy */
     double tasks_completed, tasks_failed, tasks_any_slow_fraction, tasks_e2e_p99;
+    /* utilisation.speculative, NAN for a run that did not speculate: K, the
+     * steps that speculated, the verifications (a sequence in a step), the
+     * acceptance rate, the mean accepted length (tokens a verification
+     * emits), the tokens a step emits over all its sequences, the share of
+     * busy time drafting */
+    double spec_k, spec_steps, spec_verifications, spec_acceptance_rate;
+    double spec_mean_accepted_length, spec_tokens_per_step, spec_drafting_share;
     int n_definitions;                            /* AN_N_DEFINITIONS with iterations, else 0 */
     ls_definition definitions[AN_N_DEFINITIONS];
 } ls_figures;
@@ -113,6 +120,11 @@ typedef struct ls_figures {
  * the definitions. */
 int ls_points(ls_context *c, cJSON *const *overrides, int n, bool iterations, ls_figures *out,
               util_diag *d);
+/* The same, point i run without the scenario's key at unset[i] (NULL: as
+ * it is; unset NULL: every point as it is) -- the scenario less one of its
+ * parts, as --unset removes it: a comparison of a run with it and without. */
+int ls_points_without(ls_context *c, cJSON *const *overrides, const char *const *unset, int n,
+                      bool iterations, ls_figures *out, util_diag *d);
 /* A knob of the lesson object: a number, or an array of numbers (count in
  * *n, caller frees). */
 double ls_knob(const ls_context *c, const char *path, double dflt);

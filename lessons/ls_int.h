@@ -9,6 +9,7 @@
 int ls__two_clocks(ls_context *c, ls_result *r, util_diag *d);      /* clocks.c */
 int ls__chat_vs_summary(ls_context *c, ls_result *r, util_diag *d); /* clocks.c */
 int ls__batching(ls_context *c, ls_result *r, util_diag *d);        /* load.c */
+int ls__speculation(ls_context *c, ls_result *r, util_diag *d);     /* load.c */
 int ls__utilisation(ls_context *c, ls_result *r, util_diag *d);     /* load.c */
 int ls__tail(ls_context *c, ls_result *r, util_diag *d);            /* tails.c */
 int ls__fan_out(ls_context *c, ls_result *r, util_diag *d);         /* tails.c */

@@ -37,7 +37,7 @@ import traceback
 import urllib.parse
 import urllib.request
 
-LESSONS = ['two-clocks', 'chat-vs-summary', 'batching', 'utilisation', 'tail', 'fan-out', 'definitions']
+LESSONS = ['two-clocks', 'chat-vs-summary', 'batching', 'speculation', 'utilisation', 'tail', 'fan-out', 'definitions']
 WAIT_S = 30          # the longest any one wait may take
 CLI_TIMEOUT_S = 60
 
@@ -385,7 +385,7 @@ def main():
         ok = wait(all_ready)
         p = driver.execute_script(JS_PANELS)
         t.check(ok and sorted(x for x, _ in p) == sorted(LESSONS),
-                'the page shows the 7 lessons as panels, all ready (%.1f s)' % (time.monotonic() - t0), p)
+                'the page shows the %d lessons as panels, all ready (%.1f s)' % (len(LESSONS), time.monotonic() - t0), p)
         drain('load')
         bad = driver.execute_script(JS_LABELS)
         t.check(not bad, 'every control is labelled; every panel has a re-roll button and save-figure links',

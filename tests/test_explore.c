@@ -179,8 +179,9 @@ static cJSON *lesson_cli(const char *id, const cJSON *sets, bool quick)
 /* ---- the tests ---- */
 
 static const char *const lesson_ids[] = {
-    "two-clocks", "chat-vs-summary", "batching", "utilisation", "tail", "fan-out", "definitions"};
-enum { N_LESSONS = 7 };
+    "two-clocks", "chat-vs-summary", "batching", "speculation", "utilisation", "tail", "fan-out",
+    "definitions"};
+enum { N_LESSONS = 8 };
 
 static const char *str_of(const cJSON *o, const char *key)
 {
@@ -206,7 +207,7 @@ static cJSON *test_lessons_list(int port)
     cJSON *j = get_json(port, "/api/lessons", &status);
     is_int(status, 200, "GET /api/lessons");
     const cJSON *lessons = cJSON_GetObjectItemCaseSensitive(j, "lessons");
-    is_int(cJSON_GetArraySize(lessons), N_LESSONS, "seven lessons");
+    is_int(cJSON_GetArraySize(lessons), N_LESSONS, "eight lessons");
     bool first_range = true;
     const cJSON *l;
     cJSON_ArrayForEach(l, lessons)
@@ -442,6 +443,41 @@ static void test_lessons_agree(int port, const cJSON *list)
         agree_moved(port, lesson_ids[i], controls, api);
         cJSON_Delete(api);
     }
+}
+
+/* The speculation panel: at its defaults the speedup crosses 1 between
+ * its lightest and heaviest load, the sentence naming where; with every
+ * draft accepted (the accepted-length slider at 4) it no longer does
+ * within the sweep, and the sentences say so. */
+static void test_speculation_panel(int port)
+{
+    int status;
+    cJSON *api = get_json(port, "/api/lesson?name=speculation", &status);
+    const cJSON *numbers = cJSON_GetObjectItemCaseSensitive(api, "numbers");
+    double light = util_json_number(numbers, "lightest_speedup", NAN),
+           heavy = util_json_number(numbers, "heaviest_speedup", NAN),
+           cross = util_json_number(numbers, "crossover_users", NAN);
+    ok(light > 1 && heavy < 1, "speculation: faster at the lightest load (x%.2f), slower at the "
+                               "heaviest (x%.2f)", light, heavy);
+    char text[64];
+    snprintf(text, sizeof text, "crosses x1 at about %.0f users", cross);
+    const cJSON *f;
+    bool said = false;
+    cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(api, "findings"))
+        said |= cJSON_GetStringValue(f) && strstr(cJSON_GetStringValue(f), text);
+    ok(isfinite(cross) && said, "speculation: a sentence names the crossover (%s)", text);
+    cJSON_Delete(api);
+    api = get_json(port, "/api/lesson?name=speculation&accepted=4", &status);
+    is_int(status, 200, "speculation with every draft accepted: 200");
+    numbers = cJSON_GetObjectItemCaseSensitive(api, "numbers");
+    ok(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(numbers, "crossover_users")),
+       "speculation, accepted length 4: no crossover within the sweep");
+    said = false;
+    cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(api, "findings"))
+        said |= cJSON_GetStringValue(f) &&
+                strstr(cJSON_GetStringValue(f), "No crossover within the loads run");
+    ok(said, "and a sentence says so");
+    cJSON_Delete(api);
 }
 
 static void test_figures(int port)
@@ -691,6 +727,7 @@ int main(int argc, char **argv)
     test_controls_derived(list);
     test_lessons_agree(s.port, list);
     cJSON_Delete(list);
+    test_speculation_panel(s.port);
     test_figures(s.port);
     test_whatif(s.port, db);
     test_whatif_targets(s.port, db);

@@ -409,6 +409,145 @@ static void test_batching(void)
     }
 }
 
+/* ---- speculation ---- */
+
+static double cell_of(int row, const char *key)
+{
+    return util_json_number(cJSON_GetArrayItem(result.table, row), key, NAN);
+}
+
+/* The sentences quote the table: the lightest row's TPOTs, speedup and
+ * accepted length; the crossover interpolated between the rows around it;
+ * the heaviest row's TPOTs, batches and wait; the output of both ends. */
+static void spec_quotes_table(void)
+{
+    int n = cJSON_GetArraySize(result.table), z = n - 1;
+    char *said = findings(), text[256];
+    snprintf(text, sizeof text,
+             "With 1 user speculation cuts TPOT from %.2f ms to %.2f ms (speedup x%.2f)",
+             cell_of(0, "tpot_plain_ms"), cell_of(0, "tpot_spec_ms"), cell_of(0, "speedup"));
+    has_str(said, text, "the lightest load's sentence quotes its row");
+    snprintf(text, sizeof text, "keeps %.2f tokens a sequence (the mean accepted length)",
+             cell_of(0, "accepted_length"));
+    has_str(said, text, "and its accepted length");
+    double wait = cell_of(0, "tpot_spec_ms") * cell_of(0, "accepted_length");
+    snprintf(text, sizeof text, "waits %.2f x %.2f = %.2f ms a step where a plain one waits %.2f ms",
+             cell_of(0, "tpot_spec_ms"), cell_of(0, "accepted_length"), wait,
+             cell_of(0, "tpot_plain_ms"));
+    has_str(said, text, "and what a sequence waits a step, from the row");
+    is_near(kept("lightest_speedup") * kept("lightest_step_growth"), cell_of(0, "accepted_length"),
+            0.02, "the speedup is the accepted length over the step's growth (x%.2f x %.2f)",
+            kept("lightest_speedup"), kept("lightest_step_growth"));
+    int below = -1;
+    for (int i = 1; i < n && below < 0; i++)
+        if (cell_of(i - 1, "speedup") >= 1 && cell_of(i, "speedup") < 1) below = i - 1;
+    ok(below >= 0, "the speedup falls through 1 between two rows");
+    if (below >= 0) {
+        double u0 = cell_of(below, "users"), u1 = cell_of(below + 1, "users");
+        double s0 = cell_of(below, "speedup"), s1 = cell_of(below + 1, "speedup");
+        double cross = u0 + (s0 - 1) / (s0 - s1) * (u1 - u0);
+        is_near(kept("crossover_users"), cross, 1e-9, "the crossover is interpolated (%.1f users)",
+                cross);
+        snprintf(text, sizeof text,
+                 "crosses x1 at about %.0f users (interpolated between %g users, x%.2f, and %g, "
+                 "x%.2f)",
+                 cross, u0, s0, u1, s1);
+        has_str(said, text, "and the sentence names it and the rows around it");
+        ok(guide(AN_GUIDE_MARK, cross, true) != NULL, "the figure marks it");
+    }
+    snprintf(text, sizeof text, "At %g users it raises TPOT from %.2f ms to %.2f ms (x%.2f)",
+             cell_of(z, "users"), cell_of(z, "tpot_plain_ms"), cell_of(z, "tpot_spec_ms"),
+             cell_of(z, "speedup"));
+    has_str(said, text, "the heaviest load's sentence quotes its row");
+    snprintf(text, sizeof text,
+             "its steps run %.1f sequences on average, each verifying %g positions -- about %.0f",
+             cell_of(z, "batch_spec"), kept("num_speculative_tokens") + 1,
+             (kept("num_speculative_tokens") + 1) * cell_of(z, "batch_spec"));
+    has_str(said, text, "its batch and the positions it verifies");
+    snprintf(text, sizeof text, "compute one token for each of their %.1f",
+             cell_of(z, "batch_plain"));
+    has_str(said, text, "against the plain run's batch");
+    wait = cell_of(z, "tpot_spec_ms") * cell_of(z, "accepted_length");
+    ok(wait / cell_of(z, "tpot_plain_ms") > cell_of(z, "accepted_length"),
+       "at the heaviest load the step grew (x%.2f) by more than the tokens it brings (%.2f)",
+       wait / cell_of(z, "tpot_plain_ms"), cell_of(z, "accepted_length"));
+    snprintf(text, sizeof text, "%.0f output tokens/s with speculation against %.0f without at 1 user",
+             cell_of(0, "out_tok_s_spec"), cell_of(0, "out_tok_s_plain"));
+    has_str(said, text, "the output sentence quotes the rows");
+    free(said);
+}
+
+static void test_speculation(void)
+{
+    if (!run("speculation", NULL, 0)) return;
+    int n = cJSON_GetArraySize(result.table), bad = 0;
+    ok(kept("lightest_speedup") > 1, "at the lightest load speculation cuts TPOT (x%.2f)",
+       kept("lightest_speedup"));
+    ok(kept("heaviest_speedup") < 1, "at the heaviest it raises it (x%.2f)",
+       kept("heaviest_speedup"));
+    is_near(kept("lightest_speedup"), cell_of(0, "speedup"), 0, "the first row's speedup");
+    is_near(kept("heaviest_speedup"), cell_of(n - 1, "speedup"), 0, "the last row's");
+    for (int i = 0; i < n; i++) { /* each to its two decimals */
+        double ratio = cell_of(i, "tpot_plain_ms") / cell_of(i, "tpot_spec_ms");
+        bad += fabs(ratio - cell_of(i, "speedup")) > 0.006;
+        bad += !(cell_of(i, "accepted_length") > 1 && cell_of(i, "accepted_length") <= 5);
+    }
+    is_int(bad, 0, "every row: the speedup is its TPOTs' ratio, 1 < accepted length <= K + 1");
+    spec_quotes_table();
+    title_is_plain("speculation");
+    has_series("plain", n, AN_STYLE_LINE);
+    has_series("speculative", n, AN_STYLE_LINE);
+    has_series("speedup", n, AN_STYLE_LINE);
+    ok(guide(AN_GUIDE_REFERENCE, 1, false) != NULL, "x1 is drawn");
+    table_is_fixed("speculation");
+    char *said = findings();
+    has_str(said, "with a mean accepted length of 2.39 tokens, vLLM issue #20780's measurement",
+            "the shipped drafter's acceptance is cited");
+    free(said);
+    double light = cell_of(0, "tpot_spec_ms"), plain[8];
+    for (int i = 0; i < n && i < 8; i++)
+        plain[i] = cell_of(i, "tpot_plain_ms");
+    /* K = 3 at vLLM issue #20780's accepted length for it: another table */
+    char *k3[] = {"cluster.speculative.num_speculative_tokens=3",
+                  "cluster.speculative.acceptance_length=2.29"};
+    if (run("speculation", k3, 2)) {
+        is_near(cell_of(0, "accepted_length"), 2.29, 0.02, "K = 3: the runs accept 2.29 tokens");
+        ok(cell_of(0, "tpot_spec_ms") != light, "and the speculative TPOT moves (%.2f ms, was %.2f)",
+           cell_of(0, "tpot_spec_ms"), light);
+        is_near(kept("num_speculative_tokens"), 3, 0, "the sentences' K is 3");
+        int same = 0; /* the runs without it are without it: no drafter moves them */
+        for (int i = 0; i < n && i < 8; i++)
+            same += cell_of(i, "tpot_plain_ms") == plain[i];
+        is_int(same, n < 8 ? n : 8, "the plain runs' TPOTs are the same whatever the drafter");
+        said = findings();
+        ok(!strstr(said, "#20780"), "a drafter --set is not the shipped one's source");
+        has_str(said, "eagle at K = 3, with the acceptance --set gives it", "it is --set's");
+        free(said);
+    }
+    /* loads that stop short of the crossover: the sentences say there is none */
+    char *light_only[] = {"lesson.quick_users=[1, 16, 64]"};
+    if (run("speculation", light_only, 1)) {
+        said = findings();
+        ok(isnan(kept("crossover_users")), "1 to 64 users: no crossover");
+        has_str(said, "No crossover within the loads run: from 1 to 64 users speculation stays "
+                      "faster", "and the sentence says so");
+        ok(!strstr(said, "crosses x1"), "claiming none");
+        has_str(said, "At 64 users it still cuts TPOT", "the heaviest load still gains");
+        free(said);
+    }
+    util_diag d;
+    util_diag_init(&d);
+    ls_result_fini(&result);
+    char *gone[] = {"cluster.speculative"};
+    int rc = ls_run_edits(ls_find("speculation"), support_catalog, gone, 1, NULL, 0, true, 2,
+                          &result, &d);
+    is_int(rc, UTIL_EINPUT, "--unset cluster.speculative: nothing to compare");
+    ok(d.count && strstr(d.msgs[0], "cluster.speculative: the lesson compares runs with and "
+                                    "without it"),
+       "and says so (%s)", d.count ? d.msgs[0] : "nothing said");
+    util_diag_fini(&d);
+}
+
 static double capacity(const char *replicas)
 {
     char *set[] = {(char *)replicas};
@@ -697,6 +836,7 @@ int main(void)
     test_two_clocks();
     test_chat_vs_summary();
     test_batching();
+    test_speculation();
     test_utilisation();
     test_tail();
     test_fan_out();
