@@ -239,6 +239,13 @@ static int load_run(an__query *q, const an_options *opt, an_report *r, cJSON **s
     cJSON *sc = cJSON_Parse((const char *)sqlite3_column_text(st, 6));
     sqlite3_finalize(st);
     if (!sc) return util_diag_add(d, "run %lld: stored scenario is not JSON", (long long)q->run);
+    int n = cJSON_GetArraySize(util_json_get(sc, "workload.classes"));
+    if (n > UTIL_MAX_CLASSES) { /* a run could not have had them: read no more than it could */
+        cJSON_Delete(sc);
+        return util_diag_add(d, "run %lld: runs.scenario has %d workload.classes, more than the "
+                                "%d a scenario may have: the database was edited or is damaged",
+                             (long long)q->run, n, UTIL_MAX_CLASSES);
+    }
     an__report_setup(sc, opt, r);
     an__scenario_targets(sc, r);
     load_calibration(sc, r);

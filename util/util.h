@@ -84,6 +84,9 @@ void util_diag_print(const util_diag *d, FILE *f, const char *prefix);
  * A file beyond UTIL_MAX_FILE_BYTES (a device such as /dev/zero, a trace
  * named as a scenario) or a folder is an input error. */
 #define UTIL_MAX_FILE_BYTES (64 << 20)
+/* workload.classes: the most a scenario may have (the schema's limit), and
+ * the most a report reads of a stored one. */
+#define UTIL_MAX_CLASSES 1000
 int util_read_file(const char *path, char **out, size_t *len, util_diag *d);
 
 /* How many columns text written to out has: $COLUMNS when set, else the

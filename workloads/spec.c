@@ -231,7 +231,7 @@ const util_field wl_workload_fields[] = {
      .conflicts = "workload.dataset"},
     {.key = "agent", .type = UTIL_T_OBJECT, .sub = agent_fields,
      .doc = "each arrival is an agent task of several model calls"},
-    {.key = "classes", .type = UTIL_T_LIST, .sub = class_fields, .min = 1, .max = 1000,
+    {.key = "classes", .type = UTIL_T_LIST, .sub = class_fields, .min = 1, .max = UTIL_MAX_CLASSES,
      .doc = "request classes, each with its share or arrivals, lengths, agent and SLO"},
     {.key = "pre_model_s", .type = UTIL_T_UNION, .unit = "s", .un = &wl_dist_schema,
      .doc = "delay between a client sending a call and the router (network, retrieval); it "
