@@ -62,7 +62,7 @@ extern const char *const sim_router_names[];
  * distribution every draw inverts. */
 #define SIM_SPEC_MAX_K 16
 typedef enum { SIM_SPEC_NONE = -1, SIM_SPEC_EAGLE, SIM_SPEC_EAGLE3, SIM_SPEC_MTP,
-               SIM_SPEC_NGRAM } sim_spec_method;
+               SIM_SPEC_NGRAM, SIM_SPEC_DRAFT } sim_spec_method;
 extern const char *const sim_spec_methods[]; /* by sim_spec_method, NULL-terminated */
 typedef struct sim_spec {
     sim_spec_method method;
@@ -74,9 +74,11 @@ typedef struct sim_spec {
     int64_t disable_above;      /* disable_by_batch_size: off while more run; 0: never */
     double accept_cdf[SIM_SPEC_MAX_K + 1];
     double mean_accepted;       /* the model's mean accepted drafts per step */
-    mdl_cost head;              /* the drafter's one forward pass (eagle, eagle3, mtp) */
+    mdl_cost head;              /* the drafter's one forward pass: a one-layer head (eagle,
+                                 * eagle3, mtp), or the whole draft model (draft) */
     double head_weight_bytes;   /* its weights beside the target's, all GPUs */
-    double head_kv_bytes_per_token; /* the KV its layer keeps, all GPUs */
+    double head_kv_bytes_per_token; /* the KV its layers keep, all GPUs, in the target's
+                                     * shards (mdl_model_kv_shards) */
 } sim_spec;
 
 /* Identical replicas of one model on one kind of GPU, run by one engine.

@@ -46,31 +46,49 @@ void sim__sp_plan(sim__replica *rp)
     rp->kv_pad = sp->pad; /* the drafts' slots, then the drafter's */
 }
 
+/* Adds one drafter pass to the step and the drafting time. */
+static void add_pass(sim__replica *rp, const mdl_batch *b, mdl_step *step, bool prefill)
+{
+    mdl_step one;
+    mdl_cost_step(&rp->pool->spec.head, b, &one);
+    rp->spec_draft_s += one.gpu_s;
+    step->time_s += one.gpu_s;
+    step->gpu_s += one.gpu_s;
+    if (prefill) step->prefill_s += one.gpu_s;
+    else step->decode_s += one.gpu_s;
+    step->flops += one.flops;
+    step->bytes += one.bytes;
+}
+
+/* A draft model keeps a KV cache of its own, so it computes every prompt
+ * chunk the target does (vLLM V0 runs the proposer on each prefill); a
+ * head on the target's hidden states drafts from the verification pass. */
+static void draft_prefill(sim__replica *rp, const mdl_batch *b, mdl_step *step)
+{
+    if (rp->pool->spec.method != SIM_SPEC_DRAFT || b->n_prefill == 0) return;
+    mdl_batch pre = *b;
+    pre.n_decode = 0;
+    pre.decode_context = 0;
+    pre.decode_width = 0;
+    add_pass(rp, &pre, step, true);
+}
+
 /* The drafter's K passes: the first over every verified position (it
- * reads the target's hidden states of all of them), the next K - 1 over
- * one position a sequence, each attending its own one-layer KV.  n-gram
- * lookup runs on the host and costs the GPU nothing. */
-void sim__sp_draft_cost(sim__replica *rp, int32_t n, int64_t ctx, mdl_step *step)
+ * reads the target's hidden states of all of them, or, a draft model, the
+ * tokens the verification kept), the next K - 1 over one position a
+ * sequence, each attending its own KV.  n-gram lookup runs on the host
+ * and costs the GPU nothing. */
+void sim__sp_draft_cost(sim__replica *rp, const mdl_batch *b, mdl_step *step)
 {
     const sim_spec *sp = &rp->pool->spec;
-    rp->spec_draft_s = 0;
+    draft_prefill(rp, b, step);
+    int32_t n = b->n_decode;
     if (rp->spec_width <= 1 || sp->method == SIM_SPEC_NGRAM || n == 0) return;
-    mdl_step one;
-    double t = 0, flops = 0, bytes = 0;
     for (int pass = 0; pass < sp->k; pass++) {
-        mdl_batch b = {.n_decode = n, .decode_context = ctx + (int64_t)n * pass,
+        mdl_batch d = {.n_decode = n, .decode_context = b->decode_context + (int64_t)n * pass,
                        .decode_width = pass == 0 ? rp->spec_width : 1};
-        mdl_cost_step(&sp->head, &b, &one);
-        t += one.gpu_s;
-        flops += one.flops;
-        bytes += one.bytes;
+        add_pass(rp, &d, step, false);
     }
-    rp->spec_draft_s = t;
-    step->time_s += t;
-    step->gpu_s += t;
-    step->decode_s += t;
-    step->flops += flops;
-    step->bytes += bytes;
 }
 
 /* A uniform on [0, 1) from the run's seed, the request and its progress:
