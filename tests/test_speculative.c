@@ -343,6 +343,21 @@ static void test_draft_memory(void)
     sim_scenario_fini(&sc);
 }
 
+/* A target costed by another model lends the drafter the GPU's default
+ * efficiencies (its own mfu and mbu are the roofline's only): a linear
+ * target's EAGLE head drafts in finite time, the roofline's. */
+static void test_linear_target(void)
+{
+    const char *sets[] = {"stop.requests=3", "workload.output_tokens.value=20",
+                          "cluster.cost_model={\"kind\": \"linear\", \"decode_step_s\": 0.01}",
+                          NULL};
+    sqlite3 *db = support_run_json(one_user, sets, false);
+    double per_step = q(db, "SELECT spec_drafting_s / spec_steps FROM replicas");
+    ok(isfinite(per_step) && per_step > 0 && per_step < 0.01,
+       "linear target: %.6f s of EAGLE drafting a step", per_step);
+    sqlite3_close(db);
+}
+
 static void bad(const char *set, const char *want)
 {
     const char *sets[] = {set, NULL};
@@ -402,6 +417,7 @@ int main(int argc, char **argv)
     test_draft_cost();
     test_draft_tpot();
     test_draft_memory();
+    test_linear_target();
     test_bad_input();
     support_fini();
     return tap_done();
