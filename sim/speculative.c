@@ -46,23 +46,33 @@ void sim__sp_plan(sim__replica *rp)
     rp->kv_pad = sp->pad; /* the drafts' slots, then the drafter's */
 }
 
-/* Adds one drafter pass to the step and the drafting time. */
-static void add_pass(sim__replica *rp, const mdl_batch *b, mdl_step *step, bool prefill)
+/* Adds the drafter's pass over b to *sum (its time in gpu_s). */
+static void add_pass(const sim_spec *sp, const mdl_batch *b, mdl_step *sum)
 {
     mdl_step one;
-    mdl_cost_step(&rp->pool->spec.head, b, &one);
-    rp->spec_draft_s += one.gpu_s;
-    step->time_s += one.gpu_s;
-    step->gpu_s += one.gpu_s;
-    if (prefill) step->prefill_s += one.gpu_s;
-    else step->decode_s += one.gpu_s;
-    step->flops += one.flops;
-    step->bytes += one.bytes;
+    mdl_cost_step(&sp->head, b, &one);
+    sum->gpu_s += one.gpu_s;
+    sum->flops += one.flops;
+    sum->bytes += one.bytes;
+}
+
+/* The drafter's passes d, as the step's prefill or decode work and as
+ * drafting time. */
+static void charge(sim__replica *rp, const mdl_step *d, mdl_step *step, bool prefill)
+{
+    rp->spec_draft_s += d->gpu_s;
+    step->time_s += d->gpu_s;
+    step->gpu_s += d->gpu_s;
+    if (prefill) step->prefill_s += d->gpu_s;
+    else step->decode_s += d->gpu_s;
+    step->flops += d->flops;
+    step->bytes += d->bytes;
 }
 
 /* A draft model keeps a KV cache of its own, so it computes every prompt
- * chunk the target does (vLLM V0 runs the proposer on each prefill); a
- * head on the target's hidden states drafts from the verification pass. */
+ * chunk the target does (vLLM V0's _run_no_spec sends a step's input to
+ * the proposer too); a head on the target's hidden states drafts from the
+ * verification pass alone. */
 static void draft_prefill(sim__replica *rp, const mdl_batch *b, mdl_step *step)
 {
     if (rp->pool->spec.method != SIM_SPEC_DRAFT || b->n_prefill == 0) return;
@@ -70,7 +80,9 @@ static void draft_prefill(sim__replica *rp, const mdl_batch *b, mdl_step *step)
     pre.n_decode = 0;
     pre.decode_context = 0;
     pre.decode_width = 0;
-    add_pass(rp, &pre, step, true);
+    mdl_step d = {0};
+    add_pass(&rp->pool->spec, &pre, &d);
+    charge(rp, &d, step, true);
 }
 
 /* The drafter's K passes: the first over every verified position (it
@@ -84,11 +96,13 @@ void sim__sp_draft_cost(sim__replica *rp, const mdl_batch *b, mdl_step *step)
     draft_prefill(rp, b, step);
     int32_t n = b->n_decode;
     if (rp->spec_width <= 1 || sp->method == SIM_SPEC_NGRAM || n == 0) return;
+    mdl_step d = {0};
     for (int pass = 0; pass < sp->k; pass++) {
-        mdl_batch d = {.n_decode = n, .decode_context = b->decode_context + (int64_t)n * pass,
-                       .decode_width = pass == 0 ? rp->spec_width : 1};
-        add_pass(rp, &d, step, false);
+        mdl_batch one = {.n_decode = n, .decode_context = b->decode_context + (int64_t)n * pass,
+                         .decode_width = pass == 0 ? rp->spec_width : 1};
+        add_pass(sp, &one, &d);
     }
+    charge(rp, &d, step, false);
 }
 
 /* A uniform on [0, 1) from the run's seed, the request and its progress:
