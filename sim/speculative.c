@@ -12,7 +12,8 @@
  * drafter that writes KV (EAGLE, MTP); the target verifies the K + 1
  * positions in one forward pass, the rejection sampler keeps the accepted
  * prefix and one token of its own, and the drafter then proposes the next
- * K, in K passes of its own.
+ * K, in K passes of its own.  A draft model (vLLM V0's; V1 refuses it)
+ * drafts the same way and prefills every prompt besides.
  */
 #include "sim_int.h"
 
