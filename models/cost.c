@@ -556,6 +556,31 @@ void mdl_cost_step(const mdl_cost *cm, const mdl_batch *b, mdl_step *out)
 
 /* ---- a speculative drafter ---- */
 
+/* A drafter costed as a roofline beside the target, on the same GPU at the
+ * target's precision and efficiencies: the target's measurements (a
+ * table, a fit) are not the drafter's, so a target of another kind lends
+ * only the GPU's default efficiencies.  The engine's step pays the fixed
+ * costs once -- the host's, and the iteration overhead (scheduling,
+ * sampling, launch) -- so the drafter's passes pay none of their own.
+ * It runs on the last pipeline stage only, split over the target's
+ * tensor-parallel GPUs, its experts over ep (NULL: split by tp). */
+static void drafter(const mdl_cost *target, const mdl_model *m, const mdl_ep *ep,
+                    mdl_cost *out)
+{
+    *out = *target;
+    if (target->kind != MDL_COST_ROOFLINE) {
+        out->mfu = target->gpu.mfu;
+        out->mbu = target->gpu.mbu;
+        out->attn_efficiency = 1;
+    }
+    out->kind = MDL_COST_ROOFLINE;
+    out->table = NULL;
+    out->host_step_s = out->host_step_s_per_seq = 0;
+    out->overhead_s = 0;
+    out->model = *m;
+    mdl_cost_set_parallel(out, target->tp, 1, ep);
+}
+
 void mdl_cost_draft_head(const mdl_cost *target, bool moe, int vocab, int fc_inputs,
                          mdl_cost *out, double *weight_bytes)
 {
@@ -575,17 +600,14 @@ void mdl_cost_draft_head(const mdl_cost *target, bool moe, int vocab, int fc_inp
     double fc = (double)fc_inputs * m.hidden * m.hidden, table = (double)vocab * m.hidden;
     m.params = c.total + fc;
     m.active_params = c.active + fc;
-    *out = *target;
-    out->kind = MDL_COST_ROOFLINE;
-    out->table = NULL; /* the target's measurements are not the head's */
-    /* the engine's step pays its fixed costs once: the host's, and the
-     * iteration overhead (scheduling, sampling, launch) of the step */
-    out->host_step_s = out->host_step_s_per_seq = 0;
-    out->overhead_s = 0;
-    out->model = m;
-    mdl_cost_set_parallel(out, target->tp, 1, &target->ep); /* on the last stage only */
+    drafter(target, &m, &target->ep, out);
     bool own_head = vocab != target->model.vocab;
     *weight_bytes = (m.params - (own_head ? 0 : table)) * m.weight_bytes_per_param;
+}
+
+void mdl_cost_draft_model(const mdl_cost *target, const mdl_model *draft, mdl_cost *out)
+{
+    drafter(target, draft, NULL, out);
 }
 
 /* ---- runs of decode-only iterations ---- */

@@ -87,19 +87,21 @@ static void account_energy(sim__replica *rp, int64_t steps, double dur, double f
     rp->kv_token_s += 0.5 * (double)(kv_tokens_at(rp, 0) + kv_tokens_at(rp, steps - 1)) * dur;
 }
 
-/* Speculative decoding: the steps that speculated, with the drafter's time
- * and the rest (the target's verification, and the host's), and the
- * decode steps that did not (disable_by_batch_size, the budget). */
+/* Speculative decoding: the drafter's time (a draft model's prefill of
+ * the prompt chunks too, in any step), the rest of the steps that
+ * speculated (the target's verification, and the host's), and the decode
+ * steps that did not (disable_by_batch_size, the budget). */
 static void account_speculation(sim__replica *rp, int64_t steps, double dur)
 {
-    if (rp->pool->spec.method == SIM_SPEC_NONE || !(rp->decodes || rp->run_decode_only)) return;
+    if (rp->pool->spec.method == SIM_SPEC_NONE) return;
+    double draft = rp->run_decode_only ? 0 : fmin(rp->spec_draft_s, dur);
+    rp->spec_drafting_s += draft;
+    if (!(rp->decodes || rp->run_decode_only)) return;
     if (rp->spec_width <= 1) {
         rp->spec_off_steps += steps;
         return;
     }
-    double draft = rp->spec_draft_s < dur ? rp->spec_draft_s : dur;
     rp->spec_steps++;
-    rp->spec_drafting_s += draft;
     rp->spec_verify_s += dur - draft;
 }
 

@@ -793,9 +793,10 @@ static void start_single(sim__replica *rp)
         b.decode_width = rp->spec_width;
     }
     const sim_pool *p = rp->pool;
+    rp->spec_draft_s = 0;
     if (b.n_prefill || b.n_decode) {
         mdl_cost_step(&p->cost, &b, &rp->cost);
-        if (rp->spec_width > 1) sim__sp_draft_cost(rp, b.n_decode, b.decode_context, &rp->cost);
+        if (p->spec.method != SIM_SPEC_NONE) sim__sp_draft_cost(rp, &b, &rp->cost);
     } else {
         rp->cost = (mdl_step){0}; /* only moving swapped KV caches */
     }

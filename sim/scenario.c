@@ -101,12 +101,13 @@ static const util_field scheduler_fields[] = {
 };
 
 /* cluster.speculative: names as vLLM's speculative config has them. */
-const char *const sim_spec_methods[] = {"eagle", "eagle3", "mtp", "ngram", NULL};
+const char *const sim_spec_methods[] = {"eagle", "eagle3", "mtp", "ngram", "draft", NULL};
 
 static const util_field speculative_fields[] = {
     {.key = "method", .type = UTIL_T_STRING, .choices = sim_spec_methods, .flags = UTIL_REQUIRED,
      .doc = "the drafter: eagle or eagle3 (a one-layer head on the target's hidden states), mtp "
-            "(the model's multi-token-prediction layer), ngram (prompt lookup, on the host)"},
+            "(the model's multi-token-prediction layer), ngram (prompt lookup, on the host), "
+            "draft (a smaller model of the same vocabulary, draft_model)"},
     {.key = "num_speculative_tokens", .type = UTIL_T_INTEGER, .unit = "tokens", .min = 1,
      .max = SIM_SPEC_MAX_K, .flags = UTIL_REQUIRED,
      .doc = "K: drafts proposed per sequence per step, and verified with it as K + 1 positions"},
@@ -115,6 +116,11 @@ static const util_field speculative_fields[] = {
      .max = 1e6, .doc = "speculation is off in a step while more sequences than this are running"},
     {.key = "draft_vocab_size", .type = UTIL_T_INTEGER, .unit = "tokens", .min = 1, .max = 1e7,
      .doc = "eagle3: the head's own vocabulary (default 32000, as EAGLE-3's Llama-3.1 heads)"},
+    {.key = "draft_model", .type = UTIL_T_NAME_OR_OBJECT, .sub = mdl_model_fields,
+     .check = mdl_check_model_id,
+     .doc = "draft: the draft model, a catalog id or an inline model (or {\"hf_config\": "
+            "PATH}, as cluster.model), of the target's vocabulary; it runs on the target's "
+            "GPUs at its precision"},
     {0},
 };
 
@@ -315,19 +321,30 @@ static void inherit_pools(cJSON *root)
  * engine presets (which read the model's context) and validation (which
  * checks the result as an inline model).  Pools have inherited the
  * cluster's model by now, so each expands its own copy. */
+static int expand_pool_models(cJSON *pool, const char *path, const char *base_dir, util_diag *d)
+{
+    char *mpath = util_xasprintf("%s.model", path);
+    char *dpath = util_xasprintf("%s.speculative.draft_model", path);
+    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(pool, "speculative");
+    int rc = mdl_hf_expand(cJSON_GetObjectItemCaseSensitive(pool, "model"), mpath, base_dir, d);
+    if (mdl_hf_expand(cJSON_GetObjectItemCaseSensitive(spec, "draft_model"), dpath, base_dir, d))
+        rc = UTIL_EINPUT;
+    free(mpath);
+    free(dpath);
+    return rc;
+}
+
 static int expand_models(cJSON *root, const char *base_dir, util_diag *d)
 {
     cJSON *cluster = cJSON_GetObjectItemCaseSensitive(root, "cluster");
-    int rc = mdl_hf_expand(cJSON_GetObjectItemCaseSensitive(cluster, "model"), "cluster.model",
-                           base_dir, d);
+    int rc = expand_pool_models(cluster, "cluster", base_dir, d);
     cJSON *pools = cJSON_GetObjectItemCaseSensitive(cluster, "pools"), *p;
     if (!cJSON_IsArray(pools)) return rc;
     int i = 0;
     cJSON_ArrayForEach(p, pools)
     {
-        char *path = util_xasprintf("cluster.pools[%d].model", i++);
-        if (mdl_hf_expand(cJSON_GetObjectItemCaseSensitive(p, "model"), path, base_dir, d))
-            rc = UTIL_EINPUT;
+        char *path = util_xasprintf("cluster.pools[%d]", i++);
+        if (expand_pool_models(p, path, base_dir, d)) rc = UTIL_EINPUT;
         free(path);
     }
     return rc;
@@ -651,6 +668,35 @@ static int check_pool(const sim_pool *p, const char *path, util_diag *d)
     return rc;
 }
 
+/* The KV blocks the pool's memory leaves beside its model and what sits
+ * beside it (NULL: nothing); d NULL: only whether any is left. */
+static int cache_blocks(const sim_pool *p, const mdl_beside *beside, const char *path,
+                        int64_t *blocks, util_diag *d)
+{
+    util_diag quiet;
+    util_diag_init(&quiet);
+    int rc = mdl_kv_capacity_blocks(&p->cost.gpu, &p->cost.model, p->tensor_parallel,
+                                    p->pipeline_parallel, p->gpu_memory_utilization,
+                                    p->activation_reserve_bytes, p->block_tokens, beside,
+                                    path ? path : "", blocks, d ? d : &quiet);
+    util_diag_fini(&quiet);
+    return rc;
+}
+
+/* The target fits but not with its draft model beside it: the draft is
+ * what to change, so the message names it. */
+static int draft_too_big(const sim_pool *p, const char *path, util_diag *d)
+{
+    const mdl_cost *dc = &p->spec.head;
+    return util_diag_add(d, "%s.speculative.draft_model: %s (%.1f GB of weights, %.0f KiB of KV "
+                            "a token) does not fit beside %s on %d GPU%s (%s) at "
+                            "gpu_memory_utilization %g: no room is left for the KV cache; "
+                            "a smaller draft model, or more GPUs (tensor_parallel)",
+                         path, dc->model.id, p->spec.head_weight_bytes / 1e9,
+                         p->spec.head_kv_bytes_per_token / 1024, p->cost.model.id, p->gpus,
+                         p->gpus == 1 ? "" : "s", p->cost.gpu.id, p->gpu_memory_utilization);
+}
+
 /* The KV cache: a block count given, or what memory leaves for it. */
 static int size_cache(sim_pool *p, cJSON *sched, const char *path, util_diag *d)
 {
@@ -667,12 +713,12 @@ static int size_cache(sim_pool *p, cJSON *sched, const char *path, util_diag *d)
         p->kv_blocks = (int64_t)blocks->valuedouble;
         return UTIL_OK;
     }
-    char *mpath = util_xasprintf("%s.model", path);
     mdl_beside drafter = {p->spec.head_weight_bytes, p->spec.head_kv_bytes_per_token};
-    int rc = mdl_kv_capacity_blocks(&p->cost.gpu, &p->cost.model, p->tensor_parallel,
-                                    p->pipeline_parallel,
-                                    p->gpu_memory_utilization, p->activation_reserve_bytes,
-                                    p->block_tokens, &drafter, mpath, &p->kv_blocks, d);
+    if (p->spec.method == SIM_SPEC_DRAFT && !cache_blocks(p, NULL, NULL, &p->kv_blocks, NULL) &&
+        cache_blocks(p, &drafter, NULL, &p->kv_blocks, NULL))
+        return draft_too_big(p, path, d);
+    char *mpath = util_xasprintf("%s.model", path);
+    int rc = cache_blocks(p, &drafter, mpath, &p->kv_blocks, d);
     free(mpath);
     return rc;
 }
@@ -755,8 +801,7 @@ static void check_params(const mdl_model *m, const char *path, util_diag *warnin
 
 /* quantization and kv_cache_dtype, with what the pool's engine serves
  * weight-only on a GPU that lacks the dtype. */
-static int apply_precision(sim_pool *p, const cJSON *obj, const mdl_catalog *cat,
-                           const char *path, util_diag *d)
+static mdl_precision pool_precision(const cJSON *obj, const mdl_catalog *cat)
 {
     mdl_precision pr = {
         .quant = (mdl_quant)util_json_choice(obj, "quantization", mdl_quantizations),
@@ -766,6 +811,13 @@ static int apply_precision(sim_pool *p, const cJSON *obj, const mdl_catalog *cat
     const cJSON *wo = cJSON_GetObjectItemCaseSensitive(mdl_catalog_find_engine(cat, pr.engine),
                                                        "weight_only");
     pr.weight_only = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(wo, mdl_quantizations[pr.quant]));
+    return pr;
+}
+
+static int apply_precision(sim_pool *p, const cJSON *obj, const mdl_catalog *cat,
+                           const char *path, util_diag *d)
+{
+    mdl_precision pr = pool_precision(obj, cat);
     return mdl_precision_apply(&p->cost, &pr, path, d);
 }
 
@@ -857,9 +909,62 @@ static int read_acceptance(sim_accept *acc, int k, const cJSON *o, const char *p
     return UTIL_OK;
 }
 
+/* method draft: the draft model, costed on the target's GPUs at the
+ * pool's precision.  It must share the target's vocabulary (vLLM V0's
+ * SpecDecodeWorker asserts the two vocabulary sizes equal: the target
+ * verifies the draft's token ids) and split over its tensor-parallel
+ * group as the target does. */
+static int read_draft_model(sim_pool *p, const cJSON *obj, const cJSON *v, const char *path,
+                            const mdl_catalog *cat, util_diag *d)
+{
+    sim_spec *sp = &p->spec;
+    const mdl_model *t = &p->cost.model;
+    mdl_model dm;
+    resolve_model(v, cat, &dm);
+    int tp = p->tensor_parallel;
+    if (dm.vocab != t->vocab)
+        return util_diag_add(d, "%s.speculative.draft_model: %s's vocabulary (%d tokens) is not "
+                                "the target %s's (%d): the target verifies the draft's tokens, "
+                                "so both need one tokenizer", path, dm.id, dm.vocab, t->id,
+                             t->vocab);
+    if (dm.heads % tp || (dm.kv_heads % tp && tp % dm.kv_heads))
+        return util_diag_add(d, "%s.speculative.draft_model: tensor_parallel %d does not divide "
+                                "%s's heads (%d), or its KV heads (%d) are neither split evenly "
+                                "nor replicated evenly: the draft runs on the target's GPUs",
+                             path, tp, dm.id, dm.heads, dm.kv_heads);
+    mdl_cost_draft_model(&p->cost, &dm, &sp->head);
+    mdl_precision pr = pool_precision(obj, cat);
+    if (mdl_precision_apply(&sp->head, &pr, path, d)) return UTIL_EINPUT;
+    sp->head_weight_bytes = sp->head.weight_bytes;
+    /* in the target's shards: a draft whose KV heads are replicated over
+     * more of the GPUs keeps more of its KV on each */
+    sp->head_kv_bytes_per_token = sp->head.kv_bytes_per_token * mdl_model_kv_shards(t, tp) /
+                                  mdl_model_kv_shards(&sp->head.model, tp);
+    return UTIL_OK;
+}
+
+/* The keys that belong to one method: draft_vocab_size to eagle3,
+ * draft_model to draft (and draft needs it). */
+static int check_method_keys(const sim_spec *sp, const cJSON *o, const char *path, util_diag *d)
+{
+    if (util_json_member(o, "draft_vocab_size") && sp->method != SIM_SPEC_EAGLE3)
+        return util_diag_add(d, "%s.speculative.draft_vocab_size: applies only to method eagle3 "
+                                "(the others draft in the target's vocabulary)", path);
+    bool model = util_json_member(o, "draft_model") != NULL;
+    if (model && sp->method != SIM_SPEC_DRAFT)
+        return util_diag_add(d, "%s.speculative.draft_model: applies only to method draft (%s "
+                                "drafts with %s)", path, sim_spec_methods[sp->method],
+                             sp->method == SIM_SPEC_NGRAM ? "prompt lookup" : "a head of its own");
+    if (!model && sp->method == SIM_SPEC_DRAFT)
+        return util_diag_add(d, "%s.speculative.draft_model: missing (method draft needs the "
+                                "draft model: a catalog id or an inline model)", path);
+    return UTIL_OK;
+}
+
 /* cluster.speculative (a pool's own or inherited), with its drafter's
  * cost and memory beside the target's. */
-static int read_speculative(sim_pool *p, const cJSON *obj, const char *path, util_diag *d)
+static int read_speculative(sim_pool *p, const cJSON *obj, const char *path,
+                            const mdl_catalog *cat, util_diag *d)
 {
     sim_spec *sp = &p->spec;
     *sp = (sim_spec){.method = SIM_SPEC_NONE};
@@ -870,9 +975,7 @@ static int read_speculative(sim_pool *p, const cJSON *obj, const char *path, uti
     const cJSON *off = util_json_member(o, "disable_by_batch_size");
     sp->disable_above = off ? (int64_t)off->valuedouble : 0;
     const cJSON *dv = util_json_member(o, "draft_vocab_size");
-    if (dv && sp->method != SIM_SPEC_EAGLE3)
-        return util_diag_add(d, "%s.speculative.draft_vocab_size: applies only to method eagle3 "
-                                "(the others draft in the target's vocabulary)", path);
+    if (check_method_keys(sp, o, path, d)) return UTIL_EINPUT;
     char *spath = util_xasprintf("%s.speculative", path);
     int rc = read_acceptance(&sp->accept, sp->k, o, spath, d);
     free(spath);
@@ -893,6 +996,8 @@ static int read_speculative(sim_pool *p, const cJSON *obj, const char *path, uti
     case SIM_SPEC_MTP:
         mdl_cost_draft_head(&p->cost, true, m->vocab, 2, &sp->head, &sp->head_weight_bytes);
         break;
+    case SIM_SPEC_DRAFT:
+        return read_draft_model(p, obj, util_json_member(o, "draft_model"), path, cat, d);
     case SIM_SPEC_NGRAM:
     case SIM_SPEC_NONE: layer_kv = 0; break;
     }
@@ -924,7 +1029,7 @@ static int build_pool(sim_pool *p, cJSON *obj, const char *path, const mdl_catal
     p->engine = util_json_member(obj, "engine")->valuestring;
     read_host(p, cJSON_GetObjectItemCaseSensitive(obj, "host"));
     if (check_pool(p, path, d)) rc = UTIL_EINPUT;
-    if (read_speculative(p, obj, path, d)) rc = UTIL_EINPUT;
+    if (read_speculative(p, obj, path, cat, d)) rc = UTIL_EINPUT;
     else if (size_cache(p, sched, path, d)) rc = UTIL_EINPUT;
     return rc;
 }

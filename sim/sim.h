@@ -67,7 +67,7 @@ typedef struct sim_accept {
     double mean; /* accepted drafts per verification */
 } sim_accept;
 typedef enum { SIM_SPEC_NONE = -1, SIM_SPEC_EAGLE, SIM_SPEC_EAGLE3, SIM_SPEC_MTP,
-               SIM_SPEC_NGRAM } sim_spec_method;
+               SIM_SPEC_NGRAM, SIM_SPEC_DRAFT } sim_spec_method;
 extern const char *const sim_spec_methods[]; /* by sim_spec_method, NULL-terminated */
 typedef struct sim_spec {
     sim_spec_method method;
@@ -80,9 +80,11 @@ typedef struct sim_spec {
     sim_accept accept;          /* the pool's acceptance ... */
     sim_accept *by_class;       /* ... or a class's own (workload.classes[].speculative),
                                  * one a class, NULL when no class sets its own; owned */
-    mdl_cost head;              /* the drafter's one forward pass (eagle, eagle3, mtp) */
+    mdl_cost head;              /* the drafter's one forward pass: a one-layer head (eagle,
+                                 * eagle3, mtp), or the whole draft model (draft) */
     double head_weight_bytes;   /* its weights beside the target's, all GPUs */
-    double head_kv_bytes_per_token; /* the KV its layer keeps, all GPUs */
+    double head_kv_bytes_per_token; /* the KV its layers keep, all GPUs, in the target's
+                                     * shards (mdl_model_kv_shards) */
 } sim_spec;
 
 /* Identical replicas of one model on one kind of GPU, run by one engine.

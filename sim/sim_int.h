@@ -464,7 +464,8 @@ typedef struct sim__replica {
     mdl_step cost;         /* of a single (non-run) iteration */
     /* speculative decoding in it (sim/speculative.c): positions each
      * decoder verifies (1: none), the KV tokens each holds beyond its
-     * context for them and the drafter's lookahead, and the drafter's time */
+     * context for them and the drafter's lookahead, and the drafter's time
+     * in a single step (a decode run has none) */
     int32_t spec_width, kv_pad;
     double spec_draft_s;
     /* the engine's step pipeline (docs/engines.md): what its scheduler had
@@ -493,9 +494,11 @@ typedef struct sim__replica {
 void sim__sp_plan(sim__replica *rp);
 /* No speculation in the step being planned (a prefill-only iteration). */
 void sim__sp_off(sim__replica *rp);
-/* The drafter's time for the step planned, its passes over n sequences of
- * context sum ctx, added to *step. */
-void sim__sp_draft_cost(sim__replica *rp, int32_t n, int64_t ctx, mdl_step *step);
+/* The drafter's time for the single step planned as batch b, added to
+ * *step and to rp->spec_draft_s (which the step set to 0): a draft model's pass over the
+ * step's prompt chunks, and, if the step speculates, the K passes over
+ * its decoders. */
+void sim__sp_draft_cost(sim__replica *rp, const mdl_batch *b, mdl_step *step);
 /* The drafts of r's last step that its verification accepted, 0..K: drawn
  * from its class's acceptance on a stream of its own (a hash of the seed,
  * its id and the tokens it had), so a request accepts the same drafts

@@ -12,7 +12,8 @@
  * drafter that writes KV (EAGLE, MTP); the target verifies the K + 1
  * positions in one forward pass, the rejection sampler keeps the accepted
  * prefix and one token of its own, and the drafter then proposes the next
- * K, in K passes of its own.
+ * K, in K passes of its own.  A draft model (vLLM V0's; V1 refuses it)
+ * drafts the same way and prefills every prompt besides.
  */
 #include "sim_int.h"
 
@@ -46,31 +47,63 @@ void sim__sp_plan(sim__replica *rp)
     rp->kv_pad = sp->pad; /* the drafts' slots, then the drafter's */
 }
 
+/* Adds the drafter's pass over b to *sum (its time in gpu_s). */
+static void add_pass(const sim_spec *sp, const mdl_batch *b, mdl_step *sum)
+{
+    mdl_step one;
+    mdl_cost_step(&sp->head, b, &one);
+    sum->gpu_s += one.gpu_s;
+    sum->flops += one.flops;
+    sum->bytes += one.bytes;
+}
+
+/* The drafter's passes d, as the step's prefill or decode work and as
+ * drafting time. */
+static void charge(sim__replica *rp, const mdl_step *d, mdl_step *step, bool prefill)
+{
+    rp->spec_draft_s += d->gpu_s;
+    step->time_s += d->gpu_s;
+    step->gpu_s += d->gpu_s;
+    if (prefill) step->prefill_s += d->gpu_s;
+    else step->decode_s += d->gpu_s;
+    step->flops += d->flops;
+    step->bytes += d->bytes;
+}
+
+/* A draft model keeps a KV cache of its own, so it computes every prompt
+ * chunk the target does (vLLM V0's _run_no_spec sends a step's input to
+ * the proposer too); a head on the target's hidden states drafts from the
+ * verification pass alone. */
+static void draft_prefill(sim__replica *rp, const mdl_batch *b, mdl_step *step)
+{
+    if (rp->pool->spec.method != SIM_SPEC_DRAFT || b->n_prefill == 0) return;
+    mdl_batch pre = *b;
+    pre.n_decode = 0;
+    pre.decode_context = 0;
+    pre.decode_width = 0;
+    mdl_step d = {0};
+    add_pass(&rp->pool->spec, &pre, &d);
+    charge(rp, &d, step, true);
+}
+
 /* The drafter's K passes: the first over every verified position (it
- * reads the target's hidden states of all of them), the next K - 1 over
- * one position a sequence, each attending its own one-layer KV.  n-gram
- * lookup runs on the host and costs the GPU nothing. */
-void sim__sp_draft_cost(sim__replica *rp, int32_t n, int64_t ctx, mdl_step *step)
+ * reads the target's hidden states of all of them, or, a draft model, the
+ * tokens the verification kept), the next K - 1 over one position a
+ * sequence, each attending its own KV.  n-gram lookup runs on the host
+ * and costs the GPU nothing. */
+void sim__sp_draft_cost(sim__replica *rp, const mdl_batch *b, mdl_step *step)
 {
     const sim_spec *sp = &rp->pool->spec;
-    rp->spec_draft_s = 0;
+    draft_prefill(rp, b, step);
+    int32_t n = b->n_decode;
     if (rp->spec_width <= 1 || sp->method == SIM_SPEC_NGRAM || n == 0) return;
-    mdl_step one;
-    double t = 0, flops = 0, bytes = 0;
+    mdl_step d = {0};
     for (int pass = 0; pass < sp->k; pass++) {
-        mdl_batch b = {.n_decode = n, .decode_context = ctx + (int64_t)n * pass,
-                       .decode_width = pass == 0 ? rp->spec_width : 1};
-        mdl_cost_step(&sp->head, &b, &one);
-        t += one.gpu_s;
-        flops += one.flops;
-        bytes += one.bytes;
+        mdl_batch one = {.n_decode = n, .decode_context = b->decode_context + (int64_t)n * pass,
+                         .decode_width = pass == 0 ? rp->spec_width : 1};
+        add_pass(sp, &one, &d);
     }
-    rp->spec_draft_s = t;
-    step->time_s += t;
-    step->gpu_s += t;
-    step->decode_s += t;
-    step->flops += flops;
-    step->bytes += bytes;
+    charge(rp, &d, step, false);
 }
 
 /* A uniform on [0, 1) from the run's seed, the request and its progress:

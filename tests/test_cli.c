@@ -283,7 +283,7 @@ static void test_catalog_keys(void)
     cJSON *j = cJSON_Parse(r.out);
     ok(j != NULL, "catalog --json prints JSON");
     is_int(cJSON_GetArraySize(cJSON_GetObjectItem(j, "gpus")), 14, "catalog --json: 14 GPUs");
-    is_int(cJSON_GetArraySize(cJSON_GetObjectItem(j, "models")), 21, "and 21 models");
+    is_int(cJSON_GetArraySize(cJSON_GetObjectItem(j, "models")), 22, "and 22 models");
     ok(util_json_get(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "gpus"), 0), "source") != NULL,
        "each entry carries its source");
     cJSON_Delete(j);

@@ -437,6 +437,34 @@ static void test_json_reason(void)
     free(scen);
 }
 
+/* Speculative decoding's draft model: each refusal names
+ * cluster.speculative.draft_model. */
+static void test_draft_model(void)
+{
+    const char *spec = "cluster.speculative={\"method\": \"draft\", "
+                       "\"num_speculative_tokens\": 4, \"acceptance_rate\": 0.6, "
+                       "\"draft_model\": %s}";
+    char *other = util_xasprintf("{\"hf_config\": \"%s/tests/hf_configs/mistral-nemo-12b\"}",
+                                 root);
+    char *vocab = util_xasprintf(spec, other), *big = util_xasprintf(spec, "\"llama-3.1-70b\"");
+    refused("a draft model of another vocabulary",
+            "cluster.speculative.draft_model: mistral-nemo-12b's vocabulary (131072 tokens) is "
+            "not the target llama-3.1-8b's (128256)", quick, vocab, NULL, NULL);
+    refused("a draft model that leaves no room for the KV cache",
+            "cluster.speculative.draft_model: llama-3.1-70b (141.2 GB of weights", quick, big,
+            NULL, NULL);
+    refused("method draft without draft_model", "cluster.speculative.draft_model: missing", quick,
+            "cluster.speculative={\"method\": \"draft\", \"num_speculative_tokens\": 4, "
+            "\"acceptance_rate\": 0.6}", NULL, NULL);
+    refused("draft_model with method eagle",
+            "cluster.speculative.draft_model: applies only to method draft", quick,
+            "cluster.speculative={\"method\": \"eagle\", \"num_speculative_tokens\": 4, "
+            "\"acceptance_rate\": 0.6, \"draft_model\": \"llama-3.2-1b\"}", NULL, NULL);
+    free(other);
+    free(vocab);
+    free(big);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3 || !mkdtemp(dir)) return 1;
@@ -455,6 +483,7 @@ int main(int argc, char **argv)
     test_agent_over_trace();
     test_suggestions();
     test_json_reason();
+    test_draft_model();
     const char *junk[] = {"kept.db", "new.db", "trace.json", "far.csv", "ok.csv", "stdout",
                           "stderr", NULL};
     for (const char **p = junk; *p; p++) {

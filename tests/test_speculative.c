@@ -3,7 +3,9 @@
  * accepted drafts against the geometric closed form within their sampling
  * error, the exact token-budget and KV (lookahead) accounting of a
  * speculative step, disable_by_batch_size, the light-load gain and the
- * heavy-load loss, and the messages for bad keys.
+ * heavy-load loss, a draft model's passes, prefill and memory against
+ * their closed forms, and the messages for bad keys.  argv[1] is the
+ * source root (tests/hf_configs).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -318,6 +320,154 @@ static void test_deterministic(void)
     support_rows_fini(&b);
 }
 
+/* ---- method draft: Llama-3.2-1B drafting for Llama-3.1-8B ---- */
+
+#define DRAFT_SPEC "cluster.speculative={\"method\": \"draft\", \"draft_model\": " \
+    "\"llama-3.2-1b\", \"num_speculative_tokens\": 4, \"acceptance_rate\": "
+
+/* The same with another draft model (JSON text), acceptance 0.5. */
+#define DRAFT_OF(model) "cluster.speculative={\"method\": \"draft\", \"draft_model\": " \
+    model ", \"num_speculative_tokens\": 4, \"acceptance_rate\": 0.5}"
+
+static const char *root;
+
+/* A draft pass over one sequence at context c (its new tokens included)
+ * and width w, at batch size 1 memory-bound: Llama-3.2-1B's 1.24e9 BF16
+ * weights (its head is its embedding, read once) and its KV of 16 layers
+ * x 2 x 8 KV heads x 64 x 2 bytes a token for the c keys and the w - 1
+ * drafts, at mbu x the H100's bandwidth. */
+static double draft_pass_s(const sim_pool *p, double c, double w)
+{
+    double bytes = 1.24e9 * 2 + 16 * 2 * 8 * 64 * 2 * (c + w - 1);
+    return bytes / (p->cost.gpu.mem_bw * p->cost.mbu);
+}
+
+/* The draft model's pass over a prompt of n tokens, by the public cost
+ * model: the draft's roofline beside the pool's, at its precision. */
+static double draft_prefill_s(const sim_pool *p, int64_t n)
+{
+    mdl_cost c;
+    mdl_cost_draft_model(&p->cost, mdl_catalog_find_model(support_catalog, "llama-3.2-1b"), &c);
+    mdl_precision pr = {.quant = MDL_Q_NONE, .kv = MDL_KV_AUTO, .engine = "vllm-v1"};
+    util_diag d;
+    util_diag_init(&d);
+    mdl_precision_apply(&c, &pr, "test", &d);
+    util_diag_fini(&d);
+    mdl_chunk chunk = {.tokens = n, .cached = 0};
+    mdl_batch b = {.n_prefill = 1, .prefill_tokens = n, .prefill_sq = (double)n * n,
+                   .prefill_pairs = n * (n + 1) / 2.0, .chunks = &chunk};
+    mdl_step s;
+    mdl_cost_step(&c, &b, &s);
+    return s.gpu_s;
+}
+
+/* One request, prompt 200, 50 tokens, K = 4, nothing accepted: 49
+ * speculative steps, step j verifying context 200 + j, each drafting K
+ * passes (the first of width K + 1), and the prompt's one draft prefill. */
+static void test_draft_cost(void)
+{
+    const char *sets[] = {DRAFT_SPEC "0}", "stop.requests=1", "workload.output_tokens.value=50",
+                          NULL};
+    sim_scenario sc;
+    if (support_scenario(one_user, sets, &sc, NULL)) {
+        ok(0, "the draft scenario loads");
+        return;
+    }
+    sqlite3 *db = support_run_json(one_user, sets, false);
+    double want = draft_prefill_s(&sc.pools[0], 200);
+    for (int j = 1; j <= 49; j++)
+        for (int pass = 0; pass < 4; pass++)
+            want += draft_pass_s(&sc.pools[0], 200 + j + pass, pass == 0 ? 5 : 1);
+    is_int((int64_t)q(db, "SELECT spec_steps FROM replicas"), 49, "49 speculative steps");
+    double got = q(db, "SELECT spec_drafting_s FROM replicas");
+    is_near(got, want, 1e-12 * want, "drafting %.9f s: 4 passes of the 1B model a step and its "
+            "prefill, %.9f s", got, want);
+    /* the one step of a 2-token reply: K passes, no more */
+    const char *one[] = {DRAFT_SPEC "0}", "stop.requests=1", "workload.output_tokens.value=2",
+                         NULL};
+    sqlite3 *db1 = support_run_json(one_user, one, false);
+    double step = q(db1, "SELECT spec_drafting_s FROM replicas") -
+                  draft_prefill_s(&sc.pools[0], 200);
+    double passes = draft_pass_s(&sc.pools[0], 201, 5) + draft_pass_s(&sc.pools[0], 202, 1) +
+                    draft_pass_s(&sc.pools[0], 203, 1) + draft_pass_s(&sc.pools[0], 204, 1);
+    is_near(step, passes, 1e-12 * passes, "one step's drafting %.9f s = its 4 passes %.9f s",
+            step, passes);
+    sqlite3_close(db);
+    sqlite3_close(db1);
+    sim_scenario_fini(&sc);
+}
+
+/* At batch size 1 a step costs the target's pass and the draft's four:
+ * with acceptance 0.8 it emits 3.36 tokens on average and TPOT falls;
+ * with 0 it emits one and TPOT rises. */
+static void test_draft_tpot(void)
+{
+    const char *light[] = {"stop.requests=30", NULL};
+    const char *good[] = {"stop.requests=30", DRAFT_SPEC "0.8}", NULL};
+    const char *none[] = {"stop.requests=30", DRAFT_SPEC "0}", NULL};
+    const char *tpot = "SELECT avg(tpot_s) FROM request_metrics WHERE status = 'completed'";
+    sqlite3 *pl = support_run_json(one_user_plain, light, false);
+    sqlite3 *g = support_run_json(one_user_plain, good, false);
+    sqlite3 *z = support_run_json(one_user_plain, none, false);
+    ok(q(g, tpot) < q(pl, tpot), "acceptance 0.8: TPOT %.2f ms, plain %.2f ms", 1e3 * q(g, tpot),
+       1e3 * q(pl, tpot));
+    ok(q(z, tpot) > q(pl, tpot), "acceptance 0: TPOT %.2f ms, plain %.2f ms", 1e3 * q(z, tpot),
+       1e3 * q(pl, tpot));
+    sqlite3_close(pl);
+    sqlite3_close(g);
+    sqlite3_close(z);
+}
+
+/* The KV cache: what memory leaves beside the target's weights and the
+ * draft's, in blocks of the two models' KV a token (8 KV heads each, so
+ * one GPU holds all of both). */
+static void test_draft_memory(void)
+{
+    const char *sets[] = {"stop.requests=5", DRAFT_SPEC "0.5}", NULL};
+    const char *plain_sets[] = {"stop.requests=5", NULL};
+    sim_scenario sc;
+    if (support_scenario(one_user_plain, sets, &sc, NULL)) {
+        ok(0, "the draft scenario loads");
+        return;
+    }
+    const sim_pool *p = &sc.pools[0];
+    const mdl_model *t = mdl_catalog_find_model(support_catalog, "llama-3.1-8b");
+    double usable = p->cost.gpu.mem_bytes * p->gpu_memory_utilization;
+    double wt = 8.03e9 * 2, wd = 1.24e9 * 2, kvt = 32 * 2 * 8 * 128 * 2, kvd = 16 * 2 * 8 * 64 * 2;
+    is_near(mdl_model_weight_bytes(t), wt, 1e-6 * wt, "Llama-3.1-8B: %g bytes of weights",
+            mdl_model_weight_bytes(t));
+    int64_t alone = (int64_t)floor((usable - wt - p->activation_reserve_bytes) / (kvt * 16)) * 16;
+    int64_t beside = (int64_t)floor((usable - wt - wd - p->activation_reserve_bytes) /
+                                    ((kvt + kvd) * 16)) * 16;
+    sqlite3 *a = support_run_json(one_user_plain, plain_sets, false);
+    sqlite3 *b = support_run_json(one_user_plain, sets, false);
+    is_int((int64_t)q(a, "SELECT kv_capacity_tokens FROM replicas"), alone,
+           "alone: KV capacity %lld tokens", (long long)alone);
+    is_int((int64_t)q(b, "SELECT kv_capacity_tokens FROM replicas"), beside,
+           "beside the draft's weights, with its KV in every block: %lld tokens",
+           (long long)beside);
+    is_near(q(b, "SELECT weight_bytes - kv_bytes_per_token FROM replicas"),
+            wt + wd - kvt - kvd, 1, "the replica's weights and KV a token count the draft's");
+    sqlite3_close(a);
+    sqlite3_close(b);
+    sim_scenario_fini(&sc);
+}
+
+/* A target costed by another model lends the drafter the GPU's default
+ * efficiencies (its own mfu and mbu are the roofline's only): a linear
+ * target's EAGLE head drafts in finite time, the roofline's. */
+static void test_linear_target(void)
+{
+    const char *sets[] = {"stop.requests=3", "workload.output_tokens.value=20",
+                          "cluster.cost_model={\"kind\": \"linear\", \"decode_step_s\": 0.01}",
+                          NULL};
+    sqlite3 *db = support_run_json(one_user, sets, false);
+    double per_step = q(db, "SELECT spec_drafting_s / spec_steps FROM replicas");
+    ok(isfinite(per_step) && per_step > 0 && per_step < 0.01,
+       "linear target: %.6f s of EAGLE drafting a step", per_step);
+    sqlite3_close(db);
+}
+
 static void bad(const char *set, const char *want)
 {
     const char *sets[] = {set, NULL};
@@ -366,10 +516,23 @@ static void test_bad_input(void)
        errors ? errors : "accepted");
     sim_scenario_fini(&sc);
     free(errors);
+    bad("cluster.speculative.method=draft", "speculative.draft_model: missing");
+    bad("cluster.speculative.draft_model=llama-3.2-1b",
+        "speculative.draft_model: applies only to method draft");
+    bad(DRAFT_OF("\"llama-3.1-70b\""),
+        "speculative.draft_model: llama-3.1-70b (141.2 GB of weights, 320 KiB of KV a token) "
+        "does not fit beside llama-3.1-8b");
+    bad(DRAFT_OF("\"llama-3.2\""), "speculative.draft_model: unknown model 'llama-3.2'");
+    char *other = util_xasprintf(DRAFT_OF("{\"hf_config\": \"%s/tests/hf_configs/"
+                                          "mistral-nemo-12b\"}"), root);
+    bad(other, "speculative.draft_model: mistral-nemo-12b's vocabulary (131072 tokens) is not "
+               "the target llama-3.1-8b's (128256)");
+    free(other);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    root = argc > 1 ? argv[1] : ".";
     if (support_init()) return 1;
     test_geometric();
     test_rates_and_length();
@@ -381,6 +544,10 @@ int main(void)
     test_everywhere();
     test_moe_experts();
     test_deterministic();
+    test_draft_cost();
+    test_draft_tpot();
+    test_draft_memory();
+    test_linear_target();
     test_bad_input();
     support_fini();
     return tap_done();
