@@ -305,6 +305,10 @@ static void inherit_pools(cJSON *root)
                                        "scheduler", "host", "quantization", "kv_cache_dtype",
                                        "expert_parallel", "expert_skew", "expert_counts",
                                        "gpus_per_node", "network_gbs"};
+    /* speculation is a decoder's: a disaggregated cluster's prefill pool,
+     * which never decodes, does not take the cluster's drafter */
+    const char *prefill = cJSON_GetStringValue(
+        util_json_get(cluster, "disaggregated.prefill"));
     cJSON *p;
     cJSON_ArrayForEach(p, pools)
     {
@@ -312,6 +316,8 @@ static void inherit_pools(cJSON *root)
         inherit_keys(p, cluster, "scheduler");
         inherit_keys(p, cluster, "host");
         for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) copy_missing(p, cluster, keys[i]);
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "name"));
+        if (!prefill || !name || strcmp(name, prefill)) copy_missing(p, cluster, "speculative");
     }
 }
 

@@ -236,10 +236,9 @@ static void test_everywhere(void)
         {"cluster.scheduler.prefix_caching=true"},
         {"cluster.tensor_parallel=2", "cluster.pipeline_parallel=2"},
         {"cluster.model=qwen3-30b-a3b"},
-        {"cluster.pools=[{\"name\": \"P\"}, {\"name\": \"D\", \"speculative\": {\"method\": "
-         "\"eagle\", \"num_speculative_tokens\": 4, \"acceptance_rate\": 0.6}}]",
-         "cluster.disaggregated={\"prefill\": \"P\", \"decode\": \"D\", \"link_gbs\": 50}",
-         "--unset cluster.speculative"},
+        {"cluster.pools=[{\"name\": \"P\"}, {\"name\": \"D\"}]",
+         "cluster.disaggregated={\"prefill\": \"P\", \"decode\": \"D\", \"link_gbs\": 50}"},
+        {"cluster.pools=[{\"name\": \"A\"}, {\"name\": \"B\", \"gpu\": \"h200\"}]"},
     };
     double at[5] = {1}, mean, var;
     for (int i = 1; i <= 4; i++) at[i] = at[i - 1] * 0.6;
@@ -247,18 +246,13 @@ static void test_everywhere(void)
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         const char *sets[8] = {"workload.arrival.users=8", "stop.requests=300"};
         int n = 2;
-        bool unset = false;
-        for (int j = 0; j < 4 && cases[c][j]; j++)
-            if (!strncmp(cases[c][j], "--unset ", 8)) unset = true;
-            else sets[n++] = cases[c][j];
-        /* the disaggregated case: only the decode pool speculates */
-        char *json = util_xstrdup(one_user);
-        if (unset) {
-            char *at_spec = strstr(json, USER_SPEC);
-            memmove(at_spec, at_spec + strlen(USER_SPEC), strlen(at_spec + strlen(USER_SPEC)) + 1);
-        }
-        sqlite3 *db = support_run_json(json, sets, false);
-        free(json);
+        for (int j = 0; j < 4 && cases[c][j]; j++) sets[n++] = cases[c][j];
+        sqlite3 *db = support_run_json(one_user, sets, false);
+        if (strstr(cases[c][0], "pools"))
+            is_int((int64_t)q(db, "SELECT sum(spec_k = 4) * 10 + sum(spec_k = 0) FROM replicas"),
+                   cases[c][1] ? 11 : 20,
+                   "%s: the pools inherit cluster.speculative%s", cases[c][0],
+                   cases[c][1] ? ", but for the prefill pool, which never decodes" : "");
         is_int((int64_t)q(db, "SELECT count(*) FROM requests WHERE status = 'completed'"), 300,
                "%s: every request completed", cases[c][0]);
         is_int((int64_t)q(db, "SELECT sum(decode_tokens) FROM replicas"),
