@@ -605,9 +605,10 @@ void mdl_cost_draft_head(const mdl_cost *target, bool moe, int vocab, int fc_inp
     *weight_bytes = (m.params - (own_head ? 0 : table)) * m.weight_bytes_per_param;
 }
 
-void mdl_cost_draft_model(const mdl_cost *target, const mdl_model *draft, mdl_cost *out)
+void mdl_cost_draft_model(const mdl_cost *target, const mdl_model *draft, int tp, mdl_cost *out)
 {
     drafter(target, draft, NULL, out);
+    if (tp != target->tp) mdl_cost_set_parallel(out, tp, 1, NULL);
 }
 
 /* ---- runs of decode-only iterations ---- */

@@ -372,11 +372,12 @@ void mdl_cost_draft_head(const mdl_cost *target, bool moe, int vocab, int fc_inp
                          mdl_cost *out, double *weight_bytes);
 
 /* A draft model's forward pass (speculative decoding's method draft): the
- * whole model, as a roofline on the target's GPU, efficiencies and
- * tensor-parallel group, without the iteration overhead and host time
- * the target's step already pays.  Its widths are the draft model's own:
- * the caller applies the pool's precision (mdl_precision_apply) after. */
-void mdl_cost_draft_model(const mdl_cost *target, const mdl_model *draft, mdl_cost *out);
+ * whole model, as a roofline on the target's GPU and efficiencies, split
+ * over tp of its GPUs (vLLM's draft_tensor_parallel_size: 1, or the
+ * target's group), without the iteration overhead and host time the
+ * target's step already pays.  Its widths are the draft model's own: the
+ * caller applies the pool's precision (mdl_precision_apply) after. */
+void mdl_cost_draft_model(const mdl_cost *target, const mdl_model *draft, int tp, mdl_cost *out);
 
 /* k consecutive decode-only iterations of n sequences, the first with
  * context sum ctx0 and each next one with n more (every sequence grew by a

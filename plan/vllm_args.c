@@ -305,6 +305,9 @@ static void speculative(builder *b, const mdl_catalog *cat)
              !strcmp(method, "eagle") ? "EAGLE" : "EAGLE-3");
     cJSON_AddNumberToObject(config, "num_speculative_tokens",
                             number(b, "speculative.num_speculative_tokens"));
+    if (key(b, "speculative.draft_tensor_parallel_size"))
+        cJSON_AddNumberToObject(config, "draft_tensor_parallel_size",
+                                number(b, "speculative.draft_tensor_parallel_size"));
     if (key(b, "speculative.disable_by_batch_size")) {
         cJSON_AddNumberToObject(config, "disable_by_batch_size",
                                 number(b, "speculative.disable_by_batch_size"));

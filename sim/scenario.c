@@ -116,6 +116,9 @@ static const util_field speculative_fields[] = {
      .max = 1e6, .doc = "speculation is off in a step while more sequences than this are running"},
     {.key = "draft_vocab_size", .type = UTIL_T_INTEGER, .unit = "tokens", .min = 1, .max = 1e7,
      .doc = "eagle3: the head's own vocabulary (default 32000, as EAGLE-3's Llama-3.1 heads)"},
+    {.key = "draft_tensor_parallel_size", .type = UTIL_T_INTEGER, .min = 1, .max = 64,
+     .doc = "draft: the GPUs of the replica's tensor-parallel group the draft model runs on, 1 "
+            "or tensor_parallel (vLLM's two; default tensor_parallel)"},
     {.key = "draft_model", .type = UTIL_T_NAME_OR_OBJECT, .sub = mdl_model_fields,
      .check = mdl_check_model_id,
      .doc = "draft: the draft model, a catalog id or an inline model (or {\"hf_config\": "
@@ -927,7 +930,13 @@ static int read_draft_model(sim_pool *p, const cJSON *obj, const cJSON *v, const
     const mdl_model *t = &p->cost.model;
     mdl_model dm;
     resolve_model(v, cat, &dm);
-    int tp = p->tensor_parallel;
+    const cJSON *dtp = util_json_member(util_json_member(obj, "speculative"),
+                                        "draft_tensor_parallel_size");
+    int tp = dtp ? (int)dtp->valuedouble : p->tensor_parallel;
+    if (tp != 1 && tp != p->tensor_parallel)
+        return util_diag_add(d, "%s.speculative.draft_tensor_parallel_size: %d is neither 1 nor "
+                                "the target's tensor_parallel (%d), the two vLLM accepts", path,
+                             tp, p->tensor_parallel);
     if (dm.vocab != t->vocab)
         return util_diag_add(d, "%s.speculative.draft_model: %s's vocabulary (%d tokens) is not "
                                 "the target %s's (%d): the target verifies the draft's tokens, "
@@ -936,16 +945,28 @@ static int read_draft_model(sim_pool *p, const cJSON *obj, const cJSON *v, const
     if (dm.heads % tp || (dm.kv_heads % tp && tp % dm.kv_heads))
         return util_diag_add(d, "%s.speculative.draft_model: tensor_parallel %d does not divide "
                                 "%s's heads (%d), or its KV heads (%d) are neither split evenly "
-                                "nor replicated evenly: the draft runs on the target's GPUs",
-                             path, tp, dm.id, dm.heads, dm.kv_heads);
-    mdl_cost_draft_model(&p->cost, &dm, &sp->head);
+                                "nor replicated evenly: the draft runs on %d of the target's "
+                                "GPUs (draft_tensor_parallel_size 1 puts it on one)",
+                             path, tp, dm.id, dm.heads, dm.kv_heads, tp);
+    mdl_cost_draft_model(&p->cost, &dm, tp, &sp->head);
     mdl_precision pr = pool_precision(obj, cat);
     if (mdl_precision_apply(&sp->head, &pr, path, d)) return UTIL_EINPUT;
-    sp->head_weight_bytes = sp->head.weight_bytes;
-    /* in the target's shards: a draft whose KV heads are replicated over
-     * more of the GPUs keeps more of its KV on each */
-    sp->head_kv_bytes_per_token = sp->head.kv_bytes_per_token * mdl_model_kv_shards(t, tp) /
-                                  mdl_model_kv_shards(&sp->head.model, tp);
+    /* Beside the target, in its all-GPU terms.  On the target's group the
+     * draft's KV is in the target's shards: a draft whose KV heads are
+     * replicated over more of the GPUs keeps more of its KV on each.  On
+     * one GPU (tp 1) that GPU holds all of it, and since every GPU of the
+     * group holds as many KV blocks, the group holds what that one leaves:
+     * as if each of the target's GPUs held the draft. */
+    int group = p->tensor_parallel;
+    if (tp == group) {
+        sp->head_weight_bytes = sp->head.weight_bytes;
+        sp->head_kv_bytes_per_token = sp->head.kv_bytes_per_token * mdl_model_kv_shards(t, tp) /
+                                      mdl_model_kv_shards(&sp->head.model, tp);
+    } else { /* mdl_kv_capacity_blocks divides these by the GPUs and the KV's shards */
+        sp->head_weight_bytes = sp->head.weight_bytes * p->gpus;
+        sp->head_kv_bytes_per_token = sp->head.kv_bytes_per_token * mdl_model_kv_shards(t, group) *
+                                      p->pipeline_parallel;
+    }
     return UTIL_OK;
 }
 
@@ -961,6 +982,9 @@ static int check_method_keys(const sim_spec *sp, const cJSON *o, const char *pat
         return util_diag_add(d, "%s.speculative.draft_model: applies only to method draft (%s "
                                 "drafts with %s)", path, sim_spec_methods[sp->method],
                              sp->method == SIM_SPEC_NGRAM ? "prompt lookup" : "a head of its own");
+    if (util_json_member(o, "draft_tensor_parallel_size") && sp->method != SIM_SPEC_DRAFT)
+        return util_diag_add(d, "%s.speculative.draft_tensor_parallel_size: applies only to "
+                                "method draft (a head runs where the target does)", path);
     if (!model && sp->method == SIM_SPEC_DRAFT)
         return util_diag_add(d, "%s.speculative.draft_model: missing (method draft needs the "
                                 "draft model: a catalog id or an inline model)", path);

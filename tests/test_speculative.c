@@ -341,7 +341,8 @@ static double draft_pass_s(const sim_pool *p, double c, double w)
 static double draft_prefill_s(const sim_pool *p, int64_t n)
 {
     mdl_cost c;
-    mdl_cost_draft_model(&p->cost, mdl_catalog_find_model(support_catalog, "llama-3.2-1b"), &c);
+    mdl_cost_draft_model(&p->cost, mdl_catalog_find_model(support_catalog, "llama-3.2-1b"),
+                         p->tensor_parallel, &c);
     mdl_precision pr = {.quant = MDL_Q_NONE, .kv = MDL_KV_AUTO, .engine = "vllm-v1"};
     util_diag d;
     util_diag_init(&d);
@@ -410,6 +411,44 @@ static void test_draft_tpot(void)
     sqlite3_close(pl);
     sqlite3_close(g);
     sqlite3_close(z);
+}
+
+/* draft_tensor_parallel_size 1 on a TP-2 target: the draft's weights and
+ * all its KV sit on one GPU, and since both GPUs hold as many KV blocks,
+ * the replica holds what that GPU leaves; its passes run on one GPU. */
+static void test_draft_one_gpu(void)
+{
+    const char *sets[] = {"stop.requests=5", "cluster.tensor_parallel=2",
+                          "cluster.speculative={\"method\": \"draft\", \"draft_model\": "
+                          "\"llama-3.2-1b\", \"num_speculative_tokens\": 4, "
+                          "\"acceptance_rate\": 0.5, \"draft_tensor_parallel_size\": 1}",
+                          NULL};
+    sim_scenario sc;
+    if (support_scenario(one_user_plain, sets, &sc, NULL)) {
+        ok(0, "the draft scenario loads");
+        return;
+    }
+    const sim_pool *p = &sc.pools[0];
+    double usable = p->cost.gpu.mem_bytes * p->gpu_memory_utilization;
+    double wt = 8.03e9 * 2, wd = 1.24e9 * 2, kvt = 32 * 2 * 8 * 128 * 2, kvd = 16 * 2 * 8 * 64 * 2;
+    /* the first GPU: half the target and all the draft */
+    int64_t tokens = (int64_t)floor((usable - wt / 2 - wd - p->activation_reserve_bytes) /
+                                    ((kvt / 2 + kvd) * 16)) * 16;
+    sqlite3 *db = support_run_json(one_user_plain, sets, false);
+    is_int((int64_t)q(db, "SELECT kv_capacity_tokens FROM replicas"), tokens,
+           "draft on one of two GPUs: KV capacity %lld tokens, what that GPU leaves",
+           (long long)tokens);
+    sqlite3_close(db);
+    is_int(p->spec.head.tp, 1, "its passes are costed on one GPU");
+    mdl_batch b = {.n_decode = 1, .decode_context = 500, .decode_width = 1};
+    mdl_step one, two;
+    mdl_cost_step(&p->spec.head, &b, &one);
+    mdl_cost c;
+    mdl_cost_draft_model(&p->cost, mdl_catalog_find_model(support_catalog, "llama-3.2-1b"), 2, &c);
+    mdl_cost_step(&c, &b, &two);
+    ok(one.gpu_s > two.gpu_s, "a pass on one GPU (%.3f ms) is slower than on two (%.3f ms)",
+       1e3 * one.gpu_s, 1e3 * two.gpu_s);
+    sim_scenario_fini(&sc);
 }
 
 /* The KV cache: what memory leaves beside the target's weights and the
@@ -517,6 +556,12 @@ static void test_bad_input(void)
         "speculative.draft_model: llama-3.1-70b (141.2 GB of weights, 320 KiB of KV a token) "
         "does not fit beside llama-3.1-8b");
     bad(DRAFT_OF("\"llama-3.2\""), "speculative.draft_model: unknown model 'llama-3.2'");
+    bad("cluster.speculative={\"method\": \"draft\", \"draft_model\": \"llama-3.2-1b\", "
+        "\"num_speculative_tokens\": 4, \"acceptance_rate\": 0.5, "
+        "\"draft_tensor_parallel_size\": 2}",
+        "draft_tensor_parallel_size: 2 is neither 1 nor the target's tensor_parallel (1)");
+    bad("cluster.speculative.draft_tensor_parallel_size=1",
+        "speculative.draft_tensor_parallel_size: applies only to method draft");
     char *other = util_xasprintf(DRAFT_OF("{\"hf_config\": \"%s/tests/hf_configs/"
                                           "mistral-nemo-12b\"}"), root);
     bad(other, "speculative.draft_model: mistral-nemo-12b's vocabulary (131072 tokens) is not "
@@ -541,6 +586,7 @@ int main(int argc, char **argv)
     test_draft_cost();
     test_draft_tpot();
     test_draft_memory();
+    test_draft_one_gpu();
     test_linear_target();
     test_bad_input();
     support_fini();
