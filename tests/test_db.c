@@ -204,6 +204,8 @@ static void test_upgrade(const char *dir, const sim_scenario *sc)
                               "ALTER TABLE iterations DROP COLUMN gpu_start_s; "
                               "ALTER TABLE iterations DROP COLUMN gpu_end_s; "
                               "ALTER TABLE iterations DROP COLUMN client_s; "
+                              "ALTER TABLE iterations DROP COLUMN decode_tokens; "
+                              "ALTER TABLE iterations DROP COLUMN decode_accepted; "
                               "CREATE VIEW request_metrics AS SELECT run_id, id, replica, class, "
                               "task_id, call_index, slow, status, arrival_s, prompt_tokens, "
                               "output_tokens, first_token_s - arrival_s AS ttft_s, CASE WHEN "
@@ -243,7 +245,7 @@ static void test_upgrade(const char *dir, const sim_scenario *sc)
     record(rec, sc, SIM_STATUS_COMPLETED);
     rec_close(rec);
     sqlite3_open(path, &db);
-    is_int(support_q1(db, "PRAGMA user_version"), 8, "adding a run upgrades it to schema 8");
+    is_int(support_q1(db, "PRAGMA user_version"), 9, "adding a run upgrades it to schema 9");
     is_int(support_q1(db, "SELECT count(*) FROM replicas WHERE spec_k = 0 AND spec_steps = 0"),
            support_q1(db, "SELECT count(*) FROM replicas"),
            "with speculative decoding's columns, 0 in the old rows and the new");
