@@ -175,6 +175,13 @@ static void print_defs(const void *arg, FILE *out)
     an_definitions_print(arg, NULL, out);
 }
 
+/* The same rows, of a run that speculated: 2.17 tokens a chunk. */
+static void print_spec_defs(const void *arg, FILE *out)
+{
+    const an_chunks c = {true, 1000, 2170, 2.17};
+    an_definitions_print(arg, &c, out);
+}
+
 /* Every line of a stats table ends each cell at the same column: the
  * header's "max" and a row's last digit. */
 static void test_definitions(void)
@@ -232,6 +239,12 @@ static void test_definitions(void)
     }
     is_int(rows, AN_N_DEFINITIONS, "one row per definition");
     is_int(aligned, rows, "every row's last cell ends under the header's max");
+    ok(text && !strstr(text, "speculative"), "a run that did not speculate: no line on chunks");
+    free(text);
+    text = capture(print_spec_defs, defs);
+    has_str(text, "2.170 tokens a chunk)",
+            "a speculative run: a line on how each tool counts a chunk, with its tokens a chunk");
+    fits(text, "definitions of a speculative run");
     free(text);
 }
 
