@@ -336,7 +336,18 @@ typedef struct an_definition {
     an_stats stats;       /* n: samples; NAN when the run lacks the data */
 } an_definition;
 
-enum { AN_N_DEFINITIONS = 10 };
+enum { AN_N_DEFINITIONS = 12 };
+
+/* How a run streamed its decode tokens: a step sends each decoder one
+ * chunk, of one token, or under speculative decoding of 1 + the drafts it
+ * accepted.  The pooled ITLs count a chunk once (vLLM), once divided by
+ * its tokens (GenAI-Perf's chunked ITL) or once per token (inference-perf
+ * with a tokenizer), so they part when tokens_per_chunk > 1. */
+typedef struct an_chunks {
+    bool speculative;        /* the run's replicas speculate (replicas.spec_k > 0) */
+    double chunks, tokens;   /* the measured decode steps' chunks (itl_pooled's gaps), tokens */
+    double tokens_per_chunk; /* NAN without iteration rows that count tokens (schema 9) */
+} an_chunks;
 
 /* Every definition of docs/metrics.md over the measured requests of a run
  * (pooled ITL needs the iterations table: servesim run --record-iterations). */
@@ -345,8 +356,12 @@ int an_definitions(sqlite3 *db, int64_t run_id, an_definition out[AN_N_DEFINITIO
 /* One of them by its JSON id ("ttft_engine"); an unknown id is an error. */
 int an_definition_of(sqlite3 *db, int64_t run_id, const char *name, an_definition *out,
                      util_diag *d);
+/* The run's chunks over the same measured iterations as the pooled ITLs. */
+int an_definition_chunks(sqlite3 *db, int64_t run_id, an_chunks *out, util_diag *d);
 cJSON *an_definitions_json(const an_definition *defs);
-void an_definitions_print(const an_definition *defs, FILE *out);
+cJSON *an_chunks_json(const an_chunks *c);
+/* chunks may be NULL: no line on how the run streamed. */
+void an_definitions_print(const an_definition *defs, const an_chunks *chunks, FILE *out);
 
 /* ---- SLO curve (definitions.c) ---- */
 

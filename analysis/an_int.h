@@ -50,6 +50,9 @@ int an__metric_of(const an__query *q, const char *view, const char *filter, cons
 #define AN__SCHEMA_PIPELINE 6
 /* 8 speculative decoding's replicas.spec_* (older databases: none). */
 #define AN__SCHEMA_SPEC 8
+/* 9 the tokens an iteration's decoders streamed (iterations.decode_tokens,
+ * decode_accepted; older databases: unknown). */
+#define AN__SCHEMA_TOKENS 9
 int an__schema(sqlite3 *db);
 /* a / b, NAN unless b > 0. */
 double an__ratio(double a, double b);

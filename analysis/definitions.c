@@ -102,6 +102,7 @@ static int read_samples(const an__query *q, const char *sql, sample **out, size_
 
 #define MEASURED                                                                                   \
     " FROM request_metrics WHERE run_id = ?1 AND status = 'completed' AND arrival_s >= ?2"
+#define ITERATIONS " FROM iterations WHERE run_id = ?1 AND start_s >= ?2"
 
 static const struct {
     const char *name, *formula, *tools, *method_doc;
@@ -123,10 +124,29 @@ static const struct {
     {"tpot_guidellm", "e2e / output", "GuideLLM TPOT as it aggregates",
      "token-weighted (output), weighted nearest rank",
      "SELECT tpot_incl_ttft_s, output_tokens" MEASURED, WEIGHTED_NEAREST, 0},
-    {"itl_pooled", "every gap between consecutive tokens", "vLLM ITL, inference-perf ITL",
+    /* the three pooled ITLs part only when a chunk carries several tokens
+     * (speculative decoding): a step's decoders each stream one chunk, of
+     * 1 + the drafts it accepted, one gap (the step) after its last.  A run
+     * recorded before schema 9 (a NULL decode_tokens) has no token counts:
+     * no samples for the two that need them. */
+    {"itl_pooled", "every gap between consecutive chunks (one per step a sequence ran)",
+     "vLLM ITL, AIPerf ICL, inference-perf ITL without a tokenizer",
+     "pooled over all chunks, linear (needs --record-iterations)",
+     "SELECT end_s - start_s, decode_seqs" ITERATIONS " AND decode_seqs > 0", LINEAR, 0},
+    {"itl_per_token", "every gap between consecutive tokens: a chunk of n is its gap, then n - 1 "
+     "zeros", "inference-perf ITL with a tokenizer (each token stamped with its chunk's time)",
      "pooled over all tokens, linear (needs --record-iterations)",
-     "SELECT end_s - start_s, decode_seqs FROM iterations WHERE run_id = ?1 AND start_s >= ?2"
-     " AND decode_seqs > 0", LINEAR, 0},
+     "SELECT end_s - start_s, decode_seqs" ITERATIONS " AND decode_seqs > 0"
+     " AND decode_tokens IS NOT NULL UNION ALL SELECT 0, decode_tokens - decode_seqs" ITERATIONS
+     " AND decode_tokens > decode_seqs", LINEAR, AN__SCHEMA_TOKENS},
+    {"itl_chunked", "each chunk's gap / its tokens, one value a chunk",
+     "GenAI-Perf chunked ITL (its ITL-by-token-position plot; not in its statistics)",
+     "pooled over all chunks, linear (needs --record-iterations)",
+     "SELECT (end_s - start_s) / (c.key + 1), c.value FROM iterations,"
+     " json_each(coalesce(decode_accepted, json_array(decode_seqs))) c"
+     " WHERE run_id = ?1 AND start_s >= ?2 AND decode_seqs > 0 AND decode_tokens IS NOT NULL"
+     " AND c.value > 0", LINEAR,
+     AN__SCHEMA_TOKENS},
     {"ttft", "first token - sent (the client's clock)",
      "vllm bench serve, GenAI-Perf, LLMPerf, inference-perf TTFT", "per request, linear",
      "SELECT ttft_s, 1" MEASURED, LINEAR, 0},
@@ -151,6 +171,7 @@ static const struct {
     {"tpot", "vLLM TPOT"},          {"tpot_mlperf", "MLPerf TPOT"},
     {"itl_guidellm", "GuideLLM ITL"}, {"tpot_incl_ttft", "LLMPerf ITL"},
     {"tpot_guidellm", "GuideLLM TPOT"}, {"itl_pooled", "vLLM ITL"},
+    {"itl_per_token", "inference-perf ITL"}, {"itl_chunked", "GenAI-Perf chunk ITL"},
     {"ttft", "vLLM TTFT"},          {"ttft_mlperf", "MLPerf TTFT"},
     {"ttft_engine", "engine TTFT"},   {"e2e_engine", "engine E2E"},
 };
@@ -209,6 +230,26 @@ int an_definition_of(sqlite3 *db, int64_t run_id, const char *name, an_definitio
     int rc;
     an__query q = run_query(db, run_id, d, &rc);
     return rc ? rc : compute(&q, i, out, d);
+}
+
+int an_definition_chunks(sqlite3 *db, int64_t run_id, an_chunks *out, util_diag *d)
+{
+    *out = (an_chunks){false, NAN, NAN, NAN};
+    int rc;
+    an__query q = run_query(db, run_id, d, &rc);
+    double v[3] = {0, NAN, NAN};
+    if (!rc && q.schema >= AN__SCHEMA_SPEC)
+        rc = an__row(&q, "SELECT count(*) FROM replicas WHERE run_id = ?1 AND spec_k > 0", v, 1, d);
+    out->speculative = v[0] > 0;
+    if (rc || q.schema < AN__SCHEMA_TOKENS) return rc;
+    rc = an__row(&q, "SELECT total(decode_seqs), total(decode_tokens), count(*)" ITERATIONS
+                     " AND decode_seqs > 0 AND decode_tokens IS NOT NULL", v, 3, d);
+    if (!rc && v[2] > 0) {
+        out->chunks = v[0];
+        out->tokens = v[1];
+        out->tokens_per_chunk = an__ratio(v[1], v[0]);
+    }
+    return rc;
 }
 
 /* ---- the SLO curve ---- */

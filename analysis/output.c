@@ -855,30 +855,66 @@ cJSON *an_definitions_json(const an_definition *defs)
     return arr;
 }
 
+cJSON *an_chunks_json(const an_chunks *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddBoolToObject(o, "speculative", c->speculative);
+    add_num(o, "chunks", c->chunks);
+    add_num(o, "tokens", c->tokens);
+    add_num(o, "tokens_per_chunk", c->tokens_per_chunk);
+    return o;
+}
+
+typedef struct definitions_text {
+    const an_definition *defs;
+    const an_chunks *chunks;
+} definitions_text;
+
+/* A speculative run's chunks carry several tokens, where the tools part:
+ * one line on how each counts them, with the run's own tokens a chunk. */
+static void print_chunks(FILE *out, const an_chunks *c)
+{
+    if (!c || !c->speculative) return;
+    fprintf(out, "\nunder speculative decoding a step streams a sequence 1 + its accepted drafts "
+                 "as one chunk");
+    if (isfinite(c->tokens_per_chunk))
+        fprintf(out, " (this run: %.3f tokens a chunk)", c->tokens_per_chunk);
+    fprintf(out, ": vLLM's ITL and AIPerf's ICL count one gap a chunk, GenAI-Perf's chunked ITL "
+                 "divides it by the chunk's tokens, inference-perf's ITL (with a tokenizer) adds a "
+                 "zero gap for each token after the first; TPOT is token-normalised in every "
+                 "tool\n");
+}
+
 /* Each row is named by the tool and metric it reproduces (vLLM TPOT, not
  * the JSON's id), with the formula, the method and every other tool that
  * agrees under it. */
 static void print_definitions(const void *arg, FILE *out)
 {
-    const an_definition *defs = arg;
+    const definitions_text *t = arg;
+    const an_definition *defs = t->defs;
     fprintf(out, "per-token latency and TTFT of one run, as each tool defines and summarises "
                  "them (s)\n\n");
-    fprintf(out, "  %-16s", "tool and metric");
+    fprintf(out, "  %-20s", "tool and metric");
     static const char *const cols[] = {"mean", "p50", "p90", "p95", "p99", "p99.9", "max"};
     for (int i = 0; i < 7; i++) fprintf(out, " %10s", cols[i]);
     fprintf(out, "\n");
     for (int i = 0; i < AN_N_DEFINITIONS; i++) {
-        stats_line(out, an__definition_label(defs[i].name), &defs[i].stats);
-        fprintf(out, "    %s; %s; tools: %s\n", defs[i].formula, defs[i].method, defs[i].tools);
+        const an_stats *s = &defs[i].stats;
+        fprintf(out, "  %-20s", an__definition_label(defs[i].name));
+        const double v[] = {s->mean, s->p50, s->p90, s->p95, s->p99, s->p999, s->max};
+        for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) cell(out, v[k]);
+        fprintf(out, "\n    %s; %s; tools: %s\n", defs[i].formula, defs[i].method, defs[i].tools);
     }
+    print_chunks(out, t->chunks);
     fprintf(out, "\n(percentiles: linear interpolates between order statistics, as numpy; nearest "
                  "rank is sorted[floor(n p)]; weighted nearest rank is the first value whose "
                  "cumulative weight reaches p)\n");
 }
 
-void an_definitions_print(const an_definition *defs, FILE *out)
+void an_definitions_print(const an_definition *defs, const an_chunks *chunks, FILE *out)
 {
-    an_print_wrapped(print_definitions, defs, out);
+    definitions_text t = {defs, chunks};
+    an_print_wrapped(print_definitions, &t, out);
 }
 
 cJSON *an_curve_json(const an_curve *c)

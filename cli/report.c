@@ -41,13 +41,16 @@ static void print_json_as(const cJSON *o, cli_format format)
 static int print_definitions(sqlite3 *db, int64_t run_id, const cli_view *v, util_diag *d)
 {
     an_definition defs[AN_N_DEFINITIONS];
+    an_chunks chunks;
     int rc = an_definitions(db, run_id, defs, d);
+    if (!rc) rc = an_definition_chunks(db, run_id, &chunks, d);
     if (rc) return rc;
     if (v->format == CLI_TEXT) {
-        an_definitions_print(defs, stdout);
+        an_definitions_print(defs, &chunks, stdout);
     } else {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddItemToObject(o, "definitions", an_definitions_json(defs));
+        cJSON_AddItemToObject(o, "chunks", an_chunks_json(&chunks));
         print_json_as(o, v->format);
         cJSON_Delete(o);
     }

@@ -15,7 +15,7 @@
  * is added to it); ... 6: the engine core's clock (requests) and the step
  * pipeline (iterations), 7: measured runs (`measurements`); rec__upgrade
  * says each version's columns. */
-#define REC__SCHEMA_VERSION 8
+#define REC__SCHEMA_VERSION 9
 /* The table of measured runs (schema.h), as both a new database and an
  * upgraded one create it: the text is stored in the file. */
 #define REC__MEASUREMENTS "CREATE TABLE measurements (" REC_MEASUREMENTS(REC_DDL, REC_DDL_LAST) ");"

@@ -394,6 +394,23 @@ static void bind_text(sqlite3_stmt *st, int i, const char *s)
     sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
 }
 
+/* A speculative step's decoders by the drafts each accepted, as the JSON
+ * array [n0, n1, .., nK]; NULL for a step that did not speculate. */
+static void bind_accepted(sqlite3_stmt *st, int i, const sim_iteration_row *row)
+{
+    if (row->spec_k <= 0) {
+        sqlite3_bind_null(st, i);
+        return;
+    }
+    char text[(SIM_SPEC_MAX_K + 1) * 12 + 2];
+    int n = 0;
+    for (int j = 0; j <= row->spec_k; j++)
+        n += snprintf(text + n, sizeof text - (size_t)n, "%c%d", j ? ',' : '[',
+                      (int)row->accepted[j]);
+    snprintf(text + n, sizeof text - (size_t)n, "]");
+    sqlite3_bind_text(st, i, text, -1, SQLITE_TRANSIENT);
+}
+
 /* Binds every column of a list (schema.h) in order, from `row` and `r`. */
 #define REC_BIND(name, type, bind, value) bind_##bind(st, ++col, (value));
 #define BIND_ALL(TABLE)                                                                            \

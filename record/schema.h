@@ -11,7 +11,9 @@
  * is an expression of `row`, the sink's row, and `r`, the recorder.
  * Binders: i64 (a whole number), opt (a whole number, NULL when negative:
  * "never reached a replica", "not in a task"), real, time (a time in
- * seconds, NULL when NAN: "never happened") and text.
+ * seconds, NULL when NAN: "never happened"), text, and accepted (an
+ * iteration's decoders by the drafts each accepted, a JSON array; NULL for
+ * a step that did not speculate).
  *
  * The CREATE TABLE text is stored in every database (sqlite_master): it
  * must not change, down to its spaces, or databases of one schema version
@@ -120,7 +122,9 @@
     X(scheduled_s, "REAL", time, row->scheduled_s)                                                 \
     X(gpu_start_s, "REAL", time, row->gpu_start_s)                                                 \
     X(gpu_end_s, "REAL", time, row->gpu_end_s)                                                     \
-    LAST(client_s, "REAL", time, row->client_s)
+    X(client_s, "REAL", time, row->client_s)                                                       \
+    X(decode_tokens, "INTEGER", i64, row->decode_tokens)                                           \
+    LAST(decode_accepted, "TEXT", accepted, row)
 
 #define REC_TASKS(X, LAST)                                                                         \
     X(run_id, "INTEGER NOT NULL REFERENCES runs(id)", i64, r->run_id)                              \

@@ -29,6 +29,9 @@ typedef struct stamps {
     double gpu_s;
 } stamps;
 
+/* A step's row to the sink; a speculative step's is held until its
+ * decoders' acceptances are drawn (sim__ac_spec_step), which come after
+ * the totals and the KV as the step left them are read here. */
 static void emit_iteration(sim__replica *rp, const stamps *t, int32_t prefill_tokens,
                            int32_t decode_seqs, int64_t kv_tokens, double flops, double bytes)
 {
@@ -47,12 +50,33 @@ static void emit_iteration(sim__replica *rp, const stamps *t, int32_t prefill_to
         .client_s = end + p->output_s,
         .prefill_tokens = prefill_tokens,
         .decode_seqs = decode_seqs,
+        .decode_tokens = decode_seqs ? rp->n_decode : 0,
         .kv_tokens = kv_tokens,
         .flops = flops,
         .bytes = bytes,
         .energy_j = mdl_power_w(&p->cost.gpu, p->gpus, flops, bytes, dur) * dur,
     };
+    if (rp->spec_width > 1 && decode_seqs) {
+        rp->spec_row = row;
+        rp->spec_row_held = true;
+        return;
+    }
     if (!e->sink_rc) e->sink_rc = e->sink.iteration(e->sink.ctx, &row);
+}
+
+void sim__ac_spec_step(sim__replica *rp, const int32_t *by)
+{
+    if (!rp->spec_row_held) return;
+    rp->spec_row_held = false;
+    sim_iteration_row *row = &rp->spec_row;
+    row->spec_k = rp->pool->spec.k;
+    row->decode_tokens = 0;
+    for (int j = 0; j <= row->spec_k; j++) {
+        row->accepted[j] = by[j];
+        row->decode_tokens += (j + 1) * by[j];
+    }
+    sim_engine *e = rp->e;
+    if (!e->sink_rc) e->sink_rc = e->sink.iteration(e->sink.ctx, row);
 }
 
 /* With --record-iterations, every step of a decode run is a row: its times

@@ -925,11 +925,13 @@ static void finish_decoders(sim__replica *rp)
  * step move. */
 static void decoders_accept(sim__replica *rp)
 {
+    int32_t by[SIM_SPEC_MAX_K + 1] = {0}; /* the decoders by the drafts each kept: the row's */
     for (sim__request *r = rp->run_head; r; r = r->run_next) {
         if (r->state != SIM__DECODING) continue;
         int64_t room = r->finish_step - rp->step + 1; /* left after the step's own token */
         int64_t extra = sim__sp_accepted(rp, r, generated_now(rp, r) - 1);
         if (extra > room) extra = room;
+        by[extra]++;
         if (extra == 0) continue;
         if (!reserves(rp)) sim__kv_remove(&rp->kv, r->ctx_off + rp->step);
         r->ctx_off += extra;
@@ -940,6 +942,7 @@ static void decoders_accept(sim__replica *rp)
         sim__heap_earlier(&rp->finishing, r->finish_slot, r->finish_step);
         rp->decode_tokens += extra;
     }
+    sim__ac_spec_step(rp, by);
 }
 
 /* A prompt (or a recompute) fully prefilled: it has its next token. */

@@ -236,6 +236,13 @@ typedef struct sim_iteration_row {
     double scheduled_s, gpu_start_s, gpu_end_s, client_s;
     int32_t prefill_tokens; /* prompt tokens computed */
     int32_t decode_seqs;    /* sequences decoding a token (static batching: padding included) */
+    /* the tokens the decoders streamed: one each, and under speculative
+     * decoding the drafts each accepted with it, in one chunk */
+    int32_t decode_tokens;
+    /* a speculative step's K (0: the step did not speculate), and its
+     * decoders by the drafts each accepted, 0..spec_k */
+    int32_t spec_k;
+    int32_t accepted[SIM_SPEC_MAX_K + 1];
     int64_t kv_tokens;      /* tokens' worth of KV blocks in use */
     double flops, bytes;    /* all its GPUs */
     double energy_j;        /* all its GPUs */

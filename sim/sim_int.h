@@ -468,6 +468,10 @@ typedef struct sim__replica {
      * in a single step (a decode run has none) */
     int32_t spec_width, kv_pad;
     double spec_draft_s;
+    /* with --record-iterations, a speculative step's row, held until its
+     * decoders' acceptances are drawn (sim__ac_spec_step) */
+    sim_iteration_row spec_row;
+    bool spec_row_held;
     /* the engine's step pipeline (docs/engines.md): what its scheduler had
      * seen when it planned the iteration -- requests queued by seen_ns --
      * and where the last iteration's last step started and ended */
@@ -769,6 +773,9 @@ void sim__ac_kv_peak(sim__replica *rp);
 /* The iteration that ends now (a decode run: its `steps` steps) added to
  * the replica's totals, and to the sink's iteration rows when it has them. */
 void sim__ac_iteration(sim__replica *rp, int64_t steps);
+/* A speculative step's row, held by sim__ac_iteration, to the sink with its
+ * decoders by the drafts each accepted (by[0..K], K the pool's) */
+void sim__ac_spec_step(sim__replica *rp, const int32_t *by);
 /* The replica's row as of now (still there at the end of the run; the
  * caller says otherwise). */
 void sim__ac_row(const sim__replica *rp, sim_replica_row *row);

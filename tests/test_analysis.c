@@ -1,7 +1,8 @@
 /*
  * test_analysis.c: what is asked of stored runs -- what-if SLOs against
  * direct SQL counts, percentile targets, every tool's per-token latency
- * against independent computations over the rows, the SLO curve, cost and
+ * against independent computations over the rows (and the pooled ITLs of a
+ * speculative run, whose chunks carry several tokens), the SLO curve, cost and
  * energy arithmetic on hand-built runs (the seed's figures), the power model
  * against its catalog figures, utilisation's queue and KV figures, and the
  * report as CSV and Markdown.
@@ -34,6 +35,12 @@ static double *column(sqlite3 *db, const char *sql, size_t *n)
     }
     sqlite3_finalize(st);
     return v;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
 }
 
 /* numpy's linear percentile of sorted values, written out independently. */
@@ -387,6 +394,163 @@ static void test_definitions(sqlite3 *db)
            defs[5].stats.p99, defs[0].stats.p99);
     free(gaps);
     util_diag_fini(&d);
+}
+
+/* ---- pooled ITLs when a chunk carries several tokens ---- */
+
+static const an_definition *named(const an_definition *defs, const char *name)
+{
+    for (int i = 0; i < AN_N_DEFINITIONS; i++)
+        if (!strcmp(defs[i].name, name)) return &defs[i];
+    return &defs[0];
+}
+
+/* A plain run streams one token a chunk: the ITL counting chunks and the
+ * two counting tokens are one list of gaps, bit for bit. */
+static void test_plain_chunks(sqlite3 *db)
+{
+    util_diag d;
+    util_diag_init(&d);
+    an_definition defs[AN_N_DEFINITIONS];
+    an_chunks c;
+    if (an_definitions(db, 1, defs, &d) || an_definition_chunks(db, 1, &c, &d)) {
+        ok(false, "definitions of the plain run");
+        util_diag_fini(&d);
+        return;
+    }
+    const an_stats *chunk = &named(defs, "itl_pooled")->stats;
+    ok(stats_same(chunk, &named(defs, "itl_per_token")->stats),
+       "plain run: per-token ITL (inference-perf) = per-chunk ITL (vLLM), bit for bit");
+    ok(stats_same(chunk, &named(defs, "itl_chunked")->stats),
+       "plain run: GenAI-Perf's chunked ITL = per-chunk ITL, bit for bit");
+    ok(!c.speculative && c.tokens_per_chunk == 1, "one token a chunk (%g), not speculative",
+       c.tokens_per_chunk);
+    util_diag_fini(&d);
+}
+
+/* The measured iterations' gaps as GenAI-Perf's chunked ITL takes them, one
+ * value a chunk, from decode_accepted read here with sscanf: a chunk of
+ * j + 1 tokens gives its step's duration / (j + 1). */
+static double *chunked_gaps(sqlite3 *db, size_t *n)
+{
+    sqlite3_stmt *st;
+    sqlite3_prepare_v2(db, "SELECT end_s - start_s, decode_seqs, decode_accepted FROM iterations"
+                           " WHERE run_id = 1 AND start_s >= 5 AND decode_seqs > 0", -1, &st, NULL);
+    size_t cap = 1 << 16;
+    double *v = util_xmalloc(cap * sizeof *v);
+    *n = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        double gap = sqlite3_column_double(st, 0);
+        const char *acc = (const char *)sqlite3_column_text(st, 2);
+        int counts[SIM_SPEC_MAX_K + 1] = {sqlite3_column_int(st, 1)}, k = 0, used;
+        for (const char *p = acc ? acc + 1 : ""; k <= SIM_SPEC_MAX_K &&
+             sscanf(p, "%d%n", &counts[k], &used) == 1; p += used + 1)
+            k++;
+        for (int j = 0; j <= SIM_SPEC_MAX_K; j++)
+            for (int i = 0; i < counts[j]; i++) {
+                if (*n == cap) v = util_xrealloc(v, (cap *= 2) * sizeof *v);
+                v[(*n)++] = gap / (j + 1);
+            }
+    }
+    sqlite3_finalize(st);
+    qsort(v, *n, sizeof *v, cmp_double);
+    return v;
+}
+
+/* The tokens of one chunk under acceptance_rate a with K drafts (each kept
+ * with probability a given those before it): the mean and variance of
+ * 1 + accepted, accepted at most K. */
+static void chunk_moments(double a, int k, double *mean, double *var)
+{
+    double m = 0, m2 = 0, p_reach = 1;
+    for (int j = 0; j <= k; j++) {
+        double p = j < k ? p_reach * (1 - a) : p_reach; /* exactly j drafts kept */
+        m += p * (j + 1);
+        m2 += p * (j + 1) * (j + 1);
+        p_reach *= a;
+    }
+    *mean = m;
+    *var = m2 - m * m;
+}
+
+/* A speculative run: each step streams a decoder 1 + its accepted drafts. */
+static void test_spec_chunks(void)
+{
+    const char *sets[] = {"cluster.speculative={\"method\": \"eagle\", "
+                          "\"num_speculative_tokens\": 3, \"acceptance_rate\": 0.6}", NULL};
+    sqlite3 *db = support_run_json(quick, sets, true);
+    util_diag d;
+    util_diag_init(&d);
+    an_definition defs[AN_N_DEFINITIONS];
+    an_chunks c;
+    if (!db || an_definitions(db, 1, defs, &d) || an_definition_chunks(db, 1, &c, &d)) {
+        ok(false, "definitions of the speculative run");
+        util_diag_fini(&d);
+        sqlite3_close(db);
+        return;
+    }
+    /* the recording: a row's tokens are its chunks' */
+    is_near(support_q1(db, "SELECT total(decode_tokens) FROM iterations"),
+            support_q1(db, "SELECT total(decode_tokens) FROM replicas"), 0,
+            "the iterations' tokens add up to the replicas' decode tokens");
+    is_int(support_q1(db, "SELECT count(*) FROM iterations i WHERE decode_accepted IS NOT NULL AND"
+                          " (decode_seqs, decode_tokens) IS NOT (SELECT total(c.value),"
+                          " total((c.key + 1) * c.value) FROM json_each(i.decode_accepted) c)"),
+           0, "each speculative row's chunks are its decoders, their tokens its tokens");
+    cmp_ok(support_q1(db, "SELECT count(decode_accepted) FROM iterations"), >, 1000,
+           "the steps speculated");
+
+    /* the three pooled ITLs, each against its own SQL */
+    const an_stats *chunk = &named(defs, "itl_pooled")->stats,
+                   *token = &named(defs, "itl_per_token")->stats,
+                   *chunked = &named(defs, "itl_chunked")->stats,
+                   *tpot = &named(defs, "tpot")->stats;
+#define STEPS " FROM iterations WHERE start_s >= 5 AND decode_seqs > 0"
+    double sum = support_q1(db, "SELECT total((end_s - start_s) * decode_seqs)" STEPS),
+           chunks = support_q1(db, "SELECT total(decode_seqs)" STEPS),
+           tokens = support_q1(db, "SELECT total(decode_tokens)" STEPS);
+#undef STEPS
+    is_near(chunk->mean, sum / chunks, 1e-12 * chunk->mean,
+            "vLLM ITL: the mean gap a chunk (each step once a decoder)");
+    is_near(token->mean, sum / tokens, 1e-12 * token->mean,
+            "inference-perf ITL: the same gaps over the tokens (a chunk's others are 0)");
+    is_near(c.tokens_per_chunk, tokens / chunks, 1e-12, "tokens a chunk: %.4f", tokens / chunks);
+    is_near(chunk->mean / token->mean, c.tokens_per_chunk, 1e-12 * c.tokens_per_chunk,
+            "their ratio is the tokens a chunk, exactly (the same gaps over chunks and tokens)");
+    double zeros = (tokens - chunks) / tokens;
+    ok(zeros > 0.5 ? token->p50 == 0 : token->p50 > 0,
+       "inference-perf ITL's median is 0 when most tokens are a chunk's others (%.3f of them)",
+       zeros);
+    size_t n;
+    double *v = chunked_gaps(db, &n);
+    is_int(chunked->n > 0, 1, "GenAI-Perf's chunked ITL has samples");
+    is_near(chunked->p99, n ? np_percentile(v, n, 0.99) : NAN, 1e-12,
+            "GenAI-Perf chunked ITL p99: numpy's over gap / tokens, one a chunk (%zu)", n);
+    is_near(chunked->p50, n ? np_percentile(v, n, 0.5) : NAN, 1e-12, "its median too");
+    double total = 0;
+    for (size_t i = 0; i < n; i++) total += v[i];
+    is_near(chunked->mean, n ? total / (double)n : NAN, 1e-12 * chunked->mean, "and its mean");
+    free(v);
+    is_near((double)n, chunks, 0, "one value a chunk");
+    cmp_ok(chunked->mean, <, chunk->mean, "a chunk's gap over its tokens is below its gap");
+    ok(c.speculative && c.tokens_per_chunk > 1, "the run speculates, %.3f tokens a chunk",
+       c.tokens_per_chunk);
+    cmp_ok(tpot->mean, <, chunk->mean,
+           "TPOT (token-normalised, %.5f s) is below vLLM's ITL (one gap a chunk, %.5f s)",
+           tpot->mean, chunk->mean);
+
+    /* the run's tokens a chunk against the acceptance model: within 4
+     * standard errors of its mean, less at most K a request for the last
+     * chunk, cut to what the request had left */
+    double mean, var;
+    chunk_moments(0.6, 3, &mean, &var);
+    double se = sqrt(var / chunks),
+           cut = 3 * support_q1(db, "SELECT count(*) FROM requests WHERE arrival_s >= 5") / chunks;
+    ok(c.tokens_per_chunk > mean - cut - 4 * se && c.tokens_per_chunk < mean + 4 * se,
+       "tokens a chunk %.4f: the model's %.4f (se %.4f, the last chunks' cut at most %.4f)",
+       c.tokens_per_chunk, mean, se, cut);
+    util_diag_fini(&d);
+    sqlite3_close(db);
 }
 
 static void test_curve(sqlite3 *db)
@@ -899,6 +1063,7 @@ int main(void)
     test_scenario_targets(db);
     test_budget();
     test_definitions(db);
+    test_plain_chunks(db);
     test_curve(db);
     test_use(db);
     test_formats(db);
@@ -909,6 +1074,7 @@ int main(void)
     test_queue_growth();
     test_task_slo();
     test_disaggregated();
+    test_spec_chunks();
     free(quick);
     support_fini();
     return tap_done();

@@ -182,6 +182,29 @@ static int count_files(const char *dir)
     return n;
 }
 
+/* An upgraded database's old run with an iteration of four decoders: its
+ * tokens unknown (NULL), so the ITL that counts chunks has it and the two
+ * that count tokens have no samples rather than a guess. */
+static void old_iteration(sqlite3 *db, const char *path, util_diag *d)
+{
+    int rc = sqlite3_exec(db, "INSERT INTO iterations (run_id, replica, start_s, end_s, "
+                              "prefill_tokens, decode_seqs, kv_tokens, flops, bytes, energy_j) "
+                              "VALUES (1, 0, 1e6, 1e6 + 0.01, 0, 4, 0, 0, 0, 0)", NULL, NULL, NULL);
+    is_int(rc, SQLITE_OK, "an old run's iteration, its tokens NULL");
+    sqlite3 *ro;
+    an_definition chunk = {0}, token = {0}, chunked = {0};
+    an_chunks c = {0};
+    if (an_open(path, &ro, d)) return;
+    an_definition_of(ro, 1, "itl_pooled", &chunk, d);
+    an_definition_of(ro, 1, "itl_per_token", &token, d);
+    an_definition_of(ro, 1, "itl_chunked", &chunked, d);
+    an_definition_chunks(ro, 1, &c, d);
+    sqlite3_close(ro);
+    is_int(chunk.stats.n, 1, "its chunks are counted");
+    is_int(token.stats.n + chunked.stats.n, 0, "its tokens are not guessed");
+    ok(isnan(c.tokens_per_chunk) && !c.speculative, "nor its tokens a chunk");
+}
+
 /* A database of schema 2, before the prefix cache's and the precision's
  * columns and the engine core's clock: made as today's, its new columns
  * dropped and its view as it was.  Adding a run upgrades
@@ -204,6 +227,8 @@ static void test_upgrade(const char *dir, const sim_scenario *sc)
                               "ALTER TABLE iterations DROP COLUMN gpu_start_s; "
                               "ALTER TABLE iterations DROP COLUMN gpu_end_s; "
                               "ALTER TABLE iterations DROP COLUMN client_s; "
+                              "ALTER TABLE iterations DROP COLUMN decode_tokens; "
+                              "ALTER TABLE iterations DROP COLUMN decode_accepted; "
                               "CREATE VIEW request_metrics AS SELECT run_id, id, replica, class, "
                               "task_id, call_index, slow, status, arrival_s, prompt_tokens, "
                               "output_tokens, first_token_s - arrival_s AS ttft_s, CASE WHEN "
@@ -243,12 +268,13 @@ static void test_upgrade(const char *dir, const sim_scenario *sc)
     record(rec, sc, SIM_STATUS_COMPLETED);
     rec_close(rec);
     sqlite3_open(path, &db);
-    is_int(support_q1(db, "PRAGMA user_version"), 8, "adding a run upgrades it to schema 8");
+    is_int(support_q1(db, "PRAGMA user_version"), 9, "adding a run upgrades it to schema 9");
     is_int(support_q1(db, "SELECT count(*) FROM replicas WHERE spec_k = 0 AND spec_steps = 0"),
            support_q1(db, "SELECT count(*) FROM replicas"),
            "with speculative decoding's columns, 0 in the old rows and the new");
     is_int(support_q1(db, "SELECT count(*) FROM measurements"), 0,
            "with the table of measured runs, empty");
+    old_iteration(db, path, &d);
     is_int(support_q1(db, "SELECT count(*) FROM request_metrics WHERE run_id = 1 AND "
                           "engine_ttft_s IS NULL"),
            10, "its old rows have no engine-core clock");

@@ -172,7 +172,14 @@ static void test_report_width(void)
 
 static void print_defs(const void *arg, FILE *out)
 {
-    an_definitions_print(arg, out);
+    an_definitions_print(arg, NULL, out);
+}
+
+/* The same rows, of a run that speculated: 2.17 tokens a chunk. */
+static void print_spec_defs(const void *arg, FILE *out)
+{
+    const an_chunks c = {true, 1000, 2170, 2.17};
+    an_definitions_print(arg, &c, out);
 }
 
 /* Every line of a stats table ends each cell at the same column: the
@@ -184,6 +191,7 @@ static void test_definitions(void)
     has_str(r.out, "GenAI-Perf", "--definitions names GenAI-Perf");
     static const char *const tools[] = {"vLLM TPOT",     "MLPerf TPOT", "GuideLLM ITL",
                                         "LLMPerf ITL",   "GuideLLM TPOT", "vLLM ITL",
+                                        "inference-perf ITL", "GenAI-Perf chunk ITL",
                                         "vLLM TTFT",     "MLPerf TTFT", "engine TTFT",
                                         "engine E2E"};
     for (int i = 0; i < AN_N_DEFINITIONS; i++) has_str(r.out, tools[i], "a row is named %s", tools[i]);
@@ -203,9 +211,11 @@ static void test_definitions(void)
     an_definition defs[AN_N_DEFINITIONS];
     static const char *const names[] = {"tpot",          "tpot_mlperf", "itl_guidellm",
                                         "tpot_incl_ttft", "tpot_guidellm", "itl_pooled",
+                                        "itl_per_token", "itl_chunked",
                                         "ttft",          "ttft_mlperf", "ttft_engine",
                                         "e2e_engine"};
-    const double v[] = {0.0123, 123456.78, 9876543.21, 1e12, 0.5, NAN, 42, 3e-7, 0.25, 7e6};
+    const double v[] = {0.0123, 123456.78, 9876543.21, 1e12, 0.5,  NAN,
+                        0,      1e-9,      42,         3e-7, 0.25, 7e6};
     for (int i = 0; i < AN_N_DEFINITIONS; i++) {
         double x = v[i];
         defs[i] = (an_definition){names[i], "f", "some tool", "linear",
@@ -229,6 +239,12 @@ static void test_definitions(void)
     }
     is_int(rows, AN_N_DEFINITIONS, "one row per definition");
     is_int(aligned, rows, "every row's last cell ends under the header's max");
+    ok(text && !strstr(text, "speculative"), "a run that did not speculate: no line on chunks");
+    free(text);
+    text = capture(print_spec_defs, defs);
+    has_str(text, "2.170 tokens a chunk)",
+            "a speculative run: a line on how each tool counts a chunk, with its tokens a chunk");
+    fits(text, "definitions of a speculative run");
     free(text);
 }
 
