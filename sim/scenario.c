@@ -116,6 +116,10 @@ static const util_field speculative_fields[] = {
      .max = 1e6, .doc = "speculation is off in a step while more sequences than this are running"},
     {.key = "draft_vocab_size", .type = UTIL_T_INTEGER, .unit = "tokens", .min = 1, .max = 1e7,
      .doc = "eagle3: the head's own vocabulary (default 32000, as EAGLE-3's Llama-3.1 heads)"},
+    {.key = "lookup_s_per_token", .type = UTIL_T_NUMBER, .unit = "s", .min = 0, .max = 1e-3,
+     .doc = "ngram: the host's prompt lookup, seconds per context token scanned, each step, "
+            "every speculating sequence's whole context (default 1.06e-9: vLLM's one-thread "
+            "lookup, 70.28 ms for 66.3M tokens in PR #56732's benchmark)"},
     {.key = "draft_tensor_parallel_size", .type = UTIL_T_INTEGER, .min = 1, .max = 64,
      .doc = "draft: the GPUs of the replica's tensor-parallel group the draft model runs on, 1 "
             "or tensor_parallel (vLLM's two; default tensor_parallel)"},
@@ -982,6 +986,9 @@ static int check_method_keys(const sim_spec *sp, const cJSON *o, const char *pat
         return util_diag_add(d, "%s.speculative.draft_model: applies only to method draft (%s "
                                 "drafts with %s)", path, sim_spec_methods[sp->method],
                              sp->method == SIM_SPEC_NGRAM ? "prompt lookup" : "a head of its own");
+    if (util_json_member(o, "lookup_s_per_token") && sp->method != SIM_SPEC_NGRAM)
+        return util_diag_add(d, "%s.speculative.lookup_s_per_token: applies only to method ngram "
+                                "(the others draft on the GPU)", path);
     if (util_json_member(o, "draft_tensor_parallel_size") && sp->method != SIM_SPEC_DRAFT)
         return util_diag_add(d, "%s.speculative.draft_tensor_parallel_size: applies only to "
                                 "method draft (a head runs where the target does)", path);
@@ -1006,6 +1013,7 @@ static int read_speculative(sim_pool *p, const cJSON *obj, const char *path,
     sp->disable_above = off ? (int64_t)off->valuedouble : 0;
     const cJSON *dv = util_json_member(o, "draft_vocab_size");
     if (check_method_keys(sp, o, path, d)) return UTIL_EINPUT;
+    sp->lookup_s_per_token = util_json_number(o, "lookup_s_per_token", SIM_NGRAM_S_PER_TOKEN);
     char *spath = util_xasprintf("%s.speculative", path);
     int rc = read_acceptance(&sp->accept, sp->k, o, spath, d);
     free(spath);

@@ -60,6 +60,11 @@ extern const char *const sim_router_names[];
  * verifies k + 1 positions; a sequence keeps the accepted prefix and one
  * token more. */
 #define SIM_SPEC_MAX_K WL_SPEC_MAX_K
+/* n-gram lookup's host time, s per context token scanned: vLLM's proposer
+ * (ngram_proposer.py, a KMP-style scan of each sequence's whole context on
+ * one thread at v0.11) took 70.28 ms for a batch of 512 x 129,536 tokens
+ * (66.3M) on the 4 x H100 host of vLLM PR #56732's microbenchmark. */
+#define SIM_NGRAM_S_PER_TOKEN (70.28e-3 / 66.3e6)
 /* How many of a sequence's k drafts a verification accepts: cdf[j] is
  * P(accepted drafts <= j), j = 0..k, the distribution every draw inverts. */
 typedef struct sim_accept {
@@ -77,6 +82,7 @@ typedef struct sim_spec {
     int pad;                    /* KV tokens a decoder holds beyond its context in a
                                  * speculative step: k drafts + lookahead */
     int64_t disable_above;      /* disable_by_batch_size: off while more run; 0: never */
+    double lookup_s_per_token;  /* ngram: the host's lookup, s per context token scanned */
     sim_accept accept;          /* the pool's acceptance ... */
     sim_accept *by_class;       /* ... or a class's own (workload.classes[].speculative),
                                  * one a class, NULL when no class sets its own; owned */

@@ -86,17 +86,33 @@ static void draft_prefill(sim__replica *rp, const mdl_batch *b, mdl_step *step)
     charge(rp, &d, step, true);
 }
 
+/* n-gram lookup: each speculating sequence's whole context scanned on the
+ * host, after the step's outputs are known and before the next is planned
+ * (vLLM V1 runs it after the bookkeeping sync, on the critical path), so
+ * its time adds to the step's as host time, the GPU idle. */
+static void lookup(sim__replica *rp, const mdl_batch *b, mdl_step *step)
+{
+    double t = (double)b->decode_context * rp->pool->spec.lookup_s_per_token;
+    rp->spec_draft_s += t;
+    step->time_s += t;
+    step->decode_s += t;
+}
+
 /* The drafter's K passes: the first over every verified position (it
  * reads the target's hidden states of all of them, or, a draft model, the
  * tokens the verification kept), the next K - 1 over one position a
  * sequence, each attending its own KV.  n-gram lookup runs on the host
- * and costs the GPU nothing. */
+ * (lookup). */
 void sim__sp_draft_cost(sim__replica *rp, const mdl_batch *b, mdl_step *step)
 {
     const sim_spec *sp = &rp->pool->spec;
     draft_prefill(rp, b, step);
     int32_t n = b->n_decode;
-    if (rp->spec_width <= 1 || sp->method == SIM_SPEC_NGRAM || n == 0) return;
+    if (rp->spec_width <= 1 || n == 0) return;
+    if (sp->method == SIM_SPEC_NGRAM) {
+        lookup(rp, b, step);
+        return;
+    }
     mdl_step d = {0};
     for (int pass = 0; pass < sp->k; pass++) {
         mdl_batch one = {.n_decode = n, .decode_context = b->decode_context + (int64_t)n * pass,

@@ -300,6 +300,31 @@ static void test_moe_experts(void)
     free(errors);
 }
 
+/* n-gram lookup is host time: every speculating step scans each
+ * sequence's whole context.  One user, prompts of 200, replies of 300,
+ * nothing accepted: a request's 299 decode steps scan contexts of 201 to
+ * 499 tokens, 104,650 in all, at lookup_s_per_token each -- its drafting
+ * time, exactly, and its steps that much longer than at 0. */
+static void test_ngram_lookup(void)
+{
+    const char *slow[] = {"stop.requests=20", "cluster.speculative={\"method\": \"ngram\", "
+                          "\"num_speculative_tokens\": 4, \"acceptance_rate\": 0, "
+                          "\"lookup_s_per_token\": 1e-6}", NULL};
+    const char *free_[] = {"stop.requests=20", "cluster.speculative={\"method\": \"ngram\", "
+                           "\"num_speculative_tokens\": 4, \"acceptance_rate\": 0, "
+                           "\"lookup_s_per_token\": 0}", NULL};
+    sqlite3 *a = support_run_json(one_user, slow, false), *b = support_run_json(one_user, free_, false);
+    double n = q(a, "SELECT count(*) FROM requests WHERE status = 'completed'");
+    is_near(q(a, "SELECT spec_drafting_s FROM replicas"), n * 104650e-6, 1e-9,
+            "drafting: %g requests x 104,650 tokens scanned x 1 us", n);
+    is_near(q(b, "SELECT spec_drafting_s FROM replicas"), 0, 1e-12, "at 0 s a token, none");
+    const char *busy = "SELECT busy_s FROM replicas";
+    is_near(q(a, busy) - q(b, busy), n * 104650e-6, 1e-6,
+            "the lookup lengthens the steps by as much: the GPU waits for it");
+    sqlite3_close(a);
+    sqlite3_close(b);
+}
+
 /* Two runs of one seed accept the same drafts. */
 static void test_deterministic(void)
 {
@@ -561,6 +586,8 @@ static void test_bad_input(void)
         "\"num_speculative_tokens\": 4, \"acceptance_rate\": 0.5, "
         "\"draft_tensor_parallel_size\": 2}",
         "draft_tensor_parallel_size: 2 is neither 1 nor the target's tensor_parallel (1)");
+    bad("cluster.speculative.lookup_s_per_token=1e-9",
+        "speculative.lookup_s_per_token: applies only to method ngram");
     bad("cluster.speculative.draft_tensor_parallel_size=1",
         "speculative.draft_tensor_parallel_size: applies only to method draft");
     char *other = util_xasprintf(DRAFT_OF("{\"hf_config\": \"%s/tests/hf_configs/"
@@ -644,6 +671,7 @@ int main(int argc, char **argv)
     test_disable();
     test_crossover();
     test_class_acceptance();
+    test_ngram_lookup();
     test_everywhere();
     test_moe_experts();
     test_deterministic();
