@@ -326,24 +326,35 @@ static void prefill_attention(const mdl_cost *cm, const mdl_batch *b, work *w)
  * a full layer reads every context's KV, a windowed one at most `window`
  * of each -- min(ctx, n x window), exact when every context is on the same
  * side of the window and above the true sum otherwise. */
-static void decode_attention(const mdl_cost *cm, double n, double ctx, double width, work *w)
+static void decode_attention(const mdl_cost *cm, double n, double ctx, int width, work *w)
 {
     if (n <= 0) return;
     double windowed = cm->window_layers ? fmin(ctx, n * (double)cm->window) : 0;
     double keys = cm->full_layers * ctx + cm->window_layers * windowed;
+    double flops = cm->attn_decode_pair * keys;
     /* Verifying `width` positions: each attends the context (FLOPs grow
      * with the width), but the kernel reads a sequence's KV once for all
-     * its query positions, and the width - 1 drafts' own KV besides. */
-    double drafts = (double)cm->model.layers * n * (width - 1);
-    w->flops += cm->attn_decode_pair * keys * width;
-    w->bytes += cm->kv_read_per_layer_token * (keys + drafts);
-    w->kv_read += cm->kv_read_per_layer_token * (keys + drafts);
+     * its query positions, and the width - 1 drafts' own KV besides.  A
+     * plain step (width 1) skips the arithmetic: it is the hot path. */
+    if (width > 1) {
+        flops *= width;
+        keys += (double)cm->model.layers * n * (width - 1);
+    }
+    w->flops += flops;
+    w->bytes += cm->kv_read_per_layer_token * keys;
+    w->kv_read += cm->kv_read_per_layer_token * keys;
 }
 
-/* Decode positions of batch b: a token per sequence, or its verified width. */
+/* Positions each decoding sequence of b computes: one, or its verified width. */
+static int decode_width(const mdl_batch *b)
+{
+    return b->decode_width > 1 ? b->decode_width : 1;
+}
+
+/* Decode positions of batch b. */
 static double decode_positions(const mdl_batch *b)
 {
-    return (double)b->n_decode * (b->decode_width > 1 ? b->decode_width : 1);
+    return (double)b->n_decode * decode_width(b);
 }
 
 /* The iteration of batch b, or its prefill or decode part alone. */
@@ -355,9 +366,7 @@ static work batch_work(const mdl_cost *cm, const mdl_batch *b, bool prefill, boo
     double seqs = (prefill ? b->n_prefill : 0) + dpos;
     work w = linear_work(cm, tokens, seqs);
     if (prefill) prefill_attention(cm, b, &w);
-    if (decode)
-        decode_attention(cm, b->n_decode, (double)b->decode_context, dpos / fmax(b->n_decode, 1),
-                         &w);
+    if (decode) decode_attention(cm, b->n_decode, (double)b->decode_context, decode_width(b), &w);
     return w;
 }
 
