@@ -4,10 +4,12 @@
  * creating one database at once, readers while a run writes and after a
  * writer was killed with kill -9, a sweep's run ids beside another writer,
  * SIGTERM, SIGHUP and SIGINT on runs and SIGTERM on a sweep (kept rows, no
- * stray files or processes, exit within 2 s), file names that are no database, the
- * overload guard of a plain run, an empty measurement window, targets
- * failed by requests that never completed, and validate refusing a broken
- * trace.  argv[1] is the servesim binary, argv[2] the source root.
+ * stray files or processes, exit within 2 s), a sweep's worker killed
+ * (exit 1, --resume finishes it and removes what a killed sweep left),
+ * file names that are no database, the overload guard of a plain run, an
+ * empty measurement window, targets failed by requests that never
+ * completed, and validate refusing a broken trace.  argv[1] is the
+ * servesim binary, argv[2] the source root.
  */
 #include <dirent.h>
 #include <signal.h>
@@ -306,6 +308,92 @@ static void test_signal_sweep(void)
     free(db);
 }
 
+/* A child process of parent (a sweep's worker), or 0. */
+static pid_t child_of(pid_t parent)
+{
+    DIR *d = opendir("/proc");
+    pid_t found = 0;
+    for (struct dirent *e; d && !found && (e = readdir(d));) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+        char *f = util_xasprintf("/proc/%s/stat", e->d_name);
+        FILE *in = fopen(f, "r");
+        free(f);
+        if (!in) continue;
+        char buf[1024], state;
+        size_t k = fread(buf, 1, sizeof buf - 1, in);
+        fclose(in);
+        buf[k] = '\0';
+        int ppid = 0;
+        char *comm_end = strrchr(buf, ')'); /* "pid (comm) state ppid": comm may hold spaces */
+        if (comm_end && sscanf(comm_end + 1, " %c %d", &state, &ppid) == 2 && ppid == parent)
+            found = (pid_t)atoi(e->d_name);
+    }
+    if (d) closedir(d);
+    return found;
+}
+
+static bool exists(const char *path)
+{
+    return access(path, F_OK) == 0;
+}
+
+/* A worker killed mid-sweep: the sweep ends as an interrupted one, exit 1
+ * with a message (it died of SIGPIPE, 141, writing its next job to the dead
+ * worker, without a word, leaving point files), and --resume finishes it,
+ * removing the point files a sweep killed outright left. */
+static void test_sweep_worker_killed(void)
+{
+    char *db = in_dir("killed.db");
+    char *args[] = {(char *)servesim, "sweep", quick, "-o", db, "--quiet", "-j", "2", "--set",
+                    "stop.requests=20000", "--vary", "workload.arrival.rate_per_s=4,6,8,10,12,14",
+                    "--seeds", "2", NULL};
+    pid_t pid = spawn(args, "wk");
+    for (int i = 0; i < 300 && q1(db, "SELECT count(*) FROM runs") < 1; i++) sleep_s(0.02);
+    pid_t worker = child_of(pid);
+    ok(worker > 0, "a worker found mid-sweep (pid %d)", (int)worker);
+    if (worker > 0) kill(worker, SIGKILL);
+    result r = finish(pid, "wk");
+    is_int(r.status, 1, "a killed worker fails the sweep: exit 1, not SIGPIPE's 141 (%d)",
+           r.status);
+    has_str(r.err, "killed by signal 9", "it says the worker was killed");
+    has_str(r.err, "interrupted: --resume finishes it", "and that --resume finishes the sweep");
+    has_str(r.out, "(interrupted: --resume finishes it)",
+            "the table of the finished points says so");
+    runner_drop(&r);
+    long long kept = q1(db, "SELECT count(*) FROM runs"),
+              whole = q1(db, "SELECT count(*) FROM runs WHERE status = 'completed' AND "
+                             "(SELECT count(*) FROM requests WHERE run_id = runs.id) = 20000");
+    cmp_ok(kept, >=, 1, "finished points kept (%lld)", kept);
+    is_int(whole, kept, "each whole");
+    is_int(files_with(".tmp"), 0, "no point files left");
+    sleep_s(0.2);
+    is_int(processes_naming(db), 0, "no worker left running");
+
+    /* a sweep killed outright leaves its points' files: --resume removes
+     * those of a process that is gone, never a live one's */
+    pid_t gone = fork();
+    if (gone == 0) _exit(0);
+    waitpid(gone, NULL, 0);
+    char *stale = util_xasprintf("%s.point-%d-3.tmp", db, (int)gone),
+         *journal = util_xasprintf("%s-journal", stale),
+         *live = util_xasprintf("%s.point-%d-4.tmp", db, (int)getpid());
+    fclose(fopen(stale, "w"));
+    fclose(fopen(journal, "w"));
+    fclose(fopen(live, "w"));
+    r = sv("sweep", quick, "-o", db, "--quiet", "-j", "2", "--set", "stop.requests=20000", "--vary",
+           "workload.arrival.rate_per_s=4,6,8,10,12,14", "--seeds", "2", "--resume", NULL);
+    is_int(r.status, 0, "--resume finishes the sweep");
+    runner_drop(&r);
+    is_int(q1(db, "SELECT count(*) FROM runs"), 12, "all 12 points");
+    ok(!exists(stale) && !exists(journal), "--resume removed the point files of a sweep gone");
+    ok(exists(live), "and left those of a live process");
+    unlink(live);
+    free(stale);
+    free(journal);
+    free(live);
+    free(db);
+}
+
 /* ---- names that are no database ---- */
 
 static void test_not_databases(void)
@@ -485,6 +573,7 @@ int main(int argc, char **argv)
     test_signal_run(SIGHUP, "SIGHUP");
     test_signal_run(SIGINT, "SIGINT");
     test_signal_sweep();
+    test_sweep_worker_killed();
     test_not_databases();
     test_run_overload();
     test_empty_window();

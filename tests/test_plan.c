@@ -2,6 +2,7 @@
  * test_plan.c: sweeps and plans.  A sweep gives the same database whatever
  * the number of workers; --resume runs only the missing points; an
  * interrupted sweep keeps its finished points and leaves no stray files;
+ * a worker process that dies fails the pool, which names it;
  * the max-rate search on an M/D/1 queue finds the rate Pollaczek-Khinchine
  * gives for a mean-TTFT target; min-replicas on M/M/c with a central queue
  * finds what Erlang C gives; an overloaded point is classified and stopped
@@ -228,6 +229,60 @@ static void test_interrupt(const char *root)
     unlink(db);
     free(db);
     free(scen);
+}
+
+/* ---- a worker that dies ---- */
+
+/* A pool's job: "die" ends the worker as a crash would. */
+static char *pool_job(const char *job, void *ctx)
+{
+    (void)ctx;
+    if (!strncmp(job, "die", 3)) _exit(3);
+    return util_xstrdup("done");
+}
+
+/* Waits (up to 5 s) until a child of this process has ended, leaving it
+ * to be reaped by whoever started it. */
+static void await_child_death(void)
+{
+    for (int i = 0; i < 500; i++) {
+        siginfo_t info = {0};
+        if (waitid(P_ALL, 0, &info, WEXITED | WNOWAIT | WNOHANG) == 0 && info.si_pid) return;
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    }
+}
+
+/* A worker that dies fails the pool, which says which worker and how, and
+ * which job it lost; a job written to a dead worker's pipe is an EPIPE the
+ * pool tells, not a SIGPIPE that kills the parent (a sweep died of one,
+ * exit 141, without a word). */
+static void test_pool_dead_worker(void)
+{
+    pl_pool *p = pl_pool_start(1, pool_job, NULL);
+    int64_t tag = -2;
+    char *res = NULL;
+    ok(pl_pool_submit(p, 0, "work"), "a job is handed to the worker");
+    ok(pl_pool_wait(p, NULL, &tag, &res) && res && !strcmp(res, "done"), "and answered");
+    free(res);
+    ok(pl_pool_submit(p, 1, "die"), "a job that kills its worker is handed out");
+    await_child_death();
+    ok(!pl_pool_submit(p, 2, "work"), "the next job, written to the dead worker, is not taken");
+    ok(pl_pool_failed(p), "the pool has failed");
+    const char *why = pl_pool_why(p, &tag);
+    has_str(why ? why : "", "died (exit status 3)", "and says how the worker died");
+    is_int(tag, 1, "and which job it lost");
+    ok(!pl_pool_wait(p, NULL, &tag, &res), "no more results come");
+    pl_pool_stop(p);
+
+    p = pl_pool_start(2, pool_job, NULL);
+    ok(pl_pool_submit(p, 7, "die"), "two workers: one gets a job that kills it");
+    ok(!pl_pool_wait(p, NULL, &tag, &res), "waiting on it ends");
+    ok(pl_pool_failed(p), "with the pool failed");
+    why = pl_pool_why(p, &tag);
+    has_str(why ? why : "", "died (exit status 3)", "naming the death");
+    is_int(tag, 7, "and the job");
+    pl_pool_stop(p);
+    ok(signal(SIGPIPE, SIG_DFL) == SIG_DFL, "SIGPIPE's handling is given back when the pool stops");
 }
 
 /* ---- refusing a grid before it runs ---- */
@@ -859,6 +914,7 @@ int main(int argc, char **argv)
     mmc = support_scenario_text("plan-mmc.json");
     test_sweep();
     test_interrupt(argv[2]);
+    test_pool_dead_worker();
     test_range_forms(argv[2]);
     test_first_point(argv[2]);
     test_scenario_targets(argv[2]);
