@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -255,8 +256,14 @@ static void test_lines(void)
             "workload.prompt_tokens={\"dist\": \"empirical\", \"path\": \"/dev/zero\", "
             "\"column\": \"input\"}",
             NULL, NULL);
-    refused("/dev/zero as a scenario", "/dev/zero: larger than 64 MiB", "/dev/zero", NULL, NULL,
+    refused("/dev/zero as a scenario", "/dev/zero: not a regular file", "/dev/zero", NULL, NULL,
             NULL);
+    /* a FIFO's open waits for a writer: `servesim run FIFO` hung for ever */
+    char *fifo = in_dir("scenario.fifo");
+    is_int(mkfifo(fifo, 0600), 0, "a FIFO made");
+    refused("a FIFO as a scenario", "scenario.fifo: not a regular file", fifo, NULL, NULL, NULL);
+    unlink(fifo);
+    free(fifo);
     unlink(big);
     free(big);
     free(scen);

@@ -81,8 +81,9 @@ void util_diag_print(const util_diag *d, FILE *f, const char *prefix);
 
 /* Reads a whole small file (a scenario, a catalog) into a NUL-terminated
  * buffer.  Large inputs such as traces are streamed, never read this way.
- * A file beyond UTIL_MAX_FILE_BYTES (a device such as /dev/zero, a trace
- * named as a scenario) or a folder is an input error. */
+ * A file beyond UTIL_MAX_FILE_BYTES (a trace named as a scenario), a
+ * folder, or anything not a regular file (a FIFO, whose open would wait
+ * for a writer for ever; a device such as /dev/zero) is an input error. */
 #define UTIL_MAX_FILE_BYTES (64 << 20)
 int util_read_file(const char *path, char **out, size_t *len, util_diag *d);
 
