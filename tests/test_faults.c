@@ -5,13 +5,17 @@
  * writer was killed with kill -9, a sweep's run ids beside another writer,
  * SIGTERM, SIGHUP and SIGINT on runs and SIGTERM on a sweep (kept rows, no
  * stray files or processes, exit within 2 s), a sweep's worker killed
- * (exit 1, --resume finishes it and removes what a killed sweep left),
- * file names that are no database, the overload guard of a plain run, an
- * empty measurement window, targets failed by requests that never
- * completed, and validate refusing a broken trace.  argv[1] is the
- * servesim binary, argv[2] the source root.
+ * (exit 1, --resume finishes it and removes what a killed sweep left), a
+ * WAL database read from a folder the reader may not write, file names
+ * that are no database, the overload guard of a plain run, an empty
+ * measurement window, targets failed by requests that never completed,
+ * and validate refusing a broken trace.  argv[1] is the servesim binary,
+ * argv[2] the source root.
  */
+#define _DEFAULT_SOURCE /* setgroups(2), to drop root's groups */
 #include <dirent.h>
+#include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -394,6 +398,105 @@ static void test_sweep_worker_killed(void)
     free(db);
 }
 
+/* ---- a WAL database in a folder the reader may not write ---- */
+
+/* Runs servesim with args (NULL-terminated, argv[0] included) as a user who
+ * may not write a folder of mode 0555: nobody (65534) when this test runs
+ * as root, which writes anywhere, else this user.  Exit status 77: nobody
+ * cannot reach the binary (a build tree in a private home). */
+static result run_unprivileged(char **args, const char *tag)
+{
+    char *out = util_xasprintf("%s/%s.out", dir, tag), *err = util_xasprintf("%s/%s.err", dir, tag);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600), STDOUT_FILENO);
+        dup2(open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600), STDERR_FILENO);
+        if (geteuid() == 0 && (setgroups(0, NULL) || setgid(65534) || setuid(65534))) _exit(77);
+        if (access(servesim, X_OK) != 0) _exit(77);
+        execv(servesim, args);
+        _exit(127);
+    }
+    result r = runner_finish(pid, out, err);
+    unlink(out);
+    unlink(err);
+    free(out);
+    free(err);
+    return r;
+}
+
+/* A WAL database whose -shm file is gone (its last writer closed it), in a
+ * folder the reader may not write: SQLite can neither create the -shm file
+ * nor read without it, and `report` said "not a servesim database".  It is
+ * read as immutable now; and one whose -wal still holds pages (which only
+ * the -shm file could place) is refused, saying why. */
+static void test_readonly_wal(void)
+{
+    char *ro = in_dir("ro"), *db = in_dir("ro/wal.db");
+    chmod(dir, 0755); /* nobody must reach the folder */
+    mkdir(ro, 0755);
+    for (int i = 0; i < 2; i++) { /* the second run, appended, puts the file in WAL mode */
+        result r = sv("run", quick, "-o", db, "--quiet", "--set", "stop.requests=200", NULL);
+        is_int(r.status, 0, "run %d into the database", i + 1);
+        runner_drop(&r);
+    }
+    unsigned char v[2] = {0, 0};
+    FILE *f = fopen(db, "rb");
+    if (f && fseek(f, 18, SEEK_SET) == 0 && fread(v, 1, 2, f) == 2) fclose(f);
+    else if (f) fclose(f);
+    ok(v[0] == 2 && v[1] == 2, "the database is in WAL mode (header %d %d)", v[0], v[1]);
+    char *shm = util_xasprintf("%s-shm", db), *wal = util_xasprintf("%s-wal", db);
+    ok(!exists(shm) && !exists(wal), "without -shm and -wal files");
+    chmod(db, 0644);
+    chmod(ro, 0555);
+    char *args[] = {(char *)servesim, "report", db, NULL};
+    result r = run_unprivileged(args, "ro");
+    if (r.status == 77) {
+        ok(1, "a WAL database in a read-only folder # SKIP nobody cannot run %s", servesim);
+    } else {
+        is_int(r.status, 0, "report reads a WAL database in a folder it may not write (%s)", r.err);
+        has_str(r.out, "run 2 ", "its last run");
+        has_str(r.out, "200 completed", "whole");
+        ok(!exists(shm), "and leaves no -shm file");
+    }
+    runner_drop(&r);
+
+    /* a -wal file with pages in it and no -shm: a copy made while a writer
+     * held the database open with a commit not yet checkpointed */
+    chmod(ro, 0755);
+    char *walro = in_dir("walro"), *copy = in_dir("walro/wal.db");
+    mkdir(walro, 0755);
+    sqlite3 *h = NULL;
+    sqlite3_open_v2(db, &h, SQLITE_OPEN_READWRITE, NULL);
+    sqlite3_exec(h, "PRAGMA wal_autocheckpoint = 0; UPDATE runs SET name = 'renamed' WHERE id = 1",
+                 NULL, NULL, NULL);
+    char *cmd = util_xasprintf("cp %s %s-wal %s/", db, db, walro);
+    is_int(system(cmd), 0, "a copy of a database and its -wal, no -shm");
+    free(cmd);
+    sqlite3_close(h);
+    chmod(copy, 0644);
+    char *copy_wal = util_xasprintf("%s-wal", copy);
+    chmod(copy_wal, 0644);
+    chmod(walro, 0555);
+    char *args2[] = {(char *)servesim, "report", copy, NULL};
+    r = run_unprivileged(args2, "walro");
+    if (r.status == 77) {
+        ok(1, "a WAL database with its log in a read-only folder # SKIP nobody cannot run it");
+    } else {
+        is_int(r.status, 2, "a WAL database whose log holds pages, no -shm: exit 2 (%d)", r.status);
+        has_str(r.err, "holds pages cannot be read without its -shm file",
+                "saying why, not 'not a servesim database'");
+    }
+    runner_drop(&r);
+    chmod(walro, 0755);
+    free(copy_wal);
+    free(walro);
+    free(copy);
+    free(shm);
+    free(wal);
+    free(ro);
+    free(db);
+}
+
 /* ---- names that are no database ---- */
 
 static void test_not_databases(void)
@@ -574,6 +677,7 @@ int main(int argc, char **argv)
     test_signal_run(SIGINT, "SIGINT");
     test_signal_sweep();
     test_sweep_worker_killed();
+    test_readonly_wal();
     test_not_databases();
     test_run_overload();
     test_empty_window();
