@@ -17,6 +17,39 @@ int an__db_fail(sqlite3 *db, util_diag *d, const char *what)
     return util_diag_fail(d, "%s: %s", what, sqlite3_errmsg(db));
 }
 
+/* Appends text to buf (n used of cap) after a "; ", its lines joined so. */
+static size_t append_joined(char *buf, size_t n, size_t cap, const char *text)
+{
+    if (n && n + 3 < cap) buf[n++] = ';', buf[n++] = ' ';
+    for (const char *c = text; *c && n + 3 < cap; c++) {
+        if (*c == '\n') buf[n++] = ';', buf[n++] = ' ';
+        else buf[n++] = *c;
+    }
+    buf[n] = '\0';
+    return n;
+}
+
+int an__damaged(sqlite3 *db, const char *why, util_diag *d)
+{
+    static const char header[] = "*** in database main ***\n";
+    const char *file = sqlite3_db_filename(db, "main");
+    char found[600] = "";
+    size_t n = 0;
+    sqlite3_stmt *st = NULL;
+    /* the first few problems (a file with random bytes on every page has
+     * thousands), as rows or as lines of one */
+    if (sqlite3_prepare_v2(db, "PRAGMA quick_check(4)", -1, &st, NULL) == SQLITE_OK)
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            const char *t = (const char *)sqlite3_column_text(st, 0);
+            if (t && !strncmp(t, header, sizeof header - 1)) t += sizeof header - 1;
+            n = append_joined(found, n, sizeof found, t ? t : "");
+        }
+    sqlite3_finalize(st);
+    if (!*found) snprintf(found, sizeof found, "could not run: %s", sqlite3_errmsg(db));
+    return util_diag_add(d, "%s: the file is damaged: %s (PRAGMA quick_check: %s)",
+                         file && *file ? file : "the database", why, found);
+}
+
 sqlite3_stmt *an__prepare(const an__query *q, const char *sql)
 {
     sqlite3_stmt *st = NULL;

@@ -136,7 +136,8 @@ static int exec_db(sqlite3 *db, const char *path, const char *sql, util_diag *d)
  * 5 a replica's life: replicas.created_s, ready_s, retired_s and end_reason
  * (old rows: made and ready at 0, retired unknown, there at the end), 6 the
  * step pipeline's stamps, 7 the table of measured runs, 8 speculative
- * decoding's replicas.spec_* totals. */
+ * decoding's replicas.spec_* totals, 9 runs.requests (NULL in old rows:
+ * their reads are not checked). */
 int rec__upgrade(sqlite3 *db, const char *path, util_diag *d)
 {
     static const char *const added[] = {
@@ -164,6 +165,7 @@ int rec__upgrade(sqlite3 *db, const char *path, util_diag *d)
               "ALTER TABLE main.replicas ADD COLUMN spec_accepted INTEGER NOT NULL DEFAULT 0; "
               "ALTER TABLE main.replicas ADD COLUMN spec_drafting_s REAL NOT NULL DEFAULT 0; "
               "ALTER TABLE main.replicas ADD COLUMN spec_verify_s REAL NOT NULL DEFAULT 0;",
+        [9] = "ALTER TABLE main.runs ADD COLUMN requests INTEGER;",
     };
     int rc;
     int64_t version = rec__query_int(db, "PRAGMA main.user_version", &rc);

@@ -81,6 +81,7 @@ struct rec_recorder {
     rec_run_label label;
     rec__writer *writer; /* the thread writing the rows (rec_start_writer), or NULL */
     bool measured;       /* a measured run (rec_begin_measured): its status says so */
+    int64_t requests;    /* request rows written: runs.requests, which readers check */
 };
 
 rec__writer *rec__recorder_writer(void *ctx)
@@ -449,6 +450,7 @@ static int write_batch(rec_recorder *r)
 static int emit(void *ctx, const void *rec)
 {
     rec_recorder *r = ctx;
+    r->requests++;
     r->batch[r->n_batch++] = *(const sim_request_row *)rec;
     return r->n_batch == ROWS_PER_INSERT ? write_batch(r) : 0;
 }
@@ -555,7 +557,8 @@ static int record_end(rec_recorder *r, const rec_run_end *end, util_diag *d)
     int rc = sqlite3_prepare_v2(r->db,
                                 "UPDATE runs SET status = :status, sim_end_s = :sim_end_s, "
                                 "wall_s = :wall_s, events = :events, "
-                                "status_reason = :status_reason WHERE id = :id",
+                                "status_reason = :status_reason, requests = :requests "
+                                "WHERE id = :id",
                                 -1, &st, NULL);
     if (rc == SQLITE_OK) {
         bind_named_text(st, ":status", r->measured && end->status == SIM_STATUS_COMPLETED
@@ -565,6 +568,7 @@ static int record_end(rec_recorder *r, const rec_run_end *end, util_diag *d)
         sqlite3_bind_double(st, sqlite3_bind_parameter_index(st, ":sim_end_s"), end->sim_end_s);
         sqlite3_bind_double(st, sqlite3_bind_parameter_index(st, ":wall_s"), end->wall_s);
         sqlite3_bind_int64(st, sqlite3_bind_parameter_index(st, ":events"), end->events);
+        sqlite3_bind_int64(st, sqlite3_bind_parameter_index(st, ":requests"), r->requests);
         sqlite3_bind_int64(st, sqlite3_bind_parameter_index(st, ":id"), r->run_id);
         rc = sqlite3_step(st);
     }
@@ -616,6 +620,7 @@ void rec_abort(rec_recorder *r)
     util_idring_fini(&r->ring);
     util_idring_init(&r->ring, sizeof(sim_request_row), REORDER_MIN, REORDER_MAX);
     r->n_batch = 0;
+    r->requests = 0;
     if (r->in_txn && r->db) sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
     r->in_txn = false;
     if (r->file) { /* ours alone: nobody else knows its name */

@@ -6,11 +6,11 @@
  * SIGTERM, SIGHUP and SIGINT on runs and SIGTERM on a sweep (kept rows, no
  * stray files or processes, exit within 2 s), a sweep's worker killed
  * (exit 1, --resume finishes it and removes what a killed sweep left), a
- * WAL database read from a folder the reader may not write, file names
- * that are no database, the overload guard of a plain run, an empty
- * measurement window, targets failed by requests that never completed,
- * and validate refusing a broken trace.  argv[1] is the servesim binary,
- * argv[2] the source root.
+ * WAL database read from a folder the reader may not write, a damaged
+ * file (exit 2, saying so), file names that are no database, the overload
+ * guard of a plain run, an empty measurement window, targets failed by
+ * requests that never completed, and validate refusing a broken trace.
+ * argv[1] is the servesim binary, argv[2] the source root.
  */
 #define _DEFAULT_SOURCE /* setgroups(2), to drop root's groups */
 #include <dirent.h>
@@ -497,6 +497,71 @@ static void test_readonly_wal(void)
     free(db);
 }
 
+/* ---- a damaged file ---- */
+
+/* 64 bytes of noise (a fixed generator: the same damage every time) at a
+ * place in every page but the first, of a file of page_size pages. */
+static void damage(const char *path, long page_size)
+{
+    FILE *f = fopen(path, "r+b");
+    if (!f) return;
+    fseek(f, 0, SEEK_END);
+    long pages = ftell(f) / page_size;
+    uint64_t x = 0x9e3779b97f4a7c15u;
+    for (long p = 1; p < pages; p++) {
+        unsigned char noise[64];
+        for (int i = 0; i < 64; i++) {
+            x = x * 6364136223846793005u + 1442695040888963407u;
+            noise[i] = (unsigned char)(x >> 56);
+        }
+        fseek(f, p * page_size + (long)(x % (uint64_t)(page_size - 64)), SEEK_SET);
+        fwrite(noise, 1, sizeof noise, f);
+    }
+    fclose(f);
+}
+
+/* A database with noise on every page read as 206 of its 2000 requests,
+ * reported with exit 0: a report now checks that it read the requests the
+ * run recorded (runs.requests), and says the file is damaged, with what
+ * PRAGMA quick_check finds, exit 2 (bad input).  Rows deleted by hand, in
+ * a file SQLite finds sound, are caught the same way. */
+static void test_damaged(void)
+{
+    char *db = in_dir("damaged.db");
+    result r = sv("run", quick, "-o", db, "--quiet", "--set", "stop.requests=2000", NULL);
+    is_int(r.status, 0, "a run of 2000 requests");
+    runner_drop(&r);
+    is_int(q1(db, "SELECT requests FROM runs WHERE id = 1"), 2000,
+           "its row in runs holds the requests it recorded");
+    long page = (long)q1(db, "PRAGMA page_size");
+    char *copy = in_dir("deleted.db"), *cmd = util_xasprintf("cp %s %s", db, copy);
+    is_int(system(cmd), 0, "a copy");
+    free(cmd);
+    damage(db, page);
+    r = sv("report", db, NULL);
+    is_int(r.status, 2, "a damaged file is bad input: exit 2, not a report of part of it (%d)",
+           r.status);
+    has_str(r.err, "damaged.db: the file is damaged", "naming the file");
+    has_str(r.err, "PRAGMA quick_check: ", "with what SQLite's check finds");
+    is_str(head(r.out, 10), "", "and no report");
+    runner_drop(&r);
+
+    sqlite3 *h = NULL;
+    sqlite3_open_v2(copy, &h, SQLITE_OPEN_READWRITE, NULL);
+    sqlite3_exec(h, "DELETE FROM requests WHERE run_id = 1 AND id >= 1990", NULL, NULL, NULL);
+    sqlite3_close(h);
+    r = sv("report", copy, NULL);
+    is_int(r.status, 2, "rows deleted by hand: exit 2 (%d)", r.status);
+    has_str(r.err, "deleted.db: the file is damaged: run 1 recorded 2000 requests, 1990 could be "
+                   "read (PRAGMA quick_check: ok)",
+            "the count that disagrees, and a sound file by SQLite's check");
+    runner_drop(&r);
+    unlink(copy);
+    unlink(db);
+    free(copy);
+    free(db);
+}
+
 /* ---- names that are no database ---- */
 
 static void test_not_databases(void)
@@ -678,6 +743,7 @@ int main(int argc, char **argv)
     test_signal_sweep();
     test_sweep_worker_killed();
     test_readonly_wal();
+    test_damaged();
     test_not_databases();
     test_run_overload();
     test_empty_window();
