@@ -308,6 +308,23 @@ static int worker_lost(const pl_pool *pool, pl_sweep_result *r, util_diag *d)
     return rc;
 }
 
+/* A finished point that could not be merged (a full disk, the output
+ * replaced meanwhile): its file is kept, and the message says where; the
+ * sweep ends as an interrupted one, a fault (the output replaced by a file
+ * that is no servesim database stays bad input). */
+static int point_kept(const pl_sweep_row *row, const char *path, int rc, pl_sweep_result *r,
+                      util_diag *d)
+{
+    char *name = point_name(&row->point);
+    r->interrupted = true;
+    util_diag_add(d, "%s could not be merged: it is kept in %s, a servesim database (servesim "
+                     "report %s reads it); the points that finished are kept (interrupted: "
+                     "--resume finishes it, running this point again)",
+                  name, path, path);
+    free(name);
+    return rc == UTIL_EINPUT ? rc : UTIL_EFAIL;
+}
+
 /* Hands out points and merges what comes back, until all are done or
  * *stop is raised. */
 static int drive(const pl_sweep_opts *o, int *to_run, int n_to_run,
@@ -343,11 +360,15 @@ static int drive(const pl_sweep_opts *o, int *to_run, int n_to_run,
             pl_summary_from_json(cJSON_GetObjectItemCaseSensitive(res, "summary"), &row->s);
             /* keeps its planned id unless another process took it meanwhile */
             rc = rec_publish(path, o->output, &row->point.run_id, d);
-            row->s.run_id = row->point.run_id;
-            remove_point_file(path);
-            r->ran++;
-            st.done++;
-            progress(&st, pool, st.done == n_to_run);
+            if (rc) {
+                rc = point_kept(row, path, rc, r, d);
+            } else {
+                row->s.run_id = row->point.run_id;
+                remove_point_file(path);
+                r->ran++;
+                st.done++;
+                progress(&st, pool, st.done == n_to_run);
+            }
         }
         free(path);
         cJSON_Delete(res);

@@ -7,10 +7,12 @@
  * stray files or processes, exit within 2 s), a sweep's worker killed
  * (exit 1, --resume finishes it and removes what a killed sweep left), a
  * WAL database read from a folder the reader may not write, a damaged
- * file (exit 2, saying so), file names that are no database, the overload
- * guard of a plain run, an empty measurement window, targets failed by
- * requests that never completed, and validate refusing a broken trace.
- * argv[1] is the servesim binary, argv[2] the source root.
+ * file (exit 2, saying so), a database removed while a run appends and a
+ * disk full while a sweep merges (the run kept, exit 1), file names that
+ * are no database, the overload guard of a plain run, an empty
+ * measurement window, targets failed by requests that never completed,
+ * and validate refusing a broken trace.  argv[1] is the servesim binary,
+ * argv[2] the source root.
  */
 #define _DEFAULT_SOURCE /* setgroups(2), to drop root's groups */
 #include <dirent.h>
@@ -18,6 +20,7 @@
 #include <grp.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -400,18 +403,28 @@ static void test_sweep_worker_killed(void)
 
 /* ---- a WAL database in a folder the reader may not write ---- */
 
-/* Runs servesim with args (NULL-terminated, argv[0] included) as a user who
- * may not write a folder of mode 0555: nobody (65534) when this test runs
- * as root, which writes anywhere, else this user.  Exit status 77: nobody
- * cannot reach the binary (a build tree in a private home). */
-static result run_unprivileged(char **args, const char *tag)
+/* Runs servesim with args (NULL-terminated, argv[0] included), its files
+ * limited to fsize bytes (0: no limit) -- a full disk without a small
+ * file system: a write past it fails with EFBIG, SIGXFSZ ignored -- and,
+ * unprivileged, as a user who may not write a folder of mode 0555: nobody
+ * (65534) when this test runs as root, which writes anywhere, else this
+ * user.  Exit status 77: nobody cannot reach the binary (a build tree in a
+ * private home). */
+static result run_limited(char **args, const char *tag, bool unprivileged, long fsize)
 {
     char *out = util_xasprintf("%s/%s.out", dir, tag), *err = util_xasprintf("%s/%s.err", dir, tag);
     pid_t pid = fork();
     if (pid == 0) {
         dup2(open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600), STDOUT_FILENO);
         dup2(open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600), STDERR_FILENO);
-        if (geteuid() == 0 && (setgroups(0, NULL) || setgid(65534) || setuid(65534))) _exit(77);
+        if (fsize) {
+            signal(SIGXFSZ, SIG_IGN); /* kept across exec: writes fail with EFBIG instead */
+            struct rlimit lim = {(rlim_t)fsize, (rlim_t)fsize};
+            if (setrlimit(RLIMIT_FSIZE, &lim)) _exit(126);
+        }
+        if (unprivileged && geteuid() == 0 &&
+            (setgroups(0, NULL) || setgid(65534) || setuid(65534)))
+            _exit(77);
         if (access(servesim, X_OK) != 0) _exit(77);
         execv(servesim, args);
         _exit(127);
@@ -449,7 +462,7 @@ static void test_readonly_wal(void)
     chmod(db, 0644);
     chmod(ro, 0555);
     char *args[] = {(char *)servesim, "report", db, NULL};
-    result r = run_unprivileged(args, "ro");
+    result r = run_limited(args, "ro", true, 0);
     if (r.status == 77) {
         ok(1, "a WAL database in a read-only folder # SKIP nobody cannot run %s", servesim);
     } else {
@@ -478,7 +491,7 @@ static void test_readonly_wal(void)
     chmod(copy_wal, 0644);
     chmod(walro, 0555);
     char *args2[] = {(char *)servesim, "report", copy, NULL};
-    r = run_unprivileged(args2, "walro");
+    r = run_limited(args2, "walro", true, 0);
     if (r.status == 77) {
         ok(1, "a WAL database with its log in a read-only folder # SKIP nobody cannot run it");
     } else {
@@ -559,6 +572,90 @@ static void test_damaged(void)
     unlink(copy);
     unlink(db);
     free(copy);
+    free(db);
+}
+
+/* ---- a database removed, a disk full ---- */
+
+/* The database removed while a run appends to it: the run was committed
+ * into a file no name reached (lost when it closed) and `run` exited 2,
+ * 'no such file', reading it back.  Now it is kept beside the name, with
+ * the runs the file held, the message says where, exit 1 (a fault); the
+ * removed file's log is not left to be replayed into a new file of its
+ * name. */
+static void test_removed_while_appending(void)
+{
+    char *db = in_dir("gone.db");
+    result r = sv("run", quick, "-o", db, "--quiet", "--set", "stop.requests=100", NULL);
+    is_int(r.status, 0, "a database with one run");
+    runner_drop(&r);
+    char *args[] = {(char *)servesim, "run", quick, "-o", db, "--quiet", "--set",
+                    "stop.requests=100000000", NULL};
+    pid_t pid = spawn(args, "gone");
+    char *wal = util_xasprintf("%s-wal", db), *shm = util_xasprintf("%s-shm", db);
+    for (int i = 0; i < 250 && !exists(wal); i++) sleep_s(0.02); /* appending, in WAL mode */
+    sleep_s(0.5);
+    is_int(unlink(db), 0, "the database removed while a run appends to it");
+    kill(pid, SIGTERM); /* its rows so far are committed: where do they go? */
+    r = finish(pid, "gone");
+    is_int(r.status, 1, "the run fails as a fault, exit 1, not 2 (%d)", r.status);
+    has_str(r.err, "gone.db was removed while the run was written: the run (id 2), with the runs "
+                   "the file held, is kept in ",
+            "saying so, and where the run is kept");
+    const char *at = strstr(r.err, "is kept in ");
+    char *kept = at ? util_xasprintf("%.*s", (int)strcspn(at + 11, ","), at + 11) : NULL;
+    ok(kept && exists(kept), "in a file that is there (%s)", kept ? kept : "none");
+    runner_drop(&r);
+    if (kept) {
+        r = sv("report", kept, "--run", "2", NULL);
+        is_int(r.status, 0, "a servesim database: report reads it");
+        has_str(r.out, "interrupted", "the run as it was stopped");
+        runner_drop(&r);
+        is_int(q1(kept, "SELECT count(*) FROM runs"), 2, "with the first run too");
+        unlink(kept);
+    }
+    ok(!exists(wal) && !exists(shm), "the removed file's -wal and -shm are not left by its name");
+    free(kept);
+    free(wal);
+    free(shm);
+    free(db);
+}
+
+/* A full disk while a sweep merges its points (files limited to 6 MB, a
+ * point 2.5 MB): the point that could not be merged was removed with its
+ * run.  Now its file is kept and named, the sweep ends as interrupted, exit
+ * 1, and --resume finishes it, removing the file. */
+static void test_disk_full_sweep(void)
+{
+    char *db = in_dir("full.db");
+    char *args[] = {(char *)servesim, "sweep", quick, "-o", db, "--quiet", "-j", "2", "--set",
+                    "stop.requests=20000", "--vary", "workload.arrival.rate_per_s=4,6,8,10,12,14",
+                    NULL};
+    result r = run_limited(args, "full", false, 6000000);
+    is_int(r.status, 1, "a disk full while merging: exit 1, a fault (%d)", r.status);
+    has_str(r.err, "could not be merged: it is kept in ", "saying the point's file is kept");
+    has_str(r.out, "(interrupted: --resume finishes it)", "the table of the points merged");
+    const char *at = strstr(r.err, "is kept in ");
+    char *kept = at ? util_xasprintf("%.*s", (int)strcspn(at + 11, ","), at + 11) : NULL;
+    ok(kept && exists(kept), "its file is there (%s)", kept ? kept : "none");
+    runner_drop(&r);
+    if (kept) {
+        r = sv("report", kept, NULL);
+        is_int(r.status, 0, "a servesim database of the point: report reads it");
+        runner_drop(&r);
+    }
+    long long merged = q1(db, "SELECT count(*) FROM runs");
+    cmp_ok(merged, >=, 1, "the points merged are kept (%lld)", merged);
+    is_int(q1(db, "SELECT count(*) FROM runs WHERE requests = 20000 AND "
+                  "(SELECT count(*) FROM requests WHERE run_id = runs.id) = 20000"),
+           merged, "each whole");
+    r = sv("sweep", quick, "-o", db, "--quiet", "-j", "2", "--set", "stop.requests=20000",
+           "--vary", "workload.arrival.rate_per_s=4,6,8,10,12,14", "--resume", NULL);
+    is_int(r.status, 0, "--resume finishes the sweep");
+    runner_drop(&r);
+    is_int(q1(db, "SELECT count(*) FROM runs"), 6, "all 6 points");
+    ok(!kept || !exists(kept), "and removes the kept point's file");
+    free(kept);
     free(db);
 }
 
@@ -744,6 +841,8 @@ int main(int argc, char **argv)
     test_sweep_worker_killed();
     test_readonly_wal();
     test_damaged();
+    test_removed_while_appending();
+    test_disk_full_sweep();
     test_not_databases();
     test_run_overload();
     test_empty_window();
