@@ -214,6 +214,9 @@ int an_open(const char *path, sqlite3 **out, util_diag *d)
 {
     struct stat st;
     if (stat(path, &st) != 0) return util_diag_add(d, "%s: no such file", path);
+    if (S_ISDIR(st.st_mode)) return util_diag_add(d, "%s: is a folder, not a file", path);
+    if (!S_ISREG(st.st_mode)) /* a FIFO's read would wait for a writer for ever */
+        return util_diag_add(d, "%s: not a regular file", path);
     sqlite3 *db = NULL;
     /* Read-write where the file allows it, though nothing here writes: the
      * last connection to close a WAL database removes its -wal and -shm

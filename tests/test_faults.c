@@ -680,6 +680,15 @@ static void test_not_databases(void)
     is_int(st.st_size, 0, "empty");
     unlink(empty);
     free(empty);
+    /* a FIFO read as a database waited for a writer for ever */
+    char *fifo = in_dir("db.fifo");
+    is_int(mkfifo(fifo, 0600), 0, "a FIFO");
+    r = sv("report", fifo, NULL);
+    is_int(r.status, 2, "report refuses a FIFO, exit 2");
+    has_str(r.err, "db.fifo: not a regular file", "as not a regular file");
+    runner_drop(&r);
+    unlink(fifo);
+    free(fifo);
 }
 
 /* ---- the overload guard of a plain run ---- */
