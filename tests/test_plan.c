@@ -343,6 +343,14 @@ static void test_range_forms(const char *root)
         free(err);
     }
     char *err;
+    /* a NUL (\u0000) in a string value was read as its end, as --set's was */
+    const char *nul[] = {"sweep", scen, "--vary", "name=\"a\\u0000b\",x", "-o", db, "-j", "1",
+                         NULL};
+    is_int(run_servesim(nul, &err), 2, "--vary with a NUL in a string is refused");
+    has_str(err, "--vary name=\"a\\u0000b\",x: name: a string holds a NUL character (\\u0000)",
+            "naming the argument and the path");
+    ok(access(db, F_OK) != 0, "nothing is written (a NUL)");
+    free(err);
     const char *no_step[] = {"sweep", scen, "--vary", "workload.arrival.rate_per_s=2:10",
                              "-o", db, NULL};
     run_servesim(no_step, &err);
