@@ -26,6 +26,10 @@ typedef struct an__query {
 #define AN__IN_GROUP AN__IN_CLASS " AND (?9 IS NULL OR replica = ?9)"
 
 int an__db_fail(sqlite3 *db, util_diag *d, const char *what);
+/* The file is damaged -- SQLite found it malformed, or what was read of a
+ * run disagrees with what the run recorded (why says which): bad input
+ * (UTIL_EINPUT), naming the file and what PRAGMA quick_check finds. */
+int an__damaged(sqlite3 *db, const char *why, util_diag *d);
 /* Prepares sql with the context's parameters bound; NULL on error. */
 sqlite3_stmt *an__prepare(const an__query *q, const char *sql);
 /* Column i of a row as a double, NAN where it is NULL. */
@@ -53,6 +57,9 @@ int an__metric_of(const an__query *q, const char *view, const char *filter, cons
 /* 9 the tokens an iteration's decoders streamed (iterations.decode_tokens,
  * decode_accepted; older databases: unknown). */
 #define AN__SCHEMA_TOKENS 9
+/* 10 runs.requests, the request rows a run recorded: what a report reads of
+ * a run must agree (older databases: not checked). */
+#define AN__SCHEMA_COUNTS 10
 int an__schema(sqlite3 *db);
 /* a / b, NAN unless b > 0. */
 double an__ratio(double a, double b);

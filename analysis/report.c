@@ -370,6 +370,23 @@ static int load_sections(an__query *q, const cJSON *sc, bool by_replica, an_stre
     return rc;
 }
 
+/* The requests read are the requests the run recorded (runs.requests,
+ * schema 9): a damaged file can read as fewer rows without an error (a
+ * B-tree page of random bytes ends a range scan early), so a report of a
+ * part would pass for the whole. */
+static int check_recorded(const an__query *q, const an_report *r, util_diag *d)
+{
+    if (q->schema < AN__SCHEMA_COUNTS) return UTIL_OK;
+    double n = NAN;
+    if (an__row(q, "SELECT requests FROM runs WHERE id = ?1", &n, 1, d)) return UTIL_EFAIL;
+    if (isnan(n) || (int64_t)n == r->req.arrived) return UTIL_OK;
+    char *why = util_xasprintf("run %lld recorded %lld requests, %lld could be read",
+                               (long long)q->run, (long long)n, (long long)r->req.arrived);
+    int rc = an__damaged(q->db, why, d);
+    free(why);
+    return rc;
+}
+
 int an_report_compute_with(sqlite3 *db, int64_t run_id, const an_options *opt, an_report *r,
                            util_diag *d)
 {
@@ -380,7 +397,10 @@ int an_report_compute_with(sqlite3 *db, int64_t run_id, const an_options *opt, a
     int rc = load_run(&q, opt, r, &sc, d);
     if (!rc) rc = load_sections(&q, sc, opt && opt->by_replica, opt ? opt->stream : NULL, r, d);
     cJSON_Delete(sc);
+    if (!rc && !(opt && opt->stream)) rc = check_recorded(&q, r, d);
     if (!rc && (r->n_targets || (opt && opt->n_targets))) rc = an__load_targets(&q, opt, r, d);
+    if (rc == UTIL_EFAIL && (sqlite3_errcode(db) & 0xff) == SQLITE_CORRUPT)
+        rc = an__damaged(db, "SQLite found it malformed", d);
     return rc;
 }
 

@@ -227,9 +227,11 @@ static int run_sweep(pl_sweep_opts *o, const common *c, util_diag *d)
     cli_catch_stop_signals();
     int rc = pl_sweep_run(o, cli_stop_flag(), &res, d);
     cli_release_stop_signals();
-    if (bar && rc == UTIL_EINTR) fprintf(stderr, "\r\033[K");
-    if ((!rc || rc == UTIL_EINTR) && c->json) print_json(pl_sweep_json(o, &res));
-    else if (!rc || rc == UTIL_EINTR) pl_sweep_print(o, &res, stdout);
+    /* a lost worker interrupts it too, as a failure: the table says what finished */
+    bool table = !rc || rc == UTIL_EINTR || res.interrupted;
+    if (bar && table && rc) fprintf(stderr, "\r\033[K");
+    if (table && c->json) print_json(pl_sweep_json(o, &res));
+    else if (table) pl_sweep_print(o, &res, stdout);
     pl_sweep_result_fini(&res);
     return rc;
 }

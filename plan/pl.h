@@ -118,9 +118,14 @@ bool pl_pool_submit(pl_pool *p, int64_t tag, const char *job);
  * out, or when *stop became non-zero. */
 bool pl_pool_wait(pl_pool *p, const volatile sig_atomic_t *stop, int64_t *tag, char **result);
 int pl_pool_busy(const pl_pool *p);
-/* Whether a worker is gone for good (an MPI rank that failed): no more
- * results will come, and the caller ends as at Ctrl-C. */
+/* Whether a worker is gone for good (a worker process that died, an MPI
+ * rank that failed): no more results will come, and the caller ends as at
+ * Ctrl-C, keeping what finished. */
 bool pl_pool_failed(const pl_pool *p);
+/* A failed pool's worker process, and how it died ("worker process 12 died
+ * (killed by signal 9, Killed)"), with *tag the job it was running (-1:
+ * none); NULL for an MPI rank (mpirun names it). */
+const char *pl_pool_why(const pl_pool *p, int64_t *tag);
 /* Results handed out so far. */
 int64_t pl_pool_delivered(const pl_pool *p);
 /* fn(p, arg) is called about every 0.25 s while pl_pool_wait waits (a
@@ -128,8 +133,9 @@ int64_t pl_pool_delivered(const pl_pool *p);
 typedef void (*pl_tick_fn)(const pl_pool *p, void *arg);
 void pl_pool_set_tick(pl_pool *p, pl_tick_fn fn, void *arg);
 /* Runs every job and waits for all: results[i] is job i's (caller frees;
- * NULL for a job cut short).  Returns how many finished: n, unless *stop
- * was raised. */
+ * NULL for a job cut short, {"ok": false, "error": WHY} for one a failed
+ * pool lost).  Returns how many finished: n, unless *stop was raised or
+ * the pool failed. */
 int pl_pool_map(pl_pool *p, char *const *jobs, int n, const volatile sig_atomic_t *stop,
                 char **results);
 /* Stops the workers (killing any mid-job) and waits for them. */

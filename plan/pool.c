@@ -6,12 +6,17 @@
  * to DEPTH jobs, so that it starts its next one at once while the parent is
  * busy with its last result.  Processes, not
  * threads: a point is a whole simulation with its own SQLite connection,
- * and a worker that crashes takes nothing else with it.
+ * and a worker that crashes takes nothing else with it.  A worker that dies
+ * (killed, out of memory) fails the pool, as a lost MPI rank does: its jobs
+ * are lost and the caller ends with what finished.  The parent ignores
+ * SIGPIPE while it has workers, so that a job written to a dead worker's
+ * pipe is an EPIPE it can tell, not a silent death.
  */
 #include "pl.h"
 
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -27,12 +32,16 @@ typedef struct worker {
     int64_t tags[DEPTH]; /* theirs, oldest first: answers come in order */
     char *buf;       /* a result line as it arrives */
     size_t len, cap;
+    bool reaped;     /* waited for: it died */
 } worker;
 
 struct pl_pool {
     worker *w;
     pl__mpi *mpi; /* the workers are MPI ranks (mpi.c); then w is unused */
-    bool failed;  /* an MPI rank stopped answering */
+    bool failed;  /* a worker died or an MPI rank stopped answering */
+    char *why;    /* which worker, and how it died (a local one's), or NULL */
+    int64_t lost; /* the tag of the job it was running, or -1 */
+    struct sigaction pipe_action; /* SIGPIPE's, restored when the workers stop */
     int n, busy;
     int64_t delivered;  /* results handed out */
     pl_tick_fn tick;    /* called about every TICK_S while waiting, or NULL */
@@ -52,6 +61,33 @@ void pl_pool_set_tick(pl_pool *p, pl_tick_fn fn, void *arg)
 bool pl_pool_failed(const pl_pool *p)
 {
     return p->failed;
+}
+
+const char *pl_pool_why(const pl_pool *p, int64_t *tag)
+{
+    *tag = p->lost;
+    return p->why;
+}
+
+/* Worker w is gone (its results pipe ended, or its jobs pipe is broken):
+ * the pool has failed, and says which worker died and how. */
+static void lost(pl_pool *p, worker *w)
+{
+    int status = 0;
+    pid_t got;
+    while ((got = waitpid(w->pid, &status, 0)) < 0 && errno == EINTR) continue;
+    w->reaped = got == w->pid;
+    if (p->failed) return;
+    p->failed = true;
+    p->lost = w->held ? w->tags[0] : -1;
+    if (w->reaped && WIFSIGNALED(status))
+        p->why = util_xasprintf("worker process %d died (killed by signal %d, %s)", (int)w->pid,
+                                WTERMSIG(status), strsignal(WTERMSIG(status)));
+    else if (w->reaped && WIFEXITED(status))
+        p->why = util_xasprintf("worker process %d died (exit status %d)", (int)w->pid,
+                                WEXITSTATUS(status));
+    else
+        p->why = util_xasprintf("worker process %d died", (int)w->pid);
 }
 
 int64_t pl_pool_delivered(const pl_pool *p)
@@ -103,12 +139,16 @@ static void serve(FILE *in, int out, pl_job_fn fn, void *ctx)
 pl_pool *pl_pool_start(int n, pl_job_fn fn, void *ctx)
 {
     pl_pool *p = util_xcalloc(1, sizeof *p);
+    p->lost = -1;
     if (pl_mpi_size() > 1) { /* a worker rank serves inside and never returns */
         p->mpi = pl__mpi_start(fn, ctx);
         p->n = pl__mpi_workers(p->mpi);
         return p;
     }
     p->w = util_xcalloc((size_t)n, sizeof *p->w);
+    struct sigaction ign = {.sa_handler = SIG_IGN};
+    sigemptyset(&ign.sa_mask);
+    sigaction(SIGPIPE, &ign, &p->pipe_action);
     fflush(NULL); /* nothing buffered is written twice */
     for (int i = 0; i < n; i++) {
         int down[2], up[2];
@@ -116,6 +156,7 @@ pl_pool *pl_pool_start(int n, pl_job_fn fn, void *ctx)
         pid_t pid = fork();
         if (pid < 0) abort();
         if (pid == 0) {
+            sigaction(SIGPIPE, &p->pipe_action, NULL); /* the parent's gone: so are we */
             close(down[1]);
             close(up[0]);
             for (int j = 0; j < i; j++) { /* the other workers' pipes are not ours */
@@ -139,12 +180,15 @@ bool pl_pool_submit(pl_pool *p, int64_t tag, const char *job)
         p->busy++;
         return true;
     }
+    if (p->failed) return false;
     worker *w = NULL; /* the one holding fewest jobs */
     for (int i = 0; i < p->n; i++)
         if (p->w[i].held < DEPTH && (!w || p->w[i].held < w->held)) w = &p->w[i];
     if (!w) return false;
-    fprintf(w->jobs, "%s\n", job);
-    fflush(w->jobs);
+    if (fprintf(w->jobs, "%s\n", job) < 0 || fflush(w->jobs) != 0) { /* EPIPE: it died */
+        lost(p, w);
+        return false;
+    }
     w->tags[w->held++] = tag;
     p->busy++;
     return true;
@@ -156,16 +200,18 @@ int pl_pool_busy(const pl_pool *p)
 }
 
 /* Reads what worker w has sent; true with a whole line at the start of
- * w->buf. */
-static bool read_some(worker *w)
+ * w->buf.  The pipe's end (or an error) is the worker's death mid-job: the
+ * pool has failed. */
+static bool read_some(pl_pool *p, worker *w)
 {
     if (w->len && memchr(w->buf, '\n', w->len)) return true; /* came with an earlier one */
     if (w->cap - w->len < 4096) w->buf = util_xrealloc(w->buf, w->cap = 2 * w->cap + 8192);
-    ssize_t k = read(w->results, w->buf + w->len, w->cap - w->len - 1);
-    if (k <= 0) { /* the worker died mid-job: report it as the job's result */
-        w->len = (size_t)snprintf(w->buf, w->cap, "{\"ok\": false, \"error\": \"a worker "
-                                                  "process died (pid %d)\"}\n", (int)w->pid);
-        return true;
+    ssize_t k;
+    while ((k = read(w->results, w->buf + w->len, w->cap - w->len - 1)) < 0 && errno == EINTR)
+        continue;
+    if (k <= 0) {
+        lost(p, w);
+        return false;
     }
     w->len += (size_t)k;
     return memchr(w->buf, '\n', w->len) != NULL;
@@ -220,7 +266,7 @@ bool pl_pool_wait(pl_pool *p, const volatile sig_atomic_t *stop, int64_t *tag, c
     struct pollfd *fds = util_xmalloc((size_t)p->n * sizeof *fds);
     int *who = util_xmalloc((size_t)p->n * sizeof *who);
     bool got = false;
-    while (p->busy > 0 && !got && !(stop && *stop)) {
+    while (p->busy > 0 && !got && !p->failed && !(stop && *stop)) {
         int m = 0;
         for (int i = 0; i < p->n && !got; i++) { /* an answer already read comes first */
             worker *w = &p->w[i];
@@ -236,7 +282,7 @@ bool pl_pool_wait(pl_pool *p, const volatile sig_atomic_t *stop, int64_t *tag, c
             continue; /* a timeout or a signal: check stop, redraw */
         for (int k = 0; k < m && !got; k++) {
             worker *w = &p->w[who[k]];
-            if ((fds[k].revents & (POLLIN | POLLHUP | POLLERR)) && read_some(w))
+            if ((fds[k].revents & (POLLIN | POLLHUP | POLLERR)) && read_some(p, w))
                 got = deliver(p, w, tag, result);
         }
     }
@@ -258,6 +304,14 @@ int pl_pool_map(pl_pool *p, char *const *jobs, int n, const volatile sig_atomic_
         results[tag] = text;
         done++;
     }
+    for (int i = 0; p->failed && i < n; i++) /* the jobs lost, each with why */
+        if (!results[i]) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddFalseToObject(o, "ok");
+            cJSON_AddStringToObject(o, "error", p->why ? p->why : "an MPI rank stopped answering");
+            results[i] = cJSON_PrintUnformatted(o);
+            cJSON_Delete(o);
+        }
     return done;
 }
 
@@ -272,11 +326,14 @@ void pl_pool_stop(pl_pool *p)
     for (int i = 0; i < p->n; i++) {
         worker *w = &p->w[i];
         fclose(w->jobs); /* an idle worker reads the end and exits */
-        if (w->held) kill(w->pid, SIGKILL);
+        if (w->held && !w->reaped) kill(w->pid, SIGKILL);
         close(w->results);
     }
-    for (int i = 0; i < p->n; i++) waitpid(p->w[i].pid, NULL, 0);
+    for (int i = 0; i < p->n; i++)
+        if (!p->w[i].reaped) waitpid(p->w[i].pid, NULL, 0);
     for (int i = 0; i < p->n; i++) free(p->w[i].buf);
+    sigaction(SIGPIPE, &p->pipe_action, NULL);
+    free(p->why);
     free(p->w);
     free(p);
 }

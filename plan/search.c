@@ -80,7 +80,13 @@ static int run_seeds(search *x, const cJSON *overrides, int from, int to, pl_sum
         jobs[i] = cJSON_PrintUnformatted(j);
         cJSON_Delete(j);
     }
-    if (pl_pool_map(x->pool, jobs, n, x->stop, results) < n) rc = UTIL_EINTR;
+    if (pl_pool_map(x->pool, jobs, n, x->stop, results) < n) {
+        int64_t tag;
+        const char *why = pl_pool_why(x->pool, &tag);
+        rc = !pl_pool_failed(x->pool) ? UTIL_EINTR
+                                      : util_diag_fail(x->d, "%s: the plan cannot go on",
+                                                       why ? why : "an MPI rank stopped answering");
+    }
     for (int i = 0; i < n; i++) {
         cJSON *res = cJSON_Parse(results[i]);
         if (!rc && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(res, "ok")))

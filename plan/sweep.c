@@ -7,13 +7,19 @@
  * summarise them there; the parent merges each finished file into the
  * output in one transaction and removes it.  So an interrupted sweep holds
  * exactly the points that finished, and `--resume` finds them by their
- * overrides and seed and runs the rest.
+ * overrides and seed and runs the rest (and removes the point files a
+ * sweep killed outright left).
  */
 #include "pl.h"
 
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -285,6 +291,40 @@ static void submit(const pl_sweep_opts *o, pl_pool *pool, const int *to_run, int
     }
 }
 
+/* A worker gone (a process killed, an MPI rank lost): the sweep ends as at
+ * Ctrl-C, every finished point kept, but as the failure it is, saying
+ * which worker and which point. */
+static int worker_lost(const pl_pool *pool, pl_sweep_result *r, util_diag *d)
+{
+    int64_t tag;
+    const char *why = pl_pool_why(pool, &tag);
+    char *name = tag >= 0 ? point_name(&r->rows[tag].point) : NULL;
+    r->interrupted = true;
+    int rc = util_diag_fail(d, "%s%s%s: the points that finished are kept (interrupted: "
+                               "--resume finishes it)",
+                            why ? why : "an MPI rank stopped answering", name ? " running " : "",
+                            name ? name : "");
+    free(name);
+    return rc;
+}
+
+/* A finished point that could not be merged (a full disk, the output
+ * replaced meanwhile): its file is kept, and the message says where; the
+ * sweep ends as an interrupted one, a fault (the output replaced by a file
+ * that is no servesim database stays bad input). */
+static int point_kept(const pl_sweep_row *row, const char *path, int rc, pl_sweep_result *r,
+                      util_diag *d)
+{
+    char *name = point_name(&row->point);
+    r->interrupted = true;
+    util_diag_add(d, "%s could not be merged: it is kept in %s, a servesim database (servesim "
+                     "report %s reads it); the points that finished are kept (interrupted: "
+                     "--resume finishes it, running this point again)",
+                  name, path, path);
+    free(name);
+    return rc == UTIL_EINPUT ? rc : UTIL_EFAIL;
+}
+
 /* Hands out points and merges what comes back, until all are done or
  * *stop is raised. */
 static int drive(const pl_sweep_opts *o, int *to_run, int n_to_run,
@@ -301,9 +341,7 @@ static int drive(const pl_sweep_opts *o, int *to_run, int n_to_run,
         int64_t tag;
         char *text;
         if (!pl_pool_wait(pool, stop, &tag, &text)) {
-            if (pl_pool_failed(pool))
-                rc = util_diag_fail(d, "an MPI rank stopped answering: the points that finished "
-                                       "are kept (the same command with --resume runs the rest)");
+            if (pl_pool_failed(pool)) rc = worker_lost(pool, r, d);
             continue;
         }
         pl_sweep_row *row = &r->rows[tag];
@@ -322,11 +360,15 @@ static int drive(const pl_sweep_opts *o, int *to_run, int n_to_run,
             pl_summary_from_json(cJSON_GetObjectItemCaseSensitive(res, "summary"), &row->s);
             /* keeps its planned id unless another process took it meanwhile */
             rc = rec_publish(path, o->output, &row->point.run_id, d);
-            row->s.run_id = row->point.run_id;
-            remove_point_file(path);
-            r->ran++;
-            st.done++;
-            progress(&st, pool, st.done == n_to_run);
+            if (rc) {
+                rc = point_kept(row, path, rc, r, d);
+            } else {
+                row->s.run_id = row->point.run_id;
+                remove_point_file(path);
+                r->ran++;
+                st.done++;
+                progress(&st, pool, st.done == n_to_run);
+            }
         }
         free(path);
         cJSON_Delete(res);
@@ -344,6 +386,39 @@ static int drive(const pl_sweep_opts *o, int *to_run, int n_to_run,
         return UTIL_EINTR;
     }
     return rc;
+}
+
+/* What a sweep into output that was killed outright (kill -9 of its parent)
+ * left: its points' files, OUTPUT.point-PID-ID.tmp (and a journal), made by
+ * a process that is gone.  Files of a live process -- another sweep into
+ * the same database -- and files not ours are left alone. */
+static void remove_stale_points(const char *output)
+{
+    char *dir = util_dirname(output);
+    const char *base = strrchr(output, '/');
+    base = base ? base + 1 : output;
+    size_t n = strlen(base);
+    DIR *dd = opendir(dir);
+    for (struct dirent *e; dd && (e = readdir(dd));) {
+        const char *name = e->d_name, *tail = name + n + 7;
+        if (strncmp(name, base, n) || strncmp(name + n, ".point-", 7) ||
+            !isdigit((unsigned char)*tail))
+            continue;
+        long pid;
+        long long id;
+        int end = 0;
+        if (sscanf(tail, "%ld-%lld.tmp%n", &pid, &id, &end) != 2 || !end ||
+            (tail[end] && strcmp(tail + end, "-journal")))
+            continue;
+        if (pid <= 0 || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue; /* its process lives (or is another user's) */
+        char *f = util_xasprintf("%s/%s", dir, name);
+        struct stat st;
+        if (lstat(f, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid()) unlink(f);
+        free(f);
+    }
+    if (dd) closedir(dd);
+    free(dir);
 }
 
 /* The output as it stands, read only: NULL when it does not exist yet. */
@@ -390,6 +465,7 @@ int pl_sweep_run(const pl_sweep_opts *o, const volatile sig_atomic_t *stop, pl_s
         }
     }
     sqlite3_close(db);
+    if (!rc && o->resume) remove_stale_points(o->output);
     if (!rc) rc = drive(o, to_run, n_to_run, stop, r, d);
     free(to_run);
     return rc;

@@ -24,6 +24,22 @@ static cJSON *item(const char *text, size_t len)
     return v;
 }
 
+/* A JSON item holding a NUL (\u0000) in a string, which would cut it short:
+ * refused as --set refuses one, naming the path (the first path_len
+ * characters of arg). */
+static int nul_in(const char *opt, const char *arg, size_t path_len, const char *text, size_t len,
+                  util_diag *d)
+{
+    char *s = util_xasprintf("%.*s", (int)len, text);
+    char *path = util_xasprintf("%.*s", (int)path_len, arg);
+    char *where = util_xasprintf("%s %s", opt, arg);
+    int rc = util_json_refuse_nul(s, where, path, d);
+    free(where);
+    free(path);
+    free(s);
+    return rc;
+}
+
 static bool number(const char *s, double *out)
 {
     char *end;
@@ -141,6 +157,10 @@ int pl_axis_parse_as(const char *opt, const char *arg, pl_axis *out, util_diag *
             if (len == 0) {
                 cJSON_Delete(values);
                 return util_diag_add(d, "%s %s: an empty value in the list", opt, arg);
+            }
+            if (nul_in(opt, arg, (size_t)(eq - arg), p, len, d)) {
+                cJSON_Delete(values);
+                return UTIL_EINPUT;
             }
             cJSON_AddItemToArray(values, item(p, len));
             if (!comma) break;

@@ -137,7 +137,8 @@ static int exec_db(sqlite3 *db, const char *path, const char *sql, util_diag *d)
  * (old rows: made and ready at 0, retired unknown, there at the end), 6 the
  * step pipeline's stamps, 7 the table of measured runs, 8 speculative
  * decoding's replicas.spec_* totals, 9 the tokens an iteration's decoders
- * streamed and their acceptances (old rows: NULL, unknown). */
+ * streamed and their acceptances (old rows: NULL, unknown), 10 runs.requests (NULL in
+ * old rows: their reads are not checked). */
 int rec__upgrade(sqlite3 *db, const char *path, util_diag *d)
 {
     static const char *const added[] = {
@@ -167,6 +168,7 @@ int rec__upgrade(sqlite3 *db, const char *path, util_diag *d)
               "ALTER TABLE main.replicas ADD COLUMN spec_verify_s REAL NOT NULL DEFAULT 0;",
         [9] = "ALTER TABLE main.iterations ADD COLUMN decode_tokens INTEGER; "
               "ALTER TABLE main.iterations ADD COLUMN decode_accepted TEXT;",
+        [10] = "ALTER TABLE main.runs ADD COLUMN requests INTEGER;",
     };
     int rc;
     int64_t version = rec__query_int(db, "PRAGMA main.user_version", &rc);

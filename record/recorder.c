@@ -81,6 +81,9 @@ struct rec_recorder {
     rec_run_label label;
     rec__writer *writer; /* the thread writing the rows (rec_start_writer), or NULL */
     bool measured;       /* a measured run (rec_begin_measured): its status says so */
+    int64_t requests;    /* request rows written: runs.requests, which readers check */
+    dev_t dev;           /* writing straight into path: the file it was when opened */
+    ino_t ino;
 };
 
 rec__writer *rec__recorder_writer(void *ctx)
@@ -175,6 +178,11 @@ static int connect_direct(rec_recorder *r, util_diag *d)
     }
     r->in_txn = true;
     r->direct = true;
+    struct stat id; /* which file this is, to tell at the end whether it is still there */
+    if (stat(r->path, &id) == 0) {
+        r->dev = id.st_dev;
+        r->ino = id.st_ino;
+    }
     sqlite3_busy_timeout(r->db, REC__BUSY_TIMEOUT_MS);
     rc = rec__check_db(r->db, r->path, d); /* again, under the lock */
     return rc ? rc : rec__upgrade(r->db, r->path, d);
@@ -425,7 +433,8 @@ static int step_reset(rec_recorder *r, sqlite3_stmt *st)
     sqlite3_reset(st);
     if (rc == SQLITE_DONE) return 0;
     free(r->error);
-    r->error = util_xasprintf("%s: cannot write: %s", r->path, sqlite3_errmsg(r->db));
+    r->error = util_xasprintf("%s: cannot write: %s", r->path ? r->path : r->file,
+                              sqlite3_errmsg(r->db));
     return -1;
 }
 
@@ -466,6 +475,7 @@ static int write_batch(rec_recorder *r)
 static int emit(void *ctx, const void *rec)
 {
     rec_recorder *r = ctx;
+    r->requests++;
     r->batch[r->n_batch++] = *(const sim_request_row *)rec;
     return r->n_batch == ROWS_PER_INSERT ? write_batch(r) : 0;
 }
@@ -572,7 +582,8 @@ static int record_end(rec_recorder *r, const rec_run_end *end, util_diag *d)
     int rc = sqlite3_prepare_v2(r->db,
                                 "UPDATE runs SET status = :status, sim_end_s = :sim_end_s, "
                                 "wall_s = :wall_s, events = :events, "
-                                "status_reason = :status_reason WHERE id = :id",
+                                "status_reason = :status_reason, requests = :requests "
+                                "WHERE id = :id",
                                 -1, &st, NULL);
     if (rc == SQLITE_OK) {
         bind_named_text(st, ":status", r->measured && end->status == SIM_STATUS_COMPLETED
@@ -582,11 +593,76 @@ static int record_end(rec_recorder *r, const rec_run_end *end, util_diag *d)
         sqlite3_bind_double(st, sqlite3_bind_parameter_index(st, ":sim_end_s"), end->sim_end_s);
         sqlite3_bind_double(st, sqlite3_bind_parameter_index(st, ":wall_s"), end->wall_s);
         sqlite3_bind_int64(st, sqlite3_bind_parameter_index(st, ":events"), end->events);
+        sqlite3_bind_int64(st, sqlite3_bind_parameter_index(st, ":requests"), r->requests);
         sqlite3_bind_int64(st, sqlite3_bind_parameter_index(st, ":id"), r->run_id);
         rc = sqlite3_step(st);
     }
     sqlite3_finalize(st);
     return rc == SQLITE_DONE ? UTIL_OK : db_fail(r, d, "cannot record the run's end");
+}
+
+/* A run written straight into its database is committed; but if the file
+ * was removed (or replaced) meanwhile, it was committed into a file no
+ * name reaches, lost when the connection closes.  It is kept instead: the
+ * database as this connection sees it, the run and every run before it,
+ * copied into a private file beside the name (VACUUM INTO), and the
+ * message says where.  A removed file's -wal and -shm, which SQLite leaves
+ * by the name, go too: a database made later under that name would replay
+ * the log into itself.  A fault, not bad input: UTIL_EFAIL. */
+static int keep_if_gone(rec_recorder *r, util_diag *d)
+{
+    struct stat st;
+    bool gone = stat(r->path, &st) != 0;
+    if (!gone && st.st_dev == r->dev && st.st_ino == r->ino) return UTIL_OK;
+    const char *what = gone ? "was removed" : "was replaced by another file";
+    char *keep = private_file(r->path, d);
+    if (!keep)
+        return util_diag_fail(d, "%s %s while the run was written, and the run could not be "
+                                 "kept beside it",
+                              r->path, what);
+    sqlite3_stmt *vacuum = NULL;
+    int rc = sqlite3_prepare_v2(r->db, "VACUUM INTO ?1", -1, &vacuum, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_text(vacuum, 1, keep, -1, SQLITE_STATIC);
+        rc = sqlite3_step(vacuum);
+    }
+    sqlite3_finalize(vacuum);
+    if (rc != SQLITE_DONE) {
+        rc = util_diag_fail(d, "%s %s while the run was written, and the run could not be kept: "
+                               "%s: %s",
+                            r->path, what, keep, sqlite3_errmsg(r->db));
+        unlink(keep);
+    } else {
+        rc = util_diag_fail(d, "%s %s while the run was written: the run (id %lld), with the runs "
+                               "the file held, is kept in %s, a servesim database (servesim report "
+                               "%s reads it)",
+                            r->path, what, (long long)r->run_id, keep, keep);
+    }
+    free(keep);
+    if (gone) { /* its log, left by name, would be replayed into a new file of that name */
+        sqlite3_close(r->db);
+        r->db = NULL;
+        static const char *const logs[] = {"-wal", "-shm"};
+        for (int i = 0; i < 2; i++) {
+            char *f = util_xasprintf("%s%s", r->path, logs[i]);
+            unlink(f);
+            free(f);
+        }
+    }
+    return rc;
+}
+
+/* Publishing failed (a full disk, the database replaced by another
+ * program's file): the finished run's private file is kept, not removed
+ * with the run, and the message says where. */
+static int keep_unpublished(rec_recorder *r, int rc, util_diag *d)
+{
+    util_diag_add(d, "the run (id %lld) is kept in %s, a servesim database (servesim report %s "
+                     "reads it)",
+                  (long long)r->run_id, r->file, r->file);
+    free(r->file); /* not ours to remove now: rec_abort and rec_close leave it */
+    r->file = NULL;
+    return rc == UTIL_EINPUT ? rc : UTIL_EFAIL;
 }
 
 int rec_finish(rec_recorder *r, const rec_run_end *end, util_diag *d)
@@ -597,7 +673,7 @@ int rec_finish(rec_recorder *r, const rec_run_end *end, util_diag *d)
     finalize(r);
     if ((rc = exec(r, "COMMIT", d))) return rc;
     r->in_txn = false;
-    if (r->direct) return UTIL_OK; /* committed in place */
+    if (r->direct) return keep_if_gone(r, d); /* committed in place */
     if (!r->path) { /* in memory, or a scratch file: the caller's now */
         free(r->file);
         r->file = NULL;
@@ -612,12 +688,11 @@ int rec_finish(rec_recorder *r, const rec_run_end *end, util_diag *d)
     if (rc) return rc;
     int64_t id;
     rc = rec_publish(r->file, r->path, &id, d);
-    if (!rc) {
-        r->run_id = id;
-        free(r->file); /* published: the file is gone, or is the database */
-        r->file = NULL;
-    }
-    return rc;
+    if (rc) return keep_unpublished(r, rc, d);
+    r->run_id = id;
+    free(r->file); /* published: the file is gone, or is the database */
+    r->file = NULL;
+    return UTIL_OK;
 }
 
 int64_t rec_run_id(const rec_recorder *r)
@@ -633,6 +708,7 @@ void rec_abort(rec_recorder *r)
     util_idring_fini(&r->ring);
     util_idring_init(&r->ring, sizeof(sim_request_row), REORDER_MIN, REORDER_MAX);
     r->n_batch = 0;
+    r->requests = 0;
     if (r->in_txn && r->db) sqlite3_exec(r->db, "ROLLBACK", NULL, NULL, NULL);
     r->in_txn = false;
     if (r->file) { /* ours alone: nobody else knows its name */

@@ -38,7 +38,8 @@
     X(events, "INTEGER", -, -)                                                                     \
     X(overrides, "TEXT", -, -)                                                                     \
     X(sweep, "TEXT", -, -)                                                                         \
-    LAST(status_reason, "TEXT", -, -)
+    X(status_reason, "TEXT", -, -)                                                                 \
+    LAST(requests, "INTEGER", -, -)
 
 #define REC_REQUESTS(X, LAST)                                                                      \
     X(run_id, "INTEGER NOT NULL REFERENCES runs(id)", i64, r->run_id)                              \

@@ -253,6 +253,7 @@ static void test_upgrade(const char *dir, const sim_scenario *sc)
                               "ALTER TABLE replicas DROP COLUMN spec_drafting_s; "
                               "ALTER TABLE replicas DROP COLUMN spec_verify_s; "
                               "DROP TABLE measurements; "
+                              "ALTER TABLE runs DROP COLUMN requests; "
                               "PRAGMA user_version = 2;", NULL, NULL, NULL);
     sqlite3_close(db);
     is_int(rc, SQLITE_OK, "a schema-2 database made");
@@ -268,7 +269,11 @@ static void test_upgrade(const char *dir, const sim_scenario *sc)
     record(rec, sc, SIM_STATUS_COMPLETED);
     rec_close(rec);
     sqlite3_open(path, &db);
-    is_int(support_q1(db, "PRAGMA user_version"), 9, "adding a run upgrades it to schema 9");
+    is_int(support_q1(db, "PRAGMA user_version"), 10, "adding a run upgrades it to schema 10");
+    is_int(support_q1(db, "SELECT count(*) FROM runs WHERE id = 1 AND requests IS NULL"), 1,
+           "its old run's count of requests is unknown (NULL: its reads are not checked)");
+    is_int(support_q1(db, "SELECT requests FROM runs WHERE id = 2"), 10,
+           "the new run's is its 10 requests");
     is_int(support_q1(db, "SELECT count(*) FROM replicas WHERE spec_k = 0 AND spec_steps = 0"),
            support_q1(db, "SELECT count(*) FROM replicas"),
            "with speculative decoding's columns, 0 in the old rows and the new");

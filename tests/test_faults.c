@@ -4,14 +4,21 @@
  * creating one database at once, readers while a run writes and after a
  * writer was killed with kill -9, a sweep's run ids beside another writer,
  * SIGTERM, SIGHUP and SIGINT on runs and SIGTERM on a sweep (kept rows, no
- * stray files or processes, exit within 2 s), file names that are no database, the
- * overload guard of a plain run, an empty measurement window, targets
- * failed by requests that never completed, and validate refusing a broken
- * trace.  argv[1] is the servesim binary, argv[2] the source root.
+ * stray files or processes, exit within 2 s), a sweep's worker killed
+ * (exit 1, --resume finishes it and removes what a killed sweep left), a
+ * WAL database read from a folder the reader may not write, a damaged
+ * file (exit 2, saying so), a database removed while a run appends and a
+ * disk full while a sweep merges (the run kept, exit 1), file names that
+ * are no database, the overload guard of a plain run, an empty
+ * measurement window, targets failed by requests that never completed,
+ * and validate refusing a broken trace.  argv[1] is the servesim binary,
+ * argv[2] the source root.
  */
-/* wait4, for a child's own peak memory */
+/* wait4, for a child's own peak memory; setgroups(2), to drop root's groups */
 #define _DEFAULT_SOURCE
 #include <dirent.h>
+#include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -315,6 +322,350 @@ static void test_signal_sweep(void)
     free(db);
 }
 
+/* A child process of parent (a sweep's worker), or 0. */
+static pid_t child_of(pid_t parent)
+{
+    DIR *d = opendir("/proc");
+    pid_t found = 0;
+    for (struct dirent *e; d && !found && (e = readdir(d));) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+        char *f = util_xasprintf("/proc/%s/stat", e->d_name);
+        FILE *in = fopen(f, "r");
+        free(f);
+        if (!in) continue;
+        char buf[1024], state;
+        size_t k = fread(buf, 1, sizeof buf - 1, in);
+        fclose(in);
+        buf[k] = '\0';
+        int ppid = 0;
+        char *comm_end = strrchr(buf, ')'); /* "pid (comm) state ppid": comm may hold spaces */
+        if (comm_end && sscanf(comm_end + 1, " %c %d", &state, &ppid) == 2 && ppid == parent)
+            found = (pid_t)atoi(e->d_name);
+    }
+    if (d) closedir(d);
+    return found;
+}
+
+static bool exists(const char *path)
+{
+    return access(path, F_OK) == 0;
+}
+
+/* A worker killed mid-sweep: the sweep ends as an interrupted one, exit 1
+ * with a message (it died of SIGPIPE, 141, writing its next job to the dead
+ * worker, without a word, leaving point files), and --resume finishes it,
+ * removing the point files a sweep killed outright left. */
+static void test_sweep_worker_killed(void)
+{
+    char *db = in_dir("killed.db");
+    char *args[] = {(char *)servesim, "sweep", quick, "-o", db, "--quiet", "-j", "2", "--set",
+                    "stop.requests=20000", "--vary", "workload.arrival.rate_per_s=4,6,8,10,12,14",
+                    "--seeds", "2", NULL};
+    pid_t pid = spawn(args, "wk");
+    for (int i = 0; i < 300 && q1(db, "SELECT count(*) FROM runs") < 1; i++) sleep_s(0.02);
+    pid_t worker = child_of(pid);
+    ok(worker > 0, "a worker found mid-sweep (pid %d)", (int)worker);
+    if (worker > 0) kill(worker, SIGKILL);
+    result r = finish(pid, "wk");
+    is_int(r.status, 1, "a killed worker fails the sweep: exit 1, not SIGPIPE's 141 (%d)",
+           r.status);
+    has_str(r.err, "killed by signal 9", "it says the worker was killed");
+    has_str(r.err, "interrupted: --resume finishes it", "and that --resume finishes the sweep");
+    has_str(r.out, "(interrupted: --resume finishes it)",
+            "the table of the finished points says so");
+    runner_drop(&r);
+    long long kept = q1(db, "SELECT count(*) FROM runs"),
+              whole = q1(db, "SELECT count(*) FROM runs WHERE status = 'completed' AND "
+                             "(SELECT count(*) FROM requests WHERE run_id = runs.id) = 20000");
+    cmp_ok(kept, >=, 1, "finished points kept (%lld)", kept);
+    is_int(whole, kept, "each whole");
+    is_int(files_with(".tmp"), 0, "no point files left");
+    sleep_s(0.2);
+    is_int(processes_naming(db), 0, "no worker left running");
+
+    /* a sweep killed outright leaves its points' files: --resume removes
+     * those of a process that is gone, never a live one's */
+    pid_t gone = fork();
+    if (gone == 0) _exit(0);
+    waitpid(gone, NULL, 0);
+    char *stale = util_xasprintf("%s.point-%d-3.tmp", db, (int)gone),
+         *journal = util_xasprintf("%s-journal", stale),
+         *live = util_xasprintf("%s.point-%d-4.tmp", db, (int)getpid());
+    fclose(fopen(stale, "w"));
+    fclose(fopen(journal, "w"));
+    fclose(fopen(live, "w"));
+    r = sv("sweep", quick, "-o", db, "--quiet", "-j", "2", "--set", "stop.requests=20000", "--vary",
+           "workload.arrival.rate_per_s=4,6,8,10,12,14", "--seeds", "2", "--resume", NULL);
+    is_int(r.status, 0, "--resume finishes the sweep");
+    runner_drop(&r);
+    is_int(q1(db, "SELECT count(*) FROM runs"), 12, "all 12 points");
+    ok(!exists(stale) && !exists(journal), "--resume removed the point files of a sweep gone");
+    ok(exists(live), "and left those of a live process");
+    unlink(live);
+    free(stale);
+    free(journal);
+    free(live);
+    free(db);
+}
+
+/* ---- a WAL database in a folder the reader may not write ---- */
+
+/* Runs servesim with args (NULL-terminated, argv[0] included), its files
+ * limited to fsize bytes (0: no limit) -- a full disk without a small
+ * file system: a write past it fails with EFBIG, SIGXFSZ ignored -- and,
+ * unprivileged, as a user who may not write a folder of mode 0555: nobody
+ * (65534) when this test runs as root, which writes anywhere, else this
+ * user.  Exit status 77: nobody cannot reach the binary (a build tree in a
+ * private home). */
+static result run_limited(char **args, const char *tag, bool unprivileged, long fsize)
+{
+    char *out = util_xasprintf("%s/%s.out", dir, tag), *err = util_xasprintf("%s/%s.err", dir, tag);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600), STDOUT_FILENO);
+        dup2(open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600), STDERR_FILENO);
+        if (fsize) {
+            signal(SIGXFSZ, SIG_IGN); /* kept across exec: writes fail with EFBIG instead */
+            struct rlimit lim = {(rlim_t)fsize, (rlim_t)fsize};
+            if (setrlimit(RLIMIT_FSIZE, &lim)) _exit(126);
+        }
+        if (unprivileged && geteuid() == 0 &&
+            (setgroups(0, NULL) || setgid(65534) || setuid(65534)))
+            _exit(77);
+        if (access(servesim, X_OK) != 0) _exit(77);
+        execv(servesim, args);
+        _exit(127);
+    }
+    result r = runner_finish(pid, out, err);
+    unlink(out);
+    unlink(err);
+    free(out);
+    free(err);
+    return r;
+}
+
+/* A WAL database whose -shm file is gone (its last writer closed it), in a
+ * folder the reader may not write: SQLite can neither create the -shm file
+ * nor read without it, and `report` said "not a servesim database".  It is
+ * read as immutable now; and one whose -wal still holds pages (which only
+ * the -shm file could place) is refused, saying why. */
+static void test_readonly_wal(void)
+{
+    char *ro = in_dir("ro"), *db = in_dir("ro/wal.db");
+    chmod(dir, 0755); /* nobody must reach the folder */
+    mkdir(ro, 0755);
+    for (int i = 0; i < 2; i++) { /* the second run, appended, puts the file in WAL mode */
+        result r = sv("run", quick, "-o", db, "--quiet", "--set", "stop.requests=200", NULL);
+        is_int(r.status, 0, "run %d into the database", i + 1);
+        runner_drop(&r);
+    }
+    unsigned char v[2] = {0, 0};
+    FILE *f = fopen(db, "rb");
+    if (f && fseek(f, 18, SEEK_SET) == 0 && fread(v, 1, 2, f) == 2) fclose(f);
+    else if (f) fclose(f);
+    ok(v[0] == 2 && v[1] == 2, "the database is in WAL mode (header %d %d)", v[0], v[1]);
+    char *shm = util_xasprintf("%s-shm", db), *wal = util_xasprintf("%s-wal", db);
+    ok(!exists(shm) && !exists(wal), "without -shm and -wal files");
+    chmod(db, 0644);
+    chmod(ro, 0555);
+    char *args[] = {(char *)servesim, "report", db, NULL};
+    result r = run_limited(args, "ro", true, 0);
+    if (r.status == 77) {
+        ok(1, "a WAL database in a read-only folder # SKIP nobody cannot run %s", servesim);
+    } else {
+        is_int(r.status, 0, "report reads a WAL database in a folder it may not write (%s)", r.err);
+        has_str(r.out, "run 2 ", "its last run");
+        has_str(r.out, "200 completed", "whole");
+        ok(!exists(shm), "and leaves no -shm file");
+    }
+    runner_drop(&r);
+
+    /* a -wal file with pages in it and no -shm: a copy made while a writer
+     * held the database open with a commit not yet checkpointed */
+    chmod(ro, 0755);
+    char *walro = in_dir("walro"), *copy = in_dir("walro/wal.db");
+    mkdir(walro, 0755);
+    sqlite3 *h = NULL;
+    sqlite3_open_v2(db, &h, SQLITE_OPEN_READWRITE, NULL);
+    sqlite3_exec(h, "PRAGMA wal_autocheckpoint = 0; UPDATE runs SET name = 'renamed' WHERE id = 1",
+                 NULL, NULL, NULL);
+    char *cmd = util_xasprintf("cp %s %s-wal %s/", db, db, walro);
+    is_int(system(cmd), 0, "a copy of a database and its -wal, no -shm");
+    free(cmd);
+    sqlite3_close(h);
+    chmod(copy, 0644);
+    char *copy_wal = util_xasprintf("%s-wal", copy);
+    chmod(copy_wal, 0644);
+    chmod(walro, 0555);
+    char *args2[] = {(char *)servesim, "report", copy, NULL};
+    r = run_limited(args2, "walro", true, 0);
+    if (r.status == 77) {
+        ok(1, "a WAL database with its log in a read-only folder # SKIP nobody cannot run it");
+    } else {
+        is_int(r.status, 2, "a WAL database whose log holds pages, no -shm: exit 2 (%d)", r.status);
+        has_str(r.err, "holds pages cannot be read without its -shm file",
+                "saying why, not 'not a servesim database'");
+    }
+    runner_drop(&r);
+    chmod(walro, 0755);
+    free(copy_wal);
+    free(walro);
+    free(copy);
+    free(shm);
+    free(wal);
+    free(ro);
+    free(db);
+}
+
+/* ---- a damaged file ---- */
+
+/* 64 bytes of noise (a fixed generator: the same damage every time) at a
+ * place in every page but the first, of a file of page_size pages. */
+static void damage(const char *path, long page_size)
+{
+    FILE *f = fopen(path, "r+b");
+    if (!f) return;
+    fseek(f, 0, SEEK_END);
+    long pages = ftell(f) / page_size;
+    uint64_t x = 0x9e3779b97f4a7c15u;
+    for (long p = 1; p < pages; p++) {
+        unsigned char noise[64];
+        for (int i = 0; i < 64; i++) {
+            x = x * 6364136223846793005u + 1442695040888963407u;
+            noise[i] = (unsigned char)(x >> 56);
+        }
+        fseek(f, p * page_size + (long)(x % (uint64_t)(page_size - 64)), SEEK_SET);
+        fwrite(noise, 1, sizeof noise, f);
+    }
+    fclose(f);
+}
+
+/* A database with noise on every page read as 206 of its 2000 requests,
+ * reported with exit 0: a report now checks that it read the requests the
+ * run recorded (runs.requests), and says the file is damaged, with what
+ * PRAGMA quick_check finds, exit 2 (bad input).  Rows deleted by hand, in
+ * a file SQLite finds sound, are caught the same way. */
+static void test_damaged(void)
+{
+    char *db = in_dir("damaged.db");
+    result r = sv("run", quick, "-o", db, "--quiet", "--set", "stop.requests=2000", NULL);
+    is_int(r.status, 0, "a run of 2000 requests");
+    runner_drop(&r);
+    is_int(q1(db, "SELECT requests FROM runs WHERE id = 1"), 2000,
+           "its row in runs holds the requests it recorded");
+    long page = (long)q1(db, "PRAGMA page_size");
+    char *copy = in_dir("deleted.db"), *cmd = util_xasprintf("cp %s %s", db, copy);
+    is_int(system(cmd), 0, "a copy");
+    free(cmd);
+    damage(db, page);
+    r = sv("report", db, NULL);
+    is_int(r.status, 2, "a damaged file is bad input: exit 2, not a report of part of it (%d)",
+           r.status);
+    has_str(r.err, "damaged.db: the file is damaged", "naming the file");
+    has_str(r.err, "PRAGMA quick_check: ", "with what SQLite's check finds");
+    is_str(head(r.out, 10), "", "and no report");
+    runner_drop(&r);
+
+    sqlite3 *h = NULL;
+    sqlite3_open_v2(copy, &h, SQLITE_OPEN_READWRITE, NULL);
+    sqlite3_exec(h, "DELETE FROM requests WHERE run_id = 1 AND id >= 1990", NULL, NULL, NULL);
+    sqlite3_close(h);
+    r = sv("report", copy, NULL);
+    is_int(r.status, 2, "rows deleted by hand: exit 2 (%d)", r.status);
+    has_str(r.err, "deleted.db: the file is damaged: run 1 recorded 2000 requests, 1990 could be "
+                   "read (PRAGMA quick_check: ok)",
+            "the count that disagrees, and a sound file by SQLite's check");
+    runner_drop(&r);
+    unlink(copy);
+    unlink(db);
+    free(copy);
+    free(db);
+}
+
+/* ---- a database removed, a disk full ---- */
+
+/* The database removed while a run appends to it: the run was committed
+ * into a file no name reached (lost when it closed) and `run` exited 2,
+ * 'no such file', reading it back.  Now it is kept beside the name, with
+ * the runs the file held, the message says where, exit 1 (a fault); the
+ * removed file's log is not left to be replayed into a new file of its
+ * name. */
+static void test_removed_while_appending(void)
+{
+    char *db = in_dir("gone.db");
+    result r = sv("run", quick, "-o", db, "--quiet", "--set", "stop.requests=100", NULL);
+    is_int(r.status, 0, "a database with one run");
+    runner_drop(&r);
+    char *args[] = {(char *)servesim, "run", quick, "-o", db, "--quiet", "--set",
+                    "stop.requests=100000000", NULL};
+    pid_t pid = spawn(args, "gone");
+    char *wal = util_xasprintf("%s-wal", db), *shm = util_xasprintf("%s-shm", db);
+    for (int i = 0; i < 250 && !exists(wal); i++) sleep_s(0.02); /* appending, in WAL mode */
+    sleep_s(0.5);
+    is_int(unlink(db), 0, "the database removed while a run appends to it");
+    kill(pid, SIGTERM); /* its rows so far are committed: where do they go? */
+    r = finish(pid, "gone");
+    is_int(r.status, 1, "the run fails as a fault, exit 1, not 2 (%d)", r.status);
+    has_str(r.err, "gone.db was removed while the run was written: the run (id 2), with the runs "
+                   "the file held, is kept in ",
+            "saying so, and where the run is kept");
+    const char *at = strstr(r.err, "is kept in ");
+    char *kept = at ? util_xasprintf("%.*s", (int)strcspn(at + 11, ","), at + 11) : NULL;
+    ok(kept && exists(kept), "in a file that is there (%s)", kept ? kept : "none");
+    runner_drop(&r);
+    if (kept) {
+        r = sv("report", kept, "--run", "2", NULL);
+        is_int(r.status, 0, "a servesim database: report reads it");
+        has_str(r.out, "interrupted", "the run as it was stopped");
+        runner_drop(&r);
+        is_int(q1(kept, "SELECT count(*) FROM runs"), 2, "with the first run too");
+        unlink(kept);
+    }
+    ok(!exists(wal) && !exists(shm), "the removed file's -wal and -shm are not left by its name");
+    free(kept);
+    free(wal);
+    free(shm);
+    free(db);
+}
+
+/* A full disk while a sweep merges its points (files limited to 6 MB, a
+ * point 2.5 MB): the point that could not be merged was removed with its
+ * run.  Now its file is kept and named, the sweep ends as interrupted, exit
+ * 1, and --resume finishes it, removing the file. */
+static void test_disk_full_sweep(void)
+{
+    char *db = in_dir("full.db");
+    char *args[] = {(char *)servesim, "sweep", quick, "-o", db, "--quiet", "-j", "2", "--set",
+                    "stop.requests=20000", "--vary", "workload.arrival.rate_per_s=4,6,8,10,12,14",
+                    NULL};
+    result r = run_limited(args, "full", false, 6000000);
+    is_int(r.status, 1, "a disk full while merging: exit 1, a fault (%d)", r.status);
+    has_str(r.err, "could not be merged: it is kept in ", "saying the point's file is kept");
+    has_str(r.out, "(interrupted: --resume finishes it)", "the table of the points merged");
+    const char *at = strstr(r.err, "is kept in ");
+    char *kept = at ? util_xasprintf("%.*s", (int)strcspn(at + 11, ","), at + 11) : NULL;
+    ok(kept && exists(kept), "its file is there (%s)", kept ? kept : "none");
+    runner_drop(&r);
+    if (kept) {
+        r = sv("report", kept, NULL);
+        is_int(r.status, 0, "a servesim database of the point: report reads it");
+        runner_drop(&r);
+    }
+    long long merged = q1(db, "SELECT count(*) FROM runs");
+    cmp_ok(merged, >=, 1, "the points merged are kept (%lld)", merged);
+    is_int(q1(db, "SELECT count(*) FROM runs WHERE requests = 20000 AND "
+                  "(SELECT count(*) FROM requests WHERE run_id = runs.id) = 20000"),
+           merged, "each whole");
+    r = sv("sweep", quick, "-o", db, "--quiet", "-j", "2", "--set", "stop.requests=20000",
+           "--vary", "workload.arrival.rate_per_s=4,6,8,10,12,14", "--resume", NULL);
+    is_int(r.status, 0, "--resume finishes the sweep");
+    runner_drop(&r);
+    is_int(q1(db, "SELECT count(*) FROM runs"), 6, "all 6 points");
+    ok(!kept || !exists(kept), "and removes the kept point's file");
+    free(kept);
+    free(db);
+}
+
 /* ---- names that are no database ---- */
 
 /* A stored scenario edited to more classes than a scenario may have (the
@@ -367,6 +718,15 @@ static void test_not_databases(void)
     is_int(st.st_size, 0, "empty");
     unlink(empty);
     free(empty);
+    /* a FIFO read as a database waited for a writer for ever */
+    char *fifo = in_dir("db.fifo");
+    is_int(mkfifo(fifo, 0600), 0, "a FIFO");
+    r = sv("report", fifo, NULL);
+    is_int(r.status, 2, "report refuses a FIFO, exit 2");
+    has_str(r.err, "db.fifo: not a regular file", "as not a regular file");
+    runner_drop(&r);
+    unlink(fifo);
+    free(fifo);
 }
 
 /* ---- the overload guard of a plain run ---- */
@@ -581,6 +941,11 @@ int main(int argc, char **argv)
     test_signal_run(SIGHUP, "SIGHUP");
     test_signal_run(SIGINT, "SIGINT");
     test_signal_sweep();
+    test_sweep_worker_killed();
+    test_readonly_wal();
+    test_damaged();
+    test_removed_while_appending();
+    test_disk_full_sweep();
     test_not_databases();
     test_edited_classes();
     test_run_overload();

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -255,8 +256,14 @@ static void test_lines(void)
             "workload.prompt_tokens={\"dist\": \"empirical\", \"path\": \"/dev/zero\", "
             "\"column\": \"input\"}",
             NULL, NULL);
-    refused("/dev/zero as a scenario", "/dev/zero: larger than 64 MiB", "/dev/zero", NULL, NULL,
+    refused("/dev/zero as a scenario", "/dev/zero: not a regular file", "/dev/zero", NULL, NULL,
             NULL);
+    /* a FIFO's open waits for a writer: `servesim run FIFO` hung for ever */
+    char *fifo = in_dir("scenario.fifo");
+    is_int(mkfifo(fifo, 0600), 0, "a FIFO made");
+    refused("a FIFO as a scenario", "scenario.fifo: not a regular file", fifo, NULL, NULL, NULL);
+    unlink(fifo);
+    free(fifo);
     unlink(big);
     free(big);
     free(scen);
@@ -465,6 +472,43 @@ static void test_draft_model(void)
     free(big);
 }
 
+/* Issue 31, 16: a NUL in a string (\u0000) was read as the string's end,
+ * so "a\u0000b" became "a" without a word; it is refused, named by its path,
+ * in the scenario file and in --set.  A NUL byte in the file is refused too
+ * (cJSON took the text before it as the whole document). */
+static void test_nul(void)
+{
+    refused("a NUL in a --set string",
+            "--set name=\"a\\u0000b\": name: a string holds a NUL character (\\u0000)", quick,
+            "name=\"a\\u0000b\"", NULL, NULL);
+    refused("a NUL in a string of a --set object",
+            "workload.classes[0].name: a string holds a NUL character", quick,
+            "workload.classes=[{\"name\": \"x\\u0000y\", \"weight\": 1}]", NULL, NULL);
+    char *scen = in_dir("nul.json");
+    write_file(scen, "{\"name\": \"a\\u0000b\", \"stop\": {\"requests\": 10}}\n");
+    char *where = util_xasprintf("%s: name: a string holds a NUL character (\\u0000)", scen);
+    refused("a NUL in a string of the scenario file", where, scen, NULL, NULL, NULL);
+    free(where);
+    FILE *f = fopen(scen, "w");
+    fwrite("{\"name\": \"a\"}\n\0{\"x\": 1}", 1, 23, f);
+    fclose(f);
+    where = util_xasprintf("%s:2:1: invalid JSON: a NUL byte", scen);
+    refused("a NUL byte in the scenario file", where, scen, NULL, NULL, NULL);
+    free(where);
+    unlink(scen);
+    free(scen);
+    char *out = in_dir("nul.db");
+    result r = sv("run", quick, "-q", "-o", out, "--set", "name=\"a\\\\u0000b\"", "--set",
+                  "stop.requests=20", NULL);
+    is_int(r.status, 0, "an escaped backslash before u0000 is no NUL: the run is accepted");
+    runner_drop(&r);
+    char *name = runner_q1_text(out, "SELECT name FROM runs");
+    is_str(name, "a\\u0000b", "and its name is kept whole");
+    free(name);
+    unlink(out);
+    free(out);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3 || !mkdtemp(dir)) return 1;
@@ -484,6 +528,7 @@ int main(int argc, char **argv)
     test_suggestions();
     test_json_reason();
     test_draft_model();
+    test_nul();
     const char *junk[] = {"kept.db", "new.db", "trace.json", "far.csv", "ok.csv", "stdout",
                           "stderr", NULL};
     for (const char **p = junk; *p; p++) {

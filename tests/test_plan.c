@@ -2,6 +2,7 @@
  * test_plan.c: sweeps and plans.  A sweep gives the same database whatever
  * the number of workers; --resume runs only the missing points; an
  * interrupted sweep keeps its finished points and leaves no stray files;
+ * a worker process that dies fails the pool, which names it;
  * the max-rate search on an M/D/1 queue finds the rate Pollaczek-Khinchine
  * gives for a mean-TTFT target; min-replicas on M/M/c with a central queue
  * finds what Erlang C gives; an overloaded point is classified and stopped
@@ -230,6 +231,60 @@ static void test_interrupt(const char *root)
     free(scen);
 }
 
+/* ---- a worker that dies ---- */
+
+/* A pool's job: "die" ends the worker as a crash would. */
+static char *pool_job(const char *job, void *ctx)
+{
+    (void)ctx;
+    if (!strncmp(job, "die", 3)) _exit(3);
+    return util_xstrdup("done");
+}
+
+/* Waits (up to 5 s) until a child of this process has ended, leaving it
+ * to be reaped by whoever started it. */
+static void await_child_death(void)
+{
+    for (int i = 0; i < 500; i++) {
+        siginfo_t info = {0};
+        if (waitid(P_ALL, 0, &info, WEXITED | WNOWAIT | WNOHANG) == 0 && info.si_pid) return;
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    }
+}
+
+/* A worker that dies fails the pool, which says which worker and how, and
+ * which job it lost; a job written to a dead worker's pipe is an EPIPE the
+ * pool tells, not a SIGPIPE that kills the parent (a sweep died of one,
+ * exit 141, without a word). */
+static void test_pool_dead_worker(void)
+{
+    pl_pool *p = pl_pool_start(1, pool_job, NULL);
+    int64_t tag = -2;
+    char *res = NULL;
+    ok(pl_pool_submit(p, 0, "work"), "a job is handed to the worker");
+    ok(pl_pool_wait(p, NULL, &tag, &res) && res && !strcmp(res, "done"), "and answered");
+    free(res);
+    ok(pl_pool_submit(p, 1, "die"), "a job that kills its worker is handed out");
+    await_child_death();
+    ok(!pl_pool_submit(p, 2, "work"), "the next job, written to the dead worker, is not taken");
+    ok(pl_pool_failed(p), "the pool has failed");
+    const char *why = pl_pool_why(p, &tag);
+    has_str(why ? why : "", "died (exit status 3)", "and says how the worker died");
+    is_int(tag, 1, "and which job it lost");
+    ok(!pl_pool_wait(p, NULL, &tag, &res), "no more results come");
+    pl_pool_stop(p);
+
+    p = pl_pool_start(2, pool_job, NULL);
+    ok(pl_pool_submit(p, 7, "die"), "two workers: one gets a job that kills it");
+    ok(!pl_pool_wait(p, NULL, &tag, &res), "waiting on it ends");
+    ok(pl_pool_failed(p), "with the pool failed");
+    why = pl_pool_why(p, &tag);
+    has_str(why ? why : "", "died (exit status 3)", "naming the death");
+    is_int(tag, 7, "and the job");
+    pl_pool_stop(p);
+    ok(signal(SIGPIPE, SIG_DFL) == SIG_DFL, "SIGPIPE's handling is given back when the pool stops");
+}
+
 /* ---- refusing a grid before it runs ---- */
 
 /* Runs servesim with args (NULL-terminated) in dir: its exit status, and
@@ -288,6 +343,14 @@ static void test_range_forms(const char *root)
         free(err);
     }
     char *err;
+    /* a NUL (\u0000) in a string value was read as its end, as --set's was */
+    const char *nul[] = {"sweep", scen, "--vary", "name=\"a\\u0000b\",x", "-o", db, "-j", "1",
+                         NULL};
+    is_int(run_servesim(nul, &err), 2, "--vary with a NUL in a string is refused");
+    has_str(err, "--vary name=\"a\\u0000b\",x: name: a string holds a NUL character (\\u0000)",
+            "naming the argument and the path");
+    ok(access(db, F_OK) != 0, "nothing is written (a NUL)");
+    free(err);
     const char *no_step[] = {"sweep", scen, "--vary", "workload.arrival.rate_per_s=2:10",
                              "-o", db, NULL};
     run_servesim(no_step, &err);
@@ -859,6 +922,7 @@ int main(int argc, char **argv)
     mmc = support_scenario_text("plan-mmc.json");
     test_sweep();
     test_interrupt(argv[2]);
+    test_pool_dead_worker();
     test_range_forms(argv[2]);
     test_first_point(argv[2]);
     test_scenario_targets(argv[2]);

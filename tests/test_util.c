@@ -4,6 +4,8 @@
  * streams.
  */
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "tap.h"
 #include "util.h"
@@ -261,13 +263,31 @@ static void test_units(void)
     cJSON_Delete(o);
     util_diag_clear(&d);
     char *text = NULL;
-    is_int(util_read_file("/dev/zero", &text, NULL, &d), UTIL_EINPUT,
-           "util_read_file stops at 64 MiB (/dev/zero as a scenario)");
+    char big[] = "/tmp/servesim-util-big-XXXXXX";
+    int fd = mkstemp(big);
+    ok(fd >= 0 && ftruncate(fd, (off_t)UTIL_MAX_FILE_BYTES + 4096) == 0, "a 64 MiB + 4 KiB file");
+    if (fd >= 0) close(fd);
+    is_int(util_read_file(big, &text, NULL, &d), UTIL_EINPUT,
+           "util_read_file stops at 64 MiB (a trace as a scenario)");
     ok(!text, "and returns no text");
-    has_str(d.count ? d.msgs[0] : "", "/dev/zero: larger than 64 MiB", "and says so");
+    has_str(d.count ? d.msgs[0] : "", "larger than 64 MiB", "and says so");
+    unlink(big);
+    util_diag_clear(&d);
+    is_int(util_read_file("/dev/zero", &text, NULL, &d), UTIL_EINPUT, "/dev/zero is refused");
+    has_str(d.count ? d.msgs[0] : "", "/dev/zero: not a regular file", "as not a regular file");
+    util_diag_clear(&d);
+    char fifo[] = "/tmp/servesim-util-fifo-XXXXXX";
+    fd = mkstemp(fifo);
+    if (fd >= 0) close(fd);
+    unlink(fifo);
+    is_int(mkfifo(fifo, 0600), 0, "a FIFO made");
+    is_int(util_read_file(fifo, &text, NULL, &d), UTIL_EINPUT,
+           "a FIFO is refused, not waited on for a writer");
+    has_str(d.count ? d.msgs[0] : "", "not a regular file", "as not a regular file");
+    unlink(fifo);
     util_diag_clear(&d);
     is_int(util_read_file("/tmp", &text, NULL, &d), UTIL_EINPUT, "a folder is an input error");
-    has_str(d.count ? d.msgs[0] : "", "/tmp: cannot read: Is a directory", "named as such");
+    has_str(d.count ? d.msgs[0] : "", "/tmp: is a folder, not a file", "named as such");
     util_diag_fini(&d);
 }
 

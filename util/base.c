@@ -5,9 +5,11 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -124,12 +126,38 @@ void util_diag_print(const util_diag *d, FILE *f, const char *prefix)
 
 /* ---- files ---- */
 
+/* Opens path for reading if it is a regular file: opened without waiting
+ * (a FIFO's open would wait for a writer for ever), then checked by what
+ * was opened, not by its name. */
+static FILE *open_regular(const char *path, util_diag *d)
+{
+    util_clip_buf cb;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        util_diag_add(d, "%s: cannot open: %s", util_clip_path(path, &cb), strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    const char *why = fstat(fd, &st) ? strerror(errno)
+                      : S_ISDIR(st.st_mode) ? "is a folder, not a file"
+                      : !S_ISREG(st.st_mode)
+                          ? "not a regular file (a pipe or a device: a scenario, catalog or "
+                            "configuration is read from a file)"
+                          : NULL;
+    FILE *f = NULL;
+    if (!why && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) == 0) f = fdopen(fd, "rb");
+    if (!f) {
+        util_diag_add(d, "%s: %s", util_clip_path(path, &cb), why ? why : strerror(errno));
+        close(fd);
+    }
+    return f;
+}
+
 int util_read_file(const char *path, char **out, size_t *len, util_diag *d)
 {
     util_clip_buf cb;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return util_diag_add(d, "%s: cannot open: %s", util_clip_path(path, &cb), strerror(errno));
+    FILE *f = open_regular(path, d);
+    if (!f) return UTIL_EINPUT;
     size_t cap = 4096, n = 0;
     char *buf = util_xmalloc(cap);
     for (;;) {

@@ -234,7 +234,91 @@ static bool check_document(json_check *c)
     return fail_at(c, c->p, "unexpected %s after the end of the document%s", found(c->p, b), hint);
 }
 
-int util_json_parse(const char *text, const char *origin, cJSON **out, util_diag *d)
+/* ---- NUL in a string ---- */
+
+/* cJSON decodes the escape \u0000 into the NUL that ends a C string, so
+ * "a\u0000b" would be read as "a", silently.  A string or key that holds
+ * one is refused instead, named by its path: the text is parsed again with
+ * each such escape replaced by a marker no input writes, and the strings
+ * holding the marker are the ones named. */
+#define NUL_MARK "\\u0001servesim:NUL\\u0001" /* as JSON text */
+#define NUL_SEEN "\001servesim:NUL\001"      /* as cJSON decodes it */
+
+/* Where the first \u0000 escape inside a string of text starts, or NULL. */
+static const char *nul_escape(const char *text)
+{
+    bool in = false;
+    for (const char *p = text; *p; p++) {
+        if (!in) {
+            in = *p == '"';
+        } else if (*p == '"') {
+            in = false;
+        } else if (*p == '\\') {
+            if (p[1] == 'u' && !strncmp(p + 2, "0000", 4)) return p;
+            if (p[1]) p++; /* the escaped character: \\u0000 is a backslash and "u0000" */
+        }
+    }
+    return NULL;
+}
+
+/* s with every from replaced by to (caller frees). */
+static char *replace_all(const char *s, const char *from, const char *to)
+{
+    size_t nf = strlen(from), nt = strlen(to), n = 0;
+    for (const char *p = s; (p = strstr(p, from)); p += nf) n++;
+    char *out = util_xmalloc(strlen(s) + n * nt + 1), *o = out;
+    for (const char *p; (p = strstr(s, from)); s = p + nf) {
+        memcpy(o, s, (size_t)(p - s));
+        o += p - s;
+        memcpy(o, to, nt);
+        o += nt;
+    }
+    strcpy(o, s);
+    return out;
+}
+
+/* Names each string and key under node that holds the marker. */
+static void name_nuls(const cJSON *node, const char *path, const char *origin, util_diag *d)
+{
+    int i = 0;
+    for (const cJSON *c = node->child; c; c = c->next, i++) {
+        char *key = c->string ? replace_all(c->string, NUL_SEEN, "\\u0000") : NULL;
+        char *at = key ? (*path ? util_xasprintf("%s.%s", path, key) : util_xstrdup(key))
+                       : util_xasprintf("%s[%d]", path, i);
+        if (key && strstr(c->string, NUL_SEEN))
+            util_diag_add(d, "%s%s%s: a key holds a NUL character (\\u0000), which would cut it "
+                             "short",
+                          origin ? origin : "", origin ? ": " : "", at);
+        if (cJSON_IsString(c) && strstr(c->valuestring, NUL_SEEN))
+            util_diag_add(d, "%s%s%s: a string holds a NUL character (\\u0000), which would cut "
+                             "it short",
+                          origin ? origin : "", origin ? ": " : "", at);
+        name_nuls(c, at, origin, d);
+        free(at);
+        free(key);
+    }
+}
+
+int util_json_refuse_nul(const char *text, const char *origin, const char *path, util_diag *d)
+{
+    if (!nul_escape(text)) return UTIL_OK;
+    int before = d->count;
+    char *marked = replace_all(text, "\\u0000", NUL_MARK);
+    cJSON *root = cJSON_ParseWithOpts(marked, NULL, 1);
+    if (cJSON_IsString(root) && strstr(root->valuestring, NUL_SEEN))
+        util_diag_add(d, "%s%s%s: a string holds a NUL character (\\u0000), which would cut it "
+                         "short",
+                      origin ? origin : "", origin ? ": " : "", path);
+    else if (root)
+        name_nuls(root, path, origin, d);
+    cJSON_Delete(root);
+    free(marked);
+    if (d->count > before) return UTIL_EINPUT;
+    /* \\u0000 outside a string is no escape, and cJSON refused that text */
+    return UTIL_OK;
+}
+
+static int parse(const char *text, const char *origin, bool nul_ok, cJSON **out, util_diag *d)
 {
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
@@ -250,18 +334,48 @@ int util_json_parse(const char *text, const char *origin, cJSON **out, util_diag
         line_col(text, c.at, &line, &col);
         return util_diag_add(d, "%s:%d:%d: invalid JSON: %s", origin, line, col, c.why);
     }
+    if (!nul_ok && util_json_refuse_nul(text, origin, "", d)) {
+        cJSON_Delete(root);
+        return UTIL_EINPUT;
+    }
     *out = root;
     return UTIL_OK;
 }
 
-int util_json_read_file(const char *path, cJSON **out, util_diag *d)
+int util_json_parse(const char *text, const char *origin, cJSON **out, util_diag *d)
+{
+    return parse(text, origin, false, out, d);
+}
+
+/* The file's text, with a NUL byte in it refused: JSON has none, and cJSON
+ * would take the text before it as the whole document. */
+static int read_json(const char *path, bool nul_ok, cJSON **out, util_diag *d)
 {
     char *text;
-    int rc = util_read_file(path, &text, NULL, d);
+    size_t len;
+    int rc = util_read_file(path, &text, &len, d);
     if (rc) return rc;
-    rc = util_json_parse(text, path, out, d);
+    const char *nul = memchr(text, '\0', len);
+    if (nul) {
+        int line, col;
+        line_col(text, nul, &line, &col);
+        rc = util_diag_add(d, "%s:%d:%d: invalid JSON: a NUL byte (not a text file?)", path, line,
+                           col);
+    } else {
+        rc = parse(text, path, nul_ok, out, d);
+    }
     free(text);
     return rc;
+}
+
+int util_json_read_file(const char *path, cJSON **out, util_diag *d)
+{
+    return read_json(path, false, out, d);
+}
+
+int util_json_read_data(const char *path, cJSON **out, util_diag *d)
+{
+    return read_json(path, true, out, d);
 }
 
 /* An array index: decimal digits only (no sign, no space), its value in
@@ -292,6 +406,7 @@ static cJSON *parse_value(const char *text)
     cJSON *v = cJSON_ParseWithOpts(text, NULL, 1);
     return v ? v : cJSON_CreateString(text);
 }
+
 
 /* The path of an assignment as segments: "a.b[2].c" and "a.b.2.c" are both
  * {a, b, 2, c} (`servesim keys` prints list items with brackets).  NULL with
@@ -416,6 +531,25 @@ static int walk_to(cJSON *root, char **segs, int n, const char *opt, const char 
     return UTIL_OK;
 }
 
+/* A --set value that is JSON holding a NUL (\u0000) in a string, refused
+ * with the path the string would have. */
+static int refuse_nul_value(const char *assignment, const char *value, char **segs, int n,
+                            util_diag *d)
+{
+    cJSON *v = cJSON_ParseWithOpts(value, NULL, 1);
+    int rc = UTIL_OK;
+    if (v) {
+        util_clip_buf cb;
+        char *path = prefix_of(segs, n);
+        char *opt = util_xasprintf("--set %s", util_clip(assignment, &cb));
+        rc = util_json_refuse_nul(value, opt, path, d);
+        free(opt);
+        free(path);
+    }
+    cJSON_Delete(v);
+    return rc;
+}
+
 int util_json_set(cJSON *root, const char *assignment, util_diag *d)
 {
     util_clip_buf cb;
@@ -426,7 +560,8 @@ int util_json_set(cJSON *root, const char *assignment, util_diag *d)
     char **segs = split_path(assignment, (size_t)(eq - assignment), &n, "--set", assignment, d);
     if (!segs) return UTIL_EINPUT;
     cJSON *node = NULL;
-    int rc = walk_to(root, segs, n, "--set", assignment, true, &node, d), idx;
+    int rc = refuse_nul_value(assignment, eq + 1, segs, n, d), idx;
+    if (!rc) rc = walk_to(root, segs, n, "--set", assignment, true, &node, d);
     const char *last = segs[n - 1];
     if (!rc && cJSON_IsArray(node)) {
         rc = array_index(node, segs, n - 1, "--set", assignment, &idx, d);

@@ -81,8 +81,9 @@ void util_diag_print(const util_diag *d, FILE *f, const char *prefix);
 
 /* Reads a whole small file (a scenario, a catalog) into a NUL-terminated
  * buffer.  Large inputs such as traces are streamed, never read this way.
- * A file beyond UTIL_MAX_FILE_BYTES (a device such as /dev/zero, a trace
- * named as a scenario) or a folder is an input error. */
+ * A file beyond UTIL_MAX_FILE_BYTES (a trace named as a scenario), a
+ * folder, or anything not a regular file (a FIFO, whose open would wait
+ * for a writer for ever; a device such as /dev/zero) is an input error. */
 #define UTIL_MAX_FILE_BYTES (64 << 20)
 /* workload.classes: the most a scenario may have (the schema's limit), and
  * the most a report reads of a stored one. */
@@ -197,9 +198,20 @@ uint64_t util_mix64(uint64_t x);
 
 /* ---- JSON -------------------------------------------------------------- */
 
-/* Parses text; on a syntax error reports "origin:LINE:COL: ..." . */
+/* Parses text; on a syntax error reports "origin:LINE:COL: ..." .  A
+ * string or key holding a NUL (the escape \u0000, which cJSON would cut the
+ * string short at) is refused, named by its path: "origin: name: ...". */
 int util_json_parse(const char *text, const char *origin, cJSON **out, util_diag *d);
+/* The same from a file (a NUL byte in it refused too). */
 int util_json_read_file(const char *path, cJSON **out, util_diag *d);
+/* As util_json_read_file, letting \u0000 through (the string cut short):
+ * for a tool's output (a benchmark's results), whose texts servesim never
+ * uses, and which a model's reply holding a NUL must not make unreadable. */
+int util_json_read_data(const char *path, cJSON **out, util_diag *d);
+/* UTIL_EINPUT, naming each string and key of the JSON text that holds a
+ * NUL (\u0000) as "origin: PATH.KEY: ..." (path: where the text sits, ""
+ * for a whole document; origin may be NULL); UTIL_OK when none does. */
+int util_json_refuse_nul(const char *text, const char *origin, const char *path, util_diag *d);
 
 /* Applies an override "a.b.c=VALUE" (list items by index, "a.0.b" or "a[0].b",
  * the index decimal digits naming an existing item):

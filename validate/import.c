@@ -272,7 +272,7 @@ int val_import(const char *path, const mdl_catalog *cat, val_runs *out, util_dia
                                   : val__read_llmservingsim(path, NULL, cat, out, d);
     } else {
         cJSON *root = NULL;
-        rc = util_json_read_file(path, &root, d);
+        rc = util_json_read_data(path, &root, d);
         if (rc) return rc;
         /* inference-perf's per-request report is a JSON array */
         int f = cJSON_IsArray(root) ? 1 : format_of_json(path, root, d);

@@ -133,7 +133,7 @@ static int read_beside(const char *path, cJSON **agg, util_diag *d)
     int stem = n > 5 && !strcmp(path + n - 5, ".json") ? (int)n - 5 : (int)n;
     char *p = util_xasprintf("%.*s_genai_perf.json", stem, path);
     struct stat st;
-    int rc = stat(p, &st) == 0 ? util_json_read_file(p, agg, d) : UTIL_OK;
+    int rc = stat(p, &st) == 0 ? util_json_read_data(p, agg, d) : UTIL_OK;
     free(p);
     return rc;
 }
@@ -419,7 +419,7 @@ static int read_aiperf(const char *path, const mdl_catalog *cat, val_runs *out, 
     char *agg_path = util_xasprintf("%.*s_aiperf.json", stem, jsonl);
     size_t len;
     cJSON *agg = NULL;
-    int rc = stat(agg_path, &st) == 0 ? util_json_read_file(agg_path, &agg, d) : UTIL_OK, more = 0;
+    int rc = stat(agg_path, &st) == 0 ? util_json_read_data(agg_path, &agg, d) : UTIL_OK, more = 0;
     val_run *m = rc ? NULL : val_runs_add(out);
     util_lines *l = NULL;
     if (m) {

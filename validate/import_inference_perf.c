@@ -417,7 +417,7 @@ static int read_opt(const char *dir, const char *name, char **path, cJSON **root
     struct stat st;
     *path = util_path_join(dir, name);
     *root = NULL;
-    return stat(*path, &st) == 0 ? util_json_read_file(*path, root, d) : UTIL_OK;
+    return stat(*path, &st) == 0 ? util_json_read_data(*path, root, d) : UTIL_OK;
 }
 
 static int read_folder(const char *dir, const config *c, const mdl_catalog *cat, val_runs *out,
