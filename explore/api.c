@@ -8,11 +8,13 @@
  *   GET /api/whatif?run=ID&ttft=S&ttft_p99=S&...&metric=M   `report --slo` of a run
  *
  * A parameter is checked here against what the request may name (a
- * control's values), then by the same code `--set` and
- * `--slo` go through; a bad one is a 400 naming its path.  The work itself
- * runs in the sandbox (sandbox.c): ls_run and ls_json, exactly as `servesim
- * lesson NAME --set ... --json` does, or an_report_compute_with and
- * an_report_json, as `servesim report --slo ... --by class --json`.
+ * control's values), then by the same code `--set` and `--slo` go
+ * through; a bad one is a 400 naming its path.  The work itself is a task (ex_task) the
+ * server runs in the sandbox (sandbox.c) when its turn comes: ls_run and
+ * ls_json, exactly as `servesim lesson NAME --set ... --json` does, or
+ * an_report_compute_with and an_report_json, as `servesim report --slo ...
+ * --by class --json`.  A task owns what it needs, since the request that
+ * made it may be long gone by the time it runs.
  */
 #include "ex_int.h"
 
@@ -25,18 +27,16 @@
 
 struct ex_api {
     ex_config cfg;
-    char *db;
+    char *db;           /* its path, for the children to open */
+    const char *name;   /* its file name, as /api/runs gives it */
     ex_lesson *lessons; /* the panels, their controls' numbers from the lessons' files */
-    volatile sig_atomic_t cancel;
 };
 
 ex_api *ex_api_new(const ex_config *cfg, util_diag *d)
 {
     ex_api *a = util_xcalloc(1, sizeof *a);
     a->cfg = *cfg;
-    if (a->cfg.time_limit_s <= 0) a->cfg.time_limit_s = 10;
-    if (a->cfg.memory_limit_mb <= 0) a->cfg.memory_limit_mb = 4096;
-    if (a->cfg.jobs <= 0) a->cfg.jobs = 1;
+    if (a->cfg.jobs <= 0) a->cfg.jobs = 1; /* the limits are the server's (jobs.c) */
     if (ex_lessons_load(&a->lessons, d)) {
         free(a);
         return NULL;
@@ -53,6 +53,8 @@ ex_api *ex_api_new(const ex_config *cfg, util_diag *d)
             return NULL;
         }
         a->db = util_xstrdup(cfg->db);
+        const char *slash = strrchr(a->db, '/');
+        a->name = slash ? slash + 1 : a->db;
     }
     a->cfg.db = a->db;
     return a;
@@ -64,11 +66,6 @@ void ex_api_free(ex_api *a)
     ex_lessons_free(a->lessons);
     free(a->db);
     free(a);
-}
-
-void ex_api_cancel(ex_api *a)
-{
-    a->cancel = 1;
 }
 
 const char *ex_query_get(const ex_query *q, const char *key)
@@ -163,8 +160,7 @@ static ex_reply lessons(const ex_api *a)
 {
     cJSON *o = cJSON_CreateObject();
     if (a->db) {
-        const char *base = strrchr(a->db, '/');
-        cJSON_AddStringToObject(o, "file", base ? base + 1 : a->db);
+        cJSON_AddStringToObject(o, "file", a->name);
     } else {
         cJSON_AddNullToObject(o, "file");
     }
@@ -197,10 +193,12 @@ typedef struct lesson_job {
     const char *format; /* NULL: the JSON; "svg", "png": the figure alone */
 } lesson_job;
 
-static void lesson_job_fini(lesson_job *j)
+static void lesson_job_free(void *arg)
 {
+    lesson_job *j = arg;
     for (int i = 0; i < j->n_sets; i++)
         free(j->sets[i]);
+    free(j);
 }
 
 /* The controls' values from the query (their defaults when absent), each
@@ -323,23 +321,29 @@ static void run_lesson(void *arg, ex_reply *out)
     util_diag_fini(&d);
 }
 
-static ex_reply lesson(ex_api *a, const ex_query *q, bool figure)
+static ex_reply lesson(ex_api *a, const ex_query *q, bool figure, ex_task *task)
 {
     const char *name = ex_query_get(q, "name");
     if (!name) return ex_error(400, "name", "name: which lesson (name=batching)");
-    lesson_job j = {.api = a, .lesson = ex_lesson_find(a->lessons, name)};
+    lesson_job *j = util_xcalloc(1, sizeof *j);
+    *j = (lesson_job){.api = a, .lesson = ex_lesson_find(a->lessons, name)};
     util_clip_buf b;
-    if (!j.lesson) return ex_error(404, "name", "no lesson '%s'", util_clip(name, &b));
-    if (figure) {
-        j.format = ex_query_get(q, "format");
-        if (!j.format) j.format = "svg";
-        if (strcmp(j.format, "svg") && strcmp(j.format, "png"))
-            return ex_error(400, "format", "format: expected svg or png");
+    ex_reply r = {0};
+    if (!j->lesson) {
+        r = ex_error(404, "name", "no lesson '%s'", util_clip(name, &b));
+    } else if (figure) {
+        j->format = ex_query_get(q, "format");
+        if (!j->format) j->format = "svg";
+        if (strcmp(j->format, "svg") && strcmp(j->format, "png"))
+            r = ex_error(400, "format", "format: expected svg or png");
     }
-    ex_reply r;
-    if (read_knobs(q, &j, &r))
-        r = ex_sandbox(run_lesson, &j, a->cfg.time_limit_s, a->cfg.memory_limit_mb, &a->cancel);
-    lesson_job_fini(&j);
+    if (!r.status && read_knobs(q, j, &r)) {
+        /* the format is one of the two literals: the job may keep it */
+        if (j->format) j->format = !strcmp(j->format, "png") ? "png" : "svg";
+        *task = (ex_task){.fn = run_lesson, .arg = j, .free_arg = lesson_job_free};
+        return r;
+    }
+    lesson_job_free(j);
     return r;
 }
 
@@ -371,6 +375,7 @@ static void add_slo(cJSON *run, const cJSON *scenario)
     }
 }
 
+/* In the sandbox: the runs, as the what-if page lists them. */
 static void list_runs(void *arg, ex_reply *out)
 {
     const ex_api *a = arg;
@@ -386,8 +391,7 @@ static void list_runs(void *arg, ex_reply *out)
         *out = diag_reply(rc, &d);
     } else {
         cJSON *o = cJSON_CreateObject();
-        const char *base = strrchr(a->db, '/');
-        cJSON_AddStringToObject(o, "file", base ? base + 1 : a->db);
+        cJSON_AddStringToObject(o, "file", a->name);
         cJSON *runs = cJSON_AddArrayToObject(o, "runs");
         while (sqlite3_step(st) == SQLITE_ROW) {
             cJSON *r = cJSON_CreateObject();
@@ -512,35 +516,49 @@ static void run_whatif(void *arg, ex_reply *out)
     util_diag_fini(&d);
 }
 
-static ex_reply whatif(ex_api *a, const ex_query *q)
+static void whatif_job_free(void *arg)
 {
-    whatif_job j = {.api = a};
+    whatif_job *j = arg;
+    for (int i = 0; i < j->n_args; i++)
+        free(j->args[i]);
+    free(j);
+}
+
+static ex_reply whatif(ex_api *a, const ex_query *q, ex_task *task)
+{
+    whatif_job *j = util_xcalloc(1, sizeof *j);
+    j->api = a;
     an_options opt = {0};
-    ex_reply r;
-    if (read_whatif(q, &j, &opt, &r))
-        r = ex_sandbox(run_whatif, &j, a->cfg.time_limit_s, a->cfg.memory_limit_mb, &a->cancel);
+    ex_reply r = {0};
+    bool ok = read_whatif(q, j, &opt, &r);
     an_options_fini(&opt);
-    for (int i = 0; i < j.n_args; i++)
-        free(j.args[i]);
+    if (!ok) {
+        whatif_job_free(j);
+        return r;
+    }
+    *task = (ex_task){.fn = run_whatif, .arg = j, .free_arg = whatif_job_free};
     return r;
 }
 
 /* ---- routing ---------------------------------------------------------------------- */
 
-bool ex_api_handle(ex_api *a, const char *path, const ex_query *q, ex_reply *out)
+bool ex_api_handle(ex_api *a, const char *path, const ex_query *q, ex_reply *out, ex_task *task)
 {
-    if (!strcmp(path, "/api/lessons"))
+    *task = (ex_task){0};
+    bool runs = !strcmp(path, "/api/runs");
+    if (!strcmp(path, "/api/lessons")) {
         *out = lessons(a);
-    else if (!strcmp(path, "/api/lesson"))
-        *out = lesson(a, q, false);
-    else if (!strcmp(path, "/api/figure"))
-        *out = lesson(a, q, true);
-    else if (!strcmp(path, "/api/runs") || !strcmp(path, "/api/whatif"))
-        *out = !a->db           ? ex_error(404, NULL, "no database: start servesim explore FILE.db")
-               : path[5] == 'r' ? ex_sandbox(list_runs, a, a->cfg.time_limit_s,
-                                             a->cfg.memory_limit_mb, &a->cancel)
-                                : whatif(a, q);
-    else
+    } else if (!strcmp(path, "/api/lesson") || !strcmp(path, "/api/figure")) {
+        *out = lesson(a, q, path[5] == 'f', task);
+    } else if (runs || !strcmp(path, "/api/whatif")) {
+        if (!a->db)
+            *out = ex_error(404, NULL, "no database: start servesim explore FILE.db");
+        else if (!runs)
+            *out = whatif(a, q, task);
+        else
+            *task = (ex_task){.fn = list_runs, .arg = a, .light = true};
+    } else {
         return false;
+    }
     return true;
 }
