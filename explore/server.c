@@ -39,6 +39,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -98,6 +99,7 @@ struct ex_server {
     ex_jobs *jobs;
     int port;
     bool loopback;
+    char host[INET_ADDRSTRLEN]; /* the address it listens on */
     conn *conns;
     int requests; /* not yet over: computing or sending */
     int wake[2];  /* ex_stop writes a byte to wake[1] */
@@ -176,20 +178,46 @@ static ex_reply static_file(const char *path, bool *found)
     return (ex_reply){0};
 }
 
-/* Host must name this server: 127.0.0.1:PORT, localhost:PORT or [::1]:PORT. */
-static bool host_allowed(const ex_server *s, struct MHD_Connection *c)
+/* ---- Host ---- */
+
+static enum MHD_Result count_hosts(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   const char *value)
 {
-    if (!s->loopback) return true;
+    (void)kind;
+    (void)value;
+    *(int *)cls += !strcasecmp(key, "Host");
+    return MHD_YES;
+}
+
+/* Whether host is name:PORT, PORT this server's in plain digits, or name
+ * alone on port 80 (where a browser leaves the port out). */
+static bool names_us(const char *host, const char *name, int port)
+{
+    size_t n = strlen(name);
+    if (strncasecmp(host, name, n)) return false;
+    host += n;
+    if (!*host) return port == 80;
+    if (*host++ != ':') return false;
+    size_t digits = strspn(host, "0123456789");
+    return digits >= 1 && digits <= 5 && !host[digits] && atoi(host) == port;
+}
+
+/* 0 when Host names this server -- 127.0.0.1, localhost, [::1] or the
+ * loopback address it listens on, with its port -- or when it listens on
+ * another address (it cannot know its names there); else the status of
+ * the refusal: 400 for no Host or two, 403 for another name. */
+static int host_refused(const ex_server *s, struct MHD_Connection *c)
+{
+    int hosts = 0;
+    MHD_get_connection_values(c, MHD_HEADER_KIND, count_hosts, &hosts);
+    if (hosts > 1) return 400;
+    if (!s->loopback) return 0;
     const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
-    if (!host) return false;
-    static const char *const names[] = {"127.0.0.1", "localhost", "[::1]"};
-    for (int i = 0; i < 3; i++) {
-        size_t n = strlen(names[i]);
-        if (!strncmp(host, names[i], n) &&
-            (!host[n] || (host[n] == ':' && atoi(host + n + 1) == s->port)))
-            return true;
-    }
-    return false;
+    if (!host) return 400;
+    const char *const names[] = {"127.0.0.1", "localhost", "[::1]", s->host};
+    for (int i = 0; i < 4; i++)
+        if (names_us(host, names[i], s->port)) return 0;
+    return 403;
 }
 
 /* ---- routing ---- */
@@ -207,8 +235,11 @@ static ex_reply route(ex_server *s, struct MHD_Connection *c, const char *url,
 {
     if (strcmp(method, "GET") && strcmp(method, "HEAD"))
         return ex_error(405, NULL, "%s: only GET is served", method);
-    if (!host_allowed(s, c))
-        return ex_error(403, NULL, "this server answers requests for 127.0.0.1 or localhost only");
+    int refused = host_refused(s, c);
+    if (refused == 400) return ex_error(400, NULL, "expected one Host header");
+    if (refused)
+        return ex_error(403, NULL, "this server answers requests for %s or localhost only",
+                        s->host);
     if (has_body(c)) return ex_error(400, NULL, "a GET has no body: none is read");
     if (s->stopping) return ex_error(503, NULL, "stopped: the server is shutting down");
     args a = {0};
@@ -475,6 +506,7 @@ int ex_start(const ex_config *cfg, ex_server **out, util_diag *d)
     ex_server *s = util_xcalloc(1, sizeof *s);
     s->wake[0] = s->wake[1] = -1;
     s->loopback = (ntohl(addr.sin_addr.s_addr) >> 24) == 127;
+    inet_ntop(AF_INET, &addr.sin_addr, s->host, sizeof s->host);
     s->api = ex_api_new(&c, d);
     if (!s->api) {
         server_free(s);

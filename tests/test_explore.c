@@ -713,6 +713,57 @@ static void test_bad_requests(int port)
     cJSON_Delete(j);
 }
 
+/* The Host header, parsed strictly: a name of this server's with its port
+ * in digits and nothing after, once. */
+static void test_hosts(int port)
+{
+    static const struct {
+        const char *host; /* its %d (one or two) the port */
+        int status;
+        const char *what;
+    } cases[] = {
+        {"Host: 127.0.0.1:%d.evil.com\r\n", 403, "a name after the port"},
+        {"Host: 127.0.0.1:%d0\r\n", 403, "another port"},
+        {"Host: 127.0.0.1:+%d\r\n", 403, "a port with a sign"},
+        {"Host: 127.0.0.1:%d\r\nHost: evil.example\r\n", 400, "a second Host header"},
+        {"Host: 127.0.0.1:%d\r\nhost: 127.0.0.1:%d\r\n", 400, "the same Host twice"},
+        {"X-Port: %d\r\n", 400, "no Host"},
+        {"Host: localhost:%d\r\n", 200, "localhost"},
+        {"Host: [::1]:%d\r\n", 200, "[::1]"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char host[128];
+        snprintf(host, sizeof host, cases[i].host, port, port); /* the second for a second %d */
+        char *req = util_xasprintf("GET /api/lessons HTTP/1.1\r\n%sConnection: close\r\n\r\n", host);
+        reply r = raw(port, req);
+        is_int(r.status, cases[i].status, "Host, %s: %d", cases[i].what, cases[i].status);
+        reply_fini(&r);
+        free(req);
+    }
+}
+
+/* Bound to another loopback address, the server answers for it. */
+static void test_other_loopback(void)
+{
+    server s = start("--listen", "127.0.0.2", NULL);
+    is_str(s.host, "127.0.0.2", "explore --listen 127.0.0.2 prints its own address");
+    char *req = util_xasprintf("GET /api/lessons HTTP/1.1\r\nHost: 127.0.0.2:%d\r\n"
+                               "Connection: close\r\n\r\n",
+                               s.port);
+    reply r = raw_at(NULL, "127.0.0.2", s.port, req);
+    is_int(r.status, 200, "and answers a request for 127.0.0.2:PORT");
+    reply_fini(&r);
+    free(req);
+    req = util_xasprintf("GET /api/lessons HTTP/1.1\r\nHost: evil.example:%d\r\n"
+                         "Connection: close\r\n\r\n",
+                         s.port);
+    r = raw_at(NULL, "127.0.0.2", s.port, req);
+    is_int(r.status, 403, "but not one for another name");
+    reply_fini(&r);
+    free(req);
+    is_int(stop(&s), 130, "Ctrl-C: exit 130");
+}
+
 /* ---- hostile clients ---- */
 
 enum { TRICKLERS = 32, PER_ADDRESS = 8, HEADERS_S = 10 };
@@ -962,10 +1013,12 @@ int main(int argc, char **argv)
     test_whatif_targets(s.port, db);
     test_whatif_measured(s.port, db);
     test_bad_requests(s.port);
+    test_hosts(s.port);
     test_tricklers_closed(helper, tricklers);
     is_int(stop(&s), 130, "Ctrl-C: exit 130");
     is_int(entries(dir), before, "nothing left behind in its folder");
     test_busy(big);
+    test_other_loopback();
     test_time_limit(db);
     test_bad_start(db);
     unlink(db);
