@@ -14,7 +14,9 @@
  * ls_json, exactly as `servesim lesson NAME --set ... --json` does, or
  * an_report_compute_with and an_report_json, as `servesim report --slo ...
  * --by class --json`.  A task owns what it needs, since the request that
- * made it may be long gone by the time it runs.
+ * made it may be long gone by the time it runs.  The client is told the
+ * database's name, never where it is: a message naming its path names the
+ * file alone.
  */
 #include "ex_int.h"
 
@@ -28,7 +30,7 @@
 struct ex_api {
     ex_config cfg;
     char *db;           /* its path, for the children to open */
-    const char *name;   /* its file name, as /api/runs gives it */
+    const char *name;   /* its name, all a client is told of it */
     ex_lesson *lessons; /* the panels, their controls' numbers from the lessons' files */
 };
 
@@ -96,12 +98,30 @@ ex_reply ex_error(int status, const char *path, const char *fmt, ...)
     return json_reply(status, o);
 }
 
-/* The diagnostics as one message; an input error is the user's (400). */
-static ex_reply diag_reply(int rc, util_diag *d)
+/* text with each occurrence of path replaced by name (caller frees). */
+static char *without_path(const char *text, const char *path, const char *name)
+{
+    char *out = util_xstrdup("");
+    size_t n = path ? strlen(path) : 0;
+    for (const char *at; n && (at = strstr(text, path)); text = at + n) {
+        char *t = util_xasprintf("%s%.*s%s", out, (int)(at - text), text, name);
+        free(out);
+        out = t;
+    }
+    char *t = util_xasprintf("%s%s", out, text);
+    free(out);
+    return t;
+}
+
+/* The diagnostics as one message, the database named by its name alone;
+ * an input error is the user's (400). */
+static ex_reply diag_reply(const ex_api *a, int rc, util_diag *d)
 {
     char *all = util_xstrdup("");
     for (int i = 0; i < d->count; i++) {
-        char *t = util_xasprintf("%s%s%s", all, i ? "; " : "", d->msgs[i]);
+        char *msg = without_path(d->msgs[i], a->db, a->name);
+        char *t = util_xasprintf("%s%s%s", all, i ? "; " : "", msg);
+        free(msg);
         free(all);
         all = t;
     }
@@ -289,7 +309,7 @@ static void run_lesson(void *arg, ex_reply *out)
         ls_run(ls, j->api->cfg.cat, j->sets, j->n_sets, j->lesson->quick, j->api->cfg.jobs, &r, &d);
     double elapsed = 1e3 * (util_wall_s() - start);
     if (rc) {
-        *out = diag_reply(rc, &d);
+        *out = diag_reply(j->api, rc, &d);
     } else if (j->format) {
         snprintf(out->filename, sizeof out->filename, "%s.%s", j->lesson->id, j->format);
         out->status = 200;
@@ -298,7 +318,7 @@ static void run_lesson(void *arg, ex_reply *out)
             rc = an_plot_png_memory(&r.plot, (an_plot_size){0}, 2, &png, &out->len, &d);
             out->body = (char *)png;
             out->type = "image/png";
-            if (rc) *out = diag_reply(rc, &d);
+            if (rc) *out = diag_reply(j->api, rc, &d);
         } else {
             out->body = svg_text(&r.plot, &out->len);
             out->type = "image/svg+xml";
@@ -388,7 +408,7 @@ static void list_runs(void *arg, ex_reply *out)
                                   &st, NULL) != SQLITE_OK)
         rc = util_diag_fail(&d, "%s: cannot read runs: %s", a->db, sqlite3_errmsg(db));
     if (rc) {
-        *out = diag_reply(rc, &d);
+        *out = diag_reply(a, rc, &d);
     } else {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "file", a->name);
@@ -488,14 +508,14 @@ static void run_whatif(void *arg, ex_reply *out)
     int rc = an_open(j->api->db, &db, &d);
     if (!rc) rc = an_report_compute_with(db, j->run, &opt, &rep, &d);
     an_plot_request req = {.kind = AN_PLOT_SLO_CURVE,
-                           .file = j->api->db,
+                           .file = j->api->name, /* the figure's data-source: no path */
                            .runs = &j->run,
                            .n_runs = 1,
                            .metric = j->metric,
                            .slo_s = j->threshold};
     if (!rc) rc = an_plot_compute(db, &req, &fig, &d);
     if (rc) {
-        *out = diag_reply(rc, &d);
+        *out = diag_reply(j->api, rc, &d);
     } else {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddNumberToObject(o, "run", (double)j->run);

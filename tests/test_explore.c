@@ -764,6 +764,31 @@ static void test_other_loopback(void)
     is_int(stop(&s), 130, "Ctrl-C: exit 130");
 }
 
+/* The client is told the database's name, never where it is: in the
+ * what-if figure's data-source, and in a message about the file. */
+static void test_no_paths(int port, const char *db)
+{
+    int status;
+    cJSON *api = get_json(port, "/api/whatif?run=1&ttft=0.2", &status);
+    const char *svg = str_of(api, "svg");
+    ok(svg && strstr(svg, "data-source=\"agents.db, run 1\""),
+       "the what-if figure's data-source names the file alone");
+    ok(svg && !strstr(svg, dir), "not its folder");
+    cJSON_Delete(api);
+    char *moved = util_xasprintf("%s.moved", db);
+    ok(rename(db, moved) == 0, "the database moved away while the server runs");
+    static const char *const targets[] = {"/api/runs", "/api/whatif?run=1"};
+    for (int i = 0; i < 2; i++) {
+        reply r = get(port, targets[i]);
+        cmp_ok(r.status, >=, 400, "GET %s: refused (%d)", targets[i], r.status);
+        has_str(r.body, "agents.db: no such file", "saying agents.db is missing");
+        ok(r.body && !strstr(r.body, dir), "without saying where it was");
+        reply_fini(&r);
+    }
+    ok(rename(moved, db) == 0, "and back");
+    free(moved);
+}
+
 /* ---- hostile clients ---- */
 
 enum { TRICKLERS = 32, PER_ADDRESS = 8, HEADERS_S = 10 };
@@ -1014,6 +1039,7 @@ int main(int argc, char **argv)
     test_whatif_measured(s.port, db);
     test_bad_requests(s.port);
     test_hosts(s.port);
+    test_no_paths(s.port, db);
     test_tricklers_closed(helper, tricklers);
     is_int(stop(&s), 130, "Ctrl-C: exit 130");
     is_int(entries(dir), before, "nothing left behind in its folder");
