@@ -8,8 +8,9 @@
  *   GET /api/whatif?run=ID&ttft=S&ttft_p99=S&...&metric=M   `report --slo` of a run
  *
  * A parameter is checked here against what the request may name (a
- * control's values), then by the same code `--set` and `--slo` go
- * through; a bad one is a 400 naming its path.  The work itself is a task (ex_task) the
+ * control's values; a number in plain decimals), then by the same code
+ * `--set` and `--slo` go through; a bad one, or one the request does not
+ * take, is a 400 naming its path.  The work itself is a task (ex_task) the
  * server runs in the sandbox (sandbox.c) when its turn comes: ls_run and
  * ls_json, exactly as `servesim lesson NAME --set ... --json` does, or
  * an_report_compute_with and an_report_json, as `servesim report --slo ...
@@ -130,13 +131,37 @@ static ex_reply diag_reply(const ex_api *a, int rc, util_diag *d)
     return r;
 }
 
-/* A number that is the whole of text. */
+/* The length of the decimal number text starts with -- [-+]digits[.digits]
+ * [e[-+]digits] -- or 0: not hexadecimal, not inf or nan, no space, which
+ * strtod would all take. */
+static size_t decimal_length(const char *text)
+{
+    static const char digits[] = "0123456789";
+    const char *p = text + (*text == '-' || *text == '+');
+    size_t n = strspn(p, digits);
+    p += n;
+    if (*p == '.') {
+        size_t f = strspn(p + 1, digits);
+        n += f;
+        p += 1 + f;
+    }
+    if (!n) return 0;
+    if (*p == 'e' || *p == 'E') {
+        const char *e = p + 1 + (p[1] == '-' || p[1] == '+');
+        size_t x = strspn(e, digits);
+        if (x) p = e + x;
+    }
+    return (size_t)(p - text);
+}
+
+/* A finite number, in decimals, that is the whole of text. */
 static bool number_of(const char *text, double *v)
 {
-    char *end;
+    size_t n = decimal_length(text);
+    if (!n || text[n]) return false;
     errno = 0;
-    *v = strtod(text, &end);
-    return end != text && !*end && !errno && isfinite(*v);
+    *v = strtod(text, NULL);
+    return !errno && isfinite(*v);
 }
 
 /* ---- /api/lessons ----------------------------------------------------------- */
@@ -231,7 +256,7 @@ static bool read_knobs(const ex_query *q, lesson_job *j, ex_reply *err)
         j->values[i] = l->controls[i].dflt;
     for (int k = 0; k < q->n; k++) {
         const char *key = q->keys[k], *text = q->values[k];
-        if (!strcmp(key, "name") || !strcmp(key, "format")) continue;
+        if (!strcmp(key, "name") || (j->format && !strcmp(key, "format"))) continue;
         double v;
         if (!strcmp(key, "seed")) {
             if (!number_of(text, &v) || v != floor(v) || v < 1 || v > 1e6) {
@@ -253,8 +278,8 @@ static bool read_knobs(const ex_query *q, lesson_job *j, ex_reply *err)
             }
             util_clip_buf b;
             *err = ex_error(400, util_clip(key, &b),
-                            "%s: lesson %s has no such control (it takes %sseed)",
-                            util_clip(key, &b), l->id, names);
+                            "%s: lesson %s has no such control (it takes %sseed%s)",
+                            util_clip(key, &b), l->id, names, j->format ? ", format" : "");
             free(names);
             return false;
         }
@@ -474,6 +499,16 @@ static bool read_whatif(const ex_query *q, whatif_job *j, an_options *opt, ex_re
                             util_clip(key, &b), MAX_SLO_ARGS);
             return false;
         }
+        /* a number in decimals, then a unit or none: --slo's parser, which
+         * checks the unit, would take 0x1 and " 1" too */
+        const char *value = q->values[k];
+        size_t n = decimal_length(value);
+        if (!n || strspn(value + n, "abcdefghijklmnopqrstuvwxyz") != strlen(value + n)) {
+            *err = ex_error(400, util_clip(key, &b),
+                            "%s: expected seconds in decimals, or with a unit (0.5, 500ms)",
+                            util_clip(key, &b));
+            return false;
+        }
         /* any key `--slo` takes -- a threshold (ttft, chat.ttft, task_e2e) or a
          * target (ttft_p99) -- and nothing else: its parser says which */
         char *arg = util_xasprintf("%s=%s", key, q->values[k]);
@@ -562,12 +597,22 @@ static ex_reply whatif(ex_api *a, const ex_query *q, ex_task *task)
 
 /* ---- routing ---------------------------------------------------------------------- */
 
+/* A 400 for the first parameter of a request that takes none. */
+static bool takes_none(const ex_query *q, const char *path, ex_reply *out)
+{
+    if (!q->n) return true;
+    util_clip_buf b;
+    *out = ex_error(400, util_clip(q->keys[0], &b), "%s: %s takes no parameters",
+                    util_clip(q->keys[0], &b), path);
+    return false;
+}
+
 bool ex_api_handle(ex_api *a, const char *path, const ex_query *q, ex_reply *out, ex_task *task)
 {
     *task = (ex_task){0};
     bool runs = !strcmp(path, "/api/runs");
     if (!strcmp(path, "/api/lessons")) {
-        *out = lessons(a);
+        if (takes_none(q, path, out)) *out = lessons(a);
     } else if (!strcmp(path, "/api/lesson") || !strcmp(path, "/api/figure")) {
         *out = lesson(a, q, path[5] == 'f', task);
     } else if (runs || !strcmp(path, "/api/whatif")) {
@@ -575,7 +620,7 @@ bool ex_api_handle(ex_api *a, const char *path, const ex_query *q, ex_reply *out
             *out = ex_error(404, NULL, "no database: start servesim explore FILE.db");
         else if (!runs)
             *out = whatif(a, q, task);
-        else
+        else if (takes_none(q, path, out))
             *task = (ex_task){.fn = list_runs, .arg = a, .light = true};
     } else {
         return false;

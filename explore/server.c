@@ -131,6 +131,15 @@ static enum MHD_Result collect(void *cls, enum MHD_ValueKind kind, const char *k
     return MHD_YES;
 }
 
+/* The first key given twice, or NULL: each parameter means one value. */
+static const char *repeated(const ex_query *q)
+{
+    for (int i = 1; i < q->n; i++)
+        for (int j = 0; j < i; j++)
+            if (!strcmp(q->keys[i], q->keys[j])) return q->keys[i];
+    return NULL;
+}
+
 /* ---- replies ---- */
 
 static enum MHD_Result send_reply(ex_server *s, struct MHD_Connection *c, ex_reply *r)
@@ -252,7 +261,12 @@ static ex_reply route(ex_server *s, struct MHD_Connection *c, const char *url,
                         MAX_KEY, MAX_VALUE);
     bool found;
     ex_reply r = static_file(url, &found);
-    if (found) return r;
+    if (found) return r; /* its query is the page's script's to read */
+    const char *twice = repeated(&a.q);
+    util_clip_buf b;
+    if (twice && !strncmp(url, "/api/", 5))
+        return ex_error(400, util_clip(twice, &b), "%s: given twice (each parameter once)",
+                        util_clip(twice, &b));
     if (ex_api_handle(s->api, url, &a.q, &r, task)) return r;
     return ex_error(404, NULL, "not found");
 }

@@ -647,6 +647,20 @@ static void test_bad_requests(int port)
         {"/api/../app.js/../../etc/passwd", 404, "not found"},
         {"/examples/quickstart.json", 404, "not found"},
         {"/api/lessons/../runs", 404, "not found"},
+        /* each parameter once, each one the request takes, numbers in decimals */
+        {"/api/lesson?name=batching&users=64&users=256", 400, "users: given twice"},
+        {"/api/whatif?run=1&run=2", 400, "run: given twice"},
+        {"/api/whatif?run=1&ttft=1&ttft=2", 400, "\"path\":\"ttft\""},
+        {"/api/lesson?name=batching&users=0x40", 400, "\"path\":\"lesson.users\""},
+        {"/api/lesson?name=batching&users=%2064", 400, "\"path\":\"lesson.users\""},
+        {"/api/lesson?name=tail&slow=inf", 400, "\"path\":\"lesson.slow_fractions\""},
+        {"/api/lesson?name=batching&seed=0x10", 400, "\"path\":\"seed\""},
+        {"/api/lesson?name=batching&format=png", 400, "\"path\":\"format\""},
+        {"/api/whatif?run=0x1", 400, "\"path\":\"run\""},
+        {"/api/whatif?run=1&ttft=0x1", 400, "\"path\":\"ttft\""},
+        {"/api/whatif?run=1&ttft=%201", 400, "\"path\":\"ttft\""},
+        {"/api/runs?file=/etc/passwd", 400, "file: /api/runs takes no parameters"},
+        {"/api/lessons?name=batching", 400, "name: /api/lessons takes no parameters"},
     };
     for (size_t i = 0; i < sizeof bads / sizeof bads[0]; i++) {
         reply r = get(port, bads[i].target);
