@@ -115,8 +115,8 @@ void ex_jobs_free(ex_jobs *q);
 /* Queues the task (started at once when a slot is free); NULL, with the
  * refusal in *refused, when its client or the queue is full.  The task's
  * arg is the queue's from now on, refused or not. */
-ex_job *ex_jobs_submit(ex_jobs *q, const ex_task *t, uint32_t client, double now,
-                       ex_done_fn done, void *owner, ex_reply *refused);
+ex_job *ex_jobs_submit(ex_jobs *q, const ex_task *t, uint32_t client, double now, ex_done_fn done,
+                       void *owner, ex_reply *refused);
 /* Forgets a job whose request has gone: its child is killed, done is not
  * called. */
 void ex_jobs_drop(ex_jobs *q, ex_job *j);

@@ -98,7 +98,8 @@ static int running_of_kind(const ex_jobs *q, bool light)
 static bool may_start(const ex_jobs *q, const ex_job *j)
 {
     int slots = j->task.light ? EX_LIGHT_SLOTS : EX_HEAVY_SLOTS;
-    return running_of_kind(q, j->task.light) < slots && !count(q->running, j->client, j->task.light);
+    return running_of_kind(q, j->task.light) < slots &&
+           !count(q->running, j->client, j->task.light);
 }
 
 /* The job over: out of its list, its child reaped or killed by the caller;
@@ -154,8 +155,8 @@ static const char *full(const ex_jobs *q, uint32_t client)
     return waiting >= EX_WAITING ? "too many computations are waiting" : NULL;
 }
 
-ex_job *ex_jobs_submit(ex_jobs *q, const ex_task *t, uint32_t client, double now,
-                       ex_done_fn done, void *owner, ex_reply *refused)
+ex_job *ex_jobs_submit(ex_jobs *q, const ex_task *t, uint32_t client, double now, ex_done_fn done,
+                       void *owner, ex_reply *refused)
 {
     const char *why = full(q, client);
     if (why) {

@@ -64,11 +64,11 @@ enum {
     MAX_KEY = 64,
     MAX_VALUE = 256,
     MAX_CONNECTIONS = 64,
-    PER_CLIENT = 8,      /* connections from one address: a browser opens 6 */
-    IDLE_S = 10,         /* libmicrohttpd's own timeout, between two bytes */
-    HEADERS_S = 10,      /* a request's line and headers, from its start */
-    SEND_S = 30,         /* a reply, from when it is ready */
-    DRAIN_MS = 1000,     /* at a stop, for the last replies to be sent */
+    PER_CLIENT = 8,  /* connections from one address: a browser opens 6 */
+    IDLE_S = 10,     /* libmicrohttpd's own timeout, between two bytes */
+    HEADERS_S = 10,  /* a request's line and headers, from its start */
+    SEND_S = 30,     /* a reply, from when it is ready */
+    DRAIN_MS = 1000, /* at a stop, for the last replies to be sent */
 };
 
 /* A connection: where its request is, and the deadline of that. */
@@ -239,8 +239,8 @@ static bool has_body(struct MHD_Connection *c)
 }
 
 /* The reply to the request, or the computation that makes it (task->fn). */
-static ex_reply route(ex_server *s, struct MHD_Connection *c, const char *url,
-                      const char *method, ex_task *task)
+static ex_reply route(ex_server *s, struct MHD_Connection *c, const char *url, const char *method,
+                      ex_task *task)
 {
     if (strcmp(method, "GET") && strcmp(method, "HEAD"))
         return ex_error(405, NULL, "%s: only GET is served", method);
