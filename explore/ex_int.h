@@ -88,7 +88,8 @@ void ex_child_kill(ex_child *c);
 
 /* The computations waiting or running, each for a request of a client (an
  * IPv4 address), with a bound on both: a client may have EX_CLIENT_JOBS
- * of them, all clients EX_WAITING waiting; one more is a 503 with
+ * of them (a browser opens 6 connections to a server, so the page never
+ * meets the bound), all clients EX_WAITING waiting; one more is a 503 with
  * Retry-After.  Each client runs one heavy and one light computation at a
  * time, and EX_HEAVY_SLOTS heavy ones (EX_LIGHT_SLOTS light ones) run at
  * once: a freed slot goes to the oldest waiting computation whose client
@@ -113,8 +114,8 @@ ex_jobs *ex_jobs_new(double time_limit_s, double memory_limit_mb);
 /* Kills every child; owners are not called. */
 void ex_jobs_free(ex_jobs *q);
 /* Queues the task (started at once when a slot is free); NULL, with the
- * refusal in *refused, when its client or the queue is full.  The task's
- * arg is the queue's from now on, refused or not. */
+ * 503 in *refused, when its client or the queue is full or its child cannot
+ * be forked.  The task's arg is the queue's from now on, refused or not. */
 ex_job *ex_jobs_submit(ex_jobs *q, const ex_task *t, uint32_t client, double now, ex_done_fn done,
                        void *owner, ex_reply *refused);
 /* Forgets a job whose request has gone: its child is killed, done is not
