@@ -2,8 +2,9 @@
  * explore.c: `servesim explore` -- starts the explorer's server (explore/),
  * prints its URL and serves until Ctrl-C.  The stop signals are blocked in
  * every thread before the server starts, and this thread waits for one:
- * then the server stops (a computation in flight is killed) and the command
- * exits 128 + the signal, 130 for Ctrl-C, leaving nothing behind.
+ * then the server stops (each computation running or waiting is killed and
+ * its request answered 503) and the command exits 128 + the signal, 130 for
+ * Ctrl-C, leaving nothing behind.
  */
 #include "cli.h"
 #include "ex.h"

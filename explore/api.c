@@ -8,11 +8,16 @@
  *   GET /api/whatif?run=ID&ttft=S&ttft_p99=S&...&metric=M   `report --slo` of a run
  *
  * A parameter is checked here against what the request may name (a
- * control's values), then by the same code `--set` and
- * `--slo` go through; a bad one is a 400 naming its path.  The work itself
- * runs in the sandbox (sandbox.c): ls_run and ls_json, exactly as `servesim
- * lesson NAME --set ... --json` does, or an_report_compute_with and
- * an_report_json, as `servesim report --slo ... --by class --json`.
+ * control's values; a number in plain decimals), then by the same code
+ * `--set` and `--slo` go through; a bad one, or one the request does not
+ * take, is a 400 naming its path.  The work itself is a task (ex_task) the
+ * server runs in the sandbox (sandbox.c) when its turn comes: ls_run and
+ * ls_json, exactly as `servesim lesson NAME --set ... --json` does, or
+ * an_report_compute_with and an_report_json, as `servesim report --slo ...
+ * --by class --json`.  A task owns what it needs, since the request that
+ * made it may be long gone by the time it runs.  The client is told the
+ * database's name, never where it is: a message naming its path names the
+ * file alone.
  */
 #include "ex_int.h"
 
@@ -25,18 +30,16 @@
 
 struct ex_api {
     ex_config cfg;
-    char *db;
+    char *db;           /* its path, for the children to open */
+    const char *name;   /* its name, all a client is told of it */
     ex_lesson *lessons; /* the panels, their controls' numbers from the lessons' files */
-    volatile sig_atomic_t cancel;
 };
 
 ex_api *ex_api_new(const ex_config *cfg, util_diag *d)
 {
     ex_api *a = util_xcalloc(1, sizeof *a);
     a->cfg = *cfg;
-    if (a->cfg.time_limit_s <= 0) a->cfg.time_limit_s = 10;
-    if (a->cfg.memory_limit_mb <= 0) a->cfg.memory_limit_mb = 4096;
-    if (a->cfg.jobs <= 0) a->cfg.jobs = 1;
+    if (a->cfg.jobs <= 0) a->cfg.jobs = 1; /* the limits are the server's (jobs.c) */
     if (ex_lessons_load(&a->lessons, d)) {
         free(a);
         return NULL;
@@ -53,6 +56,8 @@ ex_api *ex_api_new(const ex_config *cfg, util_diag *d)
             return NULL;
         }
         a->db = util_xstrdup(cfg->db);
+        const char *slash = strrchr(a->db, '/');
+        a->name = slash ? slash + 1 : a->db;
     }
     a->cfg.db = a->db;
     return a;
@@ -64,11 +69,6 @@ void ex_api_free(ex_api *a)
     ex_lessons_free(a->lessons);
     free(a->db);
     free(a);
-}
-
-void ex_api_cancel(ex_api *a)
-{
-    a->cancel = 1;
 }
 
 const char *ex_query_get(const ex_query *q, const char *key)
@@ -99,12 +99,30 @@ ex_reply ex_error(int status, const char *path, const char *fmt, ...)
     return json_reply(status, o);
 }
 
-/* The diagnostics as one message; an input error is the user's (400). */
-static ex_reply diag_reply(int rc, util_diag *d)
+/* text with each occurrence of path replaced by name (caller frees). */
+static char *without_path(const char *text, const char *path, const char *name)
+{
+    char *out = util_xstrdup("");
+    size_t n = path ? strlen(path) : 0;
+    for (const char *at; n && (at = strstr(text, path)); text = at + n) {
+        char *t = util_xasprintf("%s%.*s%s", out, (int)(at - text), text, name);
+        free(out);
+        out = t;
+    }
+    char *t = util_xasprintf("%s%s", out, text);
+    free(out);
+    return t;
+}
+
+/* The diagnostics as one message, the database named by its name alone;
+ * an input error is the user's (400). */
+static ex_reply diag_reply(const ex_api *a, int rc, util_diag *d)
 {
     char *all = util_xstrdup("");
     for (int i = 0; i < d->count; i++) {
-        char *t = util_xasprintf("%s%s%s", all, i ? "; " : "", d->msgs[i]);
+        char *msg = without_path(d->msgs[i], a->db, a->name);
+        char *t = util_xasprintf("%s%s%s", all, i ? "; " : "", msg);
+        free(msg);
         free(all);
         all = t;
     }
@@ -113,13 +131,37 @@ static ex_reply diag_reply(int rc, util_diag *d)
     return r;
 }
 
-/* A number that is the whole of text. */
+/* The length of the decimal number text starts with -- [-+]digits[.digits]
+ * [e[-+]digits] -- or 0: not hexadecimal, not inf or nan, no space, which
+ * strtod would all take. */
+static size_t decimal_length(const char *text)
+{
+    static const char digits[] = "0123456789";
+    const char *p = text + (*text == '-' || *text == '+');
+    size_t n = strspn(p, digits);
+    p += n;
+    if (*p == '.') {
+        size_t f = strspn(p + 1, digits);
+        n += f;
+        p += 1 + f;
+    }
+    if (!n) return 0;
+    if (*p == 'e' || *p == 'E') {
+        const char *e = p + 1 + (p[1] == '-' || p[1] == '+');
+        size_t x = strspn(e, digits);
+        if (x) p = e + x;
+    }
+    return (size_t)(p - text);
+}
+
+/* A finite number, in decimals, that is the whole of text. */
 static bool number_of(const char *text, double *v)
 {
-    char *end;
+    size_t n = decimal_length(text);
+    if (!n || text[n]) return false;
     errno = 0;
-    *v = strtod(text, &end);
-    return end != text && !*end && !errno && isfinite(*v);
+    *v = strtod(text, NULL);
+    return !errno && isfinite(*v);
 }
 
 /* ---- /api/lessons ----------------------------------------------------------- */
@@ -163,8 +205,7 @@ static ex_reply lessons(const ex_api *a)
 {
     cJSON *o = cJSON_CreateObject();
     if (a->db) {
-        const char *base = strrchr(a->db, '/');
-        cJSON_AddStringToObject(o, "file", base ? base + 1 : a->db);
+        cJSON_AddStringToObject(o, "file", a->name);
     } else {
         cJSON_AddNullToObject(o, "file");
     }
@@ -197,10 +238,12 @@ typedef struct lesson_job {
     const char *format; /* NULL: the JSON; "svg", "png": the figure alone */
 } lesson_job;
 
-static void lesson_job_fini(lesson_job *j)
+static void lesson_job_free(void *arg)
 {
+    lesson_job *j = arg;
     for (int i = 0; i < j->n_sets; i++)
         free(j->sets[i]);
+    free(j);
 }
 
 /* The controls' values from the query (their defaults when absent), each
@@ -213,7 +256,7 @@ static bool read_knobs(const ex_query *q, lesson_job *j, ex_reply *err)
         j->values[i] = l->controls[i].dflt;
     for (int k = 0; k < q->n; k++) {
         const char *key = q->keys[k], *text = q->values[k];
-        if (!strcmp(key, "name") || !strcmp(key, "format")) continue;
+        if (!strcmp(key, "name") || (j->format && !strcmp(key, "format"))) continue;
         double v;
         if (!strcmp(key, "seed")) {
             if (!number_of(text, &v) || v != floor(v) || v < 1 || v > 1e6) {
@@ -235,8 +278,8 @@ static bool read_knobs(const ex_query *q, lesson_job *j, ex_reply *err)
             }
             util_clip_buf b;
             *err = ex_error(400, util_clip(key, &b),
-                            "%s: lesson %s has no such control (it takes %sseed)",
-                            util_clip(key, &b), l->id, names);
+                            "%s: lesson %s has no such control (it takes %sseed%s)",
+                            util_clip(key, &b), l->id, names, j->format ? ", format" : "");
             free(names);
             return false;
         }
@@ -291,7 +334,7 @@ static void run_lesson(void *arg, ex_reply *out)
         ls_run(ls, j->api->cfg.cat, j->sets, j->n_sets, j->lesson->quick, j->api->cfg.jobs, &r, &d);
     double elapsed = 1e3 * (util_wall_s() - start);
     if (rc) {
-        *out = diag_reply(rc, &d);
+        *out = diag_reply(j->api, rc, &d);
     } else if (j->format) {
         snprintf(out->filename, sizeof out->filename, "%s.%s", j->lesson->id, j->format);
         out->status = 200;
@@ -300,7 +343,7 @@ static void run_lesson(void *arg, ex_reply *out)
             rc = an_plot_png_memory(&r.plot, (an_plot_size){0}, 2, &png, &out->len, &d);
             out->body = (char *)png;
             out->type = "image/png";
-            if (rc) *out = diag_reply(rc, &d);
+            if (rc) *out = diag_reply(j->api, rc, &d);
         } else {
             out->body = svg_text(&r.plot, &out->len);
             out->type = "image/svg+xml";
@@ -323,23 +366,29 @@ static void run_lesson(void *arg, ex_reply *out)
     util_diag_fini(&d);
 }
 
-static ex_reply lesson(ex_api *a, const ex_query *q, bool figure)
+static ex_reply lesson(ex_api *a, const ex_query *q, bool figure, ex_task *task)
 {
     const char *name = ex_query_get(q, "name");
     if (!name) return ex_error(400, "name", "name: which lesson (name=batching)");
-    lesson_job j = {.api = a, .lesson = ex_lesson_find(a->lessons, name)};
+    lesson_job *j = util_xcalloc(1, sizeof *j);
+    *j = (lesson_job){.api = a, .lesson = ex_lesson_find(a->lessons, name)};
     util_clip_buf b;
-    if (!j.lesson) return ex_error(404, "name", "no lesson '%s'", util_clip(name, &b));
-    if (figure) {
-        j.format = ex_query_get(q, "format");
-        if (!j.format) j.format = "svg";
-        if (strcmp(j.format, "svg") && strcmp(j.format, "png"))
-            return ex_error(400, "format", "format: expected svg or png");
+    ex_reply r = {0};
+    if (!j->lesson) {
+        r = ex_error(404, "name", "no lesson '%s'", util_clip(name, &b));
+    } else if (figure) {
+        j->format = ex_query_get(q, "format");
+        if (!j->format) j->format = "svg";
+        if (strcmp(j->format, "svg") && strcmp(j->format, "png"))
+            r = ex_error(400, "format", "format: expected svg or png");
     }
-    ex_reply r;
-    if (read_knobs(q, &j, &r))
-        r = ex_sandbox(run_lesson, &j, a->cfg.time_limit_s, a->cfg.memory_limit_mb, &a->cancel);
-    lesson_job_fini(&j);
+    if (!r.status && read_knobs(q, j, &r)) {
+        /* the format is one of the two literals: the job may keep it */
+        if (j->format) j->format = !strcmp(j->format, "png") ? "png" : "svg";
+        *task = (ex_task){.fn = run_lesson, .arg = j, .free_arg = lesson_job_free};
+        return r;
+    }
+    lesson_job_free(j);
     return r;
 }
 
@@ -371,6 +420,7 @@ static void add_slo(cJSON *run, const cJSON *scenario)
     }
 }
 
+/* In the sandbox: the runs, as the what-if page lists them. */
 static void list_runs(void *arg, ex_reply *out)
 {
     const ex_api *a = arg;
@@ -383,11 +433,10 @@ static void list_runs(void *arg, ex_reply *out)
                                   &st, NULL) != SQLITE_OK)
         rc = util_diag_fail(&d, "%s: cannot read runs: %s", a->db, sqlite3_errmsg(db));
     if (rc) {
-        *out = diag_reply(rc, &d);
+        *out = diag_reply(a, rc, &d);
     } else {
         cJSON *o = cJSON_CreateObject();
-        const char *base = strrchr(a->db, '/');
-        cJSON_AddStringToObject(o, "file", base ? base + 1 : a->db);
+        cJSON_AddStringToObject(o, "file", a->name);
         cJSON *runs = cJSON_AddArrayToObject(o, "runs");
         while (sqlite3_step(st) == SQLITE_ROW) {
             cJSON *r = cJSON_CreateObject();
@@ -450,6 +499,16 @@ static bool read_whatif(const ex_query *q, whatif_job *j, an_options *opt, ex_re
                             util_clip(key, &b), MAX_SLO_ARGS);
             return false;
         }
+        /* a number in decimals, then a unit or none: --slo's parser, which
+         * checks the unit, would take 0x1 and " 1" too */
+        const char *value = q->values[k];
+        size_t n = decimal_length(value);
+        if (!n || strspn(value + n, "abcdefghijklmnopqrstuvwxyz") != strlen(value + n)) {
+            *err = ex_error(400, util_clip(key, &b),
+                            "%s: expected seconds in decimals, or with a unit (0.5, 500ms)",
+                            util_clip(key, &b));
+            return false;
+        }
         /* any key `--slo` takes -- a threshold (ttft, chat.ttft, task_e2e) or a
          * target (ttft_p99) -- and nothing else: its parser says which */
         char *arg = util_xasprintf("%s=%s", key, q->values[k]);
@@ -484,14 +543,14 @@ static void run_whatif(void *arg, ex_reply *out)
     int rc = an_open(j->api->db, &db, &d);
     if (!rc) rc = an_report_compute_with(db, j->run, &opt, &rep, &d);
     an_plot_request req = {.kind = AN_PLOT_SLO_CURVE,
-                           .file = j->api->db,
+                           .file = j->api->name, /* the figure's data-source: no path */
                            .runs = &j->run,
                            .n_runs = 1,
                            .metric = j->metric,
                            .slo_s = j->threshold};
     if (!rc) rc = an_plot_compute(db, &req, &fig, &d);
     if (rc) {
-        *out = diag_reply(rc, &d);
+        *out = diag_reply(j->api, rc, &d);
     } else {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddNumberToObject(o, "run", (double)j->run);
@@ -512,35 +571,59 @@ static void run_whatif(void *arg, ex_reply *out)
     util_diag_fini(&d);
 }
 
-static ex_reply whatif(ex_api *a, const ex_query *q)
+static void whatif_job_free(void *arg)
 {
-    whatif_job j = {.api = a};
+    whatif_job *j = arg;
+    for (int i = 0; i < j->n_args; i++)
+        free(j->args[i]);
+    free(j);
+}
+
+static ex_reply whatif(ex_api *a, const ex_query *q, ex_task *task)
+{
+    whatif_job *j = util_xcalloc(1, sizeof *j);
+    j->api = a;
     an_options opt = {0};
-    ex_reply r;
-    if (read_whatif(q, &j, &opt, &r))
-        r = ex_sandbox(run_whatif, &j, a->cfg.time_limit_s, a->cfg.memory_limit_mb, &a->cancel);
+    ex_reply r = {0};
+    bool ok = read_whatif(q, j, &opt, &r);
     an_options_fini(&opt);
-    for (int i = 0; i < j.n_args; i++)
-        free(j.args[i]);
+    if (!ok) {
+        whatif_job_free(j);
+        return r;
+    }
+    *task = (ex_task){.fn = run_whatif, .arg = j, .free_arg = whatif_job_free};
     return r;
 }
 
 /* ---- routing ---------------------------------------------------------------------- */
 
-bool ex_api_handle(ex_api *a, const char *path, const ex_query *q, ex_reply *out)
+/* A 400 for the first parameter of a request that takes none. */
+static bool takes_none(const ex_query *q, const char *path, ex_reply *out)
 {
-    if (!strcmp(path, "/api/lessons"))
-        *out = lessons(a);
-    else if (!strcmp(path, "/api/lesson"))
-        *out = lesson(a, q, false);
-    else if (!strcmp(path, "/api/figure"))
-        *out = lesson(a, q, true);
-    else if (!strcmp(path, "/api/runs") || !strcmp(path, "/api/whatif"))
-        *out = !a->db           ? ex_error(404, NULL, "no database: start servesim explore FILE.db")
-               : path[5] == 'r' ? ex_sandbox(list_runs, a, a->cfg.time_limit_s,
-                                             a->cfg.memory_limit_mb, &a->cancel)
-                                : whatif(a, q);
-    else
+    if (!q->n) return true;
+    util_clip_buf b;
+    *out = ex_error(400, util_clip(q->keys[0], &b), "%s: %s takes no parameters",
+                    util_clip(q->keys[0], &b), path);
+    return false;
+}
+
+bool ex_api_handle(ex_api *a, const char *path, const ex_query *q, ex_reply *out, ex_task *task)
+{
+    *task = (ex_task){0};
+    bool runs = !strcmp(path, "/api/runs");
+    if (!strcmp(path, "/api/lessons")) {
+        if (takes_none(q, path, out)) *out = lessons(a);
+    } else if (!strcmp(path, "/api/lesson") || !strcmp(path, "/api/figure")) {
+        *out = lesson(a, q, path[5] == 'f', task);
+    } else if (runs || !strcmp(path, "/api/whatif")) {
+        if (!a->db)
+            *out = ex_error(404, NULL, "no database: start servesim explore FILE.db");
+        else if (!runs)
+            *out = whatif(a, q, task);
+        else if (takes_none(q, path, out))
+            *task = (ex_task){.fn = list_runs, .arg = a, .light = true};
+    } else {
         return false;
+    }
     return true;
 }

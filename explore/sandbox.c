@@ -1,19 +1,19 @@
 /*
  * sandbox.c: a computation in a child process of its own.  The child sets
  * its limits (address space, CPU time), runs, and writes its reply to a
- * pipe as "STATUS LENGTH TYPE FILENAME\n" and the body; the parent reads it
- * with the wall-time limit, checking a cancel flag every 50 ms.  A child
- * past its time, or asked to stop, is killed with its whole process group
- * (a lesson's own worker processes too).  Whatever a request asks, the
- * server's own memory and time stay its own.  A child keeps no descriptor
- * but its own pipe: not the server's sockets.
+ * pipe as "STATUS LENGTH TYPE FILENAME\n" and the body; the server reads it
+ * as it comes, without blocking, in its one thread (jobs.c keeps the
+ * wall-time limit).  A child past its time, or whose request has gone, is
+ * killed with its whole process group (a lesson's own worker processes
+ * too).  Whatever a request asks, the server's own memory and time stay its
+ * own.  A child keeps no descriptor but its own pipe: not the server's
+ * sockets, nor the other children's pipes.
  */
 #define _GNU_SOURCE /* pipe2, close_range */
 #include "ex_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,30 +83,6 @@ static void child(int fd, ex_job_fn fn, void *arg, double time_limit_s, double m
     _exit(ok ? 0 : 1);
 }
 
-/* Everything the child wrote, until it closed the pipe, the deadline
- * passed or the cancel flag was set; returns whether it closed in time. */
-static bool read_reply(int fd, double deadline, volatile sig_atomic_t *cancel, char **buf,
-                       size_t *len)
-{
-    size_t cap = 1 << 16;
-    *buf = util_xmalloc(cap);
-    *len = 0;
-    for (;;) {
-        double left = deadline - util_wall_s();
-        if (left <= 0 || (cancel && *cancel)) return false;
-        struct pollfd p = {fd, POLLIN, 0};
-        int wait_ms = left < 0.05 ? (int)(left * 1000) + 1 : 50;
-        int k = poll(&p, 1, wait_ms);
-        if (k < 0 && errno != EINTR) return false;
-        if (k <= 0) continue;
-        if (*len == cap) *buf = util_xrealloc(*buf, cap *= 2);
-        ssize_t got = read(fd, *buf + *len, cap - *len);
-        if (got < 0 && errno == EINTR) continue;
-        if (got <= 0) return got == 0;
-        *len += (size_t)got;
-    }
-}
-
 /* The reply the child wrote: its header line, then the body. */
 static ex_reply parse_reply(char *buf, size_t len)
 {
@@ -132,40 +108,78 @@ static ex_reply parse_reply(char *buf, size_t len)
     return r;
 }
 
-ex_reply ex_sandbox(ex_job_fn fn, void *arg, double time_limit_s, double memory_limit_mb,
-                    volatile sig_atomic_t *cancel)
+bool ex_child_start(ex_child *c, ex_job_fn fn, void *arg, double time_limit_s,
+                    double memory_limit_mb, ex_reply *err)
 {
+    *c = (ex_child){.pid = -1, .fd = -1};
     int fds[2];
-    if (pipe2(fds, O_CLOEXEC) != 0)
-        return ex_error(503, NULL, "cannot start the computation: %s", strerror(errno));
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+        *err = ex_error(503, NULL, "cannot start the computation: %s", strerror(errno));
+        return false;
+    }
+    if (fds[0] >= FD_SETSIZE) { /* the server's select could not watch it */
+        close(fds[0]);
+        close(fds[1]);
+        *err = ex_error(503, NULL, "cannot start the computation: too many open files");
+        return false;
+    }
     fflush(NULL); /* nothing buffered is written twice */
     pid_t pid = fork();
     if (pid < 0) {
         close(fds[0]);
         close(fds[1]);
-        return ex_error(503, NULL, "cannot start the computation: %s", strerror(errno));
+        *err = ex_error(503, NULL, "cannot start the computation: %s", strerror(errno));
+        return false;
     }
     if (pid == 0) {
         close(fds[0]);
         child(fds[1], fn, arg, time_limit_s, memory_limit_mb);
     }
     close(fds[1]);
-    setpgid(pid, pid); /* also here: the kill below must find the group at once */
-    char *buf;
-    size_t len;
-    bool done = read_reply(fds[0], util_wall_s() + time_limit_s, cancel, &buf, &len);
-    close(fds[0]);
-    if (!done) kill(-pid, SIGKILL);
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    setpgid(pid, pid); /* also here: a kill must find the group at once */
+    fcntl(fds[0], F_SETFL, O_NONBLOCK);
+    c->pid = pid;
+    c->fd = fds[0];
+    c->cap = 1 << 16;
+    c->buf = util_xmalloc(c->cap);
+    return true;
+}
+
+bool ex_child_read(ex_child *c)
+{
+    for (;;) {
+        if (c->len == c->cap) c->buf = util_xrealloc(c->buf, c->cap *= 2);
+        ssize_t got = read(c->fd, c->buf + c->len, c->cap - c->len);
+        if (got > 0) {
+            c->len += (size_t)got;
+            continue;
+        }
+        if (got < 0 && errno == EINTR) continue;
+        /* EOF, or an error (the pipe cannot fail but so): done */
+        return got == 0 || (errno != EAGAIN && errno != EWOULDBLOCK);
     }
-    if (done) kill(-pid, SIGKILL); /* workers it left behind, if any */
+}
+
+/* Reaps the child (already dead, or about to be) and whatever its group
+ * left behind; releases the pipe and the buffer. */
+static int reap(ex_child *c, bool kill_first)
+{
+    if (kill_first) kill(-c->pid, SIGKILL);
+    int st = 0;
+    while (waitpid(c->pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    kill(-c->pid, SIGKILL); /* workers it left behind, if any */
+    close(c->fd);
+    c->fd = -1;
+    c->pid = -1;
+    return st;
+}
+
+ex_reply ex_child_reply(ex_child *c)
+{
+    int st = reap(c, false);
     ex_reply r;
-    if (!done && cancel && *cancel)
-        r = ex_error(503, NULL, "stopped: the server is shutting down");
-    else if (!done)
-        r = ex_error(503, NULL, "the computation took longer than its limit of %g s", time_limit_s);
-    else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
         /* out of memory aborts (util_xmalloc), out of CPU time is SIGXCPU */
         r = WIFSIGNALED(st) &&
                     (WTERMSIG(st) == SIGXCPU || WTERMSIG(st) == SIGKILL || WTERMSIG(st) == SIGABRT)
@@ -174,7 +188,15 @@ ex_reply ex_sandbox(ex_job_fn fn, void *arg, double time_limit_s, double memory_
                            WIFSIGNALED(st) ? "signal" : "exit status",
                            WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
     else
-        r = parse_reply(buf, len);
-    free(buf);
+        r = parse_reply(c->buf, c->len);
+    free(c->buf);
+    c->buf = NULL;
     return r;
+}
+
+void ex_child_kill(ex_child *c)
+{
+    reap(c, true);
+    free(c->buf);
+    c->buf = NULL;
 }

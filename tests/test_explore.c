@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <math.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,7 @@ static char dir[] = "/tmp/servesim-explore-XXXXXX";
 typedef struct server {
     pid_t pid;
     int port;
+    char host[32]; /* the address its URL names */
     char *out, *err;
 } server;
 
@@ -56,8 +58,8 @@ static server start(const char *a0, ...)
     s.pid = runner_spawn(servesim, argv, s.out, s.err);
     for (int tries = 0; tries < 200 && !s.port; tries++) {
         char *text = runner_read(s.out);
-        const char *at = strstr(text, "http://127.0.0.1:");
-        if (at) s.port = atoi(at + 17);
+        const char *at = text ? strstr(text, "http://") : NULL;
+        if (at && sscanf(at + 7, "%31[0-9.]:%d", s.host, &s.port) != 2) s.port = 0;
         free(text);
         if (!s.port) nanosleep(&(struct timespec){0, 20000000}, NULL);
     }
@@ -92,24 +94,41 @@ static void reply_fini(reply *r)
     free(r->body);
 }
 
-/* Sends request (the whole text) and reads the reply to the end; status 0
- * when the server closed without one. */
-static reply raw(int port, const char *request)
+/* A socket connected to to:port from the address from (NULL: any), or -1. */
+static int dial(const char *from, const char *to, int port)
 {
-    reply r = {0};
     int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    if (from && inet_pton(AF_INET, from, &a.sin_addr) == 1 &&
+        bind(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        close(fd);
+        return -1;
+    }
+    a.sin_port = htons((uint16_t)port);
+    inet_pton(AF_INET, to, &a.sin_addr);
     if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
         close(fd);
-        return r;
+        return -1;
     }
-    size_t n = strlen(request);
+    return fd;
+}
+
+static void send_text(int fd, const char *text)
+{
+    size_t n = strlen(text);
     for (size_t off = 0; off < n;) {
-        ssize_t k = send(fd, request + off, n - off, MSG_NOSIGNAL);
+        ssize_t k = send(fd, text + off, n - off, MSG_NOSIGNAL);
         if (k <= 0) break;
         off += (size_t)k;
     }
+}
+
+/* Reads a reply to the end and closes fd; status 0 when the server closed
+ * without one. */
+static reply read_reply(int fd)
+{
+    reply r = {0};
+    if (fd < 0) return r;
     size_t cap = 1 << 16, len = 0;
     char *buf = util_xmalloc(cap);
     for (ssize_t k; (k = recv(fd, buf + len, cap - len - 1, 0)) > 0;)
@@ -128,6 +147,37 @@ static reply raw(int port, const char *request)
     r.body[r.len] = '\0';
     free(buf);
     return r;
+}
+
+/* Sends request (the whole text) to to:port from from and reads the reply. */
+static reply raw_at(const char *from, const char *to, int port, const char *request)
+{
+    int fd = dial(from, to, port);
+    if (fd >= 0) send_text(fd, request);
+    return read_reply(fd);
+}
+
+static reply raw(int port, const char *request)
+{
+    return raw_at(NULL, "127.0.0.1", port, request);
+}
+
+/* GET target, sent from the address from, the reply left to read_reply. */
+static int get_sent(const char *from, int port, const char *target)
+{
+    int fd = dial(from, "127.0.0.1", port);
+    char *req = util_xasprintf("GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n",
+                               target, port);
+    if (fd >= 0) send_text(fd, req);
+    free(req);
+    return fd;
+}
+
+/* Whether the reply on fd has not begun to come (after waiting ms). */
+static bool pending(int fd, int ms)
+{
+    struct pollfd p = {fd, POLLIN, 0};
+    return fd >= 0 && poll(&p, 1, ms) == 0;
 }
 
 static reply get(int port, const char *target)
@@ -597,6 +647,20 @@ static void test_bad_requests(int port)
         {"/api/../app.js/../../etc/passwd", 404, "not found"},
         {"/examples/quickstart.json", 404, "not found"},
         {"/api/lessons/../runs", 404, "not found"},
+        /* each parameter once, each one the request takes, numbers in decimals */
+        {"/api/lesson?name=batching&users=64&users=256", 400, "users: given twice"},
+        {"/api/whatif?run=1&run=2", 400, "run: given twice"},
+        {"/api/whatif?run=1&ttft=1&ttft=2", 400, "\"path\":\"ttft\""},
+        {"/api/lesson?name=batching&users=0x40", 400, "\"path\":\"lesson.users\""},
+        {"/api/lesson?name=batching&users=%2064", 400, "\"path\":\"lesson.users\""},
+        {"/api/lesson?name=tail&slow=inf", 400, "\"path\":\"lesson.slow_fractions\""},
+        {"/api/lesson?name=batching&seed=0x10", 400, "\"path\":\"seed\""},
+        {"/api/lesson?name=batching&format=png", 400, "\"path\":\"format\""},
+        {"/api/whatif?run=0x1", 400, "\"path\":\"run\""},
+        {"/api/whatif?run=1&ttft=0x1", 400, "\"path\":\"ttft\""},
+        {"/api/whatif?run=1&ttft=%201", 400, "\"path\":\"ttft\""},
+        {"/api/runs?file=/etc/passwd", 400, "file: /api/runs takes no parameters"},
+        {"/api/lessons?name=batching", 400, "name: /api/lessons takes no parameters"},
     };
     for (size_t i = 0; i < sizeof bads / sizeof bads[0]; i++) {
         reply r = get(port, bads[i].target);
@@ -633,6 +697,13 @@ static void test_bad_requests(int port)
     is_int(r.status, 405, "POST: 405");
     reply_fini(&r);
     free(req);
+    req = util_xasprintf("GET /api/lessons HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+                         "Content-Length: 5\r\nConnection: close\r\n\r\nhello",
+                         port);
+    r = raw(port, req);
+    is_int(r.status, 400, "a GET with a body: 400 (none is read)");
+    reply_fini(&r);
+    free(req);
     req = util_xasprintf("GET /api/lessons HTTP/1.1\r\nHost: evil.example:%d\r\n"
                          "Connection: close\r\n\r\n",
                          port);
@@ -654,6 +725,247 @@ static void test_bad_requests(int port)
     cJSON *j = get_json(port, "/api/lessons", &status);
     is_int(status, 200, "and the API");
     cJSON_Delete(j);
+}
+
+/* The Host header, parsed strictly: a name of this server's with its port
+ * in digits and nothing after, once. */
+static void test_hosts(int port)
+{
+    static const struct {
+        const char *host; /* its %d (one or two) the port */
+        int status;
+        const char *what;
+    } cases[] = {
+        {"Host: 127.0.0.1:%d.evil.com\r\n", 403, "a name after the port"},
+        {"Host: 127.0.0.1:%d0\r\n", 403, "another port"},
+        {"Host: 127.0.0.1:+%d\r\n", 403, "a port with a sign"},
+        {"Host: 127.0.0.1:%d\r\nHost: evil.example\r\n", 400, "a second Host header"},
+        {"Host: 127.0.0.1:%d\r\nhost: 127.0.0.1:%d\r\n", 400, "the same Host twice"},
+        {"X-Port: %d\r\n", 400, "no Host"},
+        {"Host: localhost:%d\r\n", 200, "localhost"},
+        {"Host: [::1]:%d\r\n", 200, "[::1]"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char host[128];
+        snprintf(host, sizeof host, cases[i].host, port, port); /* the second for a second %d */
+        char *req = util_xasprintf("GET /api/lessons HTTP/1.1\r\n%sConnection: close\r\n\r\n", host);
+        reply r = raw(port, req);
+        is_int(r.status, cases[i].status, "Host, %s: %d", cases[i].what, cases[i].status);
+        reply_fini(&r);
+        free(req);
+    }
+}
+
+/* Bound to another loopback address, the server answers for it. */
+static void test_other_loopback(void)
+{
+    server s = start("--listen", "127.0.0.2", NULL);
+    is_str(s.host, "127.0.0.2", "explore --listen 127.0.0.2 prints its own address");
+    char *req = util_xasprintf("GET /api/lessons HTTP/1.1\r\nHost: 127.0.0.2:%d\r\n"
+                               "Connection: close\r\n\r\n",
+                               s.port);
+    reply r = raw_at(NULL, "127.0.0.2", s.port, req);
+    is_int(r.status, 200, "and answers a request for 127.0.0.2:PORT");
+    reply_fini(&r);
+    free(req);
+    req = util_xasprintf("GET /api/lessons HTTP/1.1\r\nHost: evil.example:%d\r\n"
+                         "Connection: close\r\n\r\n",
+                         s.port);
+    r = raw_at(NULL, "127.0.0.2", s.port, req);
+    is_int(r.status, 403, "but not one for another name");
+    reply_fini(&r);
+    free(req);
+    is_int(stop(&s), 130, "Ctrl-C: exit 130");
+}
+
+/* The client is told the database's name, never where it is: in the
+ * what-if figure's data-source, and in a message about the file. */
+static void test_no_paths(int port, const char *db)
+{
+    int status;
+    cJSON *api = get_json(port, "/api/whatif?run=1&ttft=0.2", &status);
+    const char *svg = str_of(api, "svg");
+    ok(svg && strstr(svg, "data-source=\"agents.db, run 1\""),
+       "the what-if figure's data-source names the file alone");
+    ok(svg && !strstr(svg, dir), "not its folder");
+    cJSON_Delete(api);
+    char *moved = util_xasprintf("%s.moved", db);
+    ok(rename(db, moved) == 0, "the database moved away while the server runs");
+    static const char *const targets[] = {"/api/runs", "/api/whatif?run=1"};
+    for (int i = 0; i < 2; i++) {
+        reply r = get(port, targets[i]);
+        cmp_ok(r.status, >=, 400, "GET %s: refused (%d)", targets[i], r.status);
+        has_str(r.body, "agents.db: no such file", "saying agents.db is missing");
+        ok(r.body && !strstr(r.body, dir), "without saying where it was");
+        reply_fini(&r);
+    }
+    ok(rename(moved, db) == 0, "and back");
+    free(moved);
+}
+
+/* ---- hostile clients ---- */
+
+enum { TRICKLERS = 32, PER_ADDRESS = 8, HEADERS_S = 10 };
+
+static void pause_s(double s)
+{
+    nanosleep(&(struct timespec){(time_t)s, (long)((s - floor(s)) * 1e9)}, NULL);
+}
+
+/* In a child process: TRICKLERS connections from 127.0.0.2, each sending a
+ * request line and then a byte of a header line every 0.5 s, for at most
+ * HEADERS_S + 4 s; writes to out how many the server closed within the
+ * first second, how many it never closed, and when it closed the last of
+ * the others. */
+static void trickle(int port, int out)
+{
+    int fds[TRICKLERS];
+    double closed[TRICKLERS], t0 = util_wall_s();
+    for (int i = 0; i < TRICKLERS; i++) {
+        fds[i] = dial("127.0.0.2", "127.0.0.1", port);
+        closed[i] = fds[i] < 0 ? 0 : -1;
+        if (fds[i] >= 0) send_text(fds[i], "GET / HTTP/1.1\r\n");
+    }
+    for (int open = TRICKLERS; open > 0 && util_wall_s() - t0 < HEADERS_S + 4;) {
+        pause_s(0.5);
+        for (int i = 0; i < TRICKLERS; i++) {
+            if (closed[i] >= 0) continue;
+            char c;
+            ssize_t k = send(fds[i], "X", 1, MSG_NOSIGNAL);
+            if (k == 1) k = recv(fds[i], &c, 1, MSG_DONTWAIT);
+            if (k == 0 || (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
+                closed[i] = util_wall_s() - t0;
+                open--;
+            }
+        }
+    }
+    int at_once = 0, never = 0;
+    double last = 0;
+    for (int i = 0; i < TRICKLERS; i++) {
+        if (closed[i] < 0)
+            never++;
+        else if (closed[i] <= 1)
+            at_once++;
+        else if (closed[i] > last)
+            last = closed[i];
+    }
+    dprintf(out, "%d %d %.2f\n", at_once, never, last);
+}
+
+/* 32 connections from one address trickle their headers (a byte every
+ * 0.5 s, each resetting libmicrohttpd's idle timeout): a 33rd client, from
+ * another address, is still served at once.  Returns the helper's pipe,
+ * read by test_tricklers_closed when it is done. */
+static int test_slow_clients(int port, pid_t *helper)
+{
+    int p[2];
+    *helper = -1;
+    if (pipe(p) != 0) return -1;
+    fflush(NULL);
+    *helper = fork();
+    if (*helper == 0) {
+        close(p[0]);
+        trickle(port, p[1]);
+        _exit(0);
+    }
+    close(p[1]);
+    pause_s(0.5); /* they are all in, trickling */
+    double t = util_wall_s();
+    reply r = get(port, "/app.js");
+    double took = util_wall_s() - t;
+    is_int(r.status, 200, "with 32 connections trickling their headers from 127.0.0.2, a 33rd "
+                          "client gets /app.js");
+    cmp_ok(took, <, 2.0, "within 2 s (%.3f s)", took);
+    reply_fini(&r);
+    t = util_wall_s();
+    r = get(port, "/api/lesson?name=chat-vs-summary");
+    took = util_wall_s() - t;
+    is_int(r.status, 200, "and a lesson");
+    cmp_ok(took, <, 2.0, "within 2 s (%.3f s)", took);
+    reply_fini(&r);
+    return p[0];
+}
+
+/* What the tricklers saw: one address holds PER_ADDRESS connections, and
+ * those are closed when their headers are not all in after HEADERS_S,
+ * however often a byte came. */
+static void test_tricklers_closed(pid_t helper, int from)
+{
+    int at_once = -1, never = -1;
+    double last = -1;
+    FILE *f = fdopen(from, "r");
+    if (!f || fscanf(f, "%d %d %lf", &at_once, &never, &last) != 3) tap_diag("no word from them");
+    if (f) fclose(f);
+    if (helper > 0) waitpid(helper, NULL, 0);
+    is_int(at_once, TRICKLERS - PER_ADDRESS,
+           "one address may hold %d connections: the other %d are closed at once", PER_ADDRESS,
+           TRICKLERS - PER_ADDRESS);
+    is_int(never, 0, "every trickling connection is closed");
+    ok(last >= HEADERS_S - 1 && last <= HEADERS_S + 2,
+       "those it held once their headers were not all in within %d s (%.1f s), though a byte "
+       "came every 0.5 s",
+       HEADERS_S, last);
+}
+
+/* Two clients' computations do not hold up anyone else's page or cheap
+ * calls; a third client may have 6 computations waiting or running, a 7th
+ * is refused with Retry-After; Ctrl-C answers each one in flight 503. */
+static void test_busy(const char *big)
+{
+    server s = start(big, NULL);
+    ok(s.port > 0, "explore on a run of 200,000 requests");
+    const char *heavy = "/api/whatif?run=1&ttft=0.2&metric=e2e";
+    int fds[4];
+    for (int i = 0; i < 4; i++)
+        fds[i] = get_sent(i % 2 ? "127.0.0.4" : "127.0.0.1", s.port, heavy);
+    static const char *const cheap[] = {"/app.js", "/api/lessons", "/api/runs"};
+    for (int i = 0; i < 3; i++) {
+        double t = util_wall_s();
+        reply r = read_reply(get_sent("127.0.0.5", s.port, cheap[i]));
+        double took = util_wall_s() - t;
+        is_int(r.status, 200, "%s while two clients ask for 4 what-ifs of that run: 200", cheap[i]);
+        cmp_ok(took, <, 0.5, "within 0.5 s (%.3f s)", took);
+        reply_fini(&r);
+    }
+    int computing = 0;
+    for (int i = 0; i < 4; i++)
+        computing += pending(fds[i], 0);
+    cmp_ok(computing, >, 0, "while the what-ifs were computing (%d of 4 were)", computing);
+    bool all = true;
+    for (int i = 0; i < 4; i++) {
+        reply r = read_reply(fds[i]);
+        all &= r.status == 200;
+        reply_fini(&r);
+    }
+    ok(all, "and each what-if is answered 200");
+    int many[7], refused = 0, answered = 0;
+    for (int i = 0; i < 7; i++)
+        many[i] = get_sent("127.0.0.6", s.port, heavy);
+    pause_s(0.3);
+    for (int i = 0; i < 7; i++) {
+        if (pending(many[i], 0)) continue;
+        reply r = read_reply(many[i]);
+        many[i] = -1;
+        refused += r.status == 503 && r.head && strstr(r.head, "Retry-After: ");
+        reply_fini(&r);
+    }
+    is_int(refused, 1, "7 what-ifs from one address: one is refused at once, 503 with Retry-After");
+    double t = util_wall_s();
+    kill(s.pid, SIGINT);
+    int shut = 0, done = 0; /* done: one that ended just before the signal */
+    for (int i = 0; i < 7; i++) {
+        if (many[i] < 0) continue;
+        answered++;
+        reply r = read_reply(many[i]);
+        shut += r.status == 503 && r.body && strstr(r.body, "shutting down");
+        done += r.status == 200;
+        reply_fini(&r);
+    }
+    cmp_ok(shut, >, 0, "Ctrl-C with what-ifs computing and waiting: answered 503, the server "
+                       "shutting down (%d of %d)", shut, answered);
+    is_int(shut + done, answered, "each of them answered");
+    cmp_ok(util_wall_s() - t, <, 2.0, "at once");
+    is_int(stop(&s), 130, "and the server exits 130");
 }
 
 /* A computation past its time is stopped, and the server goes on. */
@@ -720,9 +1032,18 @@ int main(int argc, char **argv)
     is_int(made.status, 0, "and a measured run in it");
     runner_drop(&made);
     free(measured);
+    char *big = util_xasprintf("%s/big.db", dir);
+    char *quickstart = util_xasprintf("%s/examples/quickstart.json", root);
+    made = runner_run(servesim, dir, "run", quickstart, "-o", big, "-q", "--set",
+                      "stop.requests=200000", NULL);
+    is_int(made.status, 0, "a database of 200,000 requests, whose what-ifs take a while");
+    runner_drop(&made);
+    free(quickstart);
     int before = entries(dir);
     server s = start(db, NULL);
     ok(s.port > 0, "servesim explore prints its URL (port %d)", s.port);
+    pid_t helper = -1;
+    int tricklers = test_slow_clients(s.port, &helper);
     cJSON *list = test_lessons_list(s.port);
     test_controls_derived(list);
     test_lessons_agree(s.port, list);
@@ -733,11 +1054,18 @@ int main(int argc, char **argv)
     test_whatif_targets(s.port, db);
     test_whatif_measured(s.port, db);
     test_bad_requests(s.port);
+    test_hosts(s.port);
+    test_no_paths(s.port, db);
+    test_tricklers_closed(helper, tricklers);
     is_int(stop(&s), 130, "Ctrl-C: exit 130");
     is_int(entries(dir), before, "nothing left behind in its folder");
+    test_busy(big);
+    test_other_loopback();
     test_time_limit(db);
     test_bad_start(db);
     unlink(db);
+    unlink(big);
+    free(big);
     static const char *const outputs[] = {"stdout", "stderr"};
     for (int i = 0; i < 2; i++) {
         char *path = util_xasprintf("%s/%s", dir, outputs[i]);
