@@ -265,6 +265,11 @@ typedef struct an_report {
     an_use *replicas;   /* each replica */
     int n_replicas;
     bool by_replica;
+    /* request rows left out: values no run writes (a time that is text, not
+     * finite or before its arrival; a token count below one), so the file
+     * was edited or damaged; skipped_why says the first (empty: none) */
+    int64_t skipped_rows;
+    char skipped_why[160];
     char *decode_pool;  /* cluster.disaggregated.decode, or NULL: not disaggregated */
     an_cost cost;
     an_energy energy;

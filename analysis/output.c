@@ -230,6 +230,11 @@ cJSON *an_report_json(const an_report *r, bool by_class)
     if (r->req.measured == 0)
         cJSON_AddStringToObject(run, "note", "the measurement window is empty: no request "
                                              "completed after the warm-up");
+    if (r->skipped_rows) {
+        cJSON *k = cJSON_AddObjectToObject(run, "skipped_rows");
+        cJSON_AddNumberToObject(k, "count", (double)r->skipped_rows);
+        cJSON_AddStringToObject(k, "first", r->skipped_why);
+    }
     if (r->req.queue_grew) {
         cJSON *w = cJSON_AddObjectToObject(run, "queue_grew");
         cJSON_AddNumberToObject(w, "wait_s_per_s", r->req.queue_growth);
@@ -740,6 +745,10 @@ static void print_run(const an_report *r, FILE *out)
         fprintf(out, "  the measurement window is empty: no request completed after the %g s "
                      "warm-up, so there is no throughput, cost or energy per token to report\n",
                 r->warmup_s);
+    if (r->skipped_rows)
+        fprintf(out, "  %lld request row%s left out: values no run writes (%s), so the file "
+                     "was edited or is damaged; the figures below are of the other rows\n",
+                (long long)r->skipped_rows, r->skipped_rows == 1 ? "" : "s", r->skipped_why);
     print_calibration(r, out);
 }
 

@@ -379,9 +379,10 @@ static int check_recorded(const an__query *q, const an_report *r, util_diag *d)
     if (q->schema < AN__SCHEMA_COUNTS) return UTIL_OK;
     double n = NAN;
     if (an__row(q, "SELECT requests FROM runs WHERE id = ?1", &n, 1, d)) return UTIL_EFAIL;
-    if (isnan(n) || (int64_t)n == r->req.arrived) return UTIL_OK;
+    int64_t read = r->req.arrived + r->skipped_rows;
+    if (isnan(n) || (int64_t)n == read) return UTIL_OK;
     char *why = util_xasprintf("run %lld recorded %lld requests, %lld could be read",
-                               (long long)q->run, (long long)n, (long long)r->req.arrived);
+                               (long long)q->run, (long long)n, (long long)read);
     int rc = an__damaged(q->db, why, d);
     free(why);
     return rc;

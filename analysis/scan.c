@@ -340,30 +340,59 @@ static int class_index(const an_report *r, const char *cls)
     return -1;
 }
 
-/* A time column, NULL as the query's coalesce gave it: +infinity, which no
- * stored time is (one column call a value, not two). */
-static double col(sqlite3_stmt *st, int i)
+/* The read's columns after the first two, in order, for what a check says. */
+static const char *const row_columns[] = {
+    "arrival_s", "enqueue_s", "first_scheduled_s", "first_token_s", "finish_s", "prompt_tokens",
+    "output_tokens", "preemptions", "status", "cached_tokens"};
+
+/* Column i as a number: NAN for NULL (where null allows it); false, with
+ * why, when it is no number a run writes -- text, a blob, not finite. */
+static bool number(sqlite3_stmt *st, int i, bool null, double *v, char *why, size_t n)
 {
-    double v = sqlite3_column_double(st, i);
-    return v == INFINITY ? NAN : v;
+    int type = sqlite3_column_type(st, i);
+    *v = type == SQLITE_NULL ? NAN : sqlite3_column_double(st, i);
+    const char *bad = type == SQLITE_NULL ? (null ? NULL : "NULL")
+                      : type != SQLITE_INTEGER && type != SQLITE_FLOAT ? "not a number"
+                      : !isfinite(*v) ? "not finite" : NULL;
+    if (bad) snprintf(why, n, "its %s is %s", row_columns[i - 2], bad);
+    return !bad;
 }
 
-static void read_row(sqlite3_stmt *st, const an_report *r, row *x)
+/* Reads row x; false, with why, when its values are none a run writes, as
+ * input is checked: times numbers, the arrival at or after 0 and every
+ * later time at or after it, a token count at least one, a count of
+ * cached tokens or preemptions not negative. */
+static bool read_row(sqlite3_stmt *st, const an_report *r, row *x, char *why, size_t n)
 {
-    x->replica = sqlite3_column_int(st, 0);
+    x->replica = sqlite3_column_type(st, 0) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 0);
     const unsigned char *c = sqlite3_column_text(st, 1), *s = sqlite3_column_text(st, 10);
     x->cls = class_index(r, c ? (const char *)c : "");
     x->status = s ? status_of((const char *)s) : ST_OTHER;
-    x->arrival = sqlite3_column_double(st, 2);
-    x->enqueue = col(st, 3);
-    x->scheduled = col(st, 4);
-    x->first_token = col(st, 5);
-    x->finish = col(st, 6);
-    x->prompt = sqlite3_column_double(st, 7);
-    x->output = sqlite3_column_double(st, 8);
-    x->preemptions = sqlite3_column_double(st, 9);
-    x->cached = sqlite3_column_double(st, 11);
-    x->decode_replica = sqlite3_column_int(st, 12);
+    x->decode_replica = sqlite3_column_type(st, 12) == SQLITE_NULL ? -1
+                                                                    : sqlite3_column_int(st, 12);
+    double *v[] = {&x->arrival, &x->enqueue, &x->scheduled, &x->first_token, &x->finish,
+                   &x->prompt, &x->output, &x->preemptions};
+    for (int i = 0; i < 8; i++)
+        if (!number(st, 2 + i, i >= 1 && i <= 4, v[i], why, n)) return false;
+    if (!number(st, 11, false, &x->cached, why, n)) return false;
+    if (x->arrival < 0) {
+        snprintf(why, n, "its arrival_s is %g, before the run began", x->arrival);
+        return false;
+    }
+    for (int i = 1; i <= 4; i++)
+        if (*v[i] < x->arrival) {
+            snprintf(why, n, "its %s (%g) is before its arrival (%g)", row_columns[i], *v[i],
+                     x->arrival);
+            return false;
+        }
+    if (x->prompt < 1 || x->output < 1 || x->preemptions < 0 || x->cached < 0) {
+        snprintf(why, n, "its %s is %g", x->prompt < 1 ? "prompt_tokens" : x->output < 1 ?
+                 "output_tokens" : x->preemptions < 0 ? "preemptions" : "cached_tokens",
+                 x->prompt < 1 ? x->prompt : x->output < 1 ? x->output : x->preemptions < 0 ?
+                 x->preemptions : x->cached);
+        return false;
+    }
+    return true;
 }
 
 static int replica_index(const scan *s, int replica)
@@ -429,10 +458,8 @@ static void pass_refine(scan *s, const row *x)
 static int read_rows(scan *s, void (*each)(scan *, const row *), util_diag *d)
 {
     char *sql = util_xasprintf(
-        "SELECT coalesce(replica, -1), %s, arrival_s, coalesce(enqueue_s, 9e999),"
-        " coalesce(first_scheduled_s, 9e999), coalesce(first_token_s, 9e999),"
-        " coalesce(finish_s, 9e999), prompt_tokens, output_tokens, preemptions, status, %s,"
-        " coalesce(decode_replica, -1)"
+        "SELECT replica, %s, arrival_s, enqueue_s, first_scheduled_s, first_token_s, finish_s,"
+        " prompt_tokens, output_tokens, preemptions, status, %s, decode_replica, id"
         " FROM requests WHERE run_id = ?1",
         s->r->has_classes ? "class" : "NULL", /* no classes: no class to compare */
         s->q->schema >= AN__SCHEMA_CACHE ? "cached_tokens" : "0");
@@ -441,9 +468,16 @@ static int read_rows(scan *s, void (*each)(scan *, const row *), util_diag *d)
     if (!st) return an__db_fail(s->q->db, d, "cannot read requests");
     int rc;
     row x;
+    bool first_pass = each == pass_one;
+    char why[128];
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        read_row(st, s->r, &x);
-        each(s, &x);
+        if (read_row(st, s->r, &x, why, sizeof why)) {
+            each(s, &x);
+            continue;
+        }
+        if (first_pass && !s->r->skipped_rows++)
+            snprintf(s->r->skipped_why, sizeof s->r->skipped_why, "request %lld: %s",
+                     (long long)sqlite3_column_int64(st, 13), why);
     }
     sqlite3_finalize(st);
     return rc == SQLITE_DONE ? UTIL_OK : an__db_fail(s->q->db, d, "cannot read requests");

@@ -55,6 +55,33 @@ static char *replica_select(int schema)
         schema >= AN__SCHEMA_SPEC ? SPEC_COLUMNS : "0, 0, 0, 0, 0, 0, 0, 0");
 }
 
+/* A replica's figures are checked as input is: each a number, finite and
+ * not negative, as a run writes them -- a price or an energy below zero
+ * would make every cost and joule per token of the report negative. */
+static bool replica_row_valid(sqlite3_stmt *st, const replica_row *x, const an__query *q,
+                              util_diag *d)
+{
+    static const char *const names[] = {
+        "busy_s", "batch_seq_s", "flops", "bytes", "peak_flops", "peak_bw", "kv_capacity_tokens",
+        "kv_peak_tokens", "kv_token_s", "tdp_w", "idle_w", "energy_j", "usd_per_gpu_hour",
+        "evicted_blocks"};
+    for (int i = 0; i < 14; i++) {
+        int type = sqlite3_column_type(st, 4 + i);
+        double v = sqlite3_column_double(st, 4 + i);
+        if (type == SQLITE_NULL || /* an older file's column it lacked: read as 0, as before */
+            ((type == SQLITE_INTEGER || type == SQLITE_FLOAT) && isfinite(v) && v >= 0))
+            continue;
+        util_diag_add(d, "%s: run %lld, replica %d: replicas.%s is %s: no run writes that, so the "
+                         "file was edited or is damaged",
+                      sqlite3_db_filename(q->db, "main"), (long long)q->run, x->replica, names[i],
+                      type == SQLITE_INTEGER || type == SQLITE_FLOAT
+                          ? (isfinite(v) ? "negative" : "not finite")
+                          : "not a number");
+        return false;
+    }
+    return true;
+}
+
 static int read_replicas(const an__query *q, replica_row **out, int *n, util_diag *d)
 {
     char *sql = replica_select(q->schema);
@@ -76,6 +103,10 @@ static int read_replicas(const an__query *q, replica_row **out, int *n, util_dia
                        &x->kv_token_s, &x->tdp_w,       &x->idle_w,     &x->energy_j,
                        &x->usd_per_gpu_hour, &x->evicted_blocks};
         for (int i = 0; i < 14; i++) *f[i] = sqlite3_column_double(st, 4 + i);
+        if (!replica_row_valid(st, x, q, d)) {
+            rc = UTIL_EINPUT;
+            break;
+        }
         x->weight_bytes = an__column_num(st, 18);
         x->kv_bytes_per_token = an__column_num(st, 19);
         x->max_batch = an__column_num(st, 20);
@@ -83,6 +114,7 @@ static int read_replicas(const an__query *q, replica_row **out, int *n, util_dia
     }
     sqlite3_finalize(st);
     *out = v;
+    if (rc == UTIL_EINPUT) return rc;
     return rc == SQLITE_DONE ? UTIL_OK : an__db_fail(q->db, d, "cannot read replicas");
 }
 

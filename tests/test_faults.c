@@ -699,6 +699,49 @@ static void test_edited_classes(void)
     free(db);
 }
 
+/* Hand-edited rows (issue 31, item 8): values no run writes are checked as
+ * input is.  Request rows with a time stored as text or as infinity, an
+ * arrival at -1e308 or no output tokens are left out and counted, and the
+ * figures are the other rows' (the mean TTFT was negative); a negative
+ * price in the replicas table is refused (costs came out negative). */
+static void test_edited_rows(void)
+{
+    char *db = in_dir("edited.db");
+    result r = sv("run", quick, "-o", db, "--quiet", "--set", "stop.requests=500", NULL);
+    runner_drop(&r);
+    sqlite3 *h = NULL;
+    sqlite3_open(db, &h);
+    ok(sqlite3_exec(h, "UPDATE requests SET first_token_s = 'soon' WHERE id = 5;"
+                       "UPDATE requests SET first_token_s = 9e999 WHERE id = 6;"
+                       "UPDATE requests SET arrival_s = -1e308 WHERE id = 7;"
+                       "UPDATE requests SET output_tokens = 0 WHERE id = 8;",
+                    NULL, NULL, NULL) == SQLITE_OK, "four request rows edited");
+    sqlite3_close(h);
+    r = sv("report", db, NULL);
+    is_int(r.status, 0, "report reads the rest, exit 0");
+    has_str(r.out, "4 request rows left out: values no run writes (request 5: its first_token_s "
+                   "is not a number)", "and says what it left out");
+    runner_drop(&r);
+    r = sv("report", db, "--json", NULL);
+    has_str(r.out, "\"skipped_rows\":", "--json counts them");
+    has_str(r.out, "\"count\":\t4", "four of them");
+    runner_drop(&r);
+    r = sv("report", db, "--csv", NULL);
+    const char *mean = r.out ? strstr(r.out, "ttft_s.mean,") : NULL;
+    ok(mean && atof(mean + 12) > 0, "the mean TTFT is of the valid rows (%s)",
+       mean ? head(mean + 12, 8) : "none");
+    runner_drop(&r);
+    sqlite3_open(db, &h);
+    sqlite3_exec(h, "UPDATE replicas SET usd_per_gpu_hour = -3", NULL, NULL, NULL);
+    sqlite3_close(h);
+    r = sv("report", db, NULL);
+    is_int(r.status, 2, "a negative price is refused, exit 2");
+    has_str(r.err, "replicas.usd_per_gpu_hour is negative", "naming the column");
+    runner_drop(&r);
+    unlink(db);
+    free(db);
+}
+
 static void test_not_databases(void)
 {
     const char *names[] = {"", ":memory:"};
@@ -948,6 +991,7 @@ int main(int argc, char **argv)
     test_disk_full_sweep();
     test_not_databases();
     test_edited_classes();
+    test_edited_rows();
     test_run_overload();
     test_closed_loop_overload();
     test_empty_window();
