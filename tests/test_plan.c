@@ -910,6 +910,38 @@ static void test_vllm_args(const char *root)
     pl_vllm_cmd_fini(&cmd);
 }
 
+/* Speculative decoding's keys in a sweep and a plan (issue 27): --vary of
+ * K gives a point a K, and plan --candidates over the method answers with
+ * the one that serves the most. */
+static void test_speculative_keys(const char *root)
+{
+    char *scen = util_xasprintf("%s/examples/quickstart.json", root);
+    char *db = util_xasprintf("%s/spec.db", dir);
+    const char *spec = "cluster.speculative={\"method\": \"eagle\", \"num_speculative_tokens\": 2, "
+                       "\"acceptance_rate\": 0.7}";
+    result r = runner_run(servesim, dir, "sweep", scen, "-o", db, "-j", "1", "--quiet", "--set",
+                          spec, "--set", "stop.requests=200", "--vary",
+                          "cluster.speculative.num_speculative_tokens=1,3", "--vary",
+                          "cluster.speculative.method=eagle,ngram", NULL);
+    is_int(r.status, 0, "a sweep over K and the method runs");
+    runner_drop(&r);
+    char *ks = runner_q1_text(db, "SELECT group_concat(k) FROM (SELECT spec_k || "
+                                  "json_extract(scenario, '$.cluster.speculative.method') AS k "
+                                  "FROM replicas JOIN runs ON runs.id = run_id ORDER BY k)");
+    is_str(ks, "1eagle,1ngram,3eagle,3ngram", "each point with its K and method");
+    free(ks);
+    unlink(db);
+    r = runner_run(servesim, dir, "plan", scen, "--find", "cheapest", "--rate", "4", "-q", "--json",
+                   "--set", spec, "--set", "stop.requests=300", "--target", "tpot_p99<=0.006",
+                   "--candidates", "cluster.speculative.acceptance_rate=0.1,0.9", NULL);
+    is_int(r.status, 0, "plan takes speculative keys as candidates");
+    has_str(r.out, "\"cluster.speculative.acceptance_rate\":\t0.9", "and at 4 req/s only the "
+            "drafter that accepts 90%% keeps TPOT's P99 under 6 ms");
+    runner_drop(&r);
+    free(db);
+    free(scen);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3 || support_init() || !mkdtemp(dir)) {
@@ -932,6 +964,7 @@ int main(int argc, char **argv)
     test_cheapest();
     test_overload();
     test_vllm_args(argv[2]);
+    test_speculative_keys(argv[2]);
     free(small);
     free(md1);
     free(mmc);
