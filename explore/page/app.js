@@ -595,6 +595,11 @@
       if (run !== null) addParams(p);
     };
 
+    /* The box holds a malformed target: its error stands until it is
+     * fixed, whatever answer to an earlier question arrives meanwhile
+     * (clearing the box asked one, which could land after the error). */
+    var targetsBad = false;
+
     function targetsText() {
       return targets.map(function (t) { return t[0] + '=' + t[1]; }).join(' ');
     }
@@ -608,7 +613,8 @@
         if (eq > 0 && TARGET_KEY.test(w.slice(0, eq))) parsed.push([w.slice(0, eq), w.slice(eq + 1)]);
         else if (bad === null) bad = w;
       });
-      if (bad !== null) {
+      targetsBad = bad !== null;
+      if (targetsBad) {
         fail(bad + ': expected a target as report --slo takes it (ttft_p99=2, e2e_p90=20s, ' +
              'chat.ttft_p99=500ms, task_e2e=30s)');
         return;
@@ -802,6 +808,7 @@
 
     function show(st, b) {
       main.setAttribute('aria-busy', 'false');
+      if (targetsBad) return;
       if (st !== 200 || !b || b.error || !b.report) { changedAt = null; fail(errorText(st, b)); return; }
       errorEl.hidden = true;
       var rep = b.report;
