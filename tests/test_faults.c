@@ -668,16 +668,27 @@ static void test_disk_full_sweep(void)
 
 /* ---- names that are no database ---- */
 
+/* A run of n requests of the quick start into the test folder's file
+ * name, then edited by hand with sql: its path (caller frees), and in *applied
+ * whether the edit applied. */
+static char *edited_run(const char *name, const char *n, const char *sql, bool *applied)
+{
+    char *db = in_dir(name), *stop = util_xasprintf("stop.requests=%s", n);
+    result r = sv("run", quick, "-o", db, "--quiet", "--set", stop, NULL);
+    runner_drop(&r);
+    free(stop);
+    sqlite3 *h = NULL;
+    *applied = sqlite3_open(db, &h) == SQLITE_OK &&
+               sqlite3_exec(h, sql, NULL, NULL, NULL) == SQLITE_OK;
+    sqlite3_close(h);
+    return db;
+}
+
 /* A stored scenario edited to more classes than a scenario may have (the
  * schema's 1,000): report reads no more than a run could have had, and says
  * the file was edited -- 100,000 of them took 14 s and 200 MB before. */
 static void test_edited_classes(void)
 {
-    char *db = in_dir("classes.db");
-    result r = sv("run", quick, "-o", db, "--quiet", "--set", "stop.requests=200", NULL);
-    runner_drop(&r);
-    sqlite3 *h = NULL;
-    sqlite3_open(db, &h);
     char *list = util_xstrdup("[");
     for (int i = 0; i <= 1000; i++) {
         char *next = util_xasprintf("%s%s{\"name\": \"c%d\", \"weight\": 1}", list,
@@ -687,11 +698,12 @@ static void test_edited_classes(void)
     }
     char *sql = util_xasprintf("UPDATE runs SET scenario = json_set(scenario, "
                                "'$.workload.classes', json('%s]'))", list);
-    ok(sqlite3_exec(h, sql, NULL, NULL, NULL) == SQLITE_OK, "the scenario edited to 1,001 classes");
+    bool applied;
+    char *db = edited_run("classes.db", "200", sql, &applied);
+    ok(applied, "the scenario edited to 1,001 classes");
     free(list);
     free(sql);
-    sqlite3_close(h);
-    r = sv("report", db, NULL);
+    result r = sv("report", db, NULL);
     is_int(r.status, 2, "report refuses it, exit 2");
     has_str(r.err, "1001 workload.classes, more than the 1000", "naming the count and the limit");
     runner_drop(&r);
@@ -706,18 +718,15 @@ static void test_edited_classes(void)
  * price in the replicas table is refused (costs came out negative). */
 static void test_edited_rows(void)
 {
-    char *db = in_dir("edited.db");
-    result r = sv("run", quick, "-o", db, "--quiet", "--set", "stop.requests=500", NULL);
-    runner_drop(&r);
-    sqlite3 *h = NULL;
-    sqlite3_open(db, &h);
-    ok(sqlite3_exec(h, "UPDATE requests SET first_token_s = 'soon' WHERE id = 5;"
-                       "UPDATE requests SET first_token_s = 9e999 WHERE id = 6;"
-                       "UPDATE requests SET arrival_s = -1e308 WHERE id = 7;"
-                       "UPDATE requests SET output_tokens = 0 WHERE id = 8;",
-                    NULL, NULL, NULL) == SQLITE_OK, "four request rows edited");
-    sqlite3_close(h);
-    r = sv("report", db, NULL);
+    bool applied;
+    char *db = edited_run("edited.db", "500",
+                          "UPDATE requests SET first_token_s = 'soon' WHERE id = 5;"
+                          "UPDATE requests SET first_token_s = 9e999 WHERE id = 6;"
+                          "UPDATE requests SET arrival_s = -1e308 WHERE id = 7;"
+                          "UPDATE requests SET output_tokens = 0 WHERE id = 8;",
+                          &applied);
+    ok(applied, "four request rows edited");
+    result r = sv("report", db, NULL);
     is_int(r.status, 0, "report reads the rest, exit 0");
     has_str(r.out, "4 request rows left out: values no run writes (request 5: its first_token_s "
                    "is not a number)", "and says what it left out");
@@ -731,6 +740,7 @@ static void test_edited_rows(void)
     ok(mean && atof(mean + 12) > 0, "the mean TTFT is of the valid rows (%s)",
        mean ? head(mean + 12, 8) : "none");
     runner_drop(&r);
+    sqlite3 *h = NULL;
     sqlite3_open(db, &h);
     sqlite3_exec(h, "UPDATE replicas SET usd_per_gpu_hour = -3", NULL, NULL, NULL);
     sqlite3_close(h);
