@@ -105,8 +105,9 @@ static const util_field scheduler_fields[] = {
             "preempts the least urgent running one); deadline (earliest deadline first, aged) "
             "(default: fcfs)"},
     {.key = "deadline_aging", .type = UTIL_T_NUMBER, .min = 0, .max = 1e6,
-     .doc = "deadline: seconds a waiting request's deadline comes in per second it waits, so "
-            "a long-deadline request overtakes later short-deadline ones (default: 0)"},
+     .doc = "scheduling_policy deadline only: seconds a waiting request's deadline comes in "
+            "per second it waits, so a long-deadline request overtakes later short-deadline "
+            "ones (default: 0)"},
     {0},
 };
 
@@ -668,6 +669,17 @@ static void read_scheduling_policy(sim_pool *p, const cJSON *s)
     p->deadline_aging = util_json_number(s, "deadline_aging", 0);
 }
 
+/* deadline_aging orders only a deadline queue: elsewhere it would silently
+ * do nothing, so it is refused. */
+static int check_scheduling_policy(const sim_pool *p, const cJSON *s, const char *path,
+                                   util_diag *d)
+{
+    if (!util_json_member(s, "deadline_aging") || p->order == SIM_ORDER_DEADLINE) return UTIL_OK;
+    return util_diag_add(d, "%s.scheduler.deadline_aging: applies only to scheduling_policy "
+                            "deadline (this pool's is %s)",
+                         path, sim_order_names[p->order]);
+}
+
 /* After mdl_cost_init, which clears the cost model: the host's time per
  * iteration is the cost model's to add. */
 static void read_host(sim_pool *p, const cJSON *h)
@@ -1087,6 +1099,7 @@ static int build_pool(sim_pool *p, cJSON *obj, const char *path, const mdl_catal
     p->engine = util_json_member(obj, "engine")->valuestring;
     read_host(p, cJSON_GetObjectItemCaseSensitive(obj, "host"));
     if (check_pool(p, path, d)) rc = UTIL_EINPUT;
+    if (check_scheduling_policy(p, sched, path, d)) rc = UTIL_EINPUT;
     if (read_speculative(p, obj, path, cat, d)) rc = UTIL_EINPUT;
     else if (size_cache(p, sched, path, d)) rc = UTIL_EINPUT;
     return rc;

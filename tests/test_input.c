@@ -526,6 +526,9 @@ static void test_priorities(void)
     refused("an unknown scheduling policy", "cluster.scheduler.scheduling_policy: unknown value "
             "'lifo' (known: fcfs, priority, deadline)", two,
             "cluster.scheduler.scheduling_policy=lifo", NULL, NULL);
+    refused("aging without deadlines", "cluster.scheduler.deadline_aging: applies only to "
+            "scheduling_policy deadline (this pool's is priority)", two,
+            "cluster.scheduler.deadline_aging=2", NULL, NULL);
     free(two);
 }
 

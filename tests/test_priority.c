@@ -189,7 +189,8 @@ static void test_orders(void)
                              util_xasprintf("cluster.scheduler.scheduling_policy=%s",
                                             cases[c].policy),
                              util_xasprintf("cluster.scheduler.deadline_aging=%s", cases[c].aging)};
-            const char *list[] = {sets[0], sets[1], sets[2], NULL};
+            bool aged = !strcmp(cases[c].policy, "deadline"); /* elsewhere it is refused */
+            const char *list[] = {sets[0], sets[1], aged ? sets[2] : NULL, NULL};
             support_rows r = {0};
             sim_scenario sc; /* kept while the rows name its classes */
             support_scenario(json, list, &sc, NULL);
@@ -210,9 +211,37 @@ static void test_orders(void)
     free(json);
 }
 
+/* The report's classes carry what the scenario gave them, for --by class. */
+static void test_report(void)
+{
+    char *json = support_scenario_text("queueing-prio-preemptive.json");
+    const char *sets[] = {"stop.requests=200", NULL};
+    sqlite3 *db = support_run_json(json, sets, false);
+    util_diag d;
+    util_diag_init(&d);
+    an_report r;
+    is_int(an_report_compute(db, 1, &r, &d), 0, "the run is reported");
+    is_str(r.classes[0].priority, "critical", "the urgent class's tier");
+    ok(isnan(r.classes[0].deadline_s), "and no deadline");
+    is_str(r.classes[0].tenant, "chat", "and its tenant");
+    is_str(r.classes[1].priority, "batch", "the bulk class's tier");
+    is_near(r.classes[1].deadline_s, 3600, 0, "and its deadline");
+    cJSON *o = an_report_json(&r, true);
+    char *text = cJSON_PrintUnformatted(o);
+    has_str(text, "\"priority\":\"batch\",\"deadline_s\":3600,\"tenant\":\"jobs\"",
+            "report --json gives them with the class's figures");
+    free(text);
+    cJSON_Delete(o);
+    an_report_fini(&r);
+    util_diag_fini(&d);
+    sqlite3_close(db);
+    free(json);
+}
+
 int main(void)
 {
     if (support_init()) return 1;
+    test_report();
     test_orders();
     test_preemptive_resume();
     test_cobham();
