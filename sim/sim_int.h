@@ -536,9 +536,10 @@ typedef struct sim__policy {
      * (a token each, or 1 + K under speculative decoding). */
     int64_t (*budget)(const sim_pool *p, int64_t decode_tokens);
     /* A request's key in the waiting queue, lowest first: the queue's
-     * `joined`-th arrival, or back at the front after a recompute.  Keys
-     * must be distinct (fold `joined` in): the queue keeps no order among
-     * equal keys. */
+     * `joined`-th arrival, or back at the front after a recompute.  Equal
+     * keys leave in the order they joined; a key that must not depend on
+     * when the request joined (an ordered queue's, which the victim and
+     * displace compare for running requests) ignores `joined`. */
     int64_t (*order)(const sim__request *r, int64_t joined, bool front);
     /* Whether the replica admits anything this iteration (a static batch
      * runs to its end first). */
