@@ -172,6 +172,11 @@ typedef struct an_class {
     char *name;
     an_section req; /* with the class's SLO: its own keys, else the scenario's */
     an_tasks tasks;
+    /* what the scenario gave it (workload.classes[]), NULL or NAN when
+     * not: its priority as written (a tier's name or an integer), its
+     * deadline after arrival and its tenant */
+    char *priority, *tenant;
+    double deadline_s;
 } an_class;
 
 /* Utilisation of one replica (or, in an_report.use, of all together).

@@ -218,6 +218,15 @@ static void calibration_json(cJSON *run, const an_report *r)
     cJSON_AddItemToObject(c, "fitted_on", cJSON_Parse(r->calibration_fitted_on));
 }
 
+/* The class's priority (as written), deadline and tenant, where its
+ * scenario gave them. */
+static void class_sched_json(cJSON *o, const an_class *c)
+{
+    if (c->priority) cJSON_AddStringToObject(o, "priority", c->priority);
+    if (!isnan(c->deadline_s)) cJSON_AddNumberToObject(o, "deadline_s", c->deadline_s);
+    if (c->tenant) cJSON_AddStringToObject(o, "tenant", c->tenant);
+}
+
 cJSON *an_report_json(const an_report *r, bool by_class)
 {
     cJSON *root = cJSON_CreateObject();
@@ -269,6 +278,7 @@ cJSON *an_report_json(const an_report *r, bool by_class)
             cJSON *c = cJSON_AddObjectToObject(cls, r->classes[i].name);
             section_json(c, &r->classes[i].req);
             tasks_json(c, &r->classes[i].tasks);
+            class_sched_json(c, &r->classes[i]);
         }
     }
     return root;
@@ -508,9 +518,20 @@ static void print_cache(const an_section *s, const char *evicted, FILE *out)
             num("%.0f", s->cached_tokens).s, num("%.0f", s->prompt_tokens_scheduled).s, evicted);
 }
 
+/* ", priority critical, deadline 2 s, tenant chat": what the class's
+ * scenario gave it, nothing when it gave none. */
+static void print_class_sched(const an_class *c, FILE *out)
+{
+    if (c->priority) fprintf(out, ", priority %s", short_name(c->priority, 32).s);
+    if (!isnan(c->deadline_s)) fprintf(out, ", deadline %s s", num("%g", c->deadline_s).s);
+    if (c->tenant) fprintf(out, ", tenant \"%s\"", short_name(c->tenant, 64).s);
+}
+
 static void print_class(const an_class *c, double warmup_s, bool cache, FILE *out)
 {
-    fprintf(out, "\nclass \"%s\"\n", short_name(c->name, 64).s);
+    fprintf(out, "\nclass \"%s\"", short_name(c->name, 64).s);
+    print_class_sched(c, out);
+    fprintf(out, "\n");
     print_section(&c->req, warmup_s, out);
     print_tasks(&c->tasks, out);
     print_throughput(&c->req, out);

@@ -54,6 +54,19 @@ static const an_slo *class_whatif(const an_options *opt, const char *cls)
     return NULL;
 }
 
+/* A class's priority, deadline and tenant as its scenario gives them (a
+ * run before them has none). */
+static void class_sched(const cJSON *c, an_class *k)
+{
+    const cJSON *prio = cJSON_GetObjectItemCaseSensitive(c, "priority");
+    const cJSON *deadline = cJSON_GetObjectItemCaseSensitive(c, "deadline_s");
+    const cJSON *tenant = cJSON_GetObjectItemCaseSensitive(c, "tenant");
+    if (cJSON_IsString(prio)) k->priority = util_xstrdup(prio->valuestring);
+    else if (cJSON_IsNumber(prio)) k->priority = util_xasprintf("%.0f", prio->valuedouble);
+    k->deadline_s = cJSON_IsNumber(deadline) ? deadline->valuedouble : NAN;
+    if (cJSON_IsString(tenant)) k->tenant = util_xstrdup(tenant->valuestring);
+}
+
 /* The classes of the stored scenario, each with its SLO: the what-if's keys
  * for the class, else the class's own, else the run's; without
  * workload.classes, one class "default" (the engine's name for it). */
@@ -66,6 +79,7 @@ static void load_classes(const cJSON *sc, const an_options *opt, an_report *r)
     r->classes = util_xcalloc((size_t)r->n_classes, sizeof *r->classes);
     if (!r->has_classes) {
         r->classes[0].name = util_xstrdup("default");
+        r->classes[0].deadline_s = NAN;
         r->req.slo = slo_over(r->req.slo, class_whatif(opt, "default"));
         r->classes[0].req.slo = r->req.slo;
         return;
@@ -77,6 +91,7 @@ static void load_classes(const cJSON *sc, const an_options *opt, an_report *r)
         an_class *k = &r->classes[i++];
         k->name = util_xstrdup(cJSON_IsString(name) ? name->valuestring : "?");
         k->req.slo = slo_over(slo_from(c, r->req.slo), class_whatif(opt, k->name));
+        class_sched(c, k);
     }
 }
 
@@ -415,7 +430,11 @@ void an_report_fini(an_report *r)
     free(r->name);
     free(r->status);
     free(r->status_reason);
-    for (int i = 0; i < r->n_classes; i++) free(r->classes[i].name);
+    for (int i = 0; i < r->n_classes; i++) {
+        free(r->classes[i].name);
+        free(r->classes[i].priority);
+        free(r->classes[i].tenant);
+    }
     free(r->classes);
     free(r->targets);
     free(r->measured_format);

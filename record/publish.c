@@ -138,7 +138,8 @@ static int exec_db(sqlite3 *db, const char *path, const char *sql, util_diag *d)
  * step pipeline's stamps, 7 the table of measured runs, 8 speculative
  * decoding's replicas.spec_* totals, 9 the tokens an iteration's decoders
  * streamed and their acceptances (old rows: NULL, unknown), 10 runs.requests (NULL in
- * old rows: their reads are not checked). */
+ * old rows: their reads are not checked), 11 a request's class's priority,
+ * deadline_s and tenant (NULL in old rows: not recorded). */
 int rec__upgrade(sqlite3 *db, const char *path, util_diag *d)
 {
     static const char *const added[] = {
@@ -169,6 +170,9 @@ int rec__upgrade(sqlite3 *db, const char *path, util_diag *d)
         [9] = "ALTER TABLE main.iterations ADD COLUMN decode_tokens INTEGER; "
               "ALTER TABLE main.iterations ADD COLUMN decode_accepted TEXT;",
         [10] = "ALTER TABLE main.runs ADD COLUMN requests INTEGER;",
+        [11] = "ALTER TABLE main.requests ADD COLUMN priority INTEGER; "
+               "ALTER TABLE main.requests ADD COLUMN deadline_s REAL; "
+               "ALTER TABLE main.requests ADD COLUMN tenant TEXT;",
     };
     int rc;
     int64_t version = rec__query_int(db, "PRAGMA main.user_version", &rc);

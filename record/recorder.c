@@ -396,6 +396,14 @@ static void bind_time(sqlite3_stmt *st, int i, double s)
     else sqlite3_bind_double(st, i, s);
 }
 
+/* A deadline is after arrival: 0 (a row made without one, as an importer's
+ * are) is none, as NAN is. */
+static void bind_deadline(sqlite3_stmt *st, int i, double s)
+{
+    if (!(s > 0)) sqlite3_bind_null(st, i);
+    else sqlite3_bind_double(st, i, s);
+}
+
 static void bind_text(sqlite3_stmt *st, int i, const char *s)
 {
     /* the statement is stepped before the row's strings can change */

@@ -60,7 +60,10 @@
     X(status, "TEXT NOT NULL", text, row->status)                                                  \
     X(decode_replica, "INTEGER", opt, row->decode_replica)                                         \
     X(decode_enqueue_s, "REAL", time, row->decode_enqueue_s)                                       \
-    LAST(cached_tokens, "INTEGER NOT NULL DEFAULT 0", i64, row->cached_tokens)
+    X(cached_tokens, "INTEGER NOT NULL DEFAULT 0", i64, row->cached_tokens)                        \
+    X(priority, "INTEGER", i64, row->priority)                                                     \
+    X(deadline_s, "REAL", deadline, row->deadline_s)                                                   \
+    LAST(tenant, "TEXT", text, row->tenant)
 
 #define REC_REPLICAS(X, LAST)                                                                      \
     X(run_id, "INTEGER NOT NULL REFERENCES runs(id)", i64, r->run_id)                              \
@@ -150,8 +153,8 @@
     LAST(missing, "TEXT NOT NULL", -, -)
 
 /* The pieces of SQL a list generates. */
-#define REC_DDL(name, type, bind, value) "  " #name " " type ","
-#define REC_DDL_LAST(name, type, bind, value) "  " #name " " type
+#define REC_DDL(name, type, bind, value) " " #name " " type ","
+#define REC_DDL_LAST(name, type, bind, value) " " #name " " type
 #define REC_PARAM(name, type, bind, value) "?,"
 #define REC_PARAM_LAST(name, type, bind, value) "?"
 /* 1 + for each column: a list's length as an expression. */

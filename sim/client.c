@@ -115,6 +115,15 @@ static void timeout(sim_engine *e, void *subject, int64_t id)
     sim__cl_notify(e, t, user, false, 0, false);
 }
 
+/* Its class's priority and deadline, which an ordered queue reads. */
+static void take_class_sched(const sim_engine *e, sim__request *r)
+{
+    const sim_class_sched *cs = e->sc->class_sched;
+    if (!cs) return;
+    r->priority = cs[r->cls].priority;
+    if (cs[r->cls].deadline_s > 0) r->deadline_ns = r->arrival_ns + sim__ns(cs[r->cls].deadline_s);
+}
+
 /* A new call: its content (prefix caching) set by the caller, then sent. */
 static sim__request *new_call(sim_engine *e, sim__task *t, int32_t index, int32_t cls,
                               int32_t user, int32_t prompt, int32_t output)
@@ -129,6 +138,7 @@ static sim__request *new_call(sim_engine *e, sim__task *t, int32_t index, int32_
     r->prompt = prompt;
     r->output = output;
     r->prefill_target = prompt;
+    take_class_sched(e, r);
     return r;
 }
 

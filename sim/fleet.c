@@ -34,7 +34,8 @@ static int32_t new_id(sim__fleet *f, const sim_pool *p, sim__group *g)
 static sim__group *group_new(sim__fleet *f, const sim_pool *order_of)
 {
     sim__group *g = util_xcalloc(1, sizeof *g);
-    sim__waitq_init(&g->central, &sim__policies[order_of->policy]);
+    g->ordered = util_xmalloc(sizeof *g->ordered);
+    sim__waitq_init(&g->central, sim__policy_compose(g->ordered, order_of));
     f->groups = util_xrealloc(f->groups, (size_t)(f->n_groups + 1) * sizeof *f->groups);
     f->groups[f->n_groups++] = g;
     return g;
@@ -43,6 +44,7 @@ static sim__group *group_new(sim__fleet *f, const sim_pool *order_of)
 static void group_free(sim__group *g)
 {
     sim__waitq_fini(&g->central);
+    free(g->ordered);
     free(g->members);
     free(g);
 }

@@ -89,6 +89,8 @@ void sim__rp_init(sim__replica *rp, sim_engine *e, const sim_pool *p, sim__group
                          .id = id, .kv_capacity = p->kv_blocks, .end_slot = SIM__NO_SLOT,
                          .created_ns = e->now, .ready_ns = -1, .last_end_ns = -1,
                          .spec_width = 1};
+    rp->ordered = util_xmalloc(sizeof *rp->ordered);
+    rp->policy = sim__policy_compose(rp->ordered, p);
     sim__waitq_init(&rp->own, rp->policy);
     rp->q = e->sc->router == SIM_ROUTER_CENTRAL ? &g->central : &rp->own;
     sim__heap_init(&rp->finishing);
@@ -100,6 +102,7 @@ void sim__rp_init(sim__replica *rp, sim_engine *e, const sim_pool *p, sim__group
 
 void sim__rp_fini(sim__replica *rp)
 {
+    free(rp->ordered);
     sim__waitq_fini(&rp->own);
     sim__heap_fini(&rp->finishing);
     sim__kv_fini(&rp->kv);
@@ -172,6 +175,7 @@ void sim__rp_enqueue(sim__replica *rp, sim__request *r)
         sim__rq_done(rp->e, r, SIM_REJECTED, -1);
         return;
     }
+    sim__sched_stamp(rp->pool, r);
     sim__waitq_push(rp->q, r, false);
     count_queued(rp, r, +1);
     if (rp->q == &rp->own) {
@@ -547,6 +551,40 @@ static bool seen(const sim__replica *rp, const sim__request *r)
     return queued <= rp->seen_ns;
 }
 
+/* Priority preemption by recompute (never swap: vLLM v0's
+ * _schedule_priority_preemption preempts a single sequence by recompute),
+ * counted as any preemption. */
+static void preempt_for_priority(sim__replica *rp, sim__request *r)
+{
+    run_remove(rp, r);
+    r->preemptions++;
+    rp->preemptions++;
+    if (r->state == SIM__DECODING) {
+        decoder_leave(rp, r);
+        hold_blocks(rp, r, blocks_for(rp, (int64_t)r->prompt + r->generated - 1));
+    }
+    preempt_recompute(rp, r);
+}
+
+/* Whether head, not admissible, becomes so by preempting less urgent
+ * running requests, one at a time, least urgent first (the family's
+ * displace).  A dry run preempts nothing: it says whether the first
+ * preemption could be made, the plan that follows making them; nor does a
+ * head the scheduler has not seen preempt anything. */
+static bool displaced(sim__replica *rp, const sim__request *head, int64_t budget,
+                      admit_cost *c, bool dry)
+{
+    if (!rp->policy->displace) return false;
+    sim__request *v = rp->policy->displace(rp, head);
+    if (!v || dry) return v != NULL;
+    if (!seen(rp, head)) return false;
+    for (; v; v = rp->policy->displace(rp, head)) {
+        preempt_for_priority(rp, v);
+        if (admissible(rp, head, budget, c)) return true;
+    }
+    return false;
+}
+
 /* Admission: from the head of the queue, in the family's order, while the
  * rule allows -- the queue stops at the first request that does not fit,
  * or that the scheduler had not yet seen (it stops there: the queue is in
@@ -558,7 +596,8 @@ static bool admit_waiting(sim__replica *rp, int64_t *budget, bool dry)
     if (!r || !rp->policy->admits(rp) || held(rp, r, dry)) return false;
     admit_cost c;
     bool any = false;
-    for (; r && admissible(rp, r, *budget, &c); r = live_head(rp)) {
+    for (; r && (admissible(rp, r, *budget, &c) || displaced(rp, r, *budget, &c, dry));
+         r = live_head(rp)) {
         if (dry) return true;
         if (!seen(rp, r)) break;
         admit_one(rp, r, &c, budget);
@@ -1097,7 +1136,8 @@ static int64_t check_waiting(const sim__waitq *q, unsigned states)
 {
     int64_t live = 0;
     for (size_t i = 0; i < q->n; i++) {
-        SIM__CHECK(i == 0 || q->a[(i - 1) / 2].key < q->a[i].key); /* the heap's order */
+        const sim__waitq_entry *up = &q->a[(i - 1) / 2], *at = &q->a[i];
+        SIM__CHECK(i == 0 || up->key < at->key || (up->key == at->key && up->seq < at->seq));
         const sim__request *r = q->a[i].r;
         SIM__CHECK(states & IN(r->state));
         SIM__CHECK(!r->in_running);

@@ -40,7 +40,7 @@ sim__request *sim__rq_new(sim_engine *e)
                         .first_token_ns = -1, .decode_enqueue_ns = -1, .replica = -1,
                         .decode_replica = -1, .user = -1, .call_index = -1,
                         .timeout_slot = SIM__NO_SLOT, .finish_slot = SIM__NO_SLOT,
-                        .pc_fill = -1, .holder = -1};
+                        .pc_fill = -1, .holder = -1, .deadline_ns = -1};
     return r;
 }
 
@@ -94,6 +94,14 @@ static int64_t seen_first_ns(const sim_engine *e, const sim__request *r, bool co
     return completed || seen <= e->now ? seen : -1;
 }
 
+/* Its class's deadline and tenant, as the scenario gives them. */
+static void record_class_sched(const sim_engine *e, const sim__request *r, sim_request_row *row)
+{
+    const sim_class_sched *cs = e->sc->class_sched;
+    row->deadline_s = cs && cs[r->cls].deadline_s > 0 ? cs[r->cls].deadline_s : NAN;
+    row->tenant = cs ? cs[r->cls].tenant : NULL;
+}
+
 void sim__rq_record(sim_engine *e, const sim__request *r, const char *status, int64_t finish_ns)
 {
     /* Rows hold the client's clock: tokens reach it output_s after the
@@ -122,7 +130,9 @@ void sim__rq_record(sim_engine *e, const sim__request *r, const char *status, in
         .output_tokens = r->output,
         .preemptions = r->preemptions,
         .slow = r->slow,
+        .priority = r->priority,
     };
+    record_class_sched(e, r, &row);
     if (!e->sink_rc && e->sink.request) e->sink_rc = e->sink.request(e->sink.ctx, &row);
 }
 
@@ -254,6 +264,13 @@ void sim__queue_remove(sim__queue *q, sim__request *r)
 
 /* ---- waiting queues ---- */
 
+/* Lower key first; equal keys (a deadline two classes share) in the order
+ * they joined.  First come first served's keys never tie. */
+static bool before(const sim__waitq_entry *a, const sim__waitq_entry *b)
+{
+    return a->key < b->key || (a->key == b->key && a->seq < b->seq);
+}
+
 void sim__waitq_init(sim__waitq *q, const struct sim__policy *order)
 {
     *q = (sim__waitq){.order = order};
@@ -271,10 +288,10 @@ void sim__waitq_push(sim__waitq *q, sim__request *r, bool front)
         q->cap = q->cap ? 2 * q->cap : 16;
         q->a = util_xrealloc(q->a, q->cap * sizeof *q->a);
     }
-    int64_t key = q->order->order(r, ++q->joined, front);
+    sim__waitq_entry in = {q->order->order(r, ++q->joined, front), q->joined, r};
     size_t i = q->n++;
-    for (size_t up; i > 0 && q->a[up = (i - 1) / 2].key > key; i = up) q->a[i] = q->a[up];
-    q->a[i] = (sim__waitq_entry){key, r};
+    for (size_t up; i > 0 && before(&in, &q->a[up = (i - 1) / 2]); i = up) q->a[i] = q->a[up];
+    q->a[i] = in;
 }
 
 sim__request *sim__waitq_pop(sim__waitq *q)
@@ -284,8 +301,8 @@ sim__request *sim__waitq_pop(sim__waitq *q)
     sim__waitq_entry last = q->a[--q->n];
     size_t i = 0;
     for (size_t c; (c = 2 * i + 1) < q->n; i = c) { /* the hole at i sinks to last's place */
-        if (c + 1 < q->n && q->a[c + 1].key < q->a[c].key) c++;
-        if (q->a[c].key >= last.key) break;
+        if (c + 1 < q->n && before(&q->a[c + 1], &q->a[c])) c++;
+        if (!before(&q->a[c], &last)) break;
         q->a[i] = q->a[c];
     }
     q->a[i] = last;

@@ -39,6 +39,7 @@
 #define NAME_OF(id, name) #name,
 const char *const sim_policy_names[] = {SIM_POLICIES(NAME_OF) NULL};
 const char *const sim_router_names[] = {SIM_ROUTERS(NAME_OF) NULL};
+const char *const sim_order_names[] = {"fcfs", "priority", "deadline", NULL};
 #undef NAME_OF
 static const char *const preemptions[] = {"recompute", "swap", NULL};
 
@@ -97,6 +98,16 @@ static const util_field scheduler_fields[] = {
      .max = 1e6, .doc = "host memory for swapped KV, per replica (vLLM swap_space)"},
     {.key = "batch_timeout_s", .type = UTIL_T_NUMBER, .unit = "s", .def = "0", .min = 0,
      .max = 1e6, .doc = "static: longest wait for a batch to fill"},
+    /* no defaults written: a scenario without them is the one it was */
+    {.key = "scheduling_policy", .type = UTIL_T_STRING, .choices = sim_order_names,
+     .doc = "the waiting queue's order: fcfs; priority (vLLM's: the class's priority, lower "
+            "first, arrival among equals, and a more urgent request that cannot be admitted "
+            "preempts the least urgent running one); deadline (earliest deadline first, aged) "
+            "(default: fcfs)"},
+    {.key = "deadline_aging", .type = UTIL_T_NUMBER, .min = 0, .max = 1e6,
+     .doc = "scheduling_policy deadline only: seconds a waiting request's deadline comes in "
+            "per second it waits, so a long-deadline request overtakes later short-deadline "
+            "ones (default: 0)"},
     {0},
 };
 
@@ -649,6 +660,26 @@ static void read_scheduler(sim_pool *p, const cJSON *s)
     p->reserve_full_isl = cJSON_IsTrue(util_json_member(s, "reserve_full_isl"));
 }
 
+/* scheduling_policy and its aging, which a scenario without them lacks
+ * even in its effective form (fcfs, no aging). */
+static void read_scheduling_policy(sim_pool *p, const cJSON *s)
+{
+    int order = util_json_choice(s, "scheduling_policy", sim_order_names);
+    p->order = order < SIM_N_ORDERS ? (sim_order)order : SIM_ORDER_FCFS;
+    p->deadline_aging = util_json_number(s, "deadline_aging", 0);
+}
+
+/* deadline_aging orders only a deadline queue: elsewhere it would silently
+ * do nothing, so it is refused. */
+static int check_scheduling_policy(const sim_pool *p, const cJSON *s, const char *path,
+                                   util_diag *d)
+{
+    if (!util_json_member(s, "deadline_aging") || p->order == SIM_ORDER_DEADLINE) return UTIL_OK;
+    return util_diag_add(d, "%s.scheduler.deadline_aging: applies only to scheduling_policy "
+                            "deadline (this pool's is %s)",
+                         path, sim_order_names[p->order]);
+}
+
 /* After mdl_cost_init, which clears the cost model: the host's time per
  * iteration is the cost model's to add. */
 static void read_host(sim_pool *p, const cJSON *h)
@@ -1052,6 +1083,7 @@ static int build_pool(sim_pool *p, cJSON *obj, const char *path, const mdl_catal
     p->pipeline_parallel = (int)util_json_member(obj, "pipeline_parallel")->valuedouble;
     p->gpus = p->tensor_parallel * p->pipeline_parallel;
     read_scheduler(p, sched);
+    read_scheduling_policy(p, sched);
     mdl_gpu gpu;
     mdl_model model;
     resolve_gpu(util_json_member(obj, "gpu"), cat, &gpu);
@@ -1067,6 +1099,7 @@ static int build_pool(sim_pool *p, cJSON *obj, const char *path, const mdl_catal
     p->engine = util_json_member(obj, "engine")->valuestring;
     read_host(p, cJSON_GetObjectItemCaseSensitive(obj, "host"));
     if (check_pool(p, path, d)) rc = UTIL_EINPUT;
+    if (check_scheduling_policy(p, sched, path, d)) rc = UTIL_EINPUT;
     if (read_speculative(p, obj, path, cat, d)) rc = UTIL_EINPUT;
     else if (size_cache(p, sched, path, d)) rc = UTIL_EINPUT;
     return rc;
@@ -1251,6 +1284,32 @@ static int read_class_acceptances(sim_scenario *sc, util_diag *d)
     return rc;
 }
 
+/* A class's priority (a tier's name or an integer), deadline and tenant,
+ * validated by the schema already. */
+static sim_class_sched class_sched(const cJSON *cls)
+{
+    sim_class_sched cs = {0};
+    const cJSON *prio = util_json_member(cls, "priority");
+    if (cJSON_IsString(prio)) cs.priority = wl_tier_values[util_json_choice(cls, "priority",
+                                                                            wl_tier_names)];
+    else if (cJSON_IsNumber(prio)) cs.priority = (int32_t)prio->valuedouble;
+    cs.deadline_s = util_json_number(cls, "deadline_s", 0);
+    cs.tenant = cJSON_GetStringValue(util_json_member(cls, "tenant"));
+    return cs;
+}
+
+/* workload.classes[].priority, deadline_s and tenant, one a class (the
+ * default class, without workload.classes, has none). */
+static void read_class_sched(sim_scenario *sc)
+{
+    int n = sc->workload.n_classes;
+    sc->class_sched = util_xcalloc((size_t)n, sizeof *sc->class_sched);
+    const cJSON *classes = util_json_member(util_json_member(sc->json, "workload"), "classes");
+    const cJSON *cls;
+    int i = 0;
+    cJSON_ArrayForEach(cls, classes) if (i < n) sc->class_sched[i++] = class_sched(cls);
+}
+
 static int build(sim_scenario *sc, const mdl_catalog *cat, const char *base_dir, util_diag *d)
 {
     cJSON *root = sc->json, *cluster = cJSON_GetObjectItemCaseSensitive(root, "cluster");
@@ -1271,6 +1330,7 @@ static int build(sim_scenario *sc, const mdl_catalog *cat, const char *base_dir,
                               "whichever comes first; traces that do not loop also stop at "
                               "their end)");
     if (!rc && read_class_acceptances(sc, d)) rc = UTIL_EINPUT;
+    if (!rc) read_class_sched(sc);
     if (!rc && check_warmup(sc, d)) rc = UTIL_EINPUT;
     if (!rc && check_endless(sc, d)) rc = UTIL_EINPUT;
     return rc;
@@ -1299,6 +1359,7 @@ void sim_scenario_fini(sim_scenario *sc)
         free(sc->pools[i].spec.by_class);
     }
     wl_spec_fini(&sc->workload);
+    free(sc->class_sched);
     util_diag_fini(&sc->warnings);
     free(sc->pools);
     cJSON_Delete(sc->json);

@@ -23,11 +23,29 @@
  *                 arrived: they decode from the first step, with nothing
  *                 to prefill.
  *
- * Admission is first come first served throughout: the queue stops at the
- * first request that does not fit, as vLLM's does.  An order other than
- * arrival (priorities, deadlines) is another `order`; an admission rule
- * other than the limits every family applies (LoRA slots, a tenant's share)
- * is another `may_admit`.
+ * Admission takes the queue in its order and stops at the first request
+ * that does not fit, as vLLM's does.  The order is first come first served
+ * unless the pool's scheduling_policy gives another (sim__policy_compose): each
+ * family then has its `order`, `victim` and `displace` replaced --
+ *
+ *  priority       vLLM's policy of that name: the key (priority, arrival),
+ *                 lower first -- a recompute goes back to its own place, not
+ *                 the head (v1's PriorityRequestQueue.prepend_request is
+ *                 add_request); the cache's victim is the least urgent,
+ *                 latest running request (v1 scheduler.py, max over running
+ *                 of (priority, arrival_time)); and a head that cannot be
+ *                 admitted preempts, by recompute, the least urgent running
+ *                 request that is less urgent than itself, one after another
+ *                 until it fits (v0 scheduler.py, _schedule_priority_
+ *                 preemption).  Static batching only orders its batches.
+ *  deadline       earliest deadline first, aged: the key is arrival +
+ *                 deadline_s / (1 + deadline_aging) (sim__sched_stamp says
+ *                 why), requests without a deadline after every one with,
+ *                 first come first served; the cache's victim is the latest
+ *                 deadline; nothing is preempted to admit.
+ *
+ * An admission rule other than the limits every family applies (LoRA
+ * slots, a tenant's share) is another `may_admit`.
  */
 #include "sim_int.h"
 
@@ -62,6 +80,45 @@ static int64_t first_come(const sim__request *r, int64_t joined, bool front)
 {
     (void)r;
     return front ? -joined : joined;
+}
+
+/* (priority, arrival): the priority, offset to be positive, above the id,
+ * which counts arrivals (a recompute keeps its place).  The id has 42 bits
+ * (4.4e12 requests) and the priority 21. */
+#define PRIORITY_SHIFT 42
+static int64_t by_priority(const sim__request *r, int64_t joined, bool front)
+{
+    (void)joined, (void)front;
+    assert(r->id < (INT64_C(1) << PRIORITY_SHIFT));
+    int64_t level = (int64_t)r->priority - WL_PRIORITY_MIN;
+    return level << PRIORITY_SHIFT | r->id;
+}
+
+/* Requests without a deadline come after every deadline (under 2e18 ns:
+ * an arrival and a deadline_s within the horizon), in arrival order. */
+#define NO_DEADLINE (INT64_C(1) << 61)
+
+/* The aged deadline (sim__sched_stamp); equal ones leave in the order they
+ * joined the queue. */
+static int64_t by_deadline(const sim__request *r, int64_t joined, bool front)
+{
+    (void)joined, (void)front;
+    return r->aged_ns;
+}
+
+void sim__sched_stamp(const sim_pool *p, sim__request *r)
+{
+    /* Aging brings a waiting request's deadline in by deadline_aging
+     * seconds per second waited: at any instant t the effective deadlines
+     * are d - a (t - arrival), and since every waiting request ages at the
+     * same rate, their order is that of arrival + (d - arrival) / (1 + a),
+     * which does not change with t -- a key fixed once, in a heap. */
+    if (r->deadline_ns < 0) {
+        r->aged_ns = NO_DEADLINE + r->arrival_ns;
+        return;
+    }
+    double rel = (double)(r->deadline_ns - r->arrival_ns) / (1 + p->deadline_aging);
+    r->aged_ns = r->arrival_ns + (int64_t)(rel + 0.5);
 }
 
 /* ---- admission ---- */
@@ -99,6 +156,40 @@ static sim__request *last_admitted(const sim__replica *rp)
     return rp->run_tail;
 }
 
+/* The running request that the order puts last, the least urgent, that
+ * may be preempted: not one timed out (its step drops it) nor, if
+ * `planned` is false, one with a prompt chunk already planned in this
+ * iteration (its cost is counted). */
+static sim__request *least_urgent(const sim__replica *rp, bool planned)
+{
+    sim__request *worst = NULL;
+    int64_t worst_key = INT64_MIN;
+    for (sim__request *r = rp->run_head; r; r = r->run_next) {
+        if (r->dead || (!planned && r->chunk > 0)) continue;
+        int64_t key = rp->policy->order(r, 0, false);
+        if (key >= worst_key) worst = r, worst_key = key; /* the later admitted on a tie */
+    }
+    return worst;
+}
+
+/* The cache's victim in an ordered queue: the least urgent running request
+ * (vLLM v1: max(running, key=(priority, arrival_time))). */
+static sim__request *least_urgent_victim(const sim__replica *rp)
+{
+    sim__request *r = least_urgent(rp, true);
+    return r ? r : rp->run_tail; /* every one timed out: any */
+}
+
+/* Priority preemption: head, which cannot be admitted, takes the place of
+ * the least urgent running request if that one is less urgent than head
+ * (vLLM v0: _get_priority(running[-1]) > _get_priority(seq_group)). */
+static sim__request *less_urgent(const sim__replica *rp, const sim__request *head)
+{
+    sim__request *r = least_urgent(rp, false);
+    if (!r || rp->policy->order(r, 0, false) <= rp->policy->order(head, 0, false)) return NULL;
+    return r;
+}
+
 /* ---- static batching's hold ---- */
 
 /* When head joined the queue: the batch timeout counts from there (a
@@ -132,3 +223,18 @@ const sim__policy sim__policies[SIM_N_POLICIES] = {
                     .admits = batch_ended, .may_admit = any_request, .victim = last_admitted,
                     .hold_until = until_full},
 };
+
+/* ---- the families in an order other than arrival (scheduling_policy) ---- */
+
+const sim__policy *sim__policy_compose(sim__policy *out, const sim_pool *p)
+{
+    const sim__policy *family = &sim__policies[p->policy];
+    if (p->order == SIM_ORDER_FCFS) return family;
+    *out = *family; /* its budget, admission and hold stay the family's */
+    out->order = p->order == SIM_ORDER_PRIORITY ? by_priority : by_deadline;
+    out->victim = least_urgent_victim;
+    /* a static batch runs to its end: it preempts nothing */
+    if (p->order == SIM_ORDER_PRIORITY && !(family->flags & SIM__SF_RESERVES))
+        out->displace = less_urgent;
+    return out;
+}

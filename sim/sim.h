@@ -55,6 +55,22 @@ typedef enum sim_preemption { SIM_PREEMPT_RECOMPUTE, SIM_PREEMPT_SWAP } sim_pree
 extern const char *const sim_policy_names[];
 extern const char *const sim_router_names[];
 
+/* The waiting queue's order (cluster.scheduler.scheduling_policy), for
+ * every scheduler family: first come first served; vLLM's `priority`
+ * (lower value first, arrival among equals, and a more urgent request that
+ * cannot be admitted preempts the least urgent running one); or earliest
+ * deadline first, aged (docs/scenario.md, "Priorities and deadlines"). */
+typedef enum sim_order { SIM_ORDER_FCFS, SIM_ORDER_PRIORITY, SIM_ORDER_DEADLINE, SIM_N_ORDERS } sim_order;
+extern const char *const sim_order_names[];
+
+/* What a request carries for the scheduler and the record, by its class
+ * (workload.classes[].priority, deadline_s, tenant). */
+typedef struct sim_class_sched {
+    int32_t priority;   /* lower is more urgent */
+    double deadline_s;  /* after arrival; 0: none */
+    const char *tenant; /* owned by the scenario's JSON, or NULL */
+} sim_class_sched;
+
 /* Speculative decoding (cluster.speculative, docs/speculative-decoding.md):
  * each step a drafter proposes k tokens per running sequence and the target
  * verifies k + 1 positions; a sequence keeps the accepted prefix and one
@@ -115,6 +131,8 @@ typedef struct sim_pool {
     double swap_space_bytes;    /* host memory for swapped KV, per replica */
     double batch_timeout_s;     /* static batching */
     bool async_scheduling;      /* the host plans iteration n + 1 while the GPU runs n */
+    sim_order order;            /* the waiting queue's order (scheduling_policy) */
+    double deadline_aging;      /* deadline: how much a second waited brings the deadline in */
     /* Host latencies outside the GPU kernels (cluster.host), seconds.  A
      * request reaches a replica's queue frontend_s + frontend_s_per_token x
      * its prompt after the router chose it (HTTP, tokenisation); its tokens
@@ -145,6 +163,7 @@ typedef struct sim_scenario {
     int disagg_prefill, disagg_decode;
     double link_bw, link_latency_s; /* the KV transfer link */
     wl_spec workload;
+    sim_class_sched *class_sched; /* [workload.n_classes]; owned */
     util_diag warnings; /* what is allowed but doubtful (a model's parameters off its
                          * dimensions), for the caller to show */
 } sim_scenario;
@@ -189,6 +208,9 @@ typedef struct sim_request_row {
     int32_t cached_tokens; /* prompt tokens served from the prefix cache at first scheduling */
     int32_t preemptions;
     int slow;
+    int32_t priority;   /* its class's (0 unless set) */
+    double deadline_s;  /* its class's, after arrival; NAN: none */
+    const char *tenant; /* its class's, or NULL */
 } sim_request_row;
 
 /* How a replica left the cluster, the `end_reason` column: it was still

@@ -226,6 +226,10 @@ typedef struct sim__request {
     bool slow; /* a straggler */
     bool dead; /* timed out: already recorded; dropped by whoever holds it */
     size_t timeout_slot; /* its pending time-out in the event heap, or SIM__NO_SLOT */
+    /* its class's, for an ordered queue (scheduling_policy) */
+    int32_t priority;     /* lower is more urgent */
+    int64_t deadline_ns;  /* arrival + its class's deadline_s, or -1: none */
+    int64_t aged_ns;      /* its deadline as its replica's aging orders it (sim__sched_stamp) */
 } sim__request;
 
 /* An agent task in flight. */
@@ -266,6 +270,7 @@ void sim__queue_remove(sim__queue *q, sim__request *r);
  * request leaves when it reaches the head. */
 typedef struct sim__waitq_entry {
     int64_t key;
+    int64_t seq; /* when it joined: equal keys (deadlines) leave first come first */
     sim__request *r;
 } sim__waitq_entry;
 
@@ -406,6 +411,7 @@ typedef struct sim__group {
     int rr_next;         /* round-robin cursor */
     sim__waitq central;  /* router central_queue: the group's one queue, in the order of
                           * its first pool's scheduler family */
+    struct sim__policy *ordered; /* that family in its pool's order, when not fcfs (owned) */
 } sim__group;
 
 /* How a replica that is drained lets go of its work: `finish` serves its
@@ -419,6 +425,7 @@ typedef struct sim__replica {
     sim_engine *e;
     const sim_pool *pool;
     const struct sim__policy *policy; /* its scheduler family (sched.c) */
+    struct sim__policy *ordered; /* its family in its pool's order, when not fcfs (owned) */
     sim__group *group;
     int id;
     sim__waitq own, *q;  /* waiting requests: its own queue, or its group's central one */
@@ -529,9 +536,10 @@ typedef struct sim__policy {
      * (a token each, or 1 + K under speculative decoding). */
     int64_t (*budget)(const sim_pool *p, int64_t decode_tokens);
     /* A request's key in the waiting queue, lowest first: the queue's
-     * `joined`-th arrival, or back at the front after a recompute.  Keys
-     * must be distinct (fold `joined` in): the queue keeps no order among
-     * equal keys. */
+     * `joined`-th arrival, or back at the front after a recompute.  Equal
+     * keys leave in the order they joined; a key that must not depend on
+     * when the request joined (an ordered queue's, which the victim and
+     * displace compare for running requests) ignores `joined`. */
     int64_t (*order)(const sim__request *r, int64_t joined, bool front);
     /* Whether the replica admits anything this iteration (a static batch
      * runs to its end first). */
@@ -545,9 +553,21 @@ typedef struct sim__policy {
     /* How long admission waits for the batch to fill, as an instant (ns),
      * or -1 to admit now; NULL: never. */
     int64_t (*hold_until)(const sim__replica *rp, const sim__request *head);
+    /* The running sequence that head, next in the queue and not admissible,
+     * preempts to take its place, or NULL; NULL: none ever does (priority
+     * preemption, scheduling_policy priority). */
+    sim__request *(*displace)(const sim__replica *rp, const sim__request *head);
 } sim__policy;
 
 extern const sim__policy sim__policies[SIM_N_POLICIES];
+/* A pool's family in its queue order (scheduling_policy): sim__policies's
+ * entry for fcfs, else *out, made the family with the order's key, victim
+ * and displacement -- a copy its replica or group keeps, so that a family
+ * and an order combine without a table of every pair. */
+const sim__policy *sim__policy_compose(sim__policy *out, const sim_pool *p);
+/* r joins a queue of pool p: the key its deadline order reads, aged as p
+ * ages it (scheduling_policy deadline). */
+void sim__sched_stamp(const sim_pool *p, sim__request *r);
 
 /* ---- engine ---- */
 

@@ -26,7 +26,8 @@ static const double tpot[10] = {0.01, 0.02, 0.03, 0.04, 0.06, 0.05, 0.02, 0.07, 
 static sim_request_row make_row(int i)
 {
     sim_request_row r = {.id = i, .replica = i % 2, .status = SIM_COMPLETED, .arrival_s = i,
-                         .enqueue_s = i, .prompt_tokens = 100 + i, .output_tokens = out_tokens[i]};
+                         .enqueue_s = i, .prompt_tokens = 100 + i, .output_tokens = out_tokens[i],
+                         .deadline_s = NAN};
     if (i == 8) {
         r.status = SIM_REJECTED;
         r.first_scheduled_s = r.first_token_s = r.finish_s = NAN;
@@ -254,6 +255,9 @@ static void test_upgrade(const char *dir, const sim_scenario *sc)
                               "ALTER TABLE replicas DROP COLUMN spec_verify_s; "
                               "DROP TABLE measurements; "
                               "ALTER TABLE runs DROP COLUMN requests; "
+                              "ALTER TABLE requests DROP COLUMN priority; "
+                              "ALTER TABLE requests DROP COLUMN deadline_s; "
+                              "ALTER TABLE requests DROP COLUMN tenant; "
                               "PRAGMA user_version = 2;", NULL, NULL, NULL);
     sqlite3_close(db);
     is_int(rc, SQLITE_OK, "a schema-2 database made");
@@ -269,7 +273,13 @@ static void test_upgrade(const char *dir, const sim_scenario *sc)
     record(rec, sc, SIM_STATUS_COMPLETED);
     rec_close(rec);
     sqlite3_open(path, &db);
-    is_int(support_q1(db, "PRAGMA user_version"), 10, "adding a run upgrades it to schema 10");
+    is_int(support_q1(db, "PRAGMA user_version"), 11, "adding a run upgrades it to schema 11");
+    is_int(support_q1(db, "SELECT count(*) FROM requests WHERE run_id = 1 AND priority IS NULL "
+                          "AND deadline_s IS NULL AND tenant IS NULL"),
+           10, "its old rows' priority, deadline and tenant are unknown (NULL)");
+    is_int(support_q1(db, "SELECT count(*) FROM requests WHERE run_id = 2 AND priority = 0 "
+                          "AND deadline_s IS NULL AND tenant IS NULL"),
+           10, "the new run's as written: standard (0), no deadline, no tenant");
     is_int(support_q1(db, "SELECT count(*) FROM runs WHERE id = 1 AND requests IS NULL"), 1,
            "its old run's count of requests is unknown (NULL: its reads are not checked)");
     is_int(support_q1(db, "SELECT requests FROM runs WHERE id = 2"), 10,

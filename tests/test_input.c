@@ -509,6 +509,29 @@ static void test_nul(void)
     free(out);
 }
 
+/* Priorities and deadlines (issue 28): a tier that is none, a deadline
+ * that is not after arrival, a scheduling policy servesim lacks. */
+static void test_priorities(void)
+{
+    char *two = util_xasprintf("%s/tests/scenarios/queueing-prio-cobham.json", root);
+    refused("an unknown tier", "workload.classes[0].priority: unknown value 'urgentest' (known: "
+            "critical, standard, batch, sheddable, background)", two,
+            "workload.classes[0].priority=urgentest", NULL, NULL);
+    refused("a priority beyond the range", "workload.classes[0].priority: 2e+06 is out of range",
+            two, "workload.classes[0].priority=2000000", NULL, NULL);
+    refused("a deadline of 0", "workload.classes[1].deadline_s: 0 is out of range (expected > 0",
+            two, "workload.classes[1].deadline_s=0", NULL, NULL);
+    refused("a negative deadline", "workload.classes[1].deadline_s: -3 is out of range", two,
+            "workload.classes[1].deadline_s=-3", NULL, NULL);
+    refused("an unknown scheduling policy", "cluster.scheduler.scheduling_policy: unknown value "
+            "'lifo' (known: fcfs, priority, deadline)", two,
+            "cluster.scheduler.scheduling_policy=lifo", NULL, NULL);
+    refused("aging without deadlines", "cluster.scheduler.deadline_aging: applies only to "
+            "scheduling_policy deadline (this pool's is priority)", two,
+            "cluster.scheduler.deadline_aging=2", NULL, NULL);
+    free(two);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3 || !mkdtemp(dir)) return 1;
@@ -529,6 +552,7 @@ int main(int argc, char **argv)
     test_json_reason();
     test_draft_model();
     test_nul();
+    test_priorities();
     const char *junk[] = {"kept.db", "new.db", "trace.json", "far.csv", "ok.csv", "stdout",
                           "stderr", NULL};
     for (const char **p = junk; *p; p++) {

@@ -42,7 +42,7 @@ static const char *expected(const util_field *f)
 {
     switch (f->type) {
     case UTIL_T_NUMBER: return (f->flags & UTIL_INF_OK) ? "a number or \"inf\"" : "a number";
-    case UTIL_T_INTEGER: return "a whole number";
+    case UTIL_T_INTEGER: return f->choices ? "a whole number or a name" : "a whole number";
     case UTIL_T_STRING: return "a string";
     case UTIL_T_BOOL: return "true or false";
     case UTIL_T_OBJECT: return "an object";
@@ -150,11 +150,24 @@ static int check_list(const util_field *f, cJSON *v, const char *path, void *ctx
     return rc;
 }
 
+/* An INTEGER with choices takes one of their names instead of a number
+ * (a class's priority: a tier's name or vLLM's integer); the reader maps
+ * the name. */
+static int check_named_integer(const util_field *f, const cJSON *v, const char *path,
+                               util_diag *d)
+{
+    for (const char *const *c = f->choices; *c; c++)
+        if (!strcmp(*c, v->valuestring)) return UTIL_OK;
+    return util_diag_unknown(d, path, "value", v->valuestring, f->choices);
+}
+
 static int check_value(const util_field *f, cJSON *v, const char *path, void *ctx, util_diag *d)
 {
     switch (f->type) {
     case UTIL_T_NUMBER:
     case UTIL_T_INTEGER:
+        if (f->type == UTIL_T_INTEGER && f->choices && cJSON_IsString(v))
+            return check_named_integer(f, v, path, d);
         if ((f->flags & UTIL_INF_OK) && cJSON_IsString(v)) {
             util_clip_buf cb;
             if (!strcmp(v->valuestring, "inf")) break;

@@ -238,7 +238,8 @@ const cJSON *util_json_get(const cJSON *root, const char *dotted_path);
 
 typedef enum util_type {
     UTIL_T_NUMBER,         /* finite number, range-checked when min < max */
-    UTIL_T_INTEGER,        /* whole number, range-checked when min < max */
+    UTIL_T_INTEGER,        /* whole number, range-checked when min < max; with choices, one
+                            * of their names instead */
     UTIL_T_STRING,         /* one of choices when given; check() may look it up */
     UTIL_T_BOOL,           /* true or false */
     UTIL_T_OBJECT,         /* nested object described by sub */

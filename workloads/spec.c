@@ -152,6 +152,10 @@ static const util_field class_speculative_fields[] = {
     {0},
 };
 
+const char *const wl_tier_names[] = {"critical", "standard", "batch", "sheddable", "background",
+                                      NULL};
+const int wl_tier_values[] = {-1, 0, 1, 2, 3};
+
 static const util_field class_fields[] = {
     {.key = "name", .type = UTIL_T_STRING, .flags = UTIL_REQUIRED,
      .doc = "class name (requests.class)"},
@@ -173,6 +177,16 @@ static const util_field class_fields[] = {
     {.key = "speculative", .type = UTIL_T_OBJECT, .sub = class_speculative_fields,
      .doc = "the class's own acceptance of speculative drafts, one of the three keys (replaces "
             "cluster.speculative's for its requests)"},
+    {.key = "priority", .type = UTIL_T_INTEGER, .min = WL_PRIORITY_MIN, .max = WL_PRIORITY_MAX,
+     .choices = wl_tier_names,
+     .doc = "a tier (critical, standard, batch, sheddable, background) or vLLM's integer, lower "
+            "more urgent (default: standard, 0); the scheduler's order under "
+            "scheduling_policy priority"},
+    {.key = "deadline_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0, .max = WL_HORIZON_S,
+     .flags = UTIL_MIN_EXCLUSIVE,
+     .doc = "the class's deadline after arrival, which scheduling_policy deadline orders by "
+            "(default: none)"},
+    {.key = "tenant", .type = UTIL_T_STRING, .doc = "who sends the class's requests (recorded)"},
     {0},
 };
 

@@ -242,6 +242,18 @@ typedef struct wl_agent {
             "K + 1: drawn as the geometric acceptance with that mean",                            \
      .conflicts = prefix ".acceptance_rate"}
 
+/* A class's priority tier (workload.classes[].priority), by name, and its
+ * integer in vLLM's convention, lower more urgent: critical -1, standard 0
+ * (vLLM's default priority, and a class's without one), batch 1, sheddable
+ * 2, background 3.  critical, standard and sheddable are the Gateway API
+ * Inference Extension's criticalities (docs/scenario.md cites them); batch
+ * and background sit around sheddable as issue 28 orders them.  An integer
+ * priority is taken as it is, within WL_PRIORITY_MIN..MAX. */
+extern const char *const wl_tier_names[]; /* NULL-terminated */
+extern const int wl_tier_values[];        /* by wl_tier_names's index */
+#define WL_PRIORITY_MIN (-1000000)
+#define WL_PRIORITY_MAX 1000000
+
 typedef struct wl_class {
     const char *name; /* owned by the scenario's JSON */
     double weight;    /* share of the shared arrival stream; 0: it has its own */
