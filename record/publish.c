@@ -169,6 +169,12 @@ int rec__upgrade(sqlite3 *db, const char *path, util_diag *d)
         [9] = "ALTER TABLE main.iterations ADD COLUMN decode_tokens INTEGER; "
               "ALTER TABLE main.iterations ADD COLUMN decode_accepted TEXT;",
         [10] = "ALTER TABLE main.runs ADD COLUMN requests INTEGER;",
+        /* LoRA adapters (sim/lora.c): one statement, kept apart */
+        [11] = "ALTER TABLE main.replicas ADD COLUMN lora_slots INTEGER NOT NULL DEFAULT 0; "
+               "ALTER TABLE main.replicas ADD COLUMN lora_lookups INTEGER NOT NULL DEFAULT 0; "
+               "ALTER TABLE main.replicas ADD COLUMN lora_gpu_hits INTEGER NOT NULL DEFAULT 0; "
+               "ALTER TABLE main.replicas ADD COLUMN lora_cpu_hits INTEGER NOT NULL DEFAULT 0; "
+               "ALTER TABLE main.replicas ADD COLUMN lora_load_s REAL NOT NULL DEFAULT 0;",
     };
     int rc;
     int64_t version = rec__query_int(db, "PRAGMA main.user_version", &rc);

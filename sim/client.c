@@ -124,6 +124,7 @@ static sim__request *new_call(sim_engine *e, sim__task *t, int32_t index, int32_
     r->task = t;
     r->call_index = t ? index : -1;
     r->cls = cls;
+    r->lora = sim__lr_choose(e, cls, r->id);
     r->user = user;
     r->arrival_ns = e->now;
     r->prompt = prompt;

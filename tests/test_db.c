@@ -252,6 +252,11 @@ static void test_upgrade(const char *dir, const sim_scenario *sc)
                               "ALTER TABLE replicas DROP COLUMN spec_accepted; "
                               "ALTER TABLE replicas DROP COLUMN spec_drafting_s; "
                               "ALTER TABLE replicas DROP COLUMN spec_verify_s; "
+                              "ALTER TABLE replicas DROP COLUMN lora_slots; "
+                              "ALTER TABLE replicas DROP COLUMN lora_lookups; "
+                              "ALTER TABLE replicas DROP COLUMN lora_gpu_hits; "
+                              "ALTER TABLE replicas DROP COLUMN lora_cpu_hits; "
+                              "ALTER TABLE replicas DROP COLUMN lora_load_s; "
                               "DROP TABLE measurements; "
                               "ALTER TABLE runs DROP COLUMN requests; "
                               "PRAGMA user_version = 2;", NULL, NULL, NULL);
@@ -269,7 +274,7 @@ static void test_upgrade(const char *dir, const sim_scenario *sc)
     record(rec, sc, SIM_STATUS_COMPLETED);
     rec_close(rec);
     sqlite3_open(path, &db);
-    is_int(support_q1(db, "PRAGMA user_version"), 10, "adding a run upgrades it to schema 10");
+    is_int(support_q1(db, "PRAGMA user_version"), 11, "adding a run upgrades it to schema 11");
     is_int(support_q1(db, "SELECT count(*) FROM runs WHERE id = 1 AND requests IS NULL"), 1,
            "its old run's count of requests is unknown (NULL: its reads are not checked)");
     is_int(support_q1(db, "SELECT requests FROM runs WHERE id = 2"), 10,

@@ -173,6 +173,10 @@ static const util_field class_fields[] = {
     {.key = "speculative", .type = UTIL_T_OBJECT, .sub = class_speculative_fields,
      .doc = "the class's own acceptance of speculative drafts, one of the three keys (replaces "
             "cluster.speculative's for its requests)"},
+    {.key = "adapter", .type = UTIL_T_STRING,
+     .doc = "the LoRA adapter its requests are for, a name of cluster.lora's, or \"*\": each "
+            "request draws one by cluster.lora.zipf_s's popularity (absent: the base model; "
+            "docs/lora.md)"},
     {0},
 };
 
