@@ -194,12 +194,14 @@ typedef struct an_spec {
  * database older than schema 11): GPU slots (max_loras, summed over the
  * replicas that have them), admissions of a request for an adapter, those
  * that found it in a GPU slot, of the others those that found it in the
- * CPU cache (the rest read it from disk), and the loads' time. */
+ * CPU cache (the rest read it from disk), the loads' time and the LoRA
+ * kernels', and the replicas' busy time. */
 typedef struct an_lora {
     int64_t slots, lookups, gpu_hits, cpu_hits, loads, disk_loads;
-    double load_s;
-    /* derived: gpu_hits / lookups; cpu_hits / loads; load_s / loads */
-    double gpu_hit_rate, cpu_hit_rate, mean_load_s;
+    double load_s, kernel_s, busy_s;
+    /* derived: gpu_hits / lookups; cpu_hits / loads; load_s / loads; the
+     * loads' and the kernels' shares of busy time */
+    double gpu_hit_rate, cpu_hit_rate, mean_load_s, load_share, kernel_share;
 } an_lora;
 
 typedef struct an_use {

@@ -142,6 +142,9 @@ static void lora_json(cJSON *parent, const an_lora *l)
     add_num(o, "cpu_hit_rate", l->cpu_hit_rate);
     cJSON_AddNumberToObject(o, "load_s", l->load_s);
     add_num(o, "mean_load_s", l->mean_load_s);
+    cJSON_AddNumberToObject(o, "kernel_s", l->kernel_s);
+    add_num(o, "load_share", l->load_share);
+    add_num(o, "kernel_share", l->kernel_share);
 }
 
 static void use_json(cJSON *o, const an_use *u)
@@ -583,8 +586,10 @@ static void print_lora(const an_lora *l, FILE *out)
                  "%lld loads, %s of them from the CPU cache, %lld from disk\n",
             (long long)l->slots, (long long)l->lookups, num("%.3f", l->gpu_hit_rate).s,
             (long long)l->loads, num("%.3f", l->cpu_hit_rate).s, (long long)l->disk_loads);
-    fprintf(out, "  load time: %s s in all, %s ms a load\n", num("%.3f", l->load_s).s,
-            num("%.3f", 1e3 * l->mean_load_s).s);
+    fprintf(out, "  busy time: loads %s s (%s ms a load, %s), LoRA kernels %s s (%s)\n",
+            num("%.3f", l->load_s).s, num("%.3f", 1e3 * l->mean_load_s).s,
+            num("%.1f%%", 100 * l->load_share).s, num("%.3f", l->kernel_s).s,
+            num("%.1f%%", 100 * l->kernel_share).s);
 }
 
 /* Whether the run used a prefix cache: something was cached or evicted

@@ -112,7 +112,8 @@
     X(lora_lookups, "INTEGER NOT NULL DEFAULT 0", i64, row->lora_lookups)                          \
     X(lora_gpu_hits, "INTEGER NOT NULL DEFAULT 0", i64, row->lora_gpu_hits)                        \
     X(lora_cpu_hits, "INTEGER NOT NULL DEFAULT 0", i64, row->lora_cpu_hits)                        \
-    LAST(lora_load_s, "REAL NOT NULL DEFAULT 0", real, row->lora_load_s)
+    X(lora_load_s, "REAL NOT NULL DEFAULT 0", real, row->lora_load_s)                              \
+    LAST(lora_kernel_s, "REAL NOT NULL DEFAULT 0", real, row->lora_kernel_s)
 
 #define REC_ITERATIONS(X, LAST)                                                                    \
     X(run_id, "INTEGER NOT NULL REFERENCES runs(id)", i64, r->run_id)                              \

@@ -224,5 +224,6 @@ void sim__ac_row(const sim__replica *rp, sim_replica_row *row)
         .lora_gpu_hits = rp->lora_gpu_hits,
         .lora_cpu_hits = rp->lora_cpu_hits,
         .lora_load_s = rp->lora_load_s,
+        .lora_kernel_s = rp->lora_kernel_s,
     };
 }

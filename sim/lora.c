@@ -24,13 +24,9 @@
  * memory profile runs with those buffers, so max_loras x max_lora_rank x
  * (in + out) x layers x 2 bytes come out of the KV cache.
  *
- * The kernels (vllm/lora/ops/triton_ops lora_shrink_op.py and
- * lora_expand_op.py, punica's SGMV): for every adapted matrix, each token
- * of a request with an adapter is multiplied by its A (in -> max_lora_rank,
- * the slot's padded width) into an fp32 buffer, then by its B (rank -> out)
- * added to the output; each distinct adapter's A and B are read once.  A
- * roofline of those FLOPs and bytes at the cost model's mfu and mbu, split
- * over the tensor-parallel group, is added to the step.
+ * The kernels: each step that runs adapters' tokens adds the roofline of
+ * vLLM's shrink and expand kernels over them (models/lora.c), for the
+ * step's distinct adapters at max_lora_rank.
  */
 #include "sim_int.h"
 
@@ -76,17 +72,6 @@ const util_field sim__lora_fields[] = {
      .max = 100, .doc = "fixed time of a copy from host memory into a GPU slot (default 0)"},
     {0},
 };
-
-/* One layer's adapted matrices, vLLM's Llama modules: q, k, v, gate and up
- * read the hidden state, o the attention's heads, down the FFN's width;
- * in widths and out widths summed. */
-static void layer_widths(const mdl_model *m, double *in, double *out)
-{
-    double h = m->hidden, q = (double)m->heads * m->head_dim,
-           kv = (double)m->kv_heads * m->head_dim, f = m->ffn;
-    *in = 5 * h + q + f;
-    *out = q + 2 * kv + h + 2 * f + h;
-}
 
 /* The adapters' ranks: the list, or adapter_count of one rank. */
 static int read_adapters(sim_lora *lr, const cJSON *o, const char *path, util_diag *d)
@@ -150,10 +135,7 @@ int sim__lr_read(sim_pool *p, const cJSON *obj, const char *path, util_diag *d)
                                 "recompute", path);
     if (read_adapters(lr, o, path, d)) return UTIL_EINPUT;
     popularity(lr, util_json_number(o, "zipf_s", 0));
-    double in, out;
-    layer_widths(&p->cost.model, &in, &out);
-    lr->in_out = in + out;
-    lr->bytes_per_rank = lr->in_out * p->cost.model.layers * p->cost.model.bytes_per_param;
+    lr->bytes_per_rank = mdl_lora_bytes_per_rank(&p->cost.model);
     lr->gpu_bytes = (double)lr->max_loras * lr->max_rank * lr->bytes_per_rank;
     return UTIL_OK;
 }
@@ -411,30 +393,6 @@ bool sim__lr_single(const sim__replica *rp)
 
 /* ---- the step ---- */
 
-/* The LoRA kernels over `tokens` tokens of requests with adapters, of
- * `adapters` distinct adapters: FLOPs 2 x tokens x max_lora_rank x (in +
- * out) a layer; bytes: each adapter's A and B at the slot's rank, each
- * token's input read by the shrink and output read and written by the
- * expand, and the fp32 buffer between them written and read. */
-void sim_lora_kernels(const sim_lora *cfg, const mdl_cost *cm, double tokens, int adapters,
-                      double *flops, double *bytes)
-{
-    double in, out, L = cm->model.layers, b = cm->model.bytes_per_param, r = cfg->max_rank;
-    layer_widths(&cm->model, &in, &out);
-    *flops = 2 * tokens * r * (in + out) * L;
-    *bytes = adapters * r * cfg->bytes_per_rank + tokens * L * (in + 2 * out) * b +
-             tokens * L * 7 * r * 4 * 2;
-}
-
-double sim_lora_kernel_s(const mdl_cost *cm, double flops, double bytes)
-{
-    bool roof = cm->kind == MDL_COST_ROOFLINE;
-    double mfu = roof ? cm->mfu : cm->gpu.mfu, mbu = roof ? cm->mbu : cm->gpu.mbu;
-    double tp = cm->tp;
-    double c = flops / (tp * cm->gpu.flops * mfu), m = bytes / (tp * cm->gpu.mem_bw * mbu);
-    return c > m ? c : m;
-}
-
 /* Tokens of this step that belong to requests with adapters: their
  * prompt chunks, and a decoding width for each running one not in a chunk
  * (a partly prefilled prompt without a chunk this step is counted as a
@@ -456,8 +414,8 @@ void sim__lr_step_cost(sim__replica *rp, const mdl_batch *b, mdl_step *step)
     if (!l) return;
     double f = 0, by = 0, k = 0, tokens = adapter_tokens(rp, b);
     if (tokens > 0) {
-        sim_lora_kernels(l->cfg, &rp->pool->cost, tokens, l->active, &f, &by);
-        k = sim_lora_kernel_s(&rp->pool->cost, f, by);
+        mdl_lora_kernels(&rp->pool->cost.model, l->cfg->max_rank, tokens, l->active, &f, &by);
+        k = mdl_lora_kernel_s(&rp->pool->cost, f, by);
     }
     double add = k + l->load_s;
     step->time_s += add;

@@ -97,10 +97,8 @@ typedef struct sim_spec {
 /* LoRA adapters (cluster.lora, docs/lora.md): max_loras GPU slots and a
  * CPU cache of max_cpu_loras adapters a replica, each kept least recently
  * used first; a request names its adapter (or the base model) as
- * workload.classes[].adapter says.  The adapters' matrices: q, k, v, o,
- * gate, up and down of every layer, the modules vLLM's Llama applies LoRA
- * to (packed_modules_mapping and supported_lora_modules of
- * vllm/model_executor/models/llama.py, v0.11). */
+ * workload.classes[].adapter says.  An adapter's bytes and the kernels'
+ * cost are the model's (models/lora.c). */
 typedef struct sim_lora {
     bool on;
     int max_loras, max_rank, max_cpu;
@@ -109,7 +107,6 @@ typedef struct sim_lora {
     double *cdf;          /* [n_adapters]: the popularity's cumulative shares; owned */
     int32_t *by_class;    /* [classes]: adapter + 1, 0 the base model, SIM_LORA_DRAW a draw
                            * by the popularity; owned */
-    double in_out;        /* one layer's adapted matrices: the sum of their in + out widths */
     double bytes_per_rank; /* an adapter's bytes a unit of rank, every layer, all GPUs */
     double gpu_bytes;     /* the slots: max_loras x max_lora_rank x bytes_per_rank */
     double disk_bw, disk_latency_s, cpu_latency_s; /* disk -> CPU; CPU -> GPU's latency */
@@ -121,11 +118,6 @@ typedef struct sim_lora {
 
 /* The adapter + 1 drawn by the popularity for request id under seed. */
 int32_t sim_lora_draw(const sim_lora *lr, uint64_t seed, int64_t id);
-/* The LoRA kernels' FLOPs and bytes for `tokens` tokens of `adapters`
- * distinct adapters (sim/lora.c), and their roofline time on cm's GPUs. */
-void sim_lora_kernels(const sim_lora *cfg, const mdl_cost *cm, double tokens, int adapters,
-                      double *flops, double *bytes);
-double sim_lora_kernel_s(const mdl_cost *cm, double flops, double bytes);
 
 /* Identical replicas of one model on one kind of GPU, run by one engine.
  * The engine preset (cluster.engine) gave every scheduler and host key the
@@ -270,9 +262,10 @@ typedef struct sim_replica_row {
     double spec_drafting_s, spec_verify_s;
     /* LoRA: max_loras (0: none); admissions of a request for an adapter,
      * those whose adapter was in a GPU slot, and of the rest those found in
-     * the CPU cache (the others loaded from disk); the loads' time */
+     * the CPU cache (the others loaded from disk); the loads' time and the
+     * LoRA kernels' */
     int64_t lora_slots, lora_lookups, lora_gpu_hits, lora_cpu_hits;
-    double lora_load_s;
+    double lora_load_s, lora_kernel_s;
 } sim_replica_row;
 
 /* One engine iteration (with --record-iterations): a decode run is one row

@@ -257,6 +257,7 @@ static void test_upgrade(const char *dir, const sim_scenario *sc)
                               "ALTER TABLE replicas DROP COLUMN lora_gpu_hits; "
                               "ALTER TABLE replicas DROP COLUMN lora_cpu_hits; "
                               "ALTER TABLE replicas DROP COLUMN lora_load_s; "
+                              "ALTER TABLE replicas DROP COLUMN lora_kernel_s; "
                               "DROP TABLE measurements; "
                               "ALTER TABLE runs DROP COLUMN requests; "
                               "PRAGMA user_version = 2;", NULL, NULL, NULL);

@@ -149,6 +149,56 @@ static void test_load_time(void)
     sqlite3_close(db);
 }
 
+/* ---- the kernels ---- */
+
+/* One request of 16 prompt tokens and 2 output tokens: a prefill step of
+ * 16 adapted tokens and a decode step of 1.  The kernels' FLOPs, bytes and
+ * roofline time, written out here for Llama-3.1-8B at rank 16 (the
+ * default max_lora_rank): in widths 5 x 4096 + 4096 + 14336, out widths
+ * 4096 + 2 x 1024 + 4096 + 2 x 14336 + 4096. */
+static void kernels(double tokens, double *flops, double *bytes)
+{
+    double in = 5 * 4096 + 4096 + 14336, out = 4096 + 2 * 1024 + 4096 + 2 * 14336 + 4096;
+    *flops = 2 * tokens * 16 * (in + out) * 32;
+    *bytes = 16 * (in + out) * 32 * 2 + tokens * 32 * (in + 2 * out) * 2 + tokens * 32 * 7 * 16 * 8;
+}
+
+static void test_kernels(void)
+{
+    const char *lora = ", \"lora\": {\"adapters\": [{\"name\": \"chat\", \"rank\": 16}]}";
+    char *with = scenario(1, lora, "chat");
+    char *base = util_xasprintf(HEAD "%s}, \"workload\": {\"arrival\": {\"process\": \"closed\","
+                                " \"users\": 1}, \"prompt_tokens\": 16, \"output_tokens\": 2}}",
+                                1, lora);
+    sim_scenario sc;
+    char *errors = NULL;
+    support_scenario(with, NULL, &sc, &errors);
+    free(errors);
+    const mdl_cost *cm = &sc.pools[0].cost;
+    double f16, b16, f1, b1;
+    kernels(16, &f16, &b16);
+    kernels(1, &f1, &b1);
+    double peak = cm->gpu.flops * cm->mfu, bw = cm->gpu.mem_bw * cm->mbu;
+    double want_s = fmax(f16 / peak, b16 / bw) + fmax(f1 / peak, b1 / bw);
+    sim_scenario_fini(&sc);
+    sqlite3 *a = support_run_json(with, NULL, false), *b = support_run_json(base, NULL, false);
+    double df = support_q1(a, "SELECT flops FROM replicas") - support_q1(b, "SELECT flops FROM replicas");
+    is_near(df, f16 + f1, 1e-9 * (f16 + f1),
+            "the adapter's FLOPs: 2 x 17 tokens x rank 16 x (in + out) x 32 layers = %.0f", f16 + f1);
+    double db = support_q1(a, "SELECT bytes FROM replicas") - support_q1(b, "SELECT bytes FROM replicas");
+    is_near(db, b16 + b1, 1e-9 * (b16 + b1), "and bytes: its A and B twice, the tokens' "
+            "activations and buffers = %.0f", b16 + b1);
+    double got = support_q1(a, "SELECT lora_kernel_s FROM replicas");
+    is_near(got, want_s, 1e-9 * want_s, "the kernels' roofline time %.3g s (two steps)", want_s);
+    double busy = support_q1(a, "SELECT busy_s FROM replicas") - support_q1(b, "SELECT busy_s FROM replicas");
+    is_near(busy, got + support_q1(a, "SELECT lora_load_s FROM replicas"), 2e-9,
+            "busy time grows by the kernels and the load, to the nanosecond");
+    sqlite3_close(a);
+    sqlite3_close(b);
+    free(with);
+    free(base);
+}
+
 /* ---- memory ---- */
 
 static int64_t kv_blocks(const char *lora)
@@ -282,6 +332,7 @@ int main(void)
     if (support_init()) return 1;
     test_lru();
     test_load_time();
+    test_kernels();
     test_memory();
     test_base_unchanged();
     test_affinity();
