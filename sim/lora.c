@@ -358,6 +358,21 @@ static double load_time(const sim__replica *rp, int32_t a, bool in_cpu)
     return t;
 }
 
+#if SIM_CHECKS
+/* SIM_CHECKS: `active` counts the adapters with a running request, at most
+ * max_loras, and each of them is in a GPU slot (O(adapters x slots)). */
+static void check_slots(const struct sim__lora *l)
+{
+    int active = 0;
+    for (int a = 0; a < l->cfg->n_adapters; a++) {
+        if (!l->running[a]) continue;
+        active++;
+        SIM__CHECK(lru_find(&l->gpu, a + 1) >= 0);
+    }
+    SIM__CHECK(active == l->active && active <= l->cfg->max_loras);
+}
+#endif
+
 void sim__lr_join(sim__replica *rp, const sim__request *r)
 {
     struct sim__lora *l = rp->lr;
@@ -375,6 +390,7 @@ void sim__lr_join(sim__replica *rp, const sim__request *r)
     }
     if (!l->running[r->lora - 1]++) l->active++;
     l->seqs++;
+    SIM__CHECKED(check_slots(l));
 }
 
 void sim__lr_leave(sim__replica *rp, const sim__request *r)
@@ -384,6 +400,7 @@ void sim__lr_leave(sim__replica *rp, const sim__request *r)
     assert(l->running[r->lora - 1] > 0);
     if (!--l->running[r->lora - 1]) l->active--;
     l->seqs--;
+    SIM__CHECKED(check_slots(l));
 }
 
 bool sim__lr_single(const sim__replica *rp)
