@@ -135,6 +135,7 @@ static sim__request *new_call(sim_engine *e, sim__task *t, int32_t index, int32_
 
 static void send_call(sim_engine *e, sim__request *r)
 {
+    sim__lr_own_content(r); /* an adapter's KV is its own (lora.c) */
     bool slow;
     int64_t delay = sim__ns(wl_source_delay(e->src, &slow));
     r->slow = slow;

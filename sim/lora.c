@@ -253,6 +253,18 @@ int32_t sim__lr_choose(const sim_engine *e, int32_t cls, int64_t id)
     return a == SIM_LORA_DRAW ? sim_lora_draw(lr, e->sc->seed, id) : a;
 }
 
+/* A request for an adapter shares KV only with requests for the same
+ * adapter: vLLM's block hashes take the adapter's id as an extra key
+ * (vllm/v1/core/kv_cache_utils.py, _gen_lora_extra_hash_keys).  Its
+ * segments' keys, and its reply's, are chained once more with it. */
+void sim__lr_own_content(sim__request *r)
+{
+    if (!r->lora) return;
+    uint64_t salt = UINT64_C(0x4C6F5241) << 32 | (uint32_t)r->lora; /* "LoRA", the adapter */
+    for (int32_t i = 0; i < r->n_segs; i++) r->segs[i].key = wl_chain(r->segs[i].key, salt);
+    if (r->out_key) r->out_key = wl_chain(r->out_key, salt);
+}
+
 /* ---- a replica's slots and cache ---- */
 
 /* An LRU set of adapters (adapter + 1, 0 an empty place) with the time of

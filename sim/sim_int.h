@@ -506,6 +506,10 @@ int sim__lr_read(sim_pool *p, const cJSON *obj, const char *path, util_diag *d);
  * serve one list (a request's adapter is drawn once, before routing). */
 int sim__lr_read_classes(sim_scenario *sc, util_diag *d);
 void sim__lr_fini(sim_lora *lr);
+/* A request for an adapter, as it is sent: its content (prefix caching)
+ * keyed by its adapter too, so that it shares KV only with requests for
+ * the same adapter. */
+void sim__lr_own_content(sim__request *r);
 /* A new request's adapter + 1 (0: the base model), by its class. */
 int32_t sim__lr_choose(const sim_engine *e, int32_t cls, int64_t id);
 /* A replica's slots and cache: made if its pool serves adapters. */

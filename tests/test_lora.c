@@ -263,6 +263,38 @@ static void test_base_unchanged(void)
     free(b);
 }
 
+/* ---- prefix caching ---- */
+
+/* Cached prompt tokens of a run whose prompts share one system prompt,
+ * its one class using `adapter` (NULL: the base model). */
+static double cached(const char *adapter, int count)
+{
+    char cls[96] = "";
+    if (adapter) snprintf(cls, sizeof cls, ", \"adapter\": \"%s\"", adapter);
+    char *json = util_xasprintf(
+        "{\"seed\": 4, \"stop\": {\"requests\": 200}, \"cluster\": {\"gpu\": \"h100-sxm\", "
+        "\"model\": \"llama-3.1-8b\", \"scheduler\": {\"prefix_caching\": true}, \"lora\": "
+        "{\"max_loras\": 8, \"adapter_count\": %d}}, \"workload\": {\"arrival\": {\"process\": "
+        "\"poisson\", \"rate_per_s\": 2}, \"output_tokens\": 20, \"shared_prefix\": "
+        "{\"num_groups\": 1, \"num_prompts_per_group\": 10, \"system_prompt_len\": 2048, "
+        "\"question_len\": 64}, \"classes\": [{\"name\": \"c\", \"weight\": 1%s}]}}",
+        count, cls);
+    sqlite3 *db = support_run_json(json, NULL, false);
+    free(json);
+    double t = db ? support_q1(db, "SELECT sum(cached_tokens) FROM requests") : -1;
+    if (db) sqlite3_close(db);
+    return t;
+}
+
+static void test_prefix_per_adapter(void)
+{
+    double base = cached(NULL, 8), one = cached("lora-0", 8), many = cached("*", 8);
+    ok(base > 0, "the base model's requests share the system prompt: %g tokens cached", base);
+    ok(one == base, "requests of one adapter share it as much: %g tokens", one);
+    ok(many < base, "requests of 8 adapters share it only with their own adapter's: %g tokens",
+       many);
+}
+
 /* ---- the router ---- */
 
 static void test_affinity(void)
@@ -335,6 +367,7 @@ int main(void)
     test_kernels();
     test_memory();
     test_base_unchanged();
+    test_prefix_per_adapter();
     test_affinity();
     test_bad_input();
     support_fini();
