@@ -66,17 +66,18 @@ const util_field sim__lora_fields[] = {
     {.key = "disk_gbs", .type = UTIL_T_NUMBER, .unit = "GB/s", .min = 0.001, .max = 1e4,
      .doc = "disk -> host memory bandwidth of an adapter load (default 7.45: a PCIe 4.0 NVMe "
             "SSD's sequential read, Samsung 990 PRO datasheet)"},
-    {.key = "disk_latency_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0,
-     .max = 100, .doc = "fixed time of a load from disk, opening and parsing the checkpoint (default 0)"},
-    {.key = "cpu_latency_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0,
-     .max = 100, .doc = "fixed time of a copy from host memory into a GPU slot (default 0)"},
+    {.key = "disk_latency_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0, .max = 100,
+     .doc = "fixed time of a load from disk, opening and parsing the checkpoint (default 0)"},
+    {.key = "cpu_latency_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0, .max = 100,
+     .doc = "fixed time of a copy from host memory into a GPU slot (default 0)"},
     {0},
 };
 
 /* The adapters' ranks: the list, or adapter_count of one rank. */
 static int read_adapters(sim_lora *lr, const cJSON *o, const char *path, util_diag *d)
 {
-    const cJSON *list = util_json_member(o, "adapters"), *count = util_json_member(o, "adapter_count");
+    const cJSON *list = util_json_member(o, "adapters");
+    const cJSON *count = util_json_member(o, "adapter_count");
     if (!list == !count)
         return util_diag_add(d, "%s.lora: give adapters (a list of {name, rank}) or "
                                 "adapter_count, %s", path, list ? "not both" : "one of them");
@@ -177,13 +178,15 @@ static int class_adapter(sim_scenario *sc, const cJSON *cls, int i, const cJSON 
     for (int p = 0; p < sc->n_pools; p++) {
         sim_lora *lr = &sc->pools[p].lora;
         if (!lr->on) continue;
-        if (!lr->by_class) lr->by_class = util_xcalloc((size_t)sc->workload.n_classes, sizeof *lr->by_class);
+        if (!lr->by_class)
+            lr->by_class = util_xcalloc((size_t)sc->workload.n_classes, sizeof *lr->by_class);
         if (!name) continue;
         if (!strcmp(name, "*")) {
             lr->by_class[i] = SIM_LORA_DRAW;
             continue;
         }
-        const cJSON *obj = pools ? cJSON_GetArrayItem(pools, p) : util_json_member(sc->json, "cluster");
+        const cJSON *obj =
+            pools ? cJSON_GetArrayItem(pools, p) : util_json_member(sc->json, "cluster");
         lr->by_class[i] = find_adapter(&sc->pools[p], obj, name);
         if (!lr->by_class[i])
             return util_diag_add(d, "workload.classes[%d].adapter: no adapter named '%s' in "

@@ -16,8 +16,9 @@
  * Who calls whom.  Each file's internal functions carry a prefix naming it,
  * as Lua's do (luaD_ is ldo.c): sim__cl_ client.c, sim__rt_ router.c,
  * sim__fl_ fleet.c, sim__rp_ replica.c, sim__ac_ account.c, sim__rq_
- * request.c, sim__lr_ lora.c (LoRA adapters: a leaf, as account.c); the data structures keep theirs (sim__heap_ heap.c, sim__kv_
- * kv.c, sim__pc_ prefix.c, sim__queue_ and sim__waitq_ the queues of
+ * request.c, sim__lr_ lora.c (LoRA adapters: a leaf, as account.c); the
+ * data structures keep theirs (sim__heap_ heap.c, sim__kv_ kv.c, sim__pc_
+ * prefix.c, sim__queue_ and sim__waitq_ the queues of
  * request.c), and sched.c is the table sim__policies.  Calls follow a
  * request's trip down, never up, but for three back-edges (dotted):
  *

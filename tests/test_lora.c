@@ -182,15 +182,20 @@ static void test_kernels(void)
     double want_s = fmax(f16 / peak, b16 / bw) + fmax(f1 / peak, b1 / bw);
     sim_scenario_fini(&sc);
     sqlite3 *a = support_run_json(with, NULL, false), *b = support_run_json(base, NULL, false);
-    double df = support_q1(a, "SELECT flops FROM replicas") - support_q1(b, "SELECT flops FROM replicas");
+    double df =
+        support_q1(a, "SELECT flops FROM replicas") - support_q1(b, "SELECT flops FROM replicas");
     is_near(df, f16 + f1, 1e-9 * (f16 + f1),
-            "the adapter's FLOPs: 2 x 17 tokens x rank 16 x (in + out) x 32 layers = %.0f", f16 + f1);
-    double db = support_q1(a, "SELECT bytes FROM replicas") - support_q1(b, "SELECT bytes FROM replicas");
-    is_near(db, b16 + b1, 1e-9 * (b16 + b1), "and bytes: its A and B twice, the tokens' "
-            "activations and buffers = %.0f", b16 + b1);
+            "the adapter's FLOPs: 2 x 17 tokens x rank 16 x (in + out) x 32 layers = %.0f",
+            f16 + f1);
+    double db =
+        support_q1(a, "SELECT bytes FROM replicas") - support_q1(b, "SELECT bytes FROM replicas");
+    is_near(db, b16 + b1, 1e-9 * (b16 + b1),
+            "and bytes: its A and B twice, the tokens' activations and buffers = %.0f",
+            b16 + b1);
     double got = support_q1(a, "SELECT lora_kernel_s FROM replicas");
     is_near(got, want_s, 1e-9 * want_s, "the kernels' roofline time %.3g s (two steps)", want_s);
-    double busy = support_q1(a, "SELECT busy_s FROM replicas") - support_q1(b, "SELECT busy_s FROM replicas");
+    double busy =
+        support_q1(a, "SELECT busy_s FROM replicas") - support_q1(b, "SELECT busy_s FROM replicas");
     is_near(busy, got + support_q1(a, "SELECT lora_load_s FROM replicas"), 2e-9,
             "busy time grows by the kernels and the load, to the nanosecond");
     sqlite3_close(a);
@@ -218,11 +223,12 @@ static void test_memory(void)
 {
     const char *lora = ", \"lora\": {\"max_loras\": 4, \"max_lora_rank\": 64, \"adapters\": "
                        "[{\"name\": \"chat\", \"rank\": 16}]}";
-    /* the class names no adapter without lora: a plain scenario of the same
-     * cluster (its adapter key refused, so the class is built by hand) */
-    char *plain = util_xasprintf(HEAD "}, \"workload\": {\"arrival\": {\"process\": \"closed\","
-                                      " \"users\": 1}, \"prompt_tokens\": 16, \"output_tokens\": 2}}",
-                                 3);
+    /* the same cluster without cluster.lora, and without the class (its
+     * adapter key needs cluster.lora) */
+    char *plain =
+        util_xasprintf(HEAD "}, \"workload\": {\"arrival\": {\"process\": \"closed\","
+                            " \"users\": 1}, \"prompt_tokens\": 16, \"output_tokens\": 2}}",
+                       3);
     sim_scenario sc;
     char *errors = NULL;
     support_scenario(plain, NULL, &sc, &errors);
@@ -340,13 +346,15 @@ static void test_bad_input(void)
     bad(", \"lora\": {\"max_lora_rank\": 8, \"adapters\": [{\"name\": \"chat\", \"rank\": 16}]}",
         "chat", NULL, "cluster.lora.adapters[]: rank 16 is above max_lora_rank 8");
     bad(one, "nope", NULL, "workload.classes[0].adapter: no adapter named 'nope'");
-    bad(", \"lora\": {\"max_loras\": 0, \"adapter_count\": 2}", "*", NULL, "cluster.lora.max_loras");
+    bad(", \"lora\": {\"max_loras\": 0, \"adapter_count\": 2}", "*", NULL,
+        "cluster.lora.max_loras");
     bad(", \"lora\": {\"max_loras\": 4, \"max_cpu_loras\": 2, \"adapter_count\": 2}", "*", NULL,
         "cluster.lora.max_cpu_loras: 2 is below max_loras 4");
     bad(", \"lora\": {\"adapter_count\": 2, \"adapters\": [{\"name\": \"a\", \"rank\": 8}]}", "*",
         NULL, "cluster.lora: give adapters");
     bad(", \"lora\": {\"max_loras\": 1}", "*", NULL, "cluster.lora: give adapters");
-    bad(", \"lora\": {\"adapters\": [{\"name\": \"a\", \"rank\": 8}, {\"name\": \"a\", \"rank\": 8}]}",
+    bad(", \"lora\": {\"adapters\": [{\"name\": \"a\", \"rank\": 8}, {\"name\": \"a\", \"rank\": "
+        "8}]}",
         "a", NULL, "cluster.lora.adapters[1].name: 'a' is used twice");
     bad(", \"lora\": {\"adapter_count\": 2}", "lora-2", NULL,
         "workload.classes[0].adapter: no adapter named 'lora-2'");
