@@ -195,6 +195,20 @@ typedef struct an_spec {
     double acceptance_rate, mean_accepted_length, tokens_per_step, drafting_share, verify_share;
 } an_spec;
 
+/* LoRA adapters (replicas.lora_*; all 0 without cluster.lora, or in a
+ * database older than schema 11): GPU slots (max_loras, summed over the
+ * replicas that have them), admissions of a request for an adapter, those
+ * that found it in a GPU slot, of the others those that found it in the
+ * CPU cache (the rest read it from disk), the loads' time and the LoRA
+ * kernels', and the replicas' busy time. */
+typedef struct an_lora {
+    int64_t slots, lookups, gpu_hits, cpu_hits, loads, disk_loads;
+    double load_s, kernel_s, busy_s;
+    /* derived: gpu_hits / lookups; cpu_hits / loads; load_s / loads; the
+     * loads' and the kernels' shares of busy time */
+    double gpu_hit_rate, cpu_hit_rate, mean_load_s, load_share, kernel_share;
+} an_lora;
+
 typedef struct an_use {
     int replica;      /* -1: the whole cluster */
     char *pool, *gpu; /* NULL for the cluster */
@@ -225,6 +239,7 @@ typedef struct an_use {
      * the drafts proposed and accepted, and the busy time spent drafting
      * and in the rest of the speculative steps (verifying) */
     an_spec spec;
+    an_lora lora;
     an_section req;           /* requests it served (with options.by_replica) */
     bool decodes; /* it is of the disaggregated cluster's decode pool: req is what it decoded */
 } an_use;

@@ -129,6 +129,24 @@ static void spec_json(cJSON *parent, const an_spec *s)
     add_num(o, "verify_share", s->verify_share);
 }
 
+static void lora_json(cJSON *parent, const an_lora *l)
+{
+    cJSON *o = cJSON_AddObjectToObject(parent, "lora");
+    cJSON_AddNumberToObject(o, "gpu_slots", (double)l->slots);
+    cJSON_AddNumberToObject(o, "lookups", (double)l->lookups);
+    cJSON_AddNumberToObject(o, "gpu_hits", (double)l->gpu_hits);
+    cJSON_AddNumberToObject(o, "loads", (double)l->loads);
+    cJSON_AddNumberToObject(o, "cpu_hits", (double)l->cpu_hits);
+    cJSON_AddNumberToObject(o, "disk_loads", (double)l->disk_loads);
+    add_num(o, "gpu_hit_rate", l->gpu_hit_rate);
+    add_num(o, "cpu_hit_rate", l->cpu_hit_rate);
+    cJSON_AddNumberToObject(o, "load_s", l->load_s);
+    add_num(o, "mean_load_s", l->mean_load_s);
+    cJSON_AddNumberToObject(o, "kernel_s", l->kernel_s);
+    add_num(o, "load_share", l->load_share);
+    add_num(o, "kernel_share", l->kernel_share);
+}
+
 static void use_json(cJSON *o, const an_use *u)
 {
     add_num(o, "busy_fraction", u->busy_fraction);
@@ -150,6 +168,7 @@ static void use_json(cJSON *o, const an_use *u)
     add_num(o, "kv_bytes_per_token", u->kv_bytes_per_token);
     cJSON_AddNumberToObject(o, "kv_capacity_tokens", (double)u->kv_capacity_tokens);
     if (u->spec.k > 0) spec_json(o, &u->spec);
+    if (u->lora.slots > 0) lora_json(o, &u->lora);
 }
 
 static void cost_json(cJSON *root, const an_cost *c)
@@ -582,6 +601,18 @@ static void print_spec(const an_spec *s, FILE *out)
             (long long)s->off_steps, (long long)decode_steps);
 }
 
+static void print_lora(const an_lora *l, FILE *out)
+{
+    fprintf(out, "LoRA adapters (%lld GPU slots): %lld requests for an adapter, GPU hit rate %s; "
+                 "%lld loads, %s of them from the CPU cache, %lld from disk\n",
+            (long long)l->slots, (long long)l->lookups, num("%.3f", l->gpu_hit_rate).s,
+            (long long)l->loads, num("%.3f", l->cpu_hit_rate).s, (long long)l->disk_loads);
+    fprintf(out, "  busy time: loads %s s (%s ms a load, %s), LoRA kernels %s s (%s)\n",
+            num("%.3f", l->load_s).s, num("%.3f", 1e3 * l->mean_load_s).s,
+            num("%.1f%%", 100 * l->load_share).s, num("%.3f", l->kernel_s).s,
+            num("%.1f%%", 100 * l->kernel_share).s);
+}
+
 /* Whether the run used a prefix cache: something was cached or evicted
  * (a report of a run without one says nothing of it). */
 static bool cache_used(const an_report *r)
@@ -852,6 +883,7 @@ static void print_report(const void *arg, FILE *out)
         print_cache(&r->req, evicted, out);
     }
     if (r->use.spec.k > 0) print_spec(&r->use.spec, out);
+    if (r->use.lora.slots > 0) print_lora(&r->use.lora, out);
     print_cost(r, out);
     print_energy(r, out);
     if (by_class)

@@ -26,7 +26,11 @@ typedef struct replica_row {
     double weight_bytes, kv_bytes_per_token; /* NAN in a database older than schema 4 */
     double max_batch; /* its pool's scheduler.max_batch in the stored scenario; NAN: unknown */
     double spec[8];   /* replicas.spec_k .. spec_verify_s, in SPEC_COLUMNS' order */
+    double lora[6];   /* replicas.lora_slots .. lora_kernel_s, in LORA_COLUMNS' order */
 } replica_row;
+
+#define LORA_COLUMNS                                                                               \
+    "lora_slots, lora_lookups, lora_gpu_hits, lora_cpu_hits, lora_load_s, lora_kernel_s"
 
 #define SPEC_COLUMNS                                                                               \
     "spec_k, spec_steps, spec_off_steps, spec_drafts, spec_draft_tokens, spec_accepted,"          \
@@ -48,11 +52,12 @@ static char *replica_select(int schema)
     return util_xasprintf(
         "SELECT replica, gpus, pool, gpu, busy_s, batch_seq_s, flops, bytes, peak_flops,"
         " peak_bw, kv_capacity_tokens, kv_peak_tokens, kv_token_s, tdp_w, idle_w,"
-        " energy_j, usd_per_gpu_hour, %s, %s, " MAX_BATCH ", %s FROM replicas WHERE run_id = ?1"
-        " ORDER BY replica",
+        " energy_j, usd_per_gpu_hour, %s, %s, " MAX_BATCH ", %s, %s FROM replicas"
+        " WHERE run_id = ?1 ORDER BY replica",
         schema >= AN__SCHEMA_CACHE ? "evicted_blocks" : "0",
         schema >= AN__SCHEMA_PRECISION ? "weight_bytes, kv_bytes_per_token" : "NULL, NULL",
-        schema >= AN__SCHEMA_SPEC ? SPEC_COLUMNS : "0, 0, 0, 0, 0, 0, 0, 0");
+        schema >= AN__SCHEMA_SPEC ? SPEC_COLUMNS : "0, 0, 0, 0, 0, 0, 0, 0",
+        schema >= AN__SCHEMA_LORA ? LORA_COLUMNS : "0, 0, 0, 0, 0, 0");
 }
 
 /* A replica's figures are checked as input is: each a number, finite and
@@ -111,6 +116,7 @@ static int read_replicas(const an__query *q, replica_row **out, int *n, util_dia
         x->kv_bytes_per_token = an__column_num(st, 19);
         x->max_batch = an__column_num(st, 20);
         for (int i = 0; i < 8; i++) x->spec[i] = sqlite3_column_double(st, 21 + i);
+        for (int i = 0; i < 6; i++) x->lora[i] = sqlite3_column_double(st, 29 + i);
     }
     sqlite3_finalize(st);
     *out = v;
@@ -227,6 +233,28 @@ static void sum_spec(const replica_row *x, int n, an_spec *s)
     s->verify_share = an__ratio(s->verify_s, s->busy_s);
 }
 
+/* The LoRA adapters' totals over the replicas, and their rates. */
+static void sum_lora(const replica_row *x, int n, an_lora *l)
+{
+    *l = (an_lora){0};
+    for (int i = 0; i < n; i++) {
+        l->slots += (int64_t)x[i].lora[0];
+        l->lookups += (int64_t)x[i].lora[1];
+        l->gpu_hits += (int64_t)x[i].lora[2];
+        l->cpu_hits += (int64_t)x[i].lora[3];
+        l->load_s += x[i].lora[4];
+        l->kernel_s += x[i].lora[5];
+        l->busy_s += x[i].busy_s;
+    }
+    l->loads = l->lookups - l->gpu_hits;
+    l->disk_loads = l->loads - l->cpu_hits;
+    l->gpu_hit_rate = an__ratio((double)l->gpu_hits, (double)l->lookups);
+    l->cpu_hit_rate = an__ratio((double)l->cpu_hits, (double)l->loads);
+    l->mean_load_s = an__ratio(l->load_s, (double)l->loads);
+    l->load_share = an__ratio(l->load_s, l->busy_s);
+    l->kernel_share = an__ratio(l->kernel_s, l->busy_s);
+}
+
 /* MFU and MBU are achieved over peak while busy; the busy fraction says how
  * much of the simulated time that was -- which under continuous batching is
  * nearly all of it at any load, so the batch slots and the KV cache filled
@@ -258,6 +286,7 @@ static void sum_use(const replica_row *x, int n, double sim_s, an_use *u)
     }
     u->batch_slots = isnan(slots) ? 0 : (int64_t)slots;
     sum_spec(x, n, &u->spec);
+    sum_lora(x, n, &u->lora);
     u->batch_fill = an__ratio(seq_s, slots * sim_s);
     u->kv_bytes_per_token = n > 0 ? x[0].kv_bytes_per_token : NAN;
     for (int i = 1; i < n; i++) /* pools of different dtypes: no one figure */

@@ -514,4 +514,21 @@ int mdl_kv_capacity_blocks(const mdl_gpu *gpu, const mdl_model *m, int tp, int p
                            double reserve_bytes, int block_tokens, const mdl_beside *beside,
                            const char *path, int64_t *blocks, util_diag *d);
 
+/* ---- LoRA adapters (lora.c) ---- */
+
+/* An adapter's bytes a unit of its rank: (in + out) of each adapted matrix
+ * (q, k, v, o, gate, up, down: vLLM's Llama modules) x layers x the
+ * model's dtype, over all GPUs. */
+double mdl_lora_bytes_per_rank(const mdl_model *m);
+/* The LoRA kernels for `tokens` tokens of requests with adapters, of
+ * `adapters` distinct adapters, computed at max_rank: FLOPs 2 x tokens x
+ * max_rank x (in + out) x layers; bytes each adapter's A and B at
+ * max_rank, each token's input read and output read and written, and the
+ * fp32 buffer between the two kernels written and read. */
+void mdl_lora_kernels(const mdl_model *m, int max_rank, double tokens, int adapters,
+                      double *flops, double *bytes);
+/* Their roofline time on cm's tensor-parallel group, at its mfu and mbu
+ * (the GPU's defaults for a cost model that is not a roofline). */
+double mdl_lora_kernel_s(const mdl_cost *cm, double flops, double bytes);
+
 #endif /* MDL_H */

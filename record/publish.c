@@ -173,6 +173,13 @@ int rec__upgrade(sqlite3 *db, const char *path, util_diag *d)
         [11] = "ALTER TABLE main.requests ADD COLUMN priority INTEGER; "
                "ALTER TABLE main.requests ADD COLUMN deadline_s REAL; "
                "ALTER TABLE main.requests ADD COLUMN tenant TEXT;",
+        /* LoRA adapters (sim/lora.c): one statement, kept apart */
+        [12] = "ALTER TABLE main.replicas ADD COLUMN lora_slots INTEGER NOT NULL DEFAULT 0; "
+               "ALTER TABLE main.replicas ADD COLUMN lora_lookups INTEGER NOT NULL DEFAULT 0; "
+               "ALTER TABLE main.replicas ADD COLUMN lora_gpu_hits INTEGER NOT NULL DEFAULT 0; "
+               "ALTER TABLE main.replicas ADD COLUMN lora_cpu_hits INTEGER NOT NULL DEFAULT 0; "
+               "ALTER TABLE main.replicas ADD COLUMN lora_load_s REAL NOT NULL DEFAULT 0; "
+               "ALTER TABLE main.replicas ADD COLUMN lora_kernel_s REAL NOT NULL DEFAULT 0;",
     };
     int rc;
     int64_t version = rec__query_int(db, "PRAGMA main.user_version", &rc);

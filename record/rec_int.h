@@ -16,9 +16,10 @@
  * pipeline (iterations), 7: measured runs (`measurements`), 8 speculative
  * decoding, 9 the tokens an iteration's decoders
  * streamed and their acceptances, 10 runs.requests (the rows a run recorded, against which a
- * reader checks what it reads), 11 requests.priority, deadline_s and tenant;
+ * reader checks what it reads), 11 requests.priority, deadline_s and tenant, 12 LoRA
+ * adapters' totals on replicas;
  * rec__upgrade says each version's columns. */
-#define REC__SCHEMA_VERSION 11
+#define REC__SCHEMA_VERSION 12
 /* The table of measured runs (schema.h), as both a new database and an
  * upgraded one create it: the text is stored in the file. */
 #define REC__MEASUREMENTS "CREATE TABLE measurements (" REC_MEASUREMENTS(REC_DDL, REC_DDL_LAST) ");"

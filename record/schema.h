@@ -110,7 +110,13 @@
     X(spec_draft_tokens, "INTEGER NOT NULL DEFAULT 0", i64, row->spec_draft_tokens)                \
     X(spec_accepted, "INTEGER NOT NULL DEFAULT 0", i64, row->spec_accepted)                        \
     X(spec_drafting_s, "REAL NOT NULL DEFAULT 0", real, row->spec_drafting_s)                      \
-    LAST(spec_verify_s, "REAL NOT NULL DEFAULT 0", real, row->spec_verify_s)
+    X(spec_verify_s, "REAL NOT NULL DEFAULT 0", real, row->spec_verify_s)                          \
+    X(lora_slots, "INTEGER NOT NULL DEFAULT 0", i64, row->lora_slots)                              \
+    X(lora_lookups, "INTEGER NOT NULL DEFAULT 0", i64, row->lora_lookups)                          \
+    X(lora_gpu_hits, "INTEGER NOT NULL DEFAULT 0", i64, row->lora_gpu_hits)                        \
+    X(lora_cpu_hits, "INTEGER NOT NULL DEFAULT 0", i64, row->lora_cpu_hits)                        \
+    X(lora_load_s, "REAL NOT NULL DEFAULT 0", real, row->lora_load_s)                              \
+    LAST(lora_kernel_s, "REAL NOT NULL DEFAULT 0", real, row->lora_kernel_s)
 
 #define REC_ITERATIONS(X, LAST)                                                                    \
     X(run_id, "INTEGER NOT NULL REFERENCES runs(id)", i64, r->run_id)                              \

@@ -219,5 +219,11 @@ void sim__ac_row(const sim__replica *rp, sim_replica_row *row)
         .spec_accepted = rp->spec_accepted,
         .spec_drafting_s = rp->spec_drafting_s,
         .spec_verify_s = rp->spec_verify_s,
+        .lora_slots = p->lora.on ? p->lora.max_loras : 0,
+        .lora_lookups = rp->lora_lookups,
+        .lora_gpu_hits = rp->lora_gpu_hits,
+        .lora_cpu_hits = rp->lora_cpu_hits,
+        .lora_load_s = rp->lora_load_s,
+        .lora_kernel_s = rp->lora_kernel_s,
     };
 }

@@ -133,6 +133,7 @@ static sim__request *new_call(sim_engine *e, sim__task *t, int32_t index, int32_
     r->task = t;
     r->call_index = t ? index : -1;
     r->cls = cls;
+    r->lora = sim__lr_choose(e, cls, r->id);
     r->user = user;
     r->arrival_ns = e->now;
     r->prompt = prompt;
@@ -144,6 +145,7 @@ static sim__request *new_call(sim_engine *e, sim__task *t, int32_t index, int32_
 
 static void send_call(sim_engine *e, sim__request *r)
 {
+    sim__lr_own_content(r); /* an adapter's KV is its own (lora.c) */
     bool slow;
     int64_t delay = sim__ns(wl_source_delay(e->src, &slow));
     r->slow = slow;

@@ -42,6 +42,7 @@ static void run_append(sim__replica *rp, sim__request *r)
     rp->run_tail = r;
     r->in_running = true;
     rp->n_running++;
+    sim__lr_join(rp, r);
 }
 
 static void run_remove(sim__replica *rp, sim__request *r)
@@ -54,6 +55,7 @@ static void run_remove(sim__replica *rp, sim__request *r)
     r->run_prev = r->run_next = NULL;
     r->in_running = false;
     rp->n_running--;
+    sim__lr_leave(rp, r);
 }
 
 /* ---- set-up ---- */
@@ -98,6 +100,7 @@ void sim__rp_init(sim__replica *rp, sim_engine *e, const sim_pool *p, sim__group
     /* a static batch reserves each member's whole context: nothing to share */
     rp->pc_on = p->prefix_caching && !reserves(rp);
     if (rp->pc_on) sim__pc_init(&rp->pc, p->block_tokens, rp->kv_capacity);
+    sim__lr_init(rp);
 }
 
 void sim__rp_fini(sim__replica *rp)
@@ -109,6 +112,7 @@ void sim__rp_fini(sim__replica *rp)
     if (rp->pc_on) sim__pc_fini(&rp->pc);
     free(rp->chunks);
     free(rp->chunk_cost);
+    sim__lr_destroy(rp);
 }
 
 static int64_t blocks_for(const sim__replica *rp, int64_t tokens)
@@ -504,6 +508,7 @@ static bool admissible(const sim__replica *rp, const sim__request *r, int64_t bu
                        admit_cost *c)
 {
     if (slots_taken(rp) >= rp->pool->max_batch || !rp->policy->may_admit(rp, r)) return false;
+    if (!sim__lr_may_admit(rp, r)) return false; /* the adapters' slots (lora.c) */
     *c = admission_cost(rp, r, budget);
     if (r->state != SIM__ARRIVED_KV && c->chunk <= 0) return false;
     return sim__rp_free_blocks(rp) >= c->need;
@@ -836,6 +841,7 @@ static void start_single(sim__replica *rp)
     if (b.n_prefill || b.n_decode) {
         mdl_cost_step(&p->cost, &b, &rp->cost);
         if (p->spec.method != SIM_SPEC_NONE) sim__sp_draft_cost(rp, &b, &rp->cost);
+        sim__lr_step_cost(rp, &b, &rp->cost);
     } else {
         rp->cost = (mdl_step){0}; /* only moving swapped KV caches */
     }
@@ -891,7 +897,8 @@ static void start_iteration(sim__replica *rp)
     rp->busy = true;
     rp->run_start_ns = rp->e->now;
     /* a speculative step's outcome is drawn when it ends: one step at a time */
-    if (!rp->n_chunks && rp->swap_bytes == 0 && rp->spec_width == 1) start_run(rp);
+    if (!rp->n_chunks && rp->swap_bytes == 0 && rp->spec_width == 1 && !sim__lr_single(rp))
+        start_run(rp);
     else start_single(rp);
     SIM__CHECKED(sim__rp_check(rp, rp->run_decode_only ? rp->run_last - rp->step + 1 : 1));
 }

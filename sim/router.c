@@ -95,6 +95,28 @@ static int prefix_affinity(sim_engine *e, sim__group *g, const sim__request *r)
     return best;
 }
 
+/* lora_affinity, the Gateway API Inference Extension's LoRA rule (its
+ * scheduler's queueingThresholdLoRA, 128 waiting requests): among the
+ * replicas whose GPU slots hold the request's adapter and whose queue is
+ * shorter than lora_queue_threshold, the one with fewest requests in
+ * flight; when none is, the one with fewest in flight of all (ties: the
+ * lowest id).  A request for the base model goes by load alone.  The
+ * threshold is the trade: 0 is load alone, a large one follows the
+ * adapter into any imbalance. */
+static int lora_affinity(sim_engine *e, sim__group *g, const sim__request *r)
+{
+    int best = -1, any = 0;
+    for (int i = 0; i < g->n; i++) {
+        const sim__replica *rp = member(g, i);
+        if (rp->outstanding < member(g, any)->outstanding) any = i;
+        if (!r->lora || !sim__lr_holds(rp, r->lora) ||
+            sim__waitq_len(rp->q) >= e->sc->lora_queue_threshold)
+            continue;
+        if (best < 0 || rp->outstanding < member(g, best)->outstanding) best = i;
+    }
+    return best >= 0 ? best : any;
+}
+
 /* The central queue is the group's: any member takes it in (the first). */
 static int first_member(sim_engine *e, sim__group *g, const sim__request *r)
 {
@@ -111,6 +133,7 @@ static int (*const pickers[SIM_N_ROUTERS])(sim_engine *, sim__group *, const sim
     [SIM_ROUTER_POWER_OF_TWO] = power_of_two,
     [SIM_ROUTER_CENTRAL] = first_member,
     [SIM_ROUTER_PREFIX_AFFINITY] = prefix_affinity,
+    [SIM_ROUTER_LORA_AFFINITY] = lora_affinity,
 };
 
 /* Into the replica's queue, or the group's: with a central queue every

@@ -22,7 +22,7 @@
  * key in every pool that has not set it, before the preset and the GPU's
  * catalog values fill what is still missing.
  */
-#include "sim.h"
+#include "sim_int.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -192,7 +192,10 @@ static const util_field speculative_fields[] = {
                 "in DGX H100)"},                                                               \
         {.key = "speculative", .type = UTIL_T_OBJECT, .sub = speculative_fields,               \
          .doc = "speculative decoding: a drafter proposes num_speculative_tokens per sequence "   \
-                "each step and the target verifies them (docs/speculative-decoding.md)"}
+                "each step and the target verifies them (docs/speculative-decoding.md)"},      \
+        {.key = "lora", .type = UTIL_T_OBJECT, .sub = sim__lora_fields,                        \
+         .doc = "LoRA adapters: GPU slots and a CPU cache a replica, loads, and the kernels' "  \
+                "cost (docs/lora.md)"}
 
 static const util_field pool_fields[] = {
     {.key = "name", .type = UTIL_T_STRING, .flags = UTIL_REQUIRED, .doc = "pool name"},
@@ -230,6 +233,11 @@ static const util_field cluster_fields[] = {
      .doc = "prefix_affinity: a replica's cost is this x the prompt tokens it would prefill "
             "(not cached there) + the tokens it holds (queued prompts, KV in use); Dynamo's "
             "kv-overlap-score-weight"},
+    {.key = "lora_queue_threshold", .type = UTIL_T_INTEGER, .unit = "requests", .min = 0,
+     .max = 1e9,
+     .doc = "lora_affinity: the replicas holding a request's adapter with fewer requests "
+            "waiting than this are preferred, the least loaded of them; else the least loaded "
+            "of all (default 128: the Gateway API Inference Extension's queueingThresholdLoRA)"},
     {.key = "pools", .type = UTIL_T_LIST, .sub = pool_fields, .min = 1, .max = 64,
      .doc = "several pools (each inherits the cluster-level keys it does not set)"},
     {.key = "disaggregated", .type = UTIL_T_OBJECT, .sub = disagg_fields,
@@ -322,7 +330,7 @@ static void inherit_pools(cJSON *root)
                                        "pipeline_parallel", "cost_model", "engine",
                                        "scheduler", "host", "quantization", "kv_cache_dtype",
                                        "expert_parallel", "expert_skew", "expert_counts",
-                                       "gpus_per_node", "network_gbs"};
+                                       "gpus_per_node", "network_gbs", "lora"};
     /* speculation is a decoder's: a disaggregated cluster's prefill pool,
      * which never decodes, does not take the cluster's drafter */
     const char *prefill = cJSON_GetStringValue(
@@ -758,6 +766,7 @@ static int size_cache(sim_pool *p, cJSON *sched, const char *path, util_diag *d)
         return UTIL_OK;
     }
     mdl_beside drafter = {p->spec.head_weight_bytes, p->spec.head_kv_bytes_per_token};
+    drafter.weight_bytes += p->lora.gpu_bytes; /* the adapters' slots (lora.c) */
     if (p->spec.method == SIM_SPEC_DRAFT && !cache_blocks(p, NULL, NULL, &p->kv_blocks, NULL) &&
         cache_blocks(p, &drafter, NULL, &p->kv_blocks, NULL))
         return draft_too_big(p, path, d);
@@ -1101,6 +1110,7 @@ static int build_pool(sim_pool *p, cJSON *obj, const char *path, const mdl_catal
     if (check_pool(p, path, d)) rc = UTIL_EINPUT;
     if (check_scheduling_policy(p, sched, path, d)) rc = UTIL_EINPUT;
     if (read_speculative(p, obj, path, cat, d)) rc = UTIL_EINPUT;
+    else if (sim__lr_read(p, obj, path, d)) rc = UTIL_EINPUT;
     else if (size_cache(p, sched, path, d)) rc = UTIL_EINPUT;
     return rc;
 }
@@ -1321,6 +1331,8 @@ static int build(sim_scenario *sc, const mdl_catalog *cat, const char *base_dir,
     sc->warmup_s = util_json_member(root, "warmup_s")->valuedouble;
     sc->router = (sim_router)util_json_choice(cluster, "router", sim_router_names);
     sc->prefix_weight = util_json_number(cluster, "prefix_weight", 1);
+    sc->lora_queue_threshold = (int64_t)util_json_number(cluster, "lora_queue_threshold", 128);
+    sc->lora_pool = -1;
     int rc = build_pools(sc, cluster, cat, base_dir, d);
     if (!rc && build_disaggregation(sc, cluster, d)) rc = UTIL_EINPUT;
     if (wl_spec_from_json(util_json_member(root, "workload"), "workload", base_dir, &sc->workload, d))
@@ -1331,6 +1343,7 @@ static int build(sim_scenario *sc, const mdl_catalog *cat, const char *base_dir,
                               "their end)");
     if (!rc && read_class_acceptances(sc, d)) rc = UTIL_EINPUT;
     if (!rc) read_class_sched(sc);
+    if (!rc && sim__lr_read_classes(sc, d)) rc = UTIL_EINPUT;
     if (!rc && check_warmup(sc, d)) rc = UTIL_EINPUT;
     if (!rc && check_endless(sc, d)) rc = UTIL_EINPUT;
     return rc;
@@ -1357,6 +1370,7 @@ void sim_scenario_fini(sim_scenario *sc)
     for (int i = 0; i < sc->n_pools; i++) {
         mdl_cost_fini(&sc->pools[i].cost);
         free(sc->pools[i].spec.by_class);
+        sim__lr_fini(&sc->pools[i].lora);
     }
     wl_spec_fini(&sc->workload);
     free(sc->class_sched);

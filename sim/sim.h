@@ -44,7 +44,8 @@
     X(LEAST_KV, least_kv)                                                                          \
     X(POWER_OF_TWO, power_of_two)                                                                  \
     X(CENTRAL, central_queue)     /* one queue per pool; a replica pulls when it can admit */     \
-    X(PREFIX_AFFINITY, prefix_affinity) /* the longest cached prefix, traded against load */
+    X(PREFIX_AFFINITY, prefix_affinity) /* the longest cached prefix, traded against load */   \
+    X(LORA_AFFINITY, lora_affinity) /* a replica holding the adapter, below a queue length */
 
 #define SIM__POLICY_ENUM(id, name) SIM_##id,
 #define SIM__ROUTER_ENUM(id, name) SIM_ROUTER_##id,
@@ -109,6 +110,31 @@ typedef struct sim_spec {
                                      * shards (mdl_model_kv_shards) */
 } sim_spec;
 
+/* LoRA adapters (cluster.lora, docs/lora.md): max_loras GPU slots and a
+ * CPU cache of max_cpu_loras adapters a replica, each kept least recently
+ * used first; a request names its adapter (or the base model) as
+ * workload.classes[].adapter says.  An adapter's bytes and the kernels'
+ * cost are the model's (models/lora.c). */
+typedef struct sim_lora {
+    bool on;
+    int max_loras, max_rank, max_cpu;
+    int n_adapters;
+    int32_t *rank;        /* [n_adapters]; owned */
+    double *cdf;          /* [n_adapters]: the popularity's cumulative shares; owned */
+    int32_t *by_class;    /* [classes]: adapter + 1, 0 the base model, SIM_LORA_DRAW a draw
+                           * by the popularity; owned */
+    double bytes_per_rank; /* an adapter's bytes a unit of rank, every layer, all GPUs */
+    double gpu_bytes;     /* the slots: max_loras x max_lora_rank x bytes_per_rank */
+    double disk_bw, disk_latency_s, cpu_latency_s; /* disk -> CPU; CPU -> GPU's latency */
+} sim_lora;
+#define SIM_LORA_DRAW (-1)
+/* The default disk: a PCIe 4.0 NVMe SSD's sequential read, 7,450 MB/s
+ * (Samsung 990 PRO's datasheet). */
+#define SIM_LORA_DISK_BW 7.45e9
+
+/* The adapter + 1 drawn by the popularity for request id under seed. */
+int32_t sim_lora_draw(const sim_lora *lr, uint64_t seed, int64_t id);
+
 /* Identical replicas of one model on one kind of GPU, run by one engine.
  * The engine preset (cluster.engine) gave every scheduler and host key the
  * scenario did not set; the host latencies per iteration are in cost
@@ -144,6 +170,7 @@ typedef struct sim_pool {
     mdl_cost cost;              /* holds the GPU and the model */
     double usd_per_gpu_hour;    /* cost.usd_per_gpu_hour, else the GPU's catalog price */
     sim_spec spec;              /* speculative decoding (cluster.speculative) */
+    sim_lora lora;              /* LoRA adapters (cluster.lora) */
 } sim_pool;
 
 typedef struct sim_scenario {
@@ -159,6 +186,9 @@ typedef struct sim_scenario {
     int replicas; /* over all pools */
     sim_router router;
     double prefix_weight; /* prefix_affinity: weight of tokens to prefill against load */
+    int64_t lora_queue_threshold; /* lora_affinity: waiting requests above which a replica
+                                   * holding the adapter is no longer preferred */
+    int lora_pool; /* the pool whose cluster.lora names the fleet's adapters; -1: none */
     /* disaggregated prefill and decode: pool indices, -1 when not */
     int disagg_prefill, disagg_decode;
     double link_bw, link_latency_s; /* the KV transfer link */
@@ -252,6 +282,12 @@ typedef struct sim_replica_row {
      * of the speculative steps (verifying) */
     int64_t spec_k, spec_steps, spec_off_steps, spec_drafts, spec_draft_tokens, spec_accepted;
     double spec_drafting_s, spec_verify_s;
+    /* LoRA: max_loras (0: none); admissions of a request for an adapter,
+     * those whose adapter was in a GPU slot, and of the rest those found in
+     * the CPU cache (the others loaded from disk); the loads' time and the
+     * LoRA kernels' */
+    int64_t lora_slots, lora_lookups, lora_gpu_hits, lora_cpu_hits;
+    double lora_load_s, lora_kernel_s;
 } sim_replica_row;
 
 /* One engine iteration (with --record-iterations): a decode run is one row

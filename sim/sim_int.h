@@ -16,8 +16,9 @@
  * Who calls whom.  Each file's internal functions carry a prefix naming it,
  * as Lua's do (luaD_ is ldo.c): sim__cl_ client.c, sim__rt_ router.c,
  * sim__fl_ fleet.c, sim__rp_ replica.c, sim__ac_ account.c, sim__rq_
- * request.c; the data structures keep theirs (sim__heap_ heap.c, sim__kv_
- * kv.c, sim__pc_ prefix.c, sim__queue_ and sim__waitq_ the queues of
+ * request.c, sim__lr_ lora.c (LoRA adapters: a leaf, as account.c); the
+ * data structures keep theirs (sim__heap_ heap.c, sim__kv_ kv.c, sim__pc_
+ * prefix.c, sim__queue_ and sim__waitq_ the queues of
  * request.c), and sched.c is the table sim__policies.  Calls follow a
  * request's trip down, never up, but for three back-edges (dotted):
  *
@@ -221,6 +222,7 @@ typedef struct sim__request {
     int64_t first_step, finish_step;
     size_t finish_slot;     /* its entry in the replica's `finishing` heap, or SIM__NO_SLOT */
     int32_t replica, decode_replica, user, preemptions;
+    int32_t lora;           /* its LoRA adapter + 1; 0: the base model (lora.c) */
     uint8_t state;
     bool in_running;
     bool slow; /* a straggler */
@@ -494,7 +496,47 @@ typedef struct sim__replica {
     double energy_j, kv_token_s;
     int64_t spec_steps, spec_off_steps, spec_drafts, spec_draft_tokens, spec_accepted;
     double spec_drafting_s, spec_verify_s;
+    /* LoRA adapters (lora.c): its slots and cache, NULL without cluster.lora;
+     * admissions for an adapter, found in a slot, found in the CPU cache;
+     * the loads' and the kernels' time */
+    struct sim__lora *lr;
+    int64_t lora_lookups, lora_gpu_hits, lora_cpu_hits;
+    double lora_load_s, lora_kernel_s;
 } sim__replica;
+
+/* ---- LoRA adapters (lora.c) ---- */
+
+/* cluster.lora's keys (a pool's own or inherited). */
+extern const util_field sim__lora_fields[];
+/* A pool's cluster.lora, after its model and scheduler are read. */
+int sim__lr_read(sim_pool *p, const cJSON *obj, const char *path, util_diag *d);
+/* workload.classes[].adapter for every pool with adapters; the pools must
+ * serve one list (a request's adapter is drawn once, before routing). */
+int sim__lr_read_classes(sim_scenario *sc, util_diag *d);
+void sim__lr_fini(sim_lora *lr);
+/* A request for an adapter, as it is sent: its content (prefix caching)
+ * keyed by its adapter too, so that it shares KV only with requests for
+ * the same adapter. */
+void sim__lr_own_content(sim__request *r);
+/* A new request's adapter + 1 (0: the base model), by its class. */
+int32_t sim__lr_choose(const sim_engine *e, int32_t cls, int64_t id);
+/* A replica's slots and cache: made if its pool serves adapters. */
+void sim__lr_init(sim__replica *rp);
+void sim__lr_destroy(sim__replica *rp);
+/* Whether r may join the batch: its adapter runs already, or fewer than
+ * max_loras distinct adapters do. */
+bool sim__lr_may_admit(const sim__replica *rp, const sim__request *r);
+/* r joins the running batch (its adapter used, loaded if need be, the
+ * load's time kept for the step) or leaves it. */
+void sim__lr_join(sim__replica *rp, const sim__request *r);
+void sim__lr_leave(sim__replica *rp, const sim__request *r);
+/* Whether the next iteration must be a single step: an adapter's kernels
+ * or a load are in it (a decode run's closed form knows neither). */
+bool sim__lr_single(const sim__replica *rp);
+/* Whether the replica's GPU slots hold adapter `lora` (+ 1; 0 always). */
+bool sim__lr_holds(const sim__replica *rp, int32_t lora);
+/* The LoRA kernels and the loads of the single step b, added to *step. */
+void sim__lr_step_cost(sim__replica *rp, const mdl_batch *b, mdl_step *step);
 
 /* ---- speculative decoding (speculative.c) ---- */
 

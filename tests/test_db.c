@@ -253,6 +253,12 @@ static void test_upgrade(const char *dir, const sim_scenario *sc)
                               "ALTER TABLE replicas DROP COLUMN spec_accepted; "
                               "ALTER TABLE replicas DROP COLUMN spec_drafting_s; "
                               "ALTER TABLE replicas DROP COLUMN spec_verify_s; "
+                              "ALTER TABLE replicas DROP COLUMN lora_slots; "
+                              "ALTER TABLE replicas DROP COLUMN lora_lookups; "
+                              "ALTER TABLE replicas DROP COLUMN lora_gpu_hits; "
+                              "ALTER TABLE replicas DROP COLUMN lora_cpu_hits; "
+                              "ALTER TABLE replicas DROP COLUMN lora_load_s; "
+                              "ALTER TABLE replicas DROP COLUMN lora_kernel_s; "
                               "DROP TABLE measurements; "
                               "ALTER TABLE runs DROP COLUMN requests; "
                               "ALTER TABLE requests DROP COLUMN priority; "
@@ -273,7 +279,7 @@ static void test_upgrade(const char *dir, const sim_scenario *sc)
     record(rec, sc, SIM_STATUS_COMPLETED);
     rec_close(rec);
     sqlite3_open(path, &db);
-    is_int(support_q1(db, "PRAGMA user_version"), 11, "adding a run upgrades it to schema 11");
+    is_int(support_q1(db, "PRAGMA user_version"), 12, "adding a run upgrades it to schema 12");
     is_int(support_q1(db, "SELECT count(*) FROM requests WHERE run_id = 1 AND priority IS NULL "
                           "AND deadline_s IS NULL AND tenant IS NULL"),
            10, "its old rows' priority, deadline and tenant are unknown (NULL)");

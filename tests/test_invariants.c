@@ -143,6 +143,15 @@ static void test_paged_kv(void)
                                            "times out");
     cmp_ok(o.timed_out, >, 0, "swap with time-outs: %lld timed out", (long long)o.timed_out);
     cmp_ok(o.swap_bytes, >, 0, "swap with time-outs: %.3g bytes swapped", o.swap_bytes);
+    /* LoRA adapters: preempted sequences give their adapters back, and
+     * admission keeps every running adapter in a slot */
+    o = run(STARVED, (const char *[]){"cluster.lora={\"max_loras\": 2, \"max_cpu_loras\": 3, "
+                                      "\"adapter_count\": 6, \"zipf_s\": 1}",
+                                      "workload.classes=[{\"name\": \"t\", \"weight\": 3, "
+                                      "\"adapter\": \"*\"}, {\"name\": \"b\", \"weight\": 1}]",
+                                      "cluster.replicas=2", "cluster.router=\"lora_affinity\"",
+                                      "workload.arrival.users=64", NULL});
+    preempted_all_done(&o, 120, "LoRA adapters under preemption");
 }
 
 static void test_static(void)
