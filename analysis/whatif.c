@@ -93,7 +93,7 @@ bool an_parse_seconds(const char *text, double *out, bool *unit)
     double v = strtod(text, &end);
     if (end == text) return false;
     static const struct { const char *name; double scale; } units[] = {
-        {"", 1}, {"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"min", 60},
+        {"", 1}, {"s", 1}, {"ms", 1e-3}, {"us", 1e-6}, {"min", 60}, {"h", 3600},
     };
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
         if (!strcmp(end, units[i].name)) {
@@ -123,7 +123,8 @@ static int unknown_slo_key(const char *arg, size_t len, util_diag *d)
     char *near = util_did_you_mean(word, (const char *const *)keys);
     util_clip_buf b;
     util_diag_add(d, "--slo %.80s: unknown key '%s' (%s%sexpected [CLASS.]METRIC[_pNN] with "
-                     "METRIC one of ttft, tpot, tpot_incl_ttft, e2e, or [CLASS.]task_e2e)",
+                     "METRIC one of ttft, tpot, tpot_incl_ttft, e2e, or [CLASS.]task_e2e; "
+                     "CLASS: for CLASS. too)",
                   arg, util_clip(word, &b), near ? near : "", near ? " " : "");
     free(near);
     free(word);
@@ -139,7 +140,7 @@ static bool task_key(const char *key, size_t len, size_t *cls_len)
     size_t n = sizeof name - 1;
     if (len < n || strncmp(key + len - n, name, n)) return false;
     *cls_len = len == n ? 0 : len - n - 1;
-    return len == n || (len > n + 1 && key[len - n - 1] == '.');
+    return len == n || (len > n + 1 && (key[len - n - 1] == '.' || key[len - n - 1] == ':'));
 }
 
 /* The largest task threshold a bare number may give: an hour, as e2e's. */
@@ -171,8 +172,9 @@ int an_options_add_slo(an_options *opt, const char *arg, util_diag *d)
     an_metric m;
     double q;
     const char *cls = NULL, *key = arg;
-    if (!parse_key(arg, (size_t)(eq - arg), &m, &q)) { /* chat.ttft: a class's */
-        const char *dot = memchr(arg, '.', (size_t)(eq - arg));
+    if (!parse_key(arg, (size_t)(eq - arg), &m, &q)) { /* chat.ttft, or chat:ttft: a class's */
+        const char *dot = memchr(arg, ':', (size_t)(eq - arg));
+        if (!dot) dot = memchr(arg, '.', (size_t)(eq - arg));
         if (!dot || dot == arg || !parse_key(dot + 1, (size_t)(eq - dot - 1), &m, &q))
             return unknown_slo_key(arg, (size_t)(eq - arg), d);
         cls = arg;

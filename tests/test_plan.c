@@ -942,6 +942,27 @@ static void test_speculative_keys(const char *root)
     free(scen);
 }
 
+/* Targets per class as the tiers' planning writes them (issue 28):
+ * 'interactive:ttft_p99<=1s' is 'interactive.ttft_p99<=1', and a deadline
+ * in hours ('batch:e2e_p99<=1h') is 3600 s; plan answers alike. */
+static void test_class_targets(const char *root)
+{
+    char *scen = util_xasprintf("%s/tests/scenarios/plan-classes.json", root);
+    result colon = runner_run(servesim, dir, "plan", scen, "--find", "max-rate", "-q", "--json",
+                              "--target", "interactive:ttft_p99<=1s", "--target",
+                              "batch:e2e_p99<=1h", NULL);
+    result dot = runner_run(servesim, dir, "plan", scen, "--find", "max-rate", "-q", "--json",
+                            "--target", "interactive.ttft_p99<=1", "--target",
+                            "batch.e2e_p99<=3600", NULL);
+    is_int(colon.status, 0, "plan takes CLASS:METRIC targets and hours");
+    ok(colon.status == 0 && max_rate_of(&colon) == max_rate_of(&dot) && max_rate_of(&colon) > 0,
+       "and answers as CLASS.METRIC in seconds does (%g, %g req/s)", max_rate_of(&colon),
+       max_rate_of(&dot));
+    runner_drop(&colon);
+    runner_drop(&dot);
+    free(scen);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3 || support_init() || !mkdtemp(dir)) {
@@ -965,6 +986,7 @@ int main(int argc, char **argv)
     test_overload();
     test_vllm_args(argv[2]);
     test_speculative_keys(argv[2]);
+    test_class_targets(argv[2]);
     free(small);
     free(md1);
     free(mmc);
