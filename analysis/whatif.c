@@ -123,8 +123,7 @@ static int unknown_slo_key(const char *arg, size_t len, util_diag *d)
     char *near = util_did_you_mean(word, (const char *const *)keys);
     util_clip_buf b;
     util_diag_add(d, "--slo %.80s: unknown key '%s' (%s%sexpected [CLASS.]METRIC[_pNN] with "
-                     "METRIC one of ttft, tpot, tpot_incl_ttft, e2e, or [CLASS.]task_e2e; "
-                     "CLASS: for CLASS. too)",
+                     "METRIC one of ttft, tpot, tpot_incl_ttft, e2e, or [CLASS.]task_e2e)",
                   arg, util_clip(word, &b), near ? near : "", near ? " " : "");
     free(near);
     free(word);

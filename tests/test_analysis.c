@@ -984,8 +984,10 @@ static void test_task_slo(void)
     is_int(an_options_add_slo(&opt, "task_e2e=0", &d), UTIL_EINPUT, "task_e2e=0 is refused");
     is_int(an_options_add_slo(&opt, "task_e2e=7200", &d), UTIL_EINPUT,
            "and 7200 without a unit (seconds or ms?)");
-    is_int(an_options_add_slo(&opt, "task_e2e=2h", &d), UTIL_EINPUT, "and an unknown unit");
+    is_int(an_options_add_slo(&opt, "task_e2e=2d", &d), UTIL_EINPUT, "and an unknown unit");
     is_int(an_options_add_slo(&opt, "task_e2e=120min", &d), UTIL_OK, "120min is fine");
+    is_int(an_options_add_slo(&opt, "task_e2e=2h", &d), UTIL_OK, "and so is 2h");
+    is_near(opt.slo.task_e2e_s, 7200, 0, "7200 s");
     an_options_fini(&opt);
     util_diag_fini(&d);
 }
