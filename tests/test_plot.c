@@ -1309,8 +1309,8 @@ static void test_bad_input(const char *sweeps, const char *runs)
         {runs, "cdf --metric ttfb --terminal", "--metric ttfb: expected ttft"},
         {runs, "cdf", "give -o FILE.svg, -o FILE.png or --terminal"},
         {runs, "timeline --log --terminal", "timeline does not take --log"},
-        {runs, "timeline --interval 1h --terminal",
-         "--interval 1h: expected a time > 0, in seconds or with a unit (0.5, 500ms, 2s, 250us, "
+        {runs, "timeline --interval 2d --terminal",
+         "--interval 2d: expected a time > 0, in seconds or with a unit (0.5, 500ms, 2s, 250us, "
          "1min)"},
         {runs, "timeline --interval 0 --terminal", "--interval 0: expected a time > 0"},
         {runs, "timeline --run 1 --run 2 --terminal", "timeline draws one run"},

@@ -548,7 +548,7 @@ static void test_cli(const char *db, const char *old_db)
         {"DB --interval -1", "--interval -1: expected a time > 0"},
         {"DB --interval x", "--interval x: expected a time > 0"},
         {"DB --interval 0ms", "--interval 0ms: expected a time > 0"},
-        {"DB --interval 1h", "--interval 1h: expected a time > 0, in seconds or with a unit "
+        {"DB --interval 2d", "--interval 2d: expected a time > 0, in seconds or with a unit "
                              "(0.5, 500ms, 2s, 250us, 1min)"},
         {"DB --interval inf", "--interval inf: expected a time > 0"},
         {"DB --interval 1e-9", "(at most 1000000)"},
