@@ -60,8 +60,8 @@ int an__metric_of(const an__query *q, const char *view, const char *filter, cons
 /* 10 runs.requests, the request rows a run recorded: what a report reads of
  * a run must agree (older databases: not checked). */
 #define AN__SCHEMA_COUNTS 10
-/* 11: replicas.lora_* (LoRA adapters' slots, hits and loads) */
-#define AN__SCHEMA_LORA 11
+/* 12 replicas.lora_* (LoRA adapters' slots, hits and loads) */
+#define AN__SCHEMA_LORA 12
 int an__schema(sqlite3 *db);
 /* a / b, NAN unless b > 0. */
 double an__ratio(double a, double b);
