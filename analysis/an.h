@@ -115,6 +115,7 @@ struct an_options {
     an_target *targets;          /* filled in by the report */
     int n_targets;
     bool by_replica;             /* per-replica request sections too */
+    bool by_tenant, by_tier;     /* per-tenant, per-tier request sections too (an_group) */
     size_t scan_budget_values;   /* latencies one scan keeps in memory before it spills to
                                   * histograms and reads the rows again (the figures are the
                                   * same either way); 0: 8 Mi values, 64 MiB */
@@ -178,6 +179,30 @@ typedef struct an_class {
     char *priority, *tenant;
     double deadline_s;
 } an_class;
+
+/* The requests of one tenant (requests.tenant) or one tier
+ * (requests.priority), for --by tenant and --by tier.  Its section judges
+ * each request by its own class's SLO, as the run's attainment does, so
+ * the section has no thresholds of its own (req.slo unset) and its
+ * attainment is NAN only when none of its requests had an SLO.  The shed
+ * share is rejected / arrived: every rejected request, until a gateway
+ * sheds. */
+typedef struct an_group {
+    char *name;      /* the tenant, or the tier's name (critical .. background) or its
+                      * integer; "(none)": no tenant, "(not recorded)": no priority */
+    bool null;       /* the column was NULL */
+    double priority; /* a tier's value; NAN for a tenant, or a priority not an integer */
+    an_section req;
+    double shed_share;
+} an_group;
+
+/* The tier's name of a priority (-1 .. 3: "critical", "standard", "batch",
+ * "sheddable", "background", the Gateway API Inference Extension's), or
+ * NULL for another value. */
+const char *an_tier_name(int64_t priority);
+/* Jain's fairness index of n values: (sum x)^2 / (n sum x^2), 1 when they
+ * are equal, 1/n when one has everything; NAN when n is 0 or every x is 0. */
+double an_jain_index(const double *x, size_t n);
 
 /* Utilisation of one replica (or, in an_report.use, of all together).
  * Busy, MFU and MBU as in docs/metrics.md; KV and queue are time-weighted
@@ -277,6 +302,17 @@ typedef struct an_report {
     an_class *classes;  /* workload.classes in order, or one named "default" */
     int n_classes;
     bool has_classes;   /* the scenario defines workload.classes */
+    /* with an_options.by_tenant, by_tier: the groups, tenants by name and
+     * tiers most urgent first, the NULL group last; and Jain's index over
+     * the tenants (not "(none)") with a request ended after warm-up, of
+     * each one's good requests over those ended (its attainment, by its
+     * classes' SLOs: with none, every completed request is good), and how
+     * many there were */
+    bool by_tenant, by_tier;
+    an_group *tenants, *tiers;
+    int n_tenants, n_tiers;
+    double tenant_jain;
+    int tenant_jain_n;
     an_target *targets; /* options' percentile targets, evaluated */
     int n_targets;
     bool slo_whatif;    /* options replaced some of the scenario's thresholds */

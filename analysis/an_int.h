@@ -60,7 +60,10 @@ int an__metric_of(const an__query *q, const char *view, const char *filter, cons
 /* 10 runs.requests, the request rows a run recorded: what a report reads of
  * a run must agree (older databases: not checked). */
 #define AN__SCHEMA_COUNTS 10
-/* 12 replicas.lora_* (LoRA adapters' slots, hits and loads) */
+/* 11 requests.priority, deadline_s and tenant (older databases: none, so
+ * no report by tenant or tier); 12 replicas.lora_* (LoRA adapters' slots,
+ * hits and loads) */
+#define AN__SCHEMA_TENANT 11
 #define AN__SCHEMA_LORA 12
 int an__schema(sqlite3 *db);
 /* a / b, NAN unless b > 0. */

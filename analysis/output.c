@@ -246,6 +246,30 @@ static void class_sched_json(cJSON *o, const an_class *c)
     if (c->tenant) cJSON_AddStringToObject(o, "tenant", c->tenant);
 }
 
+/* "tenants" or "tiers": each group's sections, its shed share with its
+ * counts, and what names it (a tenant null for "(none)"; a tier's
+ * priority). */
+static void groups_json(cJSON *root, const char *key, const an_group *g, int n, bool tier)
+{
+    cJSON *all = cJSON_AddObjectToObject(root, key);
+    for (int i = 0; i < n; i++) {
+        cJSON *o = cJSON_AddObjectToObject(all, g[i].name);
+        if (tier) add_num(o, "priority", g[i].priority);
+        else if (g[i].null) cJSON_AddNullToObject(o, "tenant");
+        else cJSON_AddStringToObject(o, "tenant", g[i].name);
+        section_json(o, &g[i].req);
+        add_num(cJSON_GetObjectItem(o, "requests"), "shed_share", g[i].shed_share);
+    }
+}
+
+static void fairness_json(cJSON *root, const an_report *r)
+{
+    cJSON *o = cJSON_AddObjectToObject(root, "tenant_fairness");
+    cJSON_AddStringToObject(o, "of", "attainment");
+    cJSON_AddNumberToObject(o, "tenants", r->tenant_jain_n);
+    add_num(o, "jain_index", r->tenant_jain);
+}
+
 cJSON *an_report_json(const an_report *r, bool by_class)
 {
     cJSON *root = cJSON_CreateObject();
@@ -300,6 +324,11 @@ cJSON *an_report_json(const an_report *r, bool by_class)
             class_sched_json(c, &r->classes[i]);
         }
     }
+    if (r->by_tenant) {
+        groups_json(root, "tenants", r->tenants, r->n_tenants, false);
+        fairness_json(root, r);
+    }
+    if (r->by_tier) groups_json(root, "tiers", r->tiers, r->n_tiers, true);
     return root;
 }
 
@@ -556,6 +585,46 @@ static void print_class(const an_class *c, double warmup_s, bool cache, FILE *ou
     print_throughput(&c->req, out);
     print_slo(&c->req, out);
     if (cache) print_cache(&c->req, "", out);
+}
+
+/* A tenant's or a tier's section: as a class's, and its shed share. */
+static void print_group(const char *kind, const an_group *g, double warmup_s, bool cache,
+                        FILE *out)
+{
+    const char *q = g->null ? "" : "\"";
+    fprintf(out, "\n%s %s%s%s", kind, q, short_name(g->name, 64).s, q);
+    if (!isnan(g->priority) && an_tier_name((int64_t)g->priority))
+        fprintf(out, " (priority %lld)", (long long)g->priority);
+    fprintf(out, "\n");
+    print_section(&g->req, warmup_s, out);
+    print_throughput(&g->req, out);
+    print_slo(&g->req, out);
+    pct(out, "shed share", g->shed_share);
+    fprintf(out, " (%lld of %lld requests rejected)\n", (long long)g->req.rejected,
+            (long long)g->req.arrived);
+    if (cache) print_cache(&g->req, "", out);
+}
+
+/* Jain's index over the tenants, after their sections. */
+static void print_fairness(const an_report *r, FILE *out)
+{
+    fprintf(out, "\nfairness over tenants: ");
+    if (r->tenant_jain_n == 0) {
+        fprintf(out, "- (no tenant had a request end after the warm-up)\n");
+        return;
+    }
+    fprintf(out, "Jain's index %s of %d tenant%s' attainment (1: all alike; 1/n: one has it "
+                 "all)\n", num("%.4f", r->tenant_jain).s, r->tenant_jain_n,
+            r->tenant_jain_n == 1 ? "" : "s");
+}
+
+static void print_groups(const an_report *r, bool cache, FILE *out)
+{
+    for (int i = 0; r->by_tenant && i < r->n_tenants; i++)
+        print_group("tenant", &r->tenants[i], r->warmup_s, cache, out);
+    if (r->by_tenant) print_fairness(r, out);
+    for (int i = 0; r->by_tier && i < r->n_tiers; i++)
+        print_group("tier", &r->tiers[i], r->warmup_s, cache, out);
 }
 
 static void print_targets(const an_report *r, FILE *out)
@@ -889,6 +958,7 @@ static void print_report(const void *arg, FILE *out)
     if (by_class)
         for (int i = 0; i < r->n_classes; i++)
             print_class(&r->classes[i], r->warmup_s, cache_used(r), out);
+    print_groups(r, cache_used(r), out);
     if (r->by_replica) print_replica_sections(r, out);
 }
 

@@ -1,10 +1,11 @@
 /*
  * report.c: the report of one run, from the database alone: the run's row
  * and stored scenario (warm-up, SLOs, classes, cost and energy settings),
- * then the run's, each class's and each replica's per-request sections in one scan (scan.c) and
- * agent tasks, utilisation, cost and energy (usage.c) and the what-if
- * targets, the scenario's and the options' (whatif.c).  The run's attainment sums its classes', each judged
- * by its own targets.
+ * then the run's, each class's, tenant's, tier's and replica's per-request
+ * sections in one scan (scan.c) and agent tasks, utilisation, cost and
+ * energy (usage.c) and the what-if targets, the scenario's and the options'
+ * (whatif.c).  The run's attainment sums its classes', each judged by its
+ * own targets.
  */
 #include "an_int.h"
 #include "mdl.h"
@@ -403,6 +404,18 @@ static int check_recorded(const an__query *q, const an_report *r, util_diag *d)
     return rc;
 }
 
+/* --by tenant and --by tier read requests.tenant and priority, which a
+ * database before schema 11 does not have: said, rather than one group. */
+static int check_groups(const an__query *q, const an_report *r, util_diag *d)
+{
+    if ((!r->by_tenant && !r->by_tier) || q->schema >= AN__SCHEMA_TENANT) return UTIL_OK;
+    return util_diag_add(d, "--by %s: run %lld predates tenants and priorities: its database is "
+                            "of schema %d, and requests.tenant and priority came in schema %d "
+                            "(run its scenario again with this servesim)",
+                         r->by_tenant ? "tenant" : "tier", (long long)q->run, q->schema,
+                         AN__SCHEMA_TENANT);
+}
+
 int an_report_compute_with(sqlite3 *db, int64_t run_id, const an_options *opt, an_report *r,
                            util_diag *d)
 {
@@ -410,7 +423,10 @@ int an_report_compute_with(sqlite3 *db, int64_t run_id, const an_options *opt, a
     r->run_id = run_id;
     an__query q = {db, run_id, 0, NULL, -1, an__schema(db), opt ? opt->scan_budget_values : 0};
     cJSON *sc = NULL;
+    r->by_tenant = opt && opt->by_tenant;
+    r->by_tier = opt && opt->by_tier;
     int rc = load_run(&q, opt, r, &sc, d);
+    if (!rc) rc = check_groups(&q, r, d);
     if (!rc) rc = load_sections(&q, sc, opt && opt->by_replica, opt ? opt->stream : NULL, r, d);
     cJSON_Delete(sc);
     if (!rc && !(opt && opt->stream)) rc = check_recorded(&q, r, d);
@@ -436,6 +452,10 @@ void an_report_fini(an_report *r)
         free(r->classes[i].tenant);
     }
     free(r->classes);
+    for (int i = 0; i < r->n_tenants; i++) free(r->tenants[i].name);
+    for (int i = 0; i < r->n_tiers; i++) free(r->tiers[i].name);
+    free(r->tenants);
+    free(r->tiers);
     free(r->targets);
     free(r->measured_format);
     free(r->measured_source);

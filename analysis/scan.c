@@ -3,7 +3,9 @@
  * request rows, in primary-key order.
  *
  * A row adds to the run's section, its class's (when the scenario has
- * classes) and, with --by replica, its replica's -- and, disaggregated,
+ * classes), with --by tenant and --by tier its tenant's and its tier's
+ * (groups met as the rows come, each judged by the row's own class SLO)
+ * and, with --by replica, its replica's -- and, disaggregated,
  * its decode replica's, without the prefill side's TTFT, queue and prefix
  * cache, which its prefill replica's has: counts by status, the
  * latency distributions of the measured requests (dist.c), the window and
@@ -70,6 +72,7 @@ typedef struct row {
     int replica;     /* -1: NULL */
     int decode_replica; /* -1: NULL (not disaggregated, or never decoded) */
     int cls;         /* its class's index in the report's classes; -1: none of them */
+    int tenant, tier; /* its groups' indices (scan.tenants, tiers); -1: not grouped */
     status status;
     double arrival, enqueue, scheduled, first_token, finish; /* NAN: NULL */
     double prompt, output, preemptions, cached;
@@ -249,7 +252,10 @@ static bool side_has(int m, bool decode)
     return !decode || (m != M_TTFT && m != M_QUEUE);
 }
 
-static void acc_row(acc *a, const row *x, double warmup, bool decode, size_t *stored)
+/* slo: the row's targets -- the section's own, or for a tenant's or a
+ * tier's the row's class's. */
+static void acc_row(acc *a, const row *x, const an_slo *slo, double warmup, bool decode,
+                    size_t *stored)
 {
     an_section *s = a->out;
     bool completed = x->status == ST_COMPLETED, late = x->arrival >= warmup;
@@ -271,7 +277,7 @@ static void acc_row(acc *a, const row *x, double warmup, bool decode, size_t *st
     if (!completed) return;
     double v[N_METRICS];
     metrics(x, v);
-    s->good += good(&s->slo, v);
+    s->good += good(slo, v);
     s->measured++;
     if (!decode) acc_wait(a, x->arrival, v[M_QUEUE]);
     if (x->finish > a->last_finish) a->last_finish = x->finish;
@@ -315,6 +321,66 @@ void an__set_attainment(an_section *s, bool applies)
 
 /* ---- the scan ---- */
 
+/* ---- groups: tenants and tiers, met as the rows come ---- */
+
+/* One tenant or tier: the column's text (NULL: the NULL group), its order
+ * in the report, its section (where its accumulator writes: allocated
+ * alone, so that it stays put as groups are added) and that accumulator's
+ * index in scan.accs. */
+typedef struct group {
+    char *key;
+    double order;
+    bool slo_applies; /* a request of it had an SLO */
+    an_section sec;
+    int acc;
+} group;
+
+/* The groups of one column: a table from text to group, open addressing on
+ * FNV-1a (a scan may meet as many values as a scenario has classes). */
+typedef struct groups {
+    bool on;
+    int col;          /* the read's column */
+    group **g;
+    int n, cap;
+    int *slot;        /* group index + 1; 0: empty */
+    size_t n_slots;   /* a power of two, at least twice n */
+    int null_group;   /* -1: none yet */
+} groups;
+
+static uint64_t hash_text(const char *t)
+{
+    uint64_t h = 0xcbf29ce484222325u;
+    for (; *t; t++) h = (h ^ (unsigned char)*t) * 0x100000001b3u;
+    return h;
+}
+
+/* The slot of key: its group's, or the empty one where it would go. */
+static size_t slot_of(const groups *gs, const char *key)
+{
+    size_t mask = gs->n_slots - 1, i = hash_text(key) & mask;
+    while (gs->slot[i] && strcmp(gs->g[gs->slot[i] - 1]->key, key)) i = (i + 1) & mask;
+    return i;
+}
+
+static void groups_rehash(groups *gs)
+{
+    free(gs->slot);
+    gs->n_slots = gs->n_slots ? 2 * gs->n_slots : 16;
+    gs->slot = util_xcalloc(gs->n_slots, sizeof *gs->slot);
+    for (int i = 0; i < gs->n; i++)
+        if (gs->g[i]->key) gs->slot[slot_of(gs, gs->g[i]->key)] = i + 1;
+}
+
+static void groups_fini(groups *gs)
+{
+    for (int i = 0; i < gs->n; i++) {
+        free(gs->g[i]->key);
+        free(gs->g[i]);
+    }
+    free(gs->g);
+    free(gs->slot);
+}
+
 typedef struct scan {
     const an__query *q; /* the database: the first pass's (a scan), or the refining passes' */
     double warmup;
@@ -323,8 +389,12 @@ typedef struct scan {
     const int *replica_ids; /* the replicas' numbers, by index */
     int *index_of;          /* a replica's number -> its index in r->replicas, or -1 ... */
     int n_index;            /* ... for numbers 0 .. n_index - 1; 0: search replica_ids */
-    acc *accs;              /* [0] the run, then the classes, then the replicas */
-    int n_accs, first_class, first_replica;
+    acc *accs;              /* [0] the run, the classes, the replicas, then the groups */
+    int n_accs, first_class, first_replica, first_group;
+    groups tenants, tiers;
+    bool first_pass;
+    int64_t priorities;     /* rows with a priority (none: the run predates them) */
+    bool too_many;          /* a column had more values than a run could: the scan stopped */
     double *rep_cached, *rep_prompt;
     sweep sw;
     size_t stored;          /* latencies kept, until ... */
@@ -403,6 +473,10 @@ static int replica_index(const scan *s, int replica)
     return -1;
 }
 
+/* The most sections a row belongs to: the run, its class, tenant, tier,
+ * replica and decode replica. */
+#define MAX_SECTIONS 6
+
 /* The sections x belongs to, into which[], each marked when it is x's
  * decode replica's (decode[]); returns how many. */
 static int sections_of(const scan *s, const row *x, int k, int *which, bool *decode)
@@ -412,6 +486,14 @@ static int sections_of(const scan *s, const row *x, int k, int *which, bool *dec
     decode[n++] = false;
     if (x->cls >= 0) {
         which[n] = s->first_class + x->cls;
+        decode[n++] = false;
+    }
+    if (x->tenant >= 0) {
+        which[n] = s->tenants.g[x->tenant]->acc;
+        decode[n++] = false;
+    }
+    if (x->tier >= 0) {
+        which[n] = s->tiers.g[x->tier]->acc;
         decode[n++] = false;
     }
     if (!s->r->by_replica) return n;
@@ -427,13 +509,24 @@ static int sections_of(const scan *s, const row *x, int k, int *which, bool *dec
     return n;
 }
 
+/* The targets a row is judged by in a group: its class's, as the run's
+ * attainment judges it; the run's for a row of no class. */
+static const an_slo *row_slo(const scan *s, const row *x)
+{
+    return x->cls >= 0 ? &s->r->classes[x->cls].req.slo : &s->r->req.slo;
+}
+
 static void pass_one(scan *s, const row *x)
 {
     int k = replica_index(s, x->replica);
-    int which[4];
-    bool decode[4];
+    int which[MAX_SECTIONS];
+    bool decode[MAX_SECTIONS];
     int n = sections_of(s, x, k, which, decode);
-    for (int i = 0; i < n; i++) acc_row(&s->accs[which[i]], x, s->warmup, decode[i], &s->stored);
+    for (int i = 0; i < n; i++) {
+        acc *a = &s->accs[which[i]];
+        const an_slo *slo = which[i] >= s->first_group ? row_slo(s, x) : &a->out->slo;
+        acc_row(a, x, slo, s->warmup, decode[i], &s->stored);
+    }
     if (!s->spilled && s->stored > s->budget) {
         for (int a = 0; a < s->n_accs; a++)
             for (int m = 0; m < N_METRICS; m++) an__dist_spill(&s->accs[a].m[m]);
@@ -449,37 +542,86 @@ static void pass_one(scan *s, const row *x)
 static void pass_refine(scan *s, const row *x)
 {
     int k = replica_index(s, x->replica);
-    int which[4];
-    bool decode[4];
+    int which[MAX_SECTIONS];
+    bool decode[MAX_SECTIONS];
     int n = sections_of(s, x, k, which, decode);
     for (int i = 0; i < n; i++) acc_refine(&s->accs[which[i]], x, s->warmup, decode[i]);
 }
 
+/* A new group of gs for the current row, with its section and accumulator
+ * (moving scan.accs, which nothing points into); -1 past the cap. */
+static int group_add(scan *s, groups *gs, sqlite3_stmt *st, const char *key)
+{
+    if (gs->n >= UTIL_MAX_CLASSES) { /* tenants and priorities come from classes */
+        s->too_many = true;
+        return -1;
+    }
+    if (gs->n == gs->cap) {
+        gs->cap = gs->cap ? 2 * gs->cap : 8;
+        gs->g = util_xrealloc(gs->g, (size_t)gs->cap * sizeof *gs->g);
+    }
+    group *g = util_xcalloc(1, sizeof *g);
+    g->key = key ? util_xstrdup(key) : NULL;
+    g->order = sqlite3_column_type(st, gs->col) == SQLITE_INTEGER
+                   ? sqlite3_column_double(st, gs->col) : INFINITY;
+    g->sec.slo = (an_slo){NAN, NAN, NAN, NAN, false}; /* each row brings its class's */
+    g->acc = s->n_accs++;
+    s->accs = util_xrealloc(s->accs, (size_t)s->n_accs * sizeof *s->accs);
+    acc_init(&s->accs[g->acc], &g->sec);
+    gs->g[gs->n++] = g;
+    if (!key) return gs->null_group = gs->n - 1;
+    if (2 * (size_t)gs->n > gs->n_slots) groups_rehash(gs);
+    else gs->slot[slot_of(gs, key)] = gs->n;
+    return gs->n - 1;
+}
+
+/* The group of the current row in gs, made when the first pass meets a new
+ * value (a refining pass reads the same rows); -1 when gs is off. */
+static int group_of(scan *s, groups *gs, sqlite3_stmt *st, const row *x)
+{
+    if (!gs->on) return -1;
+    const char *key = (const char *)sqlite3_column_text(st, gs->col);
+    int i = key ? (gs->n_slots ? gs->slot[slot_of(gs, key)] - 1 : -1) : gs->null_group;
+    if (i < 0 && s->first_pass) i = group_add(s, gs, st, key);
+    if (i >= 0 && s->first_pass) gs->g[i]->slo_applies |= row_slo(s, x)->set;
+    return i;
+}
+
 static int read_rows(scan *s, void (*each)(scan *, const row *), util_diag *d)
 {
+    bool grouped = s->tenants.on || s->tiers.on;
     char *sql = util_xasprintf(
         "SELECT replica, %s, arrival_s, enqueue_s, first_scheduled_s, first_token_s, finish_s,"
-        " prompt_tokens, output_tokens, preemptions, status, %s, decode_replica, id"
+        " prompt_tokens, output_tokens, preemptions, status, %s, decode_replica, id, %s"
         " FROM requests WHERE run_id = ?1",
         s->r->has_classes ? "class" : "NULL", /* no classes: no class to compare */
-        s->q->schema >= AN__SCHEMA_CACHE ? "cached_tokens" : "0");
+        s->q->schema >= AN__SCHEMA_CACHE ? "cached_tokens" : "0",
+        grouped ? "tenant, priority" : "NULL, NULL"); /* report.c checks the schema */
     sqlite3_stmt *st = an__prepare(s->q, sql);
     free(sql);
     if (!st) return an__db_fail(s->q->db, d, "cannot read requests");
-    int rc;
+    int rc = SQLITE_DONE;
     row x;
-    bool first_pass = each == pass_one;
+    s->first_pass = each == pass_one;
     char why[128];
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    while (!s->too_many && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         if (read_row(st, s->r, &x, why, sizeof why)) {
+            x.tenant = group_of(s, &s->tenants, st, &x);
+            x.tier = group_of(s, &s->tiers, st, &x);
+            s->priorities += s->first_pass && sqlite3_column_type(st, 15) != SQLITE_NULL;
             each(s, &x);
             continue;
         }
-        if (first_pass && !s->r->skipped_rows++)
+        if (s->first_pass && !s->r->skipped_rows++)
             snprintf(s->r->skipped_why, sizeof s->r->skipped_why, "request %lld: %s",
                      (long long)sqlite3_column_int64(st, 13), why);
     }
     sqlite3_finalize(st);
+    if (s->too_many)
+        return util_diag_add(d, "run %lld: its requests have more than %d distinct %s, more than "
+                                "a scenario's classes can give: the database was edited or is "
+                                "damaged", (long long)s->q->run, UTIL_MAX_CLASSES,
+                             s->tenants.n > s->tiers.n ? "tenants" : "priorities");
     return rc == SQLITE_DONE ? UTIL_OK : an__db_fail(s->q->db, d, "cannot read requests");
 }
 
@@ -534,6 +676,9 @@ static void scan_init(scan *s, const an__query *q, double warmup, size_t budget,
     s->first_class = 1;
     s->first_replica = 1 + (r->has_classes ? r->n_classes : 0);
     s->n_accs = s->first_replica + (r->by_replica ? nr : 0);
+    s->first_group = s->n_accs; /* the groups' come as the rows bring them */
+    s->tenants = (groups){.on = r->by_tenant, .col = 14, .null_group = -1};
+    s->tiers = (groups){.on = r->by_tier, .col = 15, .null_group = -1};
     s->accs = util_xcalloc((size_t)s->n_accs, sizeof *s->accs);
     acc_init(&s->accs[0], &r->req);
     for (int i = 0; r->has_classes && i < r->n_classes; i++)
@@ -563,6 +708,80 @@ static void scan_fini(scan *s)
     free(s->sw.waited);
     free(s->sw.waiting);
     free(s->sw.waiting_since);
+    groups_fini(&s->tenants);
+    groups_fini(&s->tiers);
+}
+
+/* ---- the groups into the report ---- */
+
+static const char *const tier_names[] = {"critical", "standard", "batch", "sheddable",
+                                         "background"}; /* workloads' wl_tier_names */
+
+const char *an_tier_name(int64_t priority)
+{
+    return priority >= -1 && priority <= 3 ? tier_names[priority + 1] : NULL;
+}
+
+/* The report's order: by order (a tier's priority), then by name, the NULL
+ * group last. */
+static int group_cmp(const void *pa, const void *pb)
+{
+    const group *a = *(group *const *)pa, *b = *(group *const *)pb;
+    if (!a->key || !b->key) return !a->key - !b->key;
+    if (a->order != b->order) return a->order < b->order ? -1 : 1;
+    return strcmp(a->key, b->key);
+}
+
+/* gs's groups as the report's, in its order; tier: named as tiers (else
+ * tenants), null the NULL group's name. */
+static an_group *groups_out(groups *gs, bool tier, const char *null, int *n)
+{
+    qsort(gs->g, (size_t)gs->n, sizeof *gs->g, group_cmp); /* the scan is done with them */
+    an_group *out = util_xcalloc((size_t)(gs->n ? gs->n : 1), sizeof *out);
+    for (int i = 0; i < gs->n; i++) {
+        const group *g = gs->g[i];
+        an_group *o = &out[i];
+        o->null = !g->key;
+        o->priority = tier && isfinite(g->order) ? g->order : NAN;
+        const char *name = !isnan(o->priority) ? an_tier_name((int64_t)o->priority) : NULL;
+        o->name = util_xstrdup(o->null ? null : name ? name : g->key);
+        o->req = g->sec;
+        an__set_attainment(&o->req, g->slo_applies);
+        o->shed_share = an__ratio((double)o->req.rejected, (double)o->req.arrived);
+    }
+    *n = gs->n;
+    return out;
+}
+
+/* Jain's index over the named tenants of their good requests over those
+ * ended after warm-up (an_report.tenant_jain). */
+static void tenant_fairness(an_report *r)
+{
+    double *x = util_xmalloc((size_t)(r->n_tenants ? r->n_tenants : 1) * sizeof *x);
+    size_t n = 0;
+    for (int i = 0; i < r->n_tenants; i++)
+        if (!r->tenants[i].null && r->tenants[i].req.ended > 0)
+            x[n++] = (double)r->tenants[i].req.good / (double)r->tenants[i].req.ended;
+    r->tenant_jain = an_jain_index(x, n);
+    r->tenant_jain_n = (int)n;
+    free(x);
+}
+
+/* The groups into the report -- unless the run's rows carry no priority,
+ * which every row since schema 11 has: a run recorded before it (in a
+ * database upgraded since) or imported knows no tenant or tier. */
+static int finish_groups(scan *s, util_diag *d)
+{
+    an_report *r = s->r;
+    if (!s->tenants.on && !s->tiers.on) return UTIL_OK;
+    if (r->req.arrived > 0 && s->priorities == 0)
+        return util_diag_add(d, "--by %s: run %lld's requests carry no tenant or priority (it "
+                                "was recorded before they were, or imported)",
+                             s->tenants.on ? "tenant" : "tier", (long long)s->q->run);
+    if (s->tenants.on) r->tenants = groups_out(&s->tenants, false, "(none)", &r->n_tenants);
+    if (s->tiers.on) r->tiers = groups_out(&s->tiers, true, "(not recorded)", &r->n_tiers);
+    if (s->tenants.on) tenant_fairness(r);
+    return UTIL_OK;
 }
 
 /* After the first pass: the percentiles resolved (reading q's rows again
@@ -575,6 +794,8 @@ static int scan_finish(scan *s, const an__query *q, bool *queues_unordered, util
     int rc = resolve(s, d);
     if (rc) return rc;
     for (int a = 0; a < s->n_accs; a++) acc_summarise(&s->accs[a]);
+    rc = finish_groups(s, d);
+    if (rc) return rc;
     for (int k = 0; k < r->n_replicas; k++)
         r->replicas[k].prefix_hit_rate =
             q->schema >= AN__SCHEMA_CACHE ? an__ratio(s->rep_cached[k], s->rep_prompt[k]) : NAN;
@@ -649,7 +870,7 @@ void an_stream_add(an_stream *st, const an_request *q)
              .enqueue = q->enqueue_s, .scheduled = q->first_scheduled_s,
              .first_token = q->first_token_s, .finish = q->finish_s, .prompt = q->prompt_tokens,
              .output = q->output_tokens, .preemptions = q->preemptions, .cached = q->cached_tokens,
-             .decode_replica = q->decode_replica};
+             .decode_replica = q->decode_replica, .tenant = -1, .tier = -1};
     util_idring_put(&st->ring, x.id, &x, row_id, stream_pass, st);
 }
 
@@ -673,7 +894,8 @@ bool an__stream_sections(an_stream *st, const an__query *q, an_report *r, bool *
     bool same = sk->warmup_s == r->warmup_s && sk->timeout_s == r->timeout_s &&
                 sk->n_replicas == r->n_replicas &&
                 sk->has_classes == r->has_classes && sk->n_classes == r->n_classes &&
-                sk->by_replica == r->by_replica && !st->finished;
+                sk->by_replica == r->by_replica && !r->by_tenant && !r->by_tier &&
+                !st->finished; /* the engine's rows carry no tenant: scan the stored ones */
     for (int i = 0; same && i < r->n_replicas; i++) same = r->replicas[i].replica == i;
     if (!same) return false;
     st->finished = true;

@@ -40,3 +40,16 @@ void an_stats_compute(double *v, size_t n, an_stats *out)
     out->p999 = an_quantile_sorted(v, n, 0.999);
     out->max = v[n - 1];
 }
+
+/* Jain, Chiu and Hawe, "A Quantitative Measure of Fairness and
+ * Discrimination for Resource Allocation in Shared Computer Systems" (DEC
+ * TR-301, 1984), eq. 1. */
+double an_jain_index(const double *x, size_t n)
+{
+    double sum = 0, squares = 0;
+    for (size_t i = 0; i < n; i++) {
+        sum += x[i];
+        squares += x[i] * x[i];
+    }
+    return n > 0 && squares > 0 ? sum * sum / ((double)n * squares) : NAN;
+}

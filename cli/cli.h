@@ -107,7 +107,7 @@ typedef enum cli_format { CLI_TEXT, CLI_JSON, CLI_CSV, CLI_MARKDOWN } cli_format
 typedef struct cli_view {
     cli_format format;
     bool by_class, definitions;
-    an_options what_if; /* --slo thresholds and targets; --by replica */
+    an_options what_if; /* --slo thresholds and targets; --by replica, tenant, tier */
 } cli_view;
 
 /* The shared options' entries of an option table, taken by cli_view_option
@@ -125,7 +125,10 @@ typedef struct cli_view {
     "                         P99 TTFT is within 2 s, with the margin (repeatable; it\n"      \
     "                         replaces the scenario's slo.ttft_p99_s); task_e2e=30 an agent\n"  \
     "                         task's; times in seconds, or with a unit: ttft=500ms, e2e=2min\n" \
-    "  --by class|replica     add each request class's, or each replica's, sections\n"          \
+    "  --by class|replica|tenant|tier\n"                                                        \
+    "                         add the sections of each request class, replica, tenant or\n"     \
+    "                         tier (priority), with each tenant's and tier's shed share and\n"  \
+    "                         Jain's fairness index over tenants (repeatable)\n"                \
     "  --definitions          per-token latency under every tool's definition, side by side\n" \
     "  --json, --csv, --markdown   the report as JSON, CSV (metric,value) or Markdown\n"
 

@@ -10,7 +10,7 @@
 #include <string.h>
 
 static const char report_usage[] =
-    "usage: servesim report FILE.db [--run ID] [--slo KEY=S]... [--by class|replica]\n"
+    "usage: servesim report FILE.db [--run ID] [--slo KEY=S]... [--by class|replica|tenant|tier]\n"
     "                       [--definitions] [--json | --csv | --markdown]\n"
     "\n"
     "Prints the report of a stored run (default: the newest), computed from the\n"

@@ -4,8 +4,9 @@
  * against independent computations over the rows (and the pooled ITLs of a
  * speculative run, whose chunks carry several tokens), the SLO curve, cost and
  * energy arithmetic on hand-built runs (the seed's figures), the power model
- * against its catalog figures, utilisation's queue and KV figures, and the
- * report as CSV and Markdown.
+ * against its catalog figures, utilisation's queue and KV figures, the
+ * report as CSV and Markdown, and the report by tenant and by tier against
+ * SQL over each group's rows (Jain's index against its formula).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -1055,6 +1056,148 @@ static void test_disaggregated(void)
     sqlite3_close(db);
 }
 
+/* ---- tenants and tiers ---- */
+
+/* Jain's index on hand-made figures: 1 for equal shares, 1/n when one
+ * has everything, undefined for none. */
+static void test_jain(void)
+{
+    is_near(an_jain_index((const double[]){0.7, 0.7, 0.7}, 3), 1, 1e-15, "Jain: equal shares, 1");
+    is_near(an_jain_index((const double[]){1, 0, 0, 0}, 4), 0.25, 1e-15,
+            "Jain: one of four has it all, 1/4");
+    is_near(an_jain_index((const double[]){1, 0.5}, 2), 2.25 / 2.5, 1e-15,
+            "Jain: 1 and 0.5, (1.5)^2 / (2 x 1.25)");
+    ok(isnan(an_jain_index(NULL, 0)) && isnan(an_jain_index((const double[]){0, 0}, 2)),
+       "Jain: no tenant, or nothing to share, undefined");
+}
+
+/* The run of test_groups: three classes -- two tenants, the third with
+ * none; tiers critical, batch and vLLM's 7 -- chat with its own TTFT. */
+static const char *const group_sets[] = {
+    "workload.classes=[{\"name\": \"chat\", \"weight\": 2, \"tenant\": \"acme\", "
+    "\"priority\": \"critical\", \"slo\": {\"ttft_s\": 0.3}}, {\"name\": \"bulk\", \"weight\": 1, "
+    "\"tenant\": \"beta\", \"priority\": \"batch\"}, {\"name\": \"misc\", \"weight\": 1, "
+    "\"priority\": 7}]",
+    NULL};
+
+/* A good request of the run of test_groups: each judged by its class's
+ * SLO, the scenario's (ttft 0.5 s, tpot 50 ms) and chat's own ttft. */
+#define GOOD_SQL                                                                                   \
+    "status = 'completed' AND arrival_s >= 5 AND coalesce(tpot_s, 0) <= 0.05 AND ttft_s <= "      \
+    "CASE class WHEN 'chat' THEN 0.3 ELSE 0.5 END"
+
+/* A figure of one group's rows (where: its filter on requests) by SQL. */
+static double group_q(sqlite3 *db, const char *what, const char *where, const char *and)
+{
+    char *q = util_xasprintf("SELECT %s FROM request_metrics WHERE run_id = 1 AND id IN (SELECT "
+                             "id FROM requests WHERE run_id = 1 AND %s) AND %s", what, where, and);
+    double v = support_q1(db, q);
+    free(q);
+    return v;
+}
+
+/* One group's section against SQL over its rows; returns its attainment as
+ * the SQL gives it. */
+static double group_matches(sqlite3 *db, const an_group *g, const char *where)
+{
+    double arrived = group_q(db, "count(*)", where, "1");
+    double rejected = group_q(db, "count(*)", where, "status = 'rejected'");
+    double ended = group_q(db, "count(*)", where, "arrival_s >= 5");
+    double good = group_q(db, "count(*)", where, GOOD_SQL);
+    double window =
+        group_q(db, "max(arrival_s + e2e_s)", where, "arrival_s >= 5 AND status = 'completed'") -
+        group_q(db, "min(arrival_s)", where, "arrival_s >= 5");
+    double queue = group_q(db, "avg(queue_s)", where, "arrival_s >= 5 AND status = 'completed'");
+    is_int(g->req.arrived, (int64_t)arrived, "%s: its requests, as SQL counts them", g->name);
+    is_int(g->req.rejected, (int64_t)rejected, "%s: rejected", g->name);
+    is_near(g->shed_share, rejected / arrived, 1e-15, "%s: shed share, rejected / arrived",
+            g->name);
+    is_int(g->req.ended, (int64_t)ended, "%s: sent after warm-up", g->name);
+    is_int(g->req.good, (int64_t)good, "%s: good, each by its class's SLO", g->name);
+    is_near(g->req.attainment, good / ended, 1e-15, "%s: attainment", g->name);
+    is_near(g->req.goodput_requests_per_s, good / window, 1e-12, "%s: goodput", g->name);
+    is_near(g->req.queue.mean, queue, 1e-12, "%s: mean queueing", g->name);
+    return good / ended;
+}
+
+static int report_groups(sqlite3 *db, size_t budget, an_report *r, util_diag *d)
+{
+    an_options opt = {.by_tenant = true, .by_tier = true, .scan_budget_values = budget};
+    return an_report_compute_with(db, 1, &opt, r, d);
+}
+
+/* A database before tenants (schema 10), and a run whose rows carry no
+ * priority (recorded before them, in a database upgraded since): both
+ * refused, saying why, rather than one group of everything. */
+static void test_groups_older(sqlite3 *db)
+{
+    an_report r;
+    util_diag d;
+    util_diag_init(&d);
+    sqlite3_exec(db, "PRAGMA user_version = 10", NULL, NULL, NULL);
+    is_int(report_groups(db, 0, &r, &d), UTIL_EINPUT,
+           "--by tenant on a database of schema 10: bad input");
+    has_str(d.count ? d.msgs[0] : NULL, "predates tenants and priorities", "saying why");
+    an_report_fini(&r);
+    util_diag_fini(&d);
+    util_diag_init(&d);
+    sqlite3_exec(db, "PRAGMA user_version = 12; UPDATE requests SET priority = NULL, tenant = NULL",
+                 NULL, NULL, NULL);
+    is_int(report_groups(db, 0, &r, &d), UTIL_EINPUT,
+           "--by tier on a run whose rows have no priority: bad input");
+    has_str(d.count ? d.msgs[0] : NULL, "carry no tenant or priority", "saying why");
+    an_report_fini(&r);
+    util_diag_fini(&d);
+}
+
+/* --by tenant and --by tier: each group's counts, attainment, goodput,
+ * shed share and queueing what SQL over its rows gives (some of beta's
+ * requests marked rejected, as a gateway would), Jain's index the formula
+ * over the tenants' attainment, and the same figures, bit for bit, when
+ * the scan spills to histograms. */
+static void test_groups(void)
+{
+    sqlite3 *db = support_run_json(quick, group_sets, false);
+    sqlite3_exec(db, "UPDATE requests SET status = 'rejected', first_scheduled_s = NULL, "
+                     "first_token_s = NULL, finish_s = NULL WHERE tenant = 'beta' AND id % 7 = 0",
+                 NULL, NULL, NULL);
+    an_report r, spilled;
+    util_diag d;
+    util_diag_init(&d);
+    bool computed = db && !report_groups(db, 0, &r, &d) && !report_groups(db, 1, &spilled, &d);
+    util_diag_print(&d, stdout, "# report");
+    util_diag_fini(&d);
+    if (!ok(computed, "the report by tenant and tier computes")) return;
+    is_int(r.n_tenants, 3, "three tenants: acme, beta and none");
+    has_str(r.tenants[0].name, "acme", "by name");
+    has_str(r.tenants[1].name, "beta", "then beta");
+    ok(r.tenants[2].null && !strcmp(r.tenants[2].name, "(none)"), "the requests of no tenant last");
+    double a = group_matches(db, &r.tenants[0], "tenant = 'acme'");
+    double b = group_matches(db, &r.tenants[1], "tenant = 'beta'");
+    group_matches(db, &r.tenants[2], "tenant IS NULL");
+    cmp_ok(r.tenants[1].shed_share, >, 0.1, "beta's shed share: its rejected requests");
+    is_int(r.tenant_jain_n, 2, "Jain's index over the two named tenants");
+    is_near(r.tenant_jain, (a + b) * (a + b) / (2 * (a * a + b * b)), 1e-15,
+            "Jain's index: (a + b)^2 / (2 (a^2 + b^2)) of their attainment");
+    is_int(r.n_tiers, 3, "three tiers");
+    const char *const names[] = {"critical", "batch", "7"};
+    const char *const where[] = {"priority = -1", "priority = 1", "priority = 7"};
+    for (int i = 0; i < 3 && r.n_tiers == 3; i++) {
+        has_str(r.tiers[i].name, names[i], "tier %d by urgency: %s", i, names[i]);
+        group_matches(db, &r.tiers[i], where[i]);
+    }
+    bool same = r.n_tenants == spilled.n_tenants && r.n_tiers == spilled.n_tiers;
+    for (int i = 0; same && i < r.n_tenants; i++)
+        same &= section_same(&r.tenants[i].req, &spilled.tenants[i].req);
+    for (int i = 0; same && i < r.n_tiers; i++)
+        same &= section_same(&r.tiers[i].req, &spilled.tiers[i].req);
+    ok(same, "spilled to histograms and refined: every group's figures, bit for bit");
+    an_report_fini(&r);
+    an_report_fini(&spilled);
+    test_groups_older(db);
+    sqlite3_close(db);
+}
+
 int main(void)
 {
     if (support_init()) return 1;
@@ -1077,6 +1220,8 @@ int main(void)
     test_task_slo();
     test_disaggregated();
     test_spec_chunks();
+    test_jain();
+    test_groups();
     free(quick);
     support_fini();
     return tap_done();

@@ -395,6 +395,23 @@ static void test_classes(void)
     is_int(r.status, 2, "--by names a grouping that exists");
     has_str(r.err, "--by user", "the one that does not is named");
     runner_drop(&r);
+    r = sv("report", db, "--by", "tenant", "--by", "tier", "--json", NULL);
+    is_int(r.status, 0, "--by tenant --by tier");
+    j = cJSON_Parse(r.out);
+    ok(cJSON_IsNull(util_json_get(j, "tenants.(none).tenant")),
+       "a run without tenants: one group, of no tenant");
+    is_near(util_json_number(j, "tenants.(none).requests.shed_share", -1), 0, 0,
+            "with its shed share");
+    ok(cJSON_IsNull(util_json_get(j, "tenant_fairness.jain_index")),
+       "and no fairness over no tenant");
+    is_near(util_json_number(j, "tiers.standard.priority", -1), 0, 0,
+            "every class standard when it sets no priority");
+    cJSON_Delete(j);
+    runner_drop(&r);
+    r = sv("report", db, "--by", "tier", NULL);
+    has_str(r.out, "\ntier \"standard\" (priority 0)\n", "the text heads each tier");
+    has_str(r.out, "shed share 0.0%", "with its shed share");
+    runner_drop(&r);
     unlink(db);
 
     char *trace = in_dir("bad.csv"), *scen = in_dir("trace.json");

@@ -100,8 +100,9 @@ static char *run_example(const char *scenario, const char *name, const char *con
 static void report_fits(const char *db, const char *name)
 {
     static const char *const views[][2] = {
-        {NULL, NULL}, {"--by", "class"}, {"--by", "replica"}, {"--definitions", NULL}};
-    for (int i = 0; i < 4; i++) {
+        {NULL, NULL},       {"--by", "class"}, {"--by", "replica"},
+        {"--by", "tenant"}, {"--by", "tier"},  {"--definitions", NULL}};
+    for (int i = 0; i < 6; i++) {
         result r = sv("report", db, views[i][0], views[i][1], NULL);
         char *what = util_xasprintf("report %s %s %s", name, views[i][0] ? views[i][0] : "",
                                     views[i][1] ? views[i][1] : "");
@@ -125,9 +126,10 @@ static char *long_names_scenario(void)
         " \"prompt_tokens\": {\"dist\": \"fixed\", \"value\": 300},"
         " \"output_tokens\": {\"dist\": \"fixed\", \"value\": 40},"
         " \"classes\": [{\"name\": \"%s-a class whose name goes on and on\", \"weight\": 1,"
-        " \"slo\": {\"ttft_s\": 0.5}}, {\"name\": \"b\", \"weight\": 1}]},"
+        " \"tenant\": \"%s-a tenant\", \"slo\": {\"ttft_s\": 0.5}},"
+        " {\"name\": \"b\", \"weight\": 1}]},"
         " \"slo\": {\"ttft_s\": 1, \"tpot_s\": 0.05, \"e2e_s\": 30}}",
-        name, name);
+        name, name, name);
     char *path = in_dir("long-names.json");
     FILE *f = fopen(path, "w");
     if (f) {
