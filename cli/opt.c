@@ -140,7 +140,7 @@ static int take_seconds(const char *cmd, const cli_opt *o, const char *v)
     bool unit;
     if (an_parse_seconds(v, o->dest, &unit)) return CLI_CONTINUE;
     return bad_value(cmd, o, v, "expected a time > 0, in seconds or with a unit (0.5, 500ms, 2s, "
-                                "250us, 1min)");
+                                "250us, 1min, 1h)");
 }
 
 static int take_run(const char *cmd, const cli_opt *o, const char *v)

@@ -25,7 +25,7 @@ static const char timeline_usage[] =
     "\n"
     "  --run ID       which run (servesim numbers runs 1, 2, ... in each database)\n"
     "  --interval S   interval length: seconds, or with a unit as --slo takes it (0.5,\n"
-    "                 500ms, 2s, 250us, 1min; default 1 s)\n"
+    "                 500ms, 2s, 250us, 1min, 1h; default 1 s)\n"
     "  --replica K    only replica K (disaggregated: its prefill or decode side)\n"
     "  --csv          print CSV: a header row, then one row per interval\n"
     "  --json         print a JSON array of one object per interval\n";

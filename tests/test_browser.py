@@ -144,7 +144,9 @@ class Server:
     """`servesim explore` as a child process, its output drained by threads."""
 
     def __init__(self, servesim, db, cwd):
-        self.proc = subprocess.Popen([servesim, 'explore', '--port', '0', db], cwd=cwd,
+        # a computation may take 60 s, not 10: a sanitizer build on a loaded
+        # machine runs a lesson several times slower
+        self.proc = subprocess.Popen([servesim, 'explore', '--port', '0', '--time-limit', '60', db], cwd=cwd,
                                      stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True)
         self.lines = queue.Queue()

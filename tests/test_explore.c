@@ -42,14 +42,17 @@ typedef struct server {
 } server;
 
 /* Starts servesim explore with the arguments (NULL-terminated) and reads
- * the port from its first line. */
+ * the port from its first line.  A computation may take 60 s, not 10: a
+ * sanitizer build on a loaded 2-core machine runs a lesson several times
+ * slower, and only the tests of the limit itself, which set their own
+ * (the last --time-limit wins), are about it. */
 static server start(const char *a0, ...)
 {
-    char *argv[16] = {"servesim", "explore", "--port", "0"};
-    int n = 4;
+    char *argv[18] = {"servesim", "explore", "--port", "0", "--time-limit", "60"};
+    int n = 6;
     va_list ap;
     va_start(ap, a0);
-    for (const char *a = a0; a && n < 15; a = va_arg(ap, const char *))
+    for (const char *a = a0; a && n < 17; a = va_arg(ap, const char *))
         argv[n++] = (char *)a;
     va_end(ap);
     argv[n] = NULL;

@@ -1311,7 +1311,7 @@ static void test_bad_input(const char *sweeps, const char *runs)
         {runs, "timeline --log --terminal", "timeline does not take --log"},
         {runs, "timeline --interval 2d --terminal",
          "--interval 2d: expected a time > 0, in seconds or with a unit (0.5, 500ms, 2s, 250us, "
-         "1min)"},
+         "1min, 1h)"},
         {runs, "timeline --interval 0 --terminal", "--interval 0: expected a time > 0"},
         {runs, "timeline --run 1 --run 2 --terminal", "timeline draws one run"},
         {runs, "cdf --width 3 --terminal", "--width"},

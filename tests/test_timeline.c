@@ -549,7 +549,7 @@ static void test_cli(const char *db, const char *old_db)
         {"DB --interval x", "--interval x: expected a time > 0"},
         {"DB --interval 0ms", "--interval 0ms: expected a time > 0"},
         {"DB --interval 2d", "--interval 2d: expected a time > 0, in seconds or with a unit "
-                             "(0.5, 500ms, 2s, 250us, 1min)"},
+                             "(0.5, 500ms, 2s, 250us, 1min, 1h)"},
         {"DB --interval inf", "--interval inf: expected a time > 0"},
         {"DB --interval 1e-9", "(at most 1000000)"},
         {"DB --interval 1ns", "--interval 1ns: expected a time > 0"},
