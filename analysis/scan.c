@@ -323,8 +323,8 @@ typedef struct scan {
     const int *replica_ids; /* the replicas' numbers, by index */
     int *index_of;          /* a replica's number -> its index in r->replicas, or -1 ... */
     int n_index;            /* ... for numbers 0 .. n_index - 1; 0: search replica_ids */
-    acc *accs;              /* [0] the run, then the classes, then the replicas */
-    int n_accs, first_class, first_replica;
+    acc *accs;              /* [0] the run, then the classes, the replicas, the models */
+    int n_accs, first_class, first_replica, first_model;
     double *rep_cached, *rep_prompt;
     sweep sw;
     size_t stored;          /* latencies kept, until ... */
@@ -403,6 +403,15 @@ static int replica_index(const scan *s, int replica)
     return -1;
 }
 
+/* The model of a row of class cls (models.c), or -1: no --by model, or a
+ * class the scenario does not have. */
+static int model_of(const an_report *r, int cls)
+{
+    if (!r->n_models) return -1;
+    if (!r->has_classes) return r->model_of_class[0];
+    return cls >= 0 ? r->model_of_class[cls] : -1;
+}
+
 /* The sections x belongs to, into which[], each marked when it is x's
  * decode replica's (decode[]); returns how many. */
 static int sections_of(const scan *s, const row *x, int k, int *which, bool *decode)
@@ -412,6 +421,11 @@ static int sections_of(const scan *s, const row *x, int k, int *which, bool *dec
     decode[n++] = false;
     if (x->cls >= 0) {
         which[n] = s->first_class + x->cls;
+        decode[n++] = false;
+    }
+    int m = model_of(s->r, x->cls);
+    if (m >= 0) {
+        which[n] = s->first_model + m;
         decode[n++] = false;
     }
     if (!s->r->by_replica) return n;
@@ -430,8 +444,8 @@ static int sections_of(const scan *s, const row *x, int k, int *which, bool *dec
 static void pass_one(scan *s, const row *x)
 {
     int k = replica_index(s, x->replica);
-    int which[4];
-    bool decode[4];
+    int which[5];
+    bool decode[5];
     int n = sections_of(s, x, k, which, decode);
     for (int i = 0; i < n; i++) acc_row(&s->accs[which[i]], x, s->warmup, decode[i], &s->stored);
     if (!s->spilled && s->stored > s->budget) {
@@ -533,13 +547,15 @@ static void scan_init(scan *s, const an__query *q, double warmup, size_t budget,
     }
     s->first_class = 1;
     s->first_replica = 1 + (r->has_classes ? r->n_classes : 0);
-    s->n_accs = s->first_replica + (r->by_replica ? nr : 0);
+    s->first_model = s->first_replica + (r->by_replica ? nr : 0);
+    s->n_accs = s->first_model + r->n_models;
     s->accs = util_xcalloc((size_t)s->n_accs, sizeof *s->accs);
     acc_init(&s->accs[0], &r->req);
     for (int i = 0; r->has_classes && i < r->n_classes; i++)
         acc_init(&s->accs[s->first_class + i], &r->classes[i].req);
     for (int i = 0; r->by_replica && i < nr; i++)
         acc_init(&s->accs[s->first_replica + i], &r->replicas[i].req);
+    for (int m = 0; m < r->n_models; m++) acc_init(&s->accs[s->first_model + m], &r->models[m].req);
     s->rep_cached = util_xcalloc((size_t)nr + 1, sizeof *s->rep_cached);
     s->rep_prompt = util_xcalloc((size_t)nr + 1, sizeof *s->rep_prompt);
     s->sw.n = nr;
@@ -673,7 +689,7 @@ bool an__stream_sections(an_stream *st, const an__query *q, an_report *r, bool *
     bool same = sk->warmup_s == r->warmup_s && sk->timeout_s == r->timeout_s &&
                 sk->n_replicas == r->n_replicas &&
                 sk->has_classes == r->has_classes && sk->n_classes == r->n_classes &&
-                sk->by_replica == r->by_replica && !st->finished;
+                sk->by_replica == r->by_replica && sk->n_models == r->n_models && !st->finished;
     for (int i = 0; same && i < r->n_replicas; i++) same = r->replicas[i].replica == i;
     if (!same) return false;
     st->finished = true;

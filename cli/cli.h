@@ -125,7 +125,7 @@ typedef struct cli_view {
     "                         P99 TTFT is within 2 s, with the margin (repeatable; it\n"      \
     "                         replaces the scenario's slo.ttft_p99_s); task_e2e=30 an agent\n"  \
     "                         task's; times in seconds, or with a unit: ttft=500ms, e2e=2min\n" \
-    "  --by class|replica     add each request class's, or each replica's, sections\n"          \
+    "  --by class|replica|model   add each request class's, replica's or model's sections\n"  \
     "  --definitions          per-token latency under every tool's definition, side by side\n" \
     "  --json, --csv, --markdown   the report as JSON, CSV (metric,value) or Markdown\n"
 

@@ -267,8 +267,10 @@ int cli_view_option(const cli_opt *opt, const char *cmd, const char *value)
     else if (!strcmp(opt->name, "definitions")) v->definitions = true;
     else if (!strcmp(opt->name, "by") && !strcmp(value, "class")) v->by_class = true;
     else if (!strcmp(opt->name, "by") && !strcmp(value, "replica")) v->what_if.by_replica = true;
+    else if (!strcmp(opt->name, "by") && !strcmp(value, "model")) v->what_if.by_model = true;
     else if (!strcmp(opt->name, "by"))
-        return cli_usage_error(cmd, "--by %s: expected class or replica", util_clip(value, &b));
+        return cli_usage_error(cmd, "--by %s: expected class, replica or model",
+                               util_clip(value, &b));
     else return take_slo(v, cmd, value);
     return CLI_CONTINUE;
 }
