@@ -258,7 +258,8 @@ static void models_json(cJSON *root, const an_report *r)
         cJSON_AddNumberToObject(o, "gpus", m->gpus);
         cJSON *c = cJSON_AddObjectToObject(o, "cost");
         cJSON_AddNumberToObject(c, "usd", m->usd);
-        cJSON_AddNumberToObject(c, "usd_per_million_output_tokens", m->usd_per_million_output_tokens);
+        cJSON_AddNumberToObject(c, "usd_per_million_output_tokens",
+                                m->usd_per_million_output_tokens);
         cJSON_AddNumberToObject(c, "usd_per_million_total_tokens", m->usd_per_million_total_tokens);
         cJSON_AddNumberToObject(c, "usd_per_request", m->usd_per_request);
     }

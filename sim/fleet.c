@@ -116,7 +116,8 @@ void sim__fl_init(sim_engine *e)
     }
     for (int i = 0; i < sc->n_pools; i++) {
         const sim_pool *p = &sc->pools[i];
-        sim__group *g = f->groups[i == sc->disagg_decode ? 1 : sc->disagg_prefill >= 0 ? 0 : p->model];
+        int k = i == sc->disagg_decode ? 1 : sc->disagg_prefill >= 0 ? 0 : p->model;
+        sim__group *g = f->groups[k];
         for (int j = 0; j < p->replicas; j++) ready(make_replica(e, p, g));
         e->prefix_caching |= f->by_id[f->n_ids - 1].rp->pc_on;
     }

@@ -404,8 +404,9 @@ void sim__pc_check(const sim__pcache *c);
 
 struct sim__policy;
 
-/* The replicas a router chooses among: all of them, or, disaggregated, the
- * prefill pool's and the decode pool's.  A membership list, in id order
+/* The replicas a router chooses among: those of the pools of one model
+ * (every pool when the fleet serves one), or, disaggregated, the prefill
+ * pool's and the decode pool's.  A membership list, in id order
  * (ties go to the lowest): a replica joins when it is ready and leaves when
  * it drains or fails, so a group may be empty for a while. */
 typedef struct sim__group {
