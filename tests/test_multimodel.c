@@ -140,6 +140,8 @@ static void bad(const char *chat_model, bool classes, const char *want)
     sim_scenario sc;
     char *errors = NULL;
     int rc = support_scenario(json, NULL, &sc, &errors);
+    for (char *c = errors; c && *c; c++) /* one TAP line */
+        if (*c == '\n') *c = ' ';
     ok(rc != 0 && errors && strstr(errors, want), "refused naming '%s' (%s)", want,
        errors ? errors : "accepted");
     sim_scenario_fini(&sc);
