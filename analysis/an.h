@@ -116,6 +116,7 @@ struct an_options {
     int n_targets;
     bool by_replica;             /* per-replica request sections too */
     bool by_tenant, by_tier;     /* per-tenant, per-tier request sections too (an_group) */
+    bool by_model;               /* per-model sections too (models.c) */
     size_t scan_budget_values;   /* latencies one scan keeps in memory before it spills to
                                   * histograms and reads the rows again (the figures are the
                                   * same either way); 0: 8 Mi values, 64 MiB */
@@ -269,6 +270,18 @@ typedef struct an_use {
     bool decodes; /* it is of the disaggregated cluster's decode pool: req is what it decoded */
 } an_use;
 
+/* One model of the fleet (report --by model): the requests of the classes
+ * that are its (workload.classes[].model; a class naming none is the
+ * fleet's one model's), each judged by its class's targets, and the
+ * replicas of the pools serving it (replicas.model), their GPUs paid over
+ * the run's window as the cluster's cost is. */
+typedef struct an_model {
+    char *id;
+    an_section req;
+    int replicas, gpus;
+    double usd, usd_per_million_output_tokens, usd_per_million_total_tokens, usd_per_request;
+} an_model;
+
 /* Cost over the measurement window: every GPU, busy or idle. */
 typedef struct an_cost {
     int gpu_count;
@@ -321,6 +334,9 @@ typedef struct an_report {
     an_use *replicas;   /* each replica */
     int n_replicas;
     bool by_replica;
+    an_model *models;   /* with options.by_model, the fleet's models, by first replica */
+    int n_models;
+    int *model_of_class; /* [n_classes]: each class's index in models; -1: none */
     /* request rows left out: values no run writes (a time that is text, not
      * finite or before its arrival; a token count below one), so the file
      * was edited or damaged; skipped_why says the first (empty: none) */

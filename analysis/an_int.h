@@ -126,6 +126,13 @@ void an__dist_reciprocal_stats(const an__dist *d, an_stats *out);
  * (*queues_unordered), their queues, in one pass over the run's rows (more
  * only when the latencies outgrow the scan's budget).  Every section's slo
  * is set first; replica_ids gives the replicas' numbers by index. */
+/* models.c (report --by model): the fleet's models from the replicas'
+ * rows and each class's from the stored scenario sc, before the scan; then
+ * their attainment and cost, once the classes' sections are done. */
+int an__models_begin(const an__query *q, const cJSON *sc, an_report *r, util_diag *d);
+void an__models_end(an_report *r);
+void an__models_fini(an_report *r);
+
 int an__scan_requests(const an__query *q, an_report *r, const int *replica_ids,
                       bool *queues_unordered, util_diag *d);
 /* Attainment and goodput from s's good and ended requests, or NAN when no

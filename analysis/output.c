@@ -270,6 +270,25 @@ static void fairness_json(cJSON *root, const an_report *r)
     add_num(o, "jain_index", r->tenant_jain);
 }
 
+/* report --by model: each model's requests, replicas, GPUs and cost. */
+static void models_json(cJSON *root, const an_report *r)
+{
+    cJSON *ms = cJSON_AddObjectToObject(root, "models");
+    for (int i = 0; i < r->n_models; i++) {
+        const an_model *m = &r->models[i];
+        cJSON *o = cJSON_AddObjectToObject(ms, m->id);
+        section_json(o, &m->req);
+        cJSON_AddNumberToObject(o, "replicas", m->replicas);
+        cJSON_AddNumberToObject(o, "gpus", m->gpus);
+        cJSON *c = cJSON_AddObjectToObject(o, "cost");
+        cJSON_AddNumberToObject(c, "usd", m->usd);
+        cJSON_AddNumberToObject(c, "usd_per_million_output_tokens",
+                                m->usd_per_million_output_tokens);
+        cJSON_AddNumberToObject(c, "usd_per_million_total_tokens", m->usd_per_million_total_tokens);
+        cJSON_AddNumberToObject(c, "usd_per_request", m->usd_per_request);
+    }
+}
+
 cJSON *an_report_json(const an_report *r, bool by_class)
 {
     cJSON *root = cJSON_CreateObject();
@@ -315,6 +334,7 @@ cJSON *an_report_json(const an_report *r, bool by_class)
     energy_json(root, &r->energy);
     replicas_json(root, r);
 
+    if (r->n_models) models_json(root, r);
     if (r->has_classes || by_class) {
         cJSON *cls = cJSON_AddObjectToObject(root, "classes");
         for (int i = 0; i < r->n_classes; i++) {
@@ -585,6 +605,20 @@ static void print_class(const an_class *c, double warmup_s, bool cache, FILE *ou
     print_throughput(&c->req, out);
     print_slo(&c->req, out);
     if (cache) print_cache(&c->req, "", out);
+}
+
+/* report --by model: a model's block, as a class's, with its share of the
+ * fleet and what that costs. */
+static void print_model(const an_model *m, double warmup_s, FILE *out)
+{
+    fprintf(out, "\nmodel \"%s\": %d replica%s, %d GPU%s\n", short_name(m->id, 64).s,
+            m->replicas, m->replicas == 1 ? "" : "s", m->gpus, m->gpus == 1 ? "" : "s");
+    print_section(&m->req, warmup_s, out);
+    print_throughput(&m->req, out);
+    print_slo(&m->req, out);
+    fprintf(out, "cost over the window: $%s; $%s per 1M output tokens, $%s per 1M tokens\n",
+            num("%.4f", m->usd).s, num("%.4f", m->usd_per_million_output_tokens).s,
+            num("%.4f", m->usd_per_million_total_tokens).s);
 }
 
 /* A tenant's or a tier's section: as a class's, and its shed share. */
@@ -958,6 +992,7 @@ static void print_report(const void *arg, FILE *out)
     if (by_class)
         for (int i = 0; i < r->n_classes; i++)
             print_class(&r->classes[i], r->warmup_s, cache_used(r), out);
+    for (int i = 0; i < r->n_models; i++) print_model(&r->models[i], r->warmup_s, out);
     print_groups(r, cache_used(r), out);
     if (r->by_replica) print_replica_sections(r, out);
 }

@@ -367,8 +367,8 @@ static int load_classes_tasks(an__query *q, an_report *r, util_diag *d)
  * scan of the requests for every section, the hit rates and the queues --
  * or the sections a stream of the same run's rows made as they were
  * recorded -- then what needs the run's section. */
-static int load_sections(an__query *q, const cJSON *sc, bool by_replica, an_stream *stream,
-                         an_report *r, util_diag *d)
+static int load_sections(an__query *q, const cJSON *sc, bool by_replica, bool by_model,
+                         an_stream *stream, an_report *r, util_diag *d)
 {
     an__usage *u = NULL;
     bool unordered = false;
@@ -377,11 +377,13 @@ static int load_sections(an__query *q, const cJSON *sc, bool by_replica, an_stre
         mark_decoders(r);
         mark_weight_only(sc, r);
     }
+    if (!rc && by_model) rc = an__models_begin(q, sc, r, d);
     if (!rc && !(stream && an__stream_sections(stream, q, r, &unordered, &rc, d)))
         rc = an__scan_requests(q, r, an__usage_replica_ids(u), &unordered, d);
     if (!rc) rc = load_tasks(q, &r->tasks, r->req.slo.task_e2e_s, r->req.window_s, d);
     if (!rc) rc = load_classes_tasks(q, r, d);
     if (!rc) rc = an__usage_end(q, u, unordered, r, d);
+    if (!rc && by_model) an__models_end(r); /* after the cost's overhead is known */
     an__usage_free(u);
     return rc;
 }
@@ -427,7 +429,9 @@ int an_report_compute_with(sqlite3 *db, int64_t run_id, const an_options *opt, a
     r->by_tier = opt && opt->by_tier;
     int rc = load_run(&q, opt, r, &sc, d);
     if (!rc) rc = check_groups(&q, r, d);
-    if (!rc) rc = load_sections(&q, sc, opt && opt->by_replica, opt ? opt->stream : NULL, r, d);
+    if (!rc)
+        rc = load_sections(&q, sc, opt && opt->by_replica, opt && opt->by_model,
+                           opt ? opt->stream : NULL, r, d);
     cJSON_Delete(sc);
     if (!rc && !(opt && opt->stream)) rc = check_recorded(&q, r, d);
     if (!rc && (r->n_targets || (opt && opt->n_targets))) rc = an__load_targets(&q, opt, r, d);
@@ -466,6 +470,7 @@ void an_report_fini(an_report *r)
     free(r->calibration_engine);
     free(r->calibration_fitted_on);
     free(r->decode_pool);
+    an__models_fini(r);
     an__usage_fini(r);
     memset(r, 0, sizeof *r);
 }

@@ -389,8 +389,9 @@ typedef struct scan {
     const int *replica_ids; /* the replicas' numbers, by index */
     int *index_of;          /* a replica's number -> its index in r->replicas, or -1 ... */
     int n_index;            /* ... for numbers 0 .. n_index - 1; 0: search replica_ids */
-    acc *accs;              /* [0] the run, the classes, the replicas, then the groups */
-    int n_accs, first_class, first_replica, first_group;
+    acc *accs;              /* [0] the run, the classes, the replicas, the models, then the
+                             * groups */
+    int n_accs, first_class, first_replica, first_model, first_group;
     groups tenants, tiers;
     bool first_pass;
     int64_t priorities;     /* rows with a priority (none: the run predates them) */
@@ -473,9 +474,18 @@ static int replica_index(const scan *s, int replica)
     return -1;
 }
 
-/* The most sections a row belongs to: the run, its class, tenant, tier,
- * replica and decode replica. */
-#define MAX_SECTIONS 6
+/* The most sections a row belongs to: the run, its class, model, tenant,
+ * tier, replica and decode replica. */
+#define MAX_SECTIONS 7
+
+/* The model of a row of class cls (models.c), or -1: no --by model, or a
+ * class the scenario does not have. */
+static int model_of(const an_report *r, int cls)
+{
+    if (!r->n_models) return -1;
+    if (!r->has_classes) return r->model_of_class[0];
+    return cls >= 0 ? r->model_of_class[cls] : -1;
+}
 
 /* The sections x belongs to, into which[], each marked when it is x's
  * decode replica's (decode[]); returns how many. */
@@ -486,6 +496,11 @@ static int sections_of(const scan *s, const row *x, int k, int *which, bool *dec
     decode[n++] = false;
     if (x->cls >= 0) {
         which[n] = s->first_class + x->cls;
+        decode[n++] = false;
+    }
+    int m = model_of(s->r, x->cls);
+    if (m >= 0) {
+        which[n] = s->first_model + m;
         decode[n++] = false;
     }
     if (x->tenant >= 0) {
@@ -524,7 +539,8 @@ static void pass_one(scan *s, const row *x)
     int n = sections_of(s, x, k, which, decode);
     for (int i = 0; i < n; i++) {
         acc *a = &s->accs[which[i]];
-        const an_slo *slo = which[i] >= s->first_group ? row_slo(s, x) : &a->out->slo;
+        /* a model, tenant or tier spans classes: each row by its own class's targets */
+        const an_slo *slo = which[i] >= s->first_model ? row_slo(s, x) : &a->out->slo;
         acc_row(a, x, slo, s->warmup, decode[i], &s->stored);
     }
     if (!s->spilled && s->stored > s->budget) {
@@ -675,7 +691,8 @@ static void scan_init(scan *s, const an__query *q, double warmup, size_t budget,
     }
     s->first_class = 1;
     s->first_replica = 1 + (r->has_classes ? r->n_classes : 0);
-    s->n_accs = s->first_replica + (r->by_replica ? nr : 0);
+    s->first_model = s->first_replica + (r->by_replica ? nr : 0);
+    s->n_accs = s->first_model + r->n_models;
     s->first_group = s->n_accs; /* the groups' come as the rows bring them */
     s->tenants = (groups){.on = r->by_tenant, .col = 14, .null_group = -1};
     s->tiers = (groups){.on = r->by_tier, .col = 15, .null_group = -1};
@@ -685,6 +702,7 @@ static void scan_init(scan *s, const an__query *q, double warmup, size_t budget,
         acc_init(&s->accs[s->first_class + i], &r->classes[i].req);
     for (int i = 0; r->by_replica && i < nr; i++)
         acc_init(&s->accs[s->first_replica + i], &r->replicas[i].req);
+    for (int m = 0; m < r->n_models; m++) acc_init(&s->accs[s->first_model + m], &r->models[m].req);
     s->rep_cached = util_xcalloc((size_t)nr + 1, sizeof *s->rep_cached);
     s->rep_prompt = util_xcalloc((size_t)nr + 1, sizeof *s->rep_prompt);
     s->sw.n = nr;
@@ -894,7 +912,8 @@ bool an__stream_sections(an_stream *st, const an__query *q, an_report *r, bool *
     bool same = sk->warmup_s == r->warmup_s && sk->timeout_s == r->timeout_s &&
                 sk->n_replicas == r->n_replicas &&
                 sk->has_classes == r->has_classes && sk->n_classes == r->n_classes &&
-                sk->by_replica == r->by_replica && !r->by_tenant && !r->by_tier &&
+                sk->by_replica == r->by_replica && sk->n_models == r->n_models &&
+                !r->by_tenant && !r->by_tier &&
                 !st->finished; /* the engine's rows carry no tenant: scan the stored ones */
     for (int i = 0; same && i < r->n_replicas; i++) same = r->replicas[i].replica == i;
     if (!same) return false;

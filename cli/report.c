@@ -10,8 +10,9 @@
 #include <string.h>
 
 static const char report_usage[] =
-    "usage: servesim report FILE.db [--run ID] [--slo KEY=S]... [--by class|replica|tenant|tier]\n"
-    "                       [--definitions] [--json | --csv | --markdown]\n"
+    "usage: servesim report FILE.db [--run ID] [--slo KEY=S]...\n"
+    "                       [--by class|replica|model|tenant|tier] [--definitions]\n"
+    "                       [--json | --csv | --markdown]\n"
     "\n"
     "Prints the report of a stored run (default: the newest), computed from the\n"
     "database alone: nothing is simulated again.\n"

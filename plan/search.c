@@ -255,6 +255,24 @@ static int max_rate(search *x)
 
 /* ---- min-replicas ---- */
 
+/* Whether every pool of the scenario sets its own replicas, in it or in
+ * overrides: cluster.replicas, which a pool without its own inherits, then
+ * changes nothing (a fleet of several models, planned per pool). */
+static bool pools_fix_replicas(const pl_plan_opts *o, const cJSON *overrides)
+{
+    cJSON *root = cJSON_Parse(o->base.json);
+    const cJSON *pools = util_json_get(root, "cluster.pools");
+    bool fixed = cJSON_IsArray(pools);
+    for (int i = 0; fixed && i < cJSON_GetArraySize(pools); i++) {
+        char path[64];
+        snprintf(path, sizeof path, "cluster.pools[%d].replicas", i);
+        fixed = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(pools, i), "replicas") ||
+                cJSON_GetObjectItemCaseSensitive(overrides, path);
+    }
+    cJSON_Delete(root);
+    return fixed;
+}
+
 /* The fewest replicas meeting the targets with the other overrides given,
  * by doubling, then bisection: *best is the answer's trial, or -1 when even
  * max_replicas fail. */
@@ -302,6 +320,16 @@ static int min_replicas(search *x)
 
 /* ---- cheapest ---- */
 
+/* A candidate whose pools fix their replicas, as it is: *best its trial,
+ * or -1 when it fails. */
+static int as_given(search *x, const cJSON *overrides, int *best)
+{
+    int k = evaluate(x, cJSON_Duplicate(overrides, 1));
+    if (k < 0) return k;
+    *best = x->r->trials[k].met ? k : -1;
+    return UTIL_OK;
+}
+
 static int cheapest(search *x)
 {
     const pl_plan_opts *o = x->o;
@@ -318,7 +346,7 @@ static int cheapest(search *x)
             rest /= m;
         }
         int k;
-        int rc = fewest(x, cfg, &k);
+        int rc = pools_fix_replicas(o, cfg) ? as_given(x, cfg, &k) : fewest(x, cfg, &k);
         if (rc) {
             cJSON_Delete(cfg);
             return rc;

@@ -265,16 +265,24 @@ cJSON *pl_plan_json(const pl_plan_opts *o, const pl_plan_result *r)
     return j;
 }
 
+/* A key as compact shows it: its last part, or from its pool on, since
+ * pools' keys share their last parts ("pools[1].replicas"). */
+static const char *short_key(const char *path)
+{
+    const char *pool = strstr(path, "pools[");
+    if (pool) return pool;
+    const char *dot = strrchr(path, '.');
+    return dot ? dot + 1 : path;
+}
+
 /* "rate_per_s=20 gpu=h100-sxm replicas=2": each key's last part and value. */
 static char *compact(const cJSON *overrides)
 {
     char *text = util_xstrdup("");
     const cJSON *v;
     cJSON_ArrayForEach(v, overrides) {
-        const char *dot = strrchr(v->string, '.');
         char *val = cJSON_IsString(v) ? util_xstrdup(v->valuestring) : cJSON_PrintUnformatted(v);
-        char *next = util_xasprintf("%s%s%s=%s", text, *text ? " " : "", dot ? dot + 1 : v->string,
-                                    val);
+        char *next = util_xasprintf("%s%s%s=%s", text, *text ? " " : "", short_key(v->string), val);
         free(val);
         free(text);
         text = next;
@@ -390,12 +398,21 @@ static void print_candidates(const pl_plan_opts *o, const pl_plan_result *r, FIL
         if (c->trial >= 0) {
             const pl_trial *x = &r->trials[c->trial];
             double n = number_of(x->overrides, "cluster.replicas");
-            table_set(&t, 2, "met with %g replica%s, $%.3f per 1M output tokens", n,
-                      n == 1 ? "" : "s", x->usd_per_million_output_tokens);
+            if (isnan(n)) /* its pools' replicas, as the candidate says */
+                table_set(&t, 2, "met, $%.3f per 1M output tokens",
+                          x->usd_per_million_output_tokens);
+            else
+                table_set(&t, 2, "met with %g replica%s, $%.3f per 1M output tokens", n,
+                          n == 1 ? "" : "s", x->usd_per_million_output_tokens);
         } else {
             char *w = c->last_trial >= 0 ? why(o, &r->trials[c->last_trial]) : NULL;
-            table_set(&t, 2, "not met up to %d replicas%s%s", o->max_replicas, w ? ": " : "",
-                      w ? w : "");
+            bool scaled = c->last_trial >= 0 &&
+                          !isnan(number_of(r->trials[c->last_trial].overrides, "cluster.replicas"));
+            if (scaled)
+                table_set(&t, 2, "not met up to %d replicas%s%s", o->max_replicas, w ? ": " : "",
+                          w ? w : "");
+            else
+                table_set(&t, 2, "not met%s%s", w ? ": " : "", w ? w : "");
             free(w);
         }
     }

@@ -88,7 +88,7 @@ static void give_record_content(sim_engine *e, sim__request *r, const wl_record 
 static void route_call(sim_engine *e, sim__request *r)
 {
     r->state = SIM__WAITING;
-    sim__rt_route(e, e->fleet.groups[0], r);
+    sim__rt_route(e, sim__fl_arrivals(e, r), r);
 }
 
 static void reach_router(sim_engine *e, void *subject, int64_t id)
@@ -115,11 +115,13 @@ static void timeout(sim_engine *e, void *subject, int64_t id)
     sim__cl_notify(e, t, user, false, 0, false);
 }
 
-/* Its class's priority and deadline, which an ordered queue reads. */
+/* Its class's model, priority and deadline, which the router and an
+ * ordered queue read. */
 static void take_class_sched(const sim_engine *e, sim__request *r)
 {
     const sim_class_sched *cs = e->sc->class_sched;
     if (!cs) return;
+    r->model = cs[r->cls].model;
     r->priority = cs[r->cls].priority;
     if (cs[r->cls].deadline_s > 0) r->deadline_ns = r->arrival_ns + sim__ns(cs[r->cls].deadline_s);
 }

@@ -92,19 +92,32 @@ static void ready(sim__replica *rp)
     group_join(rp->group, rp);
 }
 
+static const sim_pool *first_pool_of(const sim_scenario *sc, int model)
+{
+    int i = 0;
+    while (sc->pools[i].model != model) i++;
+    return &sc->pools[i];
+}
+
 void sim__fl_init(sim_engine *e)
 {
     const sim_scenario *sc = e->sc;
     sim__fleet *f = &e->fleet;
-    /* without disaggregation the router sees every replica of every pool;
-     * disaggregated, arrivals go to the prefill pool and prefilled requests
-     * to the decode pool */
-    int arrive = sc->disagg_prefill < 0 ? 0 : sc->disagg_prefill;
-    group_new(f, &sc->pools[arrive]);
-    if (sc->disagg_decode >= 0) group_new(f, &sc->pools[sc->disagg_decode]);
+    /* without disaggregation a router sees every replica of the pools of
+     * the request's model -- group m is model m's, each model's list made
+     * here once, so a decision costs what that model's replicas do, and one
+     * model is every pool, as before; disaggregated (one model), arrivals
+     * go to the prefill pool and prefilled requests to the decode pool */
+    if (sc->disagg_prefill >= 0) {
+        group_new(f, &sc->pools[sc->disagg_prefill]);
+        group_new(f, &sc->pools[sc->disagg_decode]);
+    } else {
+        for (int m = 0; m < sc->n_models; m++) group_new(f, first_pool_of(sc, m));
+    }
     for (int i = 0; i < sc->n_pools; i++) {
         const sim_pool *p = &sc->pools[i];
-        sim__group *g = f->groups[i == sc->disagg_decode ? 1 : 0];
+        int k = i == sc->disagg_decode ? 1 : sc->disagg_prefill >= 0 ? 0 : p->model;
+        sim__group *g = f->groups[k];
         for (int j = 0; j < p->replicas; j++) ready(make_replica(e, p, g));
         e->prefix_caching |= f->by_id[f->n_ids - 1].rp->pc_on;
     }
@@ -205,7 +218,7 @@ static void restart(sim_engine *e, sim__queue *q)
     sim__request *r;
     while ((r = sim__queue_pop(q))) {
         sim__rq_recompute(r);
-        sim__rt_route(e, e->fleet.groups[0], r);
+        sim__rt_route(e, sim__fl_arrivals(e, r), r);
     }
 }
 

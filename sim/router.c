@@ -2,7 +2,8 @@
  * router.c: which replica a request goes to, and the KV transfer of a
  * disaggregated cluster between its prefill and decode pools.
  *
- * A router chooses among a group of replicas: all of them, or, in a
+ * A router chooses among a group of replicas: those of the request's
+ * model's pools (all of them, when the fleet serves one model), or, in a
  * disaggregated cluster, the prefill pool's (arrivals) and the decode pool's
  * (prefilled requests).  It sees what a real load balancer could: requests
  * in flight per replica, free KV blocks, and (prefix_affinity) which

@@ -1320,6 +1320,78 @@ static void read_class_sched(sim_scenario *sc)
     cJSON_ArrayForEach(cls, classes) if (i < n) sc->class_sched[i++] = class_sched(cls);
 }
 
+/* ---- several models ---- */
+
+static int model_index(const sim_scenario *sc, const char *id)
+{
+    for (int m = 0; m < sc->n_models; m++)
+        if (!strcmp(sc->models[m], id)) return m;
+    return -1;
+}
+
+/* The fleet's models, each pool's index among them.  Disaggregated, the
+ * fleet serves the prefill pool's model: build_disaggregation has checked
+ * that the decode pool's caches KV alike, whatever its id. */
+static void list_models(sim_scenario *sc)
+{
+    sc->models = util_xcalloc((size_t)sc->n_pools, sizeof *sc->models);
+    for (int i = 0; i < sc->n_pools; i++) {
+        sim_pool *p = &sc->pools[i];
+        if (sc->disagg_prefill >= 0) p = &sc->pools[sc->disagg_prefill];
+        int m = model_index(sc, p->cost.model.id);
+        if (m < 0) sc->models[m = sc->n_models++] = p->cost.model.id;
+        sc->pools[i].model = m;
+    }
+}
+
+/* "a, b, c": the models, for a message. */
+static char *model_list(const sim_scenario *sc)
+{
+    char *s = util_xstrdup(sc->models[0]);
+    for (int m = 1; m < sc->n_models; m++) {
+        char *t = util_xasprintf("%s, %s", s, sc->models[m]);
+        free(s);
+        s = t;
+    }
+    return s;
+}
+
+/* A class's model: the one it names, which some pool must serve, or, when
+ * it names none, the fleet's only one -- a fleet of several has no model
+ * to guess (the first pool's would route silently by the order of pools). */
+static int class_model(sim_scenario *sc, const cJSON *cls, int i, util_diag *d)
+{
+    const char *id = cJSON_GetStringValue(util_json_member(cls, "model"));
+    int m = id ? model_index(sc, id) : sc->n_models == 1 ? 0 : -1;
+    if (m >= 0) {
+        if (sc->class_sched && i < sc->workload.n_classes) sc->class_sched[i].model = m;
+        return UTIL_OK;
+    }
+    char *list = model_list(sc);
+    util_clip_buf cb;
+    if (id) util_diag_add(d, "workload.classes[%d].model: no pool serves '%s' (the pools serve %s)",
+                          i, util_clip(id, &cb), list);
+    else if (cls) util_diag_add(d, "workload.classes[%d].model: missing: the pools serve several "
+                                   "models (%s); name the class's", i, list);
+    else util_diag_add(d, "workload.classes: missing: the pools serve several models (%s); give "
+                          "each class its model", list);
+    free(list);
+    return UTIL_EINPUT;
+}
+
+/* workload.classes[].model for every class (the default class: the fleet's
+ * only model). */
+static int read_class_models(sim_scenario *sc, util_diag *d)
+{
+    list_models(sc);
+    const cJSON *classes = util_json_member(util_json_member(sc->json, "workload"), "classes");
+    if (!classes) return class_model(sc, NULL, 0, d);
+    const cJSON *cls;
+    int i = 0, rc = UTIL_OK;
+    cJSON_ArrayForEach(cls, classes) if (class_model(sc, cls, i++, d)) rc = UTIL_EINPUT;
+    return rc;
+}
+
 static int build(sim_scenario *sc, const mdl_catalog *cat, const char *base_dir, util_diag *d)
 {
     cJSON *root = sc->json, *cluster = cJSON_GetObjectItemCaseSensitive(root, "cluster");
@@ -1343,6 +1415,7 @@ static int build(sim_scenario *sc, const mdl_catalog *cat, const char *base_dir,
                               "their end)");
     if (!rc && read_class_acceptances(sc, d)) rc = UTIL_EINPUT;
     if (!rc) read_class_sched(sc);
+    if (!rc && read_class_models(sc, d)) rc = UTIL_EINPUT;
     if (!rc && sim__lr_read_classes(sc, d)) rc = UTIL_EINPUT;
     if (!rc && check_warmup(sc, d)) rc = UTIL_EINPUT;
     if (!rc && check_endless(sc, d)) rc = UTIL_EINPUT;
@@ -1374,6 +1447,7 @@ void sim_scenario_fini(sim_scenario *sc)
     }
     wl_spec_fini(&sc->workload);
     free(sc->class_sched);
+    free(sc->models);
     util_diag_fini(&sc->warnings);
     free(sc->pools);
     cJSON_Delete(sc->json);

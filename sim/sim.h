@@ -70,6 +70,7 @@ typedef struct sim_class_sched {
     int32_t priority;   /* lower is more urgent */
     double deadline_s;  /* after arrival; 0: none */
     const char *tenant; /* owned by the scenario's JSON, or NULL */
+    int32_t model;      /* the index of its model in sim_scenario.models */
 } sim_class_sched;
 
 /* Speculative decoding (cluster.speculative, docs/speculative-decoding.md):
@@ -171,6 +172,7 @@ typedef struct sim_pool {
     double usd_per_gpu_hour;    /* cost.usd_per_gpu_hour, else the GPU's catalog price */
     sim_spec spec;              /* speculative decoding (cluster.speculative) */
     sim_lora lora;              /* LoRA adapters (cluster.lora) */
+    int model;                  /* the index of its model in sim_scenario.models */
 } sim_pool;
 
 typedef struct sim_scenario {
@@ -192,6 +194,11 @@ typedef struct sim_scenario {
     /* disaggregated prefill and decode: pool indices, -1 when not */
     int disagg_prefill, disagg_decode;
     double link_bw, link_latency_s; /* the KV transfer link */
+    /* the models the fleet serves, by the pools' resolved model ids in the
+     * order of their first pool (one when disaggregated: the prefill pool's);
+     * a class's requests go only to the replicas of its model's pools */
+    const char **models; /* [n_models]; the ids are the pools' */
+    int n_models;
     wl_spec workload;
     sim_class_sched *class_sched; /* [workload.n_classes]; owned */
     util_diag warnings; /* what is allowed but doubtful (a model's parameters off its

@@ -223,6 +223,7 @@ typedef struct sim__request {
     size_t finish_slot;     /* its entry in the replica's `finishing` heap, or SIM__NO_SLOT */
     int32_t replica, decode_replica, user, preemptions;
     int32_t lora;           /* its LoRA adapter + 1; 0: the base model (lora.c) */
+    int32_t model;          /* its class's model: the group it is routed in (fleet.c) */
     uint8_t state;
     bool in_running;
     bool slow; /* a straggler */
@@ -403,8 +404,9 @@ void sim__pc_check(const sim__pcache *c);
 
 struct sim__policy;
 
-/* The replicas a router chooses among: all of them, or, disaggregated, the
- * prefill pool's and the decode pool's.  A membership list, in id order
+/* The replicas a router chooses among: those of the pools of one model
+ * (every pool when the fleet serves one), or, disaggregated, the prefill
+ * pool's and the decode pool's.  A membership list, in id order
  * (ties go to the lowest): a replica joins when it is ready and leaves when
  * it drains or fails, so a group may be empty for a while. */
 typedef struct sim__group {
@@ -742,6 +744,11 @@ static inline sim__replica *sim__fl_get(const sim_engine *e, int32_t id)
 }
 /* The scenario's replicas, ready at time 0, in their groups. */
 void sim__fl_init(sim_engine *e);
+/* The group a new request of r's model is routed in. */
+static inline sim__group *sim__fl_arrivals(const sim_engine *e, const sim__request *r)
+{
+    return e->fleet.groups[r->model];
+}
 void sim__fl_fini(sim_engine *e);
 /* A new replica of pool p in group g, now; it takes work ready_after_ns
  * later.  Returns its id. */

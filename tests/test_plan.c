@@ -942,6 +942,27 @@ static void test_speculative_keys(const char *root)
     free(scen);
 }
 
+/* A fleet of two models (issue 28): cheapest over each pool's replicas
+ * with a target per class runs each candidate as it is (its pools fix
+ * their replicas: cluster.replicas would change nothing), and answers with
+ * the cheapest that meets both -- two llama-3.1-8b replicas for chat's 30
+ * req/s, one qwen3-8b for code's 10. */
+static void test_model_fleet(const char *root)
+{
+    char *scen = util_xasprintf("%s/tests/scenarios/plan-models.json", root);
+    result r = runner_run(servesim, dir, "plan", scen, "--find", "cheapest", "--rate", "40", "-q",
+                          "--json", "--candidates", "cluster.pools[0].replicas=1,2",
+                          "--candidates", "cluster.pools[1].replicas=1,2", "--target",
+                          "chat:ttft_p99<=0.1s", "--target", "code:ttft_p99<=0.1s", NULL);
+    is_int(r.status, 0, "plan --find cheapest over the pools of two models runs");
+    has_str(r.out, "\"found\":\ttrue", "and finds a fleet");
+    has_str(r.out, "\"cluster.pools[0].replicas\":\t2,\n\t\t\t\"cluster.pools[1].replicas\":\t1\n",
+            "two llama replicas and one qwen");
+    is_int(count_str(r.out, "\"cluster.replicas\""), 0, "cluster.replicas is not searched");
+    runner_drop(&r);
+    free(scen);
+}
+
 /* Targets per class as the tiers' planning writes them (issue 28):
  * 'interactive:ttft_p99<=1s' is 'interactive.ttft_p99<=1', and a deadline
  * in hours ('batch:e2e_p99<=1h') is 3600 s; plan answers alike. */
@@ -987,6 +1008,7 @@ int main(int argc, char **argv)
     test_vllm_args(argv[2]);
     test_speculative_keys(argv[2]);
     test_class_targets(argv[2]);
+    test_model_fleet(argv[2]);
     free(small);
     free(md1);
     free(mmc);

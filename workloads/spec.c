@@ -187,6 +187,10 @@ static const util_field class_fields[] = {
      .doc = "the class's deadline after arrival, which scheduling_policy deadline orders by "
             "(default: none)"},
     {.key = "tenant", .type = UTIL_T_STRING, .doc = "who sends the class's requests (recorded)"},
+    {.key = "model", .type = UTIL_T_STRING,
+     .doc = "the model its requests are for, the model id of some pool (a catalog id, or an "
+            "inline model's id); its requests go only to that model's pools (default: the "
+            "pools' model, required when the pools serve several)"},
     {.key = "adapter", .type = UTIL_T_STRING,
      .doc = "the LoRA adapter its requests are for, a name of cluster.lora's, or \"*\": each "
             "request draws one by cluster.lora.zipf_s's popularity (absent: the base model; "
