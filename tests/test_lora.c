@@ -23,6 +23,13 @@
     " \"output_tokens\": {\"dist\": \"fixed\", \"value\": 2}," \
     " \"classes\": [{\"name\": \"tuned\", \"weight\": 1, \"adapter\": \"%s\"}]}}"
 
+/* A message on one line, as TAP prints a test's description. */
+static void one_line(char *s)
+{
+    for (; s && *s; s++)
+        if (*s == '\n') *s = ' ';
+}
+
 static char *scenario(int requests, const char *lora, const char *adapter)
 {
     return util_xasprintf(HEAD "%s" TAIL, requests, lora, adapter);
@@ -84,6 +91,7 @@ static void test_lru(void)
     sim_scenario sc;
     char *errors = NULL;
     int rc = support_scenario(json, NULL, &sc, &errors);
+    one_line(errors);
     ok(rc == 0, "the Zipf scenario loads (%s)", errors ? errors : "ok");
     free(errors);
     /* the same adapters in the same order, through an LRU of the test's own */
@@ -134,6 +142,7 @@ static void test_load_time(void)
     sim_scenario sc;
     char *errors = NULL;
     support_scenario(json, NULL, &sc, &errors);
+    one_line(errors);
     free(errors);
     double pcie = sc.pools[0].cost.gpu.pcie_bw;
     sim_scenario_fini(&sc);
@@ -173,6 +182,7 @@ static void test_kernels(void)
     sim_scenario sc;
     char *errors = NULL;
     support_scenario(with, NULL, &sc, &errors);
+    one_line(errors);
     free(errors);
     const mdl_cost *cm = &sc.pools[0].cost;
     double f16, b16, f1, b1;
@@ -212,6 +222,7 @@ static int64_t kv_blocks(const char *lora)
     sim_scenario sc;
     char *errors = NULL;
     support_scenario(json, NULL, &sc, &errors);
+    one_line(errors);
     free(errors);
     free(json);
     int64_t b = sc.pools[0].kv_blocks;
@@ -232,6 +243,7 @@ static void test_memory(void)
     sim_scenario sc;
     char *errors = NULL;
     support_scenario(plain, NULL, &sc, &errors);
+    one_line(errors);
     free(errors);
     free(plain);
     int64_t without = sc.pools[0].kv_blocks;
@@ -333,6 +345,7 @@ static void bad(const char *lora, const char *adapter, const char *const *sets, 
     sim_scenario sc;
     char *errors = NULL;
     int rc = support_scenario(json, sets, &sc, &errors);
+    one_line(errors);
     ok(rc != 0 && errors && strstr(errors, want), "refused naming '%s' (%s)", want,
        errors ? errors : "accepted");
     sim_scenario_fini(&sc);
