@@ -390,8 +390,8 @@ typedef struct scan {
     int *index_of;          /* a replica's number -> its index in r->replicas, or -1 ... */
     int n_index;            /* ... for numbers 0 .. n_index - 1; 0: search replica_ids */
     acc *accs;              /* [0] the run, the classes, the replicas, the models, then the
-                             * groups */
-    int n_accs, first_class, first_replica, first_model, first_group;
+                             * groups, as the rows bring them */
+    int n_accs, first_class, first_replica, first_model;
     groups tenants, tiers;
     bool first_pass;
     int64_t priorities;     /* rows with a priority (none: the run predates them) */
@@ -693,7 +693,6 @@ static void scan_init(scan *s, const an__query *q, double warmup, size_t budget,
     s->first_replica = 1 + (r->has_classes ? r->n_classes : 0);
     s->first_model = s->first_replica + (r->by_replica ? nr : 0);
     s->n_accs = s->first_model + r->n_models;
-    s->first_group = s->n_accs; /* the groups' come as the rows bring them */
     s->tenants = (groups){.on = r->by_tenant, .col = 14, .null_group = -1};
     s->tiers = (groups){.on = r->by_tier, .col = 15, .null_group = -1};
     s->accs = util_xcalloc((size_t)s->n_accs, sizeof *s->accs);

@@ -60,6 +60,26 @@ int support_scenario(const char *json, const char *const *sets, sim_scenario *sc
     return rc;
 }
 
+char *support_refusal(const char *json, const char *const *sets)
+{
+    sim_scenario sc;
+    char *errors = NULL;
+    int rc = support_scenario(json, sets, &sc, &errors);
+    sim_scenario_fini(&sc); /* refused or not: the load leaves it to be finished */
+    if (!rc) {
+        free(errors);
+        return NULL;
+    }
+    support_one_line(errors);
+    return errors;
+}
+
+void support_one_line(char *s)
+{
+    for (; s && *s; s++)
+        if (*s == '\n') *s = ' ';
+}
+
 static int keep_request(void *ctx, const sim_request_row *row)
 {
     support_rows *r = ctx;

@@ -28,6 +28,11 @@ char *support_write_trace(const char *rows);
  * terminated); on error returns the messages joined by newlines in *errors
  * (caller frees) and a non-zero status. */
 int support_scenario(const char *json, const char *const *sets, sim_scenario *sc, char **errors);
+/* Loads the scenario only to see it refused: its messages on one line (a
+ * TAP description's), caller frees; NULL when it loads. */
+char *support_refusal(const char *json, const char *const *sets);
+/* Joins the lines of s into one, in place: a message in a TAP description. */
+void support_one_line(char *s);
 
 /* Rows a run emitted, kept in memory. */
 typedef struct support_rows {

@@ -668,6 +668,16 @@ static void test_disk_full_sweep(void)
 
 /* ---- names that are no database ---- */
 
+/* Edits the database at path by hand with sql: whether it applied. */
+static bool edit(const char *path, const char *sql)
+{
+    sqlite3 *h = NULL;
+    bool applied = sqlite3_open(path, &h) == SQLITE_OK &&
+                   sqlite3_exec(h, sql, NULL, NULL, NULL) == SQLITE_OK;
+    sqlite3_close(h);
+    return applied;
+}
+
 /* A run of n requests of the quick start into the test folder's file
  * name, then edited by hand with sql: its path (caller frees), and in *applied
  * whether the edit applied. */
@@ -677,10 +687,7 @@ static char *edited_run(const char *name, const char *n, const char *sql, bool *
     result r = sv("run", quick, "-o", db, "--quiet", "--set", stop, NULL);
     runner_drop(&r);
     free(stop);
-    sqlite3 *h = NULL;
-    *applied = sqlite3_open(db, &h) == SQLITE_OK &&
-               sqlite3_exec(h, sql, NULL, NULL, NULL) == SQLITE_OK;
-    sqlite3_close(h);
+    *applied = edit(db, sql);
     return db;
 }
 
@@ -740,10 +747,7 @@ static void test_edited_rows(void)
     ok(mean && atof(mean + 12) > 0, "the mean TTFT is of the valid rows (%s)",
        mean ? head(mean + 12, 8) : "none");
     runner_drop(&r);
-    sqlite3 *h = NULL;
-    sqlite3_open(db, &h);
-    sqlite3_exec(h, "UPDATE replicas SET usd_per_gpu_hour = -3", NULL, NULL, NULL);
-    sqlite3_close(h);
+    ok(edit(db, "UPDATE replicas SET usd_per_gpu_hour = -3"), "its price edited below 0");
     r = sv("report", db, NULL);
     is_int(r.status, 2, "a negative price is refused, exit 2");
     has_str(r.err, "replicas.usd_per_gpu_hour is negative", "naming the column");

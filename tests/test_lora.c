@@ -23,13 +23,6 @@
     " \"output_tokens\": {\"dist\": \"fixed\", \"value\": 2}," \
     " \"classes\": [{\"name\": \"tuned\", \"weight\": 1, \"adapter\": \"%s\"}]}}"
 
-/* A message on one line, as TAP prints a test's description. */
-static void one_line(char *s)
-{
-    for (; s && *s; s++)
-        if (*s == '\n') *s = ' ';
-}
-
 static char *scenario(int requests, const char *lora, const char *adapter)
 {
     return util_xasprintf(HEAD "%s" TAIL, requests, lora, adapter);
@@ -91,7 +84,7 @@ static void test_lru(void)
     sim_scenario sc;
     char *errors = NULL;
     int rc = support_scenario(json, NULL, &sc, &errors);
-    one_line(errors);
+    support_one_line(errors);
     ok(rc == 0, "the Zipf scenario loads (%s)", errors ? errors : "ok");
     free(errors);
     /* the same adapters in the same order, through an LRU of the test's own */
@@ -142,7 +135,7 @@ static void test_load_time(void)
     sim_scenario sc;
     char *errors = NULL;
     support_scenario(json, NULL, &sc, &errors);
-    one_line(errors);
+    support_one_line(errors);
     free(errors);
     double pcie = sc.pools[0].cost.gpu.pcie_bw;
     sim_scenario_fini(&sc);
@@ -182,7 +175,7 @@ static void test_kernels(void)
     sim_scenario sc;
     char *errors = NULL;
     support_scenario(with, NULL, &sc, &errors);
-    one_line(errors);
+    support_one_line(errors);
     free(errors);
     const mdl_cost *cm = &sc.pools[0].cost;
     double f16, b16, f1, b1;
@@ -222,7 +215,7 @@ static int64_t kv_blocks(const char *lora)
     sim_scenario sc;
     char *errors = NULL;
     support_scenario(json, NULL, &sc, &errors);
-    one_line(errors);
+    support_one_line(errors);
     free(errors);
     free(json);
     int64_t b = sc.pools[0].kv_blocks;
@@ -243,7 +236,7 @@ static void test_memory(void)
     sim_scenario sc;
     char *errors = NULL;
     support_scenario(plain, NULL, &sc, &errors);
-    one_line(errors);
+    support_one_line(errors);
     free(errors);
     free(plain);
     int64_t without = sc.pools[0].kv_blocks;
@@ -341,14 +334,9 @@ static void test_affinity(void)
 
 static void bad(const char *lora, const char *adapter, const char *const *sets, const char *want)
 {
-    char *json = scenario(3, lora, adapter);
-    sim_scenario sc;
-    char *errors = NULL;
-    int rc = support_scenario(json, sets, &sc, &errors);
-    one_line(errors);
-    ok(rc != 0 && errors && strstr(errors, want), "refused naming '%s' (%s)", want,
+    char *json = scenario(3, lora, adapter), *errors = support_refusal(json, sets);
+    ok(errors && strstr(errors, want), "refused naming '%s' (%s)", want,
        errors ? errors : "accepted");
-    sim_scenario_fini(&sc);
     free(errors);
     free(json);
 }

@@ -26,13 +26,6 @@
 static const char *one_user = USER_CLUSTER USER_SPEC USER_WORKLOAD;
 static const char *one_user_plain = USER_CLUSTER USER_WORKLOAD;
 
-/* A message on one line, as TAP prints a test's description. */
-static void one_line(char *s)
-{
-    for (; s && *s; s++)
-        if (*s == '\n') *s = ' ';
-}
-
 static double q(sqlite3 *db, const char *sql)
 {
     return support_q1(db, sql);
@@ -284,7 +277,7 @@ static void test_moe_experts(void)
     sim_scenario sc;
     char *errors = NULL;
     int rc = support_scenario(one_user, sets, &sc, &errors);
-    one_line(errors);
+    support_one_line(errors);
     ok(rc == 0, "an MoE model speculates (%s)",
        errors ? errors : "loaded");
     const mdl_cost *cm = &sc.pools[0].cost;
@@ -538,13 +531,9 @@ static void test_linear_target(void)
 static void bad(const char *set, const char *want)
 {
     const char *sets[] = {set, NULL};
-    sim_scenario sc;
-    char *errors = NULL;
-    int rc = support_scenario(one_user, sets, &sc, &errors);
-    one_line(errors);
-    ok(rc != 0 && errors && strstr(errors, want), "%s: refused naming '%s' (%s)", set, want,
+    char *errors = support_refusal(one_user, sets);
+    ok(errors && strstr(errors, want), "%s: refused naming '%s' (%s)", set, want,
        errors ? errors : "accepted");
-    sim_scenario_fini(&sc); /* refused or not: the load leaves it to be finished */
     free(errors);
 }
 
@@ -576,14 +565,10 @@ static void test_bad_input(void)
         "workload.classes[0].speculative.acceptance_rate");
     const char *plain[] = {"workload.classes=[{\"name\": \"code\", \"weight\": 1, \"speculative\": "
                            "{\"acceptance_rate\": 0.9}}]", NULL};
-    sim_scenario sc;
-    char *errors = NULL;
-    int refused = support_scenario(one_user_plain, plain, &sc, &errors);
-    one_line(errors);
-    ok(refused != 0 && errors && strstr(errors, "workload.classes[0].speculative: no pool speculates"),
+    char *errors = support_refusal(one_user_plain, plain);
+    ok(errors && strstr(errors, "workload.classes[0].speculative: no pool speculates"),
        "a class's acceptance without cluster.speculative is refused (%s)",
        errors ? errors : "accepted");
-    sim_scenario_fini(&sc);
     free(errors);
     bad("cluster.speculative.method=draft", "speculative.draft_model: missing");
     bad("cluster.speculative.draft_model=llama-3.2-1b",
