@@ -133,10 +133,7 @@ static void test_load_time(void)
                        "\"disk_latency_s\": 0.05, \"cpu_latency_s\": 0.001}";
     char *json = scenario(3, lora, "chat");
     sim_scenario sc;
-    char *errors = NULL;
-    support_scenario(json, NULL, &sc, &errors);
-    support_one_line(errors);
-    free(errors);
+    support_scenario(json, NULL, &sc, NULL); /* messages as TAP comments */
     double pcie = sc.pools[0].cost.gpu.pcie_bw;
     sim_scenario_fini(&sc);
     double bytes = 16 * LLAMA8B_IN_OUT * LLAMA8B_LAYERS * 2; /* rank 16, bf16 */
@@ -173,10 +170,7 @@ static void test_kernels(void)
                                 " \"users\": 1}, \"prompt_tokens\": 16, \"output_tokens\": 2}}",
                                 1, lora);
     sim_scenario sc;
-    char *errors = NULL;
-    support_scenario(with, NULL, &sc, &errors);
-    support_one_line(errors);
-    free(errors);
+    support_scenario(with, NULL, &sc, NULL); /* messages as TAP comments */
     const mdl_cost *cm = &sc.pools[0].cost;
     double f16, b16, f1, b1;
     kernels(16, &f16, &b16);
@@ -213,10 +207,7 @@ static int64_t kv_blocks(const char *lora)
 {
     char *json = scenario(3, lora, "chat");
     sim_scenario sc;
-    char *errors = NULL;
-    support_scenario(json, NULL, &sc, &errors);
-    support_one_line(errors);
-    free(errors);
+    support_scenario(json, NULL, &sc, NULL); /* messages as TAP comments */
     free(json);
     int64_t b = sc.pools[0].kv_blocks;
     sim_scenario_fini(&sc);
@@ -234,10 +225,7 @@ static void test_memory(void)
                             " \"users\": 1}, \"prompt_tokens\": 16, \"output_tokens\": 2}}",
                        3);
     sim_scenario sc;
-    char *errors = NULL;
-    support_scenario(plain, NULL, &sc, &errors);
-    support_one_line(errors);
-    free(errors);
+    support_scenario(plain, NULL, &sc, NULL); /* messages as TAP comments */
     free(plain);
     int64_t without = sc.pools[0].kv_blocks;
     double block = sc.pools[0].block_tokens * sc.pools[0].cost.kv_bytes_per_token;
