@@ -123,6 +123,7 @@ static void take_class_sched(const sim_engine *e, sim__request *r)
     if (!cs) return;
     r->model = cs[r->cls].model;
     r->priority = cs[r->cls].priority;
+    r->tenant = cs[r->cls].tenant;
     if (cs[r->cls].deadline_s > 0) r->deadline_ns = r->arrival_ns + sim__ns(cs[r->cls].deadline_s);
 }
 

@@ -94,12 +94,11 @@ static int64_t seen_first_ns(const sim_engine *e, const sim__request *r, bool co
     return completed || seen <= e->now ? seen : -1;
 }
 
-/* Its class's deadline and tenant, as the scenario gives them. */
-static void record_class_sched(const sim_engine *e, const sim__request *r, sim_request_row *row)
+/* Its deadline (after its arrival) and tenant. */
+static void record_class_sched(const sim__request *r, sim_request_row *row)
 {
-    const sim_class_sched *cs = e->sc->class_sched;
-    row->deadline_s = cs && cs[r->cls].deadline_s > 0 ? cs[r->cls].deadline_s : NAN;
-    row->tenant = cs ? cs[r->cls].tenant : NULL;
+    row->deadline_s = r->deadline_ns >= 0 ? sim__secs(r->deadline_ns - r->arrival_ns) : NAN;
+    row->tenant = r->tenant;
 }
 
 void sim__rq_record(sim_engine *e, const sim__request *r, const char *status, int64_t finish_ns)
@@ -132,7 +131,7 @@ void sim__rq_record(sim_engine *e, const sim__request *r, const char *status, in
         .slow = r->slow,
         .priority = r->priority,
     };
-    record_class_sched(e, r, &row);
+    record_class_sched(r, &row);
     if (!e->sink_rc && e->sink.request) e->sink_rc = e->sink.request(e->sink.ctx, &row);
 }
 

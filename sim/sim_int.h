@@ -233,6 +233,7 @@ typedef struct sim__request {
     int32_t priority;     /* lower is more urgent */
     int64_t deadline_ns;  /* arrival + its class's deadline_s, or -1: none */
     int64_t aged_ns;      /* its deadline as its replica's aging orders it (sim__sched_stamp) */
+    const char *tenant;   /* its class's (or its trace row's), or NULL; not owned */
 } sim__request;
 
 /* An agent task in flight. */
