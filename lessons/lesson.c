@@ -31,6 +31,38 @@ const ls_lesson *ls_find(const char *name)
     X(tasks_e2e_p99) X(spec_k) X(spec_steps) X(spec_verifications) X(spec_acceptance_rate)        \
     X(spec_mean_accepted_length) X(spec_tokens_per_step) X(spec_drafting_share)
 #define DEFINITION_STATS(X) X(mean) X(p50) X(p90) X(p95) X(p99)
+#define CLASS_FIGURES(X)                                                                           \
+    X(arrived) X(measured) X(rejected) X(shed) X(ttft_p50) X(ttft_p99) X(queue_mean) X(queue_p99) \
+    X(e2e_mean) X(e2e_p99)
+
+/* A class's figures from its section. */
+static void class_figures(const an_class *k, ls_class_figures *x)
+{
+    const an_section *s = &k->req;
+    *x = (ls_class_figures){
+        .arrived = (double)s->arrived,
+        .measured = (double)s->measured,
+        .rejected = (double)s->rejected,
+        .shed = (double)s->rejected,
+        .ttft_p50 = s->ttft.p50,
+        .ttft_p99 = s->ttft.p99,
+        .queue_mean = s->queue.mean,
+        .queue_p99 = s->queue.p99,
+        .e2e_mean = s->e2e.mean,
+        .e2e_p99 = s->e2e.p99,
+    };
+    snprintf(x->name, sizeof x->name, "%s", k->name);
+#define FINITE(v) x->v = isfinite(x->v) ? x->v : NAN;
+    CLASS_FIGURES(FINITE)
+#undef FINITE
+}
+
+const ls_class_figures *ls_class_of(const ls_figures *f, const char *name)
+{
+    for (int i = 0; i < f->n_classes; i++)
+        if (!strcmp(f->classes[i].name, name)) return &f->classes[i];
+    return NULL;
+}
 
 /* The figures of a report, as `report --json` has them (analysis/output.c):
  * a number that is not finite is null there (NAN here), and "tasks" is there
@@ -93,6 +125,9 @@ static void figures(const an_report *r, const an_definition *defs, int n_defs, l
 #define FINITE(x) f->x = isfinite(f->x) ? f->x : NAN;
     FIGURES(FINITE)
 #undef FINITE
+    f->n_classes = r->n_classes < LS_CLASSES ? r->n_classes : LS_CLASSES;
+    for (int i = 0; i < f->n_classes; i++)
+        class_figures(&r->classes[i], &f->classes[i]);
 }
 
 /* ---- the figures as one line of JSON, from a worker to the parent ---- */
@@ -120,6 +155,16 @@ static cJSON *figures_json(const ls_figures *f)
 #undef ADD
         cJSON_AddItemToArray(defs, j);
     }
+    cJSON *classes = cJSON_AddArrayToObject(o, "classes");
+    for (int i = 0; i < f->n_classes; i++) {
+        const ls_class_figures *x = &f->classes[i];
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "name", x->name);
+#define ADD(v) add_figure(j, #v, x->v);
+        CLASS_FIGURES(ADD)
+#undef ADD
+        cJSON_AddItemToArray(classes, j);
+    }
     return o;
 }
 
@@ -139,6 +184,15 @@ static void figures_from_json(const cJSON *o, ls_figures *f)
         snprintf(x->tools, sizeof x->tools, "%s", tools ? tools : "");
 #define GET(s) x->s = util_json_number(j, #s, NAN);
         DEFINITION_STATS(GET)
+#undef GET
+    }
+    cJSON_ArrayForEach(j, cJSON_GetObjectItemCaseSensitive(o, "classes")) {
+        if (f->n_classes == LS_CLASSES) break;
+        ls_class_figures *x = &f->classes[f->n_classes++];
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "name"));
+        snprintf(x->name, sizeof x->name, "%s", name ? name : "");
+#define GET(v) x->v = util_json_number(j, #v, NAN);
+        CLASS_FIGURES(GET)
 #undef GET
     }
 }

@@ -85,6 +85,17 @@ typedef struct ls_definition {
     double mean, p50, p90, p95, p99;
 } ls_definition;
 
+/* One class's requests (report --json's classes.NAME), latencies in
+ * seconds over its measured requests: arrived, rejected and, of those, the
+ * ones a gateway shed (requests.reason 'shed'); NAN where the report has
+ * null. */
+#define LS_CLASSES 8
+typedef struct ls_class_figures {
+    char name[64];
+    double arrived, measured, rejected, shed;
+    double ttft_p50, ttft_p99, queue_mean, queue_p99, e2e_mean, e2e_p99;
+} ls_class_figures;
+
 /* The figures of a point's report that the lessons read: filled from its
  * an_report in one place (lesson.c) and sent from the worker as JSON, each
  * as `report --json` has it -- NAN where that has null (a figure that is not
@@ -113,7 +124,11 @@ typedef struct ls_figures {
     double spec_mean_accepted_length, spec_tokens_per_step, spec_drafting_share;
     int n_definitions;                            /* AN_N_DEFINITIONS with iterations, else 0 */
     ls_definition definitions[AN_N_DEFINITIONS];
+    int n_classes;                                /* report --json's classes, the first LS_CLASSES */
+    ls_class_figures classes[LS_CLASSES];
 } ls_figures;
+/* The class of that name in f, or NULL. */
+const ls_class_figures *ls_class_of(const ls_figures *f, const char *name);
 
 /* Runs points (the base with each overrides object, seed as in the
  * scenario) in parallel; out[i] is point i's figures.  iterations: also
