@@ -548,6 +548,126 @@ static void test_speculation(void)
     util_diag_fini(&d);
 }
 
+/* ---- priorities ---- */
+
+/* The sentences quote the table: the lightest row each way, the heaviest
+ * each way and their ratio, the worst priority row, the TTFT target's first
+ * missed row, the batch tier's queueing at both ends and where it moved
+ * most, and the shedding. */
+static void prio_quotes_table(void)
+{
+    int n = cJSON_GetArraySize(result.table), z = n - 1, worst = 0, moved = 0, missed = -1;
+    for (int i = 0; i < n; i++) {
+        if (cell_of(i, "ttft_p99_prio_s") > cell_of(worst, "ttft_p99_prio_s")) worst = i;
+        if (cell_of(i, "batch_queue_prio_s") - cell_of(i, "batch_queue_fcfs_s") >
+            cell_of(moved, "batch_queue_prio_s") - cell_of(moved, "batch_queue_fcfs_s"))
+            moved = i;
+        if (missed < 0 && cell_of(i, "ttft_p99_fcfs_s") > kept("ttft_target_s")) missed = i;
+    }
+    char *said = findings(), text[320];
+    snprintf(text, sizeof text,
+             "At a %g%% batch share the two orders serve the interactive class alike: its TTFT "
+             "P99 is %.2f s first come first served and %.2f s by priority",
+             cell_of(0, "batch_share_pct"), cell_of(0, "ttft_p99_fcfs_s"),
+             cell_of(0, "ttft_p99_prio_s"));
+    has_str(said, text, "the lightest share's sentence quotes its row");
+    double ratio = cell_of(z, "ttft_p99_fcfs_s") / cell_of(z, "ttft_p99_prio_s");
+    snprintf(text, sizeof text,
+             ratio >= 100 ? "its TTFT P99 is %.2f s, against %.2f s by priority (x%.0f)"
+                          : "its TTFT P99 is %.2f s, against %.2f s by priority (x%.1f)",
+             cell_of(z, "ttft_p99_fcfs_s"), cell_of(z, "ttft_p99_prio_s"), ratio);
+    has_str(said, text, "the heaviest share's sentence quotes its row and their ratio");
+    snprintf(text, sizeof text, "at most %.2f s (at %g%%) over every share run",
+             cell_of(worst, "ttft_p99_prio_s"), cell_of(worst, "batch_share_pct"));
+    has_str(said, text, "priority's worst row is quoted");
+    ok(missed >= 0, "first come first served misses the TTFT target at some share");
+    if (missed >= 0) {
+        snprintf(text, sizeof text, "first come first served misses it from %g%% batch (%.2f s)",
+                 cell_of(missed, "batch_share_pct"), cell_of(missed, "ttft_p99_fcfs_s"));
+        has_str(said, text, "and the sentence names the first row that does");
+    }
+    has_str(said, "priority meets it at every share run", "priority meets it at every share");
+    snprintf(text, sizeof text,
+             "by priority its requests wait %.1f s on average at %g%% and %.1f s at %g%% (first "
+             "come first served: %.1f s and %.1f s), its e2e P99 %.1f s at %g%%",
+             cell_of(0, "batch_queue_prio_s"), cell_of(0, "batch_share_pct"),
+             cell_of(z, "batch_queue_prio_s"), cell_of(z, "batch_share_pct"),
+             cell_of(0, "batch_queue_fcfs_s"), cell_of(z, "batch_queue_fcfs_s"),
+             cell_of(z, "batch_e2e_p99_prio_s"), cell_of(z, "batch_share_pct"));
+    has_str(said, text, "the batch tier's sentence quotes both ends");
+    snprintf(text, sizeof text,
+             "At %g%% it waits %.1f s by priority against %.1f s first come first served",
+             cell_of(moved, "batch_share_pct"), cell_of(moved, "batch_queue_prio_s"),
+             cell_of(moved, "batch_queue_fcfs_s"));
+    has_str(said, text, "and the row where priority moved the most wait onto it");
+    free(said);
+}
+
+static void test_priorities(void)
+{
+    if (!run("priorities", NULL, 0)) return;
+    int n = cJSON_GetArraySize(result.table), z = n - 1, rises = 0;
+    ok(cell_of(z, "ttft_p99_prio_s") < cell_of(z, "ttft_p99_fcfs_s"),
+       "at the heaviest batch share priority's interactive TTFT P99 (%.2f s) is below fcfs's "
+       "(%.2f s)",
+       cell_of(z, "ttft_p99_prio_s"), cell_of(z, "ttft_p99_fcfs_s"));
+    ok(kept("heaviest_ttft_ratio") > 10, "by more than x10 (x%.0f)", kept("heaviest_ttft_ratio"));
+    is_near(kept("heaviest_ttft_p99_prio_s"), cell_of(z, "ttft_p99_prio_s"), 0, "the last row's");
+    ok(kept("worst_ttft_p99_prio_s") < kept("ttft_target_s"),
+       "priority keeps the interactive TTFT P99 under its %g s target at every share (worst "
+       "%.2f s)",
+       kept("ttft_target_s"), kept("worst_ttft_p99_prio_s"));
+    for (int i = 1; i < n; i++)
+        rises += cell_of(i, "batch_queue_prio_s") >= cell_of(i - 1, "batch_queue_prio_s");
+    ok(rises >= n - 2, "the batch tier's queueing by priority rises with its share (%d of %d)",
+       rises, n - 1);
+    ok(cell_of(z, "batch_queue_prio_s") > 10 * (cell_of(0, "batch_queue_prio_s") + 0.1),
+       "from %.1f s to %.1f s", cell_of(0, "batch_queue_prio_s"),
+       cell_of(z, "batch_queue_prio_s"));
+    prio_quotes_table();
+    title_is_plain("priorities");
+    has_series("fcfs", n, AN_STYLE_LINE);
+    has_series("priority", n, AN_STYLE_LINE);
+    ok(guide(AN_GUIDE_SLO, kept("ttft_target_s"), false) != NULL, "the TTFT target is drawn");
+    table_is_fixed("priorities");
+    /* the classes the other way round: the more urgent one is still the interactive one */
+    char *swapped[] = {"workload.classes.0.priority=\"background\"",
+                       "workload.classes.1.priority=\"critical\""};
+    if (run("priorities", swapped, 2)) {
+        char *said = findings();
+        has_str(said, "serve the batch class alike", "swapped priorities: batch is the urgent one");
+        free(said);
+    }
+    /* a light load: the fleet keeps up at every share, so neither order misses the target */
+    char *light[] = {"workload.arrival.rate_per_s=4"};
+    if (run("priorities", light, 1)) {
+        char *said = findings();
+        has_str(said, "first come first served meets it at every share run",
+                "4 req/s: first come first served meets the target too");
+        ok(isnan(kept("fcfs_misses_from_pct")), "and misses it nowhere");
+        free(said);
+    }
+    const struct {
+        char *set;
+        const char *says;
+    } bad[] = {
+        {"workload.classes.1.priority=\"standard\"", "both classes are of priority 0"},
+        {"lesson.quick_batch_shares=[0, 0.5]", "0 is not a share between 0 and 1"},
+        {"lesson.quick_batch_shares=[0.5]", "give at least two shares"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        util_diag d;
+        util_diag_init(&d);
+        ls_result_fini(&result);
+        char *set[] = {bad[i].set};
+        int rc = ls_run(ls_find("priorities"), support_catalog, set, 1, true, 2, &result, &d);
+        is_int(rc, UTIL_EINPUT, "%s is bad input", bad[i].set);
+        ok(d.count && strstr(d.msgs[0], bad[i].says), "and says %s (%s)", bad[i].says,
+           d.count ? d.msgs[0] : "nothing said");
+        util_diag_fini(&d);
+    }
+}
+
 static double capacity(const char *replicas)
 {
     char *set[] = {(char *)replicas};
@@ -839,6 +959,7 @@ int main(void)
     test_speculation();
     test_utilisation();
     test_tail();
+    test_priorities();
     test_fan_out();
     test_definitions();
     test_unset();
