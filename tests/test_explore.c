@@ -232,9 +232,9 @@ static cJSON *lesson_cli(const char *id, const cJSON *sets, bool quick)
 /* ---- the tests ---- */
 
 static const char *const lesson_ids[] = {
-    "two-clocks", "chat-vs-summary", "batching", "speculation", "utilisation", "tail", "fan-out",
-    "definitions"};
-enum { N_LESSONS = 8 };
+    "two-clocks", "chat-vs-summary", "batching", "speculation", "utilisation", "tail", "priorities",
+    "fan-out", "definitions"};
+enum { N_LESSONS = 9 };
 
 static const char *str_of(const cJSON *o, const char *key)
 {
@@ -260,7 +260,7 @@ static cJSON *test_lessons_list(int port)
     cJSON *j = get_json(port, "/api/lessons", &status);
     is_int(status, 200, "GET /api/lessons");
     const cJSON *lessons = cJSON_GetObjectItemCaseSensitive(j, "lessons");
-    is_int(cJSON_GetArraySize(lessons), N_LESSONS, "eight lessons");
+    is_int(cJSON_GetArraySize(lessons), N_LESSONS, "nine lessons");
     bool first_range = true;
     const cJSON *l;
     cJSON_ArrayForEach(l, lessons)
@@ -530,6 +530,52 @@ static void test_speculation_panel(int port)
         said |= cJSON_GetStringValue(f) &&
                 strstr(cJSON_GetStringValue(f), "No crossover within the loads run");
     ok(said, "and a sentence says so");
+    cJSON_Delete(api);
+}
+
+/* A finding of the lesson's reply holding text. */
+static bool finding_has(const cJSON *api, const char *text)
+{
+    const cJSON *f;
+    cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(api, "findings"))
+        if (cJSON_GetStringValue(f) && strstr(cJSON_GetStringValue(f), text)) return true;
+    return false;
+}
+
+/* The priorities panel: at its defaults priority holds the interactive
+ * TTFT P99 far below first come first served's at the heaviest share and
+ * under its target at every share, first come first served missing it
+ * from the share a sentence names; the batch slider cut to 50% runs five
+ * shares; at 4 req/s (the rate slider's lightest) both orders meet it. */
+static void test_priorities_panel(int port)
+{
+    int status;
+    cJSON *api = get_json(port, "/api/lesson?name=priorities", &status);
+    is_int(status, 200, "priorities: 200");
+    const cJSON *numbers = cJSON_GetObjectItemCaseSensitive(api, "numbers");
+    double fcfs = util_json_number(numbers, "heaviest_ttft_p99_fcfs_s", NAN),
+           prio = util_json_number(numbers, "heaviest_ttft_p99_prio_s", NAN),
+           from = util_json_number(numbers, "fcfs_misses_from_pct", NAN);
+    ok(prio < fcfs, "priorities: at the heaviest share priority's interactive TTFT P99 (%.2f s) "
+                    "is below fcfs's (%.2f s)", prio, fcfs);
+    char text[96];
+    snprintf(text, sizeof text, "first come first served misses it from %g%% batch", from);
+    ok(isfinite(from) && finding_has(api, text), "priorities: a sentence names the share (%s)",
+       text);
+    ok(finding_has(api, "priority meets it at every share run"), "and priority meets it at all");
+    cJSON_Delete(api);
+    api = get_json(port, "/api/lesson?name=priorities&batch=0.5", &status);
+    is_int(status, 200, "priorities, batch traffic up to 50%%: 200");
+    is_int(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(api, "table")), 5,
+           "and five shares, 10%% to 50%%");
+    cJSON_Delete(api);
+    api = get_json(port, "/api/lesson?name=priorities&rate=4", &status);
+    is_int(status, 200, "priorities at 4 req/s: 200");
+    numbers = cJSON_GetObjectItemCaseSensitive(api, "numbers");
+    ok(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(numbers, "fcfs_misses_from_pct")),
+       "priorities at 4 req/s: first come first served misses the target at no share");
+    ok(finding_has(api, "first come first served meets it at every share run"),
+       "and a sentence says so");
     cJSON_Delete(api);
 }
 
@@ -1052,6 +1098,7 @@ int main(int argc, char **argv)
     test_lessons_agree(s.port, list);
     cJSON_Delete(list);
     test_speculation_panel(s.port);
+    test_priorities_panel(s.port);
     test_figures(s.port);
     test_whatif(s.port, db);
     test_whatif_targets(s.port, db);
