@@ -54,6 +54,21 @@ INTRO = {
     "off its cliff once more than 1% of the requests are slow (from 5 of 400 on, since P99 is "
     "rank 0.99 x 399 = 395.01 of the sorted latencies), P95 once more than 5% are (from 21 on), "
     "while the mean only climbs.",
+    "priorities": "One H100 serving Llama-3.1-8B at 20 requests/s of Poisson arrivals, two "
+    "classes sharing them by weight: `interactive` (chat-like, 500-token prompts and "
+    "150-token replies, priority `standard`, a 1 s TTFT target) and `batch` (2,000-token "
+    "prompts and 500-token replies, priority `sheddable`, a 600 s end-to-end target). The "
+    "knob is the batch class's share of the requests, from 10% to 90% (`lesson.batch_shares`): "
+    "the batch requests carry about four times the tokens, so the same rate overloads the GPU "
+    "from about 30% batch on. Each share runs twice with one seed, first come first served "
+    "and by vLLM's priority order (`cluster.scheduler.scheduling_policy`: lower first, first "
+    "come first served among equals, a more urgent request preempting the least urgent running "
+    "one). The table shows the interactive class's TTFT P99 each way, the batch class's mean "
+    "queueing each way, its e2e P99 by priority and the share of it shed; the sentences say "
+    "where first come first served misses the interactive target and priority does not, how "
+    "much wait priority moves onto the batch tier, and the share where shedding starts (a "
+    "gateway's, `cluster.gateway`: without one, nothing is shed and the batch queue only "
+    "grows). The figure draws the three over the share, the TTFT target marked.",
     "fan-out": "Agent tasks of 1 to 100 calls (seven counts), sequential and parallel, each "
     "call slow with probability 1%, independently of the others -- so the chance a task meets "
     "one is binomial, 1 - (1 - p)^n; with exactly k of N calls slow (`workload.slow.of`) it "
@@ -85,7 +100,7 @@ def main():
            "table, the findings and their numbers, `--quick` runs a reduced size (what the tests "
            "run), and `servesim lesson` alone lists them.",
            "",
-           "To show them by dragging, `servesim explore` serves all eight to a browser as live "
+           "To show them by dragging, `servesim explore` serves all nine to a browser as live "
            "panels: each slider and button runs the lesson again on the engine, with its "
            "numbers, figure and sentences; a teacher opens the URL it prints and drags "
            "([explore.md](explore.md) has the panels, in the order the article teaches them).",

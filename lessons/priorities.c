@@ -207,10 +207,10 @@ static void prio_shed(ls_result *r, const prio_classes *k, const prio_point *p, 
     ls_keep(r, "heaviest_shed_pct", z->shed);
 }
 
-/* Interactive TTFT P99 each way, the batch tier's queueing each way and
- * what was shed, over the share. */
+/* Interactive TTFT P99 each way, the batch tier's queueing each way and,
+ * with a gateway, what it shed, over the share. */
 static void prio_figure(const ls_context *c, ls_result *r, const prio_classes *k,
-                        const prio_point *p, const int *idx, int n)
+                        const prio_point *p, const int *idx, int n, bool gateway)
 {
     char *title = ls_title(c), subtitle[200];
     snprintf(subtitle, sizeof subtitle,
@@ -224,7 +224,7 @@ static void prio_figure(const ls_context *c, ls_result *r, const prio_classes *k
     snprintf(label, sizeof label, "%s queueing, mean", k->batch_name);
     int queue = ls_plot_panel(r, label, "s", AN_SCALE_AUTO);
     snprintf(label, sizeof label, "%s requests shed", k->batch_name);
-    int shed = ls_plot_panel(r, label, "%", AN_SCALE_AUTO);
+    int shed = gateway ? ls_plot_panel(r, label, "%", AN_SCALE_AUTO) : -1;
     double *x = util_xcalloc((size_t)n, sizeof *x), *y = util_xcalloc((size_t)n, sizeof *y);
     const struct {
         int panel;
@@ -240,6 +240,7 @@ static void prio_figure(const ls_context *c, ls_result *r, const prio_classes *k
         {shed, "priority", offsetof(prio_point, shed), 2},
     };
     for (size_t s = 0; s < sizeof series / sizeof series[0]; s++) {
+        if (series[s].panel < 0) continue;
         for (int i = 0; i < n; i++) {
             x[i] = p[idx[i]].share;
             y[i] = *(const double *)((const char *)&p[idx[i]] + series[s].at);
@@ -252,7 +253,7 @@ static void prio_figure(const ls_context *c, ls_result *r, const prio_classes *k
         ls_plot_guide(r, ttft, AN_GUIDE_SLO, label, k->ttft_target, false);
     }
     int s = first_shed(p, idx, n);
-    if (s >= 0) {
+    if (s >= 0 && shed >= 0) {
         snprintf(label, sizeof label, "shedding starts, %g%%", p[idx[s]].share);
         ls_plot_guide(r, shed, AN_GUIDE_MARK, label, p[idx[s]].share, true);
     }
@@ -380,7 +381,7 @@ int ls__priorities(ls_context *c, ls_result *r, util_diag *d)
         prio_shed(r, &k, p, idx, n, gateway);
         ls_keep(r, "interactive_priority", k.inter_priority);
         ls_keep(r, "batch_priority", k.batch_priority);
-        prio_figure(c, r, &k, p, idx, n);
+        prio_figure(c, r, &k, p, idx, n, gateway);
     }
     for (int i = 0; i < 2 * n; i++)
         cJSON_Delete(ov[i]);
