@@ -3,7 +3,8 @@
  * the article the lessons come from: drag the prompt to 32k, then the
  * reply; users from 4 to 64 to 256; speculation's users, then its drafter's
  * accepted length; utilisation down to 10%; slow requests
- * to 2%, then 5%; batch traffic up to 90%, then the rate; 1, 10 or 100 calls.  Each is one --set of the lesson.
+ * to 2%, then 5%; batch traffic up to 90%, then the rate; 1, 10 or 100
+ * calls.  Each is one --set of the lesson.
  * Declared here is what is the explorer's own: which controls a panel has,
  * their labels and units, the path each sets and how, and the choices of a
  * control over a single value.  The numbers that are the lesson's -- a

@@ -186,7 +186,8 @@ static void figures_from_json(const cJSON *o, ls_figures *f)
         DEFINITION_STATS(GET)
 #undef GET
     }
-    cJSON_ArrayForEach(j, cJSON_GetObjectItemCaseSensitive(o, "classes")) {
+    cJSON_ArrayForEach(j, cJSON_GetObjectItemCaseSensitive(o, "classes"))
+    {
         if (f->n_classes == LS_CLASSES) break;
         ls_class_figures *x = &f->classes[f->n_classes++];
         const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "name"));

@@ -6,7 +6,8 @@
 #include "ls_int.h"
 
 extern const char ls__file_two_clocks[], ls__file_chat_vs_summary[], ls__file_batching[],
-    ls__file_speculation[], ls__file_utilisation[], ls__file_tail[], ls__file_priorities[], ls__file_fan_out[], ls__file_definitions[];
+    ls__file_speculation[], ls__file_utilisation[], ls__file_tail[], ls__file_priorities[],
+    ls__file_fan_out[], ls__file_definitions[];
 
 const ls_lesson ls_lessons[] = {
     {"two-clocks", "a request has two phases, each with its own clock (TTFT and TPOT)",

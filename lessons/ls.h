@@ -124,7 +124,7 @@ typedef struct ls_figures {
     double spec_mean_accepted_length, spec_tokens_per_step, spec_drafting_share;
     int n_definitions;                            /* AN_N_DEFINITIONS with iterations, else 0 */
     ls_definition definitions[AN_N_DEFINITIONS];
-    int n_classes;                                /* report --json's classes, the first LS_CLASSES */
+    int n_classes; /* report --json's classes, the first LS_CLASSES */
     ls_class_figures classes[LS_CLASSES];
 } ls_figures;
 /* The class of that name in f, or NULL. */

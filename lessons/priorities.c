@@ -187,8 +187,7 @@ static void prio_shed(ls_result *r, const prio_classes *k, const prio_point *p, 
     const prio_point *a = &p[idx[0]], *z = &p[idx[n - 1]];
     if (s >= 0) {
         char below[96] = "";
-        if (s > 0)
-            snprintf(below, sizeof below, ", none at %g%% and below", p[idx[s - 1]].share);
+        if (s > 0) snprintf(below, sizeof below, ", none at %g%% and below", p[idx[s - 1]].share);
         ls_say(r,
                "Shedding starts at a %g%% batch share: the gateway refuses %.1f%% of the %s "
                "requests there%s, and %.1f%% at %g%%.",

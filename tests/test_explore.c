@@ -538,7 +538,9 @@ static bool finding_has(const cJSON *api, const char *text)
 {
     const cJSON *f;
     cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(api, "findings"))
+    {
         if (cJSON_GetStringValue(f) && strstr(cJSON_GetStringValue(f), text)) return true;
+    }
     return false;
 }
 
@@ -556,8 +558,10 @@ static void test_priorities_panel(int port)
     double fcfs = util_json_number(numbers, "heaviest_ttft_p99_fcfs_s", NAN),
            prio = util_json_number(numbers, "heaviest_ttft_p99_prio_s", NAN),
            from = util_json_number(numbers, "fcfs_misses_from_pct", NAN);
-    ok(prio < fcfs, "priorities: at the heaviest share priority's interactive TTFT P99 (%.2f s) "
-                    "is below fcfs's (%.2f s)", prio, fcfs);
+    ok(prio < fcfs,
+       "priorities: at the heaviest share priority's interactive TTFT P99 (%.2f s) is below "
+       "fcfs's (%.2f s)",
+       prio, fcfs);
     char text[96];
     snprintf(text, sizeof text, "first come first served misses it from %g%% batch", from);
     ok(isfinite(from) && finding_has(api, text), "priorities: a sentence names the share (%s)",

@@ -622,8 +622,7 @@ static void test_priorities(void)
     ok(rises >= n - 2, "the batch tier's queueing by priority rises with its share (%d of %d)",
        rises, n - 1);
     ok(cell_of(z, "batch_queue_prio_s") > 10 * (cell_of(0, "batch_queue_prio_s") + 0.1),
-       "from %.1f s to %.1f s", cell_of(0, "batch_queue_prio_s"),
-       cell_of(z, "batch_queue_prio_s"));
+       "from %.1f s to %.1f s", cell_of(0, "batch_queue_prio_s"), cell_of(z, "batch_queue_prio_s"));
     prio_quotes_table();
     title_is_plain("priorities");
     has_series("fcfs", n, AN_STYLE_LINE);
