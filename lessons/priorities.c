@@ -179,30 +179,62 @@ static void prio_absorb(ls_result *r, const prio_classes *k, const prio_point *p
     ls_keep(r, "most_moved_share_pct", m->queue_prio > m->queue_fcfs ? m->share : NAN);
 }
 
+/* The scenario's gateway (cluster.gateway), its keys' defaults where the
+ * scenario leaves them out (docs/gateway.md). */
+typedef struct prio_gateway {
+    bool on;
+    double queue_depth, kv_cache, shed_priority;
+} prio_gateway;
+
+static prio_gateway prio_gateway_of(const ls_context *c)
+{
+    cJSON *root = cJSON_Parse(c->base.json);
+    const cJSON *g = util_json_get(root, "cluster.gateway");
+    prio_gateway gw = {g != NULL, util_json_number(g, "queue_depth_threshold", 5),
+                       util_json_number(g, "kv_cache_threshold", 0.8),
+                       util_json_number(g, "shed_priority", 2)};
+    cJSON_Delete(root);
+    return gw;
+}
+
 /* Where shedding starts: the first share whose priority run shed. */
 static void prio_shed(ls_result *r, const prio_classes *k, const prio_point *p, const int *idx,
-                      int n, bool gateway)
+                      int n, const prio_gateway *gw)
 {
     int s = first_shed(p, idx, n);
     const prio_point *a = &p[idx[0]], *z = &p[idx[n - 1]];
+    char rule[320] = "";
+    if (gw->on)
+        snprintf(rule, sizeof rule,
+                 "the gateway (cluster.gateway) refuses a request of priority %g or less urgent "
+                 "while the replicas are saturated -- each one's waiting requests over %g or its "
+                 "KV cache use over %g, the larger, averaged over them, at 1 or more",
+                 gw->shed_priority, gw->queue_depth, gw->kv_cache);
     if (s >= 0) {
         char below[96] = "";
         if (s > 0) snprintf(below, sizeof below, ", none at %g%% and below", p[idx[s - 1]].share);
         ls_say(r,
-               "Shedding starts at a %g%% batch share: the gateway refuses %.1f%% of the %s "
-               "requests there%s, and %.1f%% at %g%%.",
-               p[idx[s]].share, p[idx[s]].shed, k->batch_name, below, z->shed, z->share);
-    } else if (gateway)
+               "Shedding starts at a %g%% batch share: %s. It refused %.1f%% of the %s requests "
+               "there%s, and %.1f%% at %g%%.",
+               p[idx[s]].share, gw->on ? rule : "requests were refused", p[idx[s]].shed,
+               k->batch_name, below, z->shed, z->share);
+    } else if (gw->on && k->batch_priority < gw->shed_priority)
         ls_say(r,
-               "No request was shed within the shares run (%g%% to %g%%): the gateway never "
-               "found the fleet saturated long enough to refuse a %s request.",
-               a->share, z->share, k->batch_name);
+               "No request was shed within the shares run (%g%% to %g%%): %s, and the %s class "
+               "is of priority %d, which it holds instead.",
+               a->share, z->share, rule, k->batch_name, k->batch_priority);
+    else if (gw->on)
+        ls_say(r,
+               "No request was shed within the shares run (%g%% to %g%%): %s, and it never found "
+               "them so.",
+               a->share, z->share, rule);
     else
         ls_say(r,
                "No request was shed within the shares run (%g%% to %g%%): without a gateway "
                "(cluster.gateway) every %s request is queued, however long the queue.",
                a->share, z->share, k->batch_name);
     ls_keep(r, "shedding_starts_pct", s >= 0 ? p[idx[s]].share : NAN);
+    ls_keep(r, "last_unshed_pct", s > 0 ? p[idx[s - 1]].share : NAN);
     ls_keep(r, "heaviest_shed_pct", z->shed);
 }
 
@@ -371,16 +403,14 @@ int ls__priorities(ls_context *c, ls_result *r, util_diag *d)
         by_share(p, n, idx);
         for (int i = 0; i < n; i++)
             prio_row(r, &p[idx[i]]);
-        cJSON *root = cJSON_Parse(c->base.json);
-        bool gateway = util_json_get(root, "cluster.gateway") != NULL;
-        cJSON_Delete(root);
+        prio_gateway gw = prio_gateway_of(c);
         prio_hold(r, &k, p, idx, n);
         prio_target(r, &k, p, idx, n);
         prio_absorb(r, &k, p, idx, n);
-        prio_shed(r, &k, p, idx, n, gateway);
+        prio_shed(r, &k, p, idx, n, &gw);
         ls_keep(r, "interactive_priority", k.inter_priority);
         ls_keep(r, "batch_priority", k.batch_priority);
-        prio_figure(c, r, &k, p, idx, n, gateway);
+        prio_figure(c, r, &k, p, idx, n, gw.on);
     }
     for (int i = 0; i < 2 * n; i++)
         cJSON_Delete(ov[i]);
