@@ -207,8 +207,9 @@ static void prio_shed(ls_result *r, const prio_classes *k, const prio_point *p, 
     if (gw->on)
         snprintf(rule, sizeof rule,
                  "the gateway (cluster.gateway) refuses a request of priority %g or less urgent "
-                 "while the replicas are saturated -- each one's waiting requests over %g or its "
-                 "KV cache use over %g, the larger, averaged over them, at 1 or more",
+                 "while the replicas are saturated -- the mean over them of max(waiting requests "
+                 "/ %g, KV cache use / %g) at 1 or more -- and holds the others until they are "
+                 "not",
                  gw->shed_priority, gw->queue_depth, gw->kv_cache);
     if (s >= 0) {
         char below[96] = "";
