@@ -284,6 +284,22 @@ typedef struct wl_shared_prefix {
     wl_prefix_order order;
 } wl_shared_prefix;
 
+/* workload.retry: a client sends a call again when it ends in one of the
+ * outcomes `on` (bits by wl_retry_on_names), up to `attempts` in all,
+ * waiting min(backoff_s x multiplier^(k-1), max_backoff_s) less up to
+ * jitter of it before the k-th retry.  attempts 0: no retries. */
+typedef enum wl_retry_on {
+    WL_RETRY_SHED = 1u << 0, WL_RETRY_QUEUE_FULL = 1u << 1, WL_RETRY_TTL = 1u << 2,
+    WL_RETRY_BUDGET = 1u << 3, WL_RETRY_REJECTED = 1u << 4, WL_RETRY_FAILED = 1u << 5,
+    WL_RETRY_TIMED_OUT = 1u << 6,
+} wl_retry_on;
+extern const char *const wl_retry_on_names[]; /* by bit, NULL-terminated */
+typedef struct wl_retry {
+    int attempts;
+    double backoff_s, multiplier, max_backoff_s, jitter;
+    unsigned on;
+} wl_retry;
+
 typedef struct wl_spec {
     wl_arrival *streams; /* [0]: workload.arrival (shared by weighted classes); then one per
                           * class with its own arrival */
@@ -297,6 +313,7 @@ typedef struct wl_spec {
     int64_t slow_of, slow_k; /* ... or exactly slow_k of each slow_of calls (0: independent) */
     wl_dist slow_extra_s;/* ... and then waits this much more before the router */
     double timeout_s;    /* a client gives up after this; 0: never */
+    wl_retry retry;      /* workload.retry; attempts 0 without it */
     bool has_shared_prefix;
     wl_shared_prefix shared_prefix;
 } wl_spec;
