@@ -334,8 +334,14 @@ static int trace_from_json(const cJSON *a, const char *path, const char *base_di
     out->limit = (int64_t)util_json_member(a, "limit")->valuedouble;
     out->loop = cJSON_IsTrue(util_json_member(a, "loop"));
     out->hash_block_tokens = (int32_t)util_json_member(a, "hash_block_tokens")->valuedouble;
+    out->tenants = wl_names_create();
     int rc = wl_trace_check_slice(out->trace_path, out->format, out->hash_block_tokens,
-                                  out->start_s, out->limit, &out->info, &out->slice, d);
+                                  out->start_s, out->limit, &out->info, &out->slice,
+                                  out->tenants, d);
+    if (!wl_names_count(out->tenants)) { /* most traces name none: keep nothing */
+        wl_names_destroy(out->tenants);
+        out->tenants = NULL;
+    }
     if (rc) return rc;
     if (out->slice.rows == 0)
         return util_diag_add(d, "%s.start_s: %g s is after the trace's last request (at %g s): "
@@ -626,6 +632,7 @@ int wl_spec_from_json(const cJSON *w, const char *path, const char *base_dir, wl
 static void arrival_fini(wl_arrival *a)
 {
     free(a->trace_path);
+    wl_names_destroy(a->tenants);
     wl_dist_fini(&a->think_s);
 }
 
