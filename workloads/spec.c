@@ -65,7 +65,8 @@ static const util_field trace_fields[] = {
      .doc = "trace file; relative to the scenario file's folder"},
     {.key = "format", .type = UTIL_T_STRING, .def = "\"auto\"", .choices = wl_trace_formats,
      .doc = "csv (arrival_time_s,input_tokens,output_tokens[,hash_ids]), azure, mooncake, or "
-            "auto"},
+            "auto; a row may carry its own priority, deadline_s and tenant (named csv or azure "
+            "columns, mooncake keys)"},
     {.key = "hash_block_tokens", .type = UTIL_T_INTEGER, .unit = "tokens", .def = "512",
      .min = 1, .max = 1e6,
      .doc = "tokens each of the trace's hash ids names (Mooncake's hash_ids: 512); a final "
