@@ -128,6 +128,20 @@ static void take_class_sched(const sim_engine *e, sim__request *r)
     if (cs[r->cls].deadline_s > 0) r->deadline_ns = r->arrival_ns + sim__ns(cs[r->cls].deadline_s);
 }
 
+static sim__own own_of(const wl_record *rec)
+{
+    return (sim__own){.has_priority = rec->has_priority, .priority = rec->priority,
+                      .deadline_s = rec->deadline_s, .tenant = rec->tenant};
+}
+
+/* A trace row's own priority, deadline and tenant, over its class's. */
+static void take_own(sim__request *r, const sim__own *own)
+{
+    if (own->has_priority) r->priority = own->priority;
+    if (own->deadline_s > 0) r->deadline_ns = r->arrival_ns + sim__ns(own->deadline_s);
+    if (own->tenant) r->tenant = own->tenant;
+}
+
 /* A new call: its content (prefix caching) set by the caller, then sent. */
 static sim__request *new_call(sim_engine *e, sim__task *t, int32_t index, int32_t cls,
                               int32_t user, int32_t prompt, int32_t output)
@@ -144,6 +158,7 @@ static sim__request *new_call(sim_engine *e, sim__task *t, int32_t index, int32_
     r->output = output;
     r->prefill_target = prompt;
     take_class_sched(e, r);
+    if (t) take_own(r, &t->own);
     return r;
 }
 
@@ -355,6 +370,7 @@ static void task_start(sim_engine *e, const wl_record *rec, int32_t user)
 {
     int32_t cls = rec->cls;
     sim__task *t = task_new(e, cls, user);
+    t->own = own_of(rec);
     const wl_agent *a = &e->sc->workload.classes[cls].agent;
     t->carried = rec->prompt;
     if (a->mode == WL_AGENT_SEQUENTIAL) {
@@ -413,6 +429,8 @@ static void arrive(sim_engine *e, int32_t user, const wl_record *rec)
         return;
     }
     sim__request *r = new_call(e, NULL, 0, rec->cls, user, rec->prompt, rec->output);
+    sim__own own = own_of(rec);
+    take_own(r, &own);
     give_record_content(e, r, rec);
     send_call(e, r);
 }

@@ -233,7 +233,7 @@ typedef struct sim__request {
     size_t timeout_slot; /* its pending time-out in the event heap, or SIM__NO_SLOT */
     /* its class's, for an ordered queue (scheduling_policy) */
     int32_t priority;     /* lower is more urgent */
-    int64_t deadline_ns;  /* arrival + its class's deadline_s, or -1: none */
+    int64_t deadline_ns;  /* arrival + its class's (or trace row's) deadline_s, or -1: none */
     int64_t aged_ns;      /* its deadline as its replica's aging orders it (sim__sched_stamp) */
     const char *tenant;   /* its class's (or its trace row's), or NULL; not owned */
     /* the gateway (gateway.c) and the client's retries (client.c) */
@@ -246,6 +246,15 @@ typedef struct sim__request {
 } sim__request;
 
 /* An agent task in flight. */
+/* A trace row's own priority, deadline and tenant (wl_record's), which
+ * override its class's for its request, or its task's every call. */
+typedef struct sim__own {
+    bool has_priority;
+    int32_t priority;
+    double deadline_s;  /* 0: the class's */
+    const char *tenant; /* NULL: the class's; the scenario's (wl_arrival.tenants) */
+} sim__own;
+
 typedef struct sim__task {
     struct sim__task *next, *prev; /* the engine's live tasks; next: the free list */
     int64_t id, start_ns;
@@ -258,6 +267,7 @@ typedef struct sim__task {
      * the first prompt, then each reply and tool result in turn */
     struct sim__seg *segs;
     int32_t n_segs, segs_cap;
+    sim__own own; /* its trace row's, for each of its calls */
 } sim__task;
 
 /* ---- queues ---- */

@@ -65,7 +65,8 @@ static const util_field trace_fields[] = {
      .doc = "trace file; relative to the scenario file's folder"},
     {.key = "format", .type = UTIL_T_STRING, .def = "\"auto\"", .choices = wl_trace_formats,
      .doc = "csv (arrival_time_s,input_tokens,output_tokens[,hash_ids]), azure, mooncake, or "
-            "auto"},
+            "auto; a row may carry its own priority, deadline_s and tenant (named csv or azure "
+            "columns, mooncake keys)"},
     {.key = "hash_block_tokens", .type = UTIL_T_INTEGER, .unit = "tokens", .def = "512",
      .min = 1, .max = 1e6,
      .doc = "tokens each of the trace's hash ids names (Mooncake's hash_ids: 512); a final "
@@ -362,8 +363,14 @@ static int trace_from_json(const cJSON *a, const char *path, const char *base_di
     out->limit = (int64_t)util_json_member(a, "limit")->valuedouble;
     out->loop = cJSON_IsTrue(util_json_member(a, "loop"));
     out->hash_block_tokens = (int32_t)util_json_member(a, "hash_block_tokens")->valuedouble;
+    out->tenants = wl_names_create();
     int rc = wl_trace_check_slice(out->trace_path, out->format, out->hash_block_tokens,
-                                  out->start_s, out->limit, &out->info, &out->slice, d);
+                                  out->start_s, out->limit, &out->info, &out->slice,
+                                  out->tenants, d);
+    if (!wl_names_count(out->tenants)) { /* most traces name none: keep nothing */
+        wl_names_destroy(out->tenants);
+        out->tenants = NULL;
+    }
     if (rc) return rc;
     if (out->slice.rows == 0)
         return util_diag_add(d, "%s.start_s: %g s is after the trace's last request (at %g s): "
@@ -676,6 +683,7 @@ int wl_spec_from_json(const cJSON *w, const char *path, const char *base_dir, wl
 static void arrival_fini(wl_arrival *a)
 {
     free(a->trace_path);
+    wl_names_destroy(a->tenants);
     wl_dist_fini(&a->think_s);
 }
 
