@@ -176,7 +176,10 @@ static void test_kernels(void)
     kernels(16, &f16, &b16);
     kernels(1, &f1, &b1);
     double peak = cm->gpu.flops * cm->mfu, bw = cm->gpu.mem_bw * cm->mbu;
-    double want_s = fmax(f16 / peak, b16 / bw) + fmax(f1 / peak, b1 / bw);
+    /* and each step's launches: 8 a layer (vLLM v0.11's shrink and expand
+     * for qkv_proj, o_proj, gate_up_proj, down_proj) x 32 layers x 10 us */
+    double launches_s = 8 * 32 * 10e-6;
+    double want_s = fmax(f16 / peak, b16 / bw) + fmax(f1 / peak, b1 / bw) + 2 * launches_s;
     sim_scenario_fini(&sc);
     sqlite3 *a = support_run_json(with, NULL, false), *b = support_run_json(base, NULL, false);
     double df =
@@ -190,7 +193,9 @@ static void test_kernels(void)
             "and bytes: its A and B twice, the tokens' activations and buffers = %.0f",
             b16 + b1);
     double got = support_q1(a, "SELECT lora_kernel_s FROM replicas");
-    is_near(got, want_s, 1e-9 * want_s, "the kernels' roofline time %.3g s (two steps)", want_s);
+    is_near(got, want_s, 1e-9 * want_s,
+            "the kernels' roofline time and their launches' %.3g s a step: %.4g s (two steps)",
+            launches_s, want_s);
     double busy =
         support_q1(a, "SELECT busy_s FROM replicas") - support_q1(b, "SELECT busy_s FROM replicas");
     is_near(busy, got + support_q1(a, "SELECT lora_load_s FROM replicas"), 2e-9,
@@ -199,6 +204,35 @@ static void test_kernels(void)
     sqlite3_close(b);
     free(with);
     free(base);
+}
+
+/* kernel_launches and kernel_floor_s set the launches' fixed time: a step's
+ * kernels cost their roofline plus launches x layers x floor, whatever the
+ * step's tokens; a floor of 0 leaves the roofline alone. */
+static double kernel_s(const char *keys)
+{
+    char *lora = util_xasprintf(", \"lora\": {\"adapters\": [{\"name\": \"chat\", \"rank\": "
+                                "16}]%s}", keys);
+    char *json = scenario(1, lora, "chat");
+    sqlite3 *db = support_run_json(json, NULL, false);
+    double s = support_q1(db, "SELECT lora_kernel_s FROM replicas");
+    sqlite3_close(db);
+    free(json);
+    free(lora);
+    return s;
+}
+
+static void test_launches(void)
+{
+    double roof = kernel_s(", \"kernel_floor_s\": 0");
+    double dflt = kernel_s("");
+    is_near(dflt - roof, 2 * 8 * 32 * 10e-6, 1e-12,
+            "by default two steps pay 8 launches x 32 layers x 10 us each");
+    double set = kernel_s(", \"kernel_launches\": 14, \"kernel_floor_s\": 2e-5");
+    is_near(set - roof, 2 * 14 * 32 * 2e-5, 1e-12,
+            "kernel_launches 14 and kernel_floor_s 20 us: 14 x 32 x 20 us a step");
+    is_near(kernel_s(", \"kernel_launches\": 0"), roof, 1e-15,
+            "no launches: the roofline alone");
 }
 
 /* ---- memory ---- */
@@ -362,6 +396,7 @@ int main(void)
     test_lru();
     test_load_time();
     test_kernels();
+    test_launches();
     test_memory();
     test_base_unchanged();
     test_prefix_per_adapter();
