@@ -129,6 +129,8 @@ typedef struct sim_lora {
     double disk_bw, disk_latency_s, cpu_latency_s; /* disk -> CPU; CPU -> GPU's latency */
     int launches;         /* LoRA kernel launches a layer a step (kernel_launches) */
     double floor_s;       /* the fixed time of each (kernel_floor_s) */
+    double prefill_step_s; /* more for a step with adapters' prompt tokens, run without
+                            * CUDA graphs (prefill_step_s; vLLM V0) */
 } sim_lora;
 #define SIM_LORA_DRAW (-1)
 /* The default disk: a PCIe 4.0 NVMe SSD's sequential read, 7,450 MB/s
