@@ -127,11 +127,26 @@ typedef struct sim_lora {
     double bytes_per_rank; /* an adapter's bytes a unit of rank, every layer, all GPUs */
     double gpu_bytes;     /* the slots: max_loras x max_lora_rank x bytes_per_rank */
     double disk_bw, disk_latency_s, cpu_latency_s; /* disk -> CPU; CPU -> GPU's latency */
+    int launches;         /* LoRA kernel launches a layer a step (kernel_launches) */
+    double floor_s;       /* the fixed time of each (kernel_floor_s) */
+    double prefill_step_s; /* more for a step with adapters' prompt tokens, run without
+                            * CUDA graphs (prefill_step_s; vLLM V0) */
 } sim_lora;
 #define SIM_LORA_DRAW (-1)
 /* The default disk: a PCIe 4.0 NVMe SSD's sequential read, 7,450 MB/s
  * (Samsung 990 PRO's datasheet). */
 #define SIM_LORA_DISK_BW 7.45e9
+/* The LoRA kernels' launches a layer a step, vLLM v0.11: one lora_shrink
+ * and one lora_expand (their slices fused into one launch) for each of
+ * qkv_proj, o_proj, gate_up_proj and down_proj
+ * (vllm/lora/punica_wrapper/punica_gpu.py add_lora_linear). */
+#define SIM_LORA_LAUNCHES 8
+/* The fixed time of each: vLLM PR #32425 (2026-01-15) profiled
+ * _lora_expand_kernel at ~14 us before and ~10 us after its heuristic,
+ * for gpt-oss-20b at batches of at most 16 (work a roofline puts far below
+ * a microsecond), and found qkv_proj's shrink faster than its expand; the
+ * lower figure, 10 us, for every launch. */
+#define SIM_LORA_KERNEL_FLOOR_S 10e-6
 
 /* The adapter + 1 drawn by the popularity for request id under seed. */
 int32_t sim_lora_draw(const sim_lora *lr, uint64_t seed, int64_t id);
