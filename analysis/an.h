@@ -87,6 +87,8 @@ typedef struct an_request {
     double arrival_s, enqueue_s, first_scheduled_s, first_token_s, finish_s;
     double prompt_tokens, output_tokens, preemptions, cached_tokens;
     int decode_replica; /* disaggregated: the replica that decoded it; -1: none (set it) */
+    bool shed;          /* rejected: shed by the gateway */
+    bool retried;       /* its client sent it again: not counted (the retry is) */
 } an_request;
 
 /* A run's request rows summarised as they are recorded, so that the report
@@ -132,6 +134,7 @@ typedef struct an_section {
      * handed_over: a decode replica's requests, whose KV cache reached it
      * (they are the ones that arrived at it) */
     int64_t arrived, completed, measured, rejected, timed_out, unfinished, handed_over;
+    int64_t shed; /* of the rejected, shed by the gateway (requests.reason) */
     int64_t preempted, preemptions; /* requests preempted at least once; times in all */
     /* latency, seconds */
     an_stats ttft, tpot, tpot_incl_ttft, e2e, queue;
@@ -186,8 +189,8 @@ typedef struct an_class {
  * each request by its own class's SLO, as the run's attainment does, so
  * the section has no thresholds of its own (req.slo unset) and its
  * attainment is NAN only when none of its requests had an SLO.  The shed
- * share is rejected / arrived: every rejected request, until a gateway
- * sheds. */
+ * share is shed / arrived: the requests the gateway shed (before schema
+ * 13, which records why a request was rejected: every rejected one). */
 typedef struct an_group {
     char *name;      /* the tenant, or the tier's name (critical .. background) or its
                       * integer; "(none)": no tenant, "(not recorded)": no priority */
@@ -342,6 +345,9 @@ typedef struct an_report {
      * was edited or damaged; skipped_why says the first (empty: none) */
     int64_t skipped_rows;
     char skipped_why[160];
+    /* attempts their clients sent again (workload.retry): each call counts
+     * once, by its last attempt, so these rows are left out of every count */
+    int64_t retried_attempts;
     char *decode_pool;  /* cluster.disaggregated.decode, or NULL: not disaggregated */
     an_cost cost;
     an_energy energy;

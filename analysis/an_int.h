@@ -65,6 +65,15 @@ int an__metric_of(const an__query *q, const char *view, const char *filter, cons
  * hits and loads) */
 #define AN__SCHEMA_TENANT 11
 #define AN__SCHEMA_LORA 12
+/* 13 requests.reason (why a request was rejected: the gateway's shed,
+ * queue_full, ttl, budget, ...), retry_of and retried (workload.retry: an
+ * attempt its client sent again is not the call's outcome, and a report
+ * counts each call once, by its last attempt; older databases: every row
+ * counts, and the shed share is every rejection). */
+#define AN__SCHEMA_RETRY 13
+/* " AND retried = 0" where the rows say which attempts were retried: what
+ * a count of a run's calls adds to its WHERE clause. */
+const char *an__counted(int schema);
 int an__schema(sqlite3 *db);
 /* a / b, NAN unless b > 0. */
 double an__ratio(double a, double b);

@@ -283,9 +283,10 @@ int an_slo_curve(sqlite3 *db, int64_t run_id, an_metric metric, const char *cls,
     free(sql);
     /* every request sent after warm-up: one not completed (rejected, timed
      * out, unfinished) fails at any threshold */
-    if (!rc) rc = an__row(&q, "SELECT count(*) FROM requests WHERE run_id = ?1 AND arrival_s >= ?2"
-                              AN__IN_GROUP,
-                          ended, 1, d);
+    sql = util_xasprintf("SELECT count(*) FROM requests WHERE run_id = ?1 AND arrival_s >= ?2"
+                         AN__IN_GROUP "%s", an__counted(q.schema));
+    if (!rc) rc = an__row(&q, sql, ended, 1, d);
+    free(sql);
     if (rc) return rc;
     qsort(v, n, sizeof *v, cmp_double); /* coalesce may break the SQL order */
     c->ended = (int64_t)ended[0];

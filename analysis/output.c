@@ -40,6 +40,7 @@ static void section_json(cJSON *o, const an_section *s)
     cJSON_AddNumberToObject(req, "completed", (double)s->completed);
     cJSON_AddNumberToObject(req, "measured", (double)s->measured);
     cJSON_AddNumberToObject(req, "rejected", (double)s->rejected);
+    if (s->shed) cJSON_AddNumberToObject(req, "shed", (double)s->shed);
     cJSON_AddNumberToObject(req, "timed_out", (double)s->timed_out);
     cJSON_AddNumberToObject(req, "unfinished", (double)s->unfinished);
     cJSON_AddNumberToObject(req, "preempted", (double)s->preempted);
@@ -301,6 +302,8 @@ cJSON *an_report_json(const an_report *r, bool by_class)
     if (r->req.measured == 0)
         cJSON_AddStringToObject(run, "note", "the measurement window is empty: no request "
                                              "completed after the warm-up");
+    if (r->retried_attempts)
+        cJSON_AddNumberToObject(run, "retried_attempts", (double)r->retried_attempts);
     if (r->skipped_rows) {
         cJSON *k = cJSON_AddObjectToObject(run, "skipped_rows");
         cJSON_AddNumberToObject(k, "count", (double)r->skipped_rows);
@@ -527,6 +530,7 @@ static void print_counts(const an_section *s, double warmup_s, bool decode, FILE
             (long long)s->measured);
     if (warmup_s > 0) fprintf(out, " (after %g s warm-up)", warmup_s);
     if (!decode || s->rejected) fprintf(out, ", %lld rejected", (long long)s->rejected);
+    if (s->shed) fprintf(out, " (%lld shed)", (long long)s->shed);
     if (s->timed_out) fprintf(out, ", %lld timed out", (long long)s->timed_out);
     if (s->unfinished) fprintf(out, ", %lld unfinished", (long long)s->unfinished);
     if (s->preemptions)
@@ -634,7 +638,7 @@ static void print_group(const char *kind, const an_group *g, double warmup_s, bo
     print_throughput(&g->req, out);
     print_slo(&g->req, out);
     pct(out, "shed share", g->shed_share);
-    fprintf(out, " (%lld of %lld requests rejected)\n", (long long)g->req.rejected,
+    fprintf(out, " (%lld of %lld requests shed)\n", (long long)g->req.shed,
             (long long)g->req.arrived);
     if (cache) print_cache(&g->req, "", out);
 }
@@ -900,6 +904,10 @@ static void print_run(const an_report *r, FILE *out)
         fprintf(out, "  the measurement window is empty: no request completed after the %g s "
                      "warm-up, so there is no throughput, cost or energy per token to report\n",
                 r->warmup_s);
+    if (r->retried_attempts)
+        fprintf(out, "  %lld attempt%s that clients retried (workload.retry) are not counted: "
+                     "each call counts once, by its last attempt\n",
+                (long long)r->retried_attempts, r->retried_attempts == 1 ? "" : "s");
     if (r->skipped_rows)
         fprintf(out, "  %lld request row%s left out: values no run writes (%s), so the file "
                      "was edited or is damaged; the figures below are of the other rows\n",

@@ -111,6 +111,11 @@ int an__column(const an__query *q, const char *sql, double **out, size_t *n, uti
     return UTIL_OK;
 }
 
+const char *an__counted(int schema)
+{
+    return schema >= AN__SCHEMA_RETRY ? " AND retried = 0" : "";
+}
+
 int an__metric_of(const an__query *q, const char *view, const char *filter, const char *expr,
                   an_stats *out, util_diag *d)
 {

@@ -392,12 +392,23 @@ static int load_sections(an__query *q, const cJSON *sc, bool by_replica, bool by
  * schema 9): a damaged file can read as fewer rows without an error (a
  * B-tree page of random bytes ends a range scan early), so a report of a
  * part would pass for the whole. */
+/* The attempts left out as retried (schema 13 on). */
+static int count_retried(const an__query *q, an_report *r, util_diag *d)
+{
+    if (q->schema < AN__SCHEMA_RETRY) return UTIL_OK;
+    double n = 0;
+    if (an__row(q, "SELECT count(*) FROM requests WHERE run_id = ?1 AND retried", &n, 1, d))
+        return UTIL_EFAIL;
+    r->retried_attempts = (int64_t)n;
+    return UTIL_OK;
+}
+
 static int check_recorded(const an__query *q, const an_report *r, util_diag *d)
 {
     if (q->schema < AN__SCHEMA_COUNTS) return UTIL_OK;
     double n = NAN;
     if (an__row(q, "SELECT requests FROM runs WHERE id = ?1", &n, 1, d)) return UTIL_EFAIL;
-    int64_t read = r->req.arrived + r->skipped_rows;
+    int64_t read = r->req.arrived + r->skipped_rows + r->retried_attempts;
     if (isnan(n) || (int64_t)n == read) return UTIL_OK;
     char *why = util_xasprintf("run %lld recorded %lld requests, %lld could be read",
                                (long long)q->run, (long long)n, (long long)read);
@@ -433,6 +444,7 @@ int an_report_compute_with(sqlite3 *db, int64_t run_id, const an_options *opt, a
         rc = load_sections(&q, sc, opt && opt->by_replica, opt && opt->by_model,
                            opt ? opt->stream : NULL, r, d);
     cJSON_Delete(sc);
+    if (!rc) rc = count_retried(&q, r, d);
     if (!rc && !(opt && opt->stream)) rc = check_recorded(&q, r, d);
     if (!rc && (r->n_targets || (opt && opt->n_targets))) rc = an__load_targets(&q, opt, r, d);
     if (rc == UTIL_EFAIL && (sqlite3_errcode(db) & 0xff) == SQLITE_CORRUPT)

@@ -74,6 +74,9 @@ typedef struct row {
     int cls;         /* its class's index in the report's classes; -1: none of them */
     int tenant, tier; /* its groups' indices (scan.tenants, tiers); -1: not grouped */
     status status;
+    bool shed;       /* rejected: shed by the gateway (before schema 13: any rejection) */
+    bool retried;    /* streamed rows only: an attempt its client retried (read_rows'
+                      * query leaves those out) */
     double arrival, enqueue, scheduled, first_token, finish; /* NAN: NULL */
     double prompt, output, preemptions, cached;
 } row;
@@ -263,6 +266,7 @@ static void acc_row(acc *a, const row *x, const an_slo *slo, double warmup, bool
     s->handed_over += decode;
     s->completed += completed;
     s->rejected += x->status == ST_REJECTED;
+    s->shed += x->shed;
     s->timed_out += x->status == ST_TIMED_OUT;
     s->unfinished += x->status == ST_UNFINISHED;
     s->preempted += x->preemptions > 0;
@@ -446,6 +450,7 @@ static bool read_row(sqlite3_stmt *st, const an_report *r, row *x, char *why, si
     for (int i = 0; i < 8; i++)
         if (!number(st, 2 + i, i >= 1 && i <= 4, v[i], why, n)) return false;
     if (!number(st, 11, false, &x->cached, why, n)) return false;
+    x->shed = sqlite3_column_int(st, 16) != 0;
     if (x->arrival < 0) {
         snprintf(why, n, "its arrival_s is %g, before the run began", x->arrival);
         return false;
@@ -608,11 +613,13 @@ static int read_rows(scan *s, void (*each)(scan *, const row *), util_diag *d)
     bool grouped = s->tenants.on || s->tiers.on;
     char *sql = util_xasprintf(
         "SELECT replica, %s, arrival_s, enqueue_s, first_scheduled_s, first_token_s, finish_s,"
-        " prompt_tokens, output_tokens, preemptions, status, %s, decode_replica, id, %s"
-        " FROM requests WHERE run_id = ?1",
+        " prompt_tokens, output_tokens, preemptions, status, %s, decode_replica, id, %s, %s"
+        " FROM requests WHERE run_id = ?1%s",
         s->r->has_classes ? "class" : "NULL", /* no classes: no class to compare */
         s->q->schema >= AN__SCHEMA_CACHE ? "cached_tokens" : "0",
-        grouped ? "tenant, priority" : "NULL, NULL"); /* report.c checks the schema */
+        grouped ? "tenant, priority" : "NULL, NULL", /* report.c checks the schema */
+        s->q->schema >= AN__SCHEMA_RETRY ? "reason = 'shed'" : "status = 'rejected'",
+        an__counted(s->q->schema));
     sqlite3_stmt *st = an__prepare(s->q, sql);
     free(sql);
     if (!st) return an__db_fail(s->q->db, d, "cannot read requests");
@@ -764,7 +771,7 @@ static an_group *groups_out(groups *gs, bool tier, const char *null, int *n)
         o->name = util_xstrdup(o->null ? null : name ? name : g->key);
         o->req = g->sec;
         an__set_attainment(&o->req, g->slo_applies);
-        o->shed_share = an__ratio((double)o->req.rejected, (double)o->req.arrived);
+        o->shed_share = an__ratio((double)o->req.shed, (double)o->req.arrived);
     }
     *n = gs->n;
     return out;
@@ -871,7 +878,8 @@ an_stream *an_stream_new(const cJSON *scenario, int replicas, const an_options *
 
 static int stream_pass(void *ctx, const void *rec)
 {
-    pass_one(&((an_stream *)ctx)->sc, rec);
+    const row *x = rec;
+    if (!x->retried) pass_one(&((an_stream *)ctx)->sc, x); /* as read_rows leaves it out */
     return 0;
 }
 
@@ -887,7 +895,8 @@ void an_stream_add(an_stream *st, const an_request *q)
              .enqueue = q->enqueue_s, .scheduled = q->first_scheduled_s,
              .first_token = q->first_token_s, .finish = q->finish_s, .prompt = q->prompt_tokens,
              .output = q->output_tokens, .preemptions = q->preemptions, .cached = q->cached_tokens,
-             .decode_replica = q->decode_replica, .tenant = -1, .tier = -1};
+             .decode_replica = q->decode_replica, .tenant = -1, .tier = -1,
+             .shed = q->shed, .retried = q->retried};
     util_idring_put(&st->ring, x.id, &x, row_id, stream_pass, st);
 }
 

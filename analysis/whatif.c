@@ -238,9 +238,10 @@ static int load_target(an__query *q, an_target *t, util_diag *d)
     int rc = an__column(q, sql, &v, &n, d);
     free(sql);
     double missing = 0;
-    if (!rc)
-        rc = an__row(q, "SELECT total(status <> 'completed') FROM requests WHERE run_id = ?1 AND"
-                        " arrival_s >= ?2" AN__IN_GROUP, &missing, 1, d);
+    sql = util_xasprintf("SELECT total(status <> 'completed') FROM requests WHERE run_id = ?1 AND"
+                         " arrival_s >= ?2" AN__IN_GROUP "%s", an__counted(q->schema));
+    if (!rc) rc = an__row(q, sql, &missing, 1, d);
+    free(sql);
     q->cls = NULL;
     if (rc) return rc;
     double sum = 0;

@@ -187,7 +187,9 @@ static void summary_add(void *arg, const sim_request_row *row)
                     .first_token_s = row->first_token_s, .finish_s = row->finish_s,
                     .prompt_tokens = row->prompt_tokens, .output_tokens = row->output_tokens,
                     .preemptions = row->preemptions, .cached_tokens = row->cached_tokens,
-                    .decode_replica = row->decode_replica};
+                    .decode_replica = row->decode_replica,
+                    .shed = row->reason && !strcmp(row->reason, SIM_SHED),
+                    .retried = row->retried};
     an_stream_add(s->stream, &x);
 }
 

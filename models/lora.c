@@ -52,3 +52,13 @@ double mdl_lora_kernel_s(const mdl_cost *cm, double flops, double bytes)
     double c = flops / (tp * cm->gpu.flops * mfu), m = bytes / (tp * cm->gpu.mem_bw * mbu);
     return c > m ? c : m;
 }
+
+/* The launches' fixed time: each of `launches` kernels a layer, in every
+ * layer, takes at least floor_s whatever its size (a launch, its blocks'
+ * start and drain: a kernel of a few tokens at rank 8 does well under a
+ * microsecond of work by the roofline).  The tensor-parallel GPUs launch
+ * theirs side by side; pipeline stages run the layers one after another. */
+double mdl_lora_launch_s(const mdl_model *m, int launches, double floor_s)
+{
+    return (double)m->layers * launches * floor_s;
+}

@@ -530,5 +530,8 @@ void mdl_lora_kernels(const mdl_model *m, int max_rank, double tokens, int adapt
 /* Their roofline time on cm's tensor-parallel group, at its mfu and mbu
  * (the GPU's defaults for a cost model that is not a roofline). */
 double mdl_lora_kernel_s(const mdl_cost *cm, double flops, double bytes);
+/* The fixed time of the LoRA kernels' launches in one step: layers x
+ * launches (a layer) x floor_s, added to their roofline. */
+double mdl_lora_launch_s(const mdl_model *m, int launches, double floor_s);
 
 #endif /* MDL_H */

@@ -50,6 +50,18 @@ typedef struct pl_point {
     int64_t run_id;   /* in the sweep's database; 0: not stored */
 } pl_point;
 
+/* A fleet of several models (pools of different models) is planned per
+ * model: at most this many. */
+#define PL_MAX_MODELS 8
+
+/* One model's part of a run (report --by model's figures). */
+typedef struct pl_model_figures {
+    char id[64];
+    int replicas, gpus;
+    double usd_per_hour; /* its GPUs' cost, overhead included, as the run's cost counts it */
+    double attainment;   /* its classes' requests, each by its class's SLO; NAN: no SLO */
+} pl_model_figures;
+
 /* The figures a sweep prints and a plan decides on, from a point's report. */
 typedef struct pl_summary {
     int64_t run_id;
@@ -66,6 +78,12 @@ typedef struct pl_summary {
                              * requests not completed as infinitely late (an_target) */
     double batch_fill, kv_mean_fraction; /* how full the batch slots and the KV cache ran
                                           * (an_use): saturation, which busy is not */
+    /* a fleet of several models only (else 0): the whole fleet's GPUs and
+     * cost an hour, and each model's part, by first replica */
+    int gpus;
+    double usd_per_hour;
+    int n_models;
+    pl_model_figures models[PL_MAX_MODELS];
 } pl_summary;
 
 /* A scenario to run points of: its text after --set overrides, where its
@@ -226,6 +244,7 @@ typedef struct pl_target {
     bool per_task;    /* ... the share of tasks (task_e2e) */
     int index;    /* per_request: which key; else which summary target */
     double threshold;
+    char *cls;    /* the class it holds (CLASS:METRIC), or NULL: every request */
 } pl_target;
 
 typedef struct pl_plan_opts {
@@ -257,6 +276,18 @@ typedef struct pl_trial {
     double not_completed;     /* mean share of requests not completed */
     double attainment, usd_per_million_output_tokens, busy_fraction, output_tokens_per_s;
     double batch_fill, kv_mean_fraction; /* means over its seeds */
+    /* a fleet of several models: each model's part (pl_plan_result.models'
+     * order), judged by its own targets alone (pl_model_answer.mine) */
+    int n_models;
+    struct pl_trial_model {
+        bool met;             /* each of its targets, and no seed overloaded */
+        unsigned fails;       /* its targets not met, a bit each */
+        double attainment;    /* mean over the seeds */
+        int replicas, gpus;
+        double usd_per_hour;
+    } models[PL_MAX_MODELS];
+    int gpus;                 /* the fleet's */
+    double usd_per_hour;
 } pl_trial;
 
 /* cheapest: one candidate configuration and the fewest replicas meeting the
@@ -267,8 +298,21 @@ typedef struct pl_candidate {
     int last_trial; /* its largest configuration tried, for why it failed */
 } pl_candidate;
 
+/* A fleet of several models: one model's part of the answer. */
+typedef struct pl_model_answer {
+    char *id;
+    unsigned mine;   /* the targets that hold it, a bit each: its classes' and those of no
+                      * class */
+    int trial;       /* min-replicas: its own search's answer (the other models' pools
+                      * plentiful), -1: none up to max_replicas */
+    int below;       /* min-replicas: its search's trial with one replica fewer a pool,
+                      * whose failed targets are the ones that bind; -1: none (one replica) */
+} pl_model_answer;
+
 typedef struct pl_plan_result {
     bool found;
+    pl_model_answer models[PL_MAX_MODELS]; /* a fleet of several models (else n_models 0) */
+    int n_models;
     pl_candidate *candidates; /* cheapest: every candidate, in grid order */
     int n_candidates;
     double max_rate, rate_lo, rate_hi; /* max-rate: the answer and its bracket */

@@ -7,6 +7,7 @@
 #include "pl.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,10 +39,31 @@ int pl_point_scenario(const pl_base *b, const pl_point *p, char **json, util_dia
     return rc;
 }
 
+/* A fleet of several models: the whole fleet's GPUs and cost an hour, and
+ * each model's part (report --by model), paid as the run's cost is. */
+static void model_figures(const an_report *r, pl_summary *out)
+{
+    if (r->n_models < 2) return; /* one model: the run's figures say it all */
+    double hours = r->req.window_s / 3600;
+    out->gpus = r->cost.gpu_count;
+    out->usd_per_hour = r->cost.usd_per_gpu_hour * r->cost.gpu_count *
+                        (1 + r->cost.overhead_fraction);
+    out->n_models = r->n_models < PL_MAX_MODELS ? r->n_models : PL_MAX_MODELS;
+    for (int m = 0; m < out->n_models; m++) {
+        const an_model *am = &r->models[m];
+        pl_model_figures *f = &out->models[m];
+        snprintf(f->id, sizeof f->id, "%s", am->id);
+        f->replicas = am->replicas;
+        f->gpus = am->gpus;
+        f->usd_per_hour = hours > 0 ? am->usd / hours : NAN;
+        f->attainment = am->req.attainment;
+    }
+}
+
 /* The figures of a stored run, with the base's SLOs and targets. */
 int pl_summarise(sqlite3 *db, int64_t run, const pl_base *b, pl_summary *out, util_diag *d)
 {
-    an_options opt = {0};
+    an_options opt = {.by_model = true}; /* a fleet of several models is planned per model */
     int rc = UTIL_OK;
     for (int i = 0; !rc && i < b->n_slo_args; i++) rc = an_options_add_slo(&opt, b->slo_args[i], d);
     an_report r;
@@ -71,6 +93,7 @@ int pl_summarise(sqlite3 *db, int64_t run, const pl_base *b, pl_summary *out, ut
             .n_targets = r.n_targets < 8 ? r.n_targets : 8,
         };
         for (int i = 0; i < out->n_targets; i++) out->target_value[i] = r.targets[i].value_all_s;
+        model_figures(&r, out);
     }
     an_report_fini(&r);
     an_options_fini(&opt);
@@ -136,6 +159,20 @@ cJSON *pl_summary_json(const pl_summary *s)
         cJSON_AddItemToArray(t, isnan(s->target_value[i])   ? cJSON_CreateNull()
                                 : isinf(s->target_value[i]) ? cJSON_CreateString("infinite")
                                                             : cJSON_CreateNumber(s->target_value[i]));
+    if (s->n_models < 2) return o;
+    cJSON_AddNumberToObject(o, "gpus", s->gpus);
+    add_num(o, "usd_per_hour", s->usd_per_hour);
+    cJSON *ms = cJSON_AddArrayToObject(o, "models");
+    for (int m = 0; m < s->n_models; m++) {
+        const pl_model_figures *f = &s->models[m];
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "id", f->id);
+        cJSON_AddNumberToObject(x, "replicas", f->replicas);
+        cJSON_AddNumberToObject(x, "gpus", f->gpus);
+        add_num(x, "usd_per_hour", f->usd_per_hour);
+        add_num(x, "attainment", f->attainment);
+        cJSON_AddItemToArray(ms, x);
+    }
     return o;
 }
 
@@ -152,6 +189,18 @@ void pl_summary_from_json(const cJSON *o, pl_summary *s)
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "targets"), *v;
     cJSON_ArrayForEach(v, t) if (s->n_targets < 8) s->target_value[s->n_targets++] =
         cJSON_IsNumber(v) ? v->valuedouble : cJSON_IsString(v) ? INFINITY : NAN;
+    s->gpus = (int)util_json_number(o, "gpus", 0);
+    s->usd_per_hour = util_json_number(o, "usd_per_hour", NAN);
+    const cJSON *ms = cJSON_GetObjectItemCaseSensitive(o, "models"), *m;
+    cJSON_ArrayForEach(m, ms) if (s->n_models < PL_MAX_MODELS) {
+        pl_model_figures *f = &s->models[s->n_models++];
+        snprintf(f->id, sizeof f->id, "%s",
+                 cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "id")));
+        f->replicas = (int)util_json_number(m, "replicas", 0);
+        f->gpus = (int)util_json_number(m, "gpus", 0);
+        f->usd_per_hour = util_json_number(m, "usd_per_hour", NAN);
+        f->attainment = util_json_number(m, "attainment", NAN);
+    }
 }
 
 /* ---- a point as a worker's job ---- */

@@ -17,6 +17,7 @@
 #include "pl.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,6 +46,10 @@ int pl_target_parse(const char *text, pl_target *t, util_diag *d)
     t->per_task = probe.slo.task_e2e_s > 0 ||
                   (probe.n_class_slo && probe.class_slo[0].slo.task_e2e_s > 0);
     t->per_request = probe.n_targets == 0;
+    const char *cls = probe.n_targets ? probe.targets[0].cls
+                      : probe.n_class_slo ? probe.class_slo[0].cls
+                                          : NULL;
+    t->cls = cls ? util_xstrdup(cls) : NULL;
     an_options_fini(&probe);
     if (rc) pl_target_fini(t);
     return rc;
@@ -54,13 +59,82 @@ void pl_target_fini(pl_target *t)
 {
     free(t->text);
     free(t->slo);
+    free(t->cls);
     memset(t, 0, sizeof *t);
+}
+
+/* ---- a fleet of several models ---- */
+
+/* The scenario's models (its pools', in pool order), which pools serve
+ * each, and which targets hold each: its classes' and those of no class.
+ * One model, or a disaggregated cluster (two pools, one fleet): none. */
+typedef struct fleet {
+    int n_models;
+    char *model[PL_MAX_MODELS];
+    int n_pools;
+    int *pool_model; /* [n_pools]: its model's index */
+    unsigned mine[PL_MAX_MODELS];
+} fleet;
+
+/* obj's string at key, or fallback (absent, or not a string). */
+static const char *string_at(const cJSON *obj, const char *key, const char *fallback)
+{
+    const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, key));
+    return v ? v : fallback;
+}
+
+static int fleet_model(fleet *f, const char *id)
+{
+    for (int m = 0; m < f->n_models; m++)
+        if (!strcmp(f->model[m], id)) return m;
+    if (f->n_models == PL_MAX_MODELS) return -1;
+    f->model[f->n_models] = util_xstrdup(id);
+    return f->n_models++;
+}
+
+/* The class named cls's model, or NULL. */
+static const char *class_model(const cJSON *root, const char *cls)
+{
+    const cJSON *c;
+    cJSON_ArrayForEach(c, util_json_get(root, "workload.classes"))
+        if (!strcmp(string_at(c, "name", ""), cls)) return string_at(c, "model", NULL);
+    return NULL;
+}
+
+static void fleet_fini(fleet *f)
+{
+    for (int m = 0; m < f->n_models; m++) free(f->model[m]);
+    free(f->pool_model);
+    memset(f, 0, sizeof *f);
+}
+
+static void fleet_read(const pl_plan_opts *o, fleet *f)
+{
+    memset(f, 0, sizeof *f);
+    cJSON *root = cJSON_Parse(o->base.json);
+    const cJSON *pools = util_json_get(root, "cluster.pools");
+    const char *fallback = string_at(util_json_get(root, "cluster"), "model", NULL);
+    bool ok = cJSON_IsArray(pools) && !util_json_get(root, "cluster.disaggregated");
+    f->n_pools = ok ? cJSON_GetArraySize(pools) : 0;
+    f->pool_model = util_xcalloc((size_t)f->n_pools + 1, sizeof *f->pool_model);
+    for (int i = 0; ok && i < f->n_pools; i++) {
+        const char *id = string_at(cJSON_GetArrayItem(pools, i), "model", fallback);
+        ok = id && (f->pool_model[i] = fleet_model(f, id)) >= 0; /* an inline model: no id */
+    }
+    for (int m = 0; ok && m < f->n_models; m++)
+        for (int i = 0; i < o->n_targets; i++) {
+            const char *cls = o->targets[i].cls, *id = cls ? class_model(root, cls) : NULL;
+            if (!cls || (id && !strcmp(id, f->model[m]))) f->mine[m] |= 1u << i;
+        }
+    cJSON_Delete(root);
+    if (!ok || f->n_models < 2) fleet_fini(f);
 }
 
 /* ---- evaluating one configuration ---- */
 
 typedef struct search {
     const pl_plan_opts *o;
+    fleet fleet;  /* several models: each judged by its own targets too */
     int64_t seed; /* the scenario's: seeds seed, seed + 1, ... */
     pl_pool *pool;
     const volatile sig_atomic_t *stop;
@@ -103,13 +177,23 @@ static int run_seeds(search *x, const cJSON *overrides, int from, int to, pl_sum
     return rc;
 }
 
+/* The summary's figures of model id, or NULL. */
+static const pl_model_figures *figures_of(const pl_summary *s, const char *id)
+{
+    for (int m = 0; m < s->n_models; m++)
+        if (!strcmp(s->models[m].id, id)) return &s->models[m];
+    return NULL;
+}
+
 /* Target i's figure in one seed's summary: the percentile's value, or the
- * attainment of the per-request SLOs, or of the task SLO. */
-static double figure(const pl_plan_opts *o, int i, const pl_summary *s)
+ * attainment of the per-request SLOs -- of model's classes' requests when
+ * model is not NULL -- or of the task SLO. */
+static double figure_of(const pl_plan_opts *o, int i, const pl_summary *s, const char *model)
 {
     const pl_target *t = &o->targets[i];
+    const pl_model_figures *f = model ? figures_of(s, model) : NULL;
     return t->per_task      ? s->task_attainment
-           : t->per_request ? s->attainment
+           : t->per_request ? (model ? (f ? f->attainment : NAN) : s->attainment)
                             : s->target_value[t->index];
 }
 
@@ -120,15 +204,54 @@ static bool meets(const pl_plan_opts *o, int i, double v, double half)
                                      : v + half <= o->targets[i].threshold;
 }
 
+static void mean_half_of(const pl_summary *s, int n, const pl_plan_opts *o, int i,
+                         const char *model, double *mean, double *half)
+{
+    double sum = 0, sq = 0;
+    for (int k = 0; k < n; k++) sum += figure_of(o, i, &s[k], model);
+    *mean = sum / n;
+    for (int k = 0; k < n; k++) sq += pow(figure_of(o, i, &s[k], model) - *mean, 2);
+    *half = n > 1 ? gsl_cdf_tdist_Pinv(0.5 + o->confidence / 2, n - 1) * sqrt(sq / (n - 1) / n)
+                  : INFINITY;
+}
+
 static void mean_half(const pl_summary *s, int n, const pl_plan_opts *o, int i, double *mean,
                       double *half)
 {
-    double sum = 0, sq = 0;
-    for (int k = 0; k < n; k++) sum += figure(o, i, &s[k]);
-    *mean = sum / n;
-    for (int k = 0; k < n; k++) sq += pow(figure(o, i, &s[k]) - *mean, 2);
-    *half = n > 1 ? gsl_cdf_tdist_Pinv(0.5 + o->confidence / 2, n - 1) * sqrt(sq / (n - 1) / n)
-                  : INFINITY;
+    mean_half_of(s, n, o, i, NULL, mean, half);
+}
+
+/* Each model's part of a trial: its figures (the first seed's GPUs and
+ * cost, which no seed changes; attainment a mean), and its own verdict --
+ * its targets alone, per-request ones on its classes' attainment. */
+static void judge_models(const pl_plan_opts *o, const fleet *f, const pl_summary *s, int n,
+                         pl_trial *t)
+{
+    t->n_models = f->n_models;
+    t->gpus = s[0].gpus;
+    t->usd_per_hour = s[0].usd_per_hour;
+    for (int m = 0; m < f->n_models; m++) {
+        struct pl_trial_model *tm = &t->models[m];
+        const pl_model_figures *first = figures_of(&s[0], f->model[m]);
+        *tm = (struct pl_trial_model){.met = !t->overloaded};
+        if (first) {
+            tm->replicas = first->replicas;
+            tm->gpus = first->gpus;
+            tm->usd_per_hour = first->usd_per_hour;
+        }
+        for (int k = 0; k < n; k++) {
+            const pl_model_figures *x = figures_of(&s[k], f->model[m]);
+            tm->attainment += (x ? x->attainment : NAN) / n;
+        }
+        for (int i = 0; i < o->n_targets; i++) {
+            if (!(f->mine[m] >> i & 1)) continue;
+            double v, half;
+            mean_half_of(s, n, o, i, f->model[m], &v, &half);
+            bool met = isfinite(v) && meets(o, i, v, half);
+            if (!met) tm->fails |= 1u << i;
+            tm->met &= met;
+        }
+    }
 }
 
 /* Whether some target's interval straddles its threshold. */
@@ -141,7 +264,7 @@ static bool undecided(const pl_plan_opts *o, const pl_trial *t)
     return false;
 }
 
-static void judge(const pl_plan_opts *o, const pl_summary *s, int n, pl_trial *t)
+static void judge(const pl_plan_opts *o, const fleet *f, const pl_summary *s, int n, pl_trial *t)
 {
     t->seeds = n;
     t->met = true;
@@ -174,6 +297,7 @@ static void judge(const pl_plan_opts *o, const pl_summary *s, int n, pl_trial *t
     t->attainment = att;
     t->not_completed = missing;
     t->met &= !t->overloaded; /* a backlog that grows fails every target */
+    if (f->n_models) judge_models(o, f, s, n, t);
 }
 
 /* Simulates a configuration and records it as a trial: its index, or < 0. */
@@ -184,10 +308,10 @@ static int evaluate(search *x, cJSON *overrides)
     int n = o->seeds;
     int rc = run_seeds(x, overrides, 0, n, s);
     pl_trial t = {.overrides = overrides};
-    if (!rc) judge(o, s, n, &t);
+    if (!rc) judge(o, &x->fleet, s, n, &t);
     while (!rc && !t.overloaded && undecided(o, &t) && 2 * n <= MAX_SEEDS) {
         rc = run_seeds(x, overrides, n, 2 * n, s); /* too close to call: as many seeds again */
-        if (!rc) judge(o, s, n *= 2, &t);
+        if (!rc) judge(o, &x->fleet, s, n *= 2, &t);
     }
     if (rc) {
         cJSON_Delete(overrides);
@@ -273,42 +397,121 @@ static bool pools_fix_replicas(const pl_plan_opts *o, const cJSON *overrides)
     return fixed;
 }
 
+/* overrides with n replicas: cluster.replicas (model < 0), or n in each
+ * pool of one model of the fleet. */
+static cJSON *with_replicas(const search *x, const cJSON *overrides, int model, int n)
+{
+    if (model < 0) return with(overrides, REPLICAS, n);
+    cJSON *o = cJSON_Duplicate(overrides, 1);
+    for (int i = 0; i < x->fleet.n_pools; i++) {
+        if (x->fleet.pool_model[i] != model) continue;
+        char path[64];
+        snprintf(path, sizeof path, "cluster.pools[%d].replicas", i);
+        cJSON *next = with(o, path, n);
+        cJSON_Delete(o);
+        o = next;
+    }
+    return o;
+}
+
+/* A trial's verdict: on every target (model < 0), or on one model's own. */
+static bool met_by(const pl_trial *t, int model)
+{
+    return model < 0 ? t->met : t->models[model].met;
+}
+
 /* The fewest replicas meeting the targets with the other overrides given,
  * by doubling, then bisection: *best is the answer's trial, or -1 when even
- * max_replicas fail. */
-static int fewest(search *x, const cJSON *overrides, int *best_out)
+ * max_replicas fail; *below the trial with one replica fewer, or -1 (none
+ * fewer: one replica).  model >= 0 searches that model's pools alone, on
+ * its own targets. */
+static int fewest(search *x, const cJSON *overrides, int model, int *best_out, int *below)
 {
     const pl_plan_opts *o = x->o;
-    int lo = 0, hi = 0, best = -1; /* fails at lo, meets at hi */
-    *best_out = -1;
+    int lo = 0, hi = 0, best = -1, at_lo = -1; /* fails at lo, meets at hi */
+    *best_out = *below = -1;
     for (int n = 1; n <= o->max_replicas; n = n * 2 > o->max_replicas && n < o->max_replicas
                                                       ? o->max_replicas : n * 2) {
-        int k = evaluate(x, with(overrides, REPLICAS, n));
+        int k = evaluate(x, with_replicas(x, overrides, model, n));
         if (k < 0) return k;
-        if (x->r->trials[k].met) {
+        if (met_by(&x->r->trials[k], model)) {
             hi = n;
             best = k;
             break;
         }
         lo = n;
+        at_lo = k;
         if (n == o->max_replicas) break;
     }
     while (best >= 0 && hi - lo > 1) {
         int mid = (lo + hi) / 2;
-        int k = evaluate(x, with(overrides, REPLICAS, mid));
+        int k = evaluate(x, with_replicas(x, overrides, model, mid));
         if (k < 0) return k;
-        if (x->r->trials[k].met) hi = mid, best = k;
-        else lo = mid;
+        if (met_by(&x->r->trials[k], model)) hi = mid, best = k;
+        else lo = mid, at_lo = k;
     }
     *best_out = best;
+    if (best >= 0) *below = at_lo;
+    return UTIL_OK;
+}
+
+/* A fleet of several models: each model's fewest replicas a pool, on its
+ * own targets, with every other model's pools at max_replicas -- models
+ * share no replica and their requests are drawn alike whatever the
+ * cluster, so a model's answer is its own (but for the order of events at
+ * one instant), and the others cannot overload the run it is judged by --
+ * then the fleet of every model's answer, run and judged on every target:
+ * the answer's trial, which must meet them all. */
+static int min_replicas_per_model(search *x)
+{
+    const fleet *f = &x->fleet;
+    pl_plan_result *r = x->r;
+    int answer[PL_MAX_MODELS];
+    bool all = true;
+    r->n_models = f->n_models;
+    for (int m = 0; m < f->n_models; m++) {
+        pl_model_answer *a = &r->models[m];
+        *a = (pl_model_answer){.id = util_xstrdup(f->model[m]), .mine = f->mine[m]};
+        cJSON *at = with(NULL, RATE, x->o->rate);
+        for (int other = 0; other < f->n_models; other++) {
+            if (other == m) continue;
+            cJSON *next = with_replicas(x, at, other, x->o->max_replicas);
+            cJSON_Delete(at);
+            at = next;
+        }
+        int rc = fewest(x, at, m, &a->trial, &a->below);
+        for (int i = 0; !rc && a->trial >= 0 && i < f->n_pools; i++) /* its first pool's */
+            if (f->pool_model[i] == m) {
+                char path[64];
+                snprintf(path, sizeof path, "cluster.pools[%d].replicas", i);
+                answer[m] = (int)number_at(r->trials[a->trial].overrides, path);
+                break;
+            }
+        cJSON_Delete(at);
+        if (rc) return rc;
+        all &= a->trial >= 0;
+    }
+    if (!all) return UTIL_OK; /* some model is not met even with max_replicas */
+    cJSON *fleet_at = with(NULL, RATE, x->o->rate);
+    for (int m = 0; m < f->n_models; m++) {
+        cJSON *next = with_replicas(x, fleet_at, m, answer[m]);
+        cJSON_Delete(fleet_at);
+        fleet_at = next;
+    }
+    int k = evaluate(x, fleet_at);
+    if (k < 0) return k;
+    r->best = k;
+    r->found = r->trials[k].met;
+    for (int m = 0; m < f->n_models; m++) r->replicas += r->trials[k].models[m].replicas;
     return UTIL_OK;
 }
 
 static int min_replicas(search *x)
 {
-    int best;
+    if (x->fleet.n_models) return min_replicas_per_model(x);
+    int best, below;
     cJSON *at = with(NULL, RATE, x->o->rate);
-    int rc = fewest(x, at, &best);
+    int rc = fewest(x, at, -1, &best, &below);
     cJSON_Delete(at);
     if (!rc && best >= 0) {
         x->r->found = true;
@@ -345,8 +548,8 @@ static int cheapest(search *x)
                                                                      rest % m), 1));
             rest /= m;
         }
-        int k;
-        int rc = pools_fix_replicas(o, cfg) ? as_given(x, cfg, &k) : fewest(x, cfg, &k);
+        int k, below;
+        int rc = pools_fix_replicas(o, cfg) ? as_given(x, cfg, &k) : fewest(x, cfg, -1, &k, &below);
         if (rc) {
             cJSON_Delete(cfg);
             return rc;
@@ -365,6 +568,49 @@ static int cheapest(search *x)
     return UTIL_OK;
 }
 
+/* The pool an overrides key sets the replicas of, or -1. */
+static int replicas_pool(const char *key)
+{
+    int pool, end = 0;
+    return sscanf(key, "cluster.pools[%d].replicas%n", &pool, &end) == 1 && !key[end] ? pool : -1;
+}
+
+/* Whether trial t is the answer b with model m's pools one replica fewer
+ * each, all else alike. */
+static bool one_fewer(const fleet *f, const cJSON *b, const cJSON *t, int m)
+{
+    if (cJSON_GetArraySize(b) != cJSON_GetArraySize(t)) return false;
+    int fewer = 0;
+    const cJSON *v;
+    cJSON_ArrayForEach(v, b) {
+        const cJSON *w = cJSON_GetObjectItemCaseSensitive(t, v->string);
+        int pool = replicas_pool(v->string);
+        bool mine = pool >= 0 && pool < f->n_pools && f->pool_model[pool] == m;
+        if (!w) return false;
+        if (mine && !(cJSON_IsNumber(v) && cJSON_IsNumber(w) && w->valuedouble == v->valuedouble - 1))
+            return false;
+        if (!mine && !cJSON_Compare(v, w, true)) return false;
+        fewer += mine;
+    }
+    return fewer > 0;
+}
+
+/* max-rate, cheapest: each model's part of the answer, and the trial (if
+ * the search ran it) with that model's pools one replica fewer. */
+static void answer_models(search *x)
+{
+    pl_plan_result *r = x->r;
+    const fleet *f = &x->fleet;
+    r->n_models = f->n_models;
+    for (int m = 0; m < f->n_models; m++) {
+        pl_model_answer *a = &r->models[m];
+        *a = (pl_model_answer){.id = util_xstrdup(f->model[m]), .mine = f->mine[m], .trial = -1,
+                               .below = -1};
+        for (int k = 0; r->best >= 0 && k < r->n_trials && a->below < 0; k++)
+            if (one_fewer(f, r->trials[r->best].overrides, r->trials[k].overrides, m)) a->below = k;
+    }
+}
+
 int pl_plan_run(const pl_plan_opts *o, const volatile sig_atomic_t *stop, pl_plan_result *r,
                 util_diag *d)
 {
@@ -374,13 +620,16 @@ int pl_plan_run(const pl_plan_opts *o, const volatile sig_atomic_t *stop, pl_pla
     cJSON *root = cJSON_Parse(o->base.json);
     int64_t seed = (int64_t)util_json_number(root, "seed", 1);
     cJSON_Delete(root);
-    search x = {o, seed, pl_pool_start(jobs > 0 ? jobs : 1, pl_point_job, (void *)&o->base), stop, r,
-                d};
+    search x = {o, {0}, seed, pl_pool_start(jobs > 0 ? jobs : 1, pl_point_job, (void *)&o->base),
+                stop, r, d};
+    fleet_read(o, &x.fleet);
     if (o->progress) pl_pool_set_tick(x.pool, o->progress, o->progress_arg);
     int rc = o->goal == PL_MAX_RATE ? max_rate(&x)
            : o->goal == PL_MIN_REPLICAS ? min_replicas(&x)
                                         : cheapest(&x);
+    if (!r->n_models && x.fleet.n_models) answer_models(&x); /* min-replicas made its own */
     pl_pool_stop(x.pool);
+    fleet_fini(&x.fleet);
     return rc < 0 ? rc : UTIL_OK;
 }
 
@@ -390,5 +639,6 @@ void pl_plan_result_fini(pl_plan_result *r)
     free(r->trials);
     for (int i = 0; i < r->n_candidates; i++) cJSON_Delete(r->candidates[i].config);
     free(r->candidates);
+    for (int m = 0; m < r->n_models; m++) free(r->models[m].id);
     memset(r, 0, sizeof *r);
 }

@@ -230,6 +230,118 @@ static cJSON *trial_json(const pl_plan_opts *o, const pl_trial *t)
     return j;
 }
 
+/* ---- a fleet of several models: each model's part of the answer ---- */
+
+/* The trial that shows model m's part: the answer's, or, with none, the
+ * model's own search's (-1: none). */
+static int part_trial(const pl_plan_result *r, int m)
+{
+    return r->found && r->best >= 0 ? r->best : r->models[m].trial;
+}
+
+/* The texts of the targets in mask, ", "-separated ("-": none); caller frees. */
+static char *targets_text(const pl_plan_opts *o, unsigned mask)
+{
+    char *text = NULL;
+    for (int i = 0; i < o->n_targets; i++) {
+        if (!(mask >> i & 1)) continue;
+        char *more = util_xasprintf("%s%s%s", text ? text : "", text ? ", " : "", o->targets[i].text);
+        free(text);
+        text = more;
+    }
+    return text ? text : util_xstrdup("-");
+}
+
+/* The targets of model m that bind: those it fails with one replica fewer
+ * a pool (none where it has one replica, or no such trial was run). */
+static unsigned binding(const pl_plan_result *r, int m)
+{
+    const pl_model_answer *a = &r->models[m];
+    return a->below >= 0 ? r->trials[a->below].models[m].fails & a->mine : 0;
+}
+
+static cJSON *models_json(const pl_plan_opts *o, const pl_plan_result *r)
+{
+    cJSON *ms = cJSON_CreateArray();
+    for (int m = 0; m < r->n_models; m++) {
+        const pl_model_answer *a = &r->models[m];
+        int k = part_trial(r, m);
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "model", a->id);
+        cJSON_AddBoolToObject(x, "met", k >= 0 && r->trials[k].models[m].met);
+        if (k >= 0) {
+            const struct pl_trial_model *tm = &r->trials[k].models[m];
+            cJSON_AddNumberToObject(x, "replicas", tm->replicas);
+            cJSON_AddNumberToObject(x, "gpus", tm->gpus);
+            add_num(x, "usd_per_hour", tm->usd_per_hour);
+            add_num(x, "attainment", tm->attainment);
+        }
+        cJSON *ts = cJSON_AddArrayToObject(x, "targets"), *bs = cJSON_AddArrayToObject(x, "binding");
+        for (int i = 0; i < o->n_targets; i++) {
+            if (a->mine >> i & 1) cJSON_AddItemToArray(ts, cJSON_CreateString(o->targets[i].text));
+            if (binding(r, m) >> i & 1)
+                cJSON_AddItemToArray(bs, cJSON_CreateString(o->targets[i].text));
+        }
+        cJSON_AddItemToArray(ms, x);
+    }
+    return ms;
+}
+
+static cJSON *fleet_json(const pl_trial *t)
+{
+    cJSON *f = cJSON_CreateObject();
+    int replicas = 0;
+    for (int m = 0; m < t->n_models; m++) replicas += t->models[m].replicas;
+    cJSON_AddNumberToObject(f, "replicas", replicas);
+    cJSON_AddNumberToObject(f, "gpus", t->gpus);
+    add_num(f, "usd_per_hour", t->usd_per_hour);
+    add_num(f, "attainment", t->attainment);
+    return f;
+}
+
+/* Each model's replicas, GPUs, cost an hour, attainment and binding
+ * targets, then the fleet's totals. */
+static void print_models(const pl_plan_opts *o, const pl_plan_result *r, FILE *out)
+{
+    static const char *const heads[] = {"model", "replicas", "GPUs", "$/hour", "attainment",
+                                        "binds"};
+    table t;
+    table_init(&t, 6);
+    t.left[0] = t.left[5] = true;
+    table_row(&t);
+    for (int c = 0; c < 6; c++) table_set(&t, c, "%s", heads[c]);
+    for (int m = 0; m < r->n_models; m++) {
+        int k = part_trial(r, m);
+        table_row(&t);
+        table_set(&t, 0, "%s", r->models[m].id);
+        if (k < 0) {
+            table_set(&t, 5, "not met up to %d replicas a pool", o->max_replicas);
+            continue;
+        }
+        const struct pl_trial_model *tm = &r->trials[k].models[m];
+        table_set(&t, 1, "%d", tm->replicas);
+        table_set(&t, 2, "%d", tm->gpus);
+        table_num(&t, 3, "%.2f", tm->usd_per_hour);
+        table_num(&t, 4, "%.1f%%", 100 * tm->attainment);
+        table_take(&t, 5, targets_text(o, binding(r, m)));
+    }
+    if (r->found && r->best >= 0) {
+        const pl_trial *b = &r->trials[r->best];
+        int replicas = 0;
+        for (int m = 0; m < b->n_models; m++) replicas += b->models[m].replicas;
+        table_row(&t);
+        table_set(&t, 0, "fleet");
+        table_set(&t, 1, "%d", replicas);
+        table_set(&t, 2, "%d", b->gpus);
+        table_num(&t, 3, "%.2f", b->usd_per_hour);
+        table_num(&t, 4, "%.1f%%", 100 * b->attainment);
+    }
+    fprintf(out, "\nper model (each judged by its own classes' targets and those of no class; "
+                 "binds: failed with one replica fewer a pool):\n");
+    table_print(&t, "  ", out);
+    table_fini(&t);
+}
+
 cJSON *pl_plan_json(const pl_plan_opts *o, const pl_plan_result *r)
 {
     cJSON *j = cJSON_CreateObject();
@@ -245,6 +357,10 @@ cJSON *pl_plan_json(const pl_plan_opts *o, const pl_plan_result *r)
     }
     if (o->goal == PL_MIN_REPLICAS && r->found) cJSON_AddNumberToObject(j, "replicas", r->replicas);
     if (r->found && r->best >= 0) cJSON_AddItemToObject(j, "chosen", trial_json(o, &r->trials[r->best]));
+    if (r->n_models > 1) {
+        cJSON_AddItemToObject(j, "models", models_json(o, r));
+        if (r->found && r->best >= 0) cJSON_AddItemToObject(j, "fleet", fleet_json(&r->trials[r->best]));
+    }
     cJSON *tr = cJSON_AddArrayToObject(j, "trials");
     for (int i = 0; i < r->n_trials; i++) cJSON_AddItemToArray(tr, trial_json(o, &r->trials[i]));
     if (o->goal == PL_CHEAPEST) {
@@ -462,6 +578,7 @@ void pl_plan_print(const pl_plan_opts *o, const pl_plan_result *r, FILE *out)
                 r->trials[r->best].usd_per_million_output_tokens);
         free(ov);
     }
+    if (r->n_models > 1) print_models(o, r, out);
     fprintf(out, "\npoints tried (* the answer; values are means over seeds +- the interval's "
                  "half-width):\n");
     print_trials(o, r, out);

@@ -180,6 +180,9 @@ int rec__upgrade(sqlite3 *db, const char *path, util_diag *d)
                "ALTER TABLE main.replicas ADD COLUMN lora_cpu_hits INTEGER NOT NULL DEFAULT 0; "
                "ALTER TABLE main.replicas ADD COLUMN lora_load_s REAL NOT NULL DEFAULT 0; "
                "ALTER TABLE main.replicas ADD COLUMN lora_kernel_s REAL NOT NULL DEFAULT 0;",
+        [13] = "ALTER TABLE main.requests ADD COLUMN reason TEXT; "
+               "ALTER TABLE main.requests ADD COLUMN retry_of INTEGER; "
+               "ALTER TABLE main.requests ADD COLUMN retried INTEGER NOT NULL DEFAULT 0;",
     };
     int rc;
     int64_t version = rec__query_int(db, "PRAGMA main.user_version", &rc);

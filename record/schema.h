@@ -63,7 +63,10 @@
     X(cached_tokens, "INTEGER NOT NULL DEFAULT 0", i64, row->cached_tokens)                        \
     X(priority, "INTEGER", i64, row->priority)                                                     \
     X(deadline_s, "REAL", deadline, row->deadline_s)                                                   \
-    LAST(tenant, "TEXT", text, row->tenant)
+    X(tenant, "TEXT", text, row->tenant)                                                           \
+    X(reason, "TEXT", text, row->reason)                                                           \
+    X(retry_of, "INTEGER", opt, row->retry_of)                                                     \
+    LAST(retried, "INTEGER NOT NULL DEFAULT 0", i64, row->retried)
 
 #define REC_REPLICAS(X, LAST)                                                                      \
     X(run_id, "INTEGER NOT NULL REFERENCES runs(id)", i64, r->run_id)                              \

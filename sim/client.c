@@ -82,13 +82,12 @@ static void give_record_content(sim_engine *e, sim__request *r, const wl_record 
 
 /* ---- calls ---- */
 
-/* A call reaches the router and waits in a queue from then on: whoever
- * cancels it must know it is there, not still on its way (its replica
- * counts it as outstanding). */
+/* A call reaches the gateway (the router, without one) and waits in a
+ * queue from then on: whoever cancels it must know it is there, not still
+ * on its way (its replica counts it as outstanding). */
 static void route_call(sim_engine *e, sim__request *r)
 {
-    r->state = SIM__WAITING;
-    sim__rt_route(e, sim__fl_arrivals(e, r), r);
+    sim__gw_admit(e, r);
 }
 
 static void reach_router(sim_engine *e, void *subject, int64_t id)
@@ -108,11 +107,13 @@ static void timeout(sim_engine *e, void *subject, int64_t id)
     sim__request *r = subject;
     assert(r->id == id && !r->dead); /* a request that ends removes its time-out */
     e->done++;
+    sim__gw_left(e, r);
+    bool again = sim__cl_retry(e, r, SIM_TIMED_OUT);
     sim__rq_record(e, r, SIM_TIMED_OUT, -1);
     sim__task *t = r->task;
     int32_t user = r->user;
     sim__rq_cancel(e, r);
-    sim__cl_notify(e, t, user, false, 0, false);
+    if (!again) sim__cl_notify(e, t, user, false, 0, false);
 }
 
 /* Its class's model, priority and deadline, which the router and an
@@ -125,6 +126,20 @@ static void take_class_sched(const sim_engine *e, sim__request *r)
     r->priority = cs[r->cls].priority;
     r->tenant = cs[r->cls].tenant;
     if (cs[r->cls].deadline_s > 0) r->deadline_ns = r->arrival_ns + sim__ns(cs[r->cls].deadline_s);
+}
+
+static sim__own own_of(const wl_record *rec)
+{
+    return (sim__own){.has_priority = rec->has_priority, .priority = rec->priority,
+                      .deadline_s = rec->deadline_s, .tenant = rec->tenant};
+}
+
+/* A trace row's own priority, deadline and tenant, over its class's. */
+static void take_own(sim__request *r, const sim__own *own)
+{
+    if (own->has_priority) r->priority = own->priority;
+    if (own->deadline_s > 0) r->deadline_ns = r->arrival_ns + sim__ns(own->deadline_s);
+    if (own->tenant) r->tenant = own->tenant;
 }
 
 /* A new call: its content (prefix caching) set by the caller, then sent. */
@@ -143,12 +158,13 @@ static sim__request *new_call(sim_engine *e, sim__task *t, int32_t index, int32_
     r->output = output;
     r->prefill_target = prompt;
     take_class_sched(e, r);
+    if (t) take_own(r, &t->own);
     return r;
 }
 
-static void send_call(sim_engine *e, sim__request *r)
+/* A call (or a retry, its content its own already) leaves its client. */
+static void send_now(sim_engine *e, sim__request *r)
 {
-    sim__lr_own_content(r); /* an adapter's KV is its own (lora.c) */
     bool slow;
     int64_t delay = sim__ns(wl_source_delay(e->src, &slow));
     r->slow = slow;
@@ -162,6 +178,79 @@ static void send_call(sim_engine *e, sim__request *r)
     } else {
         route_call(e, r);
     }
+}
+
+static void send_call(sim_engine *e, sim__request *r)
+{
+    sim__lr_own_content(r); /* an adapter's KV is its own (lora.c) */
+    send_now(e, r);
+}
+
+/* ---- retries (workload.retry) ---- */
+
+/* Whether the client retries a call that ended as status (reason). */
+static bool retries(const wl_retry *rt, const char *status, const char *reason)
+{
+    if (!strcmp(status, SIM_TIMED_OUT)) return rt->on & WL_RETRY_TIMED_OUT;
+    if (!strcmp(status, SIM_FAILED)) return rt->on & WL_RETRY_FAILED;
+    if (strcmp(status, SIM_REJECTED)) return false;
+    if (rt->on & WL_RETRY_REJECTED) return true;
+    static const struct { const char *reason; unsigned bit; } gw[] = {
+        {SIM_SHED, WL_RETRY_SHED}, {SIM_QUEUE_FULL, WL_RETRY_QUEUE_FULL},
+        {SIM_TTL, WL_RETRY_TTL}, {SIM_BUDGET, WL_RETRY_BUDGET}};
+    for (size_t i = 0; reason && i < sizeof gw / sizeof gw[0]; i++)
+        if (!strcmp(reason, gw[i].reason)) return rt->on & gw[i].bit;
+    return false;
+}
+
+/* The wait before attempt k + 1 (k >= 1 made so far): backoff_s x
+ * multiplier^(k-1), at most max_backoff_s, less up to jitter of it, the
+ * draw a hash of the seed and the attempt's id (a call waits the same
+ * whatever else the run does). */
+static int64_t backoff_ns(const sim_engine *e, const wl_retry *rt, const sim__request *r)
+{
+    double wait = rt->backoff_s * pow(rt->multiplier, r->attempt - 1);
+    if (wait > rt->max_backoff_s) wait = rt->max_backoff_s;
+    uint64_t x = util_mix64(e->sc->seed ^ util_mix64((uint64_t)r->id ^ UINT64_C(0x7265747279)));
+    double u = (double)(x >> 11) * 0x1.0p-53;
+    return sim__ns(wait * (1 - rt->jitter * u));
+}
+
+static void send_retry(sim_engine *e, void *subject, int64_t id)
+{
+    (void)id;
+    send_now(e, subject);
+}
+
+bool sim__cl_retry(sim_engine *e, sim__request *r, const char *status)
+{
+    const wl_retry *rt = &e->sc->workload.retry;
+    if (r->attempt >= rt->attempts || !retries(rt, status, r->reason)) return false;
+    r->retried = true;
+    sim__request *n = sim__rq_new(e);
+    n->id = e->next_request_id++;
+    n->retry_of = r->id;
+    n->attempt = r->attempt + 1;
+    n->task = r->task;
+    n->call_index = r->call_index;
+    n->cls = r->cls;
+    n->lora = r->lora;
+    n->user = r->user;
+    n->prompt = r->prompt;
+    n->output = r->output;
+    n->prefill_target = r->prompt;
+    n->model = r->model;
+    n->priority = r->priority;
+    n->tenant = r->tenant;
+    n->deadline_ns = r->deadline_ns; /* the user's deadline does not move */
+    n->out_key = r->out_key;
+    give_content(n, r->segs, r->n_segs);
+    /* its send time is its arrival: were the run interrupted first, its
+     * unfinished row would say when it was due */
+    n->arrival_ns = e->now + backoff_ns(e, rt, r);
+    n->state = SIM__BACKOFF;
+    sim__heap_push(&e->events, n->arrival_ns, send_retry, n, n->id);
+    return true;
 }
 
 /* ---- agent tasks ---- */
@@ -281,6 +370,7 @@ static void task_start(sim_engine *e, const wl_record *rec, int32_t user)
 {
     int32_t cls = rec->cls;
     sim__task *t = task_new(e, cls, user);
+    t->own = own_of(rec);
     const wl_agent *a = &e->sc->workload.classes[cls].agent;
     t->carried = rec->prompt;
     if (a->mode == WL_AGENT_SEQUENTIAL) {
@@ -339,6 +429,8 @@ static void arrive(sim_engine *e, int32_t user, const wl_record *rec)
         return;
     }
     sim__request *r = new_call(e, NULL, 0, rec->cls, user, rec->prompt, rec->output);
+    sim__own own = own_of(rec);
+    take_own(r, &own);
     give_record_content(e, r, rec);
     send_call(e, r);
 }

@@ -63,6 +63,7 @@ sim_engine *sim_engine_create(const sim_scenario *sc, const sim_sink *sink)
     sim__heap_init(&e->events);
     e->src = wl_source_create(&sc->workload, sc->seed);
     e->router_rng = util_rng_stream(sc->seed, STREAM_ROUTER);
+    sim__gw_init(e);
     sim__fl_init(e);
     e->stop_ns = sc->stop_duration_s > 0 ? sim__ns(sc->stop_duration_s) : INT64_MAX;
     e->slots = batch_slots(sc);
@@ -81,6 +82,7 @@ void sim_engine_destroy(sim_engine *e)
 {
     if (!e) return;
     sim__fl_fini(e);
+    sim__gw_destroy(e);
     sim__heap_fini(&e->events);
     wl_source_destroy(e->src);
     gsl_rng_free(e->router_rng);

@@ -90,6 +90,7 @@ static void ready(sim__replica *rp)
 {
     rp->ready_ns = rp->e->now;
     group_join(rp->group, rp);
+    sim__gw_poke(rp->e); /* requests held for want of a replica may go */
 }
 
 static const sim_pool *first_pool_of(const sim_scenario *sc, int model)

@@ -26,7 +26,10 @@
  *
  * The kernels: each step that runs adapters' tokens adds the roofline of
  * vLLM's shrink and expand kernels over them (models/lora.c), for the
- * step's distinct adapters at max_lora_rank.
+ * step's distinct adapters at max_lora_rank, and a fixed time for each of
+ * their launches (kernel_launches a layer, kernel_floor_s each); a step
+ * with adapters' prompt tokens pays prefill_step_s more (vLLM V0 ran such
+ * steps without CUDA graphs, the LoRA layers' launches from Python).
  */
 #include "sim_int.h"
 
@@ -70,6 +73,17 @@ const util_field sim__lora_fields[] = {
      .doc = "fixed time of a load from disk, opening and parsing the checkpoint (default 0)"},
     {.key = "cpu_latency_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0, .max = 100,
      .doc = "fixed time of a copy from host memory into a GPU slot (default 0)"},
+    {.key = "kernel_launches", .type = UTIL_T_INTEGER, .min = 0, .max = 1000,
+     .doc = "LoRA kernel launches a layer in a step that runs adapters' tokens (default 8: "
+            "vLLM v0.11's lora_shrink and lora_expand for each of qkv_proj, o_proj, "
+            "gate_up_proj and down_proj)"},
+    {.key = "kernel_floor_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0, .max = 1,
+     .doc = "fixed time of each launch, beside its roofline (default 1e-5: vLLM PR #32425's "
+            "profile of _lora_expand_kernel at small batches, 10-14 us)"},
+    {.key = "prefill_step_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0, .max = 10,
+     .doc = "fixed time the LoRA layers add to each step that runs adapters' prompt tokens, "
+            "for an engine that runs such steps without CUDA graphs (vLLM V0: ~0.08, vLLM "
+            "issue #11436; default 0: none measured for vLLM V1)"},
     {0},
 };
 
@@ -123,6 +137,9 @@ int sim__lr_read(sim_pool *p, const cJSON *obj, const char *path, util_diag *d)
     lr->disk_bw = util_json_number(o, "disk_gbs", SIM_LORA_DISK_BW / 1e9) * 1e9;
     lr->disk_latency_s = util_json_number(o, "disk_latency_s", 0);
     lr->cpu_latency_s = util_json_number(o, "cpu_latency_s", 0);
+    lr->launches = (int)util_json_number(o, "kernel_launches", SIM_LORA_LAUNCHES);
+    lr->floor_s = util_json_number(o, "kernel_floor_s", SIM_LORA_KERNEL_FLOOR_S);
+    lr->prefill_step_s = util_json_number(o, "prefill_step_s", 0);
     if (lr->max_cpu < lr->max_loras)
         return util_diag_add(d, "%s.lora.max_cpu_loras: %d is below max_loras %d (the CPU cache "
                                 "holds every adapter in a GPU slot, as vLLM requires)",
@@ -429,7 +446,7 @@ bool sim__lr_single(const sim__replica *rp)
  * prompt chunks, and a decoding width for each running one not in a chunk
  * (a partly prefilled prompt without a chunk this step is counted as a
  * decoder: rare, and a token's worth). */
-static double adapter_tokens(const sim__replica *rp, const mdl_batch *b)
+static double adapter_tokens(const sim__replica *rp, const mdl_batch *b, int64_t *prompts)
 {
     double t = 0;
     int64_t chunked = 0;
@@ -437,6 +454,7 @@ static double adapter_tokens(const sim__replica *rp, const mdl_batch *b)
         if (rp->chunks[i]->lora) t += (double)rp->chunk_cost[i].tokens, chunked++;
     if (b->n_decode > 0 && rp->lr->seqs > chunked)
         t += (double)(rp->lr->seqs - chunked) * (b->decode_width > 0 ? b->decode_width : 1);
+    *prompts = chunked;
     return t;
 }
 
@@ -444,10 +462,13 @@ void sim__lr_step_cost(sim__replica *rp, const mdl_batch *b, mdl_step *step)
 {
     struct sim__lora *l = rp->lr;
     if (!l) return;
-    double f = 0, by = 0, k = 0, tokens = adapter_tokens(rp, b);
+    int64_t prompts;
+    double f = 0, by = 0, k = 0, tokens = adapter_tokens(rp, b, &prompts);
     if (tokens > 0) {
         mdl_lora_kernels(&rp->pool->cost.model, l->cfg->max_rank, tokens, l->active, &f, &by);
-        k = mdl_lora_kernel_s(&rp->pool->cost, f, by);
+        k = mdl_lora_kernel_s(&rp->pool->cost, f, by) +
+            mdl_lora_launch_s(&rp->pool->cost.model, l->cfg->launches, l->cfg->floor_s);
+        if (prompts > 0) k += l->cfg->prefill_step_s;
     }
     double add = k + l->load_s;
     step->time_s += add;

@@ -176,7 +176,7 @@ void sim__rp_enqueue(sim__replica *rp, sim__request *r)
     if (!can_ever_fit(rp, r)) {
         if (r->state != SIM__ARRIVED_KV) r->replica = rp->id;
         else r->decode_replica = rp->id;
-        sim__rq_done(rp->e, r, SIM_REJECTED, -1);
+        sim__rq_reject(rp->e, r, SIM_TOO_LONG);
         return;
     }
     sim__sched_stamp(rp->pool, r);
@@ -356,7 +356,7 @@ static void preempt_recompute(sim__replica *rp, sim__request *r)
     r->blocks = 0;
     if (!fits) {
         rp->outstanding--;
-        sim__rq_done(rp->e, r, SIM_REJECTED, -1);
+        sim__rq_reject(rp->e, r, SIM_TOO_LONG);
         return;
     }
     sim__waitq_push(rp->q, r, true); /* vLLM: back at the front of the queue */
@@ -689,6 +689,8 @@ void sim__rp_cancel(sim__replica *rp, sim__request *r)
     switch ((sim__state)r->state) {
     case SIM__SENDING:
     case SIM__TRANSFERRING: /* not here: request.c leaves these to the event they wait for */
+    case SIM__HELD:
+    case SIM__BACKOFF:      /* not here either: at the gateway, or not sent */
         return;
     case SIM__WAITING:
     case SIM__ARRIVED_KV: /* dropped when it reaches the head of its queue */
@@ -1062,6 +1064,7 @@ static void iteration_end(sim_engine *e, void *subject, int64_t arg)
     const sim__event *next = sim__heap_top(&e->events);
     if (next && next->at == e->now) schedule_kick(rp);
     else start_iteration(rp);
+    sim__gw_poke(e); /* its queue and KV cache, which the gateway's saturation reads */
 }
 
 /* ---- a changing cluster: what the fleet takes from a replica ---- */

@@ -40,7 +40,8 @@ sim__request *sim__rq_new(sim_engine *e)
                         .first_token_ns = -1, .decode_enqueue_ns = -1, .replica = -1,
                         .decode_replica = -1, .user = -1, .call_index = -1,
                         .timeout_slot = SIM__NO_SLOT, .finish_slot = SIM__NO_SLOT,
-                        .pc_fill = -1, .holder = -1, .deadline_ns = -1};
+                        .pc_fill = -1, .holder = -1, .deadline_ns = -1, .retry_of = -1,
+                        .attempt = 1};
     return r;
 }
 
@@ -130,6 +131,9 @@ void sim__rq_record(sim_engine *e, const sim__request *r, const char *status, in
         .preemptions = r->preemptions,
         .slow = r->slow,
         .priority = r->priority,
+        .reason = r->reason,
+        .retry_of = r->retry_of,
+        .retried = r->retried,
     };
     record_class_sched(r, &row);
     if (!e->sink_rc && e->sink.request) e->sink_rc = e->sink.request(e->sink.ctx, &row);
@@ -152,7 +156,14 @@ static void end(sim_engine *e, sim__request *r, const char *status, int64_t fini
     bool ok = finish_ns >= 0; /* completed; else rejected at arrival */
     int64_t late = ok ? output_ns(e, last_replica(r)) : 0;
     e->done++;
+    sim__gw_left(e, r);
+    bool again = !ok && sim__cl_retry(e, r, status); /* marks r's row retried */
     sim__rq_record(e, r, status, finish_ns);
+    if (again) { /* its client is told by its last attempt */
+        if (keep) r->dead = true;
+        else sim__rq_free(e, r);
+        return;
+    }
     sim__task *t = r->task;
     int32_t user = r->user, output = r->output;
     if (keep) {
@@ -175,6 +186,12 @@ static void end(sim_engine *e, sim__request *r, const char *status, int64_t fini
 void sim__rq_done(sim_engine *e, sim__request *r, const char *status, int64_t finish_ns)
 {
     end(e, r, status, finish_ns, false);
+}
+
+void sim__rq_reject(sim_engine *e, sim__request *r, const char *reason)
+{
+    r->reason = reason;
+    end(e, r, SIM_REJECTED, -1, false);
 }
 
 void sim__rq_done_kept(sim_engine *e, sim__request *r, const char *status, int64_t finish_ns)
@@ -213,6 +230,8 @@ void sim__rq_cancel(sim_engine *e, sim__request *r)
     case SIM__SWAPPED:
     case SIM__PREFILLING:
     case SIM__DECODING: sim__rp_cancel(sim__fl_get(e, r->holder), r); return;
+    case SIM__HELD: sim__gw_cancel(e, r); return; /* dropped when it reaches the head */
+    case SIM__BACKOFF: return; /* not sent yet: nothing times it out */
     }
 }
 
@@ -283,11 +302,17 @@ void sim__waitq_fini(sim__waitq *q)
 
 void sim__waitq_push(sim__waitq *q, sim__request *r, bool front)
 {
+    sim__waitq_push_key(q, r, q->order->order(r, q->joined + 1, front));
+}
+
+void sim__waitq_push_key(sim__waitq *q, sim__request *r, int64_t key)
+{
     if (q->n == q->cap) {
         q->cap = q->cap ? 2 * q->cap : 16;
         q->a = util_xrealloc(q->a, q->cap * sizeof *q->a);
     }
-    sim__waitq_entry in = {q->order->order(r, ++q->joined, front), q->joined, r};
+    int64_t seq = ++q->joined;
+    sim__waitq_entry in = {key, seq, r};
     size_t i = q->n++;
     for (size_t up; i > 0 && before(&in, &q->a[up = (i - 1) / 2]); i = up) q->a[i] = q->a[up];
     q->a[i] = in;

@@ -158,7 +158,10 @@ static void reach_replica(sim_engine *e, void *subject, int64_t replica)
     sim__request *r = subject;
     const sim__slot *slot = &e->fleet.by_id[replica];
     sim__replica *rp = slot->rp;
-    if (rp) rp->incoming_tokens -= r->prompt;
+    if (rp) {
+        rp->incoming_tokens -= r->prompt;
+        rp->incoming--;
+    }
     if (r->dead) { /* its client gave up while the front end held it */
         sim__rq_free(e, r);
         return;
@@ -176,7 +179,7 @@ static void reach_replica(sim_engine *e, void *subject, int64_t replica)
 void sim__rt_route(sim_engine *e, sim__group *g, sim__request *r)
 {
     if (g->n == 0) { /* no replica ready: refused, as a gateway with no backend does */
-        sim__rq_done(e, r, SIM_REJECTED, -1);
+        sim__rq_reject(e, r, SIM_NO_REPLICA);
         return;
     }
     sim__replica *rp = member(g, pickers[e->sc->router](e, g, r));
@@ -188,6 +191,7 @@ void sim__rt_route(sim_engine *e, sim__group *g, sim__request *r)
     if (delay > 0) {
         r->state = SIM__SENDING;
         rp->incoming_tokens += r->prompt; /* the router counts what it sent there */
+        rp->incoming++;
         sim__heap_push(&e->events, e->now + delay, reach_replica, r, rp->id);
         return;
     }

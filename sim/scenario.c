@@ -242,6 +242,9 @@ static const util_field cluster_fields[] = {
      .doc = "several pools (each inherits the cluster-level keys it does not set)"},
     {.key = "disaggregated", .type = UTIL_T_OBJECT, .sub = disagg_fields,
      .doc = "prefill in one pool, decode in another (DistServe, Splitwise)"},
+    {.key = "gateway", .type = UTIL_T_OBJECT, .sub = sim__gateway_fields,
+     .doc = "a gateway in front of the replicas: tenants' token budgets and slot shares, a "
+            "queue while they are saturated, shedding (docs/gateway.md)"},
     {.key = "calibration", .type = UTIL_T_STRING,
      .doc = "a calibration profile (servesim calibrate's PROFILE.json, relative to the scenario "
             "file's folder; stored as the absolute path read): every pool must run its GPU and "
@@ -1417,6 +1420,7 @@ static int build(sim_scenario *sc, const mdl_catalog *cat, const char *base_dir,
     if (!rc) read_class_sched(sc);
     if (!rc && read_class_models(sc, d)) rc = UTIL_EINPUT;
     if (!rc && sim__lr_read_classes(sc, d)) rc = UTIL_EINPUT;
+    if (!rc && sim__gw_read(sc, cluster, d)) rc = UTIL_EINPUT;
     if (!rc && check_warmup(sc, d)) rc = UTIL_EINPUT;
     if (!rc && check_endless(sc, d)) rc = UTIL_EINPUT;
     return rc;
@@ -1447,6 +1451,7 @@ void sim_scenario_fini(sim_scenario *sc)
     }
     wl_spec_fini(&sc->workload);
     free(sc->class_sched);
+    sim__gw_fini(&sc->gateway);
     free(sc->models);
     util_diag_fini(&sc->warnings);
     free(sc->pools);

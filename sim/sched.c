@@ -86,12 +86,17 @@ static int64_t first_come(const sim__request *r, int64_t joined, bool front)
  * which counts arrivals (a recompute keeps its place).  The id has 42 bits
  * (4.4e12 requests) and the priority 21. */
 #define PRIORITY_SHIFT 42
-static int64_t by_priority(const sim__request *r, int64_t joined, bool front)
+int64_t sim__priority_key(const sim__request *r)
 {
-    (void)joined, (void)front;
     assert(r->id < (INT64_C(1) << PRIORITY_SHIFT));
     int64_t level = (int64_t)r->priority - WL_PRIORITY_MIN;
     return level << PRIORITY_SHIFT | r->id;
+}
+
+static int64_t by_priority(const sim__request *r, int64_t joined, bool front)
+{
+    (void)joined, (void)front;
+    return sim__priority_key(r);
 }
 
 /* Requests without a deadline come after every deadline (under 2e18 ns:

@@ -127,11 +127,26 @@ typedef struct sim_lora {
     double bytes_per_rank; /* an adapter's bytes a unit of rank, every layer, all GPUs */
     double gpu_bytes;     /* the slots: max_loras x max_lora_rank x bytes_per_rank */
     double disk_bw, disk_latency_s, cpu_latency_s; /* disk -> CPU; CPU -> GPU's latency */
+    int launches;         /* LoRA kernel launches a layer a step (kernel_launches) */
+    double floor_s;       /* the fixed time of each (kernel_floor_s) */
+    double prefill_step_s; /* more for a step with adapters' prompt tokens, run without
+                            * CUDA graphs (prefill_step_s; vLLM V0) */
 } sim_lora;
 #define SIM_LORA_DRAW (-1)
 /* The default disk: a PCIe 4.0 NVMe SSD's sequential read, 7,450 MB/s
  * (Samsung 990 PRO's datasheet). */
 #define SIM_LORA_DISK_BW 7.45e9
+/* The LoRA kernels' launches a layer a step, vLLM v0.11: one lora_shrink
+ * and one lora_expand (their slices fused into one launch) for each of
+ * qkv_proj, o_proj, gate_up_proj and down_proj
+ * (vllm/lora/punica_wrapper/punica_gpu.py add_lora_linear). */
+#define SIM_LORA_LAUNCHES 8
+/* The fixed time of each: vLLM PR #32425 (2026-01-15) profiled
+ * _lora_expand_kernel at ~14 us before and ~10 us after its heuristic,
+ * for gpt-oss-20b at batches of at most 16 (work a roofline puts far below
+ * a microsecond), and found qkv_proj's shrink faster than its expand; the
+ * lower figure, 10 us, for every launch. */
+#define SIM_LORA_KERNEL_FLOOR_S 10e-6
 
 /* The adapter + 1 drawn by the popularity for request id under seed. */
 int32_t sim_lora_draw(const sim_lora *lr, uint64_t seed, int64_t id);
@@ -175,6 +190,25 @@ typedef struct sim_pool {
     int model;                  /* the index of its model in sim_scenario.models */
 } sim_pool;
 
+/* The gateway in front of the replicas (cluster.gateway, docs/gateway.md):
+ * per tenant a token bucket of input tokens and a share of the batch slots,
+ * a queue that holds requests while their model's replicas are saturated,
+ * and shedding of the sheddable tiers then. */
+typedef struct sim_gw_tenant {
+    const char *name;        /* owned by the scenario's JSON */
+    double rate, burst;      /* input tokens a second, and the bucket's size; rate 0: none */
+    double share;            /* of the batch slots of its model's replicas; 0: no limit */
+} sim_gw_tenant;
+typedef struct sim_gateway {
+    bool on;
+    int64_t queue_capacity;  /* requests held at once; 0: no limit */
+    double ttl_s;            /* a held request is refused after this; 0: never */
+    double queue_depth_threshold, kv_cache_threshold; /* saturation, as GIE computes it */
+    int32_t shed_priority;   /* requests of this priority or above are shed while saturated */
+    sim_gw_tenant *tenants;  /* [n_tenants]; owned */
+    int n_tenants;
+} sim_gateway;
+
 typedef struct sim_scenario {
     cJSON *json; /* the effective scenario; owned */
     const char *name;
@@ -201,6 +235,7 @@ typedef struct sim_scenario {
     int n_models;
     wl_spec workload;
     sim_class_sched *class_sched; /* [workload.n_classes]; owned */
+    sim_gateway gateway;          /* cluster.gateway */
     util_diag warnings; /* what is allowed but doubtful (a model's parameters off its
                          * dimensions), for the caller to show */
 } sim_scenario;
@@ -227,6 +262,17 @@ void sim_scenario_fini(sim_scenario *sc);
 #define SIM_TIMED_OUT "timed_out"   /* its client gave up (workload.timeout_s) */
 #define SIM_FAILED "failed"         /* a task: one of its calls was rejected or timed out */
 
+/* Why a request was rejected, the `reason` column: the gateway's refusals
+ * (shed while saturated, its queue full, held past its time-to-live, over
+ * its tenant's token budget), no replica of its model ready, or too long
+ * for any replica's KV cache or token budget. */
+#define SIM_SHED "shed"
+#define SIM_QUEUE_FULL "queue_full"
+#define SIM_TTL "ttl"
+#define SIM_BUDGET "budget"
+#define SIM_NO_REPLICA "no_replica"
+#define SIM_TOO_LONG "too_long"
+
 typedef struct sim_request_row {
     int64_t id;
     const char *cls;      /* its class's name */
@@ -248,6 +294,9 @@ typedef struct sim_request_row {
     int32_t priority;   /* its class's (0 unless set) */
     double deadline_s;  /* its class's, after arrival; NAN: none */
     const char *tenant; /* its class's, or NULL */
+    const char *reason; /* why it was rejected (SIM_SHED, ...), or NULL */
+    int64_t retry_of;   /* the attempt it retries (workload.retry), or -1 */
+    bool retried;       /* its client sent it again: a later row is the call's outcome */
 } sim_request_row;
 
 /* How a replica left the cluster, the `end_reason` column: it was still

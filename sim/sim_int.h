@@ -184,6 +184,8 @@ typedef enum sim__state {
     SIM__SWAPPED,     /* preempted by swap: its KV cache is in host memory */
     SIM__TRANSFERRING,/* disaggregated: its KV cache is moving to the decode pool */
     SIM__ARRIVED_KV,  /* disaggregated: its KV cache is at a decode replica, waiting to decode */
+    SIM__HELD,        /* in the gateway's queue (gateway.c) */
+    SIM__BACKOFF,     /* a retry, waiting out its client's backoff before it is sent */
 } sim__state;
 
 struct sim__task;
@@ -231,12 +233,28 @@ typedef struct sim__request {
     size_t timeout_slot; /* its pending time-out in the event heap, or SIM__NO_SLOT */
     /* its class's, for an ordered queue (scheduling_policy) */
     int32_t priority;     /* lower is more urgent */
-    int64_t deadline_ns;  /* arrival + its class's deadline_s, or -1: none */
+    int64_t deadline_ns;  /* arrival + its class's (or trace row's) deadline_s, or -1: none */
     int64_t aged_ns;      /* its deadline as its replica's aging orders it (sim__sched_stamp) */
     const char *tenant;   /* its class's (or its trace row's), or NULL; not owned */
+    /* the gateway (gateway.c) and the client's retries (client.c) */
+    const char *reason;   /* why it was rejected (SIM_SHED, ...); NULL: not rejected */
+    int64_t retry_of;     /* the attempt it retries, or -1 */
+    int32_t attempt;      /* 1 for a call's first send, 2 for its first retry, ... */
+    int32_t gw_queue;     /* its queue at the gateway: model x tenants + tenant */
+    bool gw_counted;      /* dispatched by the gateway: its tenant's slots count it */
+    bool retried;         /* its client sends it again (its row says so) */
 } sim__request;
 
 /* An agent task in flight. */
+/* A trace row's own priority, deadline and tenant (wl_record's), which
+ * override its class's for its request, or its task's every call. */
+typedef struct sim__own {
+    bool has_priority;
+    int32_t priority;
+    double deadline_s;  /* 0: the class's */
+    const char *tenant; /* NULL: the class's; the scenario's (wl_arrival.tenants) */
+} sim__own;
+
 typedef struct sim__task {
     struct sim__task *next, *prev; /* the engine's live tasks; next: the free list */
     int64_t id, start_ns;
@@ -249,6 +267,7 @@ typedef struct sim__task {
      * the first prompt, then each reply and tool result in turn */
     struct sim__seg *segs;
     int32_t n_segs, segs_cap;
+    sim__own own; /* its trace row's, for each of its calls */
 } sim__task;
 
 /* ---- queues ---- */
@@ -288,6 +307,11 @@ typedef struct sim__waitq {
 void sim__waitq_init(sim__waitq *q, const struct sim__policy *order);
 void sim__waitq_fini(sim__waitq *q);
 void sim__waitq_push(sim__waitq *q, sim__request *r, bool front);
+/* As sim__waitq_push, at a key the caller gives (a queue whose order is
+ * NULL: the gateway's). */
+void sim__waitq_push_key(sim__waitq *q, sim__request *r, int64_t key);
+/* (priority, arrival) as one key, lowest first: vLLM's priority order. */
+int64_t sim__priority_key(const sim__request *r);
 sim__request *sim__waitq_pop(sim__waitq *q);
 static inline sim__request *sim__waitq_head(const sim__waitq *q)
 {
@@ -455,6 +479,7 @@ typedef struct sim__replica {
     sim__pcache pc;
     int64_t queued_tokens;   /* prompt tokens in its own queue: the prefix router's load, */
     int64_t incoming_tokens; /* with those routed here and still in its front end */
+    int64_t incoming;        /* requests in its front end: the gateway counts them waiting */
     /* static batching: finished members still padding the batch, and the
      * blocks reserved for members that have left, held until it ends */
     int32_t n_ghost;
@@ -674,6 +699,7 @@ struct sim_engine {
     int fail_rc;             /* UTIL_EFAIL, or UTIL_EINPUT: why `failed` */
     char *reason;            /* why the run was overloaded */
     sim__task *tasks, *free_tasks;
+    struct sim__gateway *gw; /* cluster.gateway's queues and budgets; NULL without it */
 };
 
 /* ---- a request's life (request.c), called from every file ---- */
@@ -690,6 +716,8 @@ void sim__rq_done(sim_engine *e, sim__request *r, const char *status, int64_t fi
 /* The same, but r stays the caller's to free (sim__rq_free): a finished
  * request whose replica holds its slot and blocks a while longer. */
 void sim__rq_done_kept(sim_engine *e, sim__request *r, const char *status, int64_t finish_ns);
+/* r is refused: recorded as rejected for `reason` (SIM_SHED, ...). */
+void sim__rq_reject(sim_engine *e, sim__request *r, const char *reason);
 /* r's KV cache is gone (preempted to recompute, or its replica failed): it
  * waits to prefill its prompt and what it generated again. */
 void sim__rq_recompute(sim__request *r);
@@ -727,6 +755,38 @@ void sim__cl_task_record(sim_engine *e, const sim__task *t, const char *status,
                          int64_t finish_ns);
 /* Frees the live and the free tasks. */
 void sim__cl_fini(sim_engine *e);
+/* workload.retry: whether r's client sends it again, ending as `status`
+ * (and r->reason); if so, marks r retried and makes its next attempt,
+ * sent after the backoff. */
+bool sim__cl_retry(sim_engine *e, sim__request *r, const char *status);
+
+/* ---- the gateway (gateway.c) ---- */
+
+/* cluster.gateway's keys, and the scenario's gateway from them. */
+extern const util_field sim__gateway_fields[];
+int sim__gw_read(sim_scenario *sc, const cJSON *cluster, util_diag *d);
+void sim__gw_fini(sim_gateway *g);
+/* The engine's gateway, when the scenario has one. */
+void sim__gw_init(sim_engine *e);
+void sim__gw_destroy(sim_engine *e);
+/* A new call reaches the gateway: refused (its tenant's budget, shed,
+ * the queue full), held, or passed to the router; without a gateway,
+ * straight to the router. */
+void sim__gw_admit(sim_engine *e, sim__request *r);
+/* Something that the gateway's saturation or a tenant's share reads has
+ * changed (an iteration ended, a replica is ready): its held requests are
+ * looked at again, by an event of this instant. */
+static inline void sim__gw_poke(sim_engine *e);
+/* A request ends (any status): its tenant's slot is free again. */
+void sim__gw_left(sim_engine *e, sim__request *r);
+/* A held request's client gave up: it leaves the queue when it reaches
+ * its head. */
+void sim__gw_cancel(sim_engine *e, sim__request *r);
+void sim__gw_poke_now(sim_engine *e);
+static inline void sim__gw_poke(sim_engine *e)
+{
+    if (e->gw) sim__gw_poke_now(e);
+}
 
 /* ---- the router and the KV link (router.c) ---- */
 

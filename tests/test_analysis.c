@@ -1102,6 +1102,9 @@ static double group_matches(sqlite3 *db, const an_group *g, const char *where)
 {
     double arrived = group_q(db, "count(*)", where, "1");
     double rejected = group_q(db, "count(*)", where, "status = 'rejected'");
+    char *shed_where = util_xasprintf("%s AND reason = 'shed'", where); /* not in the view */
+    double shed = group_q(db, "count(*)", shed_where, "1");
+    free(shed_where);
     double ended = group_q(db, "count(*)", where, "arrival_s >= 5");
     double good = group_q(db, "count(*)", where, GOOD_SQL);
     double window =
@@ -1110,8 +1113,7 @@ static double group_matches(sqlite3 *db, const an_group *g, const char *where)
     double queue = group_q(db, "avg(queue_s)", where, "arrival_s >= 5 AND status = 'completed'");
     is_int(g->req.arrived, (int64_t)arrived, "%s: its requests, as SQL counts them", g->name);
     is_int(g->req.rejected, (int64_t)rejected, "%s: rejected", g->name);
-    is_near(g->shed_share, rejected / arrived, 1e-15, "%s: shed share, rejected / arrived",
-            g->name);
+    is_near(g->shed_share, shed / arrived, 1e-15, "%s: shed share, shed / arrived", g->name);
     is_int(g->req.ended, (int64_t)ended, "%s: sent after warm-up", g->name);
     is_int(g->req.good, (int64_t)good, "%s: good, each by its class's SLO", g->name);
     is_near(g->req.attainment, good / ended, 1e-15, "%s: attainment", g->name);
@@ -1152,14 +1154,15 @@ static void test_groups_older(sqlite3 *db)
 
 /* --by tenant and --by tier: each group's counts, attainment, goodput,
  * shed share and queueing what SQL over its rows gives (some of beta's
- * requests marked rejected, as a gateway would), Jain's index the formula
+ * requests marked rejected, half of them shed, as a gateway would), Jain's index the formula
  * over the tenants' attainment, and the same figures, bit for bit, when
  * the scan spills to histograms. */
 static void test_groups(void)
 {
     sqlite3 *db = support_run_json(quick, group_sets, false);
     sqlite3_exec(db, "UPDATE requests SET status = 'rejected', first_scheduled_s = NULL, "
-                     "first_token_s = NULL, finish_s = NULL WHERE tenant = 'beta' AND id % 7 = 0",
+                     "first_token_s = NULL, finish_s = NULL, reason = CASE id % 2 WHEN 0 THEN "
+                     "'shed' ELSE 'queue_full' END WHERE tenant = 'beta' AND id % 7 = 0",
                  NULL, NULL, NULL);
     an_report r, spilled;
     util_diag d;
@@ -1175,7 +1178,9 @@ static void test_groups(void)
     double a = group_matches(db, &r.tenants[0], "tenant = 'acme'");
     double b = group_matches(db, &r.tenants[1], "tenant = 'beta'");
     group_matches(db, &r.tenants[2], "tenant IS NULL");
-    cmp_ok(r.tenants[1].shed_share, >, 0.1, "beta's shed share: its rejected requests");
+    cmp_ok(r.tenants[1].shed_share, >, 0.05, "beta's shed share: its shed requests");
+    cmp_ok(r.tenants[1].shed_share, <, (double)r.tenants[1].req.rejected / r.tenants[1].req.arrived,
+           "beta's shed share: not its rejected ones for a full queue");
     is_int(r.tenant_jain_n, 2, "Jain's index over the two named tenants");
     is_near(r.tenant_jain, (a + b) * (a + b) / (2 * (a * a + b * b)), 1e-15,
             "Jain's index: (a + b)^2 / (2 (a^2 + b^2)) of their attainment");

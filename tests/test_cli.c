@@ -429,6 +429,14 @@ static void test_classes(void)
     ok(access(db, F_OK) != 0, "and no database is made");
     tap_diag("%s", r.err);
     runner_drop(&r);
+    f = fopen(trace, "w");
+    fputs("arrival_time_s,input_tokens,output_tokens,priority,deadline_s,tenant\n"
+          "0.1,10,10,critical,1,a\n0.2,10,10,,-4,b\n", f);
+    fclose(f);
+    r = sv("run", scen, "-o", db, NULL);
+    is_int(r.status, 2, "a trace row's bad deadline_s is bad input");
+    has_str(r.err, "bad.csv:3: field 5 (deadline_s): expected seconds > 0", "at FILE:LINE");
+    runner_drop(&r);
     unlink(trace);
     unlink(scen);
     free(trace);

@@ -264,6 +264,9 @@ static void test_upgrade(const char *dir, const sim_scenario *sc)
                               "ALTER TABLE requests DROP COLUMN priority; "
                               "ALTER TABLE requests DROP COLUMN deadline_s; "
                               "ALTER TABLE requests DROP COLUMN tenant; "
+                              "ALTER TABLE requests DROP COLUMN reason; "
+                              "ALTER TABLE requests DROP COLUMN retry_of; "
+                              "ALTER TABLE requests DROP COLUMN retried; "
                               "PRAGMA user_version = 2;", NULL, NULL, NULL);
     sqlite3_close(db);
     is_int(rc, SQLITE_OK, "a schema-2 database made");
@@ -279,7 +282,7 @@ static void test_upgrade(const char *dir, const sim_scenario *sc)
     record(rec, sc, SIM_STATUS_COMPLETED);
     rec_close(rec);
     sqlite3_open(path, &db);
-    is_int(support_q1(db, "PRAGMA user_version"), 12, "adding a run upgrades it to schema 12");
+    is_int(support_q1(db, "PRAGMA user_version"), 13, "adding a run upgrades it to schema 13");
     is_int(support_q1(db, "SELECT count(*) FROM requests WHERE run_id = 1 AND priority IS NULL "
                           "AND deadline_s IS NULL AND tenant IS NULL"),
            10, "its old rows' priority, deadline and tenant are unknown (NULL)");

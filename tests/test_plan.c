@@ -963,6 +963,111 @@ static void test_model_fleet(const char *root)
     free(scen);
 }
 
+/* The mean over seeds 1..3 of target 0's figure in the fleet of
+ * plan-models.json at 40 req/s with llama replicas and qwen replicas. */
+static double fleet_target(const pl_base *b, int llama, int qwen)
+{
+    double sum = 0;
+    for (int seed = 1; seed <= 3; seed++) {
+        cJSON *ov = cJSON_CreateObject();
+        cJSON_AddNumberToObject(ov, "workload.arrival.rate_per_s", 40);
+        cJSON_AddNumberToObject(ov, "cluster.pools[0].replicas", llama);
+        cJSON_AddNumberToObject(ov, "cluster.pools[1].replicas", qwen);
+        pl_point p = {ov, seed, 0};
+        pl_summary sm;
+        util_diag d;
+        util_diag_init(&d);
+        sum += pl_point_run(b, &p, NULL, &sm, &d) ? NAN : sm.target_value[0] / 3;
+        util_diag_print(&d, stdout, "# point");
+        util_diag_fini(&d);
+        cJSON_Delete(ov);
+    }
+    return sum;
+}
+
+/* A fleet of two models planned per model (issue 28): min-replicas finds
+ * each model's fewest replicas on its own classes' targets -- two llama
+ * replicas for chat's 30 req/s, one qwen for code's 10 -- and the answer
+ * says each model's part and the fleet's, which the parts sum to. */
+static void test_models_plan(void)
+{
+    char *json = support_scenario_text("plan-models.json");
+    const char *texts[] = {"chat:ttft_p99<=0.1s", "code:ttft_p99<=0.1s"};
+    pl_target t[2];
+    char *slo[2];
+    util_diag d;
+    util_diag_init(&d);
+    for (int i = 0; i < 2; i++) {
+        pl_target_parse(texts[i], &t[i], &d);
+        t[i].index = i; /* as the command line numbers its percentile targets */
+        slo[i] = t[i].slo;
+    }
+    pl_base b = {.catalog = support_catalog, .json = json, .slo_args = slo, .n_slo_args = 2};
+    pl_plan_opts o = {.base = b, .goal = PL_MIN_REPLICAS, .targets = t, .n_targets = 2,
+                      .attainment = 0.9, .rate = 40, .seeds = 3, .jobs = 2, .confidence = 0.95,
+                      .rel_tol = 0.02, .max_replicas = 8};
+    pl_plan_result r;
+    int rc = pl_plan_run(&o, NULL, &r, &d);
+    util_diag_print(&d, stdout, "# plan");
+    is_int(rc, 0, "min-replicas over a fleet of two models runs");
+    ok(r.found && r.n_models == 2, "and answers for each of its two models");
+    if (!r.found || r.n_models != 2) goto out;
+    is_str(r.models[0].id, "llama-3.1-8b", "the first pool's model first");
+    is_str(r.models[1].id, "qwen3-8b", "then the second's");
+    is_int(r.models[0].mine, 1, "chat's target holds llama");
+    is_int(r.models[1].mine, 2, "code's holds qwen");
+    const pl_trial *best = &r.trials[r.best];
+    int want[2] = {2, 1};
+    int replicas = 0, gpus = 0;
+    double usd = 0;
+    for (int m = 0; m < 2; m++) {
+        const struct pl_trial_model *tm = &best->models[m];
+        is_int(tm->replicas, want[m], "%s: %d replica(s)", r.models[m].id, want[m]);
+        ok(tm->met, "%s: its own targets met in the fleet's answer", r.models[m].id);
+        replicas += tm->replicas;
+        gpus += tm->gpus;
+        usd += tm->usd_per_hour;
+        const pl_model_answer *a = &r.models[m];
+        if (tm->replicas > 1) {
+            ok(a->below >= 0 && !r.trials[a->below].models[m].met,
+               "%s: its search failed its target with one replica fewer", a->id);
+        } else {
+            is_int(a->below, -1, "%s: one replica, nothing fewer to try", a->id);
+        }
+    }
+    is_int(replicas, r.replicas, "the models' replicas sum to the answer's");
+    is_int(gpus, best->gpus, "the models' GPUs sum to the fleet's (%d)", best->gpus);
+    is_near(usd, best->usd_per_hour, 1e-9 * best->usd_per_hour,
+            "the models' cost an hour sums to the fleet's ($%.2f)", best->usd_per_hour);
+    ok(best->usd_per_hour > 0, "which is a cost");
+    /* minimal, checked apart from the search: llama at one replica fewer,
+     * qwen at its answer, fails chat's target */
+    double fewer = fleet_target(&b, 1, 1), at = fleet_target(&b, 2, 1);
+    ok(fewer > 0.1 && at <= 0.1, "chat's P99 TTFT: %.4f s at 1 llama replica > 0.1 s >= %.4f s at 2",
+       fewer, at);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    pl_plan_print(&o, &r, f);
+    fclose(f);
+    has_str(text, "  llama-3.1-8b        2    2   5.90          - chat:ttft_p99<=0.1s\n",
+            "the text's row for llama: its replicas, GPUs, cost an hour, binding target");
+    has_str(text, "  fleet               3    3   8.85          -\n", "and the fleet's");
+    free(text);
+    cJSON *j = pl_plan_json(&o, &r);
+    is_near(util_json_number(j, "fleet.gpus", 0), 3, 0, "--json: the fleet's GPUs");
+    const cJSON *m0 = cJSON_GetArrayItem(util_json_get(j, "models"), 0);
+    is_near(util_json_number(m0, "replicas", 0), 2, 0, "and each model's replicas");
+    is_str(cJSON_GetStringValue(cJSON_GetArrayItem(util_json_get(m0, "binding"), 0)),
+           "chat:ttft_p99<=0.1s", "and what binds it");
+    cJSON_Delete(j);
+out:
+    pl_plan_result_fini(&r);
+    for (int i = 0; i < 2; i++) pl_target_fini(&t[i]);
+    util_diag_fini(&d);
+    free(json);
+}
+
 /* Targets per class as the tiers' planning writes them (issue 28):
  * 'interactive:ttft_p99<=1s' is 'interactive.ttft_p99<=1', and a deadline
  * in hours ('batch:e2e_p99<=1h') is 3600 s; plan answers alike. */
@@ -1009,6 +1114,7 @@ int main(int argc, char **argv)
     test_speculative_keys(argv[2]);
     test_class_targets(argv[2]);
     test_model_fleet(argv[2]);
+    test_models_plan();
     free(small);
     free(md1);
     free(mmc);

@@ -42,6 +42,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <gsl/gsl_cdf.h>
 
@@ -211,6 +212,123 @@ static void test_orders(void)
     free(json);
 }
 
+/* ---- a trace's own priority, deadline and tenant ---- */
+
+/* One slot as prio-three.json's, its requests replayed from a trace whose
+ * rows are of one class (standard, deadline 50 s, tenant acme) unless they
+ * say otherwise; each takes 0.6 s. */
+static char *trace_scenario(const char *trace, const char *policy)
+{
+    return util_xasprintf(
+        "{\"cluster\": {\"engine\": \"ideal\", \"gpu\": \"h100-sxm\", \"model\": \"llama-3.1-8b\", "
+        "\"scheduler\": {\"policy\": \"continuous\", \"max_batch\": 1, \"scheduling_policy\": "
+        "\"%s\"}, \"cost_model\": {\"kind\": \"linear\", \"iteration_s\": 0.1, "
+        "\"prefill_s_per_token\": 0.001}}, "
+        "\"workload\": {\"arrival\": {\"process\": \"trace\", \"path\": \"%s\"}, "
+        "\"classes\": [{\"name\": \"std\", \"weight\": 1, \"priority\": \"standard\", "
+        "\"deadline_s\": 50, \"tenant\": \"acme\"}]}}",
+        policy, trace);
+}
+
+static char *write_file(const char *text)
+{
+    char *path = util_xstrdup("/tmp/servesim-prio-XXXXXX");
+    FILE *f = fdopen(mkstemp(path), "w");
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+/* The requests table's priority, deadline_s and tenant, "P D T;" a row in
+ * id order ("-": NULL). */
+static char *own_columns(sqlite3 *db)
+{
+    sqlite3_stmt *st = NULL;
+    char *out = util_xstrdup("");
+    if (db && sqlite3_prepare_v2(db, "SELECT priority, deadline_s, tenant FROM requests "
+                                     "ORDER BY id", -1, &st, NULL) == SQLITE_OK)
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            const char *t = (const char *)sqlite3_column_text(st, 2);
+            char *more = util_xasprintf("%s%d %g %s;", out, sqlite3_column_int(st, 0),
+                                        sqlite3_column_double(st, 1), t ? t : "-");
+            free(out);
+            out = more;
+        }
+    sqlite3_finalize(st);
+    return out;
+}
+
+/* Rows at 0 (keeps the slot 0.6 s), then 0.1 .. 0.4 s, waiting for it. */
+static const char *const own_csv =
+    "arrival_time_s,input_tokens,output_tokens,priority,deadline_s,tenant\n"
+    "0,100,5,,,\n0.1,100,5,,,\n0.2,100,5,batch,,beta\n0.3,100,5,critical,7,\n"
+    "0.4,100,5,42,0.5,gamma\n";
+static const char *const own_jsonl =
+    "{\"timestamp\": 0, \"input_length\": 100, \"output_length\": 5}\n"
+    "{\"timestamp\": 100, \"input_length\": 100, \"output_length\": 5, \"tenant\": null}\n"
+    "{\"timestamp\": 200, \"input_length\": 100, \"output_length\": 5, \"priority\": \"batch\", "
+    "\"tenant\": \"beta\"}\n"
+    "{\"timestamp\": 300, \"input_length\": 100, \"output_length\": 5, \"priority\": "
+    "\"critical\", \"deadline_s\": 7}\n"
+    "{\"timestamp\": 400, \"input_length\": 100, \"output_length\": 5, \"priority\": 42, "
+    "\"deadline_s\": 0.5, \"tenant\": \"gamma\"}\n";
+
+static void test_trace_columns(void)
+{
+    const char *const texts[] = {own_csv, own_jsonl}, *const names[] = {"csv", "mooncake"};
+    for (int k = 0; k < 2; k++) {
+        char *trace = write_file(texts[k]);
+        char *json = trace_scenario(trace, "fcfs");
+        sqlite3 *db = support_run_json(json, NULL, false);
+        char *got = own_columns(db);
+        is_str(got, "0 50 acme;0 50 acme;1 50 beta;-1 7 acme;42 0.5 gamma;",
+               "%s: the requests table has each row's own priority, deadline and tenant, and "
+               "its class's where the row has none", names[k]);
+        free(got);
+        sqlite3_close(db);
+        free(json);
+
+        /* an ordered queue orders by them: the critical row at 0.3 s is
+         * served before the standard one waiting since 0.1 s (at once:
+         * priority's displace preempts the running standard row for it) */
+        for (int prio = 0; prio < 2; prio++) {
+            json = trace_scenario(trace, prio ? "priority" : "fcfs");
+            support_rows r = {0};
+            sim_scenario sc;
+            support_scenario(json, NULL, &sc, NULL);
+            is_int(support_run_rows(&sc, &r, NULL), SIM_STATUS_COMPLETED, "%s, %s: runs",
+                   names[k], prio ? "priority" : "fcfs");
+            double std = started(&r, "std", 0.1), crit = started(&r, "std", 0.3);
+            double batch = started(&r, "std", 0.2), low = started(&r, "std", 0.4);
+            if (prio)
+                ok(crit < std && std < batch && batch < low,
+                   "%s, priority: the critical row first, then standard, batch, 42 (%g, %g, %g, "
+                   "%g s)", names[k], crit, std, batch, low);
+            else
+                ok(std < batch && batch < crit && crit < low,
+                   "%s, fcfs: the rows in arrival order (%g, %g, %g, %g s)", names[k], std, batch,
+                   crit, low);
+            support_rows_fini(&r);
+            sim_scenario_fini(&sc);
+            free(json);
+        }
+        unlink(trace);
+        free(trace);
+    }
+
+    char *trace = write_file("arrival_time_s,input_tokens,output_tokens,priority\n0,100,5,\n"
+                             "0.1,100,5,urgent\n");
+    char *json = trace_scenario(trace, "priority");
+    char *why = support_refusal(json, NULL);
+    char *want = util_xasprintf("%s:3: field 4 (priority): expected a tier", trace);
+    has_str(why, want, "a bad row's priority refuses the scenario, at FILE:LINE");
+    free(want);
+    free(why);
+    free(json);
+    unlink(trace);
+    free(trace);
+}
+
 /* The report's classes carry what the scenario gave them, for --by class. */
 static void test_report(void)
 {
@@ -243,6 +361,7 @@ int main(void)
     if (support_init()) return 1;
     test_report();
     test_orders();
+    test_trace_columns();
     test_preemptive_resume();
     test_cobham();
     support_fini();

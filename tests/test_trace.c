@@ -283,6 +283,140 @@ static void test_csv(void)
                  ": no requests in the trace", "a header alone is refused");
 }
 
+/* ---- a row's own priority, deadline and tenant ---- */
+
+/* Every record's own priority, deadline and tenant, "P D T;" each ("-": none,
+ * the class's), read with or without the Mooncake scanner. */
+static char *owns(const char *text, wl_trace_format format, bool scanner, int64_t *scanned)
+{
+    char *path = write_temp(text), *out = util_xstrdup("");
+    util_diag d;
+    util_diag_init(&d);
+    wl_trace *t;
+    if (wl_trace_open(path, format, &t, &d) == 0) {
+        wl__trace_set_scanner(t, scanner);
+        wl_record r;
+        while (wl_trace_next(t, &r, &d) == 1) {
+            char p[16] = "-", dl[32] = "-";
+            if (r.has_priority) snprintf(p, sizeof p, "%d", r.priority);
+            if (r.deadline_s > 0) snprintf(dl, sizeof dl, "%g", r.deadline_s);
+            char *more = util_xasprintf("%s%s %s %s;", out, p, dl, r.tenant ? r.tenant : "-");
+            free(out);
+            out = more;
+        }
+        if (scanned) *scanned = wl__trace_scanned(t);
+        wl_trace_close(t);
+    }
+    for (int i = 0; i < d.count; i++) tap_diag("%s", d.msgs[i]);
+    util_diag_fini(&d);
+    unlink(path);
+    free(path);
+    return out;
+}
+
+static void test_own_columns(void)
+{
+    char *got = owns("arrival_time_s,input_tokens,output_tokens,priority,deadline_s,tenant\n"
+                     "0,10,10,,,\n1,10,10,critical,2.5,acme\n2,10,10,7, ,  beta \n"
+                     "3,10,10,-3,,\n4,10,10,background,1e9,acme\n",
+                     WL_TRACE_AUTO, true, NULL);
+    is_str(got, "- - -;-1 2.5 acme;7 - beta;-3 - -;3 1e+09 acme;",
+           "csv: a header's priority, deadline_s and tenant columns, empty cells the class's");
+    free(got);
+    got = owns("arrival_time_s,tenant,input_tokens,output_tokens,hash_ids\n0,x,1024,5,1 2\n",
+               WL_TRACE_AUTO, true, NULL);
+    is_str(got, "- - x;", "csv: named columns in any order, hash ids among them");
+    free(got);
+    got = owns("arrival_time_s,input_tokens,output_tokens\n0,10,10,7\n", WL_TRACE_AUTO, true,
+               NULL);
+    is_str(got, "- - -;", "csv: a header of the three columns leaves rows as they were");
+    free(got);
+    got = owns("TIMESTAMP,ContextTokens,GeneratedTokens,Tenant,Priority\n"
+               "2023-11-16 18:17:03,1,1,acme,batch\n2023-11-16 18:17:04,1,1,,\n",
+               WL_TRACE_AUTO, true, NULL);
+    is_str(got, "1 - acme;- - -;", "azure: the columns found by the header's names");
+    free(got);
+    const char *jsonl =
+        "{\"timestamp\": 0, \"input_length\": 5, \"output_length\": 2, \"priority\": "
+        "\"sheddable\", \"deadline_s\": 0.5, \"tenant\": \"x\"}\n"
+        "{\"timestamp\": 1, \"input_length\": 5, \"output_length\": 2, \"priority\": 4, "
+        "\"tenant\": null}\n"
+        "{\"timestamp\": 2, \"input_length\": 5, \"output_length\": 2}\n";
+    int64_t scanned = -1;
+    got = owns(jsonl, WL_TRACE_AUTO, true, &scanned);
+    is_str(got, "2 0.5 x;4 - -;- - -;", "mooncake: the keys, null the class's");
+    is_int(scanned, 1, "the scanner leaves the lines with them to cJSON");
+    char *ref = owns(jsonl, WL_TRACE_AUTO, false, NULL);
+    is_str(got, ref, "and reads them as cJSON alone does");
+    free(ref);
+    free(got);
+
+    const char *h = "arrival_time_s,input_tokens,output_tokens,priority,deadline_s,tenant\n";
+    static const struct {
+        const char *row, *msg, *what;
+    } bad_rows[] = {
+        {"0,1,1,urgent,,", ":2: field 4 (priority): expected a tier (critical, standard, batch, "
+                           "sheddable, background) or a whole number from -1000000 to 1000000, "
+                           "got 'urgent'",
+         "csv: an unknown tier"},
+        {"0,1,1,1000001,,", ":2: field 4 (priority): expected a tier (critical, standard, batch, "
+                            "sheddable, background) or a whole number from -1000000 to 1000000, "
+                            "got '1000001'",
+         "csv: a priority out of range"},
+        {"0,1,1,,-1,", ":2: field 5 (deadline_s): expected seconds > 0, at most 1e9, got '-1'",
+         "csv: a negative deadline"},
+        {"0,1,1,,0,", ":2: field 5 (deadline_s): expected seconds > 0, at most 1e9, got '0'",
+         "csv: a deadline of 0"},
+        {"0,1,1,,", ":2: expected 6 fields (as the header has)", "csv: a short row"},
+    };
+    for (size_t i = 0; i < sizeof bad_rows / sizeof *bad_rows; i++) {
+        char *text = util_xasprintf("%s%s\n", h, bad_rows[i].row);
+        expect_error(text, WL_TRACE_AUTO, bad_rows[i].msg, bad_rows[i].what);
+        free(text);
+    }
+    expect_error("arrival_time_s,input_tokens,output_tokens,tenant,colour\n0,1,1,a,b\n",
+                 WL_TRACE_AUTO,
+                 ":1: field 5 (header): expected one of arrival_time_s, input_tokens, "
+                 "output_tokens, hash_ids, priority, deadline_s, tenant, got 'colour'",
+                 "csv: a named header's unknown column");
+    expect_error("arrival_time_s,input_tokens,tenant\n0,1,a\n", WL_TRACE_AUTO,
+                 ":1: the header has no column output_tokens", "csv: a named header's missing one");
+    expect_error("{\"timestamp\": 0, \"input_length\": 1, \"output_length\": 1, \"tenant\": 5}\n",
+                 WL_TRACE_AUTO, ":1: field 4 (tenant): expected a non-empty string, got '5'",
+                 "mooncake: a tenant that is not a string");
+    expect_error("{\"timestamp\": 0, \"input_length\": 1, \"output_length\": 1, \"priority\": "
+                 "1.5}\n",
+                 WL_TRACE_AUTO,
+                 ":1: field 4 (priority): expected a tier (critical, standard, batch, sheddable, "
+                 "background) or a whole number from -1000000 to 1000000, got '1.5'",
+                 "mooncake: a fractional priority");
+    expect_error("{\"timestamp\": 0, \"input_length\": 1, \"output_length\": 1, \"deadline_s\": "
+                 "\"soon\"}\n",
+                 WL_TRACE_AUTO,
+                 ":1: field 4 (deadline_s): expected seconds > 0, at most 1e9, got '\"soon\"'",
+                 "mooncake: a deadline that is not a number");
+}
+
+/* The tenants a check finds, each once: memory for the distinct names. */
+static void test_check_tenants(void)
+{
+    char *path = write_temp("arrival_time_s,input_tokens,output_tokens,tenant\n0,1,1,a\n"
+                            "1,1,1,b\n2,1,1,a\n3,1,1,\n4,1,1,b\n");
+    util_diag d;
+    util_diag_init(&d);
+    wl_names *names = wl_names_create();
+    is_int(wl_trace_check_slice(path, WL_TRACE_AUTO, 0, 0, 0, NULL, NULL, names, &d), 0,
+           "a trace with tenants checks");
+    is_int(wl_names_count(names), 2, "two distinct tenants in five rows");
+    const char *a = wl_names_find(names, "a");
+    ok(a && !strcmp(a, "a") && a == wl_names_intern(names, "a"), "each kept once");
+    ok(!wl_names_find(names, "c"), "and no other");
+    wl_names_destroy(names);
+    util_diag_fini(&d);
+    unlink(path);
+    free(path);
+}
+
 static void test_azure_errors(void)
 {
     const char *h = "TIMESTAMP,ContextTokens,GeneratedTokens\n";
@@ -1408,6 +1542,8 @@ int main(int argc, char **argv)
     test_azure_times();
     test_csv();
     test_azure_errors();
+    test_own_columns();
+    test_check_tenants();
     test_mooncake_errors();
     test_long_line();
     test_mooncake_segments();

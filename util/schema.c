@@ -50,6 +50,7 @@ static const char *expected(const util_field *f)
     case UTIL_T_NAME_OR_OBJECT: return "a name or an object";
     case UTIL_T_NUMBERS: return "an array of numbers";
     case UTIL_T_LIST: return "an array of objects";
+    case UTIL_T_STRINGS: return "an array of names";
     }
     return "?";
 }
@@ -135,6 +136,31 @@ static int check_numbers(const util_field *f, const cJSON *v, const char *path, 
     return check_length(f, n, "numbers", path, d);
 }
 
+/* An array of names, each one of f->choices and none twice. */
+static int check_strings(const util_field *f, const cJSON *v, const char *path, util_diag *d)
+{
+    if (!cJSON_IsArray(v))
+        return util_diag_add(d, "%s: expected an array of names, got %s", path, kind_of(v));
+    int i = 0;
+    for (const cJSON *e = v->child; e; e = e->next, i++) {
+        char *p = util_xasprintf("%s[%d]", path, i);
+        int rc = UTIL_OK;
+        if (!cJSON_IsString(e)) {
+            rc = util_diag_add(d, "%s: expected a string, got %s", p, kind_of(e));
+        } else if (f->choices) {
+            const char *const *c = f->choices;
+            while (*c && strcmp(*c, e->valuestring)) c++;
+            if (!*c) rc = util_diag_unknown(d, p, "value", e->valuestring, f->choices);
+        }
+        for (const cJSON *b = v->child; !rc && b != e; b = b->next)
+            if (!strcmp(b->valuestring, e->valuestring))
+                rc = util_diag_add(d, "%s: '%s' is given twice", p, e->valuestring);
+        free(p);
+        if (rc) return rc;
+    }
+    return check_length(f, i, "names", path, d);
+}
+
 /* An array of objects, each validated against f->sub at "path[i]". */
 static int check_list(const util_field *f, cJSON *v, const char *path, void *ctx, util_diag *d)
 {
@@ -211,6 +237,9 @@ static int check_value(const util_field *f, cJSON *v, const char *path, void *ct
         break;
     case UTIL_T_LIST:
         if (check_list(f, v, path, ctx, d)) return UTIL_EINPUT;
+        break;
+    case UTIL_T_STRINGS:
+        if (check_strings(f, v, path, d)) return UTIL_EINPUT;
         break;
     case UTIL_T_NAME_OR_OBJECT:
         if (cJSON_IsObject(v)) {
@@ -509,7 +538,8 @@ static void doc_row(const char *path, const util_field *f, void *arg)
 {
     FILE *out = arg;
     char range[96] = "";
-    if ((f->type == UTIL_T_NUMBERS || f->type == UTIL_T_LIST) && f->max > 0)
+    if ((f->type == UTIL_T_NUMBERS || f->type == UTIL_T_LIST || f->type == UTIL_T_STRINGS) &&
+        f->max > 0)
         snprintf(range, sizeof range, f->min == f->max ? "%g items" : "%g to %g items", f->min,
                  f->max);
     if ((f->type == UTIL_T_NUMBER || f->type == UTIL_T_INTEGER) && f->min < f->max)

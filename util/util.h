@@ -247,6 +247,8 @@ typedef enum util_type {
     UTIL_T_NAME_OR_OBJECT, /* a name checked by check(), or an inline object described by sub */
     UTIL_T_NUMBERS,        /* an array of finite numbers; its length within [min, max] when max > 0 */
     UTIL_T_LIST,           /* an array of objects, each described by sub; length as for NUMBERS */
+    UTIL_T_STRINGS,        /* an array of distinct strings, each one of choices; length as for
+                            * NUMBERS */
 } util_type;
 
 enum {

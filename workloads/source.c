@@ -18,6 +18,11 @@
  * its segments while other streams and draws go on.  Every shared-prefix
  * prompt, arrival or draw, comes from one sequence (prefix.c), whose
  * shuffle has a random stream of its own.
+ *
+ * A trace row's tenant is handed on as the spec's copy (wl_arrival.tenants,
+ * every tenant found when the trace was checked), not the source's: a
+ * request's row is written after the engine, and this source, are gone
+ * (the recorder's id ring, the writer thread's buffers).
  */
 #include "wl_int.h"
 
@@ -176,6 +181,12 @@ static int next_from_trace(const wl_arrival *a, stream_state *s, wl_record *rec,
             continue;
         }
         if (rec->arrival_s < a->start_s) continue;
+        const char *tenant = rec->tenant ? wl_names_find(a->tenants, rec->tenant) : NULL;
+        if (rec->tenant && !tenant)
+            return util_diag_add(d, "%s: tenant '%s' was not in the trace when it was checked "
+                                    "(has the file changed since?)",
+                                 a->trace_path, rec->tenant);
+        rec->tenant = tenant;
         s->last_s = rec->arrival_s;
         s->sent++;
         rec->arrival_s = (rec->arrival_s - a->start_s) * s->scale + s->offset;
@@ -268,6 +279,10 @@ int wl_source_next(wl_source *s, int stream, wl_record *rec, util_diag *d)
         return rc;
     }
     /* Gaps accumulate in double seconds, so that rounding never drifts. */
+    rec->has_priority = false; /* only a trace's rows carry their own */
+    rec->priority = 0;
+    rec->deadline_s = 0;
+    rec->tenant = NULL;
     rec->arrival_s = st->next_s;
     st->next_s += next_gap(a, st);
     rec->cls = cls;

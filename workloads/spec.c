@@ -65,7 +65,8 @@ static const util_field trace_fields[] = {
      .doc = "trace file; relative to the scenario file's folder"},
     {.key = "format", .type = UTIL_T_STRING, .def = "\"auto\"", .choices = wl_trace_formats,
      .doc = "csv (arrival_time_s,input_tokens,output_tokens[,hash_ids]), azure, mooncake, or "
-            "auto"},
+            "auto; a row may carry its own priority, deadline_s and tenant (named csv or azure "
+            "columns, mooncake keys)"},
     {.key = "hash_block_tokens", .type = UTIL_T_INTEGER, .unit = "tokens", .def = "512",
      .min = 1, .max = 1e6,
      .doc = "tokens each of the trace's hash ids names (Mooncake's hash_ids: 512); a final "
@@ -231,6 +232,31 @@ static const util_field slow_fields[] = {
     {0},
 };
 
+/* workload.retry.  The defaults are the OpenAI Python client's (openai-python
+ * v1.x, _constants.py and _base_client.py _calculate_retry_timeout): two
+ * retries, 0.5 s doubling to at most 8 s, each less up to 25% at random. */
+const char *const wl_retry_on_names[] = {"shed", "queue_full", "ttl", "budget", "rejected",
+                                         "failed", "timed_out", NULL};
+static const util_field retry_fields[] = {
+    {.key = "attempts", .type = UTIL_T_INTEGER, .min = 1, .max = 100,
+     .doc = "the most attempts of one call, the first included (default 3: the OpenAI "
+            "client's two retries)"},
+    {.key = "backoff_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0,
+     .max = 3600, .doc = "the wait before the first retry (default 0.5)"},
+    {.key = "multiplier", .type = UTIL_T_NUMBER, .min = 1, .max = 100,
+     .doc = "each further retry waits this many times the last (default 2)"},
+    {.key = "max_backoff_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0,
+     .max = 86400, .doc = "the longest wait (default 8)"},
+    {.key = "jitter", .type = UTIL_T_NUMBER, .min = 0, .max = 1,
+     .doc = "each wait is cut by up to this share of it, uniformly at random (1: AWS's full "
+            "jitter; 0: none; default 0.25)"},
+    {.key = "on", .type = UTIL_T_STRINGS, .choices = wl_retry_on_names, .min = 1, .max = 7,
+     .doc = "the outcomes retried: a gateway's refusals (shed, queue_full, ttl, budget), any "
+            "rejection (rejected), a replica's failure (failed), the client's own time-out "
+            "(timed_out); default the gateway's four and failed"},
+    {0},
+};
+
 const util_field wl_workload_fields[] = {
     {.key = "arrival", .type = UTIL_T_UNION, .un = &arrival_schema,
      .doc = "how requests arrive (required unless every class has its own)"},
@@ -262,6 +288,9 @@ const util_field wl_workload_fields[] = {
      .doc = "stragglers: calls that wait extra before the router"},
     {.key = "timeout_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0, .max = WL_HORIZON_S,
      .flags = UTIL_MIN_EXCLUSIVE, .doc = "a client gives up on a call not finished by then"},
+    {.key = "retry", .type = UTIL_T_OBJECT, .sub = retry_fields,
+     .doc = "clients send a refused or failed call again, after a backoff (docs/gateway.md); "
+            "every attempt is a row naming the one it retries"},
     {0},
 };
 
@@ -334,8 +363,14 @@ static int trace_from_json(const cJSON *a, const char *path, const char *base_di
     out->limit = (int64_t)util_json_member(a, "limit")->valuedouble;
     out->loop = cJSON_IsTrue(util_json_member(a, "loop"));
     out->hash_block_tokens = (int32_t)util_json_member(a, "hash_block_tokens")->valuedouble;
+    out->tenants = wl_names_create();
     int rc = wl_trace_check_slice(out->trace_path, out->format, out->hash_block_tokens,
-                                  out->start_s, out->limit, &out->info, &out->slice, d);
+                                  out->start_s, out->limit, &out->info, &out->slice,
+                                  out->tenants, d);
+    if (!wl_names_count(out->tenants)) { /* most traces name none: keep nothing */
+        wl_names_destroy(out->tenants);
+        out->tenants = NULL;
+    }
     if (rc) return rc;
     if (out->slice.rows == 0)
         return util_diag_add(d, "%s.start_s: %g s is after the trace's last request (at %g s): "
@@ -586,6 +621,27 @@ static int exact_slow(const cJSON *slow, wl_spec *s, util_diag *d)
     return UTIL_OK;
 }
 
+/* workload.retry, validated by the schema already; its defaults here (the
+ * schema would make the section, and turn retries on, in every scenario). */
+static void retry_from_json(const cJSON *o, wl_retry *r)
+{
+    if (!o) return;
+    r->attempts = (int)util_json_number(o, "attempts", 3);
+    r->backoff_s = util_json_number(o, "backoff_s", 0.5);
+    r->multiplier = util_json_number(o, "multiplier", 2);
+    r->max_backoff_s = util_json_number(o, "max_backoff_s", 8);
+    r->jitter = util_json_number(o, "jitter", 0.25);
+    const cJSON *list = util_json_member(o, "on"), *on;
+    if (!list) {
+        r->on = WL_RETRY_SHED | WL_RETRY_QUEUE_FULL | WL_RETRY_TTL | WL_RETRY_BUDGET |
+                WL_RETRY_FAILED;
+        return;
+    }
+    cJSON_ArrayForEach(on, list)
+        for (int i = 0; wl_retry_on_names[i]; i++)
+            if (!strcmp(on->valuestring, wl_retry_on_names[i])) r->on |= 1u << i;
+}
+
 static int delays_from_json(const cJSON *w, const char *base_dir, wl_spec *s, util_diag *d)
 {
     int rc = UTIL_OK;
@@ -600,6 +656,7 @@ static int delays_from_json(const cJSON *w, const char *base_dir, wl_spec *s, ut
             rc = UTIL_EINPUT;
     }
     s->timeout_s = util_json_number(w, "timeout_s", 0);
+    retry_from_json(util_json_member(w, "retry"), &s->retry);
     return rc;
 }
 
@@ -626,6 +683,7 @@ int wl_spec_from_json(const cJSON *w, const char *path, const char *base_dir, wl
 static void arrival_fini(wl_arrival *a)
 {
     free(a->trace_path);
+    wl_names_destroy(a->tenants);
     wl_dist_fini(&a->think_s);
 }
 

@@ -9,14 +9,18 @@
  *             seconds from the start, as written; hash_ids, when there,
  *             are block ids separated by spaces (no quoting needed); an
  *             optional first line starting "arrival_time_s" is a header
- *             (data/validation's files).
+ *             (data/validation's files).  A header that names a priority,
+ *             deadline_s or tenant column names every column instead, in
+ *             any order, and each row has as many fields.
  *   azure     TIMESTAMP,ContextTokens,GeneratedTokens, timestamps like
  *             "2023-11-16 18:17:03.9799600" (Azure LLM inference traces).
  *             A header starting "TIMESTAMP" names the columns, so extra
- *             columns (the 2025 trace's NumImages) are skipped; without one
- *             the three columns come in this order.
+ *             columns (the 2025 trace's NumImages) are skipped, but for
+ *             priority, deadline_s and tenant; without one the three
+ *             columns come in this order.
  *   mooncake  one JSON object a line: timestamp (ms), input_length,
- *             output_length and (optional) hash_ids.  cJSON is the
+ *             output_length and (optional) hash_ids, priority, deadline_s
+ *             and tenant.  cJSON is the
  *             reference reader; a scanner (below) reads the plain lines,
  *             all of the shipped traces', in one pass, and hands cJSON
  *             every line it is not sure of, so the two accept the same
@@ -32,6 +36,12 @@
  * have exactly that many, so more means a wrong block size.  The segments
  * live in one buffer per trace, grown to its longest line's, and are
  * valid until the next record.
+ *
+ * A row may carry its own priority (a tier's name or an integer, as
+ * workload.classes[].priority), deadline_s (seconds > 0) and tenant (a
+ * string): each overrides its class's for that request, and a row without
+ * one (an empty cell, a missing or null key) keeps its class's.  A csv or
+ * azure tenant is its cell, blanks trimmed; it cannot hold a comma.
  *
  * Auto-detection looks at the first non-empty line only: one starting
  * "TIMESTAMP" is azure, one starting '{' is mooncake, anything else csv.
@@ -71,9 +81,14 @@ const char *const wl_trace_formats[] = {"auto", "csv", "azure", "mooncake", NULL
 
 #define MAX_COLS 32
 
-enum { COL_TIME, COL_PROMPT, COL_OUTPUT };
+/* The columns a row may have: the three every row has, csv's hash ids,
+ * then a row's own priority, deadline and tenant (each optional, named by
+ * a header or a JSON key). */
+enum { COL_TIME, COL_PROMPT, COL_OUTPUT, COL_IDS, COL_PRIORITY, COL_DEADLINE, COL_TENANT, N_COLS };
 
-static const char *const csv_names[] = {"arrival_time_s", "input_tokens", "output_tokens"};
+static const char *const csv_names[] = {"arrival_time_s", "input_tokens", "output_tokens",
+                                        "hash_ids",       "priority",     "deadline_s",
+                                        "tenant"};
 static const char *const azure_names[] = {"TIMESTAMP", "ContextTokens", "GeneratedTokens"};
 static const char *const mooncake_names[] = {"timestamp", "input_length", "output_length"};
 
@@ -85,7 +100,10 @@ struct wl_trace {
     char *buf;              /* the line, in util_lines' buffer */
     bool pending;           /* buf holds a line read ahead for detection */
     bool seen_first;        /* the first non-empty line (perhaps a header) is behind */
-    int ncols, col[3];      /* csv, azure: fields a row has; where COL_* are */
+    int ncols, col[N_COLS]; /* csv, azure: fields a row has; where COL_* are (-1: none) */
+    bool named;             /* csv: a header names the columns (else the legacy 3 or 4) */
+    char *tenant;           /* the record's tenant, copied from its line */
+    size_t tenant_cap;
     int64_t rows;
     int64_t sec0, nsec0;    /* azure: first request's time */
     double ms0;             /* mooncake: first request's time */
@@ -177,6 +195,78 @@ static int set_arrival(wl_trace *t, double at, int col, const char *name, const 
     return UTIL_OK;
 }
 
+/* ---- a row's own priority, deadline and tenant ---- */
+
+#define PRIORITY_WANTED                                                                            \
+    "expected a tier (critical, standard, batch, sheddable, background) or a whole number from "  \
+    "-1000000 to 1000000"
+#define DEADLINE_WANTED "expected seconds > 0, at most 1e9"
+
+/* A tier's name or an integer, as workload.classes[].priority takes them. */
+static bool parse_priority(const char *s, int32_t *out)
+{
+    for (int i = 0; wl_tier_names[i]; i++)
+        if (!strcmp(s, wl_tier_names[i])) {
+            *out = wl_tier_values[i];
+            return true;
+        }
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || *end || errno || v < WL_PRIORITY_MIN || v > WL_PRIORITY_MAX) return false;
+    *out = (int32_t)v;
+    return true;
+}
+
+static bool valid_deadline(double x)
+{
+    return isfinite(x) && x > 0 && x <= WL_HORIZON_S;
+}
+
+/* The record's tenant, copied: the line it came from is gone by the time
+ * the record is used (cJSON's tree, the next line). */
+static void set_tenant(wl_trace *t, const char *s, wl_record *rec)
+{
+    size_t len = strlen(s);
+    if (len + 1 > t->tenant_cap) {
+        t->tenant_cap = len + 1;
+        t->tenant = util_xrealloc(t->tenant, t->tenant_cap);
+    }
+    memcpy(t->tenant, s, len + 1);
+    rec->tenant = t->tenant;
+}
+
+/* s without its leading and trailing blanks, in place. */
+static char *trim(char *s)
+{
+    s += strspn(s, " \t");
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t')) s[--n] = '\0';
+    return s;
+}
+
+/* The optional cells of a csv or azure row (f: its fields); an empty cell
+ * keeps the class's. */
+static int text_extras(wl_trace *t, char **f, wl_record *rec, util_diag *d)
+{
+    int c = t->col[COL_PRIORITY];
+    char *v;
+    if (c >= 0 && *(v = trim(f[c]))) {
+        if (!parse_priority(v, &rec->priority))
+            return bad(t, d, c + 1, csv_names[COL_PRIORITY], PRIORITY_WANTED, v);
+        rec->has_priority = true;
+    }
+    if ((c = t->col[COL_DEADLINE]) >= 0 && *(v = trim(f[c]))) {
+        char *end;
+        double x = strtod(v, &end);
+        if (*end || !valid_deadline(x))
+            return bad(t, d, c + 1, csv_names[COL_DEADLINE], DEADLINE_WANTED, v);
+        rec->deadline_s = x;
+    }
+    if ((c = t->col[COL_TENANT]) >= 0 && *(v = trim(f[c]))) set_tenant(t, v, rec);
+    return UTIL_OK;
+}
+
 /* ---- hash ids into segments ---- */
 
 /* Room for n segments in the trace's one buffer, grown by doubling, so a
@@ -222,8 +312,9 @@ static int make_segments(wl_trace *t, int64_t n, int col, wl_record *rec, util_d
 /* ---- csv ---- */
 
 /* Block ids separated by spaces or tabs, each a whole number from 0 to
- * 2^64 - 1, into t->segs[].key; their count, or -1 after a message. */
-static int64_t csv_ids(wl_trace *t, const char *s, util_diag *d)
+ * 2^64 - 1, into t->segs[].key; their count, or -1 after a message (col:
+ * the field's number). */
+static int64_t csv_ids(wl_trace *t, const char *s, int col, util_diag *d)
 {
     int64_t n = 0;
     for (s += strspn(s, " \t"); *s; s += strspn(s, " \t")) {
@@ -234,7 +325,7 @@ static int64_t csv_ids(wl_trace *t, const char *s, util_diag *d)
             size_t len = strcspn(s, " \t");
             char *item = util_xasprintf("%.*s", (int)(len < 64 ? len : 64), s);
             char *name = util_xasprintf("hash_ids[%lld]", (long long)n);
-            bad(t, d, 4, name, "expected a block id, a whole number from 0 to 2^64 - 1", item);
+            bad(t, d, col, name, "expected a block id, a whole number from 0 to 2^64 - 1", item);
             free(name);
             free(item);
             return -1;
@@ -246,26 +337,70 @@ static int64_t csv_ids(wl_trace *t, const char *s, util_diag *d)
     return n;
 }
 
+/* A header that names a priority, deadline_s or tenant column names every
+ * column, in any order; any other (the legacy "arrival_time_s,..." line)
+ * leaves rows positional, 3 or 4 fields, as before. */
+static int csv_header(wl_trace *t, char *line, util_diag *d)
+{
+    char *f[MAX_COLS];
+    int n = util_split(line, ',', f, MAX_COLS);
+    bool named = false;
+    for (int i = 0; i < n && i < MAX_COLS; i++) {
+        f[i] = trim(f[i]);
+        for (int c = COL_PRIORITY; c < N_COLS; c++) named |= !strcmp(f[i], csv_names[c]);
+    }
+    if (!named) return UTIL_OK;
+    if (n > MAX_COLS) return bad_line(t, d, "more than 32 columns in the header");
+    t->named = true;
+    t->ncols = n;
+    for (int c = 0; c < N_COLS; c++) t->col[c] = -1;
+    for (int i = 0; i < n; i++) {
+        int c = 0;
+        while (c < N_COLS && strcmp(f[i], csv_names[c])) c++;
+        if (c == N_COLS || t->col[c] >= 0)
+            return bad(t, d, i + 1, "header",
+                       c == N_COLS ? "expected one of arrival_time_s, input_tokens, "
+                                     "output_tokens, hash_ids, priority, deadline_s, tenant"
+                                   : "a column named twice",
+                       f[i]);
+        t->col[c] = i;
+    }
+    for (int c = 0; c < 3; c++)
+        if (t->col[c] < 0)
+            return util_diag_add(d, "%s:%lld: the header has no column %s", t->path,
+                                 (long long)t->line, csv_names[c]);
+    return UTIL_OK;
+}
+
 static int parse_csv(wl_trace *t, char *line, wl_record *rec, util_diag *d)
 {
     char *f[MAX_COLS];
     int nf = util_split(line, ',', f, MAX_COLS);
-    if (nf != 3 && nf != 4)
+    if (t->named && nf != t->ncols) {
+        char *what = util_xasprintf("expected %d fields (as the header has)", t->ncols);
+        int rc = bad_line(t, d, what);
+        free(what);
+        return rc;
+    }
+    if (!t->named && nf != 3 && nf != 4)
         return bad_line(t, d, "expected 3 or 4 fields (arrival_time_s, input_tokens, "
                               "output_tokens[, hash_ids])");
+    int ct = t->col[COL_TIME], cp = t->col[COL_PROMPT], co = t->col[COL_OUTPUT];
+    int ci = t->named ? t->col[COL_IDS] : nf == 4 ? 3 : -1;
     char *end;
-    double at = strtod(f[0], &end);
+    double at = strtod(f[ct], &end);
     while (*end == ' ' || *end == '\t') end++;
-    if (end == f[0] || *end || !isfinite(at) || at < 0)
-        return bad(t, d, 1, csv_names[0], "expected seconds >= 0", f[0]);
-    if (parse_tokens(t, f[1], 2, csv_names[1], &rec->prompt, d) ||
-        parse_tokens(t, f[2], 3, csv_names[2], &rec->output, d))
+    if (end == f[ct] || *end || !isfinite(at) || at < 0)
+        return bad(t, d, ct + 1, csv_names[COL_TIME], "expected seconds >= 0", f[ct]);
+    if (parse_tokens(t, f[cp], cp + 1, csv_names[COL_PROMPT], &rec->prompt, d) ||
+        parse_tokens(t, f[co], co + 1, csv_names[COL_OUTPUT], &rec->output, d))
         return UTIL_EINPUT;
-    if (nf == 4 && t->block_tokens) {
-        int64_t n = csv_ids(t, f[3], d);
-        if (n < 0 || make_segments(t, n, 4, rec, d)) return UTIL_EINPUT;
+    if (ci >= 0 && t->block_tokens) {
+        int64_t n = csv_ids(t, f[ci], ci + 1, d);
+        if (n < 0 || make_segments(t, n, ci + 1, rec, d)) return UTIL_EINPUT;
     }
-    return set_arrival(t, at, 1, csv_names[0], f[0], rec, d);
+    if (text_extras(t, f, rec, d)) return UTIL_EINPUT;
+    return set_arrival(t, at, ct + 1, csv_names[COL_TIME], f[ct], rec, d);
 }
 
 /* ---- azure ---- */
@@ -371,6 +506,9 @@ static int azure_header(wl_trace *t, char *line, util_diag *d)
             return util_diag_add(d, "%s:%lld: the header has no column %s", t->path,
                                  (long long)t->line, azure_names[c]);
     }
+    for (int i = 0; i < n; i++) /* a row's own priority, deadline and tenant, if named */
+        for (int c = COL_PRIORITY; c < N_COLS; c++)
+            if (!strcasecmp(trim(f[i]), csv_names[c])) t->col[c] = i;
     return UTIL_OK;
 }
 
@@ -389,7 +527,8 @@ static int parse_azure(wl_trace *t, char *line, wl_record *rec, util_diag *d)
         return bad(t, d, ct + 1, azure_names[0],
                    "expected a time like 2023-11-16 18:17:03.9799600", f[ct]);
     if (parse_tokens(t, f[cp], cp + 1, azure_names[1], &rec->prompt, d) ||
-        parse_tokens(t, f[co], co + 1, azure_names[2], &rec->output, d))
+        parse_tokens(t, f[co], co + 1, azure_names[2], &rec->output, d) ||
+        text_extras(t, f, rec, d))
         return UTIL_EINPUT;
     if (!t->rows) {
         t->sec0 = sec;
@@ -463,6 +602,34 @@ static int mooncake_ids(wl_trace *t, const cJSON *obj, wl_record *rec, util_diag
     return make_segments(t, n, pos, rec, d);
 }
 
+/* A line's own priority, deadline and tenant, each optional (null: none). */
+static int mooncake_extras(wl_trace *t, const cJSON *obj, wl_record *rec, util_diag *d)
+{
+    int pos;
+    const cJSON *v = member(obj, csv_names[COL_PRIORITY], &pos);
+    if (v && !cJSON_IsNull(v)) {
+        double x = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+        bool ok = cJSON_IsString(v) ? parse_priority(v->valuestring, &rec->priority)
+                                    : x == floor(x) && x >= WL_PRIORITY_MIN && x <= WL_PRIORITY_MAX;
+        if (!ok) return bad_json(t, d, pos, csv_names[COL_PRIORITY], PRIORITY_WANTED, v);
+        if (cJSON_IsNumber(v)) rec->priority = (int32_t)x;
+        rec->has_priority = true;
+    }
+    v = member(obj, csv_names[COL_DEADLINE], &pos);
+    if (v && !cJSON_IsNull(v)) {
+        if (!cJSON_IsNumber(v) || !valid_deadline(v->valuedouble))
+            return bad_json(t, d, pos, csv_names[COL_DEADLINE], DEADLINE_WANTED, v);
+        rec->deadline_s = v->valuedouble;
+    }
+    v = member(obj, csv_names[COL_TENANT], &pos);
+    if (v && !cJSON_IsNull(v)) {
+        if (!cJSON_IsString(v) || !*v->valuestring)
+            return bad_json(t, d, pos, csv_names[COL_TENANT], "expected a non-empty string", v);
+        set_tenant(t, v->valuestring, rec);
+    }
+    return UTIL_OK;
+}
+
 static int mooncake_fields(wl_trace *t, const cJSON *obj, wl_record *rec, util_diag *d)
 {
     int pos;
@@ -472,7 +639,8 @@ static int mooncake_fields(wl_trace *t, const cJSON *obj, wl_record *rec, util_d
     if (!cJSON_IsNumber(ts) || !isfinite(ts->valuedouble))
         return bad_json(t, d, pos, key, "expected a number of milliseconds", ts);
     if (json_tokens(t, obj, mooncake_names[1], &rec->prompt, d) ||
-        json_tokens(t, obj, mooncake_names[2], &rec->output, d) || mooncake_ids(t, obj, rec, d))
+        json_tokens(t, obj, mooncake_names[2], &rec->output, d) || mooncake_ids(t, obj, rec, d) ||
+        mooncake_extras(t, obj, rec, d))
         return UTIL_EINPUT;
     if (!t->rows) t->ms0 = ts->valuedouble;
     char got[32];
@@ -508,7 +676,7 @@ static int parse_mooncake_json(wl_trace *t, const char *line, wl_record *rec, ut
  * kind) it declines and the line goes through cJSON, so every message and
  * every corner of cJSON's dialect stay exactly as they were. */
 
-enum { MC_TS = 1, MC_PROMPT = 2, MC_OUTPUT = 4, MC_IDS = 8, MC_NEEDED = 7 };
+enum { MC_TS = 1, MC_PROMPT = 2, MC_OUTPUT = 4, MC_IDS = 8, MC_NEEDED = 7, MC_OWN = 16 };
 
 /* What the scanner found on a line. */
 typedef struct mc_line {
@@ -708,14 +876,19 @@ static int64_t scan_ids(wl_trace *t, const char **s)
     return n;
 }
 
-/* The MC_* a key names (0: a key the reader skips), from its bytes. */
+/* The MC_* a key names (0: a key the reader skips; MC_OWN: one that sends
+ * the line to cJSON), from its bytes. */
 static unsigned mc_key(const wl_trace *t, const char *k, size_t len)
 {
-    switch (len) { /* the four names differ in length */
+    switch (len) { /* the four names differ in length; priority shares hash_ids' */
     case 9: return memcmp(k, "timestamp", 9) ? 0 : MC_TS;
     case 12: return memcmp(k, "input_length", 12) ? 0 : MC_PROMPT;
     case 13: return memcmp(k, "output_length", 13) ? 0 : MC_OUTPUT;
-    case 8: return memcmp(k, "hash_ids", 8) || !t->block_tokens ? 0 : MC_IDS;
+    case 8:
+        if (!memcmp(k, "priority", 8)) return MC_OWN;
+        return memcmp(k, "hash_ids", 8) || !t->block_tokens ? 0 : MC_IDS;
+    case 10: return memcmp(k, "deadline_s", 10) ? 0 : MC_OWN;
+    case 6: return memcmp(k, "tenant", 6) ? 0 : MC_OWN;
     default: return 0;
     }
 }
@@ -727,6 +900,7 @@ static bool scan_member(wl_trace *t, const char **s, mc_line *m)
     while (*e && *e != '"' && *e != '\\') e++;
     if (*e != '"') return false; /* an escape: cJSON decodes the key */
     unsigned field = mc_key(t, k, (size_t)(e - k));
+    if (field == MC_OWN) return false; /* a row's own priority, deadline or tenant: cJSON's */
     const char *p = json_ws(e + 1);
     if (*p != ':' || (field & m->seen)) return false; /* a duplicate: cJSON takes the first */
     m->seen |= field;
@@ -806,7 +980,7 @@ int wl_trace_open(const char *path, wl_trace_format format, wl_trace **out, util
     t->format = format;
     t->block_tokens = WL_HASH_BLOCK_TOKENS;
     t->ncols = 3;
-    for (int c = 0; c < 3; c++) t->col[c] = c;
+    for (int c = 0; c < N_COLS; c++) t->col[c] = c < 3 ? c : -1;
     if (format == WL_TRACE_AUTO) {
         /* read ahead to the first line; wl_trace_next starts from it */
         int rc = read_line(t, d);
@@ -843,6 +1017,7 @@ void wl_trace_close(wl_trace *t)
     util_lines_close(t->lines);
     free(t->path);
     free(t->segs);
+    free(t->tenant);
     free(t);
 }
 
@@ -851,7 +1026,10 @@ static int header(wl_trace *t, bool *was, util_diag *d)
 {
     t->seen_first = true;
     *was = false;
-    if (t->format == WL_TRACE_CSV) *was = !strncmp(t->buf, csv_names[0], strlen(csv_names[0]));
+    if (t->format == WL_TRACE_CSV && !strncmp(t->buf, csv_names[0], strlen(csv_names[0]))) {
+        *was = true;
+        return csv_header(t, t->buf, d);
+    }
     if (t->format == WL_TRACE_AZURE && !strncmp(t->buf, "TIMESTAMP", 9)) {
         *was = true;
         return azure_header(t, t->buf, d);
@@ -878,6 +1056,10 @@ int wl_trace_next(wl_trace *t, wl_record *rec, util_diag *d)
         rec->cls = 0;
         rec->segments = NULL;
         rec->n_segments = 0;
+        rec->has_priority = false;
+        rec->priority = 0;
+        rec->deadline_s = 0;
+        rec->tenant = NULL;
         if (parse(t, rec, d)) return UTIL_EINPUT;
         t->rows++;
         return 1;
@@ -887,7 +1069,7 @@ int wl_trace_next(wl_trace *t, wl_record *rec, util_diag *d)
 
 int wl_trace_check_slice(const char *path, wl_trace_format format, int32_t block_tokens,
                          double start_s, int64_t limit, wl_trace_info *whole,
-                         wl_trace_info *slice, util_diag *d)
+                         wl_trace_info *slice, wl_names *tenants, util_diag *d)
 {
     wl_trace *t;
     int rc = wl_trace_open(path, format, &t, d);
@@ -899,6 +1081,7 @@ int wl_trace_check_slice(const char *path, wl_trace_format format, int32_t block
         if (!in.rows) in.first_s = rec.arrival_s;
         in.last_s = rec.arrival_s;
         in.rows++;
+        if (tenants && rec.tenant) wl_names_intern(tenants, rec.tenant);
         /* the rows a replay takes: source.c's next_from_trace skips the same */
         if (rec.arrival_s < start_s || (limit && sl.rows >= limit)) continue;
         if (!sl.rows) sl.first_s = rec.arrival_s;
@@ -914,5 +1097,5 @@ int wl_trace_check_slice(const char *path, wl_trace_format format, int32_t block
 
 int wl_trace_check(const char *path, wl_trace_format format, wl_trace_info *info, util_diag *d)
 {
-    return wl_trace_check_slice(path, format, WL_HASH_BLOCK_TOKENS, 0, 0, info, NULL, d);
+    return wl_trace_check_slice(path, format, WL_HASH_BLOCK_TOKENS, 0, 0, info, NULL, NULL, d);
 }

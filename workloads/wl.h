@@ -72,9 +72,12 @@ double wl_dist_sample(const wl_dist *dist, gsl_rng *r);
 typedef enum wl_trace_format {
     WL_TRACE_AUTO,     /* decided from the file's first line */
     WL_TRACE_CSV,      /* arrival_time_s,input_tokens,output_tokens[,hash_ids] (seconds from the
-                        * start; hash_ids separated by spaces) */
-    WL_TRACE_AZURE,    /* Azure LLM inference trace: TIMESTAMP,ContextTokens,GeneratedTokens */
-    WL_TRACE_MOONCAKE, /* Mooncake JSONL: timestamp (ms), input_length, output_length, hash_ids */
+                        * start; hash_ids separated by spaces); a header may name priority,
+                        * deadline_s and tenant columns too */
+    WL_TRACE_AZURE,    /* Azure LLM inference trace: TIMESTAMP,ContextTokens,GeneratedTokens
+                        * (and, named in its header, priority, deadline_s, tenant) */
+    WL_TRACE_MOONCAKE, /* Mooncake JSONL: timestamp (ms), input_length, output_length, hash_ids
+                        * (and priority, deadline_s, tenant) */
 } wl_trace_format;
 
 /* "auto", "csv", "azure", "mooncake", NULL: the `format` key's values. */
@@ -112,7 +115,28 @@ typedef struct wl_record {
      * that stream's next call; wl_source_draw's until its next call. */
     const wl_segment *segments;
     int32_t n_segments;
+    /* A trace row's own priority, deadline and tenant, each overriding its
+     * class's for this request (an agent row's: its task's calls); a row
+     * without one keeps its class's.  wl_trace_next's tenant is its own
+     * until that trace's next call; wl_source_next's is the spec's
+     * (wl_arrival.tenants), valid as long as the spec is. */
+    bool has_priority;
+    int32_t priority;
+    double deadline_s;  /* > 0; 0: the class's */
+    const char *tenant; /* NULL: the class's */
 } wl_record;
+
+/* A set of distinct strings (names.c), each kept once: a trace's tenants,
+ * memory for the distinct names and not for the rows.  A name's pointer
+ * is valid until the set is destroyed. */
+typedef struct wl_names wl_names;
+wl_names *wl_names_create(void);
+/* s's copy in the set, added if it was not there. */
+const char *wl_names_intern(wl_names *n, const char *s);
+/* s's copy in the set, or NULL (n NULL: an empty set). */
+const char *wl_names_find(const wl_names *n, const char *s);
+int64_t wl_names_count(const wl_names *n);
+void wl_names_destroy(wl_names *n);
 
 typedef struct wl_trace_info {
     wl_trace_format format; /* as detected */
@@ -138,10 +162,11 @@ void wl_trace_close(wl_trace *t);
 int wl_trace_check(const char *path, wl_trace_format format, wl_trace_info *info, util_diag *d);
 /* The same with hash ids in blocks of block_tokens, and what a replay takes
  * of it into *slice (when not NULL): the rows from trace time start_s on, at
- * most limit of them (0: all). */
+ * most limit of them (0: all); every row's tenant is added to tenants (when
+ * not NULL). */
 int wl_trace_check_slice(const char *path, wl_trace_format format, int32_t block_tokens,
                          double start_s, int64_t limit, wl_trace_info *whole,
-                         wl_trace_info *slice, util_diag *d);
+                         wl_trace_info *slice, wl_names *tenants, util_diag *d);
 
 /* A column of a trace (prompt or output lengths) as an empirical
  * distribution: memory for its distinct values, not for its rows. */
@@ -202,6 +227,8 @@ typedef struct wl_arrival {
     int32_t hash_block_tokens; /* tokens each of the trace's hash ids names */
     double scale;      /* replay time = (trace time - start_s) x scale */
     double last_s;     /* replay time of a pass's last request */
+    wl_names *tenants; /* the trace's rows' tenants, found as it was checked (NULL: none); a
+                        * replayed row's tenant is its copy here; owned */
 } wl_arrival;
 
 /* ---- agent tasks ---- */
@@ -284,6 +311,22 @@ typedef struct wl_shared_prefix {
     wl_prefix_order order;
 } wl_shared_prefix;
 
+/* workload.retry: a client sends a call again when it ends in one of the
+ * outcomes `on` (bits by wl_retry_on_names), up to `attempts` in all,
+ * waiting min(backoff_s x multiplier^(k-1), max_backoff_s) less up to
+ * jitter of it before the k-th retry.  attempts 0: no retries. */
+typedef enum wl_retry_on {
+    WL_RETRY_SHED = 1u << 0, WL_RETRY_QUEUE_FULL = 1u << 1, WL_RETRY_TTL = 1u << 2,
+    WL_RETRY_BUDGET = 1u << 3, WL_RETRY_REJECTED = 1u << 4, WL_RETRY_FAILED = 1u << 5,
+    WL_RETRY_TIMED_OUT = 1u << 6,
+} wl_retry_on;
+extern const char *const wl_retry_on_names[]; /* by bit, NULL-terminated */
+typedef struct wl_retry {
+    int attempts;
+    double backoff_s, multiplier, max_backoff_s, jitter;
+    unsigned on;
+} wl_retry;
+
 typedef struct wl_spec {
     wl_arrival *streams; /* [0]: workload.arrival (shared by weighted classes); then one per
                           * class with its own arrival */
@@ -297,6 +340,7 @@ typedef struct wl_spec {
     int64_t slow_of, slow_k; /* ... or exactly slow_k of each slow_of calls (0: independent) */
     wl_dist slow_extra_s;/* ... and then waits this much more before the router */
     double timeout_s;    /* a client gives up after this; 0: never */
+    wl_retry retry;      /* workload.retry; attempts 0 without it */
     bool has_shared_prefix;
     wl_shared_prefix shared_prefix;
 } wl_spec;
