@@ -43,7 +43,7 @@ static void class_figures(const an_class *k, ls_class_figures *x)
         .arrived = (double)s->arrived,
         .measured = (double)s->measured,
         .rejected = (double)s->rejected,
-        .shed = (double)s->rejected,
+        .shed = (double)s->shed,
         .ttft_p50 = s->ttft.p50,
         .ttft_p99 = s->ttft.p99,
         .queue_mean = s->queue.mean,

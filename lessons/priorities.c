@@ -168,9 +168,9 @@ static void prio_absorb(ls_result *r, const prio_classes *k, const prio_point *p
                  "the wait the %s requests no longer have is theirs.",
                  m->share, m->queue_prio, m->queue_fcfs, k->inter_name);
     ls_say(r,
-           "The %s tier absorbs the queue: by priority its requests wait %.1f s on average at "
-           "%g%% and %.1f s at %g%% (first come first served: %.1f s and %.1f s), its e2e P99 "
-           "%.1f s at %g%%.%s",
+           "The %s tier absorbs the queue: by priority its requests wait %.1f s on average in the "
+           "replica's queue at %g%% and %.1f s at %g%% (first come first served: %.1f s and "
+           "%.1f s), its e2e P99 %.1f s at %g%%.%s",
            k->batch_name, a->queue_prio, a->share, z->queue_prio, z->share, a->queue_fcfs,
            z->queue_fcfs, z->e2e_prio, z->share, moved);
     ls_keep(r, "lightest_batch_queue_prio_s", a->queue_prio);

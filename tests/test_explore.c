@@ -547,8 +547,9 @@ static bool finding_has(const cJSON *api, const char *text)
 /* The priorities panel: at its defaults priority holds the interactive
  * TTFT P99 far below first come first served's at the heaviest share and
  * under its target at every share, first come first served missing it
- * from the share a sentence names; the batch slider cut to 50% runs five
- * shares; at 4 req/s (the rate slider's lightest) both orders meet it. */
+ * from the share a sentence names, and the gateway shedding the batch tier
+ * from another; the batch slider cut to 50% runs five shares; at 4 req/s
+ * (the rate slider's lightest) both orders meet it. */
 static void test_priorities_panel(int port)
 {
     int status;
@@ -567,6 +568,10 @@ static void test_priorities_panel(int port)
     ok(isfinite(from) && finding_has(api, text), "priorities: a sentence names the share (%s)",
        text);
     ok(finding_has(api, "priority meets it at every share run"), "and priority meets it at all");
+    double shed = util_json_number(numbers, "shedding_starts_pct", NAN);
+    snprintf(text, sizeof text, "Shedding starts at a %g%% batch share", shed);
+    ok(isfinite(shed) && finding_has(api, text),
+       "priorities: the gateway sheds from a share the sentence names (%s)", text);
     cJSON_Delete(api);
     api = get_json(port, "/api/lesson?name=priorities&batch=0.5", &status);
     is_int(status, 200, "priorities, batch traffic up to 50%%: 200");

@@ -588,8 +588,9 @@ static void prio_quotes_table(void)
     }
     has_str(said, "priority meets it at every share run", "priority meets it at every share");
     snprintf(text, sizeof text,
-             "by priority its requests wait %.1f s on average at %g%% and %.1f s at %g%% (first "
-             "come first served: %.1f s and %.1f s), its e2e P99 %.1f s at %g%%",
+             "by priority its requests wait %.1f s on average in the replica's queue at %g%% and "
+             "%.1f s at %g%% (first come first served: %.1f s and %.1f s), its e2e P99 %.1f s at "
+             "%g%%",
              cell_of(0, "batch_queue_prio_s"), cell_of(0, "batch_share_pct"),
              cell_of(z, "batch_queue_prio_s"), cell_of(z, "batch_share_pct"),
              cell_of(0, "batch_queue_fcfs_s"), cell_of(z, "batch_queue_fcfs_s"),
@@ -600,6 +601,62 @@ static void prio_quotes_table(void)
              cell_of(moved, "batch_share_pct"), cell_of(moved, "batch_queue_prio_s"),
              cell_of(moved, "batch_queue_fcfs_s"));
     has_str(said, text, "and the row where priority moved the most wait onto it");
+    free(said);
+}
+
+/* The gateway sheds the batch tier from some share on and nothing below it,
+ * the sentence quoting the rows; without it nothing is shed and the batch
+ * queue is left to grow. */
+static void prio_gateway_sheds(void)
+{
+    int n = cJSON_GetArraySize(result.table), z = n - 1, start = -1, shed_below = 0;
+    for (int i = 0; i < n && start < 0; i++)
+        if (cell_of(i, "shed_pct") > 0) start = i;
+    for (int i = 0; i < start; i++)
+        shed_below += cell_of(i, "shed_pct") != 0;
+    ok(start > 0, "shedding starts within the shares run, above the lightest (row %d)", start);
+    is_int(shed_below, 0, "and no share below it shed a request");
+    if (start <= 0) return;
+    is_near(kept("shedding_starts_pct"), cell_of(start, "batch_share_pct"), 0,
+            "the kept share is that row's (%g%%)", kept("shedding_starts_pct"));
+    char *said = findings(), text[200];
+    snprintf(text, sizeof text, "Shedding starts at a %g%% batch share: the gateway",
+             cell_of(start, "batch_share_pct"));
+    has_str(said, text, "the sentence names the share");
+    snprintf(text, sizeof text,
+             "It refused %.1f%% of the batch requests there, none at %g%% and below, and %.1f%% "
+             "at %g%%.",
+             cell_of(start, "shed_pct"), cell_of(start - 1, "batch_share_pct"),
+             cell_of(z, "shed_pct"), cell_of(z, "batch_share_pct"));
+    has_str(said, text, "and quotes its row, the one below and the heaviest");
+    has_str(said, "max(waiting requests / 300, KV cache use / 1)",
+            "and the gateway's saturation from the scenario");
+    free(said);
+    ok(guide(AN_GUIDE_MARK, cell_of(start, "batch_share_pct"), true) != NULL,
+       "the figure marks where shedding starts");
+    double held = cell_of(z, "batch_queue_prio_s");
+    util_diag d;
+    util_diag_init(&d);
+    ls_result_fini(&result);
+    char *gone[] = {"cluster.gateway"};
+    int rc = ls_run_edits(ls_find("priorities"), support_catalog, gone, 1, NULL, 0, true, 2,
+                          &result, &d);
+    util_diag_fini(&d);
+    is_int(rc, 0, "--unset cluster.gateway runs");
+    if (rc) return;
+    int shed = 0;
+    n = cJSON_GetArraySize(result.table);
+    for (int i = 0; i < n; i++)
+        shed += cell_of(i, "shed_pct") != 0;
+    is_int(shed, 0, "without the gateway no share sheds");
+    double grown = cell_of(n - 1, "batch_queue_prio_s");
+    ok(grown > held,
+       "and at the heaviest share the batch tier waits longer (%.1f s; %.1f s with it): its "
+       "queue is left to grow",
+       grown, held);
+    said = findings();
+    has_str(said, "without a gateway (cluster.gateway) every batch request is queued",
+            "and the sentence says why");
     free(said);
 }
 
@@ -629,6 +686,7 @@ static void test_priorities(void)
     has_series("priority", n, AN_STYLE_LINE);
     ok(guide(AN_GUIDE_SLO, kept("ttft_target_s"), false) != NULL, "the TTFT target is drawn");
     table_is_fixed("priorities");
+    prio_gateway_sheds();
     /* the classes the other way round: the more urgent one is still the interactive one */
     char *swapped[] = {"workload.classes.0.priority=\"background\"",
                        "workload.classes.1.priority=\"critical\""};
