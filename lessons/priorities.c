@@ -21,8 +21,7 @@ typedef struct prio_point {
     double ttft_fcfs, ttft_prio;   /* the interactive class's TTFT P99, s */
     double queue_fcfs, queue_prio; /* the batch class's mean queueing, s */
     double e2e_prio;               /* the batch class's e2e P99 under priority, s */
-    double shed;                   /* of the batch class's requests, shed under priority, % */
-    double shed_fcfs;              /* the same under fcfs, % (not in the table) */
+    double shed_fcfs, shed;        /* of the batch class's requests, shed each way, % */
 } prio_point;
 
 /* The lesson's two classes: the more urgent is the interactive one. */
@@ -41,7 +40,8 @@ static void prio_columns(ls_result *r)
     ls_column_format(r, "batch_queue_fcfs_s", "batch queue fcfs", "s mean", 1);
     ls_column_format(r, "batch_queue_prio_s", "batch queue prio", "s mean", 1);
     ls_column_format(r, "batch_e2e_p99_prio_s", "batch e2e prio", "s P99", 1);
-    ls_column_format(r, "shed_pct", "batch shed", "%", 1);
+    ls_column_format(r, "shed_fcfs_pct", "batch shed fcfs", "%", 1);
+    ls_column_format(r, "shed_pct", "batch shed prio", "%", 1);
 }
 
 /* A row, the point's numbers rounded as the table prints them: the
@@ -50,7 +50,7 @@ static void prio_row(ls_result *r, prio_point *p)
 {
     cJSON *row = ls_row(r);
     double *v[] = {&p->share,      &p->ttft_fcfs, &p->ttft_prio, &p->queue_fcfs,
-                   &p->queue_prio, &p->e2e_prio,  &p->shed};
+                   &p->queue_prio, &p->e2e_prio,  &p->shed_fcfs, &p->shed};
     assert((int)(sizeof v / sizeof v[0]) == r->n_columns);
     for (int k = 0; k < r->n_columns; k++) {
         double scale = pow(10, r->columns[k].decimals);
@@ -70,11 +70,12 @@ static void by_share(const prio_point *p, int n, int *idx)
     }
 }
 
-/* The first share (in idx's order) whose priority run shed a request, or -1. */
-static int first_shed(const prio_point *p, const int *idx, int n)
+/* The first share (in idx's order) whose run shed a request, by priority
+ * (prio) or first come first served; -1: none. */
+static int first_shed(const prio_point *p, const int *idx, int n, bool prio)
 {
     for (int i = 0; i < n; i++)
-        if (p[idx[i]].shed > 0) return i;
+        if ((prio ? p[idx[i]].shed : p[idx[i]].shed_fcfs) > 0) return i;
     return -1;
 }
 
@@ -201,7 +202,7 @@ static prio_gateway prio_gateway_of(const ls_context *c)
 static void prio_shed(ls_result *r, const prio_classes *k, const prio_point *p, const int *idx,
                       int n, const prio_gateway *gw)
 {
-    int s = first_shed(p, idx, n);
+    int s = first_shed(p, idx, n, true);
     const prio_point *a = &p[idx[0]], *z = &p[idx[n - 1]];
     char rule[320] = "";
     if (gw->on)
@@ -214,11 +215,18 @@ static void prio_shed(ls_result *r, const prio_classes *k, const prio_point *p, 
     if (s >= 0) {
         char below[96] = "";
         if (s > 0) snprintf(below, sizeof below, ", none at %g%% and below", p[idx[s - 1]].share);
+        int f = first_shed(p, idx, n, false);
+        char fcfs[160] = "";
+        if (f >= 0)
+            snprintf(fcfs, sizeof fcfs,
+                     " First come first served sheds from %g%% (%.1f%% there, %.1f%% at %g%%).",
+                     p[idx[f]].share, p[idx[f]].shed_fcfs, z->shed_fcfs, z->share);
         ls_say(r,
-               "Shedding starts at a %g%% batch share: %s. It refused %.1f%% of the %s requests "
-               "there%s, and %.1f%% at %g%%.",
+               "Shedding starts at a %g%% batch share: %s. By priority it refused %.1f%% of the "
+               "%s requests there%s, and %.1f%% at %g%%.%s",
                p[idx[s]].share, gw->on ? rule : "requests were refused", p[idx[s]].shed,
-               k->batch_name, below, z->shed, z->share);
+               k->batch_name, below, z->shed, z->share, fcfs);
+        ls_keep(r, "fcfs_shedding_starts_pct", f >= 0 ? p[idx[f]].share : NAN);
     } else if (gw->on && k->batch_priority < gw->shed_priority)
         ls_say(r,
                "No request was shed within the shares run (%g%% to %g%%): %s, and the %s class "
@@ -284,9 +292,9 @@ static void prio_figure(const ls_context *c, ls_result *r, const prio_classes *k
         snprintf(label, sizeof label, "TTFT target %g s", k->ttft_target);
         ls_plot_guide(r, ttft, AN_GUIDE_SLO, label, k->ttft_target, false);
     }
-    int s = first_shed(p, idx, n);
+    int s = first_shed(p, idx, n, true);
     if (s >= 0 && shed >= 0) {
-        snprintf(label, sizeof label, "shedding starts, %g%%", p[idx[s]].share);
+        snprintf(label, sizeof label, "shedding starts by priority, %g%%", p[idx[s]].share);
         ls_plot_guide(r, shed, AN_GUIDE_MARK, label, p[idx[s]].share, true);
     }
     free(x);

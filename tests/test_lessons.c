@@ -624,11 +624,22 @@ static void prio_gateway_sheds(void)
              cell_of(start, "batch_share_pct"));
     has_str(said, text, "the sentence names the share");
     snprintf(text, sizeof text,
-             "It refused %.1f%% of the batch requests there, none at %g%% and below, and %.1f%% "
-             "at %g%%.",
+             "By priority it refused %.1f%% of the batch requests there, none at %g%% and below, "
+             "and %.1f%% at %g%%.",
              cell_of(start, "shed_pct"), cell_of(start - 1, "batch_share_pct"),
              cell_of(z, "shed_pct"), cell_of(z, "batch_share_pct"));
     has_str(said, text, "and quotes its row, the one below and the heaviest");
+    int f = -1;
+    for (int i = 0; i < n && f < 0; i++)
+        if (cell_of(i, "shed_fcfs_pct") > 0) f = i;
+    ok(f >= 0, "first come first served sheds too");
+    if (f >= 0) {
+        snprintf(text, sizeof text,
+                 "First come first served sheds from %g%% (%.1f%% there, %.1f%% at %g%%).",
+                 cell_of(f, "batch_share_pct"), cell_of(f, "shed_fcfs_pct"),
+                 cell_of(z, "shed_fcfs_pct"), cell_of(z, "batch_share_pct"));
+        has_str(said, text, "and the sentence quotes its rows");
+    }
     has_str(said, "max(waiting requests / 300, KV cache use / 1)",
             "and the gateway's saturation from the scenario");
     free(said);
@@ -647,7 +658,7 @@ static void prio_gateway_sheds(void)
     int shed = 0;
     n = cJSON_GetArraySize(result.table);
     for (int i = 0; i < n; i++)
-        shed += cell_of(i, "shed_pct") != 0;
+        shed += (cell_of(i, "shed_pct") != 0) + (cell_of(i, "shed_fcfs_pct") != 0);
     is_int(shed, 0, "without the gateway no share sheds");
     double grown = cell_of(n - 1, "batch_queue_prio_s");
     ok(grown > held,
