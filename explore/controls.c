@@ -3,8 +3,8 @@
  * the article the lessons come from: drag the prompt to 32k, then the
  * reply; users from 4 to 64 to 256; speculation's users, then its drafter's
  * accepted length; utilisation down to 10%; slow requests
- * to 2%, then 5%; batch traffic up to 90%, then the rate; 1, 10 or 100
- * calls.  Each is one --set of the lesson.
+ * to 2%, then 5%; batch traffic up to 90%, then the rate and the gateway's
+ * depth; 1, 10 or 100 calls.  Each is one --set of the lesson.
  * Declared here is what is the explorer's own: which controls a panel has,
  * their labels and units, the path each sets and how, and the choices of a
  * control over a single value.  The numbers that are the lesson's -- a
@@ -86,13 +86,18 @@ static const control_decl tail[] = {
      NULL},
 };
 /* the shipped 20 req/s overloads the H100 from a 30% batch share; a lighter
- * rate moves that share up (8: 80%), 4 keeps up at every share */
+ * rate moves that share up (8: 80%), 4 keeps up at every share.  The
+ * gateway saturates at 300 waiting requests as shipped; GIE's default, 5,
+ * sheds from the lightest share and holds the interactive requests too */
 static const double priority_rates[] = {4, 8, 12, 16, 20, 24};
+static const double gateway_depths[] = {5, 20, 100, 300, 1000};
 static const control_decl priorities[] = {
     {"batch", "most batch traffic", "%", false, "lesson.batch_shares", EX_PREFIX, 2, NULL, 0, 100,
      NULL},
     {"rate", "arrival rate", "req/s", false, "workload.arrival.rate_per_s", EX_VALUE, 0,
      priority_rates, N(priority_rates), 1, NULL},
+    {"gateway", "gateway saturates at", "waiting", false, "cluster.gateway.queue_depth_threshold",
+     EX_VALUE, 0, gateway_depths, N(gateway_depths), 1, NULL},
 };
 static const double slow_probability[] = {0.001, 0.002, 0.005, 0.01, 0.02, 0.05};
 static const control_decl fan_out[] = {

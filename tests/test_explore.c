@@ -548,7 +548,8 @@ static bool finding_has(const cJSON *api, const char *text)
  * TTFT P99 far below first come first served's at the heaviest share and
  * under its target at every share, first come first served missing it
  * from the share a sentence names, and the gateway shedding the batch tier
- * from another; the batch slider cut to 50% runs five shares; at 4 req/s
+ * from another; at GIE's 5 waiting requests the gateway sheds from the
+ * lightest share; the batch slider cut to 50% runs five shares; at 4 req/s
  * (the rate slider's lightest) both orders meet it. */
 static void test_priorities_panel(int port)
 {
@@ -572,6 +573,13 @@ static void test_priorities_panel(int port)
     snprintf(text, sizeof text, "Shedding starts at a %g%% batch share", shed);
     ok(isfinite(shed) && finding_has(api, text),
        "priorities: the gateway sheds from a share the sentence names (%s)", text);
+    cJSON_Delete(api);
+    api = get_json(port, "/api/lesson?name=priorities&gateway=5", &status);
+    is_int(status, 200, "priorities, the gateway at GIE's 5 waiting requests: 200");
+    numbers = cJSON_GetObjectItemCaseSensitive(api, "numbers");
+    is_near(util_json_number(numbers, "shedding_starts_pct", NAN),
+            util_json_number(numbers, "lightest_share_pct", NAN), 0,
+            "and it sheds from the lightest share");
     cJSON_Delete(api);
     api = get_json(port, "/api/lesson?name=priorities&batch=0.5", &status);
     is_int(status, 200, "priorities, batch traffic up to 50%%: 200");

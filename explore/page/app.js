@@ -32,7 +32,7 @@
     'speculation': 'Drag the users down to 64, then up to 256: speculation nearly halves TPOT for a few users and slows every user past the crossover. Then drag the accepted length: a better drafter (2.39 is EAGLE at K = 4 in vLLM issue #20780) moves the crossover to more users.',
     'utilisation': 'Drag the lowest utilisation from 40% down to 10% and up: the cost of a token follows 1/utilisation. Then switch to the whole server: hosts and cooling draw whatever the load.',
     'tail': 'Drag the slow requests to 2%, then 5%: P99 falls off its cliff long before the mean notices.',
-    'priorities': 'Drag the batch traffic up to 90%: first come first served makes the interactive requests wait behind the batch ones, priority keeps their TTFT under a second while the batch tier absorbs the queue. Then lower the arrival rate: the share where first come first served misses its target moves up.',
+    'priorities': 'Drag the batch traffic up to 90%: first come first served makes the interactive requests wait behind the batch ones, priority keeps their TTFT under a second while the batch tier absorbs the queue. Then lower the arrival rate: the share where first come first served misses its target moves up. Then drag the gateway down to GIE\'s default of 5 waiting requests: it sheds from the lightest share and holds the interactive requests at the door too, and both orders miss their target at the heavy shares.',
     'fan-out': 'Pick 10 calls per task, then 100; then make slow calls rarer or commoner: the rare slow call becomes the common slow task.',
     'definitions': 'One run, every tool\u2019s definition of per-token latency side by side.'
   };
