@@ -106,6 +106,22 @@ static void test_bucket(sqlite3 *db)
     cmp_ok(worst, <=, 1e-3, "what passed is within 12,000 + 8,000 t tokens at every arrival");
 }
 
+/* The most rows "in" at once, from a query of (time, +1 or -1) rows in
+ * time order, leaves before joins at one instant. */
+static int64_t most_at_once(sqlite3 *db, char *sql)
+{
+    sqlite3_stmt *st;
+    sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    free(sql);
+    int64_t now = 0, most = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        now += sqlite3_column_int(st, 1);
+        if (now > most) most = now;
+    }
+    sqlite3_finalize(st);
+    return most;
+}
+
 /* The most of a tenant's requests between their dispatch (enqueue_s) and
  * the engine's end of them (the gateway frees a slot then; the row's
  * finish_s is the client's, host.output_s later), at any instant; ends
@@ -117,16 +133,7 @@ static int64_t most_in_flight(sqlite3 *db, const char *tenant)
         "enqueue_s IS NOT NULL UNION ALL SELECT m.arrival_s + m.engine_e2e_s, -1 FROM "
         "request_metrics m JOIN requests q USING (run_id, id) WHERE q.tenant = '%s' AND "
         "q.enqueue_s IS NOT NULL) ORDER BY t, d", tenant, tenant);
-    sqlite3_stmt *st;
-    sqlite3_prepare_v2(db, sql, -1, &st, NULL);
-    free(sql);
-    int64_t now = 0, most = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        now += sqlite3_column_int(st, 1);
-        if (now > most) most = now;
-    }
-    sqlite3_finalize(st);
-    return most;
+    return most_at_once(db, sql);
 }
 
 /* beta's share: a quarter of 16 slots. */
@@ -145,20 +152,12 @@ static void test_share(sqlite3 *db, sqlite3 *unshared)
  * dispatched after waiting longer than the time-to-live. */
 static void test_queue(sqlite3 *db)
 {
-    sqlite3_stmt *st;
     char *sql = util_xasprintf(
         "SELECT t, d FROM (SELECT arrival_s AS t, 1 AS d FROM requests WHERE (enqueue_s > "
         "arrival_s) OR reason = 'ttl' UNION ALL SELECT CASE WHEN reason = 'ttl' THEN arrival_s + "
         "%g ELSE enqueue_s END, -1 FROM requests WHERE (enqueue_s > arrival_s) OR reason = "
         "'ttl') ORDER BY t, d", TTL_S);
-    sqlite3_prepare_v2(db, sql, -1, &st, NULL);
-    free(sql);
-    int64_t now = 0, most = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        now += sqlite3_column_int(st, 1);
-        if (now > most) most = now;
-    }
-    sqlite3_finalize(st);
+    int64_t most = most_at_once(db, sql);
     ok(most <= CAPACITY, "the gateway held at most its capacity, %d (held %lld)", CAPACITY,
        (long long)most);
     cmp_ok(most, >=, CAPACITY - 1, "and filled it");
