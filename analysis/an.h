@@ -238,6 +238,17 @@ typedef struct an_lora {
     double gpu_hit_rate, cpu_hit_rate, mean_load_s, load_share, kernel_share;
 } an_lora;
 
+/* KV offload's CPU tier (replicas.cpu_*; all 0 without cluster.kv_offload,
+ * or in a database older than schema 15): its size over the replicas, the
+ * prompt tokens it was asked for at first schedulings (those the GPU cache
+ * missed) and those it served, the bytes copied into it and loaded back. */
+typedef struct an_offload {
+    double tier_bytes;
+    int64_t lookup_tokens, hit_tokens;
+    double stored_bytes, loaded_bytes;
+    double hit_rate; /* derived: hit_tokens / lookup_tokens */
+} an_offload;
+
 typedef struct an_use {
     int replica;      /* -1: the whole cluster */
     char *pool, *gpu; /* NULL for the cluster */
@@ -269,6 +280,7 @@ typedef struct an_use {
      * and in the rest of the speculative steps (verifying) */
     an_spec spec;
     an_lora lora;
+    an_offload offload;
     an_section req;           /* requests it served (with options.by_replica) */
     bool decodes; /* it is of the disaggregated cluster's decode pool: req is what it decoded */
 } an_use;

@@ -130,6 +130,17 @@ static void spec_json(cJSON *parent, const an_spec *s)
     add_num(o, "verify_share", s->verify_share);
 }
 
+static void offload_json(cJSON *parent, const an_offload *o)
+{
+    cJSON *j = cJSON_AddObjectToObject(parent, "kv_offload");
+    cJSON_AddNumberToObject(j, "cpu_tier_bytes", o->tier_bytes);
+    cJSON_AddNumberToObject(j, "cpu_lookup_tokens", (double)o->lookup_tokens);
+    cJSON_AddNumberToObject(j, "cpu_hit_tokens", (double)o->hit_tokens);
+    add_num(j, "cpu_hit_rate", o->hit_rate);
+    cJSON_AddNumberToObject(j, "cpu_stored_bytes", o->stored_bytes);
+    cJSON_AddNumberToObject(j, "cpu_loaded_bytes", o->loaded_bytes);
+}
+
 static void lora_json(cJSON *parent, const an_lora *l)
 {
     cJSON *o = cJSON_AddObjectToObject(parent, "lora");
@@ -170,6 +181,7 @@ static void use_json(cJSON *o, const an_use *u)
     cJSON_AddNumberToObject(o, "kv_capacity_tokens", (double)u->kv_capacity_tokens);
     if (u->spec.k > 0) spec_json(o, &u->spec);
     if (u->lora.slots > 0) lora_json(o, &u->lora);
+    if (u->offload.tier_bytes > 0) offload_json(o, &u->offload);
 }
 
 static void cost_json(cJSON *root, const an_cost *c)
@@ -708,6 +720,16 @@ static void print_spec(const an_spec *s, FILE *out)
             (long long)s->off_steps, (long long)decode_steps);
 }
 
+static void print_offload(const an_offload *o, FILE *out)
+{
+    fprintf(out, "KV offload CPU tier (%s GiB, all replicas): %lld prompt tokens missed the GPU "
+                 "cache, %lld "
+                 "(%s) hit the CPU tier; %s GB stored, %s GB loaded\n",
+            num("%.1f", o->tier_bytes / 1073741824.0).s, (long long)o->lookup_tokens,
+            (long long)o->hit_tokens, num("%.1f%%", 100 * o->hit_rate).s,
+            num("%.2f", o->stored_bytes / 1e9).s, num("%.2f", o->loaded_bytes / 1e9).s);
+}
+
 static void print_lora(const an_lora *l, FILE *out)
 {
     fprintf(out, "LoRA adapters (%lld GPU slots): %lld requests for an adapter, GPU hit rate %s; "
@@ -995,6 +1017,7 @@ static void print_report(const void *arg, FILE *out)
     }
     if (r->use.spec.k > 0) print_spec(&r->use.spec, out);
     if (r->use.lora.slots > 0) print_lora(&r->use.lora, out);
+    if (r->use.offload.tier_bytes > 0) print_offload(&r->use.offload, out);
     print_cost(r, out);
     print_energy(r, out);
     if (by_class)

@@ -100,6 +100,11 @@ void sim__rp_init(sim__replica *rp, sim_engine *e, const sim_pool *p, sim__group
     /* a static batch reserves each member's whole context: nothing to share */
     rp->pc_on = p->prefix_caching && !reserves(rp);
     if (rp->pc_on) sim__pc_init(&rp->pc, p->block_tokens, rp->kv_capacity);
+    rp->block_bytes = p->block_tokens * p->cost.kv_bytes_per_token;
+    if (rp->pc_on && e->sc->kv_offload.cpu_bytes > 0)
+        sim__pc_add_tier(&rp->pc, &rp->cpu,
+                         (int64_t)floor(e->sc->kv_offload.cpu_bytes / rp->block_bytes),
+                         e->sc->kv_offload.all);
     sim__lr_init(rp);
 }
 
@@ -109,6 +114,7 @@ void sim__rp_fini(sim__replica *rp)
     sim__waitq_fini(&rp->own);
     sim__heap_fini(&rp->finishing);
     sim__kv_fini(&rp->kv);
+    if (rp->pc_on && rp->pc.lower) sim__pc_fini(&rp->cpu);
     if (rp->pc_on) sim__pc_fini(&rp->pc);
     free(rp->chunks);
     free(rp->chunk_cost);
@@ -329,8 +335,17 @@ int64_t sim__rp_cached_prefix(const sim__replica *rp, const sim__request *r, int
 static void take_prefix(sim__replica *rp, sim__request *r)
 {
     if (!rp->pc_on || r->state != SIM__WAITING) return;
-    r->cached = skippable(rp, r, sim__pc_acquire(&rp->pc, r));
-    if (r->sched_ns < 0) r->hit_tokens = (int32_t)r->cached; /* prompt tokens: cached < prompt */
+    int64_t loaded, blocks = sim__pc_acquire(&rp->pc, r, &loaded);
+    r->cached = skippable(rp, r, blocks);
+    /* its step loads them over PCIe before the forward pass (start_single) */
+    rp->load_bytes += (double)loaded * rp->block_bytes;
+    if (r->sched_ns >= 0) return;
+    r->hit_tokens = (int32_t)r->cached; /* prompt tokens: cached < prompt */
+    if (rp->pc.lower) {
+        int64_t gpu = skippable(rp, r, blocks - loaded);
+        rp->cpu_lookup_tokens += r->prompt - gpu;
+        rp->cpu_hit_tokens += r->cached - gpu;
+    }
 }
 
 void sim__rp_settle_cache(sim__replica *rp)
@@ -852,6 +867,16 @@ static void start_single(sim__replica *rp)
     rp->cost.time_s += swap_s;
     rp->cost.gpu_s += swap_s;
     rp->cost.decode_s += swap_s;
+    /* A prefix hit in the CPU tier is loaded before the prefill that needs
+     * it, over the same links; the store of evicted blocks costs nothing
+     * here (docs/kv-offload.md). */
+    if (rp->load_bytes > 0) {
+        double load_s = rp->load_bytes / (p->cost.gpu.pcie_bw * p->gpus) +
+                        rp->e->sc->kv_offload.cpu_latency_s;
+        rp->cost.time_s += load_s;
+        rp->cost.gpu_s += load_s;
+        rp->cost.prefill_s += load_s;
+    }
     schedule_end(rp, rp->run_start_ns + sim__ns(rp->cost.time_s));
 }
 
@@ -879,6 +904,7 @@ static void start_iteration(sim__replica *rp)
     assert(!rp->busy);
     rp->n_chunks = 0;
     rp->swap_bytes = 0;
+    rp->load_bytes = 0;
     rp->decodes = false;
     rp->seen_ns = plan_seen(rp);
     plan(rp);

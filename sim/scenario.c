@@ -219,6 +219,23 @@ static const util_field disagg_fields[] = {
     {0},
 };
 
+static const char *const offload_choices[] = {"prompt_only", "all", NULL};
+
+/* cluster.kv_offload: docs/kv-offload.md says what each does and its source. */
+static const util_field kv_offload_fields[] = {
+    {.key = "cpu_gib", .type = UTIL_T_NUMBER, .unit = "GiB", .min = 0, .max = 1e6,
+     .flags = UTIL_REQUIRED,
+     .doc = "host memory per replica holding the KV blocks its prefix cache evicts (vLLM's "
+            "OffloadingConnector, LMCache's local CPU backend); 0: no tier"},
+    {.key = "offload", .type = UTIL_T_STRING, .def = "\"prompt_only\"", .choices = offload_choices,
+     .doc = "what goes down a tier: the prompts' blocks (LMCache's save_decode_cache false, its "
+            "default), or all: the blocks of finished replies too"},
+    {.key = "cpu_latency_s", .type = UTIL_T_NUMBER, .unit = "s", .def = "0", .min = 0, .max = 10,
+     .doc = "fixed latency of one step's load from the CPU tier, beside bytes / the GPU's "
+            "host link (pcie_gbs x GPUs)"},
+    {0},
+};
+
 static const util_field cluster_fields[] = {
     {.key = "gpu", .type = UTIL_T_NAME_OR_OBJECT, .sub = mdl_gpu_fields,
      .check = mdl_check_gpu_id, .doc = "catalog id (`servesim catalog gpus`) or an inline GPU"},
@@ -242,6 +259,9 @@ static const util_field cluster_fields[] = {
      .doc = "several pools (each inherits the cluster-level keys it does not set)"},
     {.key = "disaggregated", .type = UTIL_T_OBJECT, .sub = disagg_fields,
      .doc = "prefill in one pool, decode in another (DistServe, Splitwise)"},
+    {.key = "kv_offload", .type = UTIL_T_OBJECT, .sub = kv_offload_fields,
+     .doc = "a CPU tier below each replica's prefix cache: evicted blocks go down to it, a "
+            "prompt that hits it loads them back over PCIe (docs/kv-offload.md)"},
     {.key = "gateway", .type = UTIL_T_OBJECT, .sub = sim__gateway_fields,
      .doc = "a gateway in front of the replicas: tenants' token budgets and slot shares, a "
             "queue while they are saturated, shedding (docs/gateway.md)"},
@@ -1408,6 +1428,10 @@ static int build(sim_scenario *sc, const mdl_catalog *cat, const char *base_dir,
     sc->prefix_weight = util_json_number(cluster, "prefix_weight", 1);
     sc->lora_queue_threshold = (int64_t)util_json_number(cluster, "lora_queue_threshold", 128);
     sc->lora_pool = -1;
+    sc->kv_offload.cpu_bytes = util_json_number(cluster, "kv_offload.cpu_gib", 0) * GIB;
+    sc->kv_offload.cpu_latency_s = util_json_number(cluster, "kv_offload.cpu_latency_s", 0);
+    const cJSON *off = util_json_get(cluster, "kv_offload.offload");
+    sc->kv_offload.all = off && cJSON_IsString(off) && !strcmp(off->valuestring, "all");
     int rc = build_pools(sc, cluster, cat, base_dir, d);
     if (!rc && build_disaggregation(sc, cluster, d)) rc = UTIL_EINPUT;
     if (wl_spec_from_json(util_json_member(root, "workload"), "workload", base_dir, &sc->workload, d))
