@@ -238,15 +238,21 @@ typedef struct an_lora {
     double gpu_hit_rate, cpu_hit_rate, mean_load_s, load_share, kernel_share;
 } an_lora;
 
-/* KV offload's CPU tier (replicas.cpu_*; all 0 without cluster.kv_offload,
- * or in a database older than schema 15): its size over the replicas, the
+/* A KV offload tier (all 0 without cluster.kv_offload, or in a database
+ * older than schema 15): its size over the replicas, the
  * prompt tokens it was asked for at first schedulings (those the GPU cache
  * missed) and those it served, the bytes copied into it and loaded back. */
-typedef struct an_offload {
+typedef struct an_tier {
     double tier_bytes;
     int64_t lookup_tokens, hit_tokens;
     double stored_bytes, loaded_bytes;
     double hit_rate; /* derived: hit_tokens / lookup_tokens */
+} an_tier;
+
+/* ... its CPU tier (replicas.cpu_*) and its disk tier (replicas.disk_*:
+ * asked for what the GPU cache and the CPU tier missed) */
+typedef struct an_offload {
+    an_tier cpu, disk;
 } an_offload;
 
 typedef struct an_use {

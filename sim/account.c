@@ -201,6 +201,11 @@ void sim__ac_row(const sim__replica *rp, sim_replica_row *row)
         .cpu_hit_tokens = rp->cpu_hit_tokens,
         .cpu_stored_bytes = rp->pc.lower ? (double)rp->cpu.stored * rp->block_bytes : 0,
         .cpu_loaded_bytes = rp->pc.lower ? (double)rp->cpu.loaded * rp->block_bytes : 0,
+        .disk_tier_bytes = (double)rp->disk.capacity * rp->block_bytes, /* 0 without one */
+        .disk_lookup_tokens = rp->disk_lookup_tokens,
+        .disk_hit_tokens = rp->disk_hit_tokens,
+        .disk_stored_bytes = (double)rp->disk.stored * rp->block_bytes,
+        .disk_loaded_bytes = (double)rp->disk.loaded * rp->block_bytes,
         .out_of_range = rp->out_of_range,
         .peak_flops = cm->gpu.flops * p->gpus,
         .peak_bw = cm->gpu.mem_bw * p->gpus,

@@ -228,6 +228,7 @@ static void tier_store(sim__pcache *t, const sim__pc_node *n, int64_t upto)
 
 void sim__pc_add_tier(sim__pcache *c, sim__pcache *tier, int64_t capacity, bool replies)
 {
+    while (c->lower) c = c->lower; /* below the lowest */
     *tier = (sim__pcache){.block_tokens = c->block_tokens, .capacity = capacity};
     c->lower = tier;
     c->offload_replies = replies;
@@ -317,19 +318,34 @@ static int walk(const sim__pcache *c, const sim__request *r, int64_t *blocks, in
     return r->n_segs;
 }
 
+/* The entry of key in the tiers below c that holds the most of its leading
+ * blocks (the nearer tier on a tie), and in *tier its tier; or NULL. */
+static sim__pc_node *below_find(const sim__pcache *c, uint64_t key, sim__pcache **tier)
+{
+    sim__pc_node *best = NULL;
+    for (sim__pcache *t = c->lower; t; t = t->lower) {
+        sim__pc_node *e = find(t, key);
+        if (e && (!best || e->resident > best->resident)) {
+            best = e;
+            *tier = t;
+        }
+    }
+    return best;
+}
+
 /* Where r's chain, whose first `from` segments the cache above holds and
- * whose segment `from` it lacks, continues in tier t: whole entries, then
- * at most one partial; it stops at an entry the cache above has (another
- * request filling it, or a later segment it kept).  Returns the segment
- * after the last; *blocks, the blocks found. */
-static int lower_walk(const sim__pcache *c, const sim__pcache *t, const sim__request *r,
-                      int from, int64_t *blocks)
+ * whose segment `from` it lacks, continues in the tiers below: whole
+ * entries, then at most one partial; it stops at an entry the cache above
+ * has (another request filling it, or a later segment it kept).  Returns
+ * the segment after the last; *blocks, the blocks found. */
+static int lower_walk(const sim__pcache *c, const sim__request *r, int from, int64_t *blocks)
 {
     *blocks = 0;
     for (int i = from; i < r->n_segs; i++) {
         int64_t n = seg_hi(c, r, i) - seg_lo(c, r, i);
         if (n == 0) continue;
-        const sim__pc_node *e = find(t, r->segs[i].key);
+        sim__pcache *t;
+        const sim__pc_node *e = below_find(c, r->segs[i].key, &t);
         if (!e || find(c, r->segs[i].key)) return i;
         if (e->resident < n) {
             *blocks += e->resident;
@@ -340,16 +356,17 @@ static int lower_walk(const sim__pcache *c, const sim__pcache *t, const sim__req
     return r->n_segs;
 }
 
-/* The tier's blocks for segment i whose entry e holds some: the leading
- * blocks of the segment it has, at most the segment's. */
-static int64_t tier_has(const sim__pcache *t, const sim__request *r, int i, const sim__pc_node *e)
+/* The tiers' blocks for segment i whose entry e holds some: the leading
+ * blocks of the segment the best of them has, at most the segment's. */
+static int64_t tier_has(const sim__pcache *c, const sim__request *r, int i, const sim__pc_node *e)
 {
-    const sim__pc_node *te = find(t, r->segs[i].key);
+    sim__pcache *t;
+    const sim__pc_node *te = below_find(c, r->segs[i].key, &t);
     if (!te) return 0;
     return te->resident < e->blocks ? te->resident : e->blocks;
 }
 
-/* What the tier below adds where the walk above stopped: the rest of the
+/* What the tiers below add where the walk above stopped: the rest of the
  * partly evicted entry it stopped after (partial), then, that entry made
  * whole or missing (missing), the entries lower_walk finds.  Returns the
  * blocks; *to, the segment after the last it reaches (untouched: none). */
@@ -360,7 +377,7 @@ static int64_t below_count(const sim__pcache *c, const sim__request *r, int miss
     int from = missing;
     if (partial >= 0) {
         const sim__pc_node *e = find(c, r->segs[partial].key);
-        int64_t have = tier_has(c->lower, r, partial, e);
+        int64_t have = tier_has(c, r, partial, e);
         if (have <= e->resident) return 0;
         got = have - e->resident;
         *to = partial + 1;
@@ -368,7 +385,7 @@ static int64_t below_count(const sim__pcache *c, const sim__request *r, int miss
         from = partial + 1;
     }
     if (from < 0) return got;
-    int end = lower_walk(c, c->lower, r, from, &more);
+    int end = lower_walk(c, r, from, &more);
     if (end > from) *to = end;
     return got + more;
 }
@@ -389,26 +406,34 @@ int64_t sim__pc_lookup(const sim__pcache *c, const sim__request *r, int64_t *in_
 static sim__pc_node *entry_new(sim__pcache *c, sim__pc_node **slot, uint64_t key,
                                int64_t blocks, int64_t resident);
 
-/* r's segments [from, to) come up from tier t: each becomes an entry that
- * r references, as if r had computed it, and the tier's copy is used now
- * (it stays there: the tier is a cache).  Returns the blocks loaded. */
-static int64_t load_from(sim__pcache *c, sim__pcache *t, sim__request *r, int from, int to)
+/* `blocks` blocks of entry e of tier t are loaded: the tier's copy is used
+ * now (it stays there: the tier is a cache). */
+static void tier_used(sim__pcache *t, sim__pc_node *e, int64_t blocks)
+{
+    queue_unlink(t, e);
+    queue_append(t, e);
+    t->loaded += blocks;
+}
+
+/* r's segments [from, to) come up from the tiers below: each becomes an
+ * entry that r references, as if r had computed it.  Returns the blocks
+ * loaded. */
+static int64_t load_from(sim__pcache *c, sim__request *r, int from, int to)
 {
     int64_t loaded = 0;
     for (int i = from; i < to; i++) {
         int64_t n = seg_hi(c, r, i) - seg_lo(c, r, i);
         if (n == 0) continue;
         uint64_t key = r->segs[i].key;
-        sim__pc_node *e = find(t, key);
+        sim__pcache *t;
+        sim__pc_node *e = below_find(c, key, &t);
         int64_t have = e->resident < n ? e->resident : n;
-        queue_unlink(t, e);
-        queue_append(t, e);
+        tier_used(t, e, have);
         r->segs[i].node = entry_new(c, table_slot(c, key), key, n, have);
         r->segs[i].node->reply = e->reply;
         if (have < n) r->pc_fill = i; /* the last: r computes the rest */
         loaded += have;
     }
-    t->loaded += loaded;
     return loaded;
 }
 
@@ -434,16 +459,16 @@ int64_t sim__pc_acquire(sim__pcache *c, sim__request *r, int64_t *loaded)
         int64_t moved = 0; /* the rest from the tier below */
         int from = missing;
         if (partial >= 0) { /* the partly evicted entry r now holds is filled up first */
-            sim__pc_node *e = r->segs[partial].node, *te = find(c->lower, e->key);
-            moved = tier_has(c->lower, r, partial, e) - e->resident;
+            sim__pc_node *e = r->segs[partial].node;
+            sim__pcache *t;
+            sim__pc_node *te = below_find(c, e->key, &t);
+            moved = tier_has(c, r, partial, e) - e->resident;
             e->resident += moved;
-            c->lower->loaded += moved;
-            queue_unlink(c->lower, te);
-            queue_append(c->lower, te);
+            tier_used(t, te, moved);
             if (e->resident == e->blocks) r->pc_fill = -1;
             from = partial + 1;
         }
-        moved += load_from(c, c->lower, r, from, to);
+        moved += load_from(c, r, from, to);
         assert(moved == below);
         blocks += below;
         upto = to;
@@ -640,7 +665,7 @@ void sim__pc_check(const sim__pcache *c)
         if (e->refs > 0) saved += (int64_t)(e->refs - 1) * e->resident;
     }
     SIM__CHECK(entries == c->n && saved == c->saved);
-    if (c->lower) {
+    if (c->lower) { /* and the tiers below, in turn */
         sim__pc_check(c->lower);
         SIM__CHECK(c->lower->free_len <= c->lower->capacity && c->lower->saved == 0);
     }

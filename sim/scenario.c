@@ -233,6 +233,14 @@ static const util_field kv_offload_fields[] = {
     {.key = "cpu_latency_s", .type = UTIL_T_NUMBER, .unit = "s", .def = "0", .min = 0, .max = 10,
      .doc = "fixed latency of one step's load from the CPU tier, beside bytes / the GPU's "
             "host link (pcie_gbs x GPUs)"},
+    {.key = "disk_gib", .type = UTIL_T_NUMBER, .unit = "GiB", .def = "0", .min = 0, .max = 1e9,
+     .doc = "a disk tier per replica below the CPU tier, taking what it evicts (LMCache's "
+            "local_disk); 0: none. Needs cpu_gib, disk_read_gbs and disk_latency_s"},
+    {.key = "disk_read_gbs", .type = UTIL_T_NUMBER, .unit = "GB/s", .min = 0.001, .max = 1e4,
+     .doc = "the disk tier's read bandwidth (its device's sequential read; docs/kv-offload.md "
+            "lists sourced figures)"},
+    {.key = "disk_latency_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0, .max = 10,
+     .doc = "fixed latency of one step's read from the disk tier"},
     {0},
 };
 
@@ -1415,6 +1423,30 @@ static int read_class_models(sim_scenario *sc, util_diag *d)
     return rc;
 }
 
+/* cluster.kv_offload: its tiers, a disk tier with what its loads cost. */
+static int read_kv_offload(sim_scenario *sc, const cJSON *cluster, util_diag *d)
+{
+    sc->kv_offload.cpu_bytes = util_json_number(cluster, "kv_offload.cpu_gib", 0) * GIB;
+    sc->kv_offload.cpu_latency_s = util_json_number(cluster, "kv_offload.cpu_latency_s", 0);
+    const cJSON *off = util_json_get(cluster, "kv_offload.offload");
+    sc->kv_offload.all = off && cJSON_IsString(off) && !strcmp(off->valuestring, "all");
+    sc->kv_offload.disk_bytes = util_json_number(cluster, "kv_offload.disk_gib", 0) * GIB;
+    if (sc->kv_offload.disk_bytes <= 0) return UTIL_OK;
+    int rc = UTIL_OK;
+    if (sc->kv_offload.cpu_bytes <= 0)
+        rc = util_diag_add(d, "cluster.kv_offload.disk_gib: a disk tier sits below the CPU "
+                              "tier, which blocks reach it through: set cpu_gib above 0 too");
+    if (!util_json_get(cluster, "kv_offload.disk_read_gbs"))
+        rc = util_diag_add(d, "cluster.kv_offload.disk_read_gbs: missing: a disk tier needs "
+                              "its device's read bandwidth (docs/kv-offload.md lists some)");
+    if (!util_json_get(cluster, "kv_offload.disk_latency_s"))
+        rc = util_diag_add(d, "cluster.kv_offload.disk_latency_s: missing: a disk tier needs "
+                              "its device's latency (docs/kv-offload.md lists some)");
+    sc->kv_offload.disk_read_bw = util_json_number(cluster, "kv_offload.disk_read_gbs", 0) * 1e9;
+    sc->kv_offload.disk_latency_s = util_json_number(cluster, "kv_offload.disk_latency_s", 0);
+    return rc;
+}
+
 static int build(sim_scenario *sc, const mdl_catalog *cat, const char *base_dir, util_diag *d)
 {
     cJSON *root = sc->json, *cluster = cJSON_GetObjectItemCaseSensitive(root, "cluster");
@@ -1428,10 +1460,6 @@ static int build(sim_scenario *sc, const mdl_catalog *cat, const char *base_dir,
     sc->prefix_weight = util_json_number(cluster, "prefix_weight", 1);
     sc->lora_queue_threshold = (int64_t)util_json_number(cluster, "lora_queue_threshold", 128);
     sc->lora_pool = -1;
-    sc->kv_offload.cpu_bytes = util_json_number(cluster, "kv_offload.cpu_gib", 0) * GIB;
-    sc->kv_offload.cpu_latency_s = util_json_number(cluster, "kv_offload.cpu_latency_s", 0);
-    const cJSON *off = util_json_get(cluster, "kv_offload.offload");
-    sc->kv_offload.all = off && cJSON_IsString(off) && !strcmp(off->valuestring, "all");
     int rc = build_pools(sc, cluster, cat, base_dir, d);
     if (!rc && build_disaggregation(sc, cluster, d)) rc = UTIL_EINPUT;
     if (wl_spec_from_json(util_json_member(root, "workload"), "workload", base_dir, &sc->workload, d))
@@ -1445,6 +1473,7 @@ static int build(sim_scenario *sc, const mdl_catalog *cat, const char *base_dir,
     if (!rc && read_class_models(sc, d)) rc = UTIL_EINPUT;
     if (!rc && sim__lr_read_classes(sc, d)) rc = UTIL_EINPUT;
     if (!rc && sim__gw_read(sc, cluster, d)) rc = UTIL_EINPUT;
+    if (!rc && read_kv_offload(sc, cluster, d)) rc = UTIL_EINPUT;
     if (!rc && check_warmup(sc, d)) rc = UTIL_EINPUT;
     if (!rc && check_endless(sc, d)) rc = UTIL_EINPUT;
     return rc;

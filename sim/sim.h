@@ -241,6 +241,8 @@ typedef struct sim_scenario {
     struct {
         double cpu_bytes, cpu_latency_s;
         bool all; /* offload: "all" (replies' blocks too), else "prompt_only" */
+        /* a disk tier below the CPU tier; disk_bytes 0: none */
+        double disk_bytes, disk_read_bw, disk_latency_s;
     } kv_offload;
     util_diag warnings; /* what is allowed but doubtful (a model's parameters off its
                          * dimensions), for the caller to show */
@@ -332,6 +334,10 @@ typedef struct sim_replica_row {
     double cpu_tier_bytes;
     int64_t cpu_lookup_tokens, cpu_hit_tokens;
     double cpu_stored_bytes, cpu_loaded_bytes;
+    /* ... and its disk tier's, the same figures */
+    double disk_tier_bytes;
+    int64_t disk_lookup_tokens, disk_hit_tokens;
+    double disk_stored_bytes, disk_loaded_bytes;
     int64_t out_of_range;  /* table cost model: iterations looked up outside the measurements */
     double peak_flops, peak_bw; /* datasheet peaks of all its GPUs, for MFU and MBU */
     double tdp_w, idle_w, prefill_w, decode_w; /* one GPU's draw: limit, idle, and at the

@@ -496,6 +496,9 @@ typedef struct sim__replica {
     sim__pcache cpu;
     double block_bytes;
     int64_t cpu_lookup_tokens, cpu_hit_tokens;
+    /* ... and the disk tier below cpu (cpu.lower), the same figures */
+    sim__pcache disk;
+    int64_t disk_lookup_tokens, disk_hit_tokens;
     int64_t queued_tokens;   /* prompt tokens in its own queue: the prefix router's load, */
     int64_t incoming_tokens; /* with those routed here and still in its front end */
     int64_t incoming;        /* requests in its front end: the gateway counts them waiting */
@@ -512,6 +515,7 @@ typedef struct sim__replica {
     int32_t n_chunks, chunks_cap;
     double swap_bytes;     /* KV moved over PCIe in it (swap out and in) */
     double load_bytes;     /* KV loaded from the CPU tier for requests it admits */
+    double disk_load_bytes; /* ... and from the disk tier (through host memory) */
     bool decodes;          /* the decoders produce a token in it */
     bool run_decode_only;  /* a decode-only run of steps step .. run_last */
     int64_t run_last, run_start_ns;

@@ -87,6 +87,61 @@ static void load_arithmetic(void)
     free(trace);
 }
 
+/* The same with a CPU tier of one entry (32 blocks, 64 MiB) above a disk
+ * tier: C's admission stores A's third segment, then its second, which
+ * pushes the third down to disk.  A re-sent loads 6 blocks of its second
+ * segment from the CPU tier and its third, 32 blocks, from disk: its step
+ * pays 38 blocks over PCIe + the CPU latency, and 32 blocks read from disk
+ * + the disk's latency. */
+static void disk_arithmetic(void)
+{
+    char path[200];
+    char *trace = hash_trace("0,1536,1,1 2 3\n10,1536,1,4 5 6\n20,1536,1,7 8 9\n30,1536,1,1 2 3\n",
+                             path, sizeof path);
+    char *json = support_scenario_text("prefix-base.json");
+    sqlite3 *disk = support_run_json(
+        json,
+        (const char *[]){path, "cluster.scheduler.kv_blocks=250",
+                         "cluster.kv_offload={\"cpu_gib\": 0.0625, \"cpu_latency_s\": 0.002, "
+                         "\"disk_gib\": 100, \"disk_read_gbs\": 7, \"disk_latency_s\": 0.0001}",
+                         NULL},
+        true);
+    sqlite3 *gpu = support_run_json(json, (const char *[]){path, NULL}, true);
+    is_int(support_q1(disk, "SELECT cached_tokens FROM requests WHERE id = 3"), 1520,
+           "with a disk tier, A re-sent has 95 blocks cached");
+    const char *step = "SELECT end_s - start_s FROM iterations WHERE start_s >= 30 "
+                       "AND prefill_tokens > 0 ORDER BY start_s LIMIT 1";
+    double block_bytes = BLOCK * KV_TOKEN;
+    double want = 38 * block_bytes / PCIE_BW + 0.002 + 32 * block_bytes / 7e9 + 0.0001;
+    is_near(support_q1(disk, step) - support_q1(gpu, step), want, 2e-9,
+            "its step pays 38 blocks over PCIe + 2 ms, 32 read from disk at 7 GB/s + 0.1 ms: "
+            "%.9f s",
+            want);
+    is_near(support_q1(disk, "SELECT cpu_loaded_bytes FROM replicas"), 6 * block_bytes, 0,
+            "6 blocks loaded from the CPU tier");
+    is_near(support_q1(disk, "SELECT disk_loaded_bytes FROM replicas"), 32 * block_bytes, 0,
+            "32 blocks from disk");
+    is_int(support_q1(disk, "SELECT cpu_hit_tokens FROM replicas"), 6 * BLOCK,
+           "the CPU tier served 6 blocks' tokens");
+    is_int(support_q1(disk, "SELECT disk_hit_tokens FROM replicas"), 1520 - 64 * BLOCK,
+           "the disk tier the rest but the last token's block");
+    is_near(support_q1(disk, "SELECT disk_tier_bytes FROM replicas"), 100 * 1073741824.0, 0,
+            "the disk tier's size: 100 GiB of whole blocks");
+    sqlite3_close(disk);
+    sqlite3_close(gpu);
+    free(json);
+    unlink(trace);
+    free(trace);
+    json = support_scenario_text("shared-prefix-groups.json");
+    char *why = support_refusal(json, (const char *[]){"cluster.kv_offload={\"cpu_gib\": 1, "
+                                                       "\"disk_gib\": 10}",
+                                                       NULL});
+    ok(why && strstr(why, "cluster.kv_offload.disk_read_gbs"),
+       "a disk tier without its bandwidth is refused: %s", why ? why : "(loaded)");
+    free(why);
+    free(json);
+}
+
 /* ---- a working set larger than HBM ---- */
 
 /* 64 groups of a 2048-token system prompt at 10 requests/s into 4000
@@ -106,16 +161,16 @@ static void working_set(void)
         an_report_compute(cpu, 1, &b, &d) == UTIL_OK) {
         tap_diag("hit rate: GPU alone %.4f, with the CPU tier %.4f (tier %.4f); TTFT mean %.4f "
                  "against %.4f s",
-                 a.req.prefix_hit_rate, b.req.prefix_hit_rate, b.use.offload.hit_rate,
+                 a.req.prefix_hit_rate, b.req.prefix_hit_rate, b.use.offload.cpu.hit_rate,
                  a.req.ttft.mean, b.req.ttft.mean);
         ok(b.req.prefix_hit_rate > a.req.prefix_hit_rate + 0.2,
            "the tier raises the prefix hit rate by more than 20 points");
-        ok(b.use.offload.hit_tokens > 0 && b.use.offload.hit_rate > 0.5,
+        ok(b.use.offload.cpu.hit_tokens > 0 && b.use.offload.cpu.hit_rate > 0.5,
            "most of what the GPU cache missed came from the tier");
-        is_int(a.use.offload.tier_bytes, 0, "the run without a tier reports none");
+        is_int(a.use.offload.cpu.tier_bytes, 0, "the run without a tier reports none");
         double block_bytes = BLOCK * KV_TOKEN;
-        double s = b.use.offload.stored_bytes / block_bytes,
-               l = b.use.offload.loaded_bytes / block_bytes;
+        double s = b.use.offload.cpu.stored_bytes / block_bytes,
+               l = b.use.offload.cpu.loaded_bytes / block_bytes;
         ok(s == floor(s) && l == floor(l) && s > 0 && l > 0,
            "bytes stored and loaded are whole blocks (%.0f and %.0f)", s, l);
         an_report_fini(&a);
@@ -241,6 +296,7 @@ int main(int argc, char **argv)
 {
     if (argc < 2 || support_init()) return 1;
     load_arithmetic();
+    disk_arithmetic();
     working_set();
     che();
     unchanged();
