@@ -238,6 +238,23 @@ typedef struct an_lora {
     double gpu_hit_rate, cpu_hit_rate, mean_load_s, load_share, kernel_share;
 } an_lora;
 
+/* A KV offload tier (all 0 without cluster.kv_offload, or in a database
+ * older than schema 15): its size over the replicas, the
+ * prompt tokens it was asked for at first schedulings (those the GPU cache
+ * missed) and those it served, the bytes copied into it and loaded back. */
+typedef struct an_tier {
+    double tier_bytes;
+    int64_t lookup_tokens, hit_tokens;
+    double stored_bytes, loaded_bytes;
+    double hit_rate; /* derived: hit_tokens / lookup_tokens */
+} an_tier;
+
+/* ... its CPU tier (replicas.cpu_*) and its disk tier (replicas.disk_*:
+ * asked for what the GPU cache and the CPU tier missed) */
+typedef struct an_offload {
+    an_tier cpu, disk;
+} an_offload;
+
 typedef struct an_use {
     int replica;      /* -1: the whole cluster */
     char *pool, *gpu; /* NULL for the cluster */
@@ -269,6 +286,7 @@ typedef struct an_use {
      * and in the rest of the speculative steps (verifying) */
     an_spec spec;
     an_lora lora;
+    an_offload offload;
     an_section req;           /* requests it served (with options.by_replica) */
     bool decodes; /* it is of the disaggregated cluster's decode pool: req is what it decoded */
 } an_use;

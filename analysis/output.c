@@ -130,6 +130,24 @@ static void spec_json(cJSON *parent, const an_spec *s)
     add_num(o, "verify_share", s->verify_share);
 }
 
+static void tier_json(cJSON *parent, const char *name, const an_tier *t)
+{
+    cJSON *j = cJSON_AddObjectToObject(parent, name);
+    cJSON_AddNumberToObject(j, "tier_bytes", t->tier_bytes);
+    cJSON_AddNumberToObject(j, "lookup_tokens", (double)t->lookup_tokens);
+    cJSON_AddNumberToObject(j, "hit_tokens", (double)t->hit_tokens);
+    add_num(j, "hit_rate", t->hit_rate);
+    cJSON_AddNumberToObject(j, "stored_bytes", t->stored_bytes);
+    cJSON_AddNumberToObject(j, "loaded_bytes", t->loaded_bytes);
+}
+
+static void offload_json(cJSON *parent, const an_offload *o)
+{
+    cJSON *j = cJSON_AddObjectToObject(parent, "kv_offload");
+    tier_json(j, "cpu", &o->cpu);
+    if (o->disk.tier_bytes > 0) tier_json(j, "disk", &o->disk);
+}
+
 static void lora_json(cJSON *parent, const an_lora *l)
 {
     cJSON *o = cJSON_AddObjectToObject(parent, "lora");
@@ -170,6 +188,7 @@ static void use_json(cJSON *o, const an_use *u)
     cJSON_AddNumberToObject(o, "kv_capacity_tokens", (double)u->kv_capacity_tokens);
     if (u->spec.k > 0) spec_json(o, &u->spec);
     if (u->lora.slots > 0) lora_json(o, &u->lora);
+    if (u->offload.cpu.tier_bytes > 0) offload_json(o, &u->offload);
 }
 
 static void cost_json(cJSON *root, const an_cost *c)
@@ -708,6 +727,21 @@ static void print_spec(const an_spec *s, FILE *out)
             (long long)s->off_steps, (long long)decode_steps);
 }
 
+static void print_tier(const an_tier *t, const char *name, const char *above, FILE *out)
+{
+    fprintf(out, "KV offload %s tier (%s GiB, all replicas): %lld prompt tokens missed %s, %lld "
+                 "(%s) hit the %s tier; %s GB stored, %s GB loaded\n",
+            name, num("%.1f", t->tier_bytes / 1073741824.0).s, (long long)t->lookup_tokens, above,
+            (long long)t->hit_tokens, num("%.1f%%", 100 * t->hit_rate).s, name,
+            num("%.2f", t->stored_bytes / 1e9).s, num("%.2f", t->loaded_bytes / 1e9).s);
+}
+
+static void print_offload(const an_offload *o, FILE *out)
+{
+    print_tier(&o->cpu, "CPU", "the GPU cache", out);
+    if (o->disk.tier_bytes > 0) print_tier(&o->disk, "disk", "the GPU cache and the CPU tier", out);
+}
+
 static void print_lora(const an_lora *l, FILE *out)
 {
     fprintf(out, "LoRA adapters (%lld GPU slots): %lld requests for an adapter, GPU hit rate %s; "
@@ -995,6 +1029,7 @@ static void print_report(const void *arg, FILE *out)
     }
     if (r->use.spec.k > 0) print_spec(&r->use.spec, out);
     if (r->use.lora.slots > 0) print_lora(&r->use.lora, out);
+    if (r->use.offload.cpu.tier_bytes > 0) print_offload(&r->use.offload, out);
     print_cost(r, out);
     print_energy(r, out);
     if (by_class)

@@ -27,7 +27,12 @@ typedef struct replica_row {
     double max_batch; /* its pool's scheduler.max_batch in the stored scenario; NAN: unknown */
     double spec[8];   /* replicas.spec_k .. spec_verify_s, in SPEC_COLUMNS' order */
     double lora[6];   /* replicas.lora_slots .. lora_kernel_s, in LORA_COLUMNS' order */
+    double offload[10]; /* replicas.cpu_tier_bytes .. disk_loaded_bytes, OFFLOAD_COLUMNS' order */
 } replica_row;
+
+#define OFFLOAD_COLUMNS                                                                            \
+    "cpu_tier_bytes, cpu_lookup_tokens, cpu_hit_tokens, cpu_stored_bytes, cpu_loaded_bytes,"      \
+    " disk_tier_bytes, disk_lookup_tokens, disk_hit_tokens, disk_stored_bytes, disk_loaded_bytes"
 
 #define LORA_COLUMNS                                                                               \
     "lora_slots, lora_lookups, lora_gpu_hits, lora_cpu_hits, lora_load_s, lora_kernel_s"
@@ -52,12 +57,13 @@ static char *replica_select(int schema)
     return util_xasprintf(
         "SELECT replica, gpus, pool, gpu, busy_s, batch_seq_s, flops, bytes, peak_flops,"
         " peak_bw, kv_capacity_tokens, kv_peak_tokens, kv_token_s, tdp_w, idle_w,"
-        " energy_j, usd_per_gpu_hour, %s, %s, " MAX_BATCH ", %s, %s FROM replicas"
+        " energy_j, usd_per_gpu_hour, %s, %s, " MAX_BATCH ", %s, %s, %s FROM replicas"
         " WHERE run_id = ?1 ORDER BY replica",
         schema >= AN__SCHEMA_CACHE ? "evicted_blocks" : "0",
         schema >= AN__SCHEMA_PRECISION ? "weight_bytes, kv_bytes_per_token" : "NULL, NULL",
         schema >= AN__SCHEMA_SPEC ? SPEC_COLUMNS : "0, 0, 0, 0, 0, 0, 0, 0",
-        schema >= AN__SCHEMA_LORA ? LORA_COLUMNS : "0, 0, 0, 0, 0, 0");
+        schema >= AN__SCHEMA_LORA ? LORA_COLUMNS : "0, 0, 0, 0, 0, 0",
+        schema >= AN__SCHEMA_OFFLOAD ? OFFLOAD_COLUMNS : "0, 0, 0, 0, 0, 0, 0, 0, 0, 0");
 }
 
 /* A replica's figures are checked as input is: each a number, finite and
@@ -117,6 +123,7 @@ static int read_replicas(const an__query *q, replica_row **out, int *n, util_dia
         x->max_batch = an__column_num(st, 20);
         for (int i = 0; i < 8; i++) x->spec[i] = sqlite3_column_double(st, 21 + i);
         for (int i = 0; i < 6; i++) x->lora[i] = sqlite3_column_double(st, 29 + i);
+        for (int i = 0; i < 10; i++) x->offload[i] = sqlite3_column_double(st, 35 + i);
     }
     sqlite3_finalize(st);
     *out = v;
@@ -234,6 +241,25 @@ static void sum_spec(const replica_row *x, int n, an_spec *s)
 }
 
 /* The LoRA adapters' totals over the replicas, and their rates. */
+static void sum_tier(const replica_row *x, int n, int at, an_tier *t)
+{
+    *t = (an_tier){0};
+    for (int i = 0; i < n; i++) {
+        t->tier_bytes += x[i].offload[at];
+        t->lookup_tokens += (int64_t)x[i].offload[at + 1];
+        t->hit_tokens += (int64_t)x[i].offload[at + 2];
+        t->stored_bytes += x[i].offload[at + 3];
+        t->loaded_bytes += x[i].offload[at + 4];
+    }
+    t->hit_rate = an__ratio((double)t->hit_tokens, (double)t->lookup_tokens);
+}
+
+static void sum_offload(const replica_row *x, int n, an_offload *o)
+{
+    sum_tier(x, n, 0, &o->cpu);
+    sum_tier(x, n, 5, &o->disk);
+}
+
 static void sum_lora(const replica_row *x, int n, an_lora *l)
 {
     *l = (an_lora){0};
@@ -287,6 +313,7 @@ static void sum_use(const replica_row *x, int n, double sim_s, an_use *u)
     u->batch_slots = isnan(slots) ? 0 : (int64_t)slots;
     sum_spec(x, n, &u->spec);
     sum_lora(x, n, &u->lora);
+    sum_offload(x, n, &u->offload);
     u->batch_fill = an__ratio(seq_s, slots * sim_s);
     u->kv_bytes_per_token = n > 0 ? x[0].kv_bytes_per_token : NAN;
     for (int i = 1; i < n; i++) /* pools of different dtypes: no one figure */

@@ -139,7 +139,8 @@ static int exec_db(sqlite3 *db, const char *path, const char *sql, util_diag *d)
  * decoding's replicas.spec_* totals, 9 the tokens an iteration's decoders
  * streamed and their acceptances (old rows: NULL, unknown), 10 runs.requests (NULL in
  * old rows: their reads are not checked), 11 a request's class's priority,
- * deadline_s and tenant (NULL in old rows: not recorded). */
+ * deadline_s and tenant (NULL in old rows: not recorded), 15 the KV
+ * offload tiers' replicas.cpu_* and disk_* totals (old rows: no tier). */
 int rec__upgrade(sqlite3 *db, const char *path, util_diag *d)
 {
     static const char *const added[] = {
@@ -183,6 +184,18 @@ int rec__upgrade(sqlite3 *db, const char *path, util_diag *d)
         [13] = "ALTER TABLE main.requests ADD COLUMN reason TEXT; "
                "ALTER TABLE main.requests ADD COLUMN retry_of INTEGER; "
                "ALTER TABLE main.requests ADD COLUMN retried INTEGER NOT NULL DEFAULT 0;",
+        [14] = "SELECT 1;", /* taken by another branch's columns */
+        /* KV offload's CPU tier (cluster.kv_offload) */
+        [15] = "ALTER TABLE main.replicas ADD COLUMN cpu_tier_bytes REAL NOT NULL DEFAULT 0; "
+               "ALTER TABLE main.replicas ADD COLUMN cpu_lookup_tokens INTEGER NOT NULL DEFAULT 0; "
+               "ALTER TABLE main.replicas ADD COLUMN cpu_hit_tokens INTEGER NOT NULL DEFAULT 0; "
+               "ALTER TABLE main.replicas ADD COLUMN cpu_stored_bytes REAL NOT NULL DEFAULT 0; "
+               "ALTER TABLE main.replicas ADD COLUMN cpu_loaded_bytes REAL NOT NULL DEFAULT 0; "
+               "ALTER TABLE main.replicas ADD COLUMN disk_tier_bytes REAL NOT NULL DEFAULT 0; "
+               "ALTER TABLE main.replicas ADD COLUMN disk_lookup_tokens INTEGER NOT NULL DEFAULT 0; "
+               "ALTER TABLE main.replicas ADD COLUMN disk_hit_tokens INTEGER NOT NULL DEFAULT 0; "
+               "ALTER TABLE main.replicas ADD COLUMN disk_stored_bytes REAL NOT NULL DEFAULT 0; "
+               "ALTER TABLE main.replicas ADD COLUMN disk_loaded_bytes REAL NOT NULL DEFAULT 0;",
     };
     int rc;
     int64_t version = rec__query_int(db, "PRAGMA main.user_version", &rc);

@@ -119,7 +119,17 @@
     X(lora_gpu_hits, "INTEGER NOT NULL DEFAULT 0", i64, row->lora_gpu_hits)                        \
     X(lora_cpu_hits, "INTEGER NOT NULL DEFAULT 0", i64, row->lora_cpu_hits)                        \
     X(lora_load_s, "REAL NOT NULL DEFAULT 0", real, row->lora_load_s)                              \
-    LAST(lora_kernel_s, "REAL NOT NULL DEFAULT 0", real, row->lora_kernel_s)
+    X(lora_kernel_s, "REAL NOT NULL DEFAULT 0", real, row->lora_kernel_s)                          \
+    X(cpu_tier_bytes, "REAL NOT NULL DEFAULT 0", real, row->cpu_tier_bytes)                        \
+    X(cpu_lookup_tokens, "INTEGER NOT NULL DEFAULT 0", i64, row->cpu_lookup_tokens)                \
+    X(cpu_hit_tokens, "INTEGER NOT NULL DEFAULT 0", i64, row->cpu_hit_tokens)                      \
+    X(cpu_stored_bytes, "REAL NOT NULL DEFAULT 0", real, row->cpu_stored_bytes)                    \
+    X(cpu_loaded_bytes, "REAL NOT NULL DEFAULT 0", real, row->cpu_loaded_bytes)                    \
+    X(disk_tier_bytes, "REAL NOT NULL DEFAULT 0", real, row->disk_tier_bytes)                      \
+    X(disk_lookup_tokens, "INTEGER NOT NULL DEFAULT 0", i64, row->disk_lookup_tokens)              \
+    X(disk_hit_tokens, "INTEGER NOT NULL DEFAULT 0", i64, row->disk_hit_tokens)                    \
+    X(disk_stored_bytes, "REAL NOT NULL DEFAULT 0", real, row->disk_stored_bytes)                  \
+    LAST(disk_loaded_bytes, "REAL NOT NULL DEFAULT 0", real, row->disk_loaded_bytes)
 
 #define REC_ITERATIONS(X, LAST)                                                                    \
     X(run_id, "INTEGER NOT NULL REFERENCES runs(id)", i64, r->run_id)                              \

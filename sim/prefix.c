@@ -168,8 +168,11 @@ static void node_drop(sim__pcache *c, sim__pc_node *n)
     node_free(c, n);
 }
 
+static void tier_store(sim__pcache *t, const sim__pc_node *n, int64_t upto);
+
 /* Takes `blocks` from the head of the queue: each run gives up its last
- * blocks first, and what they held is gone.  More than it holds empties it:
+ * blocks first, and what they held is gone -- or, with a tier below, a
+ * shared entry's blocks go down to it.  More than it holds empties it:
  * the decoders' next step may need more than is free, before the scheduler
  * preempts. */
 static void evict(sim__pcache *c, int64_t blocks)
@@ -177,12 +180,58 @@ static void evict(sim__pcache *c, int64_t blocks)
     sim__pc_node *n;
     while (blocks > 0 && (n = c->head)) {
         int64_t take = n->resident < blocks ? n->resident : blocks;
+        if (n->key && c->lower && (!n->reply || c->offload_replies))
+            tier_store(c->lower, n, n->resident);
         n->resident -= take;
         c->free_len -= take;
         blocks -= take;
         if (n->key || n->victim) c->evicted += take;
         if (n->resident == 0) node_drop(c, n);
     }
+}
+
+/* ---- a tier below (kv_offload) ----
+ *
+ * A tier is a cache whose entries are all free, in its queue least
+ * recently used first: an entry evicted from the tier above is stored at
+ * the tail, a hit moves it there, and what outgrows `capacity` is evicted
+ * from the head -- the LRU of vLLM's CPU offloading manager
+ * (vllm/v1/kv_offload/lru_manager.py, vLLM v0.11.0), by segment entry as
+ * the cache above is.  An entry holds the leading `resident` blocks of its
+ * segment. */
+
+/* Entry n of the cache above, whose first `upto` blocks hold their KV,
+ * leaves it: the tier copies those it does not hold yet (all of them
+ * counted as stored when it first claims them: the GPU evicts a run's last
+ * blocks first, and the rest follow from the queue's head). */
+static void tier_store(sim__pcache *t, const sim__pc_node *n, int64_t upto)
+{
+    if (upto > t->capacity) upto = t->capacity; /* the leading blocks that fit */
+    if (upto <= 0) return;
+    sim__pc_node **slot = table_slot(t, n->key), *e = *slot;
+    if (e && e->resident >= upto) return; /* it has them all: nothing to copy */
+    if (e) {
+        queue_unlink(t, e);
+        t->stored += upto - e->resident;
+        e->resident = upto;
+    } else {
+        e = node_new(t);
+        *e = (sim__pc_node){.key = n->key, .blocks = n->blocks, .resident = upto,
+                            .reply = n->reply};
+        *slot = e;
+        t->n++;
+        t->stored += upto;
+    }
+    queue_append(t, e);
+    if (t->free_len > t->capacity) evict(t, t->free_len - t->capacity);
+}
+
+void sim__pc_add_tier(sim__pcache *c, sim__pcache *tier, int64_t capacity, bool replies)
+{
+    while (c->lower) c = c->lower; /* below the lowest */
+    *tier = (sim__pcache){.block_tokens = c->block_tokens, .capacity = capacity};
+    c->lower = tier;
+    c->offload_replies = replies;
 }
 
 void sim__pc_init(sim__pcache *c, int block_tokens, int64_t capacity)
@@ -237,17 +286,22 @@ static int64_t seg_hi(const sim__pcache *c, const sim__request *r, int i)
 /* Walks r's chain from its first segment: whole entries, then at most one
  * partly evicted entry that nobody references (r will fill it).  Returns the
  * segments walked; *blocks, *in_use as sim__pc_lookup's; with `found`, the
- * entries walked into found[i].node. */
+ * entries walked into found[i].node; *missing, the segment whose entry it
+ * lacks, *partial, the partly evicted entry it stopped after, or -1. */
 static int walk(const sim__pcache *c, const sim__request *r, int64_t *blocks, int64_t *in_use,
-                bool *blocked, sim__seg *found)
+                bool *blocked, sim__seg *found, int *missing, int *partial)
 {
     *blocks = *in_use = 0;
     *blocked = false;
+    *missing = *partial = -1;
     for (int i = 0; i < r->n_segs; i++) {
         int64_t n = seg_hi(c, r, i) - seg_lo(c, r, i);
         if (n == 0) continue; /* its content ends inside the next segment's first block */
         sim__pc_node *e = find(c, r->segs[i].key);
-        if (!e) return i;
+        if (!e) {
+            *missing = i; /* where a tier below may go on */
+            return i;
+        }
         if (found) found[i].node = e;
         if (e->resident < n) {
             if (e->refs) { /* another request is filling it now */
@@ -255,6 +309,7 @@ static int walk(const sim__pcache *c, const sim__request *r, int64_t *blocks, in
                 return i;
             }
             *blocks += e->resident;
+            *partial = i;
             return i + 1;
         }
         *blocks += n;
@@ -263,21 +318,131 @@ static int walk(const sim__pcache *c, const sim__request *r, int64_t *blocks, in
     return r->n_segs;
 }
 
+/* The entry of key in the tiers below c that holds the most of its leading
+ * blocks (the nearer tier on a tie), and in *tier its tier; or NULL. */
+static sim__pc_node *below_find(const sim__pcache *c, uint64_t key, sim__pcache **tier)
+{
+    sim__pc_node *best = NULL;
+    for (sim__pcache *t = c->lower; t; t = t->lower) {
+        sim__pc_node *e = find(t, key);
+        if (e && (!best || e->resident > best->resident)) {
+            best = e;
+            *tier = t;
+        }
+    }
+    return best;
+}
+
+/* Where r's chain, whose first `from` segments the cache above holds and
+ * whose segment `from` it lacks, continues in the tiers below: whole
+ * entries, then at most one partial; it stops at an entry the cache above
+ * has (another request filling it, or a later segment it kept).  Returns
+ * the segment after the last; *blocks, the blocks found. */
+static int lower_walk(const sim__pcache *c, const sim__request *r, int from, int64_t *blocks)
+{
+    *blocks = 0;
+    for (int i = from; i < r->n_segs; i++) {
+        int64_t n = seg_hi(c, r, i) - seg_lo(c, r, i);
+        if (n == 0) continue;
+        sim__pcache *t;
+        const sim__pc_node *e = below_find(c, r->segs[i].key, &t);
+        if (!e || find(c, r->segs[i].key)) return i;
+        if (e->resident < n) {
+            *blocks += e->resident;
+            return i + 1;
+        }
+        *blocks += n;
+    }
+    return r->n_segs;
+}
+
+/* The tiers' blocks for segment i whose entry e holds some: the leading
+ * blocks of the segment the best of them has, at most the segment's. */
+static int64_t tier_has(const sim__pcache *c, const sim__request *r, int i, const sim__pc_node *e)
+{
+    sim__pcache *t;
+    const sim__pc_node *te = below_find(c, r->segs[i].key, &t);
+    if (!te) return 0;
+    return te->resident < e->blocks ? te->resident : e->blocks;
+}
+
+/* What the tiers below add where the walk above stopped: the rest of the
+ * partly evicted entry it stopped after (partial), then, that entry made
+ * whole or missing (missing), the entries lower_walk finds.  Returns the
+ * blocks; *to, the segment after the last it reaches (untouched: none). */
+static int64_t below_count(const sim__pcache *c, const sim__request *r, int missing, int partial,
+                           int *to)
+{
+    int64_t got = 0, more;
+    int from = missing;
+    if (partial >= 0) {
+        const sim__pc_node *e = find(c, r->segs[partial].key);
+        int64_t have = tier_has(c, r, partial, e);
+        if (have <= e->resident) return 0;
+        got = have - e->resident;
+        *to = partial + 1;
+        if (have < e->blocks) return got;
+        from = partial + 1;
+    }
+    if (from < 0) return got;
+    int end = lower_walk(c, r, from, &more);
+    if (end > from) *to = end;
+    return got + more;
+}
+
 int64_t sim__pc_lookup(const sim__pcache *c, const sim__request *r, int64_t *in_use)
 {
-    int64_t blocks;
+    int64_t blocks, below;
     bool blocked;
-    walk(c, r, &blocks, in_use, &blocked, NULL);
+    int missing, partial, to;
+    walk(c, r, &blocks, in_use, &blocked, NULL, &missing, &partial);
     if (r->victim && r->victim_cache == c && blocks == r->victim_after)
         blocks += r->victim->resident;
+    else if (c->lower && (below = below_count(c, r, missing, partial, &to)) > 0)
+        blocks += below;
     return blocks;
 }
 
-int64_t sim__pc_acquire(sim__pcache *c, sim__request *r)
+static sim__pc_node *entry_new(sim__pcache *c, sim__pc_node **slot, uint64_t key,
+                               int64_t blocks, int64_t resident);
+
+/* `blocks` blocks of entry e of tier t are loaded: the tier's copy is used
+ * now (it stays there: the tier is a cache). */
+static void tier_used(sim__pcache *t, sim__pc_node *e, int64_t blocks)
 {
-    int64_t blocks, in_use;
+    queue_unlink(t, e);
+    queue_append(t, e);
+    t->loaded += blocks;
+}
+
+/* r's segments [from, to) come up from the tiers below: each becomes an
+ * entry that r references, as if r had computed it.  Returns the blocks
+ * loaded. */
+static int64_t load_from(sim__pcache *c, sim__request *r, int from, int to)
+{
+    int64_t loaded = 0;
+    for (int i = from; i < to; i++) {
+        int64_t n = seg_hi(c, r, i) - seg_lo(c, r, i);
+        if (n == 0) continue;
+        uint64_t key = r->segs[i].key;
+        sim__pcache *t;
+        sim__pc_node *e = below_find(c, key, &t);
+        int64_t have = e->resident < n ? e->resident : n;
+        tier_used(t, e, have);
+        r->segs[i].node = entry_new(c, table_slot(c, key), key, n, have);
+        r->segs[i].node->reply = e->reply;
+        if (have < n) r->pc_fill = i; /* the last: r computes the rest */
+        loaded += have;
+    }
+    return loaded;
+}
+
+int64_t sim__pc_acquire(sim__pcache *c, sim__request *r, int64_t *loaded)
+{
+    int64_t blocks, in_use, below = 0;
     bool blocked;
-    int upto = walk(c, r, &blocks, &in_use, &blocked, r->segs);
+    int missing, partial;
+    int upto = walk(c, r, &blocks, &in_use, &blocked, r->segs, &missing, &partial);
     r->pc_fill = -1;
     for (int i = 0; i < upto; i++) {
         sim__pc_node *e = seg_hi(c, r, i) > seg_lo(c, r, i) ? r->segs[i].node : NULL;
@@ -285,14 +450,36 @@ int64_t sim__pc_acquire(sim__pcache *c, sim__request *r)
         if (e->queued) queue_unlink(c, e); /* free, cached: in use again */
         else c->saved += e->resident;      /* already held by a running request */
         e->refs++;
+        e->reply = false; /* a reply re-sent is a prompt's prefix now (kv_offload) */
         if (e->resident < e->blocks) r->pc_fill = i; /* the partly evicted one: r refills it */
     }
+    bool reclaim = r->victim && r->victim_cache == c && blocks == r->victim_after;
+    int to = upto;
+    if (!reclaim && c->lower && (below = below_count(c, r, missing, partial, &to)) > 0) {
+        int64_t moved = 0; /* the rest from the tier below */
+        int from = missing;
+        if (partial >= 0) { /* the partly evicted entry r now holds is filled up first */
+            sim__pc_node *e = r->segs[partial].node;
+            sim__pcache *t;
+            sim__pc_node *te = below_find(c, e->key, &t);
+            moved = tier_has(c, r, partial, e) - e->resident;
+            e->resident += moved;
+            tier_used(t, te, moved);
+            if (e->resident == e->blocks) r->pc_fill = -1;
+            from = partial + 1;
+        }
+        moved += load_from(c, r, from, to);
+        assert(moved == below);
+        blocks += below;
+        upto = to;
+    }
+    if (loaded) *loaded = below;
     r->pc_held = upto;
     r->pc_private = blocked;
     r->ref_blocks = blocks;
     int64_t hit = blocks;
     if (r->victim) {
-        if (r->victim_cache == c && blocks == r->victim_after) {
+        if (reclaim) {
             hit += r->victim->resident;
             node_drop(c, r->victim); /* its own blocks, reclaimed */
         } else {
@@ -363,7 +550,9 @@ static sim__pc_node *register_reply(sim__pcache *c, sim__request *r)
     sim__pc_node **slot = have > 0 ? table_slot(c, r->out_key) : NULL;
     if (!slot || *slot) return NULL;
     r->ref_blocks += have;
-    return entry_new(c, slot, r->out_key, ((int64_t)r->prompt + r->output) / b - lo, have);
+    sim__pc_node *e = entry_new(c, slot, r->out_key, ((int64_t)r->prompt + r->output) / b - lo, have);
+    e->reply = true;
+    return e;
 }
 
 /* Entries a release frees, in the order they are to be queued. */
@@ -476,4 +665,8 @@ void sim__pc_check(const sim__pcache *c)
         if (e->refs > 0) saved += (int64_t)(e->refs - 1) * e->resident;
     }
     SIM__CHECK(entries == c->n && saved == c->saved);
+    if (c->lower) { /* and the tiers below, in turn */
+        sim__pc_check(c->lower);
+        SIM__CHECK(c->lower->free_len <= c->lower->capacity && c->lower->saved == 0);
+    }
 }

@@ -100,6 +100,15 @@ void sim__rp_init(sim__replica *rp, sim_engine *e, const sim_pool *p, sim__group
     /* a static batch reserves each member's whole context: nothing to share */
     rp->pc_on = p->prefix_caching && !reserves(rp);
     if (rp->pc_on) sim__pc_init(&rp->pc, p->block_tokens, rp->kv_capacity);
+    rp->block_bytes = p->block_tokens * p->cost.kv_bytes_per_token;
+    if (rp->pc_on && e->sc->kv_offload.cpu_bytes > 0)
+        sim__pc_add_tier(&rp->pc, &rp->cpu,
+                         (int64_t)floor(e->sc->kv_offload.cpu_bytes / rp->block_bytes),
+                         e->sc->kv_offload.all);
+    if (rp->pc.lower && e->sc->kv_offload.disk_bytes > 0)
+        sim__pc_add_tier(&rp->pc, &rp->disk,
+                         (int64_t)floor(e->sc->kv_offload.disk_bytes / rp->block_bytes),
+                         e->sc->kv_offload.all);
     sim__lr_init(rp);
 }
 
@@ -109,6 +118,8 @@ void sim__rp_fini(sim__replica *rp)
     sim__waitq_fini(&rp->own);
     sim__heap_fini(&rp->finishing);
     sim__kv_fini(&rp->kv);
+    if (rp->pc_on && rp->pc.lower && rp->cpu.lower) sim__pc_fini(&rp->disk);
+    if (rp->pc_on && rp->pc.lower) sim__pc_fini(&rp->cpu);
     if (rp->pc_on) sim__pc_fini(&rp->pc);
     free(rp->chunks);
     free(rp->chunk_cost);
@@ -329,8 +340,26 @@ int64_t sim__rp_cached_prefix(const sim__replica *rp, const sim__request *r, int
 static void take_prefix(sim__replica *rp, sim__request *r)
 {
     if (!rp->pc_on || r->state != SIM__WAITING) return;
-    r->cached = skippable(rp, r, sim__pc_acquire(&rp->pc, r));
-    if (r->sched_ns < 0) r->hit_tokens = (int32_t)r->cached; /* prompt tokens: cached < prompt */
+    int64_t cpu0 = rp->cpu.loaded, disk0 = rp->disk.loaded; /* 0 without the tier */
+    int64_t loaded, blocks = sim__pc_acquire(&rp->pc, r, &loaded);
+    int64_t from_cpu = rp->cpu.loaded - cpu0, from_disk = rp->disk.loaded - disk0;
+    r->cached = skippable(rp, r, blocks);
+    /* its step loads them before the forward pass (start_single) */
+    rp->load_bytes += (double)from_cpu * rp->block_bytes;
+    rp->disk_load_bytes += (double)from_disk * rp->block_bytes;
+    if (r->sched_ns >= 0) return;
+    r->hit_tokens = (int32_t)r->cached; /* prompt tokens: cached < prompt */
+    if (rp->pc.lower) { /* the tokens each tier served, the nearer first */
+        int64_t gpu = skippable(rp, r, blocks - loaded);
+        int64_t cpu = from_cpu * rp->pool->block_tokens;
+        if (cpu > r->cached - gpu) cpu = r->cached - gpu;
+        rp->cpu_lookup_tokens += r->prompt - gpu;
+        rp->cpu_hit_tokens += cpu;
+        if (rp->cpu.lower) {
+            rp->disk_lookup_tokens += r->prompt - gpu - cpu;
+            rp->disk_hit_tokens += r->cached - gpu - cpu;
+        }
+    }
 }
 
 void sim__rp_settle_cache(sim__replica *rp)
@@ -852,6 +881,21 @@ static void start_single(sim__replica *rp)
     rp->cost.time_s += swap_s;
     rp->cost.gpu_s += swap_s;
     rp->cost.decode_s += swap_s;
+    /* A prefix hit in the CPU tier is loaded before the prefill that needs
+     * it, over the same links; the store of evicted blocks costs nothing
+     * here (docs/kv-offload.md). */
+    if (rp->load_bytes > 0 || rp->disk_load_bytes > 0) {
+        const sim_scenario *sc = rp->e->sc;
+        /* a disk hit is read into host memory, then crosses PCIe as a CPU hit does */
+        double load_s = (rp->load_bytes + rp->disk_load_bytes) / (p->cost.gpu.pcie_bw * p->gpus);
+        if (rp->load_bytes > 0) load_s += sc->kv_offload.cpu_latency_s;
+        if (rp->disk_load_bytes > 0)
+            load_s += rp->disk_load_bytes / sc->kv_offload.disk_read_bw +
+                      sc->kv_offload.disk_latency_s;
+        rp->cost.time_s += load_s;
+        rp->cost.gpu_s += load_s;
+        rp->cost.prefill_s += load_s;
+    }
     schedule_end(rp, rp->run_start_ns + sim__ns(rp->cost.time_s));
 }
 
@@ -879,6 +923,7 @@ static void start_iteration(sim__replica *rp)
     assert(!rp->busy);
     rp->n_chunks = 0;
     rp->swap_bytes = 0;
+    rp->load_bytes = rp->disk_load_bytes = 0;
     rp->decodes = false;
     rp->seen_ns = plan_seen(rp);
     plan(rp);

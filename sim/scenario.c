@@ -219,6 +219,31 @@ static const util_field disagg_fields[] = {
     {0},
 };
 
+static const char *const offload_choices[] = {"prompt_only", "all", NULL};
+
+/* cluster.kv_offload: docs/kv-offload.md says what each does and its source. */
+static const util_field kv_offload_fields[] = {
+    {.key = "cpu_gib", .type = UTIL_T_NUMBER, .unit = "GiB", .min = 0, .max = 1e6,
+     .flags = UTIL_REQUIRED,
+     .doc = "host memory per replica holding the KV blocks its prefix cache evicts (vLLM's "
+            "OffloadingConnector, LMCache's local CPU backend); 0: no tier"},
+    {.key = "offload", .type = UTIL_T_STRING, .def = "\"prompt_only\"", .choices = offload_choices,
+     .doc = "what goes down a tier: the prompts' blocks (LMCache's save_decode_cache false, its "
+            "default), or all: the blocks of finished replies too"},
+    {.key = "cpu_latency_s", .type = UTIL_T_NUMBER, .unit = "s", .def = "0", .min = 0, .max = 10,
+     .doc = "fixed latency of one step's load from the CPU tier, beside bytes / the GPU's "
+            "host link (pcie_gbs x GPUs)"},
+    {.key = "disk_gib", .type = UTIL_T_NUMBER, .unit = "GiB", .def = "0", .min = 0, .max = 1e9,
+     .doc = "a disk tier per replica below the CPU tier, taking what it evicts (LMCache's "
+            "local_disk); 0: none. Needs cpu_gib, disk_read_gbs and disk_latency_s"},
+    {.key = "disk_read_gbs", .type = UTIL_T_NUMBER, .unit = "GB/s", .min = 0.001, .max = 1e4,
+     .doc = "the disk tier's read bandwidth (its device's sequential read; docs/kv-offload.md "
+            "lists sourced figures)"},
+    {.key = "disk_latency_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0, .max = 10,
+     .doc = "fixed latency of one step's read from the disk tier"},
+    {0},
+};
+
 static const util_field cluster_fields[] = {
     {.key = "gpu", .type = UTIL_T_NAME_OR_OBJECT, .sub = mdl_gpu_fields,
      .check = mdl_check_gpu_id, .doc = "catalog id (`servesim catalog gpus`) or an inline GPU"},
@@ -242,6 +267,9 @@ static const util_field cluster_fields[] = {
      .doc = "several pools (each inherits the cluster-level keys it does not set)"},
     {.key = "disaggregated", .type = UTIL_T_OBJECT, .sub = disagg_fields,
      .doc = "prefill in one pool, decode in another (DistServe, Splitwise)"},
+    {.key = "kv_offload", .type = UTIL_T_OBJECT, .sub = kv_offload_fields,
+     .doc = "a CPU tier below each replica's prefix cache: evicted blocks go down to it, a "
+            "prompt that hits it loads them back over PCIe (docs/kv-offload.md)"},
     {.key = "gateway", .type = UTIL_T_OBJECT, .sub = sim__gateway_fields,
      .doc = "a gateway in front of the replicas: tenants' token budgets and slot shares, a "
             "queue while they are saturated, shedding (docs/gateway.md)"},
@@ -1395,6 +1423,30 @@ static int read_class_models(sim_scenario *sc, util_diag *d)
     return rc;
 }
 
+/* cluster.kv_offload: its tiers, a disk tier with what its loads cost. */
+static int read_kv_offload(sim_scenario *sc, const cJSON *cluster, util_diag *d)
+{
+    sc->kv_offload.cpu_bytes = util_json_number(cluster, "kv_offload.cpu_gib", 0) * GIB;
+    sc->kv_offload.cpu_latency_s = util_json_number(cluster, "kv_offload.cpu_latency_s", 0);
+    const cJSON *off = util_json_get(cluster, "kv_offload.offload");
+    sc->kv_offload.all = off && cJSON_IsString(off) && !strcmp(off->valuestring, "all");
+    sc->kv_offload.disk_bytes = util_json_number(cluster, "kv_offload.disk_gib", 0) * GIB;
+    if (sc->kv_offload.disk_bytes <= 0) return UTIL_OK;
+    int rc = UTIL_OK;
+    if (sc->kv_offload.cpu_bytes <= 0)
+        rc = util_diag_add(d, "cluster.kv_offload.disk_gib: a disk tier sits below the CPU "
+                              "tier, which blocks reach it through: set cpu_gib above 0 too");
+    if (!util_json_get(cluster, "kv_offload.disk_read_gbs"))
+        rc = util_diag_add(d, "cluster.kv_offload.disk_read_gbs: missing: a disk tier needs "
+                              "its device's read bandwidth (docs/kv-offload.md lists some)");
+    if (!util_json_get(cluster, "kv_offload.disk_latency_s"))
+        rc = util_diag_add(d, "cluster.kv_offload.disk_latency_s: missing: a disk tier needs "
+                              "its device's latency (docs/kv-offload.md lists some)");
+    sc->kv_offload.disk_read_bw = util_json_number(cluster, "kv_offload.disk_read_gbs", 0) * 1e9;
+    sc->kv_offload.disk_latency_s = util_json_number(cluster, "kv_offload.disk_latency_s", 0);
+    return rc;
+}
+
 static int build(sim_scenario *sc, const mdl_catalog *cat, const char *base_dir, util_diag *d)
 {
     cJSON *root = sc->json, *cluster = cJSON_GetObjectItemCaseSensitive(root, "cluster");
@@ -1421,6 +1473,7 @@ static int build(sim_scenario *sc, const mdl_catalog *cat, const char *base_dir,
     if (!rc && read_class_models(sc, d)) rc = UTIL_EINPUT;
     if (!rc && sim__lr_read_classes(sc, d)) rc = UTIL_EINPUT;
     if (!rc && sim__gw_read(sc, cluster, d)) rc = UTIL_EINPUT;
+    if (!rc && read_kv_offload(sc, cluster, d)) rc = UTIL_EINPUT;
     if (!rc && check_warmup(sc, d)) rc = UTIL_EINPUT;
     if (!rc && check_endless(sc, d)) rc = UTIL_EINPUT;
     return rc;

@@ -236,6 +236,14 @@ typedef struct sim_scenario {
     wl_spec workload;
     sim_class_sched *class_sched; /* [workload.n_classes]; owned */
     sim_gateway gateway;          /* cluster.gateway */
+    /* cluster.kv_offload (docs/kv-offload.md): a CPU tier per replica below
+     * its prefix cache; cpu_bytes 0: none */
+    struct {
+        double cpu_bytes, cpu_latency_s;
+        bool all; /* offload: "all" (replies' blocks too), else "prompt_only" */
+        /* a disk tier below the CPU tier; disk_bytes 0: none */
+        double disk_bytes, disk_read_bw, disk_latency_s;
+    } kv_offload;
     util_diag warnings; /* what is allowed but doubtful (a model's parameters off its
                          * dimensions), for the caller to show */
 } sim_scenario;
@@ -320,6 +328,16 @@ typedef struct sim_replica_row {
     int64_t decode_tokens;  /* tokens produced by decode steps (a prefill produces one more) */
     double swap_bytes;     /* KV copied to and from host memory */
     int64_t evicted_blocks; /* prefix cache: blocks of reusable content evicted */
+    /* kv_offload's CPU tier (all 0 without one): its size; at first
+     * schedulings, the prompt tokens the GPU cache missed and those the tier
+     * served; KV bytes copied into it and loaded from it */
+    double cpu_tier_bytes;
+    int64_t cpu_lookup_tokens, cpu_hit_tokens;
+    double cpu_stored_bytes, cpu_loaded_bytes;
+    /* ... and its disk tier's, the same figures */
+    double disk_tier_bytes;
+    int64_t disk_lookup_tokens, disk_hit_tokens;
+    double disk_stored_bytes, disk_loaded_bytes;
     int64_t out_of_range;  /* table cost model: iterations looked up outside the measurements */
     double peak_flops, peak_bw; /* datasheet peaks of all its GPUs, for MFU and MBU */
     double tdp_w, idle_w, prefill_w, decode_w; /* one GPU's draw: limit, idle, and at the

@@ -375,6 +375,7 @@ typedef struct sim__pc_node {
     int64_t resident;       /* leading blocks still holding their KV (anonymous: free blocks) */
     int32_t refs;           /* requests referencing it (shared entries) */
     bool queued;            /* in the free queue */
+    bool reply;             /* a finished request's reply (decode KV), not its prompt */
 } sim__pc_node;
 
 typedef struct sim__pcache {
@@ -387,6 +388,14 @@ typedef struct sim__pcache {
                              * sum over shared entries of (refs - 1) x resident */
     int64_t evicted;        /* blocks of reusable content evicted (shared or victim) */
     sim__pc_node *spare;
+    /* KV offload (cluster.kv_offload, docs/kv-offload.md): the tier below,
+     * which takes the shared entries this one evicts, or NULL.  A tier is a
+     * cache of its own whose entries are all free: its queue is its LRU
+     * order, `capacity` its size in blocks. */
+    struct sim__pcache *lower;
+    bool offload_replies;   /* "all": replies' entries go down too, not prompts' alone */
+    int64_t capacity;       /* a tier: its blocks */
+    int64_t stored, loaded; /* a tier: blocks copied into it, and out of it to the GPU */
 } sim__pcache;
 
 /* How a request lets go of its blocks: it finished (its reply may be cached
@@ -406,8 +415,12 @@ void sim__pc_abandon(sim__pcache *c);
  * running requests hold too (they take no free block). */
 int64_t sim__pc_lookup(const sim__pcache *c, const sim__request *r, int64_t *in_use);
 /* r is admitted: it references what sim__pc_lookup finds, and reclaims its
- * own blocks; returns their count, as sim__pc_lookup's. */
-int64_t sim__pc_acquire(sim__pcache *c, sim__request *r);
+ * own blocks; returns their count, as sim__pc_lookup's, of which *loaded
+ * (NULL: not wanted) are loaded from the tier below, which they count in. */
+int64_t sim__pc_acquire(sim__pcache *c, sim__request *r, int64_t *loaded);
+/* A tier below c of `capacity` blocks (kv_offload): c's evicted shared
+ * entries go down to it, and a lookup continues into it. */
+void sim__pc_add_tier(sim__pcache *c, sim__pcache *tier, int64_t capacity, bool replies);
 /* r's tokens [0, upto) are scheduled: their full blocks become shareable. */
 void sim__pc_register(sim__pcache *c, sim__request *r, int64_t upto);
 /* r no longer holds `blocks` blocks, already uncounted by its replica;
@@ -477,6 +490,15 @@ typedef struct sim__replica {
     /* prefix caching: whether it is on, and the cache */
     bool pc_on;
     sim__pcache pc;
+    /* kv_offload: the CPU tier below pc (pc.lower), the bytes of one block,
+     * and at first schedulings the prompt tokens it was asked for (those
+     * the GPU cache missed) and those it served */
+    sim__pcache cpu;
+    double block_bytes;
+    int64_t cpu_lookup_tokens, cpu_hit_tokens;
+    /* ... and the disk tier below cpu (cpu.lower), the same figures */
+    sim__pcache disk;
+    int64_t disk_lookup_tokens, disk_hit_tokens;
     int64_t queued_tokens;   /* prompt tokens in its own queue: the prefix router's load, */
     int64_t incoming_tokens; /* with those routed here and still in its front end */
     int64_t incoming;        /* requests in its front end: the gateway counts them waiting */
@@ -492,6 +514,8 @@ typedef struct sim__replica {
     mdl_chunk *chunk_cost;
     int32_t n_chunks, chunks_cap;
     double swap_bytes;     /* KV moved over PCIe in it (swap out and in) */
+    double load_bytes;     /* KV loaded from the CPU tier for requests it admits */
+    double disk_load_bytes; /* ... and from the disk tier (through host memory) */
     bool decodes;          /* the decoders produce a token in it */
     bool run_decode_only;  /* a decode-only run of steps step .. run_last */
     int64_t run_last, run_start_ns;

@@ -259,6 +259,16 @@ static void test_upgrade(const char *dir, const sim_scenario *sc)
                               "ALTER TABLE replicas DROP COLUMN lora_cpu_hits; "
                               "ALTER TABLE replicas DROP COLUMN lora_load_s; "
                               "ALTER TABLE replicas DROP COLUMN lora_kernel_s; "
+                              "ALTER TABLE replicas DROP COLUMN cpu_tier_bytes; "
+                              "ALTER TABLE replicas DROP COLUMN cpu_lookup_tokens; "
+                              "ALTER TABLE replicas DROP COLUMN cpu_hit_tokens; "
+                              "ALTER TABLE replicas DROP COLUMN cpu_stored_bytes; "
+                              "ALTER TABLE replicas DROP COLUMN cpu_loaded_bytes; "
+                              "ALTER TABLE replicas DROP COLUMN disk_tier_bytes; "
+                              "ALTER TABLE replicas DROP COLUMN disk_lookup_tokens; "
+                              "ALTER TABLE replicas DROP COLUMN disk_hit_tokens; "
+                              "ALTER TABLE replicas DROP COLUMN disk_stored_bytes; "
+                              "ALTER TABLE replicas DROP COLUMN disk_loaded_bytes; "
                               "DROP TABLE measurements; "
                               "ALTER TABLE runs DROP COLUMN requests; "
                               "ALTER TABLE requests DROP COLUMN priority; "
@@ -282,7 +292,11 @@ static void test_upgrade(const char *dir, const sim_scenario *sc)
     record(rec, sc, SIM_STATUS_COMPLETED);
     rec_close(rec);
     sqlite3_open(path, &db);
-    is_int(support_q1(db, "PRAGMA user_version"), 13, "adding a run upgrades it to schema 13");
+    is_int(support_q1(db, "PRAGMA user_version"), 15, "adding a run upgrades it to schema 15");
+    is_int(support_q1(db, "SELECT count(*) FROM replicas WHERE cpu_tier_bytes = 0 AND "
+                          "cpu_hit_tokens = 0 AND cpu_loaded_bytes = 0"),
+           support_q1(db, "SELECT count(*) FROM replicas"),
+           "with the KV offload tier's columns, 0 (no tier) in the old rows and the new");
     is_int(support_q1(db, "SELECT count(*) FROM requests WHERE run_id = 1 AND priority IS NULL "
                           "AND deadline_s IS NULL AND tenant IS NULL"),
            10, "its old rows' priority, deadline and tenant are unknown (NULL)");

@@ -1,0 +1,305 @@
+/*
+ * test_offload.c: KV offload's CPU tier (cluster.kv_offload,
+ * docs/kv-offload.md) -- a prefix hit in the tier loaded back in
+ * bytes / (PCIe bandwidth x GPUs) + latency exactly, the bytes moved each
+ * way equal to the blocks moved x a block's bytes, a working set larger
+ * than HBM served from the tier, LRU hit rates of the tier under
+ * independent references against Che's approximation, and runs without a
+ * tier (or with one nothing reaches) unchanged.  argv[1] is the source root.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runner.h"
+#include "support.h"
+#include "tap.h"
+
+#define BLOCK    16       /* prefix-base.json's block_tokens */
+#define KV_TOKEN 131072.0 /* llama-3.1-8b, bf16: 32 layers x 8 KV heads x 128 x 2 x 2 bytes */
+#define PCIE_BW  64e9     /* h100-sxm's pcie_gbs (models/catalog.json), B/s */
+
+/* A csv trace with hash ids in a temporary file (caller unlinks and
+ * frees), and the --set that replays it into set. */
+static char *hash_trace(const char *lines, char *set, size_t size)
+{
+    char *trace = util_xstrdup("/tmp/servesim-offload-XXXXXX");
+    FILE *f = fdopen(mkstemp(trace), "w");
+    fprintf(f, "arrival_time_s,input_tokens,output_tokens,hash_ids\n%s", lines);
+    fclose(f);
+    snprintf(set, size, "workload.arrival.path=\"%s\"", trace);
+    return trace;
+}
+
+/* ---- the tier's arithmetic ---- */
+
+/* Prompts A, B, C of three 512-token ids (32 blocks each) into 250 blocks,
+ * one at a time, then A again (test_prefix's lru_eviction): C's admission
+ * evicts A's last 38 blocks -- its third segment and 6 blocks of its second
+ * -- which go down to the tier, each entry whole (64 blocks stored).  A
+ * re-sent finds 58 blocks on the GPU and loads the other 38 from the tier,
+ * evicting B's last 38 blocks (64 more stored).  The step that admits it
+ * lasts longer than the same step with A whole on the GPU by exactly
+ * 38 x 16 x 131072 bytes / 64 GB/s + the latency. */
+static void load_arithmetic(void)
+{
+    char path[200];
+    char *trace = hash_trace("0,1536,1,1 2 3\n10,1536,1,4 5 6\n20,1536,1,7 8 9\n30,1536,1,1 2 3\n",
+                             path, sizeof path);
+    char *json = support_scenario_text("prefix-base.json");
+    const double latency = 0.002;
+    sqlite3 *cpu = support_run_json(
+        json,
+        (const char *[]){path, "cluster.scheduler.kv_blocks=250",
+                         "cluster.kv_offload={\"cpu_gib\": 4, \"cpu_latency_s\": 0.002}", NULL},
+        true);
+    sqlite3 *gpu = support_run_json(json, (const char *[]){path, NULL}, true);
+    const char *last = "SELECT cached_tokens FROM requests WHERE id = 3";
+    is_int(support_q1(cpu, last), 1520, "with the tier, A re-sent has 95 blocks cached");
+    is_int(support_q1(gpu, last), 1520, "as it has with HBM enough to keep it");
+    is_int(support_q1(gpu, "SELECT evicted_blocks FROM replicas"), 0, "(which evicts nothing)");
+    const char *step = "SELECT end_s - start_s FROM iterations WHERE start_s >= 30 "
+                       "AND prefill_tokens > 0 ORDER BY start_s LIMIT 1";
+    double block_bytes = BLOCK * KV_TOKEN;
+    double want = 38 * block_bytes / PCIE_BW + latency;
+    is_near(support_q1(cpu, step) - support_q1(gpu, step), want, 2e-9,
+            "its step pays the load: 38 blocks x %.0f B / 64 GB/s + 2 ms = %.9f s", block_bytes,
+            want);
+    is_near(support_q1(cpu, "SELECT kv_bytes_per_token FROM replicas"), KV_TOKEN, 0,
+            "a token's KV is 131072 bytes");
+    is_near(support_q1(cpu, "SELECT cpu_loaded_bytes FROM replicas"), 38 * block_bytes, 0,
+            "bytes loaded: 38 blocks x a block's bytes");
+    is_near(support_q1(cpu, "SELECT cpu_stored_bytes FROM replicas"), 128 * block_bytes, 0,
+            "bytes stored: A's and B's last two segments, 4 x 32 blocks");
+    is_int(support_q1(cpu, "SELECT cpu_hit_tokens FROM replicas"), 1520 - 58 * BLOCK,
+           "the tier served 1520 - 58 x 16 tokens");
+    is_int(support_q1(cpu, "SELECT cpu_lookup_tokens FROM replicas"),
+           3 * 1536 + (1536 - 58 * BLOCK), "of the prompt tokens the GPU cache missed");
+    is_near(support_q1(cpu, "SELECT cpu_tier_bytes FROM replicas"),
+            floor(4 * 1073741824.0 / block_bytes) * block_bytes, 0,
+            "the tier's size: the whole blocks 4 GiB holds");
+    sqlite3_close(cpu);
+    sqlite3_close(gpu);
+    free(json);
+    unlink(trace);
+    free(trace);
+}
+
+/* The same with a CPU tier of one entry (32 blocks, 64 MiB) above a disk
+ * tier: C's admission stores A's third segment, then its second, which
+ * pushes the third down to disk.  A re-sent loads 6 blocks of its second
+ * segment from the CPU tier and its third, 32 blocks, from disk: its step
+ * pays 38 blocks over PCIe + the CPU latency, and 32 blocks read from disk
+ * + the disk's latency. */
+static void disk_arithmetic(void)
+{
+    char path[200];
+    char *trace = hash_trace("0,1536,1,1 2 3\n10,1536,1,4 5 6\n20,1536,1,7 8 9\n30,1536,1,1 2 3\n",
+                             path, sizeof path);
+    char *json = support_scenario_text("prefix-base.json");
+    sqlite3 *disk = support_run_json(
+        json,
+        (const char *[]){path, "cluster.scheduler.kv_blocks=250",
+                         "cluster.kv_offload={\"cpu_gib\": 0.0625, \"cpu_latency_s\": 0.002, "
+                         "\"disk_gib\": 100, \"disk_read_gbs\": 7, \"disk_latency_s\": 0.0001}",
+                         NULL},
+        true);
+    sqlite3 *gpu = support_run_json(json, (const char *[]){path, NULL}, true);
+    is_int(support_q1(disk, "SELECT cached_tokens FROM requests WHERE id = 3"), 1520,
+           "with a disk tier, A re-sent has 95 blocks cached");
+    const char *step = "SELECT end_s - start_s FROM iterations WHERE start_s >= 30 "
+                       "AND prefill_tokens > 0 ORDER BY start_s LIMIT 1";
+    double block_bytes = BLOCK * KV_TOKEN;
+    double want = 38 * block_bytes / PCIE_BW + 0.002 + 32 * block_bytes / 7e9 + 0.0001;
+    is_near(support_q1(disk, step) - support_q1(gpu, step), want, 2e-9,
+            "its step pays 38 blocks over PCIe + 2 ms, 32 read from disk at 7 GB/s + 0.1 ms: "
+            "%.9f s",
+            want);
+    is_near(support_q1(disk, "SELECT cpu_loaded_bytes FROM replicas"), 6 * block_bytes, 0,
+            "6 blocks loaded from the CPU tier");
+    is_near(support_q1(disk, "SELECT disk_loaded_bytes FROM replicas"), 32 * block_bytes, 0,
+            "32 blocks from disk");
+    is_int(support_q1(disk, "SELECT cpu_hit_tokens FROM replicas"), 6 * BLOCK,
+           "the CPU tier served 6 blocks' tokens");
+    is_int(support_q1(disk, "SELECT disk_hit_tokens FROM replicas"), 1520 - 64 * BLOCK,
+           "the disk tier the rest but the last token's block");
+    is_near(support_q1(disk, "SELECT disk_tier_bytes FROM replicas"), 100 * 1073741824.0, 0,
+            "the disk tier's size: 100 GiB of whole blocks");
+    sqlite3_close(disk);
+    sqlite3_close(gpu);
+    free(json);
+    unlink(trace);
+    free(trace);
+    json = support_scenario_text("shared-prefix-groups.json");
+    char *why = support_refusal(json, (const char *[]){"cluster.kv_offload={\"cpu_gib\": 1, "
+                                                       "\"disk_gib\": 10}",
+                                                       NULL});
+    ok(why && strstr(why, "cluster.kv_offload.disk_read_gbs"),
+       "a disk tier without its bandwidth is refused: %s", why ? why : "(loaded)");
+    free(why);
+    free(json);
+}
+
+/* ---- a working set larger than HBM ---- */
+
+/* 64 groups of a 2048-token system prompt at 10 requests/s into 4000
+ * blocks (64k tokens, 31 system prompts): the GPU cache alone loses most
+ * groups between their requests; a 16 GiB tier (8192 blocks) holds them
+ * all. */
+static void working_set(void)
+{
+    char *json = support_scenario_text("offload-groups.json");
+    sqlite3 *gpu = support_run_json(json, NULL, false);
+    sqlite3 *cpu = support_run_json(
+        json, (const char *[]){"cluster.kv_offload={\"cpu_gib\": 16}", NULL}, false);
+    util_diag d;
+    util_diag_init(&d);
+    an_report a, b;
+    if (an_report_compute(gpu, 1, &a, &d) == UTIL_OK &&
+        an_report_compute(cpu, 1, &b, &d) == UTIL_OK) {
+        tap_diag("hit rate: GPU alone %.4f, with the CPU tier %.4f (tier %.4f); TTFT mean %.4f "
+                 "against %.4f s",
+                 a.req.prefix_hit_rate, b.req.prefix_hit_rate, b.use.offload.cpu.hit_rate,
+                 a.req.ttft.mean, b.req.ttft.mean);
+        ok(b.req.prefix_hit_rate > a.req.prefix_hit_rate + 0.2,
+           "the tier raises the prefix hit rate by more than 20 points");
+        ok(b.use.offload.cpu.hit_tokens > 0 && b.use.offload.cpu.hit_rate > 0.5,
+           "most of what the GPU cache missed came from the tier");
+        is_int(a.use.offload.cpu.tier_bytes, 0, "the run without a tier reports none");
+        double block_bytes = BLOCK * KV_TOKEN;
+        double s = b.use.offload.cpu.stored_bytes / block_bytes,
+               l = b.use.offload.cpu.loaded_bytes / block_bytes;
+        ok(s == floor(s) && l == floor(l) && s > 0 && l > 0,
+           "bytes stored and loaded are whole blocks (%.0f and %.0f)", s, l);
+        an_report_fini(&a);
+        an_report_fini(&b);
+    } else {
+        ok(false, "the reports are computed");
+    }
+    util_diag_fini(&d);
+    sqlite3_close(gpu);
+    sqlite3_close(cpu);
+    free(json);
+}
+
+/* ---- Che's approximation ---- */
+
+/* The characteristic time T of an LRU cache of c items under independent
+ * references with probabilities p: sum of 1 - exp(-p_i T) = c. */
+static double che_time(const double *p, int n, double c)
+{
+    double lo = 0, hi = 1;
+    for (;;) {
+        double s = 0;
+        for (int i = 0; i < n; i++)
+            s += 1 - exp(-p[i] * hi);
+        if (s >= c) break;
+        hi *= 2;
+    }
+    for (int k = 0; k < 200; k++) {
+        double mid = (lo + hi) / 2, s = 0;
+        for (int i = 0; i < n; i++)
+            s += 1 - exp(-p[i] * mid);
+        if (s < c)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (lo + hi) / 2;
+}
+
+/* One request at a time, each a single 512-token item drawn from a Zipf
+ * popularity over N items, into a GPU cache that holds little more than the
+ * running prompt: every item goes down to the tier as the next one is
+ * admitted, so the tier is an LRU cache of C items under independent
+ * references, and the hit rate is Che's sum of p_i (1 - exp(-p_i T)). */
+static void che(void)
+{
+    enum { N = 400, C = 40, REQUESTS = 24000, WARM = 4000 };
+    const double alpha = 0.8;
+    double p[N], sum = 0, cdf[N];
+    for (int i = 0; i < N; i++)
+        sum += p[i] = pow(i + 1, -alpha);
+    for (int i = 0; i < N; i++) {
+        p[i] /= sum;
+        cdf[i] = (i ? cdf[i - 1] : 0) + p[i];
+    }
+    size_t cap = (size_t)REQUESTS * 32 + 64;
+    char *lines = util_xmalloc(cap), *at = lines;
+    uint64_t x = 88172645463325252ULL; /* xorshift64 */
+    for (int k = 0; k < REQUESTS; k++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        double u = (double)(x >> 11) / 9007199254740992.0;
+        int i = 0;
+        while (i < N - 1 && cdf[i] < u)
+            i++;
+        at += sprintf(at, "%d,512,1,%d\n", k, i + 1);
+    }
+    char path[200], gib[100];
+    char *trace = hash_trace(lines, path, sizeof path);
+    free(lines);
+    /* C entries of 32 blocks of 16 x 131072 bytes: C x 64 MiB */
+    snprintf(gib, sizeof gib, "cluster.kv_offload={\"cpu_gib\": %.6f}", C * 64.0 / 1024);
+    char *json = support_scenario_text("prefix-base.json");
+    sqlite3 *db = support_run_json(
+        json, (const char *[]){path, "cluster.scheduler.kv_blocks=40", gib, NULL}, false);
+    char sql[200];
+    snprintf(sql, sizeof sql, "SELECT avg(cached_tokens > 0) FROM requests WHERE id >= %d", WARM);
+    double got = support_q1(db, sql), t = che_time(p, N, C), want = 0;
+    for (int i = 0; i < N; i++)
+        want += p[i] * (1 - exp(-p[i] * t));
+    /* sampling error of a mean of n = 20000 (correlated) draws: a few x
+     * sqrt(h (1 - h) / n), about 0.0035 */
+    double se = sqrt(want * (1 - want) / (REQUESTS - WARM));
+    tap_diag("LRU of %d items of %d, Zipf %.1f: hit rate %.4f, Che %.4f (se %.4f)", C, N, alpha,
+             got, want, se);
+    is_near(got, want, 4 * se, "the tier's LRU hit rate is Che's approximation within 4 se");
+    sqlite3_close(db);
+    free(json);
+    unlink(trace);
+    free(trace);
+}
+
+/* ---- unchanged without a tier ---- */
+
+static void unchanged(void)
+{
+    char *json = support_scenario_text("shared-prefix-groups.json");
+    support_rows a = {0}, b = {0}, c = {0};
+    int64_t ev;
+    int ra = support_run(json, NULL, &a, &ev);
+    int rb =
+        support_run(json, (const char *[]){"cluster.kv_offload={\"cpu_gib\": 0}", NULL}, &b, &ev);
+    /* 4 groups fit the GPU: the tier is never reached */
+    int rc =
+        support_run(json, (const char *[]){"cluster.kv_offload={\"cpu_gib\": 8}", NULL}, &c, &ev);
+    ok(ra == 0 && rb == 0 && rc == 0, "the runs complete");
+    ok(support_rows_equal(&a, &b), "cpu_gib 0: every request row as without the key");
+    ok(support_rows_equal(&a, &c), "a tier nothing is evicted to: every request row unchanged");
+    is_int(c.rep[0].cpu_stored_bytes, 0, "(nothing was stored)");
+    char *why =
+        support_refusal(json, (const char *[]){"cluster.kv_offload={\"cpu_gib\": -1}", NULL});
+    ok(why && strstr(why, "cluster.kv_offload.cpu_gib"), "a negative cpu_gib is refused: %s",
+       why ? why : "(loaded)");
+    free(why);
+    support_rows_fini(&a);
+    support_rows_fini(&b);
+    support_rows_fini(&c);
+    free(json);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || support_init()) return 1;
+    load_arithmetic();
+    disk_arithmetic();
+    working_set();
+    che();
+    unchanged();
+    support_fini();
+    return tap_done();
+}
