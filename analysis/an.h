@@ -239,7 +239,7 @@ typedef struct an_lora {
 } an_lora;
 
 /* A KV offload tier (all 0 without cluster.kv_offload, or in a database
- * older than schema 15): its size over the replicas, the
+ * older than schema 14): its size over the replicas, the
  * prompt tokens it was asked for at first schedulings (those the GPU cache
  * missed) and those it served, the bytes copied into it and loaded back. */
 typedef struct an_tier {

@@ -71,9 +71,9 @@ int an__metric_of(const an__query *q, const char *view, const char *filter, cons
  * counts each call once, by its last attempt; older databases: every row
  * counts, and the shed share is every rejection). */
 #define AN__SCHEMA_RETRY 13
-/* 15 replicas.cpu_tier_bytes .. cpu_loaded_bytes: the KV offload CPU tier
+/* 14 replicas.cpu_tier_bytes .. cpu_loaded_bytes: the KV offload CPU tier
  * (cluster.kv_offload; older databases: none). */
-#define AN__SCHEMA_OFFLOAD 15
+#define AN__SCHEMA_OFFLOAD 14
 /* " AND retried = 0" where the rows say which attempts were retried: what
  * a count of a run's calls adds to its WHERE clause. */
 const char *an__counted(int schema);

@@ -184,9 +184,8 @@ int rec__upgrade(sqlite3 *db, const char *path, util_diag *d)
         [13] = "ALTER TABLE main.requests ADD COLUMN reason TEXT; "
                "ALTER TABLE main.requests ADD COLUMN retry_of INTEGER; "
                "ALTER TABLE main.requests ADD COLUMN retried INTEGER NOT NULL DEFAULT 0;",
-        [14] = "SELECT 1;", /* taken by another branch's columns */
-        /* KV offload's CPU tier (cluster.kv_offload) */
-        [15] = "ALTER TABLE main.replicas ADD COLUMN cpu_tier_bytes REAL NOT NULL DEFAULT 0; "
+        /* KV offload's tiers (cluster.kv_offload) */
+        [14] = "ALTER TABLE main.replicas ADD COLUMN cpu_tier_bytes REAL NOT NULL DEFAULT 0; "
                "ALTER TABLE main.replicas ADD COLUMN cpu_lookup_tokens INTEGER NOT NULL DEFAULT 0; "
                "ALTER TABLE main.replicas ADD COLUMN cpu_hit_tokens INTEGER NOT NULL DEFAULT 0; "
                "ALTER TABLE main.replicas ADD COLUMN cpu_stored_bytes REAL NOT NULL DEFAULT 0; "

@@ -19,7 +19,7 @@
  * reader checks what it reads), 11 requests.priority, deadline_s and tenant, 12 LoRA
  * adapters' totals on replicas;
  * rec__upgrade says each version's columns. */
-#define REC__SCHEMA_VERSION 15
+#define REC__SCHEMA_VERSION 14
 /* The table of measured runs (schema.h), as both a new database and an
  * upgraded one create it: the text is stored in the file. */
 #define REC__MEASUREMENTS "CREATE TABLE measurements (" REC_MEASUREMENTS(REC_DDL, REC_DDL_LAST) ");"

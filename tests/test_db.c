@@ -292,7 +292,7 @@ static void test_upgrade(const char *dir, const sim_scenario *sc)
     record(rec, sc, SIM_STATUS_COMPLETED);
     rec_close(rec);
     sqlite3_open(path, &db);
-    is_int(support_q1(db, "PRAGMA user_version"), 15, "adding a run upgrades it to schema 15");
+    is_int(support_q1(db, "PRAGMA user_version"), 14, "adding a run upgrades it to schema 14");
     is_int(support_q1(db, "SELECT count(*) FROM replicas WHERE cpu_tier_bytes = 0 AND "
                           "cpu_hit_tokens = 0 AND cpu_loaded_bytes = 0"),
            support_q1(db, "SELECT count(*) FROM replicas"),
