@@ -323,6 +323,7 @@ static int walk(const sim__pcache *c, const sim__request *r, int64_t *blocks, in
 static sim__pc_node *below_find(const sim__pcache *c, uint64_t key, sim__pcache **tier)
 {
     sim__pc_node *best = NULL;
+    *tier = NULL; /* callers look only for what the walk found below: never left so */
     for (sim__pcache *t = c->lower; t; t = t->lower) {
         sim__pc_node *e = find(t, key);
         if (e && (!best || e->resident > best->resident)) {
