@@ -18,10 +18,10 @@
 
 static char *base; /* tests/scenarios/clients-base.json: tiny requests, a linear model */
 
-#define SESSIONS                                                                                   \
+#define TURNS                                                                                      \
     "workload.sessions={\"turns\": {\"dist\": \"uniform\", \"min\": 1, \"max\": 6}, "             \
-    "\"user_tokens\": {\"dist\": \"fixed\", \"value\": 30}, "                                      \
-    "\"think_s\": {\"dist\": \"fixed\", \"value\": 0.5}"
+    "\"user_tokens\": {\"dist\": \"fixed\", \"value\": 30}, "
+#define SESSIONS TURNS "\"think_s\": {\"dist\": \"fixed\", \"value\": 0.5}"
 #define FULL SESSIONS "}"
 #define CUT SESSIONS ", \"history\": {\"max_tokens\": 250}}"
 
@@ -111,6 +111,31 @@ static void test_prefix_hits(void)
     sqlite3_close(db);
 }
 
+/* Sessions in their think time outnumber what a GPU cache of 200 blocks
+ * holds: without a tier their histories are evicted before the next turn;
+ * with cluster.kv_offload's CPU tier the next turn loads them back. */
+static void test_offload_tier(void)
+{
+    const char *sets[] = {"stop.requests=400", "cluster.replicas=1",
+                          "cluster.scheduler.prefix_caching=true", "cluster.scheduler.kv_blocks=200",
+                          TURNS "\"think_s\": {\"dist\": \"fixed\", \"value\": 2}}", NULL,
+                          NULL};
+    const char *hit = "SELECT 1.0 * sum(cached_tokens) / sum(prompt_tokens) FROM requests"
+                      " WHERE call_index > 0";
+    sqlite3 *gpu = support_run_json(base, sets, false);
+    sets[5] = "cluster.kv_offload={\"cpu_gib\": 4}";
+    sqlite3 *cpu = support_run_json(base, sets, false);
+    ok(gpu && cpu, "a small GPU cache, without and with a CPU tier: ran");
+    if (gpu && cpu) {
+        double g = support_q1(gpu, hit), c = support_q1(cpu, hit);
+        ok(c > 0.7 && c > g + 0.3, "turns 2+: hit rate %.3f with the tier, %.3f without", c, g);
+        ok(support_q1(cpu, "SELECT cpu_loaded_bytes FROM replicas") > 0,
+           "the tier loaded the histories back");
+    }
+    sqlite3_close(gpu);
+    sqlite3_close(cpu);
+}
+
 /* report --by session against SQL over the rows. */
 static void test_report_by_session(void)
 {
@@ -179,6 +204,38 @@ static void test_report_by_session(void)
     sqlite3_close(db);
 }
 
+/* A class's own sessions beside a class of single calls: only its
+ * requests are turns. */
+static void test_class_sessions(void)
+{
+    const char *sets[] = {
+        "stop.requests=300",
+        "workload.classes=[{\"name\": \"chat\", \"weight\": 1, \"sessions\": {\"turns\": 3, "
+        "\"user_tokens\": 10}}, {\"name\": \"plain\", \"weight\": 1}]",
+        NULL};
+    sqlite3 *db = support_run_json(base, sets, false);
+    ok(db != NULL, "a class of sessions: ran");
+    if (!db) return;
+    is_near(support_q1(db, "SELECT count(*) FROM requests WHERE class = 'plain' AND"
+                           " task_id IS NOT NULL"),
+            0, 0, "the plain class's requests are single calls");
+    double chats = support_q1(db, "SELECT count(*) FROM tasks WHERE class = 'chat'");
+    an_options opt = {.by_session = true};
+    an_report r;
+    util_diag d;
+    util_diag_init(&d);
+    int rc = an_report_compute_with(db, 1, &opt, &r, &d);
+    util_diag_fini(&d);
+    ok(rc == UTIL_OK && r.n_turns == 3, "three turn numbers");
+    if (rc == UTIL_OK) {
+        for (int i = 0; i < r.n_turns; i++)
+            is_near((double)r.turns[i].requests, chats, 0, "turn %d: one per chat session (%g)",
+                    i + 1, chats);
+        an_report_fini(&r);
+    }
+    sqlite3_close(db);
+}
+
 static void test_refused(void)
 {
     static const char *const bad[] = {
@@ -210,7 +267,9 @@ int main(int argc, char **argv)
     test_full_history();
     test_truncated_history();
     test_prefix_hits();
+    test_offload_tier();
     test_report_by_session();
+    test_class_sessions();
     test_refused();
     free(base);
     support_fini();
