@@ -119,6 +119,7 @@ struct an_options {
     bool by_replica;             /* per-replica request sections too */
     bool by_tenant, by_tier;     /* per-tenant, per-tier request sections too (an_group) */
     bool by_model;               /* per-model sections too (models.c) */
+    bool by_session;             /* sessions' turns, by turn number (sessions.c) */
     size_t scan_budget_values;   /* latencies one scan keeps in memory before it spills to
                                   * histograms and reads the rows again (the figures are the
                                   * same either way); 0: 8 Mi values, 64 MiB */
@@ -303,6 +304,19 @@ typedef struct an_model {
     double usd, usd_per_million_output_tokens, usd_per_million_total_tokens, usd_per_request;
 } an_model;
 
+/* report --by session: the requests of one turn number of the run's
+ * sessions (workload.sessions' classes: requests.call_index + 1), sent
+ * after warm-up, every attempt of a retried turn counted. */
+typedef struct an_turn {
+    int turn;                /* 1, 2, ... */
+    int64_t requests;        /* rows of this turn, any status */
+    double mean_prompt;      /* their mean prompt_tokens: the history sent and the new tokens */
+    int64_t prompt_scheduled, cached; /* of those scheduled: prompt and cached tokens */
+    double hit_rate;         /* cached / prompt_scheduled; NAN: none scheduled */
+    int64_t completed;       /* the TTFTs' count */
+    double ttft_p50, ttft_p99; /* gsl's interpolated quantiles of the completed rows' TTFT */
+} an_turn;
+
 /* Cost over the measurement window: every GPU, busy or idle. */
 typedef struct an_cost {
     int gpu_count;
@@ -356,6 +370,9 @@ typedef struct an_report {
     int n_replicas;
     bool by_replica;
     an_model *models;   /* with options.by_model, the fleet's models, by first replica */
+    bool by_session;    /* options.by_session: turns below (none: the run had no sessions) */
+    an_turn *turns;     /* by turn number, 1 first */
+    int n_turns;
     int n_models;
     int *model_of_class; /* [n_classes]: each class's index in models; -1: none */
     /* request rows left out: values no run writes (a time that is text, not

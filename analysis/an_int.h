@@ -145,6 +145,10 @@ int an__models_begin(const an__query *q, const cJSON *sc, an_report *r, util_dia
 void an__models_end(an_report *r);
 void an__models_fini(an_report *r);
 
+/* sessions.c: report --by session, the turns of the stored scenario sc's
+ * session classes, from two queries over the run's requests. */
+int an__sessions_load(const an__query *q, const cJSON *sc, an_report *r, util_diag *d);
+
 int an__scan_requests(const an__query *q, an_report *r, const int *replica_ids,
                       bool *queues_unordered, util_diag *d);
 /* Attainment and goodput from s's good and ended requests, or NAN when no

@@ -290,6 +290,26 @@ static void fairness_json(cJSON *root, const an_report *r)
     add_num(o, "jain_index", r->tenant_jain);
 }
 
+/* report --by session: each turn number's figures. */
+static void turns_json(cJSON *root, const an_report *r)
+{
+    cJSON *arr = cJSON_AddArrayToObject(root, "sessions");
+    for (int i = 0; i < r->n_turns; i++) {
+        const an_turn *t = &r->turns[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "turn", t->turn);
+        cJSON_AddNumberToObject(o, "requests", (double)t->requests);
+        add_num(o, "mean_prompt_tokens", t->mean_prompt);
+        cJSON_AddNumberToObject(o, "prompt_tokens_scheduled", (double)t->prompt_scheduled);
+        cJSON_AddNumberToObject(o, "cached_tokens", (double)t->cached);
+        add_num(o, "prefix_hit_rate", t->hit_rate);
+        cJSON_AddNumberToObject(o, "completed", (double)t->completed);
+        add_num(o, "ttft_p50_s", t->ttft_p50);
+        add_num(o, "ttft_p99_s", t->ttft_p99);
+        cJSON_AddItemToArray(arr, o);
+    }
+}
+
 /* report --by model: each model's requests, replicas, GPUs and cost. */
 static void models_json(cJSON *root, const an_report *r)
 {
@@ -357,6 +377,7 @@ cJSON *an_report_json(const an_report *r, bool by_class)
     replicas_json(root, r);
 
     if (r->n_models) models_json(root, r);
+    if (r->by_session) turns_json(root, r);
     if (r->has_classes || by_class) {
         cJSON *cls = cJSON_AddObjectToObject(root, "classes");
         for (int i = 0; i < r->n_classes; i++) {
@@ -642,6 +663,26 @@ static void print_model(const an_model *m, double warmup_s, FILE *out)
     fprintf(out, "cost over the window: $%s; $%s per 1M output tokens, $%s per 1M tokens\n",
             num("%.4f", m->usd).s, num("%.4f", m->usd_per_million_output_tokens).s,
             num("%.4f", m->usd_per_million_total_tokens).s);
+}
+
+/* report --by session: one line per turn number. */
+static void print_turns(const an_report *r, FILE *out)
+{
+    if (!r->n_turns) {
+        fprintf(out, "\nsessions: none (the run's scenario has no workload.sessions, or no turn "
+                     "was sent after warm-up)\n");
+        return;
+    }
+    fprintf(out, "\nsessions by turn (requests sent after warm-up; prompt: the history sent and "
+                 "the new tokens; hit: cached / prompt tokens scheduled):\n");
+    fprintf(out, "  %5s %10s %12s %8s %10s %10s\n", "turn", "requests", "mean prompt", "hit",
+            "ttft p50", "ttft p99");
+    for (int i = 0; i < r->n_turns; i++) {
+        const an_turn *t = &r->turns[i];
+        fprintf(out, "  %5d %10lld %12s %7s%% %10s %10s\n", t->turn, (long long)t->requests,
+                num("%.1f", t->mean_prompt).s, num("%.1f", 100 * t->hit_rate).s,
+                num("%.4f", t->ttft_p50).s, num("%.4f", t->ttft_p99).s);
+    }
 }
 
 /* A tenant's or a tier's section: as a class's, and its shed share. */
@@ -1037,6 +1078,7 @@ static void print_report(const void *arg, FILE *out)
             print_class(&r->classes[i], r->warmup_s, cache_used(r), out);
     for (int i = 0; i < r->n_models; i++) print_model(&r->models[i], r->warmup_s, out);
     print_groups(r, cache_used(r), out);
+    if (r->by_session) print_turns(r, out);
     if (r->by_replica) print_replica_sections(r, out);
 }
 

@@ -443,6 +443,8 @@ int an_report_compute_with(sqlite3 *db, int64_t run_id, const an_options *opt, a
     if (!rc)
         rc = load_sections(&q, sc, opt && opt->by_replica, opt && opt->by_model,
                            opt ? opt->stream : NULL, r, d);
+    r->by_session = opt && opt->by_session;
+    if (!rc && r->by_session) rc = an__sessions_load(&q, sc, r, d);
     cJSON_Delete(sc);
     if (!rc) rc = count_retried(&q, r, d);
     if (!rc && !(opt && opt->stream)) rc = check_recorded(&q, r, d);
@@ -483,6 +485,7 @@ void an_report_fini(an_report *r)
     free(r->calibration_fitted_on);
     free(r->decode_pool);
     an__models_fini(r);
+    free(r->turns);
     an__usage_fini(r);
     memset(r, 0, sizeof *r);
 }

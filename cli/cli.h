@@ -125,11 +125,12 @@ typedef struct cli_view {
     "                         P99 TTFT is within 2 s, with the margin (repeatable; it\n"      \
     "                         replaces the scenario's slo.ttft_p99_s); task_e2e=30 an agent\n"  \
     "                         task's; times in seconds, or with a unit: ttft=500ms, e2e=2min\n" \
-    "  --by class|replica|model|tenant|tier\n"                                                  \
+    "  --by class|replica|model|tenant|tier|session\n"                                                  \
     "                         add the sections of each request class, replica, model,\n"     \
     "                         tenant or tier (priority), with each tenant's and tier's\n"    \
     "                         shed share and Jain's fairness index over tenants\n"          \
-    "                         (repeatable)\n"                                               \
+    "                         (repeatable); session: each turn number of the chat\n"      \
+    "                         sessions: requests, mean prompt, hit rate, TTFT\n"          \
     "  --definitions          per-token latency under every tool's definition, side by side\n" \
     "  --json, --csv, --markdown   the report as JSON, CSV (metric,value) or Markdown\n"
 

@@ -270,8 +270,10 @@ int cli_view_option(const cli_opt *opt, const char *cmd, const char *value)
     else if (!strcmp(opt->name, "by") && !strcmp(value, "tenant")) v->what_if.by_tenant = true;
     else if (!strcmp(opt->name, "by") && !strcmp(value, "tier")) v->what_if.by_tier = true;
     else if (!strcmp(opt->name, "by") && !strcmp(value, "model")) v->what_if.by_model = true;
+    else if (!strcmp(opt->name, "by") && !strcmp(value, "session")) v->what_if.by_session = true;
     else if (!strcmp(opt->name, "by"))
-        return cli_usage_error(cmd, "--by %s: expected class, replica, model, tenant or tier",
+        return cli_usage_error(cmd, "--by %s: expected class, replica, model, tenant, tier or "
+                                    "session",
                                util_clip(value, &b));
     else return take_slo(v, cmd, value);
     return CLI_CONTINUE;

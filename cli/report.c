@@ -11,7 +11,7 @@
 
 static const char report_usage[] =
     "usage: servesim report FILE.db [--run ID] [--slo KEY=S]...\n"
-    "                       [--by class|replica|model|tenant|tier] [--definitions]\n"
+    "                       [--by class|replica|model|tenant|tier|session] [--definitions]\n"
     "                       [--json | --csv | --markdown]\n"
     "\n"
     "Prints the report of a stored run (default: the newest), computed from the\n"

@@ -45,6 +45,8 @@ static bool arrivals_open(const sim_engine *e, int64_t t_ns)
 #define TASK_CONTENT UINT64_C(0x5441534b00000000) /* its first prompt's own tokens, ^ task id */
 #define REPLY_CONTENT UINT64_C(1)                 /* a call's reply, after its prompt */
 #define TOOL_CONTENT UINT64_C(2)                  /* a tool's result, after the reply */
+#define USER_CONTENT UINT64_C(3)                  /* a session's next user message */
+#define CUT_CONTENT UINT64_C(0x4355540000000000)  /* a session's history cut at its front, ^ id */
 
 /* Appends segment (key, tokens) to a chain ending at *end. */
 static void chain_push(sim__seg **segs, int32_t *n, int32_t *cap, uint64_t key, int64_t tokens)
@@ -321,10 +323,16 @@ static void task_call(sim_engine *e, sim__task *t, int32_t prompt, int32_t outpu
     send_call(e, r);
 }
 
+/* Sequential agents and sessions send their history: a chain. */
+static bool chained(wl_agent_mode m)
+{
+    return m == WL_AGENT_SEQUENTIAL || m == WL_AGENT_SESSION;
+}
+
 static bool chains(const sim_engine *e, const sim__task *t)
 {
     return e->prefix_caching && t->carried <= INT32_MAX &&
-           e->sc->workload.classes[t->cls].agent.mode == WL_AGENT_SEQUENTIAL;
+           chained(e->sc->workload.classes[t->cls].agent.mode);
 }
 
 /* Sequential: a call whose prompt is the task's chain so far, and whose
@@ -373,8 +381,16 @@ static void task_start(sim_engine *e, const wl_record *rec, int32_t user)
     t->own = own_of(rec);
     const wl_agent *a = &e->sc->workload.classes[cls].agent;
     t->carried = rec->prompt;
-    if (a->mode == WL_AGENT_SEQUENTIAL) {
-        if (chains(e, t)) chain_start(e, t, rec);
+    if (a->mode == WL_AGENT_SESSION) t->turns = wl_source_turns(e->src, cls);
+    if (chained(a->mode)) {
+        if (a->mode == WL_AGENT_SESSION && a->history_max > 0 && t->carried > a->history_max) {
+            t->carried = a->history_max; /* a first prompt longer than the history sent: cut */
+            if (chains(e, t))
+                chain_push(&t->segs, &t->n_segs, &t->segs_cap,
+                           wl_chain(CUT_CONTENT ^ (uint64_t)t->id, 0), a->history_max);
+        } else if (chains(e, t)) {
+            chain_start(e, t, rec);
+        }
         task_chain_call(e, t, rec->output);
         return;
     }
@@ -386,12 +402,48 @@ static void task_start(sim_engine *e, const wl_record *rec, int32_t user)
     }
 }
 
+/* A session's turn has its reply: the session ends after its last turn
+ * (or a failed one), else its next turn is sent think time later, its
+ * prompt this one, its reply and the user's new tokens -- cut to the last
+ * history_max tokens, a cut history being new content from its first
+ * token (its front is gone, so no cache holds what now starts it). */
+static void session_turn_done(sim_engine *e, sim__task *t, int32_t output)
+{
+    const wl_agent *a = &e->sc->workload.classes[t->cls].agent;
+    if (t->failed || t->calls_sent >= t->turns) {
+        task_end(e, t);
+        return;
+    }
+    int32_t user = wl_source_tool_tokens(e->src, t->cls);
+    bool chain = chains(e, t);
+    if (chain) {
+        uint64_t reply = wl_chain(t->segs[t->n_segs - 1].key, REPLY_CONTENT);
+        chain_push(&t->segs, &t->n_segs, &t->segs_cap, reply, output);
+        chain_push(&t->segs, &t->n_segs, &t->segs_cap, wl_chain(reply, USER_CONTENT), user);
+    }
+    t->carried += output + user;
+    if (a->history_max > 0 && t->carried > a->history_max) {
+        t->carried = a->history_max;
+        if (chain) {
+            t->n_segs = 0;
+            uint64_t cut = wl_chain(CUT_CONTENT ^ (uint64_t)t->id, (uint64_t)t->calls_sent);
+            chain_push(&t->segs, &t->n_segs, &t->segs_cap, cut, a->history_max);
+        }
+    }
+    int64_t at = e->now + sim__ns(wl_source_tool_s(e->src, t->cls));
+    sim__heap_push(&e->events, at, task_next, t, 0);
+}
+
 static void task_call_done(sim_engine *e, sim__task *t, bool ok, int32_t output)
 {
     const wl_agent *a = &e->sc->workload.classes[t->cls].agent;
     t->outstanding--;
     t->failed |= !ok;
     t->fanout_output += output;
+    if (a->mode == WL_AGENT_SESSION) {
+        session_turn_done(e, t, output);
+        return;
+    }
     if (a->mode == WL_AGENT_SEQUENTIAL) {
         if (t->failed || t->calls_sent == a->calls) {
             task_end(e, t);

@@ -260,6 +260,7 @@ typedef struct sim__task {
     int64_t id, start_ns;
     int32_t cls, user;
     int32_t calls_sent, outstanding, slow_calls;
+    int32_t turns;         /* a session: its turns, drawn as it started */
     int64_t carried;       /* sequential: the next prompt (prompt, outputs, tool results) */
     int64_t fanout_output; /* map_reduce: tokens the fan-out produced */
     bool failed;

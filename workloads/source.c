@@ -38,7 +38,7 @@ static uint64_t id_of(uint64_t kind, int index, uint64_t first)
     return index == 0 ? first : kind * 1000 + (uint64_t)index;
 }
 
-enum { GAPS = 1, PROMPT = 2, OUTPUT = 3, THINK = 4, PICK = 5, TOOL_TOKENS = 6, TOOL_S = 7 };
+enum { GAPS = 1, PROMPT = 2, OUTPUT = 3, THINK = 4, PICK = 5, TOOL_TOKENS = 6, TOOL_S = 7, TURNS = 10 };
 
 /* The shuffle of workload.shared_prefix's prompts (ids up to 8002 are taken). */
 #define SHARED_PREFIX_STREAM 9000
@@ -57,7 +57,7 @@ typedef struct stream_state {
 } stream_state;
 
 typedef struct class_state {
-    gsl_rng *prompt, *output, *tool_tokens, *tool_s;
+    gsl_rng *prompt, *output, *tool_tokens, *tool_s, *turns;
 } class_state;
 
 struct wl_source {
@@ -102,6 +102,7 @@ wl_source *wl_source_create(const wl_spec *spec, uint64_t seed)
         k->output = util_rng_stream(seed, id_of(OUTPUT, c, 3));
         k->tool_tokens = util_rng_stream(seed, id_of(TOOL_TOKENS, c, 6000));
         k->tool_s = util_rng_stream(seed, id_of(TOOL_S, c, 7000));
+        k->turns = util_rng_stream(seed, id_of(TURNS, c, 10000));
     }
     s->pre_model = util_rng_stream(seed, 8000);
     s->slow = util_rng_stream(seed, 8001);
@@ -128,6 +129,7 @@ void wl_source_destroy(wl_source *s)
         gsl_rng_free(s->classes[c].output);
         gsl_rng_free(s->classes[c].tool_tokens);
         gsl_rng_free(s->classes[c].tool_s);
+        gsl_rng_free(s->classes[c].turns);
     }
     gsl_rng_free(s->pre_model);
     gsl_rng_free(s->slow);
@@ -323,6 +325,12 @@ int32_t wl_source_tool_tokens(wl_source *s, int cls)
 double wl_source_tool_s(wl_source *s, int cls)
 {
     return wl_dist_sample(&s->spec->classes[cls].agent.tool_s, s->classes[cls].tool_s);
+}
+
+int32_t wl_source_turns(wl_source *s, int cls)
+{
+    const wl_dist *t = &s->spec->classes[cls].agent.turns;
+    return tokens(floor(wl_dist_sample(t, s->classes[cls].turns) + 0.5));
 }
 
 /* Selection sampling (Knuth's Algorithm S): a call is slow with the chance

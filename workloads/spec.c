@@ -117,6 +117,42 @@ static const util_field agent_fields[] = {
     {0},
 };
 
+/* workload.sessions.history: "full", or {"max_tokens": N}. */
+static const util_field history_fields[] = {
+    {.key = "max_tokens", .type = UTIL_T_INTEGER, .unit = "tokens", .min = 1, .max = 1e9,
+     .flags = UTIL_REQUIRED,
+     .doc = "a turn's prompt is at most this many tokens: the history is cut from its front "
+            "(the last max_tokens tokens are sent)"},
+    {0},
+};
+
+static int check_history(cJSON *item, const char *path, void *ctx, util_diag *d)
+{
+    (void)ctx;
+    if (cJSON_IsString(item) && strcmp(item->valuestring, "full"))
+        return util_diag_add(d, "%s: '%s' is not a history (expected \"full\" or "
+                                "{\"max_tokens\": N})", path, item->valuestring);
+    return UTIL_OK;
+}
+
+/* workload.sessions: multi-turn chat (docs/scenario.md, "Sessions"). */
+static const util_field session_fields[] = {
+    {.key = "turns", .type = UTIL_T_UNION, .unit = "turns", .un = &wl_dist_schema,
+     .flags = UTIL_REQUIRED, .doc = "turns (model calls) of a session, drawn as it starts"},
+    {.key = "user_tokens", .type = UTIL_T_UNION, .unit = "tokens", .un = &wl_dist_schema,
+     .flags = UTIL_REQUIRED,
+     .doc = "the new tokens a user adds to the history in each turn after the first (the "
+            "first turn's prompt is prompt_tokens' draw)"},
+    {.key = "think_s", .type = UTIL_T_UNION, .unit = "s", .un = &wl_dist_schema,
+     .def = "{\"dist\": \"fixed\", \"value\": 0}",
+     .doc = "pause between a turn's reply and the next turn"},
+    {.key = "history", .type = UTIL_T_NAME_OR_OBJECT, .sub = history_fields, .def = "\"full\"",
+     .check = check_history,
+     .doc = "what each turn sends of the conversation before it: \"full\" (every earlier "
+            "prompt and reply), or {\"max_tokens\": N}, its last N tokens"},
+    {0},
+};
+
 /* Targets in seconds, bounded where common figures in milliseconds would
  * land (ttft_s: 500 meant 0.5 s): five minutes for a first token (a
  * million-token prefill), an hour for a whole reply, 10 s for one output
@@ -172,7 +208,11 @@ static const util_field class_fields[] = {
     {.key = "output_tokens", .type = UTIL_T_UNION, .unit = "tokens", .un = &wl_dist_schema,
      .doc = "reply length (default: workload.output_tokens)"},
     {.key = "agent", .type = UTIL_T_OBJECT, .sub = agent_fields,
-     .doc = "the class's requests are agent tasks (default: workload.agent)"},
+     .doc = "the class's requests are agent tasks (default: workload.agent)",
+     .conflicts = "workload.classes[].sessions"},
+    {.key = "sessions", .type = UTIL_T_OBJECT, .sub = session_fields,
+     .doc = "the class's arrivals are chat sessions of several turns (default: "
+            "workload.sessions)"},
     {.key = "slo", .type = UTIL_T_OBJECT, .sub = wl_slo_fields,
      .doc = "the class's targets (each replaces the scenario-level one)"},
     {.key = "speculative", .type = UTIL_T_OBJECT, .sub = class_speculative_fields,
@@ -278,7 +318,12 @@ const util_field wl_workload_fields[] = {
             "class gives it)",
      .conflicts = "workload.dataset"},
     {.key = "agent", .type = UTIL_T_OBJECT, .sub = agent_fields,
-     .doc = "each arrival is an agent task of several model calls"},
+     .doc = "each arrival is an agent task of several model calls",
+     .conflicts = "workload.sessions"},
+    {.key = "sessions", .type = UTIL_T_OBJECT, .sub = session_fields,
+     .doc = "each arrival starts a user's chat session: turns think_s apart, each prompt the "
+            "history (the last prompt and its reply) and user_tokens new tokens (docs/scenario.md, "
+            "\"Sessions\")"},
     {.key = "classes", .type = UTIL_T_LIST, .sub = class_fields, .min = 1, .max = UTIL_MAX_CLASSES,
      .doc = "request classes, each with its share or arrivals, lengths, agent and SLO"},
     {.key = "pre_model_s", .type = UTIL_T_UNION, .unit = "s", .un = &wl_dist_schema,
@@ -422,6 +467,44 @@ static int agent_from_json(const cJSON *a, const char *path, const char *base_di
     return rc;
 }
 
+/* workload.sessions (or a class's), into an agent of mode WL_AGENT_SESSION. */
+static int session_from_json(const cJSON *o, const char *path, const char *base_dir,
+                             wl_agent *out, util_diag *d)
+{
+    memset(out, 0, sizeof *out);
+    out->mode = WL_AGENT_SESSION;
+    int rc = dist_at(o, "turns", path, base_dir, true, &out->turns, d);
+    if (dist_at(o, "user_tokens", path, base_dir, true, &out->tool_output_tokens, d))
+        rc = UTIL_EINPUT;
+    if (duration_at(o, "think_s", path, base_dir, &out->tool_s, d)) rc = UTIL_EINPUT;
+    const cJSON *h = util_json_member(o, "history");
+    if (cJSON_IsObject(h)) out->history_max = (int32_t)util_json_number(h, "max_tokens", 0);
+    return rc;
+}
+
+/* A class's agent or sessions: its own, else the workload's; both at one level are refused. */
+static int calls_from_json(const cJSON *cls, const cJSON *w, const char *cpath,
+                           const char *base_dir, wl_agent *out, util_diag *d)
+{
+    const cJSON *levels[] = {cls, w};
+    const char *paths[] = {cpath, "workload"};
+    for (int i = cls ? 0 : 1; i < 2; i++) {
+        const cJSON *agent = util_json_member(levels[i], "agent");
+        const cJSON *sess = util_json_member(levels[i], "sessions");
+        if (agent && sess)
+            return util_diag_add(d, "%s.sessions: not with %s.agent (a session is a chat of "
+                                    "turns; an agent task a job of calls)", paths[i], paths[i]);
+        char *p = util_xasprintf("%s.%s", paths[i], agent ? "agent" : "sessions");
+        int rc = agent ? agent_from_json(agent, p, base_dir, out, d)
+                 : sess ? session_from_json(sess, p, base_dir, out, d)
+                        : UTIL_OK;
+        free(p);
+        if (agent || sess) return rc;
+    }
+    memset(out, 0, sizeof *out); /* WL_AGENT_NONE */
+    return UTIL_OK;
+}
+
 /* A dataset's `output` (or prompt) column as a distribution of its own. */
 static void dataset_column(const char *name, bool output, wl_dist *out)
 {
@@ -502,8 +585,8 @@ static int check_agent_lengths(const wl_class *c, const char *path, util_diag *d
 {
     const wl_agent *a = &c->agent;
     if (a->mode == WL_AGENT_NONE) return UTIL_OK;
-    bool more = a->mode != WL_AGENT_PARALLEL || a->calls > 1;
-    bool prompts = a->mode != WL_AGENT_SEQUENTIAL && a->calls > 1;
+    bool more = a->mode == WL_AGENT_SESSION || a->mode != WL_AGENT_PARALLEL || a->calls > 1;
+    bool prompts = a->mode != WL_AGENT_SEQUENTIAL && a->mode != WL_AGENT_SESSION && a->calls > 1;
     int rc = UTIL_OK;
     if (prompts && !c->has_prompt && !c->shared_prompt)
         rc = util_diag_add(d, "%s.prompt_tokens: missing (expected an object): the trace gives "
@@ -544,11 +627,8 @@ static int class_from_json(const cJSON *cls, const cJSON *w, int i, const char *
     bool trace = arrival ? s->streams[c->stream].process == WL_TRACE
                          : util_json_member(w, "arrival") && s->streams[0].process == WL_TRACE;
     if (lengths_from_json(cls, w, path, base_dir, trace, c, d)) rc = UTIL_EINPUT;
-    const cJSON *agent = util_json_member(cls, "agent") ? util_json_member(cls, "agent") : util_json_member(w, "agent");
-    char *gp = util_xasprintf("%s.agent", util_json_member(cls, "agent") ? path : "workload");
-    if (agent_from_json(agent, gp, base_dir, &c->agent, d)) rc = UTIL_EINPUT;
+    if (calls_from_json(cls, w, path, base_dir, &c->agent, d)) rc = UTIL_EINPUT;
     if (!rc && check_agent_lengths(c, path, d)) rc = UTIL_EINPUT;
-    free(gp);
     free(path);
     return rc;
 }
@@ -564,7 +644,7 @@ static int classes_from_json(const cJSON *w, const char *base_dir, wl_spec *s, u
         s->shared_used = true;
         bool trace = s->streams[0].process == WL_TRACE;
         rc = lengths_from_json(NULL, w, "workload", base_dir, trace, &s->classes[0], d);
-        if (agent_from_json(util_json_member(w, "agent"), "workload.agent", base_dir, &s->classes[0].agent, d))
+        if (calls_from_json(NULL, w, "workload", base_dir, &s->classes[0].agent, d))
             rc = UTIL_EINPUT;
         if (!rc && check_agent_lengths(&s->classes[0], "workload", d)) rc = UTIL_EINPUT;
         return rc;
@@ -696,6 +776,7 @@ void wl_spec_fini(wl_spec *s)
         wl_dataset_destroy(s->classes[i].pairs);
         wl_dist_fini(&s->classes[i].agent.tool_output_tokens);
         wl_dist_fini(&s->classes[i].agent.tool_s);
+        wl_dist_fini(&s->classes[i].agent.turns);
     }
     wl_dist_fini(&s->pre_model_s);
     wl_dist_fini(&s->slow_extra_s);

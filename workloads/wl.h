@@ -238,6 +238,8 @@ typedef enum wl_agent_mode {
     WL_AGENT_SEQUENTIAL, /* a chain of calls, each prompt holding the previous outputs */
     WL_AGENT_PARALLEL,   /* calls fanned out at once, joined when the last finishes */
     WL_AGENT_MAP_REDUCE, /* a parallel fan-out, then one call aggregating its outputs */
+    WL_AGENT_SESSION,    /* workload.sessions: a user's chat, turns sent think time apart, each
+                          * prompt the history (the last prompt and its reply) and new tokens */
 } wl_agent_mode;
 
 typedef struct wl_agent {
@@ -245,6 +247,11 @@ typedef struct wl_agent {
     int calls;                  /* model calls (map_reduce: of the fan-out) */
     wl_dist tool_output_tokens; /* sequential: tokens a tool adds to the next prompt */
     wl_dist tool_s;             /* sequential: seconds a tool takes between calls */
+    /* WL_AGENT_SESSION (workload.sessions): tool_output_tokens holds user_tokens (the new
+     * tokens of each turn after the first), tool_s think_s (a reply's end to the next turn) */
+    wl_dist turns;              /* turns of a session, drawn as it starts */
+    int32_t history_max;        /* a turn's prompt is at most this many tokens, the history
+                                 * cut from its front; 0: the full history */
 } wl_agent;
 
 /* ---- classes ---- */
@@ -386,6 +393,8 @@ double wl_source_think(wl_source *s, int stream);
 /* Sequential agents: a tool's output tokens and its time, between calls. */
 int32_t wl_source_tool_tokens(wl_source *s, int cls);
 double wl_source_tool_s(wl_source *s, int cls);
+/* Sessions: the turns of a new session of class cls (>= 1), from a stream of its own. */
+int32_t wl_source_turns(wl_source *s, int cls);
 /* Seconds between a client sending a call and the call reaching the router:
  * the pre-model delay, plus the straggler's extra when the call is slow
  * (*slow is set). */
