@@ -84,7 +84,8 @@ static int load_turns(const an__query *q, const char *filter, an_report *r, util
         " total(CASE WHEN first_scheduled_s IS NOT NULL THEN cached_tokens END),"
         " total(status = 'completed' AND first_token_s IS NOT NULL)"
         " FROM requests WHERE run_id = ?1 AND arrival_s >= ?2 AND task_id IS NOT NULL"
-        " AND call_index >= 0 AND %s GROUP BY call_index ORDER BY call_index", filter);
+        " AND call_index >= 0 AND %s%s GROUP BY call_index ORDER BY call_index", filter,
+        an__counted(q->schema)); /* a retried attempt is not its turn's outcome */
     sqlite3_stmt *st = an__prepare(q, sql);
     sqlite3_free(sql);
     if (!st) return an__db_fail(q->db, d, "cannot query");
@@ -113,8 +114,8 @@ static int load_ttft(const an__query *q, const char *filter, an_report *r, util_
     char *sql = sqlite3_mprintf(
         "SELECT call_index, first_token_s - arrival_s AS ttft FROM requests"
         " WHERE run_id = ?1 AND arrival_s >= ?2 AND task_id IS NOT NULL AND call_index >= 0"
-        " AND %s AND status = 'completed' AND first_token_s IS NOT NULL"
-        " ORDER BY call_index, ttft", filter);
+        " AND %s AND status = 'completed' AND first_token_s IS NOT NULL%s"
+        " ORDER BY call_index, ttft", filter, an__counted(q->schema));
     sqlite3_stmt *st = an__prepare(q, sql);
     sqlite3_free(sql);
     if (!st) return an__db_fail(q->db, d, "cannot query");
