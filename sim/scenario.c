@@ -220,6 +220,7 @@ static const util_field disagg_fields[] = {
 };
 
 static const char *const offload_choices[] = {"prompt_only", "all", NULL};
+static const char *const scope_choices[] = {"replica", "node", NULL};
 
 /* cluster.kv_offload: docs/kv-offload.md says what each does and its source. */
 static const util_field kv_offload_fields[] = {
@@ -241,6 +242,9 @@ static const util_field kv_offload_fields[] = {
             "lists sourced figures)"},
     {.key = "disk_latency_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0, .max = 10,
      .doc = "fixed latency of one step's read from the disk tier"},
+    {.key = "scope", .type = UTIL_T_STRING, .choices = scope_choices,
+     .doc = "whose tiers cpu_gib and disk_gib are: replica (the default), or node: the "
+            "replicas of a pool on one node (gpus_per_node GPUs) share its tiers"},
     {0},
 };
 
@@ -1431,6 +1435,8 @@ static int read_kv_offload(sim_scenario *sc, const cJSON *cluster, util_diag *d)
     const cJSON *off = util_json_get(cluster, "kv_offload.offload");
     sc->kv_offload.all = off && cJSON_IsString(off) && !strcmp(off->valuestring, "all");
     sc->kv_offload.disk_bytes = util_json_number(cluster, "kv_offload.disk_gib", 0) * GIB;
+    const cJSON *scope = util_json_get(cluster, "kv_offload.scope");
+    sc->kv_offload.per_node = scope && cJSON_IsString(scope) && !strcmp(scope->valuestring, "node");
     if (sc->kv_offload.disk_bytes <= 0) return UTIL_OK;
     int rc = UTIL_OK;
     if (sc->kv_offload.cpu_bytes <= 0)

@@ -236,11 +236,12 @@ typedef struct sim_scenario {
     wl_spec workload;
     sim_class_sched *class_sched; /* [workload.n_classes]; owned */
     sim_gateway gateway;          /* cluster.gateway */
-    /* cluster.kv_offload (docs/kv-offload.md): a CPU tier per replica below
-     * its prefix cache; cpu_bytes 0: none */
+    /* cluster.kv_offload (docs/kv-offload.md): a CPU tier per replica (per
+     * node: per_node) below its prefix cache; cpu_bytes 0: none */
     struct {
         double cpu_bytes, cpu_latency_s;
-        bool all; /* offload: "all" (replies' blocks too), else "prompt_only" */
+        bool all;      /* offload: "all" (replies' blocks too), else "prompt_only" */
+        bool per_node; /* scope: "node", the tiers shared by a node's replicas */
         /* a disk tier below the CPU tier; disk_bytes 0: none */
         double disk_bytes, disk_read_bw, disk_latency_s;
     } kv_offload;
