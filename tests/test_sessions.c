@@ -298,6 +298,28 @@ static void test_affinity_moves(void)
     sqlite3_close(dflt);
 }
 
+/* Disaggregated, the affinity is the prefill pool's (where the history is
+ * cached): a session keeps its prefill replica, and its KV goes to the
+ * decode replica with the fewest in flight. */
+static void test_affinity_disaggregated(void)
+{
+    const char *sets[] = {"stop.requests=300", "cluster.replicas=2", FULL, AFFINITY,
+                          "cluster.pools=[{\"name\": \"p\"}, {\"name\": \"d\"}]",
+                          "cluster.disaggregated={\"prefill\": \"p\", \"decode\": \"d\", "
+                          "\"link_gbs\": 50, \"link_latency_s\": 0.0001}",
+                          NULL};
+    sqlite3 *db = support_run_json(base, sets, false);
+    ok(db != NULL, "disaggregated: ran");
+    if (!db) return;
+    is_near(support_q1(db, MOVED), 0, 0, "every session on one prefill replica");
+    is_near(support_q1(db, "SELECT count(DISTINCT replica) FROM requests"), 2, 0,
+            "the sessions spread over both");
+    cmp_ok(support_q1(db, "SELECT count(*) FROM (SELECT task_id FROM requests WHERE task_id IS"
+                          " NOT NULL GROUP BY task_id HAVING count(DISTINCT decode_replica) > 1)"),
+           >, 0, "the decode replicas go by load: some sessions decode on both");
+    sqlite3_close(db);
+}
+
 /* With prefix caching on four replicas, a session that stays finds its
  * history cached as on one replica (test_prefix_hits); round_robin sends
  * most turns where the history is not. */
@@ -364,6 +386,7 @@ int main(int argc, char **argv)
     test_affinity_sticks();
     test_affinity_moves();
     test_affinity_hits();
+    test_affinity_disaggregated();
     test_refused();
     free(base);
     support_fini();
