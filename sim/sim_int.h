@@ -264,6 +264,8 @@ typedef struct sim__task {
     int64_t carried;       /* sequential: the next prompt (prompt, outputs, tool results) */
     int64_t fanout_output; /* map_reduce: tokens the fan-out produced */
     bool failed;
+    int32_t home; /* router session_affinity (router.c): the id + 1 of the replica its last
+                   * call was routed to; 0: none yet */
     /* sequential, prefix caching: the content of its next call's prompt --
      * the first prompt, then each reply and tool result in turn */
     struct sim__seg *segs;
