@@ -13,6 +13,14 @@
 # 3. llm-d's guides/tiered-prefix-cache/cpu (Qwen3-32B, 8 x TP2 H100, 45
 #    users): a memory-bound and a compute-bound case with and without the
 #    tier.
+# 4. llm-d's gpt-oss-120B results (16 x TP1 H100): eight Poisson stages of
+#    5 to 40 QPS, 60 s each, with and without the tier.  gptoss-stages.csv
+#    holds the arrival times, drawn once by
+#      awk 'BEGIN { srand(1); print "arrival_time_s,input_tokens,output_tokens"
+#                   for (s = 1; s <= 8; s++) { t = 60 * (s - 1)
+#                       while ((t += -log(1 - rand()) / (5 * s)) < 60 * s)
+#                           printf "%.3f,16256,256\n", t } }'
+#    (the scenario's shared_prefix gives the prompts).
 # Every scenario takes the setup as published and the catalog's datasheet
 # figures (the H100's PCIe 5.0 x16 link, 64 GB/s a direction); nothing is
 # fitted to the published timings.  Needs python3 to read request rows.
@@ -111,3 +119,30 @@ cb="--set workload.shared_prefix.system_prompt_len=8000"
 llmd "compute-bound, HBM only" 0.12 18.4 23389.6 $cb --unset cluster.kv_offload
 # shellcheck disable=SC2086
 llmd "compute-bound, CPU tier" 0.13 18.6 23032.6 $cb
+echo
+
+# ---- 4. llm-d's gpt-oss-120B results ----
+gptoss() { # [args]  ->  csv of the run
+    "$bin" run "$dir/llmd-gpt-oss-120b.json" -o "$tmp/g.db" --quiet --csv "$@" >"$tmp/g.csv"
+    rm -f "$tmp/g.db"
+}
+row() { # LABEL CSV_KEY SCALE PUB_WITHOUT PUB_WITH
+    a=$(metric "$2" <"$tmp/hbm.csv")
+    b=$(metric "$2" <"$tmp/cpu.csv")
+    awk -v l="$1" -v a="$a" -v b="$b" -v k="$3" -v pa="$4" -v pb="$5" 'BEGIN {
+        printf "%-22s %9s %9s  %9.2f %9.2f\n", l, pa, pb, k * a, k * b }'
+}
+gptoss --set cluster.kv_offload.cpu_gib=0
+mv "$tmp/g.csv" "$tmp/hbm.csv"
+gptoss
+mv "$tmp/g.csv" "$tmp/cpu.csv"
+echo "llm-d gpt-oss-120B: 16 x (1 H100), 5-40 QPS; without / with the tier (published, servesim)"
+printf '%-22s %9s %9s  %9s %9s\n' "" published "" servesim ""
+row "requests/s" throughput.requests_per_s 1 9.69 11.48
+row "TTFT mean, s" ttft_s.mean 1 12.5 1.2
+row "TTFT median, s" ttft_s.p50 1 7.6 0.5
+row "TTFT p90, s" ttft_s.p90 1 33.8 4.5
+row "E2E mean, s" e2e_s.mean 1 19.2 5.3
+row "TPOT mean, ms" tpot_s.mean 1000 26.1 15.7
+printf '%-22s %9s %9s  %9s %9.3f\n' "CPU tier hit rate" - 0.451 - \
+    "$(metric utilisation.kv_offload.cpu.hit_rate <"$tmp/cpu.csv")"
