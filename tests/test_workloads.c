@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tap.h"
 #include "wl.h"
@@ -970,6 +971,171 @@ static void test_dataset_errors(void)
     util_diag_fini(&d);
 }
 
+/* ---- workload.arrival.rate_profile ---- */
+
+/* Stream 0's arrivals before `until` into counts of `bins` equal windows;
+ * returns how many there were (the stream ending early stops it). */
+static int64_t arrivals_in(const char *arrival, double until, int64_t *counts, int bins,
+                           uint64_t seed)
+{
+    char *json = util_xasprintf("{\"arrival\": %s, " LENGTHS "}", arrival);
+    wl_spec s = must_build(json);
+    free(json);
+    wl_source *src = wl_source_create(&s, seed);
+    util_diag d;
+    util_diag_init(&d);
+    wl_record rec;
+    int64_t n = 0;
+    memset(counts, 0, (size_t)bins * sizeof *counts);
+    while (wl_source_next(src, 0, &rec, &d) == 1 && rec.arrival_s < until) {
+        counts[(int)(rec.arrival_s / until * bins)]++;
+        n++;
+    }
+    wl_source_destroy(src);
+    util_diag_fini(&d);
+    wl_spec_fini(&s);
+    return n;
+}
+
+/* The expected arrivals of a rate rising linearly from r0 to r1 over
+ * [0, w], in [a, b]. */
+static double ramp(double r0, double r1, double w, double a, double b)
+{
+    double k = (r1 - r0) / w;
+    return r0 * (b - a) + k * (b * b - a * a) / 2;
+}
+
+#define RAMP "\"rate_profile\": {\"times_s\": [0, 1000, 2000], \"rates_per_s\": [1, 10, 1]}"
+
+static void test_profile_counts(void)
+{
+    int64_t c[8];
+    /* constant gaps of one expected arrival: arrival k at L^-1(k), exactly */
+    arrivals_in("{\"process\": \"constant\", " RAMP "}", 2000, c, 8, 1);
+    bool exact = true;
+    for (int i = 0; i < 8; i++) { /* the ramp down mirrors the ramp up */
+        double a = 250.0 * (i < 4 ? i : 7 - i), want = ramp(1, 10, 1000, a, a + 250);
+        exact &= fabs((double)c[i] - want) <= 1; /* whole arrivals of a real integral */
+    }
+    ok(exact, "constant process on a ramp 1 -> 10 -> 1 /s: each 250 s window holds the "
+              "profile's integral to one arrival (%lld %lld %lld %lld, mirrored)",
+       (long long)c[0], (long long)c[1], (long long)c[2], (long long)c[3]);
+    /* Poisson: counts are Poisson with the integral as mean */
+    int64_t total = arrivals_in("{\"process\": \"poisson\", " RAMP "}", 2000, c, 8, 2);
+    bool within = true;
+    for (int i = 0; i < 4; i++) {
+        double want = ramp(1, 10, 1000, 250.0 * i, 250.0 * (i + 1));
+        within &= fabs((double)c[i] - want) <= 4 * sqrt(want) &&
+                  fabs((double)c[7 - i] - want) <= 4 * sqrt(want);
+    }
+    ok(within, "Poisson on the ramp: every window within 4 sd of its integral (first %lld, "
+               "expected %.0f)", (long long)c[0], ramp(1, 10, 1000, 0, 250));
+    is_near((double)total, 11000, 4 * sqrt(11000.0), "and 11000 expected in all: %lld",
+            (long long)total);
+    /* gamma gaps of cv 2: a renewal count's variance is cv^2 its mean */
+    total = arrivals_in("{\"process\": \"gamma\", \"cv\": 2, " RAMP "}", 2000, c, 8, 3);
+    is_near((double)total, 11000, 4 * 2 * sqrt(11000.0), "gamma, cv 2, on the ramp: %lld",
+            (long long)total);
+}
+
+/* The integral of trough + (peak - trough)(1 + cos(2 pi (t - phase)/T))/2. */
+static double day_integral(double peak, double trough, double T, double phase, double a, double b)
+{
+    double w = 6.283185307179586 / T;
+    return trough * (b - a) +
+           (peak - trough) / 2 * ((b - a) + (sin(w * (b - phase)) - sin(w * (a - phase))) / w);
+}
+
+static void test_profile_daily(void)
+{
+    int64_t c[40];
+    const char *day = "{\"process\": \"poisson\", \"rate_profile\": {\"daily\": {\"peak_per_s\": "
+                      "20, \"trough_per_s\": 2, \"period_s\": 1000, \"phase_s\": 375}}}";
+    int64_t total = arrivals_in(day, 10000, c, 40, 4);
+    is_near((double)total, 110000, 4 * sqrt(110000.0),
+            "daily shape, 10 periods: %lld arrivals, (peak + trough) / 2 x span = 110000",
+            (long long)total);
+    bool within = true;
+    double worst = 0;
+    for (int i = 0; i < 4; i++) { /* the first period's quarters */
+        double want = day_integral(20, 2, 1000, 375, 250.0 * i, 250.0 * (i + 1));
+        double z = fabs((double)c[i] - want) / sqrt(want);
+        within &= z <= 4;
+        if (z > worst) worst = z;
+    }
+    ok(within, "each quarter of a period within 4 sd of the cosine's integral (worst %.2f sd)",
+       worst);
+    ok(c[1] > 5 * c[3], "the quarter around the peak (%lld) holds over 5x the trough's (%lld)",
+       (long long)c[1], (long long)c[3]);
+    const char *scaled = "{\"process\": \"constant\", \"rate_profile\": {\"mean_per_s\": 5, "
+                         "\"daily\": {\"peak_per_s\": 20, \"trough_per_s\": 2, \"period_s\": "
+                         "1000}}}";
+    total = arrivals_in(scaled, 10000, c, 40, 5);
+    is_near((double)total, 50000, 1, "mean_per_s 5 rescales it: %lld arrivals in 10 periods",
+            (long long)total);
+    const char *ends = "{\"process\": \"constant\", \"rate_profile\": {\"times_s\": [0, 100], "
+                       "\"rates_per_s\": [1, 0]}}";
+    is_int(arrivals_in(ends, 1e6, c, 1, 6), 50, "a rate falling to 0 for good ends the stream "
+                                                 "after its integral, 50");
+}
+
+static void test_profile_csv(void)
+{
+    char path[] = "/tmp/servesim-rates-XXXXXX";
+    int fd = mkstemp(path);
+    FILE *f = fdopen(fd, "w");
+    fputs("hour,rate_per_s\n0,1\n1,2\n2,3\n3,4\n", f);
+    fclose(f);
+    char arrival[200];
+    snprintf(arrival, sizeof arrival,
+             "{\"process\": \"constant\", \"rate_profile\": {\"csv\": \"%s\"}}", path);
+    int64_t c[4];
+    /* knots at the hours' middles: 1 x 1800 + (1.5 + 2.5 + 3.5) x 3600 + 4 x 1800 */
+    int64_t total = arrivals_in(arrival, 4 * 3600 + 0.1, c, 4, 7);
+    is_int(total, 36000, "hourly rates 1, 2, 3, 4: 36000 arrivals in the four hours");
+    is_int(c[0], (int64_t)floor(1800 + 1.25 * 1800), "the first hour: 1 /s to its middle, then "
+                                                     "rising to 2 /s: 4050");
+    f = fopen(path, "w");
+    fputs("hour,rate_per_s\n0,1\n2,3\n", f);
+    fclose(f);
+    char *json = util_xasprintf("{\"arrival\": %s, " LENGTHS "}", arrival);
+    char *e = workload_errors(json);
+    ok(strstr(e, ":3: hour: expected 1") != NULL, "a skipped hour is refused at its line: %s", e);
+    free(e);
+    free(json);
+    unlink(path);
+}
+
+static void test_profile_errors(void)
+{
+    static const struct {
+        const char *arrival, *want;
+    } bad[] = {
+        {"{\"rate_per_s\": 2, " RAMP "}", "workload.arrival.rate_profile: not with rate_per_s"},
+        {"{\"process\": \"constant\"}", "workload.arrival.rate_per_s: missing (or give rate_profile)"},
+        {"{\"rate_profile\": {\"times_s\": [0, 10, 5], \"rates_per_s\": [1, 2, 3]}}",
+         "times_s[2]: 5 is not after 10"},
+        {"{\"rate_profile\": {\"times_s\": [0, 10], \"rates_per_s\": [1]}}",
+         "rates_per_s: 1 rates for 2 times_s"},
+        {"{\"rate_profile\": {\"times_s\": [0, 10], \"rates_per_s\": [1, -1]}}",
+         "rates_per_s[1]: -1 is not a rate"},
+        {"{\"rate_profile\": {\"times_s\": [0, 10], \"rates_per_s\": [0, 0]}}", "every rate is 0"},
+        {"{\"rate_profile\": {\"times_s\": [0], \"rates_per_s\": [1], \"daily\": {\"peak_per_s\": "
+         "2, \"trough_per_s\": 1}}}",
+         "give one of times_s with rates_per_s, csv, or daily"},
+        {"{\"rate_profile\": {\"daily\": {\"peak_per_s\": 1, \"trough_per_s\": 2}}}",
+         "daily.peak_per_s: below trough_per_s"},
+        {"{\"rate_profile\": {\"csv\": \"/nonexistent/rates.csv\"}}", "/nonexistent/rates.csv"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *json = util_xasprintf("{\"arrival\": %s, " LENGTHS "}", bad[i].arrival);
+        char *e = workload_errors(json);
+        ok(strstr(e, bad[i].want) != NULL, "refused: %s", e);
+        free(e);
+        free(json);
+    }
+}
+
 int main(void)
 {
     test_moments();
@@ -991,5 +1157,9 @@ int main(void)
     test_dataset_classes();
     test_dataset_trace();
     test_dataset_errors();
+    test_profile_counts();
+    test_profile_daily();
+    test_profile_csv();
+    test_profile_errors();
     return tap_done();
 }

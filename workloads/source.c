@@ -45,7 +45,8 @@ enum { GAPS = 1, PROMPT = 2, OUTPUT = 3, THINK = 4, PICK = 5, TOOL_TOKENS = 6, T
 
 typedef struct stream_state {
     gsl_rng *gaps, *pick, *think;
-    double next_s;  /* generated processes: time of the next arrival */
+    double next_s;  /* generated processes: time of the next arrival (with a rate_profile:
+                     * in expected arrivals, its time wl_profile_time's) */
     double gamma_shape, gamma_scale;
     double total_weight;
     /* traces */
@@ -285,8 +286,14 @@ int wl_source_next(wl_source *s, int stream, wl_record *rec, util_diag *d)
     rec->priority = 0;
     rec->deadline_s = 0;
     rec->tenant = NULL;
-    rec->arrival_s = st->next_s;
-    st->next_s += next_gap(a, st);
+    if (a->profile) { /* the first arrival a gap in, as a process of changing rate has it */
+        st->next_s += next_gap(a, st);
+        rec->arrival_s = wl_profile_time(a->profile, st->next_s);
+        if (!(rec->arrival_s <= WL_HORIZON_S)) return 0; /* the rate fell to 0 for good */
+    } else {
+        rec->arrival_s = st->next_s;
+        st->next_s += next_gap(a, st);
+    }
     rec->cls = cls;
     draw_call(s, cls, st->seg, rec);
     return 1;

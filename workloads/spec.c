@@ -33,16 +33,52 @@
             "are in flight waits at the client, sent when one ends, its TTFT counted from the "  \
             "send (vllm bench serve's --max-concurrency; absent: no cap)"}
 
+/* workload.arrival.rate_profile (profile.c): knots, hourly rates, or a day. */
+static const util_field daily_fields[] = {
+    {.key = "peak_per_s", .type = UTIL_T_NUMBER, .unit = "1/s", .min = 0, .max = 1e9,
+     .flags = UTIL_REQUIRED, .doc = "the rate at the day's peak"},
+    {.key = "trough_per_s", .type = UTIL_T_NUMBER, .unit = "1/s", .min = 0, .max = 1e9,
+     .flags = UTIL_REQUIRED, .doc = "the rate at its trough, half a period from the peak"},
+    {.key = "period_s", .type = UTIL_T_NUMBER, .unit = "s", .def = "86400", .min = 60,
+     .max = WL_HORIZON_S, .doc = "the shape's period: a day, or a week"},
+    {.key = "phase_s", .type = UTIL_T_NUMBER, .unit = "s", .def = "0", .min = 0,
+     .max = WL_HORIZON_S, .doc = "when the peak is, from the run's start (mod period_s)"},
+    {0},
+};
+
+static const util_field profile_fields[] = {
+    {.key = "times_s", .type = UTIL_T_NUMBERS, .unit = "s", .min = 1, .max = 1e6,
+     .doc = "knots of a piecewise-linear rate: their times, ascending (with rates_per_s)"},
+    {.key = "rates_per_s", .type = UTIL_T_NUMBERS, .unit = "1/s", .min = 1, .max = 1e6,
+     .doc = "the rate at each of times_s: linear between them, the first before the first, "
+            "the last after the last"},
+    {.key = "csv", .type = UTIL_T_STRING,
+     .doc = "a CSV of hourly rates ('hour,rate_per_s', hours 0, 1, 2, ...), each the hour's mean "
+            "at its middle, linear between; relative to the scenario file's folder"},
+    {.key = "daily", .type = UTIL_T_OBJECT, .sub = daily_fields,
+     .doc = "a daily shape: trough + (peak - trough) (1 + cos(2 pi (t - phase_s) / period_s)) "
+            "/ 2, repeating"},
+    {.key = "mean_per_s", .type = UTIL_T_NUMBER, .unit = "1/s", .min = WL_MIN_RATE_PER_S,
+     .max = 1e9,
+     .doc = "scale the rates so that their mean over the profile (its knots' span, or a "
+            "period) is this"},
+    {0},
+};
+
+#define RATE_PROFILE_FIELD                                                                            {.key = "rate_profile", .type = UTIL_T_OBJECT, .sub = profile_fields,                             .doc = "a rate that changes with time (instead of rate_per_s): the process's gaps in "                  "expected arrivals, each arrival when the profile's integral reaches it "                         "(docs/scenario.md, \"Traffic that changes\")"}
+
 static const util_field rate_fields[] = {
     {.key = "rate_per_s", .type = UTIL_T_NUMBER, .unit = "1/s", .min = WL_MIN_RATE_PER_S,
-     .max = 1e9, .flags = UTIL_REQUIRED | UTIL_INF_OK, .doc = RATE_DOC},
+     .max = 1e9, .flags = UTIL_INF_OK, .doc = RATE_DOC " (required unless rate_profile)"},
+    RATE_PROFILE_FIELD,
     MAX_CONCURRENCY_FIELD,
     {0},
 };
 
 static const util_field gamma_fields[] = {
     {.key = "rate_per_s", .type = UTIL_T_NUMBER, .unit = "1/s", .min = WL_MIN_RATE_PER_S,
-     .max = 1e9, .flags = UTIL_REQUIRED | UTIL_INF_OK, .doc = RATE_DOC},
+     .max = 1e9, .flags = UTIL_INF_OK, .doc = RATE_DOC " (required unless rate_profile)"},
+    RATE_PROFILE_FIELD,
     {.key = "cv", .type = UTIL_T_NUMBER, .min = 0, .max = 100,
      .flags = UTIL_REQUIRED | UTIL_MIN_EXCLUSIVE,
      .doc = "coefficient of variation of the gaps (1: Poisson; > 1 bursty); cv^2 / rate_per_s "
@@ -453,6 +489,26 @@ static int check_gamma(const wl_arrival *a, const char *path, util_diag *d)
                          path, a->cv, a->rate_per_s, scale);
 }
 
+/* rate_per_s or rate_profile, exactly one: with a profile the process
+ * runs at rate 1 in expected arrivals (profile.c). */
+static int rate_of(const cJSON *a, const char *path, const char *base_dir, wl_arrival *out,
+                   util_diag *d)
+{
+    const cJSON *prof = util_json_member(a, "rate_profile");
+    bool rate = util_json_member(a, "rate_per_s") != NULL;
+    if (prof && rate)
+        return util_diag_add(d, "%s.rate_profile: not with rate_per_s (the profile is the rate)",
+                             path);
+    if (!prof && !rate)
+        return util_diag_add(d, "%s.rate_per_s: missing (or give rate_profile)", path);
+    if (!prof) return UTIL_OK;
+    char *p = util_xasprintf("%s.rate_profile", path);
+    int rc = wl_profile_from_json(prof, p, base_dir, &out->profile, d);
+    free(p);
+    out->rate_per_s = 1;
+    return rc;
+}
+
 static int arrival_from_json(const cJSON *a, const char *path, const char *base_dir,
                              wl_arrival *out, util_diag *d)
 {
@@ -464,6 +520,9 @@ static int arrival_from_json(const cJSON *a, const char *path, const char *base_
     out->cv = util_json_number(a, "cv", 1);
     out->users = (int)util_json_number(a, "users", 0);
     out->max_concurrency = (int)util_json_number(a, "max_concurrency", 0);
+    if ((out->process == WL_POISSON || out->process == WL_CONSTANT || out->process == WL_GAMMA) &&
+        rate_of(a, path, base_dir, out, d))
+        return UTIL_EINPUT;
     if (out->process == WL_CLOSED)
         return duration_at(a, "think_s", path, base_dir, &out->think_s, d);
     if (out->process == WL_TRACE) return trace_from_json(a, path, base_dir, out, d);
@@ -789,6 +848,7 @@ int wl_spec_from_json(const cJSON *w, const char *path, const char *base_dir, wl
 
 static void arrival_fini(wl_arrival *a)
 {
+    wl_profile_destroy(a->profile);
     free(a->trace_path);
     wl_names_destroy(a->tenants);
     wl_dist_fini(&a->think_s);

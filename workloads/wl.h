@@ -229,7 +229,22 @@ typedef struct wl_arrival {
     double last_s;     /* replay time of a pass's last request */
     wl_names *tenants; /* the trace's rows' tenants, found as it was checked (NULL: none); a
                         * replayed row's tenant is its copy here; owned */
+    struct wl_profile *profile; /* rate_profile (then rate_per_s is 1: the process runs in
+                                 * expected arrivals), or NULL; owned */
 } wl_arrival;
+
+/* ---- a rate that changes (profile.c) ---- */
+
+typedef struct wl_profile wl_profile;
+/* workload.arrival.rate_profile at o (validated by its schema), its path
+ * for messages; *out NULL on error. */
+int wl_profile_from_json(const cJSON *o, const char *path, const char *base_dir,
+                         wl_profile **out, util_diag *d);
+void wl_profile_destroy(wl_profile *p);
+/* The rate at time t, and the time by which u arrivals are expected
+ * (INFINITY: never, the rate having fallen to 0 for good). */
+double wl_profile_rate(const wl_profile *p, double t);
+double wl_profile_time(const wl_profile *p, double u);
 
 /* ---- agent tasks ---- */
 
