@@ -73,14 +73,17 @@ static void mem_hbm(ls_result *r, const mem_point *p, int n, double tokens)
 {
     const mem_point *a = &p[0], *z = &p[n - 1];
     int h = first_past(p, n, a->hbm_gib);
-    char past[400];
+    char past[400], hit_z[48] = "", ttft_z[48] = ""; /* the last point's, when not h */
+    if (h >= 0 && h < n - 1) {
+        snprintf(hit_z, sizeof hit_z, " and %.1f%% at %g", z->hit_gpu, z->sessions);
+        snprintf(ttft_z, sizeof ttft_z, " and %.3f s", z->p50_gpu);
+    }
     if (h >= 0)
         snprintf(past, sizeof past,
                  "The working set outgrows HBM from %g sessions (%.1f GiB): the hit rate falls to "
-                 "%.1f%% there and %.1f%% at %g, and TTFT P50 climbs to %.3f s and %.3f s, as "
-                 "every evicted history is prefilled again.",
-                 p[h].sessions, p[h].working_gib, p[h].hit_gpu, z->hit_gpu, z->sessions,
-                 p[h].p50_gpu, z->p50_gpu);
+                 "%.1f%% there%s, and TTFT P50 climbs to %.3f s%s, as every evicted history is "
+                 "prefilled again.",
+                 p[h].sessions, p[h].working_gib, p[h].hit_gpu, hit_z, p[h].p50_gpu, ttft_z);
     else
         snprintf(past, sizeof past,
                  "The working set stays within HBM at every point run (%.1f GiB at %g sessions).",
@@ -118,6 +121,16 @@ static void mem_tier(ls_result *r, const mem_setup *s, const mem_point *p, int n
     ls_keep(r, "most_helped_sessions", p[m].sessions);
 }
 
+/* What limits the tier, from two shares of demand over capacity: the
+ * working set over HBM and the tier (full) and the link's busy time over
+ * the run (busy).  The larger, once at 1 or more, is the limit: 1 the
+ * tier's size, 2 PCIe; 0 neither. */
+static int limit_of(double full, double busy)
+{
+    if (full < 1 && busy < 1) return 0;
+    return full >= busy ? 1 : 2;
+}
+
 /* Where the tier stops helping, and why: at the most sessions, the working
  * set against HBM and the tier together, and the link's busy share -- both
  * demand over capacity, so the larger is the limit. */
@@ -128,29 +141,36 @@ static void mem_limit(ls_result *r, const mem_setup *s, const mem_point *p, int 
     double both = z->hbm_gib + s->tier_gib, full = z->working_gib / both, busy = z->link_pct / 100;
     int f = first_past(p, n, both);
     char where[300];
-    if (f >= 0)
+    if (f > 0)
         snprintf(where, sizeof where,
                  "The tier stops helping where the working set outgrows HBM and the tier "
                  "together (%.1f GiB): from %g sessions (%.1f GiB) the hit rate with it falls "
-                 "to %.1f%%, and %.1f%% at %g.",
-                 both, p[f].sessions, p[f].working_gib, p[f].hit_tier, z->hit_tier, z->sessions);
+                 "to %.1f%%, from %.1f%% at %g.",
+                 both, p[f].sessions, p[f].working_gib, p[f].hit_tier, p[f - 1].hit_tier,
+                 p[f - 1].sessions);
+    else if (f == 0)
+        snprintf(where, sizeof where,
+                 "The working set outgrows HBM and the tier together (%.1f GiB) from the first "
+                 "point run.",
+                 both);
     else
         snprintf(where, sizeof where,
                  "The working set stays within HBM and the tier together (%.1f GiB) at every "
                  "point run.",
                  both);
-    const char *limit = full >= 1 && full >= busy  ? "the tier's size is the limit, not PCIe"
-                        : busy >= 1 || busy > full ? "PCIe is the limit, not the tier's size"
-                                                   : "neither is full yet";
+    static const char *const says[] = {"neither is full yet",
+                                       "the tier's size is the limit, not PCIe",
+                                       "PCIe is the limit, not the tier's size"};
+    int limit = limit_of(full, busy);
     ls_say(r,
            "%s At %g sessions the tier's loads took %.2f GB/s of the link's %.0f GB/s "
            "(pcie_gbs x GPUs), busy %.1f%% of the run, and the working set is %.2f times what HBM "
            "and the tier hold: %s.",
-           where, z->sessions, z->pcie_gbs, s->link_gbs, z->link_pct, full, limit);
-    ls_keep(r, "past_tier_sessions", f >= 0 ? p[f].sessions : NAN);
+           where, z->sessions, z->pcie_gbs, s->link_gbs, z->link_pct, full, says[limit]);
+    ls_keep(r, "past_tier_sessions", f > 0 ? p[f].sessions : NAN);
     ls_keep(r, "heaviest_link_busy_pct", z->link_pct);
     ls_keep(r, "heaviest_fill", full);
-    ls_keep(r, "limit_is_pcie", full >= 1 && full >= busy ? 0 : busy >= 1 || busy > full ? 1 : NAN);
+    ls_keep(r, "limit_is_pcie", limit ? limit == 2 : NAN);
 }
 
 /* Hit rate, TTFT P50 and the tier's loads over the sessions, each way. */
