@@ -207,6 +207,15 @@ static void mem_figure(const ls_context *c, ls_result *r, const mem_setup *s, co
         an_plot_series *ps = ls_plot_series(r, series[k].panel, series[k].name, x, y, n);
         ps->colour = series[k].colour, ps->dash = 1;
     }
+    char **labels = util_xcalloc((size_t)n, sizeof *labels); /* each count run, as its tick */
+    for (int i = 0; i < n; i++) {
+        x[i] = p[i].sessions;
+        labels[i] = util_xasprintf("%g", p[i].sessions);
+    }
+    ls_plot_x_ticks(r, x, (const char *const *)labels, n);
+    for (int i = 0; i < n; i++)
+        free(labels[i]);
+    free(labels);
     int h = first_past(p, n, p[0].hbm_gib);
     if (h >= 0) ls_plot_guide(r, hit, AN_GUIDE_MARK, "past HBM", p[h].sessions, true);
     int f = s->tier_gib > 0 ? first_past(p, n, p[0].hbm_gib + s->tier_gib) : -1;
