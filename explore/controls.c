@@ -4,7 +4,7 @@
  * reply; users from 4 to 64 to 256; speculation's users, then its drafter's
  * accepted length; utilisation down to 10%; slow requests
  * to 2%, then 5%; batch traffic up to 90%, then the rate and the gateway's
- * depth; sessions in flight up to 512, then the CPU tier; 1, 10 or 100
+ * depth; sessions in flight up to 384, then the CPU tier; 1, 10 or 100
  * calls.  Each is one --set of the lesson.
  * Declared here is what is the explorer's own: which controls a panel has,
  * their labels and units, the path each sets and how, and the choices of a
