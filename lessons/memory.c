@@ -173,6 +173,22 @@ static void mem_limit(ls_result *r, const mem_setup *s, const mem_point *p, int 
     ls_keep(r, "limit_is_pcie", limit ? limit == 2 : NAN);
 }
 
+/* The x axis's ticks: each count run, labelled. */
+static void mem_ticks(ls_result *r, const mem_point *p, int n)
+{
+    double *at = util_xcalloc((size_t)n, sizeof *at);
+    char **labels = util_xcalloc((size_t)n, sizeof *labels);
+    for (int i = 0; i < n; i++) {
+        at[i] = p[i].sessions;
+        labels[i] = util_xasprintf("%g", p[i].sessions);
+    }
+    ls_plot_x_ticks(r, at, (const char *const *)labels, n);
+    for (int i = 0; i < n; i++)
+        free(labels[i]);
+    free(labels);
+    free(at);
+}
+
 /* Hit rate, TTFT P50 and the tier's loads over the sessions, each way. */
 static void mem_figure(const ls_context *c, ls_result *r, const mem_setup *s, const mem_point *p,
                        int n)
@@ -207,15 +223,7 @@ static void mem_figure(const ls_context *c, ls_result *r, const mem_setup *s, co
         an_plot_series *ps = ls_plot_series(r, series[k].panel, series[k].name, x, y, n);
         ps->colour = series[k].colour, ps->dash = 1;
     }
-    char **labels = util_xcalloc((size_t)n, sizeof *labels); /* each count run, as its tick */
-    for (int i = 0; i < n; i++) {
-        x[i] = p[i].sessions;
-        labels[i] = util_xasprintf("%g", p[i].sessions);
-    }
-    ls_plot_x_ticks(r, x, (const char *const *)labels, n);
-    for (int i = 0; i < n; i++)
-        free(labels[i]);
-    free(labels);
+    mem_ticks(r, p, n);
     int h = first_past(p, n, p[0].hbm_gib);
     if (h >= 0) ls_plot_guide(r, hit, AN_GUIDE_MARK, "past HBM", p[h].sessions, true);
     int f = s->tier_gib > 0 ? first_past(p, n, p[0].hbm_gib + s->tier_gib) : -1;
@@ -282,9 +290,29 @@ static int check_sessions(const double *v, int n, util_diag *d)
     return UTIL_OK;
 }
 
+/* The table, the sentences and the figure of the runs, rep[2i] point i's
+ * on the GPU alone and rep[2i + 1] with the tier. */
+static void mem_show(const ls_context *c, ls_result *r, const mem_setup *s, const double *sessions,
+                     const ls_figures *rep, int n)
+{
+    mem_point *p = util_xcalloc((size_t)n + 1, sizeof *p);
+    mem_columns(r);
+    for (int i = 0; i < n; i++) {
+        p[i] = mem_point_of(sessions[i], s, &rep[2 * i], &rep[2 * i + 1]);
+        mem_row(r, &p[i]);
+    }
+    double tokens = rep[0].measured > 0 ? rep[0].input_tokens / rep[0].measured : NAN;
+    mem_hbm(r, p, n, tokens);
+    mem_tier(r, s, p, n);
+    mem_limit(r, s, p, n);
+    mem_figure(c, r, s, p, n);
+    free(p);
+}
+
 /* Each number of sessions twice with one seed: the GPU alone (the scenario
  * less cluster.kv_offload), then with the tier; each user runs
- * sessions_per_user sessions (stop.requests counts sessions). */
+ * sessions_per_user sessions (stop.requests counts sessions).  A point
+ * takes a fraction of a second, so --quick runs the lesson whole. */
 int ls__memory(ls_context *c, ls_result *r, util_diag *d)
 {
     int n;
@@ -298,32 +326,18 @@ int ls__memory(ls_context *c, ls_result *r, util_diag *d)
     cJSON **ov = util_xcalloc(2 * (size_t)n + 1, sizeof *ov);
     const char **unset = util_xcalloc(2 * (size_t)n + 1, sizeof *unset);
     ls_figures *rep = util_xcalloc(2 * (size_t)n + 1, sizeof *rep);
-    for (int i = 0; !rc && i < n; i++)
-        for (int k = 0; k < 2; k++) {
-            ov[2 * i + k] = ls_with("workload.arrival.users", sessions[i]);
-            cJSON_AddNumberToObject(ov[2 * i + k], "stop.requests", ceil(sessions[i] * per_user));
-            unset[2 * i + k] = k == 0 && s.has_tier ? tier_key : NULL;
-        }
-    if (!rc) rc = ls_points_without(c, ov, unset, 2 * n, false, rep, d);
-    mem_point *p = util_xcalloc((size_t)n + 1, sizeof *p);
-    if (!rc) {
-        mem_columns(r);
-        for (int i = 0; i < n; i++) {
-            p[i] = mem_point_of(sessions[i], &s, &rep[2 * i], &rep[2 * i + 1]);
-            mem_row(r, &p[i]);
-        }
-        double tokens = rep[0].measured > 0 ? rep[0].input_tokens / rep[0].measured : NAN;
-        mem_hbm(r, p, n, tokens);
-        mem_tier(r, &s, p, n);
-        mem_limit(r, &s, p, n);
-        mem_figure(c, r, &s, p, n);
+    for (int i = 0; !rc && i < 2 * n; i++) {
+        ov[i] = ls_with("workload.arrival.users", sessions[i / 2]);
+        cJSON_AddNumberToObject(ov[i], "stop.requests", ceil(sessions[i / 2] * per_user));
+        unset[i] = i % 2 == 0 && s.has_tier ? tier_key : NULL;
     }
+    if (!rc) rc = ls_points_without(c, ov, unset, 2 * n, false, rep, d);
+    if (!rc) mem_show(c, r, &s, sessions, rep, n);
     for (int i = 0; i < 2 * n; i++)
         cJSON_Delete(ov[i]);
     free(ov);
     free(unset);
     free(rep);
-    free(p);
     free(sessions);
     return rc;
 }
