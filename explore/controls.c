@@ -4,7 +4,8 @@
  * reply; users from 4 to 64 to 256; speculation's users, then its drafter's
  * accepted length; utilisation down to 10%; slow requests
  * to 2%, then 5%; batch traffic up to 90%, then the rate and the gateway's
- * depth; 1, 10 or 100 calls.  Each is one --set of the lesson.
+ * depth; sessions in flight up to 384, then the CPU tier; 1, 10 or 100
+ * calls.  Each is one --set of the lesson.
  * Declared here is what is the explorer's own: which controls a panel has,
  * their labels and units, the path each sets and how, and the choices of a
  * control over a single value.  The numbers that are the lesson's -- a
@@ -99,6 +100,15 @@ static const control_decl priorities[] = {
     {"gateway", "gateway saturates at", "waiting", false, "cluster.gateway.queue_depth_threshold",
      EX_VALUE, 0, gateway_depths, N(gateway_depths), 1, NULL},
 };
+/* the CPU tier per replica: 0 is none, the GPU alone; the shipped 64 GiB
+ * holds the working set up to 256 sessions, and 256 GiB holds it all */
+static const double cpu_gib[] = {0, 16, 32, 64, 128, 256};
+static const control_decl memory[] = {
+    {"sessions", "most sessions in flight", "sessions", false, "lesson.sessions_in_flight",
+     EX_PREFIX, 2, NULL, 0, 1, NULL},
+    {"cpu", "CPU tier", "GiB", false, "cluster.kv_offload.cpu_gib", EX_VALUE, 0, cpu_gib,
+     N(cpu_gib), 1, NULL},
+};
 static const double slow_probability[] = {0.001, 0.002, 0.005, 0.01, 0.02, 0.05};
 static const control_decl fan_out[] = {
     {"p", "chance a call is slow", "%", false, "lesson.slow_probability", EX_VALUE, 0,
@@ -125,6 +135,7 @@ static const lesson_decl lessons[] = {
     {"utilisation", true, NULL, utilisation, N(utilisation)},
     {"tail", false, NULL, tail, N(tail)},
     {"priorities", false, NULL, priorities, N(priorities)},
+    {"memory", false, NULL, memory, N(memory)},
     {"fan-out", true, "lesson.quick_calls_per_point=5000", fan_out, N(fan_out)},
     {"definitions", false, NULL, definitions, N(definitions)},
 };

@@ -29,7 +29,9 @@ const ls_lesson *ls_find(const char *name)
     X(usd_per_million_output_tokens) X(mean_gpu_w) X(gpu_j_per_output_token)                      \
     X(wall_j_per_output_token) X(tasks_completed) X(tasks_failed) X(tasks_any_slow_fraction)      \
     X(tasks_e2e_p99) X(spec_k) X(spec_steps) X(spec_verifications) X(spec_acceptance_rate)        \
-    X(spec_mean_accepted_length) X(spec_tokens_per_step) X(spec_drafting_share)
+    X(spec_mean_accepted_length) X(spec_tokens_per_step) X(spec_drafting_share) X(sim_time_s)     \
+    X(input_tokens) X(prefix_hit_rate) X(kv_bytes_per_token) X(kv_capacity_tokens)                \
+    X(cpu_tier_bytes) X(cpu_lookup_tokens) X(cpu_hit_tokens) X(cpu_loaded_bytes)
 #define DEFINITION_STATS(X) X(mean) X(p50) X(p90) X(p95) X(p99)
 #define CLASS_FIGURES(X)                                                                           \
     X(arrived) X(measured) X(rejected) X(shed) X(ttft_p50) X(ttft_p99) X(queue_mean) X(queue_p99) \
@@ -110,6 +112,15 @@ static void figures(const an_report *r, const an_definition *defs, int n_defs, l
         .spec_mean_accepted_length = spec ? sp->mean_accepted_length : NAN,
         .spec_tokens_per_step = spec ? sp->tokens_per_step : NAN,
         .spec_drafting_share = spec ? sp->drafting_share : NAN,
+        .sim_time_s = r->sim_time_s,
+        .input_tokens = r->req.input_tokens,
+        .prefix_hit_rate = r->req.prefix_hit_rate,
+        .kv_bytes_per_token = r->use.kv_bytes_per_token,
+        .kv_capacity_tokens = (double)r->use.kv_capacity_tokens,
+        .cpu_tier_bytes = r->use.offload.cpu.tier_bytes,
+        .cpu_lookup_tokens = (double)r->use.offload.cpu.lookup_tokens,
+        .cpu_hit_tokens = (double)r->use.offload.cpu.hit_tokens,
+        .cpu_loaded_bytes = r->use.offload.cpu.loaded_bytes,
         .n_definitions = n_defs,
     };
     for (int i = 0; i < n_defs; i++) {
@@ -313,6 +324,16 @@ cJSON *ls_row(ls_result *r)
     cJSON *row = cJSON_CreateObject();
     cJSON_AddItemToArray(r->table, row);
     return row;
+}
+
+void ls_row_rounded(ls_result *r, double *const *v)
+{
+    cJSON *row = ls_row(r);
+    for (int k = 0; k < r->n_columns; k++) {
+        double scale = pow(10, r->columns[k].decimals);
+        if (isfinite(*v[k])) *v[k] = round(*v[k] * scale) / scale;
+        cJSON_AddNumberToObject(row, r->columns[k].key, *v[k]);
+    }
 }
 
 void ls_column_format(ls_result *r, const char *key, const char *header, const char *unit,

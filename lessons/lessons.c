@@ -7,7 +7,7 @@
 
 extern const char ls__file_two_clocks[], ls__file_chat_vs_summary[], ls__file_batching[],
     ls__file_speculation[], ls__file_utilisation[], ls__file_tail[], ls__file_priorities[],
-    ls__file_fan_out[], ls__file_definitions[];
+    ls__file_memory[], ls__file_fan_out[], ls__file_definitions[];
 
 const ls_lesson ls_lessons[] = {
     {"two-clocks", "a request has two phases, each with its own clock (TTFT and TPOT)",
@@ -23,6 +23,8 @@ const ls_lesson ls_lessons[] = {
     {"tail", "the average hides the requests people remember", ls__file_tail, ls__tail},
     {"priorities", "priority holds the interactive tail; the batch tier absorbs the queue",
      ls__file_priorities, ls__priorities},
+    {"memory", "past HBM the hit rate falls and TTFT climbs; a CPU tier pulls it back",
+     ls__file_memory, ls__memory},
     {"fan-out", "an agent is a fan-out system: 1 - (1 - p)^n", ls__file_fan_out, ls__fan_out},
     {"definitions", "two tools, two TPOTs: one run under every tool's definition",
      ls__file_definitions, ls__definitions},

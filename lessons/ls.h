@@ -122,6 +122,14 @@ typedef struct ls_figures {
      * busy time drafting */
     double spec_k, spec_steps, spec_verifications, spec_acceptance_rate;
     double spec_mean_accepted_length, spec_tokens_per_step, spec_drafting_share;
+    /* memory: the run's simulated time; the measured requests' prompt
+     * tokens and the prefix cache's hit rate over them (prefix_cache); one
+     * token's KV and the KV capacity, tokens (utilisation; NAN where
+     * replicas differ); the CPU tier (utilisation.kv_offload.cpu, 0 without
+     * one): its bytes, the tokens asked of it and served, the bytes loaded
+     * back over the run */
+    double sim_time_s, input_tokens, prefix_hit_rate, kv_bytes_per_token, kv_capacity_tokens;
+    double cpu_tier_bytes, cpu_lookup_tokens, cpu_hit_tokens, cpu_loaded_bytes;
     int n_definitions;                            /* AN_N_DEFINITIONS with iterations, else 0 */
     ls_definition definitions[AN_N_DEFINITIONS];
     int n_classes; /* report --json's classes, the first LS_CLASSES */
@@ -148,6 +156,10 @@ double *ls_knobs(const ls_context *c, const char *path, int *n);
 cJSON *ls_with(const char *path, double v);
 /* A new row of the table, and a finding. */
 cJSON *ls_row(ls_result *r);
+/* A new row of the columns formatted so far, v[k] column k's number:
+ * each rounded in place as the table prints it, so that the sentences,
+ * quoting the caller's numbers, quote the table. */
+void ls_row_rounded(ls_result *r, double *const *v);
 /* How column key prints (call once per column, in the rows' order). */
 void ls_column_format(ls_result *r, const char *key, const char *header, const char *unit,
                       int decimals);

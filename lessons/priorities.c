@@ -48,15 +48,10 @@ static void prio_columns(ls_result *r)
  * sentences quote them so. */
 static void prio_row(ls_result *r, prio_point *p)
 {
-    cJSON *row = ls_row(r);
     double *v[] = {&p->share,      &p->ttft_fcfs, &p->ttft_prio, &p->queue_fcfs,
                    &p->queue_prio, &p->e2e_prio,  &p->shed_fcfs, &p->shed};
     assert((int)(sizeof v / sizeof v[0]) == r->n_columns);
-    for (int k = 0; k < r->n_columns; k++) {
-        double scale = pow(10, r->columns[k].decimals);
-        if (isfinite(*v[k])) *v[k] = round(*v[k] * scale) / scale;
-        cJSON_AddNumberToObject(row, r->columns[k].key, *v[k]);
-    }
+    ls_row_rounded(r, v);
 }
 
 /* The runs' order by share (the knob's may be any), in idx. */

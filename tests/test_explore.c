@@ -233,8 +233,8 @@ static cJSON *lesson_cli(const char *id, const cJSON *sets, bool quick)
 
 static const char *const lesson_ids[] = {
     "two-clocks", "chat-vs-summary", "batching", "speculation", "utilisation", "tail", "priorities",
-    "fan-out", "definitions"};
-enum { N_LESSONS = 9 };
+    "memory", "fan-out", "definitions"};
+enum { N_LESSONS = 10 };
 
 static const char *str_of(const cJSON *o, const char *key)
 {
@@ -260,7 +260,7 @@ static cJSON *test_lessons_list(int port)
     cJSON *j = get_json(port, "/api/lessons", &status);
     is_int(status, 200, "GET /api/lessons");
     const cJSON *lessons = cJSON_GetObjectItemCaseSensitive(j, "lessons");
-    is_int(cJSON_GetArraySize(lessons), N_LESSONS, "nine lessons");
+    is_int(cJSON_GetArraySize(lessons), N_LESSONS, "ten lessons");
     bool first_range = true;
     const cJSON *l;
     cJSON_ArrayForEach(l, lessons)
@@ -593,6 +593,50 @@ static void test_priorities_panel(int port)
        "priorities at 4 req/s: first come first served misses the target at no share");
     ok(finding_has(api, "first come first served meets it at every share run"),
        "and a sentence says so");
+    cJSON_Delete(api);
+}
+
+/* A column of a lesson reply's table, row i. */
+static double cell(const cJSON *api, int i, const char *key)
+{
+    const cJSON *row = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(api, "table"), i);
+    return util_json_number(row, key, NAN);
+}
+
+/* The memory panel: at its defaults the hit rate falls as the sessions in
+ * flight grow, on the GPU alone and with the tier, which holds it higher
+ * past HBM; the sessions slider cut to 128 runs three counts, whose last
+ * hit rate is above the full sweep's; with the tier at 0 GiB both runs are
+ * the GPU's, and a sentence says so. */
+static void test_memory_panel(int port)
+{
+    int status;
+    cJSON *api = get_json(port, "/api/lesson?name=memory", &status);
+    is_int(status, 200, "memory: 200");
+    int n = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(api, "table"));
+    double first = cell(api, 0, "hit_gpu_pct"), last = cell(api, n - 1, "hit_gpu_pct"),
+           past = util_json_number(cJSON_GetObjectItemCaseSensitive(api, "numbers"),
+                                   "past_hbm_sessions", NAN);
+    ok(n > 2 && last < first,
+       "memory: the hit rate falls as sessions grow (%.1f%% at %g, %.1f%% at %g)", first,
+       cell(api, 0, "sessions"), last, cell(api, n - 1, "sessions"));
+    ok(cell(api, n - 1, "hit_tier_pct") < cell(api, 0, "hit_tier_pct"), "with the tier too");
+    char text[64];
+    snprintf(text, sizeof text, "The working set outgrows HBM from %g sessions", past);
+    ok(isfinite(past) && finding_has(api, text), "memory: a sentence names where (%s)", text);
+    cJSON_Delete(api);
+    api = get_json(port, "/api/lesson?name=memory&sessions=128", &status);
+    is_int(status, 200, "memory, up to 128 sessions: 200");
+    is_int(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(api, "table")), 3,
+           "and three counts, 32 to 128");
+    ok(cell(api, 2, "hit_gpu_pct") > last, "whose last hit rate (%.1f%%) is above the full sweep's",
+       cell(api, 2, "hit_gpu_pct"));
+    cJSON_Delete(api);
+    api = get_json(port, "/api/lesson?name=memory&cpu=0", &status);
+    is_int(status, 200, "memory without a CPU tier: 200");
+    ok(cell(api, n - 1, "hit_tier_pct") == cell(api, n - 1, "hit_gpu_pct"),
+       "both runs are the GPU's");
+    ok(finding_has(api, "There is no CPU tier"), "and a sentence says so");
     cJSON_Delete(api);
 }
 
@@ -1116,6 +1160,7 @@ int main(int argc, char **argv)
     cJSON_Delete(list);
     test_speculation_panel(s.port);
     test_priorities_panel(s.port);
+    test_memory_panel(s.port);
     test_figures(s.port);
     test_whatif(s.port, db);
     test_whatif_targets(s.port, db);

@@ -736,6 +736,117 @@ static void test_priorities(void)
     }
 }
 
+/* ---- memory ---- */
+
+/* The sentences quote the table: the first row, the first past HBM and
+ * the last on the GPU alone; where the tier stops helping, and why. */
+static void mem_quotes_table(int past)
+{
+    int n = cJSON_GetArraySize(result.table), z = n - 1;
+    char *said = findings(), text[320];
+    snprintf(text, sizeof text,
+             "%g sessions in flight hold %.1f GiB of history (%.0f tokens a session, its mean "
+             "prompt) against HBM's %.1f GiB of KV: the prefix cache serves %.1f%% of the prompt "
+             "tokens and TTFT P50 is %.3f s",
+             cell_of(0, "sessions"), cell_of(0, "working_set_gib"), kept("session_tokens"),
+             cell_of(0, "hbm_kv_gib"), cell_of(0, "hit_gpu_pct"), cell_of(0, "ttft_p50_gpu_s"));
+    has_str(said, text, "the first sentence quotes the first row");
+    snprintf(text, sizeof text,
+             "The working set outgrows HBM from %g sessions (%.1f GiB): the hit rate falls to "
+             "%.1f%% there and %.1f%% at %g, and TTFT P50 climbs to %.3f s and %.3f s",
+             cell_of(past, "sessions"), cell_of(past, "working_set_gib"),
+             cell_of(past, "hit_gpu_pct"), cell_of(z, "hit_gpu_pct"), cell_of(z, "sessions"),
+             cell_of(past, "ttft_p50_gpu_s"), cell_of(z, "ttft_p50_gpu_s"));
+    has_str(said, text, "and the first row past HBM and the last");
+    int full = -1;
+    for (int i = 0; i < n && full < 0; i++)
+        if (cell_of(i, "working_set_gib") > cell_of(i, "hbm_kv_gib") + kept("tier_gib")) full = i;
+    ok(full > past, "the working set outgrows HBM and the tier together later (row %d)", full);
+    if (full > past) {
+        snprintf(text, sizeof text,
+                 "from %g sessions (%.1f GiB) the hit rate with it falls to %.1f%%",
+                 cell_of(full, "sessions"), cell_of(full, "working_set_gib"),
+                 cell_of(full, "hit_tier_pct"));
+        has_str(said, text, "the tier's sentence names that row");
+        ok(cell_of(full, "hit_tier_pct") < cell_of(full - 1, "hit_tier_pct"),
+           "where the hit rate with the tier falls (%.1f%% from %.1f%%)",
+           cell_of(full, "hit_tier_pct"), cell_of(full - 1, "hit_tier_pct"));
+    }
+    /* loads take a few per cent of the link: the tier's size limits it, which the run says */
+    ok(kept("heaviest_link_busy_pct") < 100 * kept("heaviest_fill"),
+       "at the most sessions the link's busy share (%.1f%%) is below the working set over HBM "
+       "and the tier (x%.2f)",
+       kept("heaviest_link_busy_pct"), kept("heaviest_fill"));
+    has_str(said, "the tier's size is the limit, not PCIe", "the sentence says why");
+    is_near(kept("limit_is_pcie"), 0, 0, "and keeps it");
+    free(said);
+}
+
+static void test_memory(void)
+{
+    if (!run("memory", NULL, 0)) return;
+    int n = cJSON_GetArraySize(result.table), past = -1, below = 0, above = 0, faster = 0,
+        falls = 0;
+    for (int i = 0; i < n && past < 0; i++)
+        if (cell_of(i, "working_set_gib") > cell_of(i, "hbm_kv_gib")) past = i;
+    ok(past > 0, "the working set outgrows HBM within the sweep, above its first point (row %d)",
+       past);
+    if (past <= 0) return;
+    is_near(kept("past_hbm_sessions"), cell_of(past, "sessions"), 0, "the kept row is that one");
+    for (int i = past; i < n; i++)
+        falls += cell_of(i, "hit_gpu_pct") < cell_of(i - 1, "hit_gpu_pct");
+    is_int(falls, n - past, "on the GPU alone the hit rate falls at every point from HBM on");
+    ok(cell_of(n - 1, "hit_gpu_pct") < cell_of(0, "hit_gpu_pct") / 10, "from %.1f%% to %.1f%%",
+       cell_of(0, "hit_gpu_pct"), cell_of(n - 1, "hit_gpu_pct"));
+    for (int i = 0; i < n; i++) {
+        below += cell_of(i, "hit_tier_pct") < cell_of(i, "hit_gpu_pct");
+        if (i < past) continue;
+        above += cell_of(i, "hit_tier_pct") > cell_of(i, "hit_gpu_pct");
+        faster += cell_of(i, "ttft_p50_tier_s") <= cell_of(i, "ttft_p50_gpu_s");
+    }
+    is_int(below, 0, "the CPU tier's hit rate is the GPU's or more at every point");
+    is_int(above, n - past, "and above it at every point past HBM");
+    is_int(faster, n - past, "and its TTFT P50 the GPU's or less at every point past HBM");
+    mem_quotes_table(past);
+    title_is_plain("memory");
+    has_series("GPU only", n, AN_STYLE_LINE);
+    has_series("with CPU tier", n, AN_STYLE_LINE);
+    ok(guide(AN_GUIDE_MARK, cell_of(past, "sessions"), true) != NULL,
+       "the figure marks where the working set outgrows HBM");
+    table_is_fixed("memory");
+    /* no tier: both runs are the GPU's */
+    char *none[] = {"cluster.kv_offload.cpu_gib=0"};
+    if (run("memory", none, 1)) {
+        int same = 0;
+        for (int i = 0; i < n; i++)
+            same += cell_of(i, "hit_tier_pct") == cell_of(i, "hit_gpu_pct");
+        is_int(same, n, "cpu_gib 0: the two runs' hit rates agree at every point");
+        char *said = findings();
+        has_str(said, "There is no CPU tier", "and the sentence says there is no tier");
+        free(said);
+    }
+    const struct {
+        char *set;
+        const char *says;
+    } bad[] = {
+        {"lesson.sessions_in_flight=[64, 32]", "32 is not a whole number of sessions"},
+        {"lesson.sessions_in_flight=[64]", "give at least two numbers"},
+        {"workload.arrival={\"process\": \"poisson\", \"rate_per_s\": 2}",
+         "workload.arrival.process: the lesson's knob is a closed loop's users"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        util_diag d;
+        util_diag_init(&d);
+        ls_result_fini(&result);
+        char *set[] = {bad[i].set};
+        int rc = ls_run(ls_find("memory"), support_catalog, set, 1, true, 2, &result, &d);
+        is_int(rc, UTIL_EINPUT, "%s is bad input", bad[i].set);
+        ok(d.count && strstr(d.msgs[0], bad[i].says), "and says %s (%s)", bad[i].says,
+           d.count ? d.msgs[0] : "nothing said");
+        util_diag_fini(&d);
+    }
+}
+
 static double capacity(const char *replicas)
 {
     char *set[] = {(char *)replicas};
@@ -1028,6 +1139,7 @@ int main(void)
     test_utilisation();
     test_tail();
     test_priorities();
+    test_memory();
     test_fan_out();
     test_definitions();
     test_unset();

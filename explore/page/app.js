@@ -22,6 +22,7 @@
     'utilisation': 'Utilisation',
     'tail': 'The tail',
     'priorities': 'Priorities',
+    'memory': 'Memory',
     'fan-out': 'Fan-out',
     'definitions': 'Definitions'
   };
@@ -33,6 +34,7 @@
     'utilisation': 'Drag the lowest utilisation from 40% down to 10% and up: the cost of a token follows 1/utilisation. Then switch to the whole server: hosts and cooling draw whatever the load.',
     'tail': 'Drag the slow requests to 2%, then 5%: P99 falls off its cliff long before the mean notices.',
     'priorities': 'Drag the batch traffic up to 90%: first come first served makes the interactive requests wait behind the batch ones, priority keeps their TTFT under a second while the batch tier absorbs the queue. Then lower the arrival rate: the share where first come first served misses its target moves up. Then drag the gateway down to GIE\'s default of 5 waiting requests: it sheds from the lightest share and holds the interactive requests at the door too, and both orders miss their target at the heavy shares.',
+    'memory': 'Drag the sessions in flight up to 384: once their histories outgrow the GPU\'s memory the prefix cache hit rate falls and TTFT climbs, as every evicted history is prefilled again. Then set the CPU tier to 0, and up to 256 GiB: the tier loads the evicted histories back over PCIe until the working set outgrows it too.',
     'fan-out': 'Pick 10 calls per task, then 100; then make slow calls rarer or commoner: the rare slow call becomes the common slow task.',
     'definitions': 'One run, every tool\u2019s definition of per-token latency side by side.'
   };
