@@ -340,8 +340,9 @@ static void test_arrival_cap(void)
     free(e);
 
     char *keys = keys_text();
-    has_str(keys, "| `workload.arrival.rate_per_s` | a number or \"inf\" | 1/s | required |",
+    has_str(keys, "| `workload.arrival.rate_per_s` | a number or \"inf\" | 1/s |  |",
             "keys: rate_per_s takes \"inf\"");
+    has_str(keys, "(required unless rate_profile)", "keys: and says when it is required");
     has_str(keys, "(process: closed; refused under poisson, constant, gamma, trace) |",
             "keys: users says under which processes it is refused");
     has_str(keys, "(process: poisson, constant, gamma, trace; refused under closed) |",
