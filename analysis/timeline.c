@@ -10,7 +10,8 @@
  * The columns are accumulated as integrals over each interval (request-
  * seconds, tokens, joules, token-seconds of KV) and divided by the
  * interval's length at the end, so an interval that a span only grazes gets
- * exactly its overlap.
+ * exactly its overlap.  With kv_offload's tiers (schema 15) the KV each
+ * tier holds is averaged as the GPU's is, from the same iteration rows.
  */
 #include "an_int.h"
 
@@ -18,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Eight columns of 8 bytes: 64 MB at this many intervals.  Past it the table
+/* Ten columns of 8 bytes: 80 MB at this many intervals.  Past it the table
  * is unreadable anyway, and a typo such as --interval 1e-9 would otherwise
  * ask for terabytes. */
 #define MAX_INTERVALS 1000000
@@ -161,6 +162,29 @@ static int load_capacity(sqlite3 *db, an_timeline *t, double *kv_capacity, util_
     return UTIL_OK;
 }
 
+/* The counted replicas' CPU and disk tiers, in tokens of KV (0: none); a
+ * database older than schema 15 records no tier's content, so has none
+ * here.  A tier holds whole blocks of the target model's KV. */
+static int load_tiers(sqlite3 *db, an_timeline *t, double *cpu, double *disk, util_diag *d)
+{
+    *cpu = *disk = 0;
+    if (an__schema(db) < AN__SCHEMA_TIERS) return UTIL_OK;
+    sqlite3_stmt *st = prepare(db, t, "SELECT total(cpu_tier_bytes / kv_bytes_per_token),"
+                                      " total(disk_tier_bytes / kv_bytes_per_token) FROM replicas"
+                                      " WHERE run_id = ?1 AND (?2 IS NULL OR replica = ?2)"
+                                      " AND kv_bytes_per_token > 0");
+    if (!st) return db_fail(db, d, "cannot read replicas");
+    int rc = sqlite3_step(st);
+    *cpu = sqlite3_column_double(st, 0);
+    *disk = sqlite3_column_double(st, 1);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW) return db_fail(db, d, "cannot read replicas");
+    size_t m = t->n ? t->n : 1;
+    if (*cpu > 0) t->cpu_tier_occupancy = util_xcalloc(m, sizeof *t->cpu_tier_occupancy);
+    if (*disk > 0) t->disk_tier_occupancy = util_xcalloc(m, sizeof *t->disk_tier_occupancy);
+    return UTIL_OK;
+}
+
 /* ---- requests ----------------------------------------------------------- */
 
 /* When it left: its last token; its client's time-out (exact: the engine
@@ -278,11 +302,14 @@ static int load_idle_w(sqlite3 *db, const an_timeline *t, double *idle_w, util_d
  * is the exception this misses). */
 static int add_iterations(sqlite3 *db, an_timeline *t, util_diag *d)
 {
-    sqlite3_stmt *st = prepare(db, t,
-                               "SELECT i.start_s, i.end_s, i.kv_tokens, i.energy_j,"
-                               " r.idle_w * r.gpus FROM iterations i JOIN replicas r"
+    bool tiers = t->cpu_tier_occupancy != NULL; /* a disk tier needs a CPU tier */
+    char *sql = util_xasprintf("SELECT i.start_s, i.end_s, i.kv_tokens, i.energy_j,"
+                               " r.idle_w * r.gpus, %s FROM iterations i JOIN replicas r"
                                " ON r.run_id = i.run_id AND r.replica = i.replica"
-                               " WHERE i.run_id = ?1 AND (?2 IS NULL OR i.replica = ?2)");
+                               " WHERE i.run_id = ?1 AND (?2 IS NULL OR i.replica = ?2)",
+                               tiers ? "i.cpu_tier_tokens, i.disk_tier_tokens" : "NULL, NULL");
+    sqlite3_stmt *st = prepare(db, t, sql);
+    free(sql);
     if (!st) return db_fail(db, d, "cannot read iterations");
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -291,6 +318,11 @@ static int add_iterations(sqlite3 *db, an_timeline *t, util_diag *d)
         double idle_w = sqlite3_column_double(st, 4);
         spread(t, t->kv_occupancy, a, b, kv * (b - a));
         spread(t, t->power_w, a, b, energy - idle_w * (b - a));
+        /* NULL (a replica without the tier) reads 0 */
+        if (t->cpu_tier_occupancy)
+            spread(t, t->cpu_tier_occupancy, a, b, sqlite3_column_double(st, 5) * (b - a));
+        if (t->disk_tier_occupancy)
+            spread(t, t->disk_tier_occupancy, a, b, sqlite3_column_double(st, 6) * (b - a));
     }
     sqlite3_finalize(st);
     return rc == SQLITE_DONE ? UTIL_OK : db_fail(db, d, "cannot read iterations");
@@ -298,18 +330,28 @@ static int add_iterations(sqlite3 *db, an_timeline *t, util_diag *d)
 
 /* ---- the whole ---------------------------------------------------------- */
 
+/* A column of token-seconds of KV becomes its average share of capacity
+ * over each interval (NAN without iterations); NULL: no such column. */
+static void occupancy(const an_timeline *t, double *col, bool iterations, double capacity)
+{
+    if (!col) return;
+    for (size_t i = 0; i < t->n; i++)
+        col[i] = iterations && capacity > 0 ? col[i] / (width(t, i) * capacity) : NAN;
+}
+
 /* Integrals over each interval become averages over it. */
-static void finish(an_timeline *t, bool iterations, double kv_capacity, double idle_w)
+static void finish(an_timeline *t, bool iterations, const double capacity[3], double idle_w)
 {
     for (size_t i = 0; i < t->n; i++) {
         double w = width(t, i);
         t->output_tokens_per_s[i] /= w;
         t->queue[i] /= w;
         t->running[i] /= w;
-        t->kv_occupancy[i] = iterations && kv_capacity > 0 ? t->kv_occupancy[i] / (w * kv_capacity)
-                                                           : NAN;
         t->power_w[i] = iterations ? (t->power_w[i] + idle_w * w) / w : NAN;
     }
+    occupancy(t, t->kv_occupancy, iterations, capacity[0]);
+    occupancy(t, t->cpu_tier_occupancy, iterations, capacity[1]);
+    occupancy(t, t->disk_tier_occupancy, iterations, capacity[2]);
 }
 
 int an_timeline_compute(sqlite3 *db, int64_t run_id, double interval_s, int replica,
@@ -321,15 +363,16 @@ int an_timeline_compute(sqlite3 *db, int64_t run_id, double interval_s, int repl
     t->replica = replica < 0 ? -1 : replica;
     if (!(interval_s > 0) || !isfinite(interval_s))
         return util_diag_add(d, "interval %g s: must be a positive number of seconds", interval_s);
-    double timeout_s = NAN, kv_capacity = 0, idle_w = 0;
+    double timeout_s = NAN, capacity[3] = {0}, idle_w = 0; /* KV: the GPUs', the tiers' */
     int rc = load_run(db, t, &timeout_s, d);
-    if (!rc) rc = load_capacity(db, t, &kv_capacity, d);
+    if (!rc) rc = load_capacity(db, t, &capacity[0], d);
     if (!rc) rc = alloc_intervals(t, d);
+    if (!rc) rc = load_tiers(db, t, &capacity[1], &capacity[2], d);
     if (!rc) rc = add_requests(db, t, timeout_s, d);
     if (!rc) rc = has_iterations(db, t, &t->has_iterations, d);
     if (!rc && t->has_iterations) rc = load_idle_w(db, t, &idle_w, d);
     if (!rc && t->has_iterations) rc = add_iterations(db, t, d);
-    if (!rc) finish(t, t->has_iterations, kv_capacity, idle_w);
+    if (!rc) finish(t, t->has_iterations, capacity, idle_w);
     return rc;
 }
 
@@ -342,6 +385,8 @@ void an_timeline_fini(an_timeline *t)
     free(t->queue);
     free(t->running);
     free(t->kv_occupancy);
+    free(t->cpu_tier_occupancy);
+    free(t->disk_tier_occupancy);
     free(t->power_w);
     memset(t, 0, sizeof *t);
 }

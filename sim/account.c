@@ -19,6 +19,14 @@ static int64_t kv_tokens_at(const sim__replica *rp, int64_t t)
     return sim__rp_used_blocks(rp, t) * rp->pool->block_tokens;
 }
 
+/* Tokens' worth of the blocks tier t holds; -1 when there is none.  A tier
+ * changes only as a step is planned (what the GPU cache evicts goes down
+ * as the plan settles it), so as a step ends it holds what its plan left. */
+static int64_t tier_tokens(const sim__replica *rp, const sim__pcache *t, bool on)
+{
+    return on ? t->free_len * rp->pool->block_tokens : -1;
+}
+
 /* A step's place in the engine's pipeline (docs/engines.md): when its plan
  * was made, when its GPU work ran and when its tokens reached the client.
  * A synchronous engine plans it as it starts and the host's time comes
@@ -52,6 +60,8 @@ static void emit_iteration(sim__replica *rp, const stamps *t, int32_t prefill_to
         .decode_seqs = decode_seqs,
         .decode_tokens = decode_seqs ? rp->n_decode : 0,
         .kv_tokens = kv_tokens,
+        .cpu_tier_tokens = tier_tokens(rp, &rp->cpu, rp->pc.lower != NULL),
+        .disk_tier_tokens = tier_tokens(rp, &rp->disk, rp->pc.lower && rp->cpu.lower),
         .flops = flops,
         .bytes = bytes,
         .energy_j = mdl_power_w(&p->cost.gpu, p->gpus, flops, bytes, dur) * dur,
