@@ -11,7 +11,8 @@
  * seconds, tokens, joules, token-seconds of KV) and divided by the
  * interval's length at the end, so an interval that a span only grazes gets
  * exactly its overlap.  With kv_offload's tiers (schema 15) the KV each
- * tier holds is averaged as the GPU's is, from the same iteration rows.
+ * tier holds is averaged too, from the iterations' rows: a tier holds its
+ * content between steps as well (add_tiers).
  */
 #include "an_int.h"
 
@@ -302,14 +303,11 @@ static int load_idle_w(sqlite3 *db, const an_timeline *t, double *idle_w, util_d
  * is the exception this misses). */
 static int add_iterations(sqlite3 *db, an_timeline *t, util_diag *d)
 {
-    bool tiers = t->cpu_tier_occupancy != NULL; /* a disk tier needs a CPU tier */
-    char *sql = util_xasprintf("SELECT i.start_s, i.end_s, i.kv_tokens, i.energy_j,"
-                               " r.idle_w * r.gpus, %s FROM iterations i JOIN replicas r"
+    sqlite3_stmt *st = prepare(db, t,
+                               "SELECT i.start_s, i.end_s, i.kv_tokens, i.energy_j,"
+                               " r.idle_w * r.gpus FROM iterations i JOIN replicas r"
                                " ON r.run_id = i.run_id AND r.replica = i.replica"
-                               " WHERE i.run_id = ?1 AND (?2 IS NULL OR i.replica = ?2)",
-                               tiers ? "i.cpu_tier_tokens, i.disk_tier_tokens" : "NULL, NULL");
-    sqlite3_stmt *st = prepare(db, t, sql);
-    free(sql);
+                               " WHERE i.run_id = ?1 AND (?2 IS NULL OR i.replica = ?2)");
     if (!st) return db_fail(db, d, "cannot read iterations");
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -318,14 +316,87 @@ static int add_iterations(sqlite3 *db, an_timeline *t, util_diag *d)
         double idle_w = sqlite3_column_double(st, 4);
         spread(t, t->kv_occupancy, a, b, kv * (b - a));
         spread(t, t->power_w, a, b, energy - idle_w * (b - a));
-        /* NULL (a replica without the tier) reads 0 */
-        if (t->cpu_tier_occupancy)
-            spread(t, t->cpu_tier_occupancy, a, b, sqlite3_column_double(st, 5) * (b - a));
-        if (t->disk_tier_occupancy)
-            spread(t, t->disk_tier_occupancy, a, b, sqlite3_column_double(st, 6) * (b - a));
     }
     sqlite3_finalize(st);
     return rc == SQLITE_DONE ? UTIL_OK : db_fail(db, d, "cannot read iterations");
+}
+
+/* ---- the tiers (kv_offload) --------------------------------------------- */
+
+/* What a replica's tiers held since its last step began (since: NAN, no
+ * step yet), and when the replica left the cluster. */
+typedef struct tier_hold {
+    int replica;
+    double since, cpu, disk, retired;
+} tier_hold;
+
+/* Its tiers' token-seconds from its last step's start until `until`. */
+static void hold_tiers(an_timeline *t, const tier_hold *h, double until)
+{
+    if (isnan(h->since) || !(until > h->since)) return;
+    double w = until - h->since;
+    spread(t, t->cpu_tier_occupancy, h->since, until, h->cpu * w);
+    if (t->disk_tier_occupancy) spread(t, t->disk_tier_occupancy, h->since, until, h->disk * w);
+}
+
+/* The counted replicas in order of number, each with no step yet and its
+ * end (a replica still there at the run's end retired then). */
+static int load_holds(sqlite3 *db, const an_timeline *t, tier_hold **out, int *n, util_diag *d)
+{
+    sqlite3_stmt *st = prepare(db, t, "SELECT replica, retired_s FROM replicas WHERE run_id = ?1"
+                                      " AND (?2 IS NULL OR replica = ?2) ORDER BY replica");
+    if (!st) return db_fail(db, d, "cannot read replicas");
+    int rc, cap = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (*n == cap) *out = util_xrealloc(*out, (size_t)(cap = cap ? 2 * cap : 8) * sizeof **out);
+        double retired = an__column_num(st, 1);
+        (*out)[(*n)++] = (tier_hold){sqlite3_column_int(st, 0), NAN, 0, 0,
+                                     isnan(retired) ? t->end_s : retired};
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? UTIL_OK : db_fail(db, d, "cannot read replicas");
+}
+
+static int by_replica(const void *key, const void *elem)
+{
+    int a = *(const int *)key, b = ((const tier_hold *)elem)->replica;
+    return (a > b) - (a < b);
+}
+
+/* Unlike the KV in use, which a replica holds only while it iterates, a
+ * tier keeps its content between steps, and changes only as a step is
+ * planned: each step's figures hold from its start to the start of its
+ * replica's next step, the last one's to the replica's retirement.  A
+ * replica's rows are in its steps' order in the table (each is written as
+ * its step ends), so the rows are read in that order and the memory is
+ * per replica. */
+static int add_tiers(sqlite3 *db, an_timeline *t, util_diag *d)
+{
+    tier_hold *h = NULL;
+    int n = 0;
+    int rc = load_holds(db, t, &h, &n, d);
+    sqlite3_stmt *st = rc ? NULL
+                          : prepare(db, t, "SELECT replica, start_s, cpu_tier_tokens,"
+                                           " disk_tier_tokens FROM iterations WHERE run_id = ?1"
+                                           " AND (?2 IS NULL OR replica = ?2)"
+                                           " AND cpu_tier_tokens IS NOT NULL ORDER BY rowid");
+    if (!rc && !st) rc = db_fail(db, d, "cannot read iterations");
+    int step = SQLITE_DONE;
+    while (st && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        int k = sqlite3_column_int(st, 0);
+        tier_hold *r = n ? bsearch(&k, h, (size_t)n, sizeof *h, by_replica) : NULL;
+        if (!r) continue; /* no replicas row: nothing to count it under */
+        double start = sqlite3_column_double(st, 1);
+        hold_tiers(t, r, start);
+        r->since = start;
+        r->cpu = sqlite3_column_double(st, 2);
+        r->disk = sqlite3_column_double(st, 3); /* NULL (no disk tier) reads 0 */
+    }
+    sqlite3_finalize(st);
+    for (int k = 0; k < n; k++) hold_tiers(t, &h[k], h[k].retired);
+    free(h);
+    if (!rc && step != SQLITE_DONE) rc = db_fail(db, d, "cannot read iterations");
+    return rc;
 }
 
 /* ---- the whole ---------------------------------------------------------- */
@@ -372,6 +443,7 @@ int an_timeline_compute(sqlite3 *db, int64_t run_id, double interval_s, int repl
     if (!rc) rc = has_iterations(db, t, &t->has_iterations, d);
     if (!rc && t->has_iterations) rc = load_idle_w(db, t, &idle_w, d);
     if (!rc && t->has_iterations) rc = add_iterations(db, t, d);
+    if (!rc && t->has_iterations && t->cpu_tier_occupancy) rc = add_tiers(db, t, d);
     if (!rc) finish(t, t->has_iterations, capacity, idle_w);
     return rc;
 }
