@@ -5,7 +5,9 @@
 #   1. servesim run of bench/million.json (1M requests), end to end, within
 #      1.5x of a bare SQLite insert of as many rows (journal and sync off);
 #   2. servesim report of that database within 0.3x of the same insert;
-#   3. peak RSS of servesim run of 10M requests, report included, under 100 MB;
+#   3. peak RSS of servesim run of 10M requests, report included, under 100 MB,
+#      and of a million chat-session turns with KV offload tiers under 200 MB
+#      (bench/sessions-million.json, issue 29);
 #   4. a sweep of 32 points of 2,000 requests at least 1.7x faster with -j 2
 #      than with -j 1 (bench/sweep.sh).
 # Run from anywhere; extra arguments go to bench_engine (e.g. --dir DIR).
@@ -26,6 +28,10 @@ build-bench/bench/bench_engine bench/million.json --servesim "$servesim" "$@" | 
 echo
 build-bench/bench/bench_engine bench/million.json --servesim "$servesim" --rss-only 10000000 "$@" |
     tee -a "$log"
+echo
+# issue 29: a million chat-session turns (100,000 sessions) with CPU and disk tiers
+build-bench/bench/bench_engine bench/sessions-million.json --servesim "$servesim" \
+    --rss-only 100000 --rss-target 200 "$@" | tee -a "$log"
 echo
 bench/sweep.sh 2 | tee -a "$log"
 

@@ -19,12 +19,16 @@ static int64_t kv_tokens_at(const sim__replica *rp, int64_t t)
     return sim__rp_used_blocks(rp, t) * rp->pool->block_tokens;
 }
 
-/* Tokens' worth of the blocks tier t holds; -1 when there is none.  A tier
+/* Tokens' worth of the blocks tier t holds (NULL: none, -1), or of a
+ * node's tier the replica's share, as tier_bytes gives its share of the
+ * bytes: a node's replicas' rows add up to its tier (to a token).  A tier
  * changes only as a step is planned (what the GPU cache evicts goes down
  * as the plan settles it), so as a step ends it holds what its plan left. */
-static int64_t tier_tokens(const sim__replica *rp, const sim__pcache *t, bool on)
+static int64_t tier_tokens(const sim__replica *rp, const sim__pcache *t)
 {
-    return on ? t->free_len * rp->pool->block_tokens : -1;
+    if (!t) return -1;
+    int64_t tokens = t->free_len * rp->pool->block_tokens;
+    return rp->node ? llround((double)tokens / rp->node->members) : tokens;
 }
 
 /* A step's place in the engine's pipeline (docs/engines.md): when its plan
@@ -60,8 +64,8 @@ static void emit_iteration(sim__replica *rp, const stamps *t, int32_t prefill_to
         .decode_seqs = decode_seqs,
         .decode_tokens = decode_seqs ? rp->n_decode : 0,
         .kv_tokens = kv_tokens,
-        .cpu_tier_tokens = tier_tokens(rp, &rp->cpu, rp->pc.lower != NULL),
-        .disk_tier_tokens = tier_tokens(rp, &rp->disk, rp->pc.lower && rp->cpu.lower),
+        .cpu_tier_tokens = tier_tokens(rp, rp->pc.lower),
+        .disk_tier_tokens = tier_tokens(rp, rp->pc.lower ? rp->pc.lower->lower : NULL),
         .flops = flops,
         .bytes = bytes,
         .energy_j = mdl_power_w(&p->cost.gpu, p->gpus, flops, bytes, dur) * dur,
@@ -179,6 +183,16 @@ void sim__ac_iteration(sim__replica *rp, int64_t steps)
     }
 }
 
+/* A tier's bytes on the replica's row (0: none): its own tier's, or its
+ * share of its node's -- the node's bytes over the replicas on it as the
+ * row is written, so that the rows of a node's last replicas add up to
+ * its tier. */
+static double tier_bytes(const sim__replica *rp, const sim__pcache *t)
+{
+    if (!t) return 0;
+    return (double)t->capacity * rp->block_bytes / (rp->node ? rp->node->members : 1);
+}
+
 void sim__ac_row(const sim__replica *rp, sim_replica_row *row)
 {
     const sim_pool *p = rp->pool;
@@ -206,16 +220,16 @@ void sim__ac_row(const sim__replica *rp, sim_replica_row *row)
         .decode_tokens = rp->decode_tokens,
         .swap_bytes = rp->swap_bytes_total,
         .evicted_blocks = rp->pc.evicted,
-        .cpu_tier_bytes = rp->pc.lower ? (double)rp->cpu.capacity * rp->block_bytes : 0,
+        .cpu_tier_bytes = tier_bytes(rp, rp->pc.lower),
         .cpu_lookup_tokens = rp->cpu_lookup_tokens,
         .cpu_hit_tokens = rp->cpu_hit_tokens,
-        .cpu_stored_bytes = rp->pc.lower ? (double)rp->cpu.stored * rp->block_bytes : 0,
-        .cpu_loaded_bytes = rp->pc.lower ? (double)rp->cpu.loaded * rp->block_bytes : 0,
-        .disk_tier_bytes = (double)rp->disk.capacity * rp->block_bytes, /* 0 without one */
+        .cpu_stored_bytes = (double)rp->pc.sent[0] * rp->block_bytes,
+        .cpu_loaded_bytes = (double)rp->pc.got[0] * rp->block_bytes,
+        .disk_tier_bytes = tier_bytes(rp, rp->pc.lower ? rp->pc.lower->lower : NULL),
         .disk_lookup_tokens = rp->disk_lookup_tokens,
         .disk_hit_tokens = rp->disk_hit_tokens,
-        .disk_stored_bytes = (double)rp->disk.stored * rp->block_bytes,
-        .disk_loaded_bytes = (double)rp->disk.loaded * rp->block_bytes,
+        .disk_stored_bytes = (double)rp->pc.sent[1] * rp->block_bytes,
+        .disk_loaded_bytes = (double)rp->pc.got[1] * rp->block_bytes,
         .out_of_range = rp->out_of_range,
         .peak_flops = cm->gpu.flops * p->gpus,
         .peak_bw = cm->gpu.mem_bw * p->gpus,

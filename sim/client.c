@@ -14,7 +14,10 @@
  * prompt holding the previous outputs and tool results, a tool's time
  * between calls), `parallel` calls joined when the last finishes, or
  * `map_reduce` (a parallel fan-out, then one call aggregating its outputs).
- * A task fails when one of its calls is rejected or times out.
+ * With a history (agent.history; sequential agents and sessions always),
+ * the prompts carry the task's content: a chain grows by each reply and
+ * tool result, a fan-out's calls share the task's prompt.  A task fails
+ * when one of its calls is rejected or times out.
  *
  * A stream with max_concurrency is vLLM bench serve's --max-concurrency
  * (vllm/benchmarks/serve.py, vllm-project/vllm at 009e6d4a1cd6): requests
@@ -323,20 +326,33 @@ static void task_call(sim_engine *e, sim__task *t, int32_t prompt, int32_t outpu
     send_call(e, r);
 }
 
-/* Sequential agents and sessions send their history: a chain. */
-static bool chained(wl_agent_mode m)
+static const wl_agent *agent_of(const sim_engine *e, const sim__task *t)
 {
-    return m == WL_AGENT_SEQUENTIAL || m == WL_AGENT_SESSION;
+    return &e->sc->workload.classes[t->cls].agent;
 }
 
+/* Whether the task keeps its history's content (t->segs) for its calls. */
 static bool chains(const sim_engine *e, const sim__task *t)
 {
-    return e->prefix_caching && t->carried <= INT32_MAX &&
-           chained(e->sc->workload.classes[t->cls].agent.mode);
+    return e->prefix_caching && t->carried <= INT32_MAX && agent_of(e, t)->history;
 }
 
-/* Sequential: a call whose prompt is the task's chain so far, and whose
- * reply its next call re-sends. */
+/* A history longer than history_max is cut to its last history_max
+ * tokens, new content from its first token: its front is gone, so no
+ * cache holds what now starts it. */
+static void cut_history(sim_engine *e, sim__task *t, bool chain)
+{
+    const wl_agent *a = agent_of(e, t);
+    if (a->history_max <= 0 || t->carried <= a->history_max) return;
+    t->carried = a->history_max;
+    if (!chain) return;
+    t->n_segs = 0;
+    uint64_t cut = wl_chain(CUT_CONTENT ^ (uint64_t)t->id, (uint64_t)t->calls_sent);
+    chain_push(&t->segs, &t->n_segs, &t->segs_cap, cut, a->history_max);
+}
+
+/* Sequential and sessions: a call whose prompt is the task's chain so
+ * far, and whose reply its next call re-sends. */
 static void task_chain_call(sim_engine *e, sim__task *t, int32_t output)
 {
     int64_t p = t->carried > INT32_MAX ? INT32_MAX : t->carried;
@@ -349,17 +365,79 @@ static void task_chain_call(sim_engine *e, sim__task *t, int32_t output)
     send_call(e, r);
 }
 
+/* Ids of a fan-out call's own tokens after the shared history: call i's,
+ * and map_reduce's last call's (the fan-out's replies). */
+#define FANOUT_CONTENT UINT64_C(16)
+#define AGGREGATE_CONTENT REPLY_CONTENT
+
+/* A fan-out's call that carries the task's history: its prompt the
+ * history, then `own` tokens of its own named own_id, cut to history_max
+ * from its front.  The calls share the history's content, which stays the
+ * task's: a fan-out does not grow it. */
+static void history_call(sim_engine *e, sim__task *t, int64_t own, uint64_t own_id,
+                         int32_t output)
+{
+    const wl_agent *a = agent_of(e, t);
+    int64_t p = t->carried + own;
+    bool cut = a->history_max > 0 && p > a->history_max;
+    if (cut) p = a->history_max;
+    bool chain = chains(e, t) && p <= INT32_MAX;
+    t->outstanding++;
+    sim__request *r = new_call(e, t, t->calls_sent++, t->cls, t->user,
+                               (int32_t)(p > INT32_MAX ? INT32_MAX : p), output);
+    if (chain && cut) { /* a worker's own cut: nothing shared */
+        uint64_t key = wl_chain(CUT_CONTENT ^ (uint64_t)t->id, FANOUT_CONTENT + (uint64_t)r->call_index);
+        r->segs = util_xmalloc(sizeof *r->segs);
+        r->segs[0] = (sim__seg){.key = key, .end = p};
+        r->n_segs = 1;
+    } else if (chain) {
+        int32_t cap = t->n_segs + 1;
+        r->segs = util_xmalloc((size_t)cap * sizeof *r->segs);
+        memcpy(r->segs, t->segs, (size_t)t->n_segs * sizeof *r->segs);
+        r->n_segs = t->n_segs;
+        uint64_t base = wl_chain(t->segs[t->n_segs - 1].key, TASK_CONTENT ^ (uint64_t)t->id);
+        if (own > 0) chain_push(&r->segs, &r->n_segs, &cap, wl_chain(base, own_id), own);
+    }
+    send_call(e, r);
+}
+
+/* A parallel or map_reduce task's fan-out with a history: every call
+ * the task's prompt and its own tool_output_tokens (as an orchestrator
+ * sends its context and a different instruction to each worker). */
+static void fan_out_history(sim_engine *e, sim__task *t, int32_t first_output)
+{
+    const wl_agent *a = agent_of(e, t);
+    for (int i = 0; i < a->calls; i++) {
+        int32_t prompt, output = first_output;
+        if (i > 0) wl_source_lengths(e->src, t->cls, &prompt, &output);
+        history_call(e, t, wl_source_tool_tokens(e->src, t->cls), FANOUT_CONTENT + (uint64_t)i,
+                     output);
+    }
+}
+
+/* Calls without a history: each its own prompt, as a record drawn anew. */
+static void task_own_call(sim_engine *e, sim__task *t)
+{
+    wl_record more = {.cls = t->cls};
+    wl_source_draw(e->src, t->cls, &more);
+    task_call(e, t, more.prompt, more.output, &more);
+}
+
 /* Sequential: the next call, a tool's time after the last. */
 static void task_next(sim_engine *e, void *subject, int64_t arg)
 {
     sim__task *t = subject;
+    if (!agent_of(e, t)->history) {
+        task_own_call(e, t);
+        return;
+    }
     int32_t prompt, output;
     wl_source_lengths(e->src, t->cls, &prompt, &output);
     task_chain_call(e, t, output);
 }
 
-/* A sequential task's first prompt: what the workload shares of it, then
- * its own tokens. */
+/* A task's first prompt as its history: what the workload shares of it,
+ * then its own tokens. */
 static void chain_start(sim_engine *e, sim__task *t, const wl_record *rec)
 {
     int64_t end = 0;
@@ -382,54 +460,46 @@ static void task_start(sim_engine *e, const wl_record *rec, int32_t user)
     const wl_agent *a = &e->sc->workload.classes[cls].agent;
     t->carried = rec->prompt;
     if (a->mode == WL_AGENT_SESSION) t->turns = wl_source_turns(e->src, cls);
-    if (chained(a->mode)) {
-        if (a->mode == WL_AGENT_SESSION && a->history_max > 0 && t->carried > a->history_max) {
-            t->carried = a->history_max; /* a first prompt longer than the history sent: cut */
-            if (chains(e, t))
-                chain_push(&t->segs, &t->n_segs, &t->segs_cap,
-                           wl_chain(CUT_CONTENT ^ (uint64_t)t->id, 0), a->history_max);
-        } else if (chains(e, t)) {
-            chain_start(e, t, rec);
-        }
-        task_chain_call(e, t, rec->output);
+    if (!a->history) {
+        task_call(e, t, rec->prompt, rec->output, rec);
+        if (a->mode == WL_AGENT_SEQUENTIAL) return; /* the next when this one is done */
+        for (int i = 1; i < a->calls; i++) task_own_call(e, t);
         return;
     }
-    task_call(e, t, rec->prompt, rec->output, rec);
-    for (int i = 1; i < a->calls; i++) { /* the fan-out: each call its own prompt */
-        wl_record more = {.cls = cls};
-        wl_source_draw(e->src, cls, &more);
-        task_call(e, t, more.prompt, more.output, &more);
-    }
+    bool chain = chains(e, t);
+    if (chain) chain_start(e, t, rec);
+    cut_history(e, t, chain); /* a first prompt longer than the history sent */
+    if (a->mode == WL_AGENT_SEQUENTIAL || a->mode == WL_AGENT_SESSION)
+        task_chain_call(e, t, rec->output);
+    else
+        fan_out_history(e, t, rec->output);
 }
 
-/* A session's turn has its reply: the session ends after its last turn
- * (or a failed one), else its next turn is sent think time later, its
- * prompt this one, its reply and the user's new tokens -- cut to the last
- * history_max tokens, a cut history being new content from its first
- * token (its front is gone, so no cache holds what now starts it). */
-static void session_turn_done(sim_engine *e, sim__task *t, int32_t output)
+/* A session's turn (a sequential agent's call) has its reply: the next
+ * prompt is this one, its reply and the user's new tokens (the tool's
+ * result), cut to history_max. */
+static void chain_grow(sim_engine *e, sim__task *t, int32_t output, int32_t added,
+                       uint64_t added_id)
 {
-    const wl_agent *a = &e->sc->workload.classes[t->cls].agent;
-    if (t->failed || t->calls_sent >= t->turns) {
-        task_end(e, t);
-        return;
-    }
-    int32_t user = wl_source_tool_tokens(e->src, t->cls);
     bool chain = chains(e, t);
     if (chain) {
         uint64_t reply = wl_chain(t->segs[t->n_segs - 1].key, REPLY_CONTENT);
         chain_push(&t->segs, &t->n_segs, &t->segs_cap, reply, output);
-        chain_push(&t->segs, &t->n_segs, &t->segs_cap, wl_chain(reply, USER_CONTENT), user);
+        chain_push(&t->segs, &t->n_segs, &t->segs_cap, wl_chain(reply, added_id), added);
     }
-    t->carried += output + user;
-    if (a->history_max > 0 && t->carried > a->history_max) {
-        t->carried = a->history_max;
-        if (chain) {
-            t->n_segs = 0;
-            uint64_t cut = wl_chain(CUT_CONTENT ^ (uint64_t)t->id, (uint64_t)t->calls_sent);
-            chain_push(&t->segs, &t->n_segs, &t->segs_cap, cut, a->history_max);
-        }
+    t->carried += output + added;
+    cut_history(e, t, chain);
+}
+
+/* A session's turn has its reply: the session ends after its last turn
+ * (or a failed one), else its next turn is sent think time later. */
+static void session_turn_done(sim_engine *e, sim__task *t, int32_t output)
+{
+    if (t->failed || t->calls_sent >= t->turns) {
+        task_end(e, t);
+        return;
     }
+    chain_grow(e, t, output, wl_source_tool_tokens(e->src, t->cls), USER_CONTENT);
     int64_t at = e->now + sim__ns(wl_source_tool_s(e->src, t->cls));
     sim__heap_push(&e->events, at, task_next, t, 0);
 }
@@ -449,13 +519,8 @@ static void task_call_done(sim_engine *e, sim__task *t, bool ok, int32_t output)
             task_end(e, t);
             return;
         }
-        int32_t tool = wl_source_tool_tokens(e->src, t->cls);
-        if (chains(e, t)) { /* the next prompt: this one, its reply, the tool's result */
-            uint64_t reply = wl_chain(t->segs[t->n_segs - 1].key, REPLY_CONTENT);
-            chain_push(&t->segs, &t->n_segs, &t->segs_cap, reply, output);
-            chain_push(&t->segs, &t->n_segs, &t->segs_cap, wl_chain(reply, TOOL_CONTENT), tool);
-        }
-        t->carried += output + tool;
+        /* the next prompt: this one, its reply, the tool's result */
+        chain_grow(e, t, output, wl_source_tool_tokens(e->src, t->cls), TOOL_CONTENT);
         int64_t at = e->now + sim__ns(wl_source_tool_s(e->src, t->cls));
         sim__heap_push(&e->events, at, task_next, t, 0);
         return;
@@ -464,6 +529,10 @@ static void task_call_done(sim_engine *e, sim__task *t, bool ok, int32_t output)
     if (a->mode == WL_AGENT_MAP_REDUCE && !t->failed && t->calls_sent == a->calls) {
         int32_t prompt, output_r;
         wl_source_lengths(e->src, t->cls, &prompt, &output_r);
+        if (a->history) { /* the history, then the fan-out's replies */
+            history_call(e, t, t->fanout_output, AGGREGATE_CONTENT, output_r);
+            return;
+        }
         int64_t agg = t->fanout_output > INT32_MAX ? INT32_MAX : t->fanout_output;
         task_call(e, t, (int32_t)agg, output_r, NULL); /* its prompt holds the fan-out's outputs */
         return;

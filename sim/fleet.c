@@ -77,11 +77,59 @@ static void group_leave(sim__group *g, const sim__replica *rp)
 
 /* ---- a replica's life ---- */
 
+/* ---- nodes (kv_offload.scope "node") ----
+ *
+ * A pool's replicas fill nodes in the order they are made: a node holds
+ * gpus_per_node / (the replica's GPUs) of them, and its host memory and
+ * disk tiers are cpu_gib and disk_gib, shared.  A replica larger than a
+ * node spans several, alone, with the tiers of them all.  A node goes with
+ * its last replica, and a new replica fills the oldest node with room. */
+
+static sim__node *node_new(sim_engine *e, const sim_pool *p)
+{
+    int per_node = p->cost.ep.gpus_per_node;
+    sim__node *n = util_xmalloc(sizeof *n);
+    *n = (sim__node){.pool = p, .slots = per_node >= p->gpus ? per_node / p->gpus : 1};
+    int span = (p->gpus + per_node - 1) / per_node;
+    sim__rp_tiers_init(e, p, span, &n->cpu, &n->disk);
+    sim__node **end = &e->fleet.nodes;
+    while (*end) end = &(*end)->next;
+    *end = n;
+    return n;
+}
+
+static void node_join(sim_engine *e, sim__replica *rp)
+{
+    sim__node *n = e->fleet.nodes;
+    while (n && (n->pool != rp->pool || n->members == n->slots)) n = n->next;
+    if (!n) n = node_new(e, rp->pool);
+    n->members++;
+    rp->node = n;
+    sim__pc_attach(&rp->pc, &n->cpu, e->sc->kv_offload.all);
+}
+
+static void node_free(sim__node *n)
+{
+    sim__pc_fini(&n->disk);
+    sim__pc_fini(&n->cpu);
+    free(n);
+}
+
+static void node_leave(sim_engine *e, sim__node *n)
+{
+    if (!n || --n->members > 0) return;
+    sim__node **at = &e->fleet.nodes;
+    while (*at != n) at = &(*at)->next;
+    *at = n->next;
+    node_free(n);
+}
+
 static sim__replica *make_replica(sim_engine *e, const sim_pool *p, sim__group *g)
 {
     int32_t id = new_id(&e->fleet, p, g);
     sim__replica *rp = util_xmalloc(sizeof *rp);
     sim__rp_init(rp, e, p, g, id);
+    if (sim__rp_offloads(rp) && e->sc->kv_offload.per_node) node_join(e, rp);
     e->fleet.by_id[id].rp = rp;
     return rp;
 }
@@ -144,8 +192,10 @@ static void retire(sim__replica *rp, const char *reason)
     emit_row(rp, reason);
     e->fleet.by_id[rp->id].rp = NULL;
     if (rp->pc_on) sim__pc_abandon(&rp->pc); /* requests it preempted may be queued elsewhere */
+    sim__node *node = rp->node;
     sim__rp_fini(rp);
     free(rp);
+    node_leave(e, node);
 }
 
 void sim__fl_fini(sim_engine *e)
@@ -156,6 +206,10 @@ void sim__fl_fini(sim_engine *e)
             sim__rp_fini(f->by_id[i].rp);
             free(f->by_id[i].rp);
         }
+    for (sim__node *n = f->nodes, *next; n; n = next) {
+        next = n->next;
+        node_free(n);
+    }
     for (int i = 0; i < f->n_groups; i++) group_free(f->groups[i]);
     free(f->groups);
     free(f->by_id);

@@ -168,7 +168,7 @@ static void node_drop(sim__pcache *c, sim__pc_node *n)
     node_free(c, n);
 }
 
-static void tier_store(sim__pcache *t, const sim__pc_node *n, int64_t upto);
+static void send_down(sim__pcache *c, const sim__pc_node *n);
 
 /* Takes `blocks` from the head of the queue: each run gives up its last
  * blocks first, and what they held is gone -- or, with a tier below, a
@@ -180,8 +180,7 @@ static void evict(sim__pcache *c, int64_t blocks)
     sim__pc_node *n;
     while (blocks > 0 && (n = c->head)) {
         int64_t take = n->resident < blocks ? n->resident : blocks;
-        if (n->key && c->lower && (!n->reply || c->offload_replies))
-            tier_store(c->lower, n, n->resident);
+        if (n->key && c->lower && (!n->reply || c->offload_replies)) send_down(c, n);
         n->resident -= take;
         c->free_len -= take;
         blocks -= take;
@@ -226,10 +225,24 @@ static void tier_store(sim__pcache *t, const sim__pc_node *n, int64_t upto)
     if (t->free_len > t->capacity) evict(t, t->free_len - t->capacity);
 }
 
-void sim__pc_add_tier(sim__pcache *c, sim__pcache *tier, int64_t capacity, bool replies)
+/* Entry n leaves c for the tier below: c counts what its eviction stored
+ * there and, overflowing it, in the tier below that. */
+static void send_down(sim__pcache *c, const sim__pc_node *n)
 {
-    while (c->lower) c = c->lower; /* below the lowest */
-    *tier = (sim__pcache){.block_tokens = c->block_tokens, .capacity = capacity};
+    sim__pcache *t = c->lower, *u = t->lower;
+    int64_t t0 = t->stored, u0 = u ? u->stored : 0;
+    tier_store(t, n, n->resident);
+    c->sent[0] += t->stored - t0;
+    if (u) c->sent[1] += u->stored - u0;
+}
+
+void sim__pc_tier_init(sim__pcache *tier, int block_tokens, int64_t capacity)
+{
+    *tier = (sim__pcache){.block_tokens = block_tokens, .capacity = capacity};
+}
+
+void sim__pc_attach(sim__pcache *c, sim__pcache *tier, bool replies)
+{
     c->lower = tier;
     c->offload_replies = replies;
 }
@@ -407,13 +420,14 @@ int64_t sim__pc_lookup(const sim__pcache *c, const sim__request *r, int64_t *in_
 static sim__pc_node *entry_new(sim__pcache *c, sim__pc_node **slot, uint64_t key,
                                int64_t blocks, int64_t resident);
 
-/* `blocks` blocks of entry e of tier t are loaded: the tier's copy is used
- * now (it stays there: the tier is a cache). */
-static void tier_used(sim__pcache *t, sim__pc_node *e, int64_t blocks)
+/* `blocks` blocks of entry e of tier t are loaded into c: the tier's copy
+ * is used now (it stays there: the tier is a cache). */
+static void tier_used(sim__pcache *c, sim__pcache *t, sim__pc_node *e, int64_t blocks)
 {
     queue_unlink(t, e);
     queue_append(t, e);
     t->loaded += blocks;
+    c->got[t == c->lower ? 0 : 1] += blocks;
 }
 
 /* r's segments [from, to) come up from the tiers below: each becomes an
@@ -429,7 +443,7 @@ static int64_t load_from(sim__pcache *c, sim__request *r, int from, int to)
         sim__pcache *t;
         sim__pc_node *e = below_find(c, key, &t);
         int64_t have = e->resident < n ? e->resident : n;
-        tier_used(t, e, have);
+        tier_used(c, t, e, have);
         r->segs[i].node = entry_new(c, table_slot(c, key), key, n, have);
         r->segs[i].node->reply = e->reply;
         if (have < n) r->pc_fill = i; /* the last: r computes the rest */
@@ -465,7 +479,7 @@ int64_t sim__pc_acquire(sim__pcache *c, sim__request *r, int64_t *loaded)
             sim__pc_node *te = below_find(c, e->key, &t);
             moved = tier_has(c, r, partial, e) - e->resident;
             e->resident += moved;
-            tier_used(t, te, moved);
+            tier_used(c, t, te, moved);
             if (e->resident == e->blocks) r->pc_fill = -1;
             from = partial + 1;
         }

@@ -101,15 +101,28 @@ void sim__rp_init(sim__replica *rp, sim_engine *e, const sim_pool *p, sim__group
     rp->pc_on = p->prefix_caching && !reserves(rp);
     if (rp->pc_on) sim__pc_init(&rp->pc, p->block_tokens, rp->kv_capacity);
     rp->block_bytes = p->block_tokens * p->cost.kv_bytes_per_token;
-    if (rp->pc_on && e->sc->kv_offload.cpu_bytes > 0)
-        sim__pc_add_tier(&rp->pc, &rp->cpu,
-                         (int64_t)floor(e->sc->kv_offload.cpu_bytes / rp->block_bytes),
-                         e->sc->kv_offload.all);
-    if (rp->pc.lower && e->sc->kv_offload.disk_bytes > 0)
-        sim__pc_add_tier(&rp->pc, &rp->disk,
-                         (int64_t)floor(e->sc->kv_offload.disk_bytes / rp->block_bytes),
-                         e->sc->kv_offload.all);
+    /* its own KV offload tiers; a node's are attached by the fleet */
+    if (sim__rp_offloads(rp) && !e->sc->kv_offload.per_node) {
+        sim__rp_tiers_init(e, p, 1, &rp->cpu, &rp->disk);
+        sim__pc_attach(&rp->pc, &rp->cpu, e->sc->kv_offload.all);
+    }
     sim__lr_init(rp);
+}
+
+bool sim__rp_offloads(const sim__replica *rp)
+{
+    return rp->pc_on && rp->e->sc->kv_offload.cpu_bytes > 0;
+}
+
+void sim__rp_tiers_init(const sim_engine *e, const sim_pool *p, double scale, sim__pcache *cpu,
+                        sim__pcache *disk)
+{
+    double block_bytes = p->block_tokens * p->cost.kv_bytes_per_token;
+    sim__pc_tier_init(cpu, p->block_tokens,
+                      (int64_t)floor(e->sc->kv_offload.cpu_bytes * scale / block_bytes));
+    sim__pc_tier_init(disk, p->block_tokens,
+                      (int64_t)floor(e->sc->kv_offload.disk_bytes * scale / block_bytes));
+    if (e->sc->kv_offload.disk_bytes > 0) sim__pc_attach(cpu, disk, e->sc->kv_offload.all);
 }
 
 void sim__rp_fini(sim__replica *rp)
@@ -118,8 +131,10 @@ void sim__rp_fini(sim__replica *rp)
     sim__waitq_fini(&rp->own);
     sim__heap_fini(&rp->finishing);
     sim__kv_fini(&rp->kv);
-    if (rp->pc_on && rp->pc.lower && rp->cpu.lower) sim__pc_fini(&rp->disk);
-    if (rp->pc_on && rp->pc.lower) sim__pc_fini(&rp->cpu);
+    if (rp->pc.lower && !rp->node) { /* its own tiers (a node's go with the node) */
+        sim__pc_fini(&rp->disk);
+        sim__pc_fini(&rp->cpu);
+    }
     if (rp->pc_on) sim__pc_fini(&rp->pc);
     free(rp->chunks);
     free(rp->chunk_cost);
@@ -340,9 +355,9 @@ int64_t sim__rp_cached_prefix(const sim__replica *rp, const sim__request *r, int
 static void take_prefix(sim__replica *rp, sim__request *r)
 {
     if (!rp->pc_on || r->state != SIM__WAITING) return;
-    int64_t cpu0 = rp->cpu.loaded, disk0 = rp->disk.loaded; /* 0 without the tier */
+    int64_t cpu0 = rp->pc.got[0], disk0 = rp->pc.got[1]; /* 0 without the tiers */
     int64_t loaded, blocks = sim__pc_acquire(&rp->pc, r, &loaded);
-    int64_t from_cpu = rp->cpu.loaded - cpu0, from_disk = rp->disk.loaded - disk0;
+    int64_t from_cpu = rp->pc.got[0] - cpu0, from_disk = rp->pc.got[1] - disk0;
     r->cached = skippable(rp, r, blocks);
     /* its step loads them before the forward pass (start_single) */
     rp->load_bytes += (double)from_cpu * rp->block_bytes;
@@ -356,7 +371,7 @@ static void take_prefix(sim__replica *rp, sim__request *r)
         r->cpu_hits = (int32_t)cpu; /* its row's share of the replica's totals */
         rp->cpu_lookup_tokens += r->prompt - gpu;
         rp->cpu_hit_tokens += cpu;
-        if (rp->cpu.lower) {
+        if (rp->pc.lower->lower) {
             r->disk_hits = (int32_t)(r->cached - gpu - cpu);
             rp->disk_lookup_tokens += r->prompt - gpu - cpu;
             rp->disk_hit_tokens += r->disk_hits;

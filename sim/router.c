@@ -6,9 +6,10 @@
  * model's pools (all of them, when the fleet serves one model), or, in a
  * disaggregated cluster, the prefill pool's (arrivals) and the decode pool's
  * (prefilled requests).  It sees what a real load balancer could: requests
- * in flight per replica, free KV blocks, and (prefix_affinity) which
- * replica's cache holds how much of a prompt; `central_queue` keeps one
- * queue per group that replicas pull from when they can admit.
+ * in flight per replica, free KV blocks, (prefix_affinity) which
+ * replica's cache holds how much of a prompt, and (session_affinity) where
+ * a task's last call went, as a session token would tell it; `central_queue`
+ * keeps one queue per group that replicas pull from when they can admit.
  *
  * prefix_affinity scores each replica as Dynamo's KV router does (its
  * docs/architecture/kv_cache_routing.md: a prefill cost of the blocks not
@@ -118,6 +119,38 @@ static int lora_affinity(sim_engine *e, sim__group *g, const sim__request *r)
     return best >= 0 ? best : any;
 }
 
+/* The member index of replica `id + 1` (a task's home), or -1 when it is
+ * not in g: not yet routed to, drained, failed, or of another group. */
+static int member_of(sim_engine *e, const sim__group *g, int32_t home)
+{
+    const sim__replica *rp = sim__fl_get(e, home - 1);
+    for (int i = 0; rp && i < g->n; i++)
+        if (member(g, i) == rp) return i;
+    return -1;
+}
+
+/* session_affinity, llm-d's session-affinity scorer (llm-d-inference-
+ * scheduler pkg/plugins/scorer/session_affinity.go at d5cbb322: the
+ * response's x-session-token names the pod, the next request goes there)
+ * bounded by load as the Gateway API Inference Extension bounds LoRA
+ * affinity (queueingThresholdLoRA, 128 waiting requests) and SGLang's
+ * cache_aware router leaves the cache for the shortest queue when loads
+ * part: a task's call goes where its last call went unless that replica
+ * has session_queue_threshold requests waiting or more, or is gone; then,
+ * and for its first call, to the fewest in flight, which becomes its home.
+ * The task is the session: the token a client would carry.  KV arriving
+ * at a decode pool, and a single call, go by load alone. */
+static int session_affinity(sim_engine *e, sim__group *g, const sim__request *r)
+{
+    sim__task *t = r->task;
+    if (!t || r->state == SIM__ARRIVED_KV) return least_outstanding(e, g, r);
+    int i = member_of(e, g, t->home);
+    if (i >= 0 && sim__waitq_len(member(g, i)->q) < e->sc->session_queue_threshold) return i;
+    i = least_outstanding(e, g, r);
+    t->home = (int32_t)member(g, i)->id + 1;
+    return i;
+}
+
 /* The central queue is the group's: any member takes it in (the first). */
 static int first_member(sim_engine *e, sim__group *g, const sim__request *r)
 {
@@ -135,6 +168,7 @@ static int (*const pickers[SIM_N_ROUTERS])(sim_engine *, sim__group *, const sim
     [SIM_ROUTER_CENTRAL] = first_member,
     [SIM_ROUTER_PREFIX_AFFINITY] = prefix_affinity,
     [SIM_ROUTER_LORA_AFFINITY] = lora_affinity,
+    [SIM_ROUTER_SESSION_AFFINITY] = session_affinity,
 };
 
 /* Into the replica's queue, or the group's: with a central queue every

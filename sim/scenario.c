@@ -220,6 +220,7 @@ static const util_field disagg_fields[] = {
 };
 
 static const char *const offload_choices[] = {"prompt_only", "all", NULL};
+static const char *const scope_choices[] = {"replica", "node", NULL};
 
 /* cluster.kv_offload: docs/kv-offload.md says what each does and its source. */
 static const util_field kv_offload_fields[] = {
@@ -241,6 +242,9 @@ static const util_field kv_offload_fields[] = {
             "lists sourced figures)"},
     {.key = "disk_latency_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0, .max = 10,
      .doc = "fixed latency of one step's read from the disk tier"},
+    {.key = "scope", .type = UTIL_T_STRING, .choices = scope_choices,
+     .doc = "whose tiers cpu_gib and disk_gib are: replica (the default), or node: the "
+            "replicas of a pool on one node (gpus_per_node GPUs) share its tiers"},
     {0},
 };
 
@@ -263,6 +267,12 @@ static const util_field cluster_fields[] = {
      .doc = "lora_affinity: the replicas holding a request's adapter with fewer requests "
             "waiting than this are preferred, the least loaded of them; else the least loaded "
             "of all (default 128: the Gateway API Inference Extension's queueingThresholdLoRA)"},
+    {.key = "session_queue_threshold", .type = UTIL_T_INTEGER, .unit = "requests", .min = 0,
+     .max = 1e9,
+     .doc = "session_affinity: a task's call goes to the replica of its last call unless this "
+            "many requests or more wait there; then to the least loaded, its new home (default "
+            "128: the Gateway API Inference Extension's queueingThresholdLoRA, its bound on "
+            "affinity)"},
     {.key = "pools", .type = UTIL_T_LIST, .sub = pool_fields, .min = 1, .max = 64,
      .doc = "several pools (each inherits the cluster-level keys it does not set)"},
     {.key = "disaggregated", .type = UTIL_T_OBJECT, .sub = disagg_fields,
@@ -1431,6 +1441,8 @@ static int read_kv_offload(sim_scenario *sc, const cJSON *cluster, util_diag *d)
     const cJSON *off = util_json_get(cluster, "kv_offload.offload");
     sc->kv_offload.all = off && cJSON_IsString(off) && !strcmp(off->valuestring, "all");
     sc->kv_offload.disk_bytes = util_json_number(cluster, "kv_offload.disk_gib", 0) * GIB;
+    const cJSON *scope = util_json_get(cluster, "kv_offload.scope");
+    sc->kv_offload.per_node = scope && cJSON_IsString(scope) && !strcmp(scope->valuestring, "node");
     if (sc->kv_offload.disk_bytes <= 0) return UTIL_OK;
     int rc = UTIL_OK;
     if (sc->kv_offload.cpu_bytes <= 0)
@@ -1447,6 +1459,18 @@ static int read_kv_offload(sim_scenario *sc, const cJSON *cluster, util_diag *d)
     return rc;
 }
 
+/* A threshold that no router would read is a scenario that does not do
+ * what its author meant. */
+static int check_session_router(const sim_scenario *sc, const cJSON *cluster, util_diag *d)
+{
+    if (!util_json_get(cluster, "session_queue_threshold") ||
+        sc->router == SIM_ROUTER_SESSION_AFFINITY)
+        return 0;
+    return util_diag_add(d, "cluster.session_queue_threshold: only cluster.router "
+                            "\"session_affinity\" reads it (the router is \"%s\")",
+                         sim_router_names[sc->router]);
+}
+
 static int build(sim_scenario *sc, const mdl_catalog *cat, const char *base_dir, util_diag *d)
 {
     cJSON *root = sc->json, *cluster = cJSON_GetObjectItemCaseSensitive(root, "cluster");
@@ -1459,8 +1483,11 @@ static int build(sim_scenario *sc, const mdl_catalog *cat, const char *base_dir,
     sc->router = (sim_router)util_json_choice(cluster, "router", sim_router_names);
     sc->prefix_weight = util_json_number(cluster, "prefix_weight", 1);
     sc->lora_queue_threshold = (int64_t)util_json_number(cluster, "lora_queue_threshold", 128);
+    sc->session_queue_threshold =
+        (int64_t)util_json_number(cluster, "session_queue_threshold", 128);
     sc->lora_pool = -1;
     int rc = build_pools(sc, cluster, cat, base_dir, d);
+    if (check_session_router(sc, cluster, d) && !rc) rc = UTIL_EINPUT;
     if (!rc && build_disaggregation(sc, cluster, d)) rc = UTIL_EINPUT;
     if (wl_spec_from_json(util_json_member(root, "workload"), "workload", base_dir, &sc->workload, d))
         rc = UTIL_EINPUT;

@@ -45,7 +45,8 @@
     X(POWER_OF_TWO, power_of_two)                                                                  \
     X(CENTRAL, central_queue)     /* one queue per pool; a replica pulls when it can admit */     \
     X(PREFIX_AFFINITY, prefix_affinity) /* the longest cached prefix, traded against load */   \
-    X(LORA_AFFINITY, lora_affinity) /* a replica holding the adapter, below a queue length */
+    X(LORA_AFFINITY, lora_affinity) /* a replica holding the adapter, below a queue length */  \
+    X(SESSION_AFFINITY, session_affinity) /* a task's last replica, below a queue length */
 
 #define SIM__POLICY_ENUM(id, name) SIM_##id,
 #define SIM__ROUTER_ENUM(id, name) SIM_ROUTER_##id,
@@ -224,6 +225,8 @@ typedef struct sim_scenario {
     double prefix_weight; /* prefix_affinity: weight of tokens to prefill against load */
     int64_t lora_queue_threshold; /* lora_affinity: waiting requests above which a replica
                                    * holding the adapter is no longer preferred */
+    int64_t session_queue_threshold; /* session_affinity: waiting requests at which a task
+                                      * leaves the replica of its last call */
     int lora_pool; /* the pool whose cluster.lora names the fleet's adapters; -1: none */
     /* disaggregated prefill and decode: pool indices, -1 when not */
     int disagg_prefill, disagg_decode;
@@ -236,11 +239,12 @@ typedef struct sim_scenario {
     wl_spec workload;
     sim_class_sched *class_sched; /* [workload.n_classes]; owned */
     sim_gateway gateway;          /* cluster.gateway */
-    /* cluster.kv_offload (docs/kv-offload.md): a CPU tier per replica below
-     * its prefix cache; cpu_bytes 0: none */
+    /* cluster.kv_offload (docs/kv-offload.md): a CPU tier per replica (per
+     * node: per_node) below its prefix cache; cpu_bytes 0: none */
     struct {
         double cpu_bytes, cpu_latency_s;
-        bool all; /* offload: "all" (replies' blocks too), else "prompt_only" */
+        bool all;      /* offload: "all" (replies' blocks too), else "prompt_only" */
+        bool per_node; /* scope: "node", the tiers shared by a node's replicas */
         /* a disk tier below the CPU tier; disk_bytes 0: none */
         double disk_bytes, disk_read_bw, disk_latency_s;
     } kv_offload;

@@ -265,6 +265,8 @@ typedef struct sim__task {
     int64_t carried;       /* sequential: the next prompt (prompt, outputs, tool results) */
     int64_t fanout_output; /* map_reduce: tokens the fan-out produced */
     bool failed;
+    int32_t home; /* router session_affinity (router.c): the id + 1 of the replica its last
+                   * call was routed to; 0: none yet */
     /* sequential, prefix caching: the content of its next call's prompt --
      * the first prompt, then each reply and tool result in turn */
     struct sim__seg *segs;
@@ -398,6 +400,11 @@ typedef struct sim__pcache {
     bool offload_replies;   /* "all": replies' entries go down too, not prompts' alone */
     int64_t capacity;       /* a tier: its blocks */
     int64_t stored, loaded; /* a tier: blocks copied into it, and out of it to the GPU */
+    /* blocks this cache's evictions stored in the tiers below it ([0] the
+     * next, [1] the one below, which the next overflowed into), and blocks
+     * loaded into it from each: a replica's own share of tiers its node's
+     * replicas share (kv_offload.scope "node") */
+    int64_t sent[2], got[2];
 } sim__pcache;
 
 /* How a request lets go of its blocks: it finished (its reply may be cached
@@ -420,9 +427,12 @@ int64_t sim__pc_lookup(const sim__pcache *c, const sim__request *r, int64_t *in_
  * own blocks; returns their count, as sim__pc_lookup's, of which *loaded
  * (NULL: not wanted) are loaded from the tier below, which they count in. */
 int64_t sim__pc_acquire(sim__pcache *c, sim__request *r, int64_t *loaded);
-/* A tier below c of `capacity` blocks (kv_offload): c's evicted shared
- * entries go down to it, and a lookup continues into it. */
-void sim__pc_add_tier(sim__pcache *c, sim__pcache *tier, int64_t capacity, bool replies);
+/* tier made an empty tier of `capacity` blocks (kv_offload), below nothing. */
+void sim__pc_tier_init(sim__pcache *tier, int block_tokens, int64_t capacity);
+/* tier goes below c: c's evicted shared entries (replies': with replies)
+ * go down to it, and a lookup continues into it.  Several caches may share
+ * one tier. */
+void sim__pc_attach(sim__pcache *c, sim__pcache *tier, bool replies);
 /* r's tokens [0, upto) are scheduled: their full blocks become shareable. */
 void sim__pc_register(sim__pcache *c, sim__request *r, int64_t upto);
 /* r no longer holds `blocks` blocks, already uncounted by its replica;
@@ -492,10 +502,12 @@ typedef struct sim__replica {
     /* prefix caching: whether it is on, and the cache */
     bool pc_on;
     sim__pcache pc;
-    /* kv_offload: the CPU tier below pc (pc.lower), the bytes of one block,
-     * and at first schedulings the prompt tokens it was asked for (those
-     * the GPU cache missed) and those it served */
+    /* kv_offload: the CPU tier below pc (pc.lower: this one, or its node's
+     * with scope "node"), the bytes of one block, and at first schedulings
+     * the prompt tokens it was asked for (those the GPU cache missed) and
+     * those it served */
     sim__pcache cpu;
+    struct sim__node *node; /* scope "node": the node whose tiers it shares; NULL: its own */
     double block_bytes;
     int64_t cpu_lookup_tokens, cpu_hit_tokens;
     /* ... and the disk tier below cpu (cpu.lower), the same figures */
@@ -683,6 +695,15 @@ typedef struct sim__slot {
     bool failed_requests;  /* ... or fail, if it failed them */
 } sim__slot;
 
+/* kv_offload.scope "node": a node of a pool, whose host memory (and disk)
+ * tiers its replicas share; it goes with its last replica. */
+typedef struct sim__node {
+    const sim_pool *pool;
+    sim__pcache cpu, disk; /* disk: capacity 0 without a disk tier */
+    int32_t members, slots; /* its replicas, and how many it holds */
+    struct sim__node *next;
+} sim__node;
+
 typedef struct sim__fleet {
     sim__slot *by_id;      /* [id] */
     int32_t n_ids, cap;
@@ -690,6 +711,7 @@ typedef struct sim__fleet {
     int n_groups;
     struct sim__change *changes; /* changes scheduled as events (sim__fl_schedule) */
     int32_t n_changes, changes_cap;
+    sim__node *nodes; /* kv_offload.scope "node": the nodes with replicas */
 } sim__fleet;
 
 struct sim_engine {
@@ -870,6 +892,12 @@ void sim__fl_emit_rows(sim_engine *e);
 
 void sim__rp_init(sim__replica *rp, sim_engine *e, const sim_pool *pool, sim__group *g, int id);
 void sim__rp_fini(sim__replica *rp);
+/* Whether the replica has KV offload tiers below its prefix cache. */
+bool sim__rp_offloads(const sim__replica *rp);
+/* A CPU tier and the disk tier below it (capacity 0 without one) of pool
+ * p's blocks, of kv_offload's sizes x scale. */
+void sim__rp_tiers_init(const sim_engine *e, const sim_pool *p, double scale, sim__pcache *cpu,
+                        sim__pcache *disk);
 /* A request reaches the replica (or its pool's central queue). */
 void sim__rp_enqueue(sim__replica *rp, sim__request *r);
 /* Blocks freed or work queued from outside: start an iteration if idle. */

@@ -141,6 +141,82 @@ static void test_fan_out(void)
     sqlite3_close(db);
 }
 
+/* workload.agent.history: a fan-out's calls share the task's prompt,
+ * each adding its own tool_output_tokens, and map_reduce's last call adds
+ * the fan-out's replies to it; a sequential agent without a history sends
+ * each call its own prompt, and one with max_tokens cuts it as a session
+ * does.  With one replica serving one call at a time and a cache that
+ * holds everything, each call after a task's first finds the shared
+ * prompt cached, but its last partial 16-token block. */
+#define FAN_OUT(mode, history)                                                                     \
+    "workload.agent={\"mode\": \"" mode "\", \"calls\": 4, \"history\": " history ", "            \
+    "\"tool_output_tokens\": {\"dist\": \"fixed\", \"value\": 40}}"
+#define SAME_TASK " FROM requests a JOIN requests f ON f.task_id = a.task_id"
+
+static void test_fan_out_history(void)
+{
+    sqlite3 *db = run_db(base, (const char *[]){"stop.requests=300", FAN_OUT("parallel", "\"full\""),
+                                                NULL});
+    is_near(support_q1(db, "SELECT count(*) FROM requests WHERE prompt_tokens <> 140"), 0, 0,
+            "parallel, history full: every call's prompt is the task's 100 + its own 40");
+    sqlite3_close(db);
+
+    const char *one[] = {"stop.requests=300", "cluster.replicas=1", "cluster.scheduler.max_batch=1",
+                         "cluster.scheduler.prefix_caching=true",
+                         "workload.prompt_tokens={\"dist\": \"fixed\", \"value\": 1000}",
+                         FAN_OUT("map_reduce", "\"full\""), NULL};
+    db = run_db(base, one);
+    is_near(support_q1(db, "SELECT count(*) FROM requests WHERE call_index < 4 AND"
+                           " prompt_tokens <> 1040"),
+            0, 0, "map_reduce: the fan-out's prompts are 1000 + 40");
+    is_near(support_q1(db, "SELECT count(*) FROM (SELECT a.id" SAME_TASK " AND f.call_index < 4"
+                           " WHERE a.call_index = 4 GROUP BY a.id HAVING a.prompt_tokens = 1000 +"
+                           " sum(f.output_tokens))"),
+            300, 0, "its last call's prompt is the task's 1000 + the fan-out's replies, in all 300");
+    is_near(support_q1(db, "SELECT count(*) FROM requests WHERE call_index = 0 AND"
+                           " cached_tokens > 0"),
+            0, 0, "a task's first call finds nothing cached (distinct prompts)");
+    is_near(support_q1(db, "SELECT count(*) FROM requests WHERE call_index > 0 AND"
+                           " (cached_tokens < 1000 - 16 OR cached_tokens > 1000)"),
+            0, 0, "every later call finds the shared 1000 cached, within a block");
+    sqlite3_close(db);
+
+    one[5] = FAN_OUT("map_reduce", "\"none\"");
+    db = run_db(base, one);
+    is_near(support_q1(db, "SELECT sum(cached_tokens) FROM requests"), 0, 0,
+            "history none: the calls share nothing");
+    sqlite3_close(db);
+
+    one[5] = FAN_OUT("parallel", "{\"max_tokens\": 1020}");
+    db = run_db(base, one);
+    is_near(support_q1(db, "SELECT count(*) FROM requests WHERE prompt_tokens <> 1020"), 0, 0,
+            "max_tokens 1020: every call is cut to 1020");
+    is_near(support_q1(db, "SELECT sum(cached_tokens) FROM requests"), 0, 0,
+            "and, cut at its front, shares nothing");
+    sqlite3_close(db);
+}
+
+static void test_sequential_history(void)
+{
+    sqlite3 *db = run_db(base, (const char *[]){"stop.requests=300",
+                                                FAN_OUT("sequential", "\"none\""), NULL});
+    is_near(support_q1(db, "SELECT count(*) FROM requests WHERE prompt_tokens <> 100"), 0, 0,
+            "sequential, history none: every call its own 100-token prompt");
+    sqlite3_close(db);
+    db = run_db(base, (const char *[]){"stop.requests=300",
+                                       FAN_OUT("sequential", "{\"max_tokens\": 200}"), NULL});
+    is_near(support_q1(db, "SELECT count(*)" SAME_TASK " AND f.call_index = a.call_index + 1"
+                           " WHERE f.prompt_tokens <> min(a.prompt_tokens + a.output_tokens + 40,"
+                           " 200)"),
+            0, 0, "max_tokens 200: each prompt min(last prompt + reply + 40, 200)");
+    ok(support_q1(db, "SELECT count(*) FROM requests WHERE prompt_tokens = 200") > 100,
+       "and many are cut");
+    sqlite3_close(db);
+    db = run_db(base, (const char *[]){FAN_OUT("parallel", "\"some\""), NULL});
+    ok(db == NULL, "refused: history \"some\"");
+    sqlite3_close(db);
+}
+
 /* A closed-loop user's next task follows its last task's end. */
 static void test_closed_tasks(void)
 {
@@ -850,6 +926,8 @@ int main(int argc, char **argv)
     test_tail_amplification();
     test_sequential();
     test_fan_out();
+    test_fan_out_history();
+    test_sequential_history();
     test_closed_tasks();
     test_task_slo();
     test_classes();

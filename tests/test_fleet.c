@@ -359,6 +359,13 @@ int main(void)
                                "\"output_tokens\": {\"dist\": \"exponential\", \"mean\": 80, "
                                "\"max\": 1000}}",
                                NULL});
+    /* a session whose replica drained or failed is routed afresh */
+    test_life("session affinity, sessions through a front end",
+              (const char *[]){"cluster.router=session_affinity", "cluster.host.frontend_s=0.05",
+                               "workload.arrival.rate_per_s=10",
+                               "workload.sessions={\"turns\": 4, \"user_tokens\": 20, "
+                               "\"think_s\": {\"dist\": \"fixed\", \"value\": 0.2}}",
+                               NULL});
     test_returned();
     test_twice_failed();
     test_hand_back();

@@ -248,20 +248,34 @@ static void che(void)
     /* C entries of 32 blocks of 16 x 131072 bytes: C x 64 MiB */
     snprintf(gib, sizeof gib, "cluster.kv_offload={\"cpu_gib\": %.6f}", C * 64.0 / 1024);
     char *json = support_scenario_text("prefix-base.json");
-    sqlite3 *db = support_run_json(
-        json, (const char *[]){path, "cluster.scheduler.kv_blocks=40", gib, NULL}, false);
-    char sql[200];
-    snprintf(sql, sizeof sql, "SELECT avg(cached_tokens > 0) FROM requests WHERE id >= %d", WARM);
-    double got = support_q1(db, sql), t = che_time(p, N, C), want = 0;
+    double t = che_time(p, N, C), want = 0;
     for (int i = 0; i < N; i++)
         want += p[i] * (1 - exp(-p[i] * t));
     /* sampling error of a mean of n = 20000 (correlated) draws: a few x
      * sqrt(h (1 - h) / n), about 0.0035 */
     double se = sqrt(want * (1 - want) / (REQUESTS - WARM));
-    tap_diag("LRU of %d items of %d, Zipf %.1f: hit rate %.4f, Che %.4f (se %.4f)", C, N, alpha,
-             got, want, se);
-    is_near(got, want, 4 * se, "the tier's LRU hit rate is Che's approximation within 4 se");
-    sqlite3_close(db);
+    /* ... and two replicas taking turns, on one node whose tier of C items
+     * they share (kv_offload.scope "node"): one LRU of their combined
+     * references, so the same hit rate */
+    char node[140];
+    snprintf(node, sizeof node, "cluster.kv_offload={\"cpu_gib\": %.6f, \"scope\": \"node\"}",
+             C * 64.0 / 1024);
+    const char *const cases[][6] = {
+        {path, "cluster.scheduler.kv_blocks=40", gib, NULL},
+        {path, "cluster.scheduler.kv_blocks=40", node, "cluster.replicas=2",
+         "cluster.gpus_per_node=2", NULL},
+    };
+    const char *what[] = {"the tier's LRU hit rate", "a node's shared tier's"};
+    char sql[200];
+    snprintf(sql, sizeof sql, "SELECT avg(cached_tokens > 0) FROM requests WHERE id >= %d", WARM);
+    for (int k = 0; k < 2; k++) {
+        sqlite3 *db = support_run_json(json, cases[k], false);
+        double got = support_q1(db, sql);
+        tap_diag("LRU of %d items of %d, Zipf %.1f: hit rate %.4f, Che %.4f (se %.4f)", C, N,
+                 alpha, got, want, se);
+        is_near(got, want, 4 * se, "%s is Che's approximation within 4 se", what[k]);
+        sqlite3_close(db);
+    }
     free(json);
     unlink(trace);
     free(trace);
@@ -453,8 +467,76 @@ static void tier_timeline(void)
         ok(false, "the timeline is computed");
     }
     an_timeline_fini(&t);
+    sqlite3_close(db);
+    /* two replicas sharing their node's 2 GiB: each step's row is the
+     * replica's half, as its cpu_tier_bytes is, so the node is never over
+     * its capacity */
+    db = support_run_json(json,
+                          (const char *[]){"cluster.replicas=2",
+                                           "cluster.kv_offload={\"cpu_gib\": 2, "
+                                           "\"scope\": \"node\"}",
+                                           NULL},
+                          true);
+    is_int(support_q1(db, "SELECT max(cpu_tier_tokens) FROM iterations"), 8192,
+           "scope node: a replica's row holds half the node's full tier (16384 tokens)");
+    if (an_timeline_compute(db, 1, 20, -1, &t, &d) == UTIL_OK) {
+        double most = 0;
+        for (size_t i = 0; i < t.n; i++) most = fmax(most, t.cpu_tier_occupancy[i]);
+        ok(most <= 1 + 1e-9 && most > 0.99, "and the timeline's node tier fills to 1: %.6f", most);
+    } else {
+        ok(false, "the timeline is computed");
+    }
+    an_timeline_fini(&t);
     util_diag_fini(&d);
     sqlite3_close(db);
+    free(json);
+}
+
+/* ---- tiers shared by a node's replicas ---- */
+
+/* kv_offload.scope "node": a pool's replicas fill nodes of gpus_per_node
+ * GPUs, each node's tier cpu_gib, its bytes split over its replicas' rows;
+ * a replica wider than a node has the tiers of every node it spans; and
+ * at equal host memory, replicas that share their node's tier hit more
+ * than with tiers of their own, which hold the same shared prompts twice. */
+static void node_scope(void)
+{
+    char *json = support_scenario_text("offload-groups.json");
+    const char *block = "16 * 131072.0"; /* a block's bytes: the tier holds whole blocks */
+    struct {
+        const char *sets[5];
+        double gib; /* the tiers' host memory in all */
+        const char *what;
+    } cases[] = {
+        {{"cluster.replicas=4", NULL}, 1, "four replicas of one GPU, one node of 8"},
+        {{"cluster.replicas=4", "cluster.gpus_per_node=2", NULL}, 2, "two nodes of 2 GPUs"},
+        {{"cluster.replicas=2", "cluster.gpus_per_node=1", "cluster.tensor_parallel=2", NULL}, 4,
+         "two replicas of two 1-GPU nodes each"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const char *sets[6] = {"stop.requests=200",
+                               "cluster.kv_offload={\"cpu_gib\": 1, \"scope\": \"node\"}"};
+        for (int i = 0; cases[k].sets[i]; i++) sets[2 + i] = cases[k].sets[i];
+        sqlite3 *db = support_run_json(json, sets, false);
+        char sql[200];
+        snprintf(sql, sizeof sql, "SELECT sum(cpu_tier_bytes) / (%s) FROM replicas", block);
+        is_near(support_q1(db, sql), floor(cases[k].gib * 1073741824.0 / (16 * 131072.0)), 1e-6,
+                "%s: the rows add up to %g GiB of tiers", cases[k].what, cases[k].gib);
+        sqlite3_close(db);
+    }
+    const char *own[] = {"cluster.replicas=2", "cluster.kv_offload={\"cpu_gib\": 1}", NULL};
+    const char *shared[] = {"cluster.replicas=2",
+                            "cluster.kv_offload={\"cpu_gib\": 2, \"scope\": \"node\"}", NULL};
+    sqlite3 *a = support_run_json(json, own, false), *b = support_run_json(json, shared, false);
+    const char *hits = "SELECT sum(cpu_hit_tokens) FROM replicas";
+    double ha = support_q1(a, hits), hb = support_q1(b, hits);
+    cmp_ok(hb, >, 1.2 * ha, "2 GiB shared by a node's two replicas hits %.0f tokens, 1 GiB each "
+           "%.0f", hb, ha);
+    is_near(support_q1(b, "SELECT sum(cpu_loaded_bytes) / (16 * 131072.0) * 16 -"
+                          " sum(cpu_hit_tokens) FROM replicas"),
+            0, 16 * 2000, "each replica's loads are its own hits (to a block a request)");
+    sqlite3_close(a);
+    sqlite3_close(b);
     free(json);
 }
 
@@ -493,6 +575,7 @@ int main(int argc, char **argv)
     disk_arithmetic();
     working_set();
     che();
+    node_scope();
     per_request();
     ttft_by_source();
     tier_timeline();

@@ -4,7 +4,7 @@
  * replay against the hits its hash ids allow, a re-sent prompt prefilled
  * once, least-recently-used eviction, the cached context still read by
  * every decode step, distinct prompts unchanged by the cache, and the
- * prefix-aware router's choice.  argv[1] is the source root.
+ * prefix-aware router's choice, which sees the CPU tier too.  argv[1] is the source root.
  */
 #include <math.h>
 #include <stdio.h>
@@ -425,6 +425,43 @@ static void router_choice(void)
     free(trace);
 }
 
+/* The router sees the tiers below the GPU (sim__rp_cached_prefix counts
+ * what cluster.kv_offload's CPU tier holds): two replicas of a 100-block
+ * GPU cache, one prompt each.  A goes to replica 0 and X, while A runs, to
+ * replica 1; then Z and Y likewise, and Y's blocks evict X from replica
+ * 1's GPU.  X, re-sent, finds itself only in replica 1's CPU tier and goes
+ * there; without the tier no replica holds it and it goes to the lower
+ * id, replica 0, as a tie. */
+static void router_sees_tier(void)
+{
+    char path[200];
+    char *trace = hash_trace("0,1536,50,1 2 3\n0.001,1536,50,4 5 6\n10,1536,50,7 8 9\n"
+                             "10.001,1536,50,10 11 12\n20,1536,50,4 5 6\n",
+                             path, sizeof path);
+    char *json = support_scenario_text("prefix-base.json");
+    const char *sets[] = {path, "cluster.router=\"prefix_affinity\"", "cluster.replicas=2",
+                          "cluster.scheduler.kv_blocks=100", NULL, NULL};
+    const char *last = "SELECT replica, cached_tokens FROM requests ORDER BY id DESC LIMIT 1";
+    for (int tier = 0; tier < 2; tier++) {
+        sets[4] = tier ? "cluster.kv_offload={\"cpu_gib\": 1}" : NULL;
+        sqlite3 *db = run_db(json, sets);
+        rows r = query(db, last, 2);
+        int want = tier ? 1 : 0;
+        ok(r.n == 1 && AT(r, 0, 0) == want && (AT(r, 0, 1) > 0) == tier,
+           "%s: the re-sent prompt goes to replica %d (replica %g, cached %g)",
+           tier ? "replica 1's CPU tier holds it" : "no tier", want, r.n ? AT(r, 0, 0) : -1,
+           r.n ? AT(r, 0, 1) : -1);
+        if (tier)
+            cmp_ok(support_q1(db, "SELECT cpu_loaded_bytes FROM replicas WHERE replica = 1"), >, 0,
+                   "replica 1 loaded it from its CPU tier");
+        free(r.v);
+        sqlite3_close(db);
+    }
+    free(json);
+    unlink(trace);
+    free(trace);
+}
+
 /* The shipped example: the whole Mooncake conversation trace on four
  * H100s.  Prefix-aware routing finds more of each prompt cached than
  * round-robin, and its TTFT is lower (docs/prefix-caching.md's table). */
@@ -451,6 +488,36 @@ static void routing_example(void)
     free(json);
 }
 
+/* The shipped conversation replay with a CPU tier (examples/
+ * conversation-offload.json): the same trace and fleet as prefix-routing's,
+ * with 256 GiB of host memory per replica below the GPU cache, whose hit
+ * rate rises above the GPU-only one (docs/kv-offload.md's table). */
+static void offload_example(void)
+{
+    char path[1024], set_path[1100];
+    snprintf(path, sizeof path, "%s/examples/conversation-offload.json", root);
+    char *json = runner_read_or_bail(path);
+    snprintf(set_path, sizeof set_path,
+             "workload.arrival.path=\"%s/data/traces/conversation_trace.jsonl\"", root);
+    sqlite3 *gpu = run_db(json, (const char *[]){set_path, "cluster.kv_offload.cpu_gib=0", NULL});
+    sqlite3 *cpu = run_db(json, (const char *[]){set_path, NULL});
+    const char *hits = "SELECT sum(cached_tokens) * 1.0 / sum(prompt_tokens) FROM requests";
+    const char *ttft = "SELECT avg(first_token_s - arrival_s) FROM requests";
+    double h_gpu = support_q1(gpu, hits), h_cpu = support_q1(cpu, hits);
+    is_int(support_q1(cpu, "SELECT count(*) FROM requests WHERE status = 'completed'"), 12031,
+           "the offload example serves the whole trace");
+    cmp_ok(h_cpu, >, 2 * h_gpu, "its CPU tier more than doubles the hit rate (%.1f%% against "
+           "%.1f%% on the GPUs alone)", 100 * h_cpu, 100 * h_gpu);
+    cmp_ok(support_q1(cpu, ttft), <, support_q1(gpu, ttft), "and lowers the mean TTFT");
+    /* 256 GiB is 131072 blocks of 16 tokens x 128 KiB: the tier holds it all */
+    is_int(support_q1(cpu, "SELECT sum(cpu_hit_tokens) > 0 AND sum(cpu_tier_bytes) ="
+                           " 4 * 256.0 * 1073741824 FROM replicas"),
+           1, "its replicas record their 256 GiB tiers and their hits");
+    sqlite3_close(gpu);
+    sqlite3_close(cpu);
+    free(json);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || support_init()) return 1;
@@ -462,7 +529,9 @@ int main(int argc, char **argv)
     resent_prompt();
     lru_eviction();
     router_choice();
+    router_sees_tier();
     routing_example();
+    offload_example();
     support_fini();
     return tap_done();
 }

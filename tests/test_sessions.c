@@ -3,8 +3,9 @@
  * runs from the database -- each turn's prompt is the last turn's prompt,
  * its reply and the user's new tokens (cut to history.max_tokens), turns
  * are think_s apart, the prefix cache hits the history and loses what a
- * cut history no longer starts with, and `report --by session` against
- * SQL over the rows.
+ * cut history no longer starts with, `report --by session` against
+ * SQL over the rows, and router session_affinity keeping a session on one
+ * replica until its queue reaches cluster.session_queue_threshold.
  */
 #include <math.h>
 #include <stdio.h>
@@ -236,6 +237,114 @@ static void test_class_sessions(void)
     sqlite3_close(db);
 }
 
+/* Sessions whose turns went to more than one replica. */
+#define MOVED                                                                                      \
+    "SELECT count(*) FROM (SELECT task_id FROM requests WHERE task_id IS NOT NULL GROUP BY"       \
+    " task_id HAVING count(DISTINCT replica) > 1)"
+#define AFFINITY "cluster.router=\"session_affinity\""
+
+/* Light load on four replicas (no queue near the default threshold, 128):
+ * under session_affinity every session stays where its first turn went,
+ * and the first turns spread; under round_robin sessions wander. */
+static void test_affinity_sticks(void)
+{
+    const char *sets[] = {"stop.requests=500", "cluster.replicas=4", AFFINITY, FULL, NULL};
+    sqlite3 *db = support_run_json(base, sets, false);
+    sets[2] = "cluster.router=\"round_robin\"";
+    sqlite3 *rr = support_run_json(base, sets, false);
+    ok(db && rr, "session_affinity and round_robin on four replicas: ran");
+    if (db && rr) {
+        is_near(support_q1(db, MOVED), 0, 0, "session_affinity: every session on one replica");
+        is_near(support_q1(db, "SELECT count(DISTINCT replica) FROM requests"), 4, 0,
+                "the sessions spread over the four replicas");
+        cmp_ok(support_q1(rr, MOVED), >, 100, "round_robin: %g sessions span replicas",
+               support_q1(rr, MOVED));
+    }
+    sqlite3_close(db);
+    sqlite3_close(rr);
+}
+
+/* A replica with session_queue_threshold requests waiting loses the
+ * session: at 0 every call goes by load, as least_outstanding routes; at 1,
+ * with one request per batch and queues forming, sessions move, where at
+ * the default 128 none does. */
+static void test_affinity_moves(void)
+{
+    const char *zero[] = {"stop.requests=500", "cluster.replicas=4", FULL, AFFINITY,
+                          "cluster.session_queue_threshold=0", NULL};
+    support_rows a = {0}, b = {0};
+    int64_t events;
+    int rc = support_run(base, zero, &a, &events);
+    zero[3] = "cluster.router=\"least_outstanding\"", zero[4] = NULL;
+    rc |= support_run(base, zero, &b, &events);
+    ok(rc == 0 && support_rows_equal(&a, &b),
+       "threshold 0: every request row as under least_outstanding (%zu rows)", a.n);
+    support_rows_fini(&a);
+    support_rows_fini(&b);
+
+    const char *busy[] = {"stop.requests=1000", "cluster.replicas=4", FULL, AFFINITY,
+                          "cluster.scheduler.max_batch=1", "cluster.session_queue_threshold=1",
+                          NULL};
+    sqlite3 *one = support_run_json(base, busy, false);
+    busy[5] = NULL;
+    sqlite3 *dflt = support_run_json(base, busy, false);
+    ok(one && dflt, "queues forming, thresholds 1 and 128: ran");
+    if (one && dflt) {
+        cmp_ok(support_q1(one, MOVED), >, 0, "threshold 1: %g sessions moved",
+               support_q1(one, MOVED));
+        is_near(support_q1(dflt, MOVED), 0, 0, "threshold 128: none moved");
+    }
+    sqlite3_close(one);
+    sqlite3_close(dflt);
+}
+
+/* Disaggregated, the affinity is the prefill pool's (where the history is
+ * cached): a session keeps its prefill replica, and its KV goes to the
+ * decode replica with the fewest in flight. */
+static void test_affinity_disaggregated(void)
+{
+    const char *sets[] = {"stop.requests=300", "cluster.replicas=2", FULL, AFFINITY,
+                          "cluster.pools=[{\"name\": \"p\"}, {\"name\": \"d\"}]",
+                          "cluster.disaggregated={\"prefill\": \"p\", \"decode\": \"d\", "
+                          "\"link_gbs\": 50, \"link_latency_s\": 0.0001}",
+                          NULL};
+    sqlite3 *db = support_run_json(base, sets, false);
+    ok(db != NULL, "disaggregated: ran");
+    if (!db) return;
+    is_near(support_q1(db, MOVED), 0, 0, "every session on one prefill replica");
+    is_near(support_q1(db, "SELECT count(DISTINCT replica) FROM requests"), 2, 0,
+            "the sessions spread over both");
+    cmp_ok(support_q1(db, "SELECT count(*) FROM (SELECT task_id FROM requests WHERE task_id IS"
+                          " NOT NULL GROUP BY task_id HAVING count(DISTINCT decode_replica) > 1)"),
+           >, 0, "the decode replicas go by load: some sessions decode on both");
+    sqlite3_close(db);
+}
+
+/* With prefix caching on four replicas, a session that stays finds its
+ * history cached as on one replica (test_prefix_hits); round_robin sends
+ * most turns where the history is not. */
+static void test_affinity_hits(void)
+{
+    const char *sets[] = {"stop.requests=500", "cluster.replicas=4",
+                          "cluster.scheduler.prefix_caching=true", FULL, AFFINITY, NULL};
+    const char *hit = "SELECT 1.0 * sum(cached_tokens) / sum(prompt_tokens) FROM requests"
+                      " WHERE call_index > 0";
+    sqlite3 *db = support_run_json(base, sets, false);
+    sets[4] = "cluster.router=\"round_robin\"";
+    sqlite3 *rr = support_run_json(base, sets, false);
+    ok(db && rr, "prefix caching on four replicas: ran");
+    if (db && rr) {
+        double history = support_q1(db, "SELECT 1.0 * sum(a.prompt_tokens + a.output_tokens) /"
+                                        " sum(b.prompt_tokens)" PAIRS);
+        double h = support_q1(db, hit), h_rr = support_q1(rr, hit);
+        is_near(h, history, 0.05, "session_affinity: turns 2+ hit %.3f, history / prompt %.3f",
+                h, history);
+        cmp_ok(h, >, h_rr, "above round_robin's %.3f", h_rr);
+    }
+    sqlite3_close(db);
+    sqlite3_close(rr);
+}
+
 static void test_refused(void)
 {
     static const char *const bad[] = {
@@ -253,6 +362,10 @@ static void test_refused(void)
         false);
     ok(db == NULL, "refused: sessions beside an agent at one level");
     sqlite3_close(db);
+    char *why = support_refusal(base, (const char *[]){"cluster.session_queue_threshold=4", NULL});
+    ok(why && strstr(why, "cluster.session_queue_threshold:") && strstr(why, "round_robin"),
+       "refused, naming the key and the router: %s", why ? why : "(loaded)");
+    free(why);
 }
 
 int main(int argc, char **argv)
@@ -270,6 +383,10 @@ int main(int argc, char **argv)
     test_offload_tier();
     test_report_by_session();
     test_class_sessions();
+    test_affinity_sticks();
+    test_affinity_moves();
+    test_affinity_hits();
+    test_affinity_disaggregated();
     test_refused();
     free(base);
     support_fini();

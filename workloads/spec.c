@@ -100,6 +100,32 @@ static const util_variant arrival_variants[] = {
 static const util_union arrival_schema = {.tag = "process", .def = "poisson",
                                           .variants = arrival_variants};
 
+/* workload.sessions.history: "full", or {"max_tokens": N}. */
+static const util_field history_fields[] = {
+    {.key = "max_tokens", .type = UTIL_T_INTEGER, .unit = "tokens", .min = 1, .max = 1e9,
+     .flags = UTIL_REQUIRED,
+     .doc = "a call's (turn's) prompt is at most this many tokens: the history is cut from its "
+            "front (the last max_tokens tokens are sent)"},
+    {0},
+};
+
+/* A history's name: "full" (sessions), or "full" or "none" (agents: ctx non-NULL). */
+static int check_history(cJSON *item, const char *path, void *ctx, util_diag *d)
+{
+    if (!cJSON_IsString(item) || !strcmp(item->valuestring, "full") ||
+        (ctx && !strcmp(item->valuestring, "none")))
+        return UTIL_OK;
+    return util_diag_add(d, "%s: '%s' is not a history (expected \"full\"%s or "
+                            "{\"max_tokens\": N})", path, item->valuestring,
+                         ctx ? ", \"none\"" : "");
+}
+
+static int check_agent_history(cJSON *item, const char *path, void *ctx, util_diag *d)
+{
+    (void)ctx;
+    return check_history(item, path, "agent", d);
+}
+
 static const char *const agent_modes[] = {"sequential", "parallel", "map_reduce", NULL};
 
 static const util_field agent_fields[] = {
@@ -110,30 +136,21 @@ static const util_field agent_fields[] = {
      .flags = UTIL_REQUIRED, .doc = "model calls of a task (map_reduce: of its fan-out)"},
     {.key = "tool_output_tokens", .type = UTIL_T_UNION, .unit = "tokens", .un = &wl_dist_schema,
      .def = "{\"dist\": \"fixed\", \"value\": 0}",
-     .doc = "sequential: tokens a tool adds to the next call's prompt"},
+     .doc = "sequential: tokens a tool adds to the next call's prompt; parallel and map_reduce "
+            "with a history: each fan-out call's own tokens after the shared history"},
     {.key = "tool_s", .type = UTIL_T_UNION, .unit = "s", .un = &wl_dist_schema,
      .def = "{\"dist\": \"fixed\", \"value\": 0}",
      .doc = "sequential: time a tool takes between two calls"},
+    {.key = "history", .type = UTIL_T_NAME_OR_OBJECT, .sub = history_fields,
+     .check = check_agent_history,
+     .doc = "what each call's prompt carries of the task: \"full\" (sequential: the first "
+            "prompt and every reply and tool result since; parallel: the task's prompt, shared "
+            "by the fan-out's calls, map_reduce's last call adding their replies), \"none\" "
+            "(each call its own prompt), or {\"max_tokens\": N}, full cut to its last N tokens. "
+            "Default: full for sequential, none for parallel and map_reduce (docs/scenario.md, "
+            "\"Agent tasks\")"},
     {0},
 };
-
-/* workload.sessions.history: "full", or {"max_tokens": N}. */
-static const util_field history_fields[] = {
-    {.key = "max_tokens", .type = UTIL_T_INTEGER, .unit = "tokens", .min = 1, .max = 1e9,
-     .flags = UTIL_REQUIRED,
-     .doc = "a turn's prompt is at most this many tokens: the history is cut from its front "
-            "(the last max_tokens tokens are sent)"},
-    {0},
-};
-
-static int check_history(cJSON *item, const char *path, void *ctx, util_diag *d)
-{
-    (void)ctx;
-    if (cJSON_IsString(item) && strcmp(item->valuestring, "full"))
-        return util_diag_add(d, "%s: '%s' is not a history (expected \"full\" or "
-                                "{\"max_tokens\": N})", path, item->valuestring);
-    return UTIL_OK;
-}
 
 /* workload.sessions: multi-turn chat (docs/scenario.md, "Sessions"). */
 static const util_field session_fields[] = {
@@ -454,6 +471,16 @@ static int arrival_from_json(const cJSON *a, const char *path, const char *base_
     return UTIL_OK;
 }
 
+/* agent.history or sessions.history (h, NULL when left out) into out,
+ * whose mode is set: a history carried unless "none", or left out of a
+ * fan-out (whose calls had their own prompts before the key existed). */
+static void history_from_json(const cJSON *h, wl_agent *out)
+{
+    out->history = h ? !(cJSON_IsString(h) && !strcmp(h->valuestring, "none"))
+                     : out->mode == WL_AGENT_SEQUENTIAL || out->mode == WL_AGENT_SESSION;
+    if (cJSON_IsObject(h)) out->history_max = (int32_t)util_json_number(h, "max_tokens", 0);
+}
+
 static int agent_from_json(const cJSON *a, const char *path, const char *base_dir, wl_agent *out,
                            util_diag *d)
 {
@@ -464,6 +491,7 @@ static int agent_from_json(const cJSON *a, const char *path, const char *base_di
     /* tool outputs may be 0 tokens: drawn as a number >= 0 and rounded by the source */
     int rc = dist_at(a, "tool_output_tokens", path, base_dir, false, &out->tool_output_tokens, d);
     if (duration_at(a, "tool_s", path, base_dir, &out->tool_s, d)) rc = UTIL_EINPUT;
+    history_from_json(util_json_member(a, "history"), out);
     return rc;
 }
 
@@ -477,8 +505,7 @@ static int session_from_json(const cJSON *o, const char *path, const char *base_
     if (dist_at(o, "user_tokens", path, base_dir, true, &out->tool_output_tokens, d))
         rc = UTIL_EINPUT;
     if (duration_at(o, "think_s", path, base_dir, &out->tool_s, d)) rc = UTIL_EINPUT;
-    const cJSON *h = util_json_member(o, "history");
-    if (cJSON_IsObject(h)) out->history_max = (int32_t)util_json_number(h, "max_tokens", 0);
+    history_from_json(util_json_member(o, "history"), out);
     return rc;
 }
 

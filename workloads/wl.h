@@ -245,12 +245,15 @@ typedef enum wl_agent_mode {
 typedef struct wl_agent {
     wl_agent_mode mode;
     int calls;                  /* model calls (map_reduce: of the fan-out) */
-    wl_dist tool_output_tokens; /* sequential: tokens a tool adds to the next prompt */
+    wl_dist tool_output_tokens; /* sequential: tokens a tool adds to the next prompt; a fan-out
+                                 * with history: each call's own tokens after it */
     wl_dist tool_s;             /* sequential: seconds a tool takes between calls */
     /* WL_AGENT_SESSION (workload.sessions): tool_output_tokens holds user_tokens (the new
      * tokens of each turn after the first), tool_s think_s (a reply's end to the next turn) */
     wl_dist turns;              /* turns of a session, drawn as it starts */
-    int32_t history_max;        /* a turn's prompt is at most this many tokens, the history
+    bool history;               /* each call's prompt carries the task's history (agent.history
+                                 * not "none"): sequential agents and sessions by default */
+    int32_t history_max;        /* a call's prompt is at most this many tokens, the history
                                  * cut from its front; 0: the full history */
 } wl_agent;
 
