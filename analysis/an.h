@@ -250,10 +250,27 @@ typedef struct an_tier {
     double hit_rate; /* derived: hit_tokens / lookup_tokens */
 } an_tier;
 
+/* Where a request's cached prefix came from: the lowest tier that served
+ * any of its prompt at its first scheduling (requests.disk_hit_tokens,
+ * cpu_hit_tokens, cached_tokens), or none of it cached. */
+typedef enum an_source { AN_SOURCE_NONE, AN_SOURCE_GPU, AN_SOURCE_CPU, AN_SOURCE_DISK,
+                         AN_N_SOURCES } an_source;
+extern const char *const an_source_names[AN_N_SOURCES]; /* "none", "gpu", "cpu", "disk" */
+
+/* The requests sent after warm-up from one source (a retried attempt left
+ * out, as every count leaves it), and the TTFT of those completed. */
+typedef struct an_by_source {
+    int64_t requests;
+    an_stats ttft;
+} an_by_source;
+
 /* ... its CPU tier (replicas.cpu_*) and its disk tier (replicas.disk_*:
- * asked for what the GPU cache and the CPU tier missed) */
+ * asked for what the GPU cache and the CPU tier missed); the TTFT by
+ * source, for the cluster (has_sources: a database of schema 15 on) */
 typedef struct an_offload {
     an_tier cpu, disk;
+    bool has_sources;
+    an_by_source by_source[AN_N_SOURCES];
 } an_offload;
 
 typedef struct an_use {
@@ -527,6 +544,9 @@ typedef struct an_timeline {
                                   * rest evenly until finish_s */
     double *queue, *running;     /* requests waiting (their first wait), in service */
     double *kv_occupancy;        /* KV tokens in use / the replicas' capacity */
+    /* kv_offload: KV held in the CPU and disk tiers / their capacity, as
+     * kv_occupancy is averaged (NULL: the counted replicas have no such tier) */
+    double *cpu_tier_occupancy, *disk_tier_occupancy;
     double *power_w;             /* iterations' energy, idle_w x gpus between them */
 } an_timeline;
 

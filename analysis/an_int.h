@@ -74,6 +74,10 @@ int an__metric_of(const an__query *q, const char *view, const char *filter, cons
 /* 14 replicas.cpu_tier_bytes .. cpu_loaded_bytes: the KV offload CPU tier
  * (cluster.kv_offload; older databases: none). */
 #define AN__SCHEMA_OFFLOAD 14
+/* 15 requests.cpu_hit_tokens and disk_hit_tokens, iterations.cpu_tier_tokens
+ * and disk_tier_tokens (older databases: no TTFT by source, no tiers in the
+ * timeline). */
+#define AN__SCHEMA_TIERS 15
 /* " AND retried = 0" where the rows say which attempts were retried: what
  * a count of a run's calls adds to its WHERE clause. */
 const char *an__counted(int schema);

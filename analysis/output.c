@@ -141,11 +141,26 @@ static void tier_json(cJSON *parent, const char *name, const an_tier *t)
     cJSON_AddNumberToObject(j, "loaded_bytes", t->loaded_bytes);
 }
 
+/* {"none": {requests, ttft_mean_s, ttft_p50_s, ttft_p99_s}, "gpu": ...} */
+static void sources_json(cJSON *parent, const an_offload *o)
+{
+    cJSON *j = cJSON_AddObjectToObject(parent, "ttft_by_source");
+    for (int i = 0; i < AN_N_SOURCES; i++) {
+        const an_by_source *b = &o->by_source[i];
+        cJSON *s = cJSON_AddObjectToObject(j, an_source_names[i]);
+        cJSON_AddNumberToObject(s, "requests", (double)b->requests);
+        add_num(s, "ttft_mean_s", b->ttft.mean);
+        add_num(s, "ttft_p50_s", b->ttft.p50);
+        add_num(s, "ttft_p99_s", b->ttft.p99);
+    }
+}
+
 static void offload_json(cJSON *parent, const an_offload *o)
 {
     cJSON *j = cJSON_AddObjectToObject(parent, "kv_offload");
     tier_json(j, "cpu", &o->cpu);
     if (o->disk.tier_bytes > 0) tier_json(j, "disk", &o->disk);
+    if (o->has_sources) sources_json(j, o);
 }
 
 static void lora_json(cJSON *parent, const an_lora *l)
@@ -777,10 +792,27 @@ static void print_tier(const an_tier *t, const char *name, const char *above, FI
             num("%.2f", t->stored_bytes / 1e9).s, num("%.2f", t->loaded_bytes / 1e9).s);
 }
 
+/* A line per source; disk only with a disk tier. */
+static void print_sources(const an_offload *o, FILE *out)
+{
+    fprintf(out, "  TTFT by where the prefix came from (the lowest tier that served any of the "
+                 "prompt):\n");
+    fprintf(out, "  %6s %10s %10s %10s %10s\n", "source", "requests", "ttft mean", "ttft p50",
+            "ttft p99");
+    int n = o->disk.tier_bytes > 0 ? AN_N_SOURCES : AN_SOURCE_DISK;
+    for (int i = 0; i < n; i++) {
+        const an_by_source *b = &o->by_source[i];
+        fprintf(out, "  %6s %10lld %10s %10s %10s\n", an_source_names[i], (long long)b->requests,
+                num("%.4f", b->ttft.mean).s, num("%.4f", b->ttft.p50).s,
+                num("%.4f", b->ttft.p99).s);
+    }
+}
+
 static void print_offload(const an_offload *o, FILE *out)
 {
     print_tier(&o->cpu, "CPU", "the GPU cache", out);
     if (o->disk.tier_bytes > 0) print_tier(&o->disk, "disk", "the GPU cache and the CPU tier", out);
+    if (o->has_sources) print_sources(o, out);
 }
 
 static void print_lora(const an_lora *l, FILE *out)

@@ -717,6 +717,19 @@ static void add_batch_limit(an_plot_panel *pl, const cJSON *scenario)
                   replicas > 1 ? " a replica" : "");
 }
 
+/* KV in use, of each tier's capacity: the GPUs' cache, and kv_offload's
+ * CPU and disk tiers when the run has them, in one panel (one scale). */
+static void add_kv_panel(an_plot *p, const an_timeline *t)
+{
+    int kv = an__panel(p, "KV cache in use", "share of capacity", AN_SCALE_LINEAR);
+    bool tiers = t->cpu_tier_occupancy != NULL;
+    timeline_series(p, kv, tiers ? "GPU KV in use" : "KV in use", t, t->kv_occupancy);
+    if (tiers) timeline_series(p, kv, "CPU tier in use", t, t->cpu_tier_occupancy);
+    if (t->disk_tier_occupancy)
+        timeline_series(p, kv, "disk tier in use", t, t->disk_tier_occupancy);
+    an__guide(&p->panels[kv], AN_GUIDE_LIMIT, 1, false, tiers ? "capacity" : "KV capacity");
+}
+
 static int gather_timeline(sqlite3 *db, const an_plot_request *req, const an__run *r, an_plot *p,
                            util_diag *d)
 {
@@ -729,11 +742,7 @@ static int gather_timeline(sqlite3 *db, const an_plot_request *req, const an__ru
         int running = an__panel(p, "running batch", "requests", AN_SCALE_LINEAR);
         timeline_series(p, running, "running", &t, t.running);
         add_batch_limit(&p->panels[running], r->scenario);
-        if (t.has_iterations) {
-            int kv = an__panel(p, "KV cache in use", "share of capacity", AN_SCALE_LINEAR);
-            timeline_series(p, kv, "KV in use", &t, t.kv_occupancy);
-            an__guide(&p->panels[kv], AN_GUIDE_LIMIT, 1, false, "KV capacity");
-        }
+        if (t.has_iterations) add_kv_panel(p, &t);
         timeline_series(p, an__panel(p, "output", "tokens/s", AN_SCALE_LINEAR), "output", &t,
                         t.output_tokens_per_s);
         if (t.has_iterations)

@@ -10,7 +10,9 @@
  * The columns are accumulated as integrals over each interval (request-
  * seconds, tokens, joules, token-seconds of KV) and divided by the
  * interval's length at the end, so an interval that a span only grazes gets
- * exactly its overlap.
+ * exactly its overlap.  With kv_offload's tiers (schema 15) the KV each
+ * tier holds is averaged too, from the iterations' rows: a tier holds its
+ * content between steps as well (add_tiers).
  */
 #include "an_int.h"
 
@@ -18,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Eight columns of 8 bytes: 64 MB at this many intervals.  Past it the table
+/* Ten columns of 8 bytes: 80 MB at this many intervals.  Past it the table
  * is unreadable anyway, and a typo such as --interval 1e-9 would otherwise
  * ask for terabytes. */
 #define MAX_INTERVALS 1000000
@@ -161,6 +163,29 @@ static int load_capacity(sqlite3 *db, an_timeline *t, double *kv_capacity, util_
     return UTIL_OK;
 }
 
+/* The counted replicas' CPU and disk tiers, in tokens of KV (0: none); a
+ * database older than schema 15 records no tier's content, so has none
+ * here.  A tier holds whole blocks of the target model's KV. */
+static int load_tiers(sqlite3 *db, an_timeline *t, double *cpu, double *disk, util_diag *d)
+{
+    *cpu = *disk = 0;
+    if (an__schema(db) < AN__SCHEMA_TIERS) return UTIL_OK;
+    sqlite3_stmt *st = prepare(db, t, "SELECT total(cpu_tier_bytes / kv_bytes_per_token),"
+                                      " total(disk_tier_bytes / kv_bytes_per_token) FROM replicas"
+                                      " WHERE run_id = ?1 AND (?2 IS NULL OR replica = ?2)"
+                                      " AND kv_bytes_per_token > 0");
+    if (!st) return db_fail(db, d, "cannot read replicas");
+    int rc = sqlite3_step(st);
+    *cpu = sqlite3_column_double(st, 0);
+    *disk = sqlite3_column_double(st, 1);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW) return db_fail(db, d, "cannot read replicas");
+    size_t m = t->n ? t->n : 1;
+    if (*cpu > 0) t->cpu_tier_occupancy = util_xcalloc(m, sizeof *t->cpu_tier_occupancy);
+    if (*disk > 0) t->disk_tier_occupancy = util_xcalloc(m, sizeof *t->disk_tier_occupancy);
+    return UTIL_OK;
+}
+
 /* ---- requests ----------------------------------------------------------- */
 
 /* When it left: its last token; its client's time-out (exact: the engine
@@ -296,20 +321,108 @@ static int add_iterations(sqlite3 *db, an_timeline *t, util_diag *d)
     return rc == SQLITE_DONE ? UTIL_OK : db_fail(db, d, "cannot read iterations");
 }
 
+/* ---- the tiers (kv_offload) --------------------------------------------- */
+
+/* What a replica's tiers held since its last step began (since: NAN, no
+ * step yet), and when the replica left the cluster. */
+typedef struct tier_hold {
+    int replica;
+    double since, cpu, disk, retired;
+} tier_hold;
+
+/* Its tiers' token-seconds from its last step's start until `until`. */
+static void hold_tiers(an_timeline *t, const tier_hold *h, double until)
+{
+    if (isnan(h->since) || !(until > h->since)) return;
+    double w = until - h->since;
+    spread(t, t->cpu_tier_occupancy, h->since, until, h->cpu * w);
+    if (t->disk_tier_occupancy) spread(t, t->disk_tier_occupancy, h->since, until, h->disk * w);
+}
+
+/* The counted replicas in order of number, each with no step yet and its
+ * end (a replica still there at the run's end retired then). */
+static int load_holds(sqlite3 *db, const an_timeline *t, tier_hold **out, int *n, util_diag *d)
+{
+    sqlite3_stmt *st = prepare(db, t, "SELECT replica, retired_s FROM replicas WHERE run_id = ?1"
+                                      " AND (?2 IS NULL OR replica = ?2) ORDER BY replica");
+    if (!st) return db_fail(db, d, "cannot read replicas");
+    int rc, cap = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (*n == cap) *out = util_xrealloc(*out, (size_t)(cap = cap ? 2 * cap : 8) * sizeof **out);
+        double retired = an__column_num(st, 1);
+        (*out)[(*n)++] = (tier_hold){sqlite3_column_int(st, 0), NAN, 0, 0,
+                                     isnan(retired) ? t->end_s : retired};
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? UTIL_OK : db_fail(db, d, "cannot read replicas");
+}
+
+static int by_replica(const void *key, const void *elem)
+{
+    int a = *(const int *)key, b = ((const tier_hold *)elem)->replica;
+    return (a > b) - (a < b);
+}
+
+/* Unlike the KV in use, which a replica holds only while it iterates, a
+ * tier keeps its content between steps, and changes only as a step is
+ * planned: each step's figures hold from its start to the start of its
+ * replica's next step, the last one's to the replica's retirement.  A
+ * replica's rows are in its steps' order in the table (each is written as
+ * its step ends), so the rows are read in that order and the memory is
+ * per replica. */
+static int add_tiers(sqlite3 *db, an_timeline *t, util_diag *d)
+{
+    tier_hold *h = NULL;
+    int n = 0;
+    int rc = load_holds(db, t, &h, &n, d);
+    sqlite3_stmt *st = rc ? NULL
+                          : prepare(db, t, "SELECT replica, start_s, cpu_tier_tokens,"
+                                           " disk_tier_tokens FROM iterations WHERE run_id = ?1"
+                                           " AND (?2 IS NULL OR replica = ?2)"
+                                           " AND cpu_tier_tokens IS NOT NULL ORDER BY rowid");
+    if (!rc && !st) rc = db_fail(db, d, "cannot read iterations");
+    int step = SQLITE_DONE;
+    while (st && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        int k = sqlite3_column_int(st, 0);
+        tier_hold *r = n ? bsearch(&k, h, (size_t)n, sizeof *h, by_replica) : NULL;
+        if (!r) continue; /* no replicas row: nothing to count it under */
+        double start = sqlite3_column_double(st, 1);
+        hold_tiers(t, r, start);
+        r->since = start;
+        r->cpu = sqlite3_column_double(st, 2);
+        r->disk = sqlite3_column_double(st, 3); /* NULL (no disk tier) reads 0 */
+    }
+    sqlite3_finalize(st);
+    for (int k = 0; k < n; k++) hold_tiers(t, &h[k], h[k].retired);
+    free(h);
+    if (!rc && step != SQLITE_DONE) rc = db_fail(db, d, "cannot read iterations");
+    return rc;
+}
+
 /* ---- the whole ---------------------------------------------------------- */
 
+/* A column of token-seconds of KV becomes its average share of capacity
+ * over each interval (NAN without iterations); NULL: no such column. */
+static void occupancy(const an_timeline *t, double *col, bool iterations, double capacity)
+{
+    if (!col) return;
+    for (size_t i = 0; i < t->n; i++)
+        col[i] = iterations && capacity > 0 ? col[i] / (width(t, i) * capacity) : NAN;
+}
+
 /* Integrals over each interval become averages over it. */
-static void finish(an_timeline *t, bool iterations, double kv_capacity, double idle_w)
+static void finish(an_timeline *t, bool iterations, const double capacity[3], double idle_w)
 {
     for (size_t i = 0; i < t->n; i++) {
         double w = width(t, i);
         t->output_tokens_per_s[i] /= w;
         t->queue[i] /= w;
         t->running[i] /= w;
-        t->kv_occupancy[i] = iterations && kv_capacity > 0 ? t->kv_occupancy[i] / (w * kv_capacity)
-                                                           : NAN;
         t->power_w[i] = iterations ? (t->power_w[i] + idle_w * w) / w : NAN;
     }
+    occupancy(t, t->kv_occupancy, iterations, capacity[0]);
+    occupancy(t, t->cpu_tier_occupancy, iterations, capacity[1]);
+    occupancy(t, t->disk_tier_occupancy, iterations, capacity[2]);
 }
 
 int an_timeline_compute(sqlite3 *db, int64_t run_id, double interval_s, int replica,
@@ -321,15 +434,17 @@ int an_timeline_compute(sqlite3 *db, int64_t run_id, double interval_s, int repl
     t->replica = replica < 0 ? -1 : replica;
     if (!(interval_s > 0) || !isfinite(interval_s))
         return util_diag_add(d, "interval %g s: must be a positive number of seconds", interval_s);
-    double timeout_s = NAN, kv_capacity = 0, idle_w = 0;
+    double timeout_s = NAN, capacity[3] = {0}, idle_w = 0; /* KV: the GPUs', the tiers' */
     int rc = load_run(db, t, &timeout_s, d);
-    if (!rc) rc = load_capacity(db, t, &kv_capacity, d);
+    if (!rc) rc = load_capacity(db, t, &capacity[0], d);
     if (!rc) rc = alloc_intervals(t, d);
+    if (!rc) rc = load_tiers(db, t, &capacity[1], &capacity[2], d);
     if (!rc) rc = add_requests(db, t, timeout_s, d);
     if (!rc) rc = has_iterations(db, t, &t->has_iterations, d);
     if (!rc && t->has_iterations) rc = load_idle_w(db, t, &idle_w, d);
     if (!rc && t->has_iterations) rc = add_iterations(db, t, d);
-    if (!rc) finish(t, t->has_iterations, kv_capacity, idle_w);
+    if (!rc && t->has_iterations && t->cpu_tier_occupancy) rc = add_tiers(db, t, d);
+    if (!rc) finish(t, t->has_iterations, capacity, idle_w);
     return rc;
 }
 
@@ -342,6 +457,8 @@ void an_timeline_fini(an_timeline *t)
     free(t->queue);
     free(t->running);
     free(t->kv_occupancy);
+    free(t->cpu_tier_occupancy);
+    free(t->disk_tier_occupancy);
     free(t->power_w);
     memset(t, 0, sizeof *t);
 }

@@ -385,6 +385,61 @@ static void load_energy(const replica_row *x, int n, an_report *r)
     e->wall_j_per_output_token = an__ratio(e->wall_j, r->req.output_tokens);
 }
 
+/* ---- TTFT by where the prefix came from (kv_offload) ---- */
+
+const char *const an_source_names[AN_N_SOURCES] = {"none", "gpu", "cpu", "disk"};
+
+/* A request's source (an_source): the lowest tier that served any of its
+ * prompt; NULL tier columns (no such tier) compare as not served. */
+#define SOURCE_OF                                                                                  \
+    "CASE WHEN disk_hit_tokens > 0 THEN 3 WHEN cpu_hit_tokens > 0 THEN 2"                          \
+    " WHEN cached_tokens > 0 THEN 1 ELSE 0 END"
+
+/* A growing list of TTFTs. */
+typedef struct ttfts {
+    double *v;
+    size_t n, cap;
+} ttfts;
+
+static void ttfts_push(ttfts *t, double x)
+{
+    if (t->n == t->cap) {
+        t->cap = t->cap ? 2 * t->cap : 64;
+        t->v = util_xrealloc(t->v, t->cap * sizeof *t->v);
+    }
+    t->v[t->n++] = x;
+}
+
+/* One pass over the run's requests sent after warm-up: each counted under
+ * its source, and the TTFT of each completed one kept for its source's
+ * summary. */
+static int load_sources(const an__query *q, an_offload *o, util_diag *d)
+{
+    char *sql = util_xasprintf("SELECT " SOURCE_OF ", CASE WHEN status = 'completed' AND"
+                               " first_token_s IS NOT NULL THEN first_token_s - arrival_s END"
+                               " FROM requests"
+                               " WHERE run_id = ?1 AND arrival_s >= ?2%s",
+                               an__counted(q->schema));
+    sqlite3_stmt *st = an__prepare(q, sql);
+    free(sql);
+    if (!st) return an__db_fail(q->db, d, "cannot read requests");
+    ttfts t[AN_N_SOURCES] = {{0}};
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int src = sqlite3_column_int(st, 0);
+        o->by_source[src].requests++;
+        if (sqlite3_column_type(st, 1) != SQLITE_NULL)
+            ttfts_push(&t[src], sqlite3_column_double(st, 1));
+    }
+    sqlite3_finalize(st);
+    for (int i = 0; i < AN_N_SOURCES; i++) {
+        an_stats_compute(t[i].v, t[i].n, &o->by_source[i].ttft);
+        free(t[i].v);
+    }
+    o->has_sources = rc == SQLITE_DONE;
+    return rc == SQLITE_DONE ? UTIL_OK : an__db_fail(q->db, d, "cannot read requests");
+}
+
 struct an__usage {
     replica_row *x;
     int n;
@@ -422,6 +477,8 @@ int an__usage_end(const an__query *q, an__usage *u, bool sort_queues, an_report 
         load_cost(u->x, u->n, r);
         load_energy(u->x, u->n, r);
     }
+    if (!rc && r->use.offload.cpu.tier_bytes > 0 && q->schema >= AN__SCHEMA_TIERS)
+        rc = load_sources(q, &r->use.offload, d);
     return rc;
 }
 

@@ -139,8 +139,11 @@ static int exec_db(sqlite3 *db, const char *path, const char *sql, util_diag *d)
  * decoding's replicas.spec_* totals, 9 the tokens an iteration's decoders
  * streamed and their acceptances (old rows: NULL, unknown), 10 runs.requests (NULL in
  * old rows: their reads are not checked), 11 a request's class's priority,
- * deadline_s and tenant (NULL in old rows: not recorded), 15 the KV
- * offload tiers' replicas.cpu_* and disk_* totals (old rows: no tier). */
+ * deadline_s and tenant (NULL in old rows: not recorded), 14 the KV
+ * offload tiers' replicas.cpu_* and disk_* totals (old rows: no tier), 15
+ * the tiers' requests.cpu_hit_tokens and disk_hit_tokens and
+ * iterations.cpu_tier_tokens and disk_tier_tokens (NULL in old rows: not
+ * recorded). */
 int rec__upgrade(sqlite3 *db, const char *path, util_diag *d)
 {
     static const char *const added[] = {
@@ -195,6 +198,11 @@ int rec__upgrade(sqlite3 *db, const char *path, util_diag *d)
                "ALTER TABLE main.replicas ADD COLUMN disk_hit_tokens INTEGER NOT NULL DEFAULT 0; "
                "ALTER TABLE main.replicas ADD COLUMN disk_stored_bytes REAL NOT NULL DEFAULT 0; "
                "ALTER TABLE main.replicas ADD COLUMN disk_loaded_bytes REAL NOT NULL DEFAULT 0;",
+        /* ... each tier's share of a request's prompt, and what it held at a step */
+        [15] = "ALTER TABLE main.requests ADD COLUMN cpu_hit_tokens INTEGER; "
+               "ALTER TABLE main.requests ADD COLUMN disk_hit_tokens INTEGER; "
+               "ALTER TABLE main.iterations ADD COLUMN cpu_tier_tokens INTEGER; "
+               "ALTER TABLE main.iterations ADD COLUMN disk_tier_tokens INTEGER;",
     };
     int rc;
     int64_t version = rec__query_int(db, "PRAGMA main.user_version", &rc);

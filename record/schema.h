@@ -10,7 +10,7 @@
  * trailing key clause, and every INSERT, must not end in a comma).  value
  * is an expression of `row`, the sink's row, and `r`, the recorder.
  * Binders: i64 (a whole number), opt (a whole number, NULL when negative:
- * "never reached a replica", "not in a task"), real, time (a time in
+ * "never reached a replica", "not in a task", "no such tier"), real, time (a time in
  * seconds, NULL when NAN: "never happened"), text, and accepted (an
  * iteration's decoders by the drafts each accepted, a JSON array; NULL for
  * a step that did not speculate).
@@ -66,7 +66,9 @@
     X(tenant, "TEXT", text, row->tenant)                                                           \
     X(reason, "TEXT", text, row->reason)                                                           \
     X(retry_of, "INTEGER", opt, row->retry_of)                                                     \
-    LAST(retried, "INTEGER NOT NULL DEFAULT 0", i64, row->retried)
+    X(retried, "INTEGER NOT NULL DEFAULT 0", i64, row->retried)                                    \
+    X(cpu_hit_tokens, "INTEGER", opt, row->cpu_hit_tokens)                                         \
+    LAST(disk_hit_tokens, "INTEGER", opt, row->disk_hit_tokens)
 
 #define REC_REPLICAS(X, LAST)                                                                      \
     X(run_id, "INTEGER NOT NULL REFERENCES runs(id)", i64, r->run_id)                              \
@@ -147,7 +149,9 @@
     X(gpu_end_s, "REAL", time, row->gpu_end_s)                                                     \
     X(client_s, "REAL", time, row->client_s)                                                       \
     X(decode_tokens, "INTEGER", i64, row->decode_tokens)                                           \
-    LAST(decode_accepted, "TEXT", accepted, row)
+    X(decode_accepted, "TEXT", accepted, row)                                                      \
+    X(cpu_tier_tokens, "INTEGER", opt, row->cpu_tier_tokens)                                       \
+    LAST(disk_tier_tokens, "INTEGER", opt, row->disk_tier_tokens)
 
 #define REC_TASKS(X, LAST)                                                                         \
     X(run_id, "INTEGER NOT NULL REFERENCES runs(id)", i64, r->run_id)                              \

@@ -19,6 +19,18 @@ static int64_t kv_tokens_at(const sim__replica *rp, int64_t t)
     return sim__rp_used_blocks(rp, t) * rp->pool->block_tokens;
 }
 
+/* Tokens' worth of the blocks tier t holds (NULL: none, -1), or of a
+ * node's tier the replica's share, as tier_bytes gives its share of the
+ * bytes: a node's replicas' rows add up to its tier (to a token).  A tier
+ * changes only as a step is planned (what the GPU cache evicts goes down
+ * as the plan settles it), so as a step ends it holds what its plan left. */
+static int64_t tier_tokens(const sim__replica *rp, const sim__pcache *t)
+{
+    if (!t) return -1;
+    int64_t tokens = t->free_len * rp->pool->block_tokens;
+    return rp->node ? llround((double)tokens / rp->node->members) : tokens;
+}
+
 /* A step's place in the engine's pipeline (docs/engines.md): when its plan
  * was made, when its GPU work ran and when its tokens reached the client.
  * A synchronous engine plans it as it starts and the host's time comes
@@ -52,6 +64,8 @@ static void emit_iteration(sim__replica *rp, const stamps *t, int32_t prefill_to
         .decode_seqs = decode_seqs,
         .decode_tokens = decode_seqs ? rp->n_decode : 0,
         .kv_tokens = kv_tokens,
+        .cpu_tier_tokens = tier_tokens(rp, rp->pc.lower),
+        .disk_tier_tokens = tier_tokens(rp, rp->pc.lower ? rp->pc.lower->lower : NULL),
         .flops = flops,
         .bytes = bytes,
         .energy_j = mdl_power_w(&p->cost.gpu, p->gpus, flops, bytes, dur) * dur,

@@ -368,11 +368,13 @@ static void take_prefix(sim__replica *rp, sim__request *r)
         int64_t gpu = skippable(rp, r, blocks - loaded);
         int64_t cpu = from_cpu * rp->pool->block_tokens;
         if (cpu > r->cached - gpu) cpu = r->cached - gpu;
+        r->cpu_hits = (int32_t)cpu; /* its row's share of the replica's totals */
         rp->cpu_lookup_tokens += r->prompt - gpu;
         rp->cpu_hit_tokens += cpu;
         if (rp->pc.lower->lower) {
+            r->disk_hits = (int32_t)(r->cached - gpu - cpu);
             rp->disk_lookup_tokens += r->prompt - gpu - cpu;
-            rp->disk_hit_tokens += r->cached - gpu - cpu;
+            rp->disk_hit_tokens += r->disk_hits;
         }
     }
 }

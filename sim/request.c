@@ -127,6 +127,8 @@ void sim__rq_record(sim_engine *e, const sim__request *r, const char *status, in
         .engine_finish_s = sim__secs(engine_finish_ns),
         .prompt_tokens = r->prompt,
         .cached_tokens = r->hit_tokens,
+        .cpu_hit_tokens = e->sc->kv_offload.cpu_bytes > 0 ? r->cpu_hits : -1,
+        .disk_hit_tokens = e->sc->kv_offload.disk_bytes > 0 ? r->disk_hits : -1,
         .output_tokens = r->output,
         .preemptions = r->preemptions,
         .slow = r->slow,

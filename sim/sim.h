@@ -301,6 +301,9 @@ typedef struct sim_request_row {
     double engine_first_token_s, engine_finish_s;
     int32_t prompt_tokens, output_tokens;
     int32_t cached_tokens; /* prompt tokens served from the prefix cache at first scheduling */
+    /* ... of them, those kv_offload's CPU tier and disk tier served; -1:
+     * the scenario has no such tier */
+    int32_t cpu_hit_tokens, disk_hit_tokens;
     int32_t preemptions;
     int slow;
     int32_t priority;   /* its class's (0 unless set) */
@@ -386,6 +389,9 @@ typedef struct sim_iteration_row {
     int32_t spec_k;
     int32_t accepted[SIM_SPEC_MAX_K + 1];
     int64_t kv_tokens;      /* tokens' worth of KV blocks in use */
+    /* tokens' worth of KV blocks kv_offload's CPU and disk tiers hold as
+     * the step ends; -1: the replica has no such tier */
+    int64_t cpu_tier_tokens, disk_tier_tokens;
     double flops, bytes;    /* all its GPUs */
     double energy_j;        /* all its GPUs */
 } sim_iteration_row;

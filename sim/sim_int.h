@@ -220,6 +220,7 @@ typedef struct sim__request {
                                              * may hand it to another replica) */
     int64_t victim_after;   /* the referenced blocks that its victim blocks follow */
     int32_t hit_tokens;     /* prompt tokens served from the cache at first scheduling */
+    int32_t cpu_hits, disk_hits; /* ... of them, those kv_offload's CPU and disk tiers served */
     int64_t ctx_off;        /* decoding: context at decode step s is ctx_off + s */
     int64_t first_step, finish_step;
     size_t finish_slot;     /* its entry in the replica's `finishing` heap, or SIM__NO_SLOT */

@@ -27,7 +27,7 @@ static sim_request_row make_row(int i)
 {
     sim_request_row r = {.id = i, .replica = i % 2, .status = SIM_COMPLETED, .arrival_s = i,
                          .enqueue_s = i, .prompt_tokens = 100 + i, .output_tokens = out_tokens[i],
-                         .deadline_s = NAN};
+                         .deadline_s = NAN, .cpu_hit_tokens = -1, .disk_hit_tokens = -1};
     if (i == 8) {
         r.status = SIM_REJECTED;
         r.first_scheduled_s = r.first_token_s = r.finish_s = NAN;
@@ -277,6 +277,10 @@ static void test_upgrade(const char *dir, const sim_scenario *sc)
                               "ALTER TABLE requests DROP COLUMN reason; "
                               "ALTER TABLE requests DROP COLUMN retry_of; "
                               "ALTER TABLE requests DROP COLUMN retried; "
+                              "ALTER TABLE requests DROP COLUMN cpu_hit_tokens; "
+                              "ALTER TABLE requests DROP COLUMN disk_hit_tokens; "
+                              "ALTER TABLE iterations DROP COLUMN cpu_tier_tokens; "
+                              "ALTER TABLE iterations DROP COLUMN disk_tier_tokens; "
                               "PRAGMA user_version = 2;", NULL, NULL, NULL);
     sqlite3_close(db);
     is_int(rc, SQLITE_OK, "a schema-2 database made");
@@ -292,7 +296,10 @@ static void test_upgrade(const char *dir, const sim_scenario *sc)
     record(rec, sc, SIM_STATUS_COMPLETED);
     rec_close(rec);
     sqlite3_open(path, &db);
-    is_int(support_q1(db, "PRAGMA user_version"), 14, "adding a run upgrades it to schema 14");
+    is_int(support_q1(db, "PRAGMA user_version"), 15, "adding a run upgrades it to schema 15");
+    is_int(support_q1(db, "SELECT count(*) FROM requests WHERE cpu_hit_tokens IS NULL AND "
+                          "disk_hit_tokens IS NULL"),
+           20, "with the tiers' hits per request, NULL (no tier) in the old rows and the new");
     is_int(support_q1(db, "SELECT count(*) FROM replicas WHERE cpu_tier_bytes = 0 AND "
                           "cpu_hit_tokens = 0 AND cpu_loaded_bytes = 0"),
            support_q1(db, "SELECT count(*) FROM replicas"),

@@ -4,8 +4,11 @@
  * bytes / (PCIe bandwidth x GPUs) + latency exactly, the bytes moved each
  * way equal to the blocks moved x a block's bytes, a working set larger
  * than HBM served from the tier, LRU hit rates of the tier under
- * independent references against Che's approximation, and runs without a
- * tier (or with one nothing reaches) unchanged.  argv[1] is the source root.
+ * independent references against Che's approximation, each request's
+ * hits in each tier adding up to its replica's, the report's TTFT by
+ * where the prefix came from against SQL (and a hit quicker than a miss),
+ * the timeline's tier column, and runs without a tier (or with one nothing
+ * reaches) unchanged.  argv[1] is the source root.
  */
 #include <math.h>
 #include <stdio.h>
@@ -278,6 +281,217 @@ static void che(void)
     free(trace);
 }
 
+/* ---- per request and per step (schema 15) ---- */
+
+/* Each request's tier hits are its share of its replica's totals, kept at
+ * its first scheduling as the totals are: 2 replicas of 1500 blocks at 40
+ * requests/s preempt (and re-admit) some of the requests the tiers served. */
+static void per_request(void)
+{
+    char *json = support_scenario_text("offload-groups.json");
+    sqlite3 *db = support_run_json(
+        json,
+        (const char *[]){"cluster.replicas=2", "cluster.scheduler.kv_blocks=1500",
+                         "workload.arrival.rate_per_s=40",
+                         "cluster.kv_offload={\"cpu_gib\": 0.5, \"disk_gib\": 64, "
+                         "\"disk_read_gbs\": 7, \"disk_latency_s\": 0.0001}",
+                         NULL},
+        false);
+    ok(support_q1(db, "SELECT count(*) FROM requests WHERE preemptions > 0 AND "
+                      "cpu_hit_tokens + disk_hit_tokens > 0") > 0,
+       "some requests the tiers served were preempted and admitted again");
+    const char *tiers[] = {"cpu", "disk"};
+    for (int i = 0; i < 2; i++) {
+        char sql[400];
+        snprintf(sql, sizeof sql,
+                 "SELECT count(*) FROM replicas p WHERE %s_hit_tokens = (SELECT "
+                 "total(%s_hit_tokens) FROM requests q WHERE q.run_id = p.run_id AND "
+                 "q.replica = p.replica)",
+                 tiers[i], tiers[i]);
+        is_int(support_q1(db, sql), 2,
+               "each replica's %s_hit_tokens is the sum of its requests' (preempted ones once)",
+               tiers[i]);
+        snprintf(sql, sizeof sql, "SELECT total(%s_hit_tokens) FROM requests", tiers[i]);
+        ok(support_q1(db, sql) > 0, "(the %s tier served some)", tiers[i]);
+    }
+    is_int(support_q1(db, "SELECT count(*) FROM requests WHERE cpu_hit_tokens IS NULL OR "
+                          "disk_hit_tokens IS NULL OR cpu_hit_tokens + disk_hit_tokens > "
+                          "cached_tokens"),
+           0, "every row has both, and they are part of its cached tokens");
+    sqlite3_close(db);
+    db = support_run_json(json, (const char *[]){"cluster.kv_offload={\"cpu_gib\": 2}", NULL},
+                          true);
+    is_int(support_q1(db, "SELECT count(*) FROM requests WHERE cpu_hit_tokens IS NULL OR "
+                          "disk_hit_tokens IS NOT NULL"),
+           0, "a CPU tier alone: cpu_hit_tokens in every row, disk_hit_tokens NULL");
+    is_int(support_q1(db, "SELECT count(*) FROM iterations WHERE cpu_tier_tokens IS NULL OR "
+                          "disk_tier_tokens IS NOT NULL OR cpu_tier_tokens % 16 <> 0 OR "
+                          "cpu_tier_tokens > 16384"),
+           0, "and each step the CPU tier's whole blocks, at most its 2 GiB (16384 tokens)");
+    sqlite3_close(db);
+    db = support_run_json(json, NULL, true);
+    is_int(support_q1(db, "SELECT count(*) FROM requests WHERE cpu_hit_tokens IS NOT NULL OR "
+                          "disk_hit_tokens IS NOT NULL") +
+               support_q1(db, "SELECT count(*) FROM iterations WHERE cpu_tier_tokens IS NOT "
+                              "NULL OR disk_tier_tokens IS NOT NULL"),
+           0, "without kv_offload every tier column is NULL");
+    sqlite3_close(db);
+    free(json);
+}
+
+/* numpy's default percentile of a sorted column. */
+static double percentile(const double *v, int n, double q)
+{
+    double h = (n - 1) * q;
+    int lo = (int)floor(h);
+    return lo + 1 < n ? v[lo] + (h - lo) * (v[lo + 1] - v[lo]) : v[lo];
+}
+
+/* The report's TTFT by source against SQL over the rows: a source's
+ * completed requests' TTFTs, sorted. */
+static void source_matches(sqlite3 *db, const an_by_source *b, const char *where,
+                           const char *name)
+{
+    char sql[300];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM requests WHERE %s", where);
+    is_int(b->requests, support_q1(db, sql), "%s: its requests", name);
+    snprintf(sql, sizeof sql,
+             "SELECT first_token_s - arrival_s FROM requests WHERE %s AND status = 'completed' "
+             "ORDER BY 1",
+             where);
+    sqlite3_stmt *st;
+    sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    int n = 0;
+    double v[4096], sum = 0;
+    while (sqlite3_step(st) == SQLITE_ROW && n < 4096)
+        sum += v[n++] = sqlite3_column_double(st, 0);
+    sqlite3_finalize(st);
+    is_int(b->ttft.n, n, "%s: its completed requests' TTFTs", name);
+    if (n == 0) return;
+    is_near(b->ttft.mean, sum / n, 1e-12, "%s: TTFT mean", name);
+    is_near(b->ttft.p50, percentile(v, n, 0.5), 1e-12, "%s: TTFT p50", name);
+    is_near(b->ttft.p99, percentile(v, n, 0.99), 1e-12, "%s: TTFT p99", name);
+}
+
+/* The mean TTFT of a source and its squared standard error, from SQL. */
+static double mean_ttft(sqlite3 *db, const char *where, double *se2)
+{
+    char sql[300];
+    snprintf(sql, sizeof sql,
+             "SELECT avg(t), (avg(t * t) - avg(t) * avg(t)) / (count(*) - 1) FROM (SELECT "
+             "first_token_s - arrival_s AS t FROM requests WHERE %s AND status = 'completed')",
+             where);
+    sqlite3_stmt *st;
+    sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    sqlite3_step(st);
+    double m = sqlite3_column_double(st, 0);
+    *se2 = sqlite3_column_double(st, 1);
+    sqlite3_finalize(st);
+    return m;
+}
+
+/* With a CPU tier of 2 GiB below 4000 blocks, the requests whose prefix came
+ * (partly) from it wait less for their first token than those that found
+ * nothing: loading 2048 tokens of KV (256 MiB) over 64 GB/s takes 4 ms,
+ * prefilling them tens of ms. */
+static void ttft_by_source(void)
+{
+    char *json = support_scenario_text("offload-groups.json");
+    sqlite3 *db = support_run_json(
+        json, (const char *[]){"cluster.kv_offload={\"cpu_gib\": 2}", NULL}, true);
+    util_diag d;
+    util_diag_init(&d);
+    an_report r;
+    if (an_report_compute(db, 1, &r, &d) != UTIL_OK) {
+        ok(false, "the report is computed");
+        goto done;
+    }
+    const an_offload *o = &r.use.offload;
+    ok(o->has_sources, "the report has the TTFT by source");
+    static const char *const where[AN_N_SOURCES] = {
+        "cached_tokens = 0", "cached_tokens > 0 AND cpu_hit_tokens = 0",
+        "cpu_hit_tokens > 0", "disk_hit_tokens > 0"};
+    for (int i = 0; i < AN_N_SOURCES; i++)
+        source_matches(db, &o->by_source[i], where[i], an_source_names[i]);
+    double se_none, se_cpu;
+    double none = mean_ttft(db, where[AN_SOURCE_NONE], &se_none);
+    double cpu = mean_ttft(db, where[AN_SOURCE_CPU], &se_cpu);
+    double se = sqrt(se_none + se_cpu);
+    tap_diag("TTFT mean: none %.4f s, CPU tier %.4f s (se of the difference %.4f)", none, cpu, se);
+    ok(none - cpu > 3 * se, "a CPU tier hit waits less than a miss, by more than 3 se");
+    cJSON *j = an_report_json(&r, false);
+    const cJSON *by = util_json_get(j, "utilisation.kv_offload.ttft_by_source");
+    is_near(util_json_number(by, "cpu.ttft_p99_s", NAN), o->by_source[AN_SOURCE_CPU].ttft.p99, 0,
+            "the JSON's utilisation.kv_offload.ttft_by_source.cpu.ttft_p99_s");
+    is_int(util_json_number(by, "disk.requests", NAN), 0, "and its disk source, with no request");
+    cJSON_Delete(j);
+    an_report_fini(&r);
+done:
+    util_diag_fini(&d);
+    sqlite3_close(db);
+    free(json);
+}
+
+/* The timeline's CPU tier column at 2 requests/s, a replica idle a third
+ * of the time: the time average of the iterations' cpu_tier_tokens, each
+ * held from its step's start to the replica's next step's (or its end: a
+ * tier keeps its content while the replica is idle), over its capacity. */
+static void tier_timeline(void)
+{
+    char *json = support_scenario_text("offload-groups.json");
+    sqlite3 *db = support_run_json(
+        json,
+        (const char *[]){"workload.arrival.rate_per_s=2", "stop.requests=400",
+                         "cluster.kv_offload={\"cpu_gib\": 2}", NULL},
+        true);
+    util_diag d;
+    util_diag_init(&d);
+    an_timeline t;
+    if (an_timeline_compute(db, 1, 40, -1, &t, &d) == UTIL_OK && t.n > 2) {
+        const char *held = "SELECT total(v * max(0, min(e, 80) - max(s, 40))) / (40 * (SELECT "
+                           "cpu_tier_bytes / kv_bytes_per_token FROM replicas)) FROM (SELECT "
+                           "start_s AS s, cpu_tier_tokens AS v, coalesce(lead(start_s) OVER "
+                           "(PARTITION BY replica ORDER BY start_s), (SELECT retired_s FROM "
+                           "replicas p WHERE p.replica = i.replica)) AS e FROM iterations i)";
+        const char *stepping = "SELECT total(cpu_tier_tokens * max(0, min(end_s, 80) - "
+                               "max(start_s, 40))) / (40 * 16384) FROM iterations";
+        double want = support_q1(db, held);
+        tap_diag("CPU tier in use over [40, 80) s: %.4f of its capacity (%.4f counting only "
+                 "the steps' own time); busy %.3f",
+                 want, support_q1(db, stepping),
+                 support_q1(db, "SELECT busy_s / (SELECT sim_end_s FROM runs) FROM replicas"));
+        is_near(t.cpu_tier_occupancy[1], want, 1e-9,
+                "the timeline's CPU tier over [40, 80) s: the tier's tokens held between steps");
+        ok(t.disk_tier_occupancy == NULL, "and no disk tier column");
+    } else {
+        ok(false, "the timeline is computed");
+    }
+    an_timeline_fini(&t);
+    sqlite3_close(db);
+    /* two replicas sharing their node's 2 GiB: each step's row is the
+     * replica's half, as its cpu_tier_bytes is, so the node is never over
+     * its capacity */
+    db = support_run_json(json,
+                          (const char *[]){"cluster.replicas=2",
+                                           "cluster.kv_offload={\"cpu_gib\": 2, "
+                                           "\"scope\": \"node\"}",
+                                           NULL},
+                          true);
+    is_int(support_q1(db, "SELECT max(cpu_tier_tokens) FROM iterations"), 8192,
+           "scope node: a replica's row holds half the node's full tier (16384 tokens)");
+    if (an_timeline_compute(db, 1, 20, -1, &t, &d) == UTIL_OK) {
+        double most = 0;
+        for (size_t i = 0; i < t.n; i++) most = fmax(most, t.cpu_tier_occupancy[i]);
+        ok(most <= 1 + 1e-9 && most > 0.99, "and the timeline's node tier fills to 1: %.6f", most);
+    } else {
+        ok(false, "the timeline is computed");
+    }
+    an_timeline_fini(&t);
+    util_diag_fini(&d);
+    sqlite3_close(db);
+    free(json);
+}
+
 /* ---- tiers shared by a node's replicas ---- */
 
 /* kv_offload.scope "node": a pool's replicas fill nodes of gpus_per_node
@@ -362,6 +576,9 @@ int main(int argc, char **argv)
     working_set();
     che();
     node_scope();
+    per_request();
+    ttft_by_source();
+    tier_timeline();
     unchanged();
     support_fini();
     return tap_done();
