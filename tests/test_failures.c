@@ -207,6 +207,31 @@ static void test_poisson(void)
     sqlite3_close(db);
 }
 
+/* The report's failures: as the rows say, its availability A within tol
+ * (its span runs a little past T, to the last request's end). */
+static void check_report(sqlite3 *db, double a, double tol)
+{
+    an_report r;
+    util_diag d;
+    util_diag_init(&d);
+    is_int(an_report_compute(db, 1, &r, &d), 0, "report: computed");
+    const an_failures *f = &r.failures;
+    is_int((long long)f->failed_replicas,
+           (long long)support_q1(db, "SELECT count(*) FROM replicas WHERE end_reason = 'failed'"),
+           "report: every failed replica counted");
+    is_int((long long)f->wanted_replicas, 1, "report: one replica wanted");
+    ok(fabs(f->availability - a) <= tol, "report: availability %.4f, A = %.4f", f->availability,
+       a);
+    is_int((long long)f->failed_calls,
+           (long long)support_q1(db, "SELECT count(*) FROM requests WHERE status = 'failed'"),
+           "report: every failed call counted (no client retries)");
+    cJSON *j = an_report_json(&r, false);
+    ok(cJSON_GetObjectItem(j, "failures") != NULL, "report: its JSON has failures");
+    cJSON_Delete(j);
+    an_report_fini(&r);
+    util_diag_fini(&d);
+}
+
 /* One replica and no spare, up Exp(MTBF) and down MTTR = repair_s in turn:
  * it is up A = MTBF / (MTBF + MTTR) of the time (renewal-reward), and by
  * PASTA Poisson arrivals find it up (are not rejected) A of the time.
@@ -232,6 +257,7 @@ static void test_availability(void)
     ok(fabs(found / sent - a) <= 4 * sd,
        "availability: %.4f of %g arrivals found the replica up, A = %.4f (4 sd: %.4f)",
        found / sent, sent, a, 4 * sd);
+    check_report(db, a, 4 * sd_time);
     sqlite3_close(db);
 }
 
