@@ -353,6 +353,17 @@ typedef struct an_energy {
     double gpu_j_per_output_token, wall_j_per_output_token, mean_gpu_w;
 } an_energy;
 
+/* What replicas' failures did (cluster.failures, docs/failures.md). */
+typedef struct an_failures {
+    int64_t failed_replicas; /* replicas that failed (end_reason failed); 0: none */
+    int64_t wanted_replicas; /* those the run started with, wanted throughout */
+    double span_s;           /* the run, until its last replica's row */
+    double availability;     /* ready replica-time / (wanted_replicas x span_s) */
+    int64_t failed_calls;    /* calls whose outcome is a failure (status failed) */
+    int64_t sent_again;      /* failed attempts their clients sent again (workload.retry) */
+    int64_t calls;           /* calls, each once (its last attempt) */
+} an_failures;
+
 typedef struct an_report {
     /* run */
     int64_t run_id;
@@ -400,6 +411,7 @@ typedef struct an_report {
     /* attempts their clients sent again (workload.retry): each call counts
      * once, by its last attempt, so these rows are left out of every count */
     int64_t retried_attempts;
+    an_failures failures; /* cluster.failures: all 0 when no replica failed */
     char *decode_pool;  /* cluster.disaggregated.decode, or NULL: not disaggregated */
     an_cost cost;
     an_energy energy;

@@ -152,6 +152,9 @@ void an__models_fini(an_report *r);
 /* sessions.c: report --by session, the turns of the stored scenario sc's
  * session classes, from two queries over the run's requests. */
 int an__sessions_load(const an__query *q, const cJSON *sc, an_report *r, util_diag *d);
+/* Replicas failed, availability and the requests failures failed or sent
+ * again (availability.c); nothing when no replica failed. */
+int an__failures_load(const an__query *q, an_report *r, util_diag *d);
 
 int an__scan_requests(const an__query *q, an_report *r, const int *replica_ids,
                       bool *queues_unordered, util_diag *d);

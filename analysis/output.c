@@ -344,6 +344,20 @@ static void models_json(cJSON *root, const an_report *r)
     }
 }
 
+/* cluster.failures: only when a replica failed. */
+static void failures_json(cJSON *root, const an_failures *f)
+{
+    if (!f->failed_replicas) return;
+    cJSON *o = cJSON_AddObjectToObject(root, "failures");
+    cJSON_AddNumberToObject(o, "replicas_failed", (double)f->failed_replicas);
+    cJSON_AddNumberToObject(o, "replicas_wanted", (double)f->wanted_replicas);
+    add_num(o, "availability", f->availability);
+    cJSON_AddNumberToObject(o, "calls_failed", (double)f->failed_calls);
+    cJSON_AddNumberToObject(o, "attempts_sent_again", (double)f->sent_again);
+    add_num(o, "failed_share", f->calls ? (double)f->failed_calls / (double)f->calls : NAN);
+    add_num(o, "sent_again_share", f->calls ? (double)f->sent_again / (double)f->calls : NAN);
+}
+
 cJSON *an_report_json(const an_report *r, bool by_class)
 {
     cJSON *root = cJSON_CreateObject();
@@ -387,6 +401,7 @@ cJSON *an_report_json(const an_report *r, bool by_class)
     cJSON *u = cJSON_AddObjectToObject(root, "utilisation");
     cJSON_AddNumberToObject(u, "replicas", r->n_replicas);
     use_json(u, &r->use);
+    failures_json(root, &r->failures);
     cost_json(root, &r->cost);
     energy_json(root, &r->energy);
     replicas_json(root, r);
@@ -865,6 +880,21 @@ static void print_use(const an_use *u, bool one, bool cache, FILE *out)
 }
 
 
+/* cluster.failures: only when a replica failed. */
+static void print_failures(const an_failures *f, FILE *out)
+{
+    if (!f->failed_replicas) return;
+    double calls = f->calls ? (double)f->calls : NAN;
+    fprintf(out, "failures: %lld replica%s failed; ready %s%% of the replica-time wanted (%lld x "
+                 "%s s)\n  of %lld calls: %lld failed (%s%%), %lld attempts failed and sent "
+                 "again (%s%%)\n",
+            (long long)f->failed_replicas, f->failed_replicas == 1 ? "" : "s",
+            num("%.2f", 100 * f->availability).s, (long long)f->wanted_replicas,
+            num("%.1f", f->span_s).s, (long long)f->calls, (long long)f->failed_calls,
+            num("%.2f", 100 * (double)f->failed_calls / calls).s, (long long)f->sent_again,
+            num("%.2f", 100 * (double)f->sent_again / calls).s);
+}
+
 static void print_cost(const an_report *r, FILE *out)
 {
     const an_cost *c = &r->cost;
@@ -1103,6 +1133,7 @@ static void print_report(const void *arg, FILE *out)
     if (r->use.spec.k > 0) print_spec(&r->use.spec, out);
     if (r->use.lora.slots > 0) print_lora(&r->use.lora, out);
     if (r->use.offload.cpu.tier_bytes > 0) print_offload(&r->use.offload, out);
+    print_failures(&r->failures, out);
     print_cost(r, out);
     print_energy(r, out);
     if (by_class)

@@ -64,6 +64,7 @@ sim_engine *sim_engine_create(const sim_scenario *sc, const sim_sink *sink)
     e->src = wl_source_create(&sc->workload, sc->seed);
     e->router_rng = util_rng_stream(sc->seed, STREAM_ROUTER);
     sim__gw_init(e);
+    sim__fa_init(e); /* before the replicas: their clocks start as they are ready */
     sim__fl_init(e);
     e->stop_ns = sc->stop_duration_s > 0 ? sim__ns(sc->stop_duration_s) : INT64_MAX;
     e->slots = batch_slots(sc);
@@ -82,6 +83,7 @@ void sim_engine_destroy(sim_engine *e)
 {
     if (!e) return;
     sim__fl_fini(e);
+    sim__fa_destroy(e);
     sim__gw_destroy(e);
     sim__heap_fini(&e->events);
     wl_source_destroy(e->src);
@@ -209,7 +211,7 @@ int sim_engine_run(sim_engine *e, const volatile sig_atomic_t *stop, sim_progres
 {
     sim__event ev;
     int rc = UTIL_OK;
-    while (!e->sink_rc && !e->failed && sim__heap_pop(&e->events, &ev)) {
+    while (!e->sink_rc && !e->failed && !sim__fa_idle(e) && sim__heap_pop(&e->events, &ev)) {
         if (stop && *stop) {
             rc = UTIL_EINTR;
             break;

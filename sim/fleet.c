@@ -138,6 +138,7 @@ static void ready(sim__replica *rp)
 {
     rp->ready_ns = rp->e->now;
     group_join(rp->group, rp);
+    sim__fa_ready(rp); /* its failure clocks start */
     sim__gw_poke(rp->e); /* requests held for want of a replica may go */
 }
 

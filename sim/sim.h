@@ -134,6 +134,19 @@ typedef struct sim_lora {
                             * CUDA graphs (prefill_step_s; vLLM V0) */
 } sim_lora;
 #define SIM_LORA_DRAW (-1)
+
+/* Unplanned failures and spot take-backs of a pool's replicas
+ * (cluster.failures, docs/failures.md).  Times in seconds; 0: none.  The
+ * lists of instants point into the scenario's JSON, which owns them. */
+typedef struct sim_failures {
+    double mtbf_s;           /* per GPU: a replica of g GPUs fails at rate g / mtbf_s */
+    const cJSON *at_s;       /* failure instants, or NULL */
+    double repair_s;         /* a replacement is made this long after; < 0: never */
+    bool retry;              /* on_failure retry: held requests go back to the router */
+    double spot_mtbf_s;      /* per replica: mean time between take-backs */
+    const cJSON *spot_at_s;  /* take-back notices, or NULL */
+    double notice_s;         /* a take-back's notice: it drains, then fails */
+} sim_failures;
 /* The default disk: a PCIe 4.0 NVMe SSD's sequential read, 7,450 MB/s
  * (Samsung 990 PRO's datasheet). */
 #define SIM_LORA_DISK_BW 7.45e9
@@ -188,6 +201,7 @@ typedef struct sim_pool {
     double usd_per_gpu_hour;    /* cost.usd_per_gpu_hour, else the GPU's catalog price */
     sim_spec spec;              /* speculative decoding (cluster.speculative) */
     sim_lora lora;              /* LoRA adapters (cluster.lora) */
+    sim_failures failures;      /* cluster.failures */
     int model;                  /* the index of its model in sim_scenario.models */
 } sim_pool;
 

@@ -748,6 +748,7 @@ struct sim_engine {
     char *reason;            /* why the run was overloaded */
     sim__task *tasks, *free_tasks;
     struct sim__gateway *gw; /* cluster.gateway's queues and budgets; NULL without it */
+    struct sim__fa *fa;      /* cluster.failures' streams and events; NULL without them */
 };
 
 /* ---- a request's life (request.c), called from every file ---- */
@@ -813,6 +814,25 @@ bool sim__cl_retry(sim_engine *e, sim__request *r, const char *status);
 /* cluster.gateway's keys, and the scenario's gateway from them. */
 extern const util_field sim__gateway_fields[];
 int sim__gw_read(sim_scenario *sc, const cJSON *cluster, util_diag *d);
+
+/* ---- failures and spot take-backs (failures.c, cluster.failures) ---- */
+
+extern const util_field sim__failure_fields[];
+/* A pool's cluster.failures, path its JSON path. */
+int sim__fa_read(sim_pool *p, const cJSON *obj, const char *path, util_diag *d);
+/* The pools' streams and their lists' instants as events; nothing without
+ * failures. */
+void sim__fa_init(sim_engine *e);
+void sim__fa_destroy(sim_engine *e);
+/* A replica became ready: its failure and spot clocks start. */
+void sim__fa_ready(sim__replica *rp);
+/* Only failure events are left and nothing is in flight: the run is over. */
+bool sim__fa_idle(const sim_engine *e);
+
+/* ---- a replica's start-up (lifecycle.c, cluster.lifecycle) ---- */
+
+/* How long after it is made a new replica of `pool` is ready. */
+int64_t sim__lc_ready_after_ns(const sim_engine *e, const sim_pool *pool);
 void sim__gw_fini(sim_gateway *g);
 /* The engine's gateway, when the scenario has one. */
 void sim__gw_init(sim_engine *e);

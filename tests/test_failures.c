@@ -1,0 +1,320 @@
+/*
+ * test_failures.c: unplanned failures and spot take-backs (cluster.failures,
+ * sim/failures.c, docs/failures.md).  Failures at listed instants happen
+ * exactly then, to the ready replica with the lowest id, and their
+ * replacements are ready exactly repair_s later; a spot notice drains its
+ * replica and what it still holds notice_s later fails; on_failure fail
+ * and retry leave the rows each says, and every request is accounted for.
+ * With mtbf_s the failures over a long run are a Poisson count, and a
+ * fleet of one replica and no spare serves the share A = MTBF / (MTBF +
+ * MTTR) of its arrivals, each within sampling error.  Failures that never
+ * happen change no draw; bad keys are refused naming their JSON path.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_int.h"
+#include "support.h"
+#include "tap.h"
+
+/* Two H100 replicas on linear costs, Poisson arrivals at 40/s for 15 s,
+ * clients that give up after 4 s (test_fleet.c's). */
+#define BASE                                                                                       \
+    "{\"seed\": 3, \"stop\": {\"duration_s\": 15}, \"cluster\": {\"engine\": \"ideal\", "          \
+    "\"gpu\": \"h100-sxm\", \"model\": \"llama-3.1-8b\", \"replicas\": 2, \"cost_model\": "        \
+    "{\"kind\": \"linear\", \"iteration_s\": 0.01, \"prefill_s_per_token\": 0.0002, "              \
+    "\"decode_step_s\": 0.005, \"decode_s_per_seq\": 0.0005}}, \"workload\": {\"arrival\": "       \
+    "{\"process\": \"poisson\", \"rate_per_s\": 40}, \"timeout_s\": 4, \"prompt_tokens\": "        \
+    "{\"dist\": \"exponential\", \"mean\": 300, \"max\": 4000}, \"output_tokens\": {\"dist\": "    \
+    "\"exponential\", \"mean\": 80, \"max\": 1000}}}"
+
+/* Short requests (about 0.1 s each) at a low rate over a long run: the
+ * statistical tests' fleet, its size and failures set by each. */
+#define LONG_RUN(duration, rate)                                                                   \
+    "{\"seed\": 11, \"stop\": {\"duration_s\": " #duration "}, \"cluster\": {\"engine\": "         \
+    "\"ideal\", \"gpu\": \"h100-sxm\", \"model\": \"llama-3.1-8b\", \"cost_model\": {\"kind\": "   \
+    "\"linear\", \"iteration_s\": 0.01, \"prefill_s_per_token\": 0.0001, \"decode_step_s\": "      \
+    "0.005, \"decode_s_per_seq\": 0.0005}}, \"workload\": {\"arrival\": {\"process\": "            \
+    "\"poisson\", \"rate_per_s\": " #rate "}, \"prompt_tokens\": {\"dist\": \"fixed\", "          \
+    "\"value\": 100}, \"output_tokens\": {\"dist\": \"fixed\", \"value\": 10}}}"
+
+static bool is(const char *a, const char *b)
+{
+    return a && !strcmp(a, b);
+}
+
+static const sim_replica_row *replica_row(const support_rows *r, int id)
+{
+    for (int i = 0; i < r->n_rep; i++)
+        if (r->rep[i].replica == id) return &r->rep[i];
+    return NULL;
+}
+
+/* The attempt with id `id`, whether some row retries it. */
+static bool retried_by_a_row(const support_rows *r, int64_t id)
+{
+    for (size_t i = 0; i < r->n; i++)
+        if (r->req[i].retry_of == id) return true;
+    return false;
+}
+
+/* Every row is completed, rejected or timed out, or failed naming a
+ * replica that failed; a failed row its client retried has its retry. */
+static void check_accounted(const support_rows *r, const char *what)
+{
+    int bad = 0, unnamed = 0, unlinked = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        const sim_request_row *q = &r->req[i];
+        if (is(q->status, SIM_FAILED)) {
+            int id = q->decode_replica >= 0 ? q->decode_replica : q->replica;
+            const sim_replica_row *rp = replica_row(r, id);
+            unnamed += !rp || !is(rp->end_reason, SIM_FAILED);
+            unlinked += q->retried && !retried_by_a_row(r, q->id);
+        } else if (!is(q->status, SIM_COMPLETED) && !is(q->status, SIM_REJECTED) &&
+                   !is(q->status, SIM_TIMED_OUT)) {
+            bad++;
+        }
+    }
+    is_int(bad, 0, "%s: every row completed, rejected, timed out or failed", what);
+    is_int(unnamed, 0, "%s: every failed row names a replica that failed", what);
+    is_int(unlinked, 0, "%s: every retried failure has its retry's row", what);
+}
+
+static int count(const support_rows *r, const char *status)
+{
+    int n = 0;
+    for (size_t i = 0; i < r->n; i++) n += is(r->req[i].status, status);
+    return n;
+}
+
+/* Rows of replica id enqueued after t. */
+static int enqueued_after(const support_rows *r, int id, double t)
+{
+    int n = 0;
+    for (size_t i = 0; i < r->n; i++)
+        n += r->req[i].replica == id && r->req[i].enqueue_s > t + 1e-9;
+    return n;
+}
+
+static void check_replica(const support_rows *r, int id, double created, double ready,
+                          double retired, const char *end, const char *what)
+{
+    const sim_replica_row *p = replica_row(r, id);
+    ok(p != NULL, "%s: replica %d has a row", what, id);
+    if (!p) return;
+    is_near(p->created_s, created, 1e-9, "%s: replica %d made at %g s", what, id, created);
+    is_near(p->ready_s, ready, 1e-9, "%s: replica %d ready at %g s", what, id, ready);
+    if (!isnan(retired))
+        is_near(p->retired_s, retired, 1e-9, "%s: replica %d gone at %g s", what, id, retired);
+    is_str(p->end_reason, end, "%s: replica %d ended %s", what, id, end);
+}
+
+/* Failures at 4 s and 8 s: replica 0 (the lowest id ready) then replica 1
+ * (0 is gone; its replacement, 2, has a higher id); each replaced 2 s
+ * later. */
+static void test_at(void)
+{
+    support_rows r;
+    const char *const sets[] = {"cluster.failures={\"at_s\": [4, 8], \"repair_s\": 2}", NULL};
+    is_int(support_run(BASE, sets, &r, NULL), 0, "at_s: the run completes");
+    check_accounted(&r, "at_s");
+    is_int(r.n_rep, 4, "at_s: four replicas in all");
+    check_replica(&r, 0, 0, 0, 4, SIM_FAILED, "at_s");
+    check_replica(&r, 1, 0, 0, 8, SIM_FAILED, "at_s");
+    check_replica(&r, 2, 6, 6, NAN, SIM_END_OF_RUN, "at_s");
+    check_replica(&r, 3, 10, 10, NAN, SIM_END_OF_RUN, "at_s");
+    ok(count(&r, SIM_FAILED) > 0, "at_s: the failures failed requests (%d)", count(&r, SIM_FAILED));
+    support_rows_fini(&r);
+}
+
+/* on_failure retry: the failed replica's requests start again elsewhere,
+ * so no row fails; fail with workload.retry: each failed attempt is
+ * retried, linked by retry_of. */
+static void test_on_failure(void)
+{
+    support_rows r;
+    const char *const retry[] = {
+        "cluster.failures={\"at_s\": [4, 8], \"repair_s\": 2, \"on_failure\": \"retry\"}", NULL};
+    is_int(support_run(BASE, retry, &r, NULL), 0, "retry: the run completes");
+    check_accounted(&r, "retry");
+    is_int(count(&r, SIM_FAILED), 0, "retry: no row failed");
+    const sim_replica_row *p = replica_row(&r, 0);
+    ok(p && is(p->end_reason, SIM_FAILED), "retry: replica 0 still failed");
+    support_rows_fini(&r);
+
+    const char *const fail[] = {"cluster.failures={\"at_s\": [4], \"repair_s\": 2}",
+                                "workload.retry={\"attempts\": 3}", NULL};
+    is_int(support_run(BASE, fail, &r, NULL), 0, "fail, retried: the run completes");
+    check_accounted(&r, "fail, retried");
+    int failed = 0, retried = 0;
+    for (size_t i = 0; i < r.n; i++) {
+        failed += is(r.req[i].status, SIM_FAILED);
+        retried += is(r.req[i].status, SIM_FAILED) && r.req[i].retried;
+    }
+    ok(failed > 0, "fail, retried: requests failed (%d)", failed);
+    is_int(retried, failed, "fail, retried: every failed attempt was sent again");
+    support_rows_fini(&r);
+}
+
+/* A spot notice at 5 s with 0.5 s to go: replica 0 takes nothing new from
+ * 5 s, and what it still holds at 5.5 s fails (at 40/s it holds about 20
+ * requests of about a second each); its replacement is made at 5 + 1 s. */
+static void test_spot(void)
+{
+    support_rows r;
+    const char *const sets[] = {
+        "cluster.failures={\"spot\": {\"at_s\": [5], \"notice_s\": 0.5}, \"repair_s\": 1}", NULL};
+    is_int(support_run(BASE, sets, &r, NULL), 0, "spot: the run completes");
+    check_accounted(&r, "spot");
+    is_int(enqueued_after(&r, 0, 5), 0, "spot: nothing reaches replica 0 after its notice");
+    check_replica(&r, 0, 0, 0, 5.5, SIM_FAILED, "spot");
+    check_replica(&r, 2, 6, 6, NAN, SIM_END_OF_RUN, "spot");
+    ok(count(&r, SIM_FAILED) > 0, "spot: what it held at 5.5 s failed (%d)", count(&r, SIM_FAILED));
+    support_rows_fini(&r);
+
+    const char *const early[] = {
+        "cluster.failures={\"spot\": {\"at_s\": [5], \"notice_s\": 30}, \"repair_s\": 1}", NULL};
+    is_int(support_run(BASE, early, &r, NULL), 0, "spot, a long notice: the run completes");
+    const sim_replica_row *p = replica_row(&r, 0);
+    ok(p && is(p->end_reason, SIM_DRAINED) && p->retired_s < 35,
+       "spot, a long notice: replica 0 drained before the notice ran out (%.3f s)",
+       p ? p->retired_s : NAN);
+    is_int(count(&r, SIM_FAILED), 0, "spot, a long notice: nothing failed");
+    support_rows_fini(&r);
+}
+
+/* With mtbf_s per GPU, replicas of g GPUs fail at g / mtbf_s each; repaired
+ * at once, n of them are always up, so the failures before T are Poisson
+ * with mean n g T / mtbf_s: within 4 of its standard deviations. */
+static void test_poisson(void)
+{
+    const char *const sets[] = {"cluster.replicas=4", "cluster.tensor_parallel=2",
+                                "cluster.failures={\"mtbf_s\": 80, \"repair_s\": 0}", NULL};
+    sqlite3 *db = support_run_json(LONG_RUN(2000, 2), sets, false);
+    ok(db != NULL, "mtbf_s: the run is recorded");
+    if (!db) return;
+    double n = support_q1(db, "SELECT count(*) FROM replicas WHERE end_reason = 'failed' AND "
+                              "retired_s < 2000");
+    double mean = 4 * 2 * 2000 / 80.0;
+    ok(fabs(n - mean) <= 4 * sqrt(mean), "mtbf_s: %g failures, Poisson mean %g (4 sd: %.1f)", n,
+       mean, 4 * sqrt(mean));
+    double bad = support_q1(db, "SELECT count(*) FROM requests WHERE status NOT IN "
+                                "('completed', 'rejected', 'timed_out', 'failed') OR (status = "
+                                "'failed' AND replica IS NULL)");
+    is_int((long long)bad, 0, "mtbf_s: every row completed, rejected, timed out or failed on a "
+                              "replica");
+    sqlite3_close(db);
+}
+
+/* The report's failures: as the rows say, its availability A within tol
+ * (its span runs a little past T, to the last request's end). */
+static void check_report(sqlite3 *db, double a, double tol)
+{
+    an_report r;
+    util_diag d;
+    util_diag_init(&d);
+    is_int(an_report_compute(db, 1, &r, &d), 0, "report: computed");
+    const an_failures *f = &r.failures;
+    is_int((long long)f->failed_replicas,
+           (long long)support_q1(db, "SELECT count(*) FROM replicas WHERE end_reason = 'failed'"),
+           "report: every failed replica counted");
+    is_int((long long)f->wanted_replicas, 1, "report: one replica wanted");
+    ok(fabs(f->availability - a) <= tol, "report: availability %.4f, A = %.4f", f->availability,
+       a);
+    is_int((long long)f->failed_calls,
+           (long long)support_q1(db, "SELECT count(*) FROM requests WHERE status = 'failed'"),
+           "report: every failed call counted (no client retries)");
+    cJSON *j = an_report_json(&r, false);
+    ok(cJSON_GetObjectItem(j, "failures") != NULL, "report: its JSON has failures");
+    cJSON_Delete(j);
+    an_report_fini(&r);
+    util_diag_fini(&d);
+}
+
+/* One replica and no spare, up Exp(MTBF) and down MTTR = repair_s in turn:
+ * it is up A = MTBF / (MTBF + MTTR) of the time (renewal-reward), and by
+ * PASTA Poisson arrivals find it up (are not rejected) A of the time.
+ * Over n cycles the time share's sd is A (1 - A) / sqrt(n) (the cycle's
+ * up time is exponential, its down time fixed); the arrivals' share adds
+ * the binomial sqrt(A (1 - A) / N). */
+static void test_availability(void)
+{
+    const double mtbf = 20, mttr = 5, T = 20000;
+    const char *const sets[] = {"cluster.failures={\"mtbf_s\": 20, \"repair_s\": 5}", NULL};
+    sqlite3 *db = support_run_json(LONG_RUN(20000, 2), sets, false);
+    ok(db != NULL, "availability: the run is recorded");
+    if (!db) return;
+    double a = mtbf / (mtbf + mttr), cycles = T / (mtbf + mttr);
+    double sd_time = a * (1 - a) / sqrt(cycles);
+    double up = support_q1(db, "SELECT sum(min(coalesce(retired_s, 20000), 20000) - ready_s) "
+                               "FROM replicas WHERE ready_s < 20000") / T;
+    ok(fabs(up - a) <= 4 * sd_time, "availability: up %.4f of the time, A = %.4f (4 sd: %.4f)",
+       up, a, 4 * sd_time);
+    double sent = support_q1(db, "SELECT count(*) FROM requests");
+    double found = support_q1(db, "SELECT count(*) FROM requests WHERE status <> 'rejected'");
+    double sd = sqrt(sd_time * sd_time + a * (1 - a) / sent);
+    ok(fabs(found / sent - a) <= 4 * sd,
+       "availability: %.4f of %g arrivals found the replica up, A = %.4f (4 sd: %.4f)",
+       found / sent, sent, a, 4 * sd);
+    check_report(db, a, 4 * sd_time);
+    sqlite3_close(db);
+}
+
+/* Failures listed after the run changes nothing: not a draw, not a row. */
+static void test_unchanged(void)
+{
+    support_rows a, b;
+    const char *const later[] = {"cluster.failures={\"at_s\": [1e6], \"repair_s\": 1}", NULL};
+    const char *const clock[] = {"cluster.failures={\"mtbf_s\": 1e9, \"repair_s\": 1}", NULL};
+    is_int(support_run(BASE, NULL, &a, NULL), 0, "unchanged: the run without failures");
+    is_int(support_run(BASE, later, &b, NULL), 0, "unchanged: with a failure after the end");
+    ok(support_rows_equal(&a, &b), "unchanged: a failure after the end changes no row");
+    support_rows_fini(&b);
+    is_int(support_run(BASE, clock, &b, NULL), 0, "unchanged: with a clock that never rings");
+    ok(support_rows_equal(&a, &b), "unchanged: the failure stream changes no other draw");
+    support_rows_fini(&b);
+    support_rows_fini(&a);
+}
+
+static void refused(const char *set, const char *want)
+{
+    const char *const sets[] = {set, NULL};
+    char *err = support_refusal(BASE, sets);
+    ok(err != NULL, "refused: %s", set);
+    if (err) has_str(err, want, "refused: %s says %s", set, want);
+    free(err);
+}
+
+static void test_refusals(void)
+{
+    refused("cluster.failures={\"mtbf_s\": 100}", "cluster.failures.repair_s: missing");
+    refused("cluster.failures={}", "cluster.failures: set mtbf_s, at_s or spot");
+    refused("cluster.failures={\"at_s\": [3, -1]}", "cluster.failures.at_s[1]");
+    refused("cluster.failures={\"at_s\": [3], \"on_failure\": \"drop\"}",
+            "cluster.failures.on_failure");
+    refused("cluster.failures={\"spot\": {\"notice_s\": 30}}", "cluster.failures.spot: set mtbf_s");
+    refused("cluster.failures={\"spot\": {\"mtbf_s\": 100}}", "cluster.failures.repair_s: missing");
+    refused("cluster.failures={\"at_s\": [3], \"mtbf\": 3}", "cluster.failures.mtbf");
+    const char *const pools[] = {
+        "cluster.pools=[{\"name\": \"a\", \"gpu\": \"h100-sxm\", \"failures\": {\"mtbf_s\": 9}}]",
+        NULL};
+    char *err = support_refusal(BASE, pools);
+    ok(err && strstr(err, "cluster.pools[0].failures.repair_s"), "refused: a pool's path (%s)",
+       err ? err : "accepted");
+    free(err);
+}
+
+int main(void)
+{
+    if (support_init()) return 1;
+    test_at();
+    test_on_failure();
+    test_spot();
+    test_poisson();
+    test_availability();
+    test_unchanged();
+    test_refusals();
+    support_fini();
+    return tap_done();
+}
