@@ -74,6 +74,7 @@ sim_engine *sim_engine_create(const sim_scenario *sc, const sim_sink *sink)
     e->in_flight_limit = sc->max_in_flight > 0 ? sc->max_in_flight : default_limit(sc);
     e->backlog_test = sc->max_in_flight == 0; /* a limit of the user's own is the whole guard */
     start_streams(e);
+    sim__as_init(e); /* after the streams: their time-0 arrivals come first */
     return e;
 }
 
@@ -81,6 +82,7 @@ sim_engine *sim_engine_create(const sim_scenario *sc, const sim_sink *sink)
 void sim_engine_destroy(sim_engine *e)
 {
     if (!e) return;
+    sim__as_fini(e);
     sim__fl_fini(e);
     sim__gw_destroy(e);
     sim__heap_fini(&e->events);
@@ -209,7 +211,10 @@ int sim_engine_run(sim_engine *e, const volatile sig_atomic_t *stop, sim_progres
 {
     sim__event ev;
     int rc = UTIL_OK;
-    while (!e->sink_rc && !e->failed && sim__heap_pop(&e->events, &ev)) {
+    /* the autoscalers' own events keep nothing going: the run ends when
+     * only they are left (autoscaler.c) */
+    while (!e->sink_rc && !e->failed && e->events.n > (size_t)e->as_pending &&
+           sim__heap_pop(&e->events, &ev)) {
         if (stop && *stop) {
             rc = UTIL_EINTR;
             break;

@@ -148,6 +148,13 @@ static const sim_pool *first_pool_of(const sim_scenario *sc, int model)
     return &sc->pools[i];
 }
 
+sim__group *sim__fl_group_of(const sim_engine *e, const sim_pool *p)
+{
+    const sim_scenario *sc = e->sc;
+    int k = p->index == sc->disagg_decode ? 1 : sc->disagg_prefill >= 0 ? 0 : p->model;
+    return e->fleet.groups[k];
+}
+
 void sim__fl_init(sim_engine *e)
 {
     const sim_scenario *sc = e->sc;
@@ -165,8 +172,7 @@ void sim__fl_init(sim_engine *e)
     }
     for (int i = 0; i < sc->n_pools; i++) {
         const sim_pool *p = &sc->pools[i];
-        int k = i == sc->disagg_decode ? 1 : sc->disagg_prefill >= 0 ? 0 : p->model;
-        sim__group *g = f->groups[k];
+        sim__group *g = sim__fl_group_of(e, p);
         for (int j = 0; j < p->replicas; j++) ready(make_replica(e, p, g));
         e->prefix_caching |= f->by_id[f->n_ids - 1].rp->pc_on;
     }

@@ -195,7 +195,13 @@ static const util_field speculative_fields[] = {
                 "each step and the target verifies them (docs/speculative-decoding.md)"},      \
         {.key = "lora", .type = UTIL_T_OBJECT, .sub = sim__lora_fields,                        \
          .doc = "LoRA adapters: GPU slots and a CPU cache a replica, loads, and the kernels' "  \
-                "cost (docs/lora.md)"}
+                "cost (docs/lora.md)"},                                                   \
+        {.key = "autoscaler", .type = UTIL_T_OBJECT, .sub = sim__autoscaler_fields,            \
+         .doc = "resize the pool as the Kubernetes HPA does, on a metric per replica "          \
+                "(docs/autoscaling.md)"},                                                      \
+        {.key = "lifecycle", .type = UTIL_T_OBJECT, .sub = sim__lifecycle_fields,              \
+         .doc = "how long a replica the autoscaler adds takes to serve: provisioning, the "     \
+                "model's load, warm-up (docs/autoscaling.md)"}
 
 static const util_field pool_fields[] = {
     {.key = "name", .type = UTIL_T_STRING, .flags = UTIL_REQUIRED, .doc = "pool name"},
@@ -371,7 +377,8 @@ static void inherit_pools(cJSON *root)
                                        "pipeline_parallel", "cost_model", "engine",
                                        "scheduler", "host", "quantization", "kv_cache_dtype",
                                        "expert_parallel", "expert_skew", "expert_counts",
-                                       "gpus_per_node", "network_gbs", "lora"};
+                                       "gpus_per_node", "network_gbs", "lora",
+                                       "autoscaler", "lifecycle"};
     /* speculation is a decoder's: a disaggregated cluster's prefill pool,
      * which never decodes, does not take the cluster's drafter */
     const char *prefill = cJSON_GetStringValue(
@@ -1153,6 +1160,7 @@ static int build_pool(sim_pool *p, cJSON *obj, const char *path, const mdl_catal
     if (read_speculative(p, obj, path, cat, d)) rc = UTIL_EINPUT;
     else if (sim__lr_read(p, obj, path, d)) rc = UTIL_EINPUT;
     else if (size_cache(p, sched, path, d)) rc = UTIL_EINPUT;
+    if (sim__as_read(p, obj, path, d)) rc = UTIL_EINPUT;
     return rc;
 }
 

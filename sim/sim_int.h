@@ -554,6 +554,8 @@ typedef struct sim__replica {
                             * the next plan is made (release_finished) */
     /* its life (fleet.c) */
     int64_t created_ns, ready_ns; /* made; ready to take work (-1: not yet) */
+    int64_t as_busy_ns, as_since_ns; /* autoscaler.c: busy time and the instant at its last
+                                      * sample (the utilisation metric's interval) */
     bool draining, retire_pending;
     /* totals for the replica row */
     int64_t busy_ns, iterations, preemptions, out_of_range, prefill_tokens, decode_tokens;
@@ -747,6 +749,8 @@ struct sim_engine {
     char *reason;            /* why the run was overloaded */
     sim__task *tasks, *free_tasks;
     struct sim__gateway *gw; /* cluster.gateway's queues and budgets; NULL without it */
+    struct sim__as *as;      /* cluster.autoscaler, a pool each; NULL without any */
+    int32_t as_pending;      /* the autoscalers' events in the heap */
 };
 
 /* ---- a request's life (request.c), called from every file ---- */
@@ -886,6 +890,22 @@ typedef struct sim__change {
 void sim__fl_schedule(sim_engine *e, int64_t at, const sim__change *c);
 /* Every replica still in the table emits its row (end of run). */
 void sim__fl_emit_rows(sim_engine *e);
+/* The group pool p's replicas join. */
+sim__group *sim__fl_group_of(const sim_engine *e, const sim_pool *p);
+
+/* ---- the autoscaler (autoscaler.c) ---- */
+
+/* cluster.autoscaler's and cluster.lifecycle's keys (a pool's own or inherited). */
+extern const util_field sim__autoscaler_fields[];
+extern const util_field sim__lifecycle_fields[];
+/* A pool's cluster.autoscaler and cluster.lifecycle, after its model is read. */
+int sim__as_read(sim_pool *p, const cJSON *obj, const char *path, util_diag *d);
+/* The autoscalers of the pools that have one start: their first sample and
+ * decision are scheduled. */
+void sim__as_init(sim_engine *e);
+void sim__as_fini(sim_engine *e);
+/* A request reached a replica of rp's pool (the rps metric). */
+void sim__as_arrived(const sim__replica *rp);
 
 /* ---- a replica (replica.c): what the router, the fleet and request.c call ---- */
 
