@@ -144,8 +144,8 @@ typedef struct an_section {
      * span, and whether it grew throughout the run (scan.c says when) */
     double queue_growth, arrival_span_s;
     bool queue_grew;
-    /* throughput over the window */
-    double window_s;
+    /* throughput over the window, from window_start_s to window_end_s */
+    double window_s, window_start_s, window_end_s;
     double requests_per_s, input_tokens_per_s, output_tokens_per_s;
     double input_tokens, output_tokens; /* of the measured requests */
     an_stats per_user_tokens_per_s; /* 1 / TPOT per request */
@@ -317,9 +317,11 @@ typedef struct an_turn {
     double ttft_p50, ttft_p99; /* gsl's interpolated quantiles of the completed rows' TTFT */
 } an_turn;
 
-/* Cost over the measurement window: every GPU, busy or idle. */
+/* Cost over the measurement window: every GPU, busy or idle, for the part
+ * of the window its replica lived (created to retired, or the end). */
 typedef struct an_cost {
     int gpu_count;
+    bool changing; /* some replica lived only part of the window (an autoscaler's fleet) */
     double usd_per_gpu_hour; /* mean over the GPUs */
     double overhead_fraction;
     double gpu_hours, usd;

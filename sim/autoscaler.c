@@ -192,7 +192,7 @@ typedef struct sim__as {
     int32_t n_samples, cap_samples, first_sample;
     recommendation *recs;     /* ring: those within the longer window */
     int32_t n_recs, cap_recs, first_rec;
-    int64_t arrivals, arrivals_seen, last_sample_ns; /* the rps metric */
+    int64_t arrivals_seen, last_sample_ns; /* the rps metric: the pool's count then */
 } sim__as;
 
 static void push_sample(sim__as *a, sample s)
@@ -258,12 +258,13 @@ static bool value_of(sim__replica *rp, sim_as_metric m, double *out)
 
 /* The pool's arrivals a second since the last sample: shared by its ready
  * replicas, as a router spreads them (their mean is what the HPA reads). */
-static double pool_rate(sim__as *a, int64_t now)
+static double pool_rate(const sim_engine *e, sim__as *a)
 {
-    double span = (double)(now - a->last_sample_ns) / SIM__NS_PER_S;
-    double rate = (double)(a->arrivals - a->arrivals_seen) / span;
-    a->arrivals_seen = a->arrivals;
-    a->last_sample_ns = now;
+    int64_t arrivals = e->as_arrivals[a->pool->index];
+    double span = (double)(e->now - a->last_sample_ns) / SIM__NS_PER_S;
+    double rate = (double)(arrivals - a->arrivals_seen) / span;
+    a->arrivals_seen = arrivals;
+    a->last_sample_ns = e->now;
     return rate;
 }
 
@@ -282,7 +283,7 @@ static sample take_sample(sim_engine *e, sim__as *a)
     }
     if (as->metric == SIM_AS_QUEUE && central) s.sum += (double)sim__waitq_len(&a->group->central);
     if (as->metric == SIM_AS_RPS) {
-        if (e->now > a->last_sample_ns) s.sum = pool_rate(a, e->now);
+        if (e->now > a->last_sample_ns) s.sum = pool_rate(e, a);
         else s.n = 0; /* no interval yet */
     }
     return s;
@@ -447,7 +448,10 @@ void sim__as_init(sim_engine *e)
     const sim_scenario *sc = e->sc;
     for (int i = 0; i < sc->n_pools; i++) {
         if (!sc->pools[i].autoscaler.on) continue;
-        if (!e->as) e->as = util_xcalloc((size_t)sc->n_pools, sizeof *e->as);
+        if (!e->as) {
+            e->as = util_xcalloc((size_t)sc->n_pools, sizeof *e->as);
+            e->as_arrivals = util_xcalloc((size_t)sc->n_pools, sizeof *e->as_arrivals);
+        }
         start(e, &e->as[i], &sc->pools[i]);
     }
 }
@@ -460,10 +464,7 @@ void sim__as_fini(sim_engine *e)
         free(e->as[i].recs);
     }
     free(e->as);
+    free(e->as_arrivals);
     e->as = NULL;
-}
-
-void sim__as_arrived(const sim__replica *rp)
-{
-    rp->e->as[rp->pool->index].arrivals++;
+    e->as_arrivals = NULL;
 }

@@ -750,6 +750,7 @@ struct sim_engine {
     sim__task *tasks, *free_tasks;
     struct sim__gateway *gw; /* cluster.gateway's queues and budgets; NULL without it */
     struct sim__as *as;      /* cluster.autoscaler, a pool each; NULL without any */
+    int64_t *as_arrivals;    /* ... and the requests each pool's replicas were sent */
     int32_t as_pending;      /* the autoscalers' events in the heap */
 };
 
@@ -904,8 +905,6 @@ int sim__as_read(sim_pool *p, const cJSON *obj, const char *path, util_diag *d);
  * decision are scheduled. */
 void sim__as_init(sim_engine *e);
 void sim__as_fini(sim_engine *e);
-/* A request reached a replica of rp's pool (the rps metric). */
-void sim__as_arrived(const sim__replica *rp);
 
 /* ---- a replica (replica.c): what the router, the fleet and request.c call ---- */
 

@@ -180,6 +180,34 @@ static void test_lifecycle(void)
     free(json);
 }
 
+/* The report's GPU-hours are each replica's GPUs over the part of the
+ * window it lived: sum((end - max(created, start)) x GPUs), not the final
+ * count x the window. */
+static void test_cost(void)
+{
+    char *json = util_xasprintf(STEP, 1, up_trace);
+    sqlite3 *db = support_run_json(json, NULL, false);
+    free(json);
+    double start = support_q1(db, "SELECT min(arrival_s) FROM requests WHERE run_id = 1");
+    double end = support_q1(db, "SELECT max(finish_s) FROM requests WHERE run_id = 1");
+    double want = (end - start) + (end - 15) + 4 * (end - 315); /* one GPU each */
+    util_diag d;
+    util_diag_init(&d);
+    an_options opt = {0};
+    an_report r;
+    bool ok_ = db && an_report_compute_with(db, 1, &opt, &r, &d) == UTIL_OK;
+    ok(ok_, "cost: the report computes");
+    if (ok_) {
+        is_near(r.cost.gpu_hours * 3600, want, 1e-6, "cost: GPU-seconds over each replica's life");
+        ok(r.cost.changing, "cost: the report says the fleet changed");
+        is_near(r.cost.usd, want / 3600 * r.cost.usd_per_gpu_hour, 1e-9, "cost: at its price");
+        an_report_fini(&r);
+    }
+    util_diag_fini(&d);
+    an_options_fini(&opt);
+    sqlite3_close(db);
+}
+
 static void refused(const char *set, const char *path)
 {
     char *json = util_xasprintf(STEP, 1, up_trace);
@@ -210,6 +238,7 @@ int main(void)
     test_step();
     test_scale_down();
     test_lifecycle();
+    test_cost();
     test_bad_input();
     unlink(up_trace);
     unlink(down_trace);
