@@ -530,6 +530,11 @@ typedef struct an_timeline {
     double *queue, *running;     /* requests waiting (their first wait), in service */
     double *kv_occupancy;        /* KV tokens in use / the replicas' capacity */
     double *power_w;             /* iterations' energy, idle_w x gpus between them */
+    bool changing;               /* the fleet changed (an autoscaler): some replica was made
+                                  * after 0 or retired before the end */
+    double *starting, *ready;    /* replicas made and not yet ready, ready and not yet
+                                  * retired (draining ones among them: the rows do not say
+                                  * when a drain began); the mean over the interval */
 } an_timeline;
 
 /* Computes run_id's timeline in intervals of interval_s (> 0) seconds, for

@@ -21,7 +21,8 @@ static const char timeline_usage[] =
     "interval [t, t+S) from 0 to the run's end, computed from the database alone:\n"
     "arrivals, completions and time-outs in it, and the average output token rate,\n"
     "requests waiting and in service, KV occupancy and power over it (the last two\n"
-    "need `servesim run --record-iterations`; empty otherwise).\n"
+    "need `servesim run --record-iterations`; empty otherwise); with a fleet that\n"
+    "changed (cluster.autoscaler), the replicas starting and ready over it.\n"
     "\n"
     "  --run ID       which run (servesim numbers runs 1, 2, ... in each database)\n"
     "  --interval S   interval length: seconds, or with a unit as --slo takes it (0.5,\n"
@@ -34,7 +35,11 @@ typedef enum format { TEXT, CSV, JSON } format;
 
 /* The columns in order, named with their unit as in every format; width
  * and decimals are the aligned table's. */
-enum { T_S, ARRIVALS, COMPLETIONS, TIMED_OUT, TOKENS, QUEUE, RUNNING, KV, POWER, N_COLUMNS };
+enum {
+    T_S, ARRIVALS, COMPLETIONS, TIMED_OUT, TOKENS, QUEUE, RUNNING, KV, POWER,
+    STARTING, READY, /* only when the fleet changed */
+    N_COLUMNS
+};
 
 static const struct column {
     const char *name;
@@ -49,7 +54,16 @@ static const struct column {
     {"running", 9, 2},       /* requests */
     {"kv_occupancy", 13, 3}, /* fraction of the KV cache */
     {"power_w", 10, 1},
+    {"starting", 9, 2}, /* replicas */
+    {"ready", 9, 2},    /* replicas */
 };
+
+/* The columns a run has: the replicas' states only when its fleet changed,
+ * so a fixed fleet's timeline is as it was. */
+static int n_columns(const an_timeline *t)
+{
+    return t->changing ? N_COLUMNS : STARTING;
+}
 
 /* Column c of interval i; NAN: no value (no iterations recorded). */
 static double value(const an_timeline *t, size_t i, int c)
@@ -63,6 +77,8 @@ static double value(const an_timeline *t, size_t i, int c)
     case QUEUE: return t->queue[i];
     case RUNNING: return t->running[i];
     case KV: return t->kv_occupancy[i];
+    case STARTING: return t->starting[i];
+    case READY: return t->ready[i];
     default: return t->power_w[i];
     }
 }
@@ -73,10 +89,10 @@ static void print_text(const an_timeline *t, FILE *out)
             t->interval_s, t->end_s, t->replica < 0 ? "all replicas" : "replica ");
     if (t->replica >= 0) fprintf(out, "%d", t->replica);
     fputs(t->has_iterations ? "\n" : " (no iterations recorded: no KV or power)\n", out);
-    for (int c = 0; c < N_COLUMNS; c++) fprintf(out, "%*s", columns[c].width, columns[c].name);
+    for (int c = 0; c < n_columns(t); c++) fprintf(out, "%*s", columns[c].width, columns[c].name);
     fputc('\n', out);
     for (size_t i = 0; i < t->n; i++) {
-        for (int c = 0; c < N_COLUMNS; c++) {
+        for (int c = 0; c < n_columns(t); c++) {
             double v = value(t, i, c);
             if (isnan(v)) fprintf(out, "%*s", columns[c].width, "-");
             else fprintf(out, "%*.*f", columns[c].width, columns[c].decimals, v);
@@ -89,10 +105,10 @@ static void print_text(const an_timeline *t, FILE *out)
  * that the columns still add up to the run's totals. */
 static void print_csv(const an_timeline *t, FILE *out)
 {
-    for (int c = 0; c < N_COLUMNS; c++) fprintf(out, "%s%s", c ? "," : "", columns[c].name);
+    for (int c = 0; c < n_columns(t); c++) fprintf(out, "%s%s", c ? "," : "", columns[c].name);
     fputc('\n', out);
     for (size_t i = 0; i < t->n; i++) {
-        for (int c = 0; c < N_COLUMNS; c++) {
+        for (int c = 0; c < n_columns(t); c++) {
             double v = value(t, i, c);
             if (c) fputc(',', out);
             if (!isnan(v)) fprintf(out, "%.10g", v);
@@ -108,7 +124,7 @@ static void print_json(const an_timeline *t, FILE *out)
     fputc('[', out);
     for (size_t i = 0; i < t->n; i++) {
         fputs(i ? ",\n  {" : "\n  {", out);
-        for (int c = 0; c < N_COLUMNS; c++) {
+        for (int c = 0; c < n_columns(t); c++) {
             double v = value(t, i, c);
             fprintf(out, "%s\"%s\": ", c ? ", " : "", columns[c].name);
             if (isnan(v)) fputs("null", out);

@@ -180,6 +180,31 @@ static void test_lifecycle(void)
     free(json);
 }
 
+/* The timeline's replicas by state, from the rows: the step run's 4 made
+ * at 315 s are starting over [315, 330) and ready 20 s later, so [330,
+ * 345) has them starting a third of it. */
+static void test_timeline(sqlite3 *db)
+{
+    an_timeline t;
+    util_diag d;
+    util_diag_init(&d);
+    int rc = an_timeline_compute(db, 1, 15, -1, &t, &d);
+    is_int(rc, 0, "timeline: computes");
+    if (!rc && t.n > 23) {
+        ok(t.changing, "timeline: the fleet changed");
+        is_near(t.starting[0], 0, 1e-12, "timeline: [0, 15): none starting");
+        is_near(t.ready[0], 1, 1e-12, "timeline: [0, 15): 1 ready");
+        is_near(t.starting[1], 1, 1e-12, "timeline: [15, 30): 1 starting");
+        is_near(t.ready[20], 2, 1e-12, "timeline: [300, 315): 2 ready");
+        is_near(t.starting[21], 4, 1e-12, "timeline: [315, 330): 4 starting");
+        is_near(t.starting[22], 4 * 5.0 / 15, 1e-9, "timeline: [330, 345): 4 starting a third");
+        is_near(t.ready[22], 2 + 4 * 10.0 / 15, 1e-9, "timeline: and ready two thirds");
+        is_near(t.ready[23], 6, 1e-12, "timeline: [345, 360): 6 ready");
+    }
+    an_timeline_fini(&t);
+    util_diag_fini(&d);
+}
+
 /* The report's GPU-hours are each replica's GPUs over the part of the
  * window it lived: sum((end - max(created, start)) x GPUs), not the final
  * count x the window. */
@@ -205,6 +230,7 @@ static void test_cost(void)
     }
     util_diag_fini(&d);
     an_options_fini(&opt);
+    test_timeline(db);
     sqlite3_close(db);
 }
 
