@@ -28,7 +28,8 @@
  * ready, then the most recently ready), and what loses least -- the newest
  * replica has the coldest prefix cache.
  *
- * The engine's loop ends once only these chains are left in the event heap
+ * The engine's loop ends once only these chains, and replicas the
+ * autoscaler made that are not ready yet, are left in the event heap
  * (sim_engine.as_pending counts them), so a run still ends when its work
  * does.  Memory is a pool's rings: O(window / interval).
  */
@@ -378,6 +379,21 @@ static void remove_replicas(sim_engine *e, const sim__as *a, int k)
         }
 }
 
+static void ready_event(sim_engine *e, void *subject, int64_t id)
+{
+    e->as_pending--;
+    sim__fl_ready_event(e, subject, id);
+}
+
+/* A new replica, ready after its lifecycle: an autoscaler's event, so that
+ * a replica still starting does not keep a finished run going. */
+static void add_replica(sim_engine *e, const sim__as *a)
+{
+    int32_t id = sim__fl_make(e, a->pool, a->group);
+    e->as_pending++;
+    sim__heap_push(&e->events, e->now + a->ready_after_ns, ready_event, NULL, id);
+}
+
 static void scale(sim_engine *e, sim__as *a, const sample *s)
 {
     census c = count(e, a);
@@ -385,7 +401,7 @@ static void scale(sim_engine *e, sim__as *a, const sample *s)
     int raw = hpa_replicas(a, s, &c, current);
     if (raw < 0) return;
     int want = limit(&a->pool->autoscaler, stabilise(a, e->now, raw, current), current);
-    for (int i = current; i < want; i++) sim__fl_add(e, a->pool, a->group, a->ready_after_ns);
+    for (int i = current; i < want; i++) add_replica(e, a);
     if (want < current) remove_replicas(e, a, current - want);
 }
 

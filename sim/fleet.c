@@ -231,7 +231,7 @@ void sim__fl_emit_rows(sim_engine *e)
 
 /* ---- added, drained, failed ---- */
 
-static void ready_event(sim_engine *e, void *subject, int64_t id)
+void sim__fl_ready_event(sim_engine *e, void *subject, int64_t id)
 {
     (void)subject;
     sim__replica *rp = sim__fl_get(e, (int32_t)id);
@@ -240,11 +240,16 @@ static void ready_event(sim_engine *e, void *subject, int64_t id)
     sim__rp_wake(rp); /* a central queue may hold work for it */
 }
 
+int32_t sim__fl_make(sim_engine *e, const sim_pool *p, sim__group *g)
+{
+    return make_replica(e, p, g)->id;
+}
+
 int32_t sim__fl_add(sim_engine *e, const sim_pool *p, sim__group *g, int64_t ready_after_ns)
 {
-    sim__replica *rp = make_replica(e, p, g);
-    sim__heap_push(&e->events, e->now + ready_after_ns, ready_event, NULL, rp->id);
-    return rp->id;
+    int32_t id = sim__fl_make(e, p, g);
+    sim__heap_push(&e->events, e->now + ready_after_ns, sim__fl_ready_event, NULL, id);
+    return id;
 }
 
 static void retire_event(sim_engine *e, void *subject, int64_t id)

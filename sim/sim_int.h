@@ -866,6 +866,11 @@ void sim__fl_fini(sim_engine *e);
 /* A new replica of pool p in group g, now; it takes work ready_after_ns
  * later.  Returns its id. */
 int32_t sim__fl_add(sim_engine *e, const sim_pool *p, sim__group *g, int64_t ready_after_ns);
+/* The same in two halves, for a caller that schedules the readiness itself
+ * (autoscaler.c): a new replica, not ready; and the event that makes
+ * replica id ready (nothing if it failed or drained first). */
+int32_t sim__fl_make(sim_engine *e, const sim_pool *p, sim__group *g);
+void sim__fl_ready_event(sim_engine *e, void *subject, int64_t id);
 /* Replica id leaves its group now and retires once it holds nothing. */
 void sim__fl_drain(sim_engine *e, int32_t id, sim__drain how);
 /* Replica id fails now: its KV cache and prefix cache are gone, and every

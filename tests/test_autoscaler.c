@@ -234,6 +234,35 @@ static void test_cost(void)
     sqlite3_close(db);
 }
 
+/* Per pool: a disaggregated fleet whose decode pool alone has an
+ * autoscaler grows only that pool, on the requests its link brings. */
+static void test_per_pool(void)
+{
+    const char *json =
+        "{\"seed\": 5, \"stop\": {\"duration_s\": 120}, \"cluster\": {\"engine\": \"ideal\", "
+        "\"model\": \"llama-3.1-8b\", \"cost_model\": {\"kind\": \"linear\", \"iteration_s\": "
+        "0.01, \"prefill_s_per_token\": 0.0001, \"decode_step_s\": 0.01, \"decode_s_per_seq\": "
+        "0.0001}, \"pools\": [{\"name\": \"prefill\", \"gpu\": \"h100-sxm\", \"replicas\": 1}, "
+        "{\"name\": \"decode\", \"gpu\": \"h100-sxm\", \"replicas\": 1, \"autoscaler\": "
+        "{\"metric\": \"rps\", \"target\": 3, \"max_replicas\": 8}}], \"disaggregated\": "
+        "{\"prefill\": \"prefill\", \"decode\": \"decode\", \"link_gbs\": 10}}, \"workload\": "
+        "{\"arrival\": {\"process\": \"constant\", \"rate_per_s\": 10}, \"prompt_tokens\": "
+        "{\"dist\": \"fixed\", \"value\": 100}, \"output_tokens\": {\"dist\": \"fixed\", "
+        "\"value\": 20}}}";
+    support_rows rows;
+    int rc = support_run(json, NULL, &rows, NULL);
+    is_int(rc, 0, "per pool: runs");
+    int prefill = 0, decode = 0;
+    for (int i = 0; i < rows.n_rep; i++) {
+        prefill += !strcmp(rows.rep_names[i][0], "prefill");
+        decode += !strcmp(rows.rep_names[i][0], "decode");
+    }
+    is_int(prefill, 1, "per pool: the prefill pool keeps its one replica");
+    /* 10/s on 1 decode replica at a target of 3: ceil(3.33) = 4 at 15 s */
+    is_int(decode, 4, "per pool: the decode pool grows to ceil(10 / 3)");
+    support_rows_fini(&rows);
+}
+
 static void refused(const char *set, const char *path)
 {
     char *json = util_xasprintf(STEP, 1, up_trace);
@@ -265,6 +294,7 @@ int main(void)
     test_scale_down();
     test_lifecycle();
     test_cost();
+    test_per_pool();
     test_bad_input();
     unlink(up_trace);
     unlink(down_trace);
