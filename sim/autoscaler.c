@@ -45,6 +45,11 @@ const char *const sim_as_metric_names[] = {"queue", "kv", "running", "utilisatio
  * (the documentation's "Algorithm details"). */
 #define AS_TOLERANCE 0.1
 
+/* The most samples or recommendations a pool keeps (the delay or the
+ * longer window over the interval): 24 MB at most, where a typo such as
+ * interval_s 1e-9 would otherwise ask for terabytes. */
+#define AS_MAX_KEPT 1000000
+
 /* ---- the keys ---- */
 
 const util_field sim__autoscaler_fields[] = {
@@ -61,9 +66,8 @@ const util_field sim__autoscaler_fields[] = {
      .doc = "fewest replicas (the HPA's minReplicas, default 1)"},
     {.key = "max_replicas", .type = UTIL_T_INTEGER, .min = 1, .max = 1e5, .flags = UTIL_REQUIRED,
      .doc = "most replicas (the HPA's maxReplicas), at least min_replicas"},
-    {.key = "interval_s", .type = UTIL_T_NUMBER, .unit = "s", .def = "15", .min = 0, .max = 86400,
-     .flags = UTIL_MIN_EXCLUSIVE,
-     .doc = "time between decisions (default 15: the HPA's "
+    {.key = "interval_s", .type = UTIL_T_NUMBER, .unit = "s", .def = "15", .min = 0.001,
+     .max = 86400, .doc = "time between decisions (default 15: the HPA's "
             "--horizontal-pod-autoscaler-sync-period)"},
     {.key = "scrape_delay_s", .type = UTIL_T_NUMBER, .unit = "s", .def = "0", .min = 0,
      .max = 86400, .doc = "the metric a decision reads is the value this long before it"},
@@ -158,6 +162,11 @@ static int read_autoscaler(sim_pool *p, const cJSON *o, const char *path, util_d
     if (as->max_replicas < as->min_replicas)
         rc = util_diag_add(d, "%s.autoscaler.max_replicas: %d is below min_replicas %d", path,
                            as->max_replicas, as->min_replicas);
+    double kept = fmax(as->scrape_delay_s, fmax(as->up_window_s, as->down_window_s)) / as->interval_s;
+    if (kept > AS_MAX_KEPT)
+        rc = util_diag_add(d, "%s.autoscaler.interval_s: %g s would keep %.0f samples or "
+                              "recommendations for the delay and windows (at most %d)",
+                           path, as->interval_s, kept, AS_MAX_KEPT);
     bool fraction = as->metric == SIM_AS_KV || as->metric == SIM_AS_UTILISATION;
     if (fraction && as->target > 1)
         rc = util_diag_add(d, "%s.autoscaler.target: %g is above 1, the most a fraction (metric "

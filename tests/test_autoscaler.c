@@ -281,6 +281,7 @@ static void test_bad_input(void)
     refused("cluster.autoscaler.target=-1", "cluster.autoscaler.target");
     refused("cluster.autoscaler.metric=\"latency\"", "cluster.autoscaler.metric");
     refused("cluster.autoscaler.metric=\"kv\"", "cluster.autoscaler.target"); /* 1.5 > 1 */
+    refused("cluster.autoscaler.interval_s=1e-6", "cluster.autoscaler.interval_s");
     refused("cluster.lifecycle.storage=\"tape\"", "cluster.lifecycle.storage");
     refused("cluster.lifecycle.storage=\"local_nvme\"", "cluster.lifecycle");   /* and load_s */
 }
