@@ -122,6 +122,38 @@ static void test_step(void)
                 (double[]){20, 320, 320, 320, 320}, 5);
 }
 
+/* Replicas the autoscaler made at t (rows of the step run under sets). */
+static int made_at(const char *const *sets, double t)
+{
+    support_rows rows;
+    int n = -1;
+    if (run_step(up_trace, 1, sets, &rows) == 0) {
+        made m = added(&rows, 1);
+        n = 0;
+        for (int i = 0; i < m.n; i++) n += m.at[i] == t;
+    }
+    support_rows_fini(&rows);
+    return n;
+}
+
+/* utilisation is the busy fraction over the interval: the first decision
+ * reads [0, 15), whose requests all end before 15 s, so it is the busy
+ * time of the same trace stopped at 15 s over 15 s; targets at 1/1.7 and
+ * 1/2.5 of it make ratios of 1.7 and 2.5: 2 and 3 replicas at 15 s. */
+static void test_utilisation(void)
+{
+    support_rows rows;
+    run_step(up_trace, 1, (const char *[]){"stop.duration_s=15", NULL}, &rows);
+    double u = rows.n_rep == 1 ? rows.rep[0].busy_s / 15 : NAN;
+    support_rows_fini(&rows);
+    cmp_ok(u, >, 0.1, "utilisation: the replica is busy %.4f of [0, 15)", u);
+    char target[64], *sets[] = {"cluster.autoscaler.metric=\"utilisation\"", target, NULL};
+    snprintf(target, sizeof target, "cluster.autoscaler.target=%.17g", u / 1.7);
+    is_int(made_at((const char *const *)sets, 15), 1, "utilisation: ratio 1.7 -> 2 replicas");
+    snprintf(target, sizeof target, "cluster.autoscaler.target=%.17g", u / 2.5);
+    is_int(made_at((const char *const *)sets, 15), 2, "utilisation: ratio 2.5 -> 3 replicas");
+}
+
 /* 8/s then 2/s on 6 replicas: 2/s on 6 recommends ceil(0.22 x 6) = 2 from
  * 315 s, but the window holds the 6 of 300 s until 360 s; the 4 newest
  * drain then. */
@@ -293,6 +325,7 @@ int main(void)
     down_trace = step_trace(8, 2, 600);
     test_step();
     test_scale_down();
+    test_utilisation();
     test_lifecycle();
     test_cost();
     test_per_pool();
