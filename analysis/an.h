@@ -144,8 +144,8 @@ typedef struct an_section {
      * span, and whether it grew throughout the run (scan.c says when) */
     double queue_growth, arrival_span_s;
     bool queue_grew;
-    /* throughput over the window */
-    double window_s;
+    /* throughput over the window, from window_start_s to window_end_s */
+    double window_s, window_start_s, window_end_s;
     double requests_per_s, input_tokens_per_s, output_tokens_per_s;
     double input_tokens, output_tokens; /* of the measured requests */
     an_stats per_user_tokens_per_s; /* 1 / TPOT per request */
@@ -334,9 +334,11 @@ typedef struct an_turn {
     double ttft_p50, ttft_p99; /* gsl's interpolated quantiles of the completed rows' TTFT */
 } an_turn;
 
-/* Cost over the measurement window: every GPU, busy or idle. */
+/* Cost over the measurement window: every GPU, busy or idle, for the part
+ * of the window its replica lived (created to retired, or the end). */
 typedef struct an_cost {
     int gpu_count;
+    bool changing; /* some replica lived only part of the window (an autoscaler's fleet) */
     double usd_per_gpu_hour; /* mean over the GPUs */
     double overhead_fraction;
     double gpu_hours, usd;
@@ -560,6 +562,11 @@ typedef struct an_timeline {
      * kv_occupancy is averaged (NULL: the counted replicas have no such tier) */
     double *cpu_tier_occupancy, *disk_tier_occupancy;
     double *power_w;             /* iterations' energy, idle_w x gpus between them */
+    bool changing;               /* the fleet changed (an autoscaler): some replica was made
+                                  * after 0 or retired before the end */
+    double *starting, *ready;    /* replicas made and not yet ready, ready and not yet
+                                  * retired (draining ones among them: the rows do not say
+                                  * when a drain began); the mean over the interval */
 } an_timeline;
 
 /* Computes run_id's timeline in intervals of interval_s (> 0) seconds, for

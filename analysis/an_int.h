@@ -48,6 +48,9 @@ int an__metric_of(const an__query *q, const char *view, const char *filter, cons
  * unknown). */
 #define AN__SCHEMA_CACHE 3
 #define AN__SCHEMA_PRECISION 4
+/* 5 a replica's life (replicas.created_s .. end_reason; older databases:
+ * every replica there throughout). */
+#define AN__SCHEMA_LIFE 5
 /* 6 the engine's step pipeline (iterations.scheduled_s .. client_s) and the
  * engine core's clock (replicas.output_s, request_metrics.engine_ttft_s and
  * engine_e2e_s; older databases have neither). */

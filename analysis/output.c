@@ -898,8 +898,13 @@ static void print_failures(const an_failures *f, FILE *out)
 static void print_cost(const an_report *r, FILE *out)
 {
     const an_cost *c = &r->cost;
-    fprintf(out, "cost: %d GPU%s x $%s/GPU-hour", c->gpu_count, c->gpu_count == 1 ? "" : "s",
-            num("%.2f", c->usd_per_gpu_hour).s);
+    if (c->changing) /* an autoscaler's fleet: what it held, when */
+        fprintf(out, "cost: %s GPU-hours of %d GPUs, each over the part of the window its "
+                     "replica lived, x $%s/GPU-hour", num("%.3f", c->gpu_hours).s, c->gpu_count,
+                num("%.2f", c->usd_per_gpu_hour).s);
+    else
+        fprintf(out, "cost: %d GPU%s x $%s/GPU-hour", c->gpu_count, c->gpu_count == 1 ? "" : "s",
+                num("%.2f", c->usd_per_gpu_hour).s);
     if (c->overhead_fraction > 0) fprintf(out, " + %.0f%% overhead", 100 * c->overhead_fraction);
     if (r->req.measured == 0) {
         fprintf(out, ": no window to cost (no request completed after the warm-up)\n");

@@ -309,6 +309,8 @@ static void acc_summarise(acc *a)
     an__dist_reciprocal_stats(&a->m[M_TPOT], &s->per_user_tokens_per_s);
     s->window_s = isfinite(a->first_arrival) && isfinite(a->last_finish)
                       ? a->last_finish - a->first_arrival : NAN;
+    s->window_start_s = a->first_arrival;
+    s->window_end_s = a->last_finish;
     s->requests_per_s = an__ratio((double)s->measured, s->window_s);
     s->input_tokens_per_s = an__ratio(s->input_tokens, s->window_s);
     s->output_tokens_per_s = an__ratio(s->output_tokens, s->window_s);

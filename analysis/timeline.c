@@ -7,6 +7,9 @@
  * share to the intervals it spans (O(span / interval) work per row), so a
  * million requests over 20,000 s cost the same memory as ten.
  *
+ * With a fleet that changed (an autoscaler's) it also has the replicas
+ * starting and ready, from the replicas' rows.
+ *
  * The columns are accumulated as integrals over each interval (request-
  * seconds, tokens, joules, token-seconds of KV) and divided by the
  * interval's length at the end, so an interval that a span only grazes gets
@@ -119,6 +122,8 @@ static int alloc_intervals(an_timeline *t, util_diag *d)
     t->running = util_xcalloc(m, sizeof *t->running);
     t->kv_occupancy = util_xcalloc(m, sizeof *t->kv_occupancy);
     t->power_w = util_xcalloc(m, sizeof *t->power_w);
+    t->starting = util_xcalloc(m, sizeof *t->starting);
+    t->ready = util_xcalloc(m, sizeof *t->ready);
     return UTIL_OK;
 }
 
@@ -399,6 +404,31 @@ static int add_tiers(sqlite3 *db, an_timeline *t, util_diag *d)
     return rc;
 }
 
+/* ---- replicas ----------------------------------------------------------- */
+
+/* Each replica's life by state: starting from created_s to ready_s (to
+ * retired_s if it never was), ready from ready_s to retired_s or the end. */
+static int add_replicas(sqlite3 *db, an_timeline *t, util_diag *d)
+{
+    if (an__schema(db) < AN__SCHEMA_LIFE) return UTIL_OK; /* every replica there throughout */
+    sqlite3_stmt *st = prepare(db, t, "SELECT created_s, ready_s, CASE end_reason WHEN "
+                                      "'end_of_run' THEN NULL ELSE retired_s END FROM replicas"
+                                      " WHERE run_id = ?1 AND (?2 IS NULL OR replica = ?2)");
+    if (!st) return db_fail(db, d, "cannot read replicas");
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        double made = sqlite3_column_double(st, 0), ready = an__column_num(st, 1);
+        double gone = an__column_num(st, 2);
+        t->changing |= made > 0 || !isnan(gone);
+        if (isnan(gone)) gone = t->end_s;
+        if (!(ready >= made)) ready = gone; /* drained before it was ready */
+        occupy(t, t->starting, made, ready);
+        occupy(t, t->ready, ready, gone);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? UTIL_OK : db_fail(db, d, "cannot read replicas");
+}
+
 /* ---- the whole ---------------------------------------------------------- */
 
 /* A column of token-seconds of KV becomes its average share of capacity
@@ -418,6 +448,8 @@ static void finish(an_timeline *t, bool iterations, const double capacity[3], do
         t->output_tokens_per_s[i] /= w;
         t->queue[i] /= w;
         t->running[i] /= w;
+        t->starting[i] /= w;
+        t->ready[i] /= w;
         t->power_w[i] = iterations ? (t->power_w[i] + idle_w * w) / w : NAN;
     }
     occupancy(t, t->kv_occupancy, iterations, capacity[0]);
@@ -440,6 +472,7 @@ int an_timeline_compute(sqlite3 *db, int64_t run_id, double interval_s, int repl
     if (!rc) rc = alloc_intervals(t, d);
     if (!rc) rc = load_tiers(db, t, &capacity[1], &capacity[2], d);
     if (!rc) rc = add_requests(db, t, timeout_s, d);
+    if (!rc) rc = add_replicas(db, t, d);
     if (!rc) rc = has_iterations(db, t, &t->has_iterations, d);
     if (!rc && t->has_iterations) rc = load_idle_w(db, t, &idle_w, d);
     if (!rc && t->has_iterations) rc = add_iterations(db, t, d);
@@ -460,5 +493,7 @@ void an_timeline_fini(an_timeline *t)
     free(t->cpu_tier_occupancy);
     free(t->disk_tier_occupancy);
     free(t->power_w);
+    free(t->starting);
+    free(t->ready);
     memset(t, 0, sizeof *t);
 }

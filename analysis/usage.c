@@ -28,11 +28,16 @@ typedef struct replica_row {
     double spec[8];   /* replicas.spec_k .. spec_verify_s, in SPEC_COLUMNS' order */
     double lora[6];   /* replicas.lora_slots .. lora_kernel_s, in LORA_COLUMNS' order */
     double offload[10]; /* replicas.cpu_tier_bytes .. disk_loaded_bytes, OFFLOAD_COLUMNS' order */
+    double created_s, retired_s; /* its life (LIFE_COLUMNS; retired_s NAN: to the end) */
 } replica_row;
 
 #define OFFLOAD_COLUMNS                                                                            \
     "cpu_tier_bytes, cpu_lookup_tokens, cpu_hit_tokens, cpu_stored_bytes, cpu_loaded_bytes,"      \
     " disk_tier_bytes, disk_lookup_tokens, disk_hit_tokens, disk_stored_bytes, disk_loaded_bytes"
+
+/* A replica's life; one there at the end lived to the end, whatever its
+ * retired_s says. */
+#define LIFE_COLUMNS "created_s, CASE end_reason WHEN 'end_of_run' THEN NULL ELSE retired_s END"
 
 #define LORA_COLUMNS                                                                               \
     "lora_slots, lora_lookups, lora_gpu_hits, lora_cpu_hits, lora_load_s, lora_kernel_s"
@@ -57,13 +62,14 @@ static char *replica_select(int schema)
     return util_xasprintf(
         "SELECT replica, gpus, pool, gpu, busy_s, batch_seq_s, flops, bytes, peak_flops,"
         " peak_bw, kv_capacity_tokens, kv_peak_tokens, kv_token_s, tdp_w, idle_w,"
-        " energy_j, usd_per_gpu_hour, %s, %s, " MAX_BATCH ", %s, %s, %s FROM replicas"
+        " energy_j, usd_per_gpu_hour, %s, %s, " MAX_BATCH ", %s, %s, %s, %s FROM replicas"
         " WHERE run_id = ?1 ORDER BY replica",
         schema >= AN__SCHEMA_CACHE ? "evicted_blocks" : "0",
         schema >= AN__SCHEMA_PRECISION ? "weight_bytes, kv_bytes_per_token" : "NULL, NULL",
         schema >= AN__SCHEMA_SPEC ? SPEC_COLUMNS : "0, 0, 0, 0, 0, 0, 0, 0",
         schema >= AN__SCHEMA_LORA ? LORA_COLUMNS : "0, 0, 0, 0, 0, 0",
-        schema >= AN__SCHEMA_OFFLOAD ? OFFLOAD_COLUMNS : "0, 0, 0, 0, 0, 0, 0, 0, 0, 0");
+        schema >= AN__SCHEMA_OFFLOAD ? OFFLOAD_COLUMNS : "0, 0, 0, 0, 0, 0, 0, 0, 0, 0",
+        schema >= AN__SCHEMA_LIFE ? LIFE_COLUMNS : "0, NULL");
 }
 
 /* A replica's figures are checked as input is: each a number, finite and
@@ -124,6 +130,8 @@ static int read_replicas(const an__query *q, replica_row **out, int *n, util_dia
         for (int i = 0; i < 8; i++) x->spec[i] = sqlite3_column_double(st, 21 + i);
         for (int i = 0; i < 6; i++) x->lora[i] = sqlite3_column_double(st, 29 + i);
         for (int i = 0; i < 10; i++) x->offload[i] = sqlite3_column_double(st, 35 + i);
+        x->created_s = sqlite3_column_double(st, 45);
+        x->retired_s = an__column_num(st, 46);
     }
     sqlite3_finalize(st);
     *out = v;
@@ -338,20 +346,35 @@ static void load_replica(bool by_replica, const replica_row *x, an_report *r, an
 
 /* ---- cost and energy ---- */
 
-/* Every GPU is paid for, busy or idle, over the window. */
+/* The share of the window replica x lived: 1 for one there throughout. */
+static double share_of_window(const replica_row *x, const an_section *s)
+{
+    double from = s->window_start_s, to = s->window_end_s;
+    double born = fmax(x->created_s, from), gone = isnan(x->retired_s) ? to : fmin(x->retired_s, to);
+    if (born <= from && gone >= to) return 1;
+    return gone > born ? (gone - born) / s->window_s : 0;
+}
+
+/* Every GPU is paid for, busy or idle, over the part of the window its
+ * replica lived: a fleet that changed pays for what it had when, a fixed
+ * one for every GPU over the whole window. */
 static void load_cost(const replica_row *x, int n, an_report *r)
 {
     an_cost *c = &r->cost;
     const an_section *s = &r->req;
-    double usd_per_hour = 0; /* the cluster's */
+    double usd_per_hour = 0, gpus_held = 0; /* the cluster's, over the window */
     c->gpu_count = 0;
+    c->changing = false;
     for (int i = 0; i < n; i++) {
+        double share = share_of_window(&x[i], s);
+        c->changing |= share != 1;
         c->gpu_count += x[i].gpus;
-        usd_per_hour += x[i].gpus * x[i].usd_per_gpu_hour;
+        usd_per_hour += x[i].gpus * x[i].usd_per_gpu_hour * share;
+        gpus_held += x[i].gpus * share;
     }
     double hours = s->window_s / 3600;
-    c->usd_per_gpu_hour = an__ratio(usd_per_hour, c->gpu_count);
-    c->gpu_hours = c->gpu_count * hours;
+    c->usd_per_gpu_hour = an__ratio(usd_per_hour, gpus_held);
+    c->gpu_hours = gpus_held * hours;
     c->usd = usd_per_hour * hours * (1 + c->overhead_fraction);
     c->usd_per_million_output_tokens = an__ratio(c->usd, s->output_tokens / 1e6);
     c->usd_per_million_total_tokens = an__ratio(c->usd, (s->input_tokens + s->output_tokens) / 1e6);

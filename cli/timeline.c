@@ -22,7 +22,9 @@ static const char timeline_usage[] =
     "arrivals, completions and time-outs in it, and the average output token rate,\n"
     "requests waiting and in service, KV occupancy and power over it (the last two\n"
     "need `servesim run --record-iterations`; empty otherwise); with\n"
-    "cluster.kv_offload, the share of its CPU and disk tiers in use too.\n"
+    "cluster.kv_offload, the share of its CPU and disk tiers in use too; with a\n"
+    "fleet that changed (cluster.autoscaler, cluster.failures), the replicas\n"
+    "starting and ready over it.\n"
     "\n"
     "  --run ID       which run (servesim numbers runs 1, 2, ... in each database)\n"
     "  --interval S   interval length: seconds, or with a unit as --slo takes it (0.5,\n"
@@ -37,7 +39,8 @@ typedef enum format { TEXT, CSV, JSON } format;
  * and decimals are the aligned table's. */
 enum {
     T_S, ARRIVALS, COMPLETIONS, TIMED_OUT, TOKENS, QUEUE, RUNNING, KV, POWER,
-    CPU_TIER, DISK_TIER, /* only with kv_offload's tiers: last, so the others keep their place */
+    CPU_TIER, DISK_TIER, /* only with kv_offload's tiers: after the others, which keep their place */
+    STARTING, READY,     /* only when the fleet changed */
     N_COLUMNS
 };
 
@@ -56,13 +59,18 @@ static const struct column {
     {"power_w", 10, 1},
     {"cpu_tier_occupancy", 19, 3},  /* fraction of the CPU tiers */
     {"disk_tier_occupancy", 20, 3}, /* fraction of the disk tiers */
+    {"starting", 9, 2},             /* replicas */
+    {"ready", 9, 2},                /* replicas */
 };
 
-/* Whether the run has column c (the tiers' only with the tiers). */
+/* Whether the run has column c: the tiers' only with the tiers, the
+ * replicas' states only when its fleet changed, so that a fixed fleet's
+ * timeline without tiers is as it was. */
 static bool shown(const an_timeline *t, int c)
 {
     if (c == CPU_TIER) return t->cpu_tier_occupancy != NULL;
     if (c == DISK_TIER) return t->disk_tier_occupancy != NULL;
+    if (c == STARTING || c == READY) return t->changing;
     return true;
 }
 
@@ -80,6 +88,8 @@ static double value(const an_timeline *t, size_t i, int c)
     case KV: return t->kv_occupancy[i];
     case CPU_TIER: return t->cpu_tier_occupancy[i];
     case DISK_TIER: return t->disk_tier_occupancy[i];
+    case STARTING: return t->starting[i];
+    case READY: return t->ready[i];
     default: return t->power_w[i];
     }
 }

@@ -75,6 +75,7 @@ sim_engine *sim_engine_create(const sim_scenario *sc, const sim_sink *sink)
     e->in_flight_limit = sc->max_in_flight > 0 ? sc->max_in_flight : default_limit(sc);
     e->backlog_test = sc->max_in_flight == 0; /* a limit of the user's own is the whole guard */
     start_streams(e);
+    sim__as_init(e); /* after the streams: their time-0 arrivals come first */
     return e;
 }
 
@@ -82,6 +83,7 @@ sim_engine *sim_engine_create(const sim_scenario *sc, const sim_sink *sink)
 void sim_engine_destroy(sim_engine *e)
 {
     if (!e) return;
+    sim__as_fini(e);
     sim__fl_fini(e);
     sim__fa_destroy(e);
     sim__gw_destroy(e);
@@ -206,12 +208,23 @@ static void check_drained(const sim_engine *e)
 }
 #endif
 
+/* Events that keep nothing going by themselves: the autoscalers' chains
+ * and the replicas they are starting (autoscaler.c), the failure and spot
+ * clocks (failures.c), which never stop.  The run ends when only they are
+ * left -- with failures, once no request is in flight either, as one may
+ * be waiting for a replacement. */
+static bool background_only(const sim_engine *e)
+{
+    if (e->events.n > (size_t)e->as_pending + sim__fa_pending(e)) return false;
+    return sim__fa_pending(e) == 0 || e->done == e->next_request_id;
+}
+
 int sim_engine_run(sim_engine *e, const volatile sig_atomic_t *stop, sim_progress_fn progress,
                    void *arg)
 {
     sim__event ev;
     int rc = UTIL_OK;
-    while (!e->sink_rc && !e->failed && !sim__fa_idle(e) && sim__heap_pop(&e->events, &ev)) {
+    while (!e->sink_rc && !e->failed && !background_only(e) && sim__heap_pop(&e->events, &ev)) {
         if (stop && *stop) {
             rc = UTIL_EINTR;
             break;

@@ -16,8 +16,8 @@
  * its replacement is made repair_s after the notice.
  *
  * The clocks never stop by themselves, so the run would not end: the
- * engine's loop stops once only this file's events are left and no
- * request is in flight (sim__fa_idle) -- nothing could arrive any more.
+ * engine's loop stops once only this file's events (and the autoscaler's)
+ * are left and no request is in flight (sim__fa_pending) -- nothing could arrive any more.
  */
 #include "sim_int.h"
 
@@ -266,9 +266,9 @@ void sim__fa_ready(sim__replica *rp)
                    spot_clock, rp->id);
 }
 
-bool sim__fa_idle(const sim_engine *e)
+size_t sim__fa_pending(const sim_engine *e)
 {
-    return e->fa && (size_t)e->fa->pending == e->events.n && e->done == e->next_request_id;
+    return e->fa ? (size_t)e->fa->pending : 0;
 }
 
 void sim__fa_destroy(sim_engine *e)

@@ -149,6 +149,13 @@ static const sim_pool *first_pool_of(const sim_scenario *sc, int model)
     return &sc->pools[i];
 }
 
+sim__group *sim__fl_group_of(const sim_engine *e, const sim_pool *p)
+{
+    const sim_scenario *sc = e->sc;
+    int k = p->index == sc->disagg_decode ? 1 : sc->disagg_prefill >= 0 ? 0 : p->model;
+    return e->fleet.groups[k];
+}
+
 void sim__fl_init(sim_engine *e)
 {
     const sim_scenario *sc = e->sc;
@@ -166,8 +173,7 @@ void sim__fl_init(sim_engine *e)
     }
     for (int i = 0; i < sc->n_pools; i++) {
         const sim_pool *p = &sc->pools[i];
-        int k = i == sc->disagg_decode ? 1 : sc->disagg_prefill >= 0 ? 0 : p->model;
-        sim__group *g = f->groups[k];
+        sim__group *g = sim__fl_group_of(e, p);
         for (int j = 0; j < p->replicas; j++) ready(make_replica(e, p, g));
         e->prefix_caching |= f->by_id[f->n_ids - 1].rp->pc_on;
     }
@@ -226,7 +232,7 @@ void sim__fl_emit_rows(sim_engine *e)
 
 /* ---- added, drained, failed ---- */
 
-static void ready_event(sim_engine *e, void *subject, int64_t id)
+void sim__fl_ready_event(sim_engine *e, void *subject, int64_t id)
 {
     (void)subject;
     sim__replica *rp = sim__fl_get(e, (int32_t)id);
@@ -235,11 +241,16 @@ static void ready_event(sim_engine *e, void *subject, int64_t id)
     sim__rp_wake(rp); /* a central queue may hold work for it */
 }
 
+int32_t sim__fl_make(sim_engine *e, const sim_pool *p, sim__group *g)
+{
+    return make_replica(e, p, g)->id;
+}
+
 int32_t sim__fl_add(sim_engine *e, const sim_pool *p, sim__group *g, int64_t ready_after_ns)
 {
-    sim__replica *rp = make_replica(e, p, g);
-    sim__heap_push(&e->events, e->now + ready_after_ns, ready_event, NULL, rp->id);
-    return rp->id;
+    int32_t id = sim__fl_make(e, p, g);
+    sim__heap_push(&e->events, e->now + ready_after_ns, sim__fl_ready_event, NULL, id);
+    return id;
 }
 
 static void retire_event(sim_engine *e, void *subject, int64_t id)

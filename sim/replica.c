@@ -206,6 +206,7 @@ void sim__rp_enqueue(sim__replica *rp, sim__request *r)
         return;
     }
     sim__sched_stamp(rp->pool, r);
+    if (rp->e->as_arrivals) rp->e->as_arrivals[rp->pool->index]++; /* autoscaler.c's rps */
     sim__waitq_push(rp->q, r, false);
     count_queued(rp, r, +1);
     if (rp->q == &rp->own) {

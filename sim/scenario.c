@@ -198,7 +198,14 @@ static const util_field speculative_fields[] = {
                 "cost (docs/lora.md)"},                                                    \
         {.key = "failures", .type = UTIL_T_OBJECT, .sub = sim__failure_fields,                 \
          .doc = "unplanned failures (mtbf_s per GPU or at_s), their repair, spot take-backs "   \
-                "and what the requests see (docs/failures.md)"}
+                "and what the requests see (docs/failures.md)"},                              \
+        {.key = "autoscaler", .type = UTIL_T_OBJECT, .sub = sim__autoscaler_fields,            \
+         .doc = "resize the pool as the Kubernetes HPA does, on a metric per replica "          \
+                "(docs/autoscaling.md)"},                                                      \
+        {.key = "lifecycle", .type = UTIL_T_OBJECT, .sub = sim__lifecycle_fields,              \
+         .doc = "how long a replica the fleet adds (the autoscaler's, a failed one's "         \
+                "replacement) takes to serve: provisioning, the model's load, warm-up "        \
+                "(docs/autoscaling.md)"}
 
 static const util_field pool_fields[] = {
     {.key = "name", .type = UTIL_T_STRING, .flags = UTIL_REQUIRED, .doc = "pool name"},
@@ -374,7 +381,8 @@ static void inherit_pools(cJSON *root)
                                        "pipeline_parallel", "cost_model", "engine",
                                        "scheduler", "host", "quantization", "kv_cache_dtype",
                                        "expert_parallel", "expert_skew", "expert_counts",
-                                       "gpus_per_node", "network_gbs", "lora", "failures"};
+                                       "gpus_per_node", "network_gbs", "lora", "failures",
+                                       "autoscaler", "lifecycle"};
     /* speculation is a decoder's: a disaggregated cluster's prefill pool,
      * which never decodes, does not take the cluster's drafter */
     const char *prefill = cJSON_GetStringValue(
@@ -1157,6 +1165,7 @@ static int build_pool(sim_pool *p, cJSON *obj, const char *path, const mdl_catal
     else if (sim__lr_read(p, obj, path, d)) rc = UTIL_EINPUT;
     if (sim__fa_read(p, obj, path, d)) rc = UTIL_EINPUT;
     else if (size_cache(p, sched, path, d)) rc = UTIL_EINPUT;
+    if (sim__as_read(p, obj, path, d)) rc = UTIL_EINPUT;
     return rc;
 }
 

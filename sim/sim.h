@@ -165,6 +165,41 @@ typedef struct sim_failures {
 /* The adapter + 1 drawn by the popularity for request id under seed. */
 int32_t sim_lora_draw(const sim_lora *lr, uint64_t seed, int64_t id);
 
+/* cluster.autoscaler (docs/autoscaling.md): the Kubernetes Horizontal Pod
+ * Autoscaler's algorithm over one pool, every interval_s, on a metric per
+ * replica seen scrape_delay_s late. */
+typedef enum sim_as_metric {
+    SIM_AS_QUEUE,       /* waiting requests per replica */
+    SIM_AS_KV,          /* KV cache use fraction */
+    SIM_AS_RUNNING,     /* running requests per replica */
+    SIM_AS_UTILISATION, /* busy fraction over the last interval */
+    SIM_AS_RPS,         /* arrivals per second per replica over the last interval */
+} sim_as_metric;
+extern const char *const sim_as_metric_names[];
+
+typedef struct sim_autoscaler {
+    bool on;
+    sim_as_metric metric;
+    double target;
+    int min_replicas, max_replicas;
+    int max_step;              /* most replicas added or removed a decision; 0: no limit */
+    double interval_s, scrape_delay_s, up_window_s, down_window_s;
+} sim_autoscaler;
+
+/* cluster.lifecycle: how long a replica the autoscaler adds takes before it
+ * serves -- a node's provisioning, the model's load, the engine's warm-up.
+ * The scenario's own replicas are ready at time 0. */
+typedef struct sim_lifecycle {
+    double provision_s, load_s, warm_up_s; /* load_s: given, or weight bytes / read_bw */
+    double read_bw;                        /* storage's bytes/s; 0 when load_s was given */
+} sim_lifecycle;
+/* A local NVMe SSD's sequential read (Samsung 990 PRO datasheet, as
+ * SIM_LORA_DISK_BW) and a network filesystem's most per client (Amazon EFS,
+ * Elastic throughput: 1,500 MiBps per client, "Amazon EFS performance
+ * specifications"). */
+#define SIM_STORAGE_NVME_BW SIM_LORA_DISK_BW
+#define SIM_STORAGE_NETFS_BW (1500.0 * 1048576.0)
+
 /* Identical replicas of one model on one kind of GPU, run by one engine.
  * The engine preset (cluster.engine) gave every scheduler and host key the
  * scenario did not set; the host latencies per iteration are in cost
@@ -202,6 +237,8 @@ typedef struct sim_pool {
     sim_spec spec;              /* speculative decoding (cluster.speculative) */
     sim_lora lora;              /* LoRA adapters (cluster.lora) */
     sim_failures failures;      /* cluster.failures */
+    sim_autoscaler autoscaler;  /* cluster.autoscaler; .on false without it */
+    sim_lifecycle lifecycle;    /* cluster.lifecycle: a new replica's start-up */
     int model;                  /* the index of its model in sim_scenario.models */
 } sim_pool;
 

@@ -555,6 +555,8 @@ typedef struct sim__replica {
                             * the next plan is made (release_finished) */
     /* its life (fleet.c) */
     int64_t created_ns, ready_ns; /* made; ready to take work (-1: not yet) */
+    int64_t as_busy_ns, as_since_ns; /* autoscaler.c: busy time and the instant at its last
+                                      * sample (the utilisation metric's interval) */
     bool draining, retire_pending;
     /* totals for the replica row */
     int64_t busy_ns, iterations, preemptions, out_of_range, prefill_tokens, decode_tokens;
@@ -749,6 +751,9 @@ struct sim_engine {
     sim__task *tasks, *free_tasks;
     struct sim__gateway *gw; /* cluster.gateway's queues and budgets; NULL without it */
     struct sim__fa *fa;      /* cluster.failures' streams and events; NULL without them */
+    struct sim__as *as;      /* cluster.autoscaler, a pool each; NULL without any */
+    int64_t *as_arrivals;    /* ... and the requests each pool's replicas were sent */
+    int32_t as_pending;      /* the autoscalers' events in the heap */
 };
 
 /* ---- a request's life (request.c), called from every file ---- */
@@ -826,8 +831,9 @@ void sim__fa_init(sim_engine *e);
 void sim__fa_destroy(sim_engine *e);
 /* A replica became ready: its failure and spot clocks start. */
 void sim__fa_ready(sim__replica *rp);
-/* Only failure events are left and nothing is in flight: the run is over. */
-bool sim__fa_idle(const sim_engine *e);
+/* The failure and spot clocks' events in the heap, which never stop by
+ * themselves (the engine's loop ends when only such events are left). */
+size_t sim__fa_pending(const sim_engine *e);
 
 /* ---- a replica's start-up (lifecycle.c, cluster.lifecycle) ---- */
 
@@ -882,6 +888,11 @@ void sim__fl_fini(sim_engine *e);
 /* A new replica of pool p in group g, now; it takes work ready_after_ns
  * later.  Returns its id. */
 int32_t sim__fl_add(sim_engine *e, const sim_pool *p, sim__group *g, int64_t ready_after_ns);
+/* The same in two halves, for a caller that schedules the readiness itself
+ * (autoscaler.c): a new replica, not ready; and the event that makes
+ * replica id ready (nothing if it failed or drained first). */
+int32_t sim__fl_make(sim_engine *e, const sim_pool *p, sim__group *g);
+void sim__fl_ready_event(sim_engine *e, void *subject, int64_t id);
 /* Replica id leaves its group now and retires once it holds nothing. */
 void sim__fl_drain(sim_engine *e, int32_t id, sim__drain how);
 /* Replica id fails now: its KV cache and prefix cache are gone, and every
@@ -907,6 +918,20 @@ typedef struct sim__change {
 void sim__fl_schedule(sim_engine *e, int64_t at, const sim__change *c);
 /* Every replica still in the table emits its row (end of run). */
 void sim__fl_emit_rows(sim_engine *e);
+/* The group pool p's replicas join. */
+sim__group *sim__fl_group_of(const sim_engine *e, const sim_pool *p);
+
+/* ---- the autoscaler (autoscaler.c) ---- */
+
+/* cluster.autoscaler's and cluster.lifecycle's keys (a pool's own or inherited). */
+extern const util_field sim__autoscaler_fields[];
+extern const util_field sim__lifecycle_fields[];
+/* A pool's cluster.autoscaler and cluster.lifecycle, after its model is read. */
+int sim__as_read(sim_pool *p, const cJSON *obj, const char *path, util_diag *d);
+/* The autoscalers of the pools that have one start: their first sample and
+ * decision are scheduled. */
+void sim__as_init(sim_engine *e);
+void sim__as_fini(sim_engine *e);
 
 /* ---- a replica (replica.c): what the router, the fleet and request.c call ---- */
 

@@ -1,0 +1,494 @@
+/*
+ * autoscaler.c: cluster.autoscaler and cluster.lifecycle (docs/autoscaling.md)
+ * -- each pool with an autoscaler is resized by the Kubernetes Horizontal
+ * Pod Autoscaler's algorithm, and a replica it adds serves only after its
+ * node is provisioned, its weights are read and its engine has warmed up.
+ *
+ * Two chains of events a pool, both every interval_s: a sample of the
+ * metric over the pool's ready replicas at k x interval_s - scrape_delay_s,
+ * kept in a ring, and a decision at k x interval_s that reads the sample
+ * taken scrape_delay_s before it -- a metrics pipeline's lag, exactly.  The
+ * decision is the HPA's, as kubernetes/kubernetes documents it
+ * (kubernetes.io/docs/tasks/run-application/horizontal-pod-autoscale/,
+ * "Algorithm details") and codes it (pkg/controller/podautoscaler/
+ * replica_calculator.go calcPlainMetricReplicas and groupPods, and
+ * horizontal.go stabilizeRecommendationWithBehaviors, at commit 00067268):
+ * desired = ceil(ratio x replicas with a metric), ratio = the metric's
+ * mean / target, and no change while |ratio - 1| <= 0.1.  A replica still
+ * provisioning is a Pending pod (ignored: counted at 0 on a scale-up only);
+ * one loading or warming up is a Running pod without metrics (an engine
+ * serves /metrics once its model is loaded), as is one ready since the
+ * sample was taken: counted at the target on a scale-down and at 0 on a
+ * scale-up, and no change if that turns the direction.  The recommendations
+ * are kept for the longer window: a scale-up takes the lowest of those within
+ * scale_up_window_s, a scale-down the highest within scale_down_window_s;
+ * then max_step and [min, max].  Scale-down drains the replicas still
+ * starting first, then the newest ready ones: what a ReplicaSet deletes
+ * first (pkg/controller/controller_utils.go ActivePods: not ready before
+ * ready, then the most recently ready), and what loses least -- the newest
+ * replica has the coldest prefix cache.
+ *
+ * The engine's loop ends once only these chains, and replicas the
+ * autoscaler made that are not ready yet, are left in the event heap
+ * (sim_engine.as_pending counts them), so a run still ends when its work
+ * does.  Memory is a pool's rings: O(window / interval).
+ */
+#include "sim_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const sim_as_metric_names[] = {"queue", "kv", "running", "utilisation", "rps", NULL};
+
+/* The HPA's tolerance: --horizontal-pod-autoscaler-tolerance, default 0.1
+ * (the documentation's "Algorithm details"). */
+#define AS_TOLERANCE 0.1
+
+/* The most samples or recommendations a pool keeps (the delay or the
+ * longer window over the interval): 24 MB at most, where a typo such as
+ * interval_s 1e-9 would otherwise ask for terabytes. */
+#define AS_MAX_KEPT 1000000
+
+/* ---- the keys ---- */
+
+const util_field sim__autoscaler_fields[] = {
+    {.key = "metric", .type = UTIL_T_STRING, .choices = sim_as_metric_names,
+     .flags = UTIL_REQUIRED,
+     .doc = "what a replica reports: queue (waiting requests), kv (KV cache use fraction), "
+            "running (running requests), utilisation (busy fraction over the last interval), "
+            "rps (arrivals per second over the last interval)"},
+    {.key = "target", .type = UTIL_T_NUMBER, .min = 0, .max = 1e9,
+     .flags = UTIL_REQUIRED | UTIL_MIN_EXCLUSIVE,
+     .doc = "the metric's mean per replica the autoscaler aims at (kv and utilisation: at "
+            "most 1)"},
+    {.key = "min_replicas", .type = UTIL_T_INTEGER, .def = "1", .min = 1, .max = 1e5,
+     .doc = "fewest replicas (the HPA's minReplicas, default 1)"},
+    {.key = "max_replicas", .type = UTIL_T_INTEGER, .min = 1, .max = 1e5, .flags = UTIL_REQUIRED,
+     .doc = "most replicas (the HPA's maxReplicas), at least min_replicas"},
+    {.key = "interval_s", .type = UTIL_T_NUMBER, .unit = "s", .def = "15", .min = 0.001,
+     .max = 86400, .doc = "time between decisions (default 15: the HPA's "
+            "--horizontal-pod-autoscaler-sync-period)"},
+    {.key = "scrape_delay_s", .type = UTIL_T_NUMBER, .unit = "s", .def = "0", .min = 0,
+     .max = 86400, .doc = "the metric a decision reads is the value this long before it"},
+    {.key = "scale_up_window_s", .type = UTIL_T_NUMBER, .unit = "s", .def = "0", .min = 0,
+     .max = 604800,
+     .doc = "a scale-up goes to the lowest recommendation within this window (default 0: the "
+            "HPA's scaleUp stabilizationWindowSeconds)"},
+    {.key = "scale_down_window_s", .type = UTIL_T_NUMBER, .unit = "s", .def = "300", .min = 0,
+     .max = 604800,
+     .doc = "a scale-down goes to the highest recommendation within this window (default 300: "
+            "the HPA's scaleDown stabilizationWindowSeconds)"},
+    {.key = "max_step", .type = UTIL_T_INTEGER, .min = 1, .max = 1e5,
+     .doc = "most replicas added or removed by one decision (default: no limit)"},
+    {0},
+};
+
+static const char *storage_names[] = {"local_nvme", "network_fs", NULL};
+
+static const util_field storage_fields[] = {
+    {.key = "read_gbs", .type = UTIL_T_NUMBER, .unit = "GB/s", .min = 0.001, .max = 1e4,
+     .flags = UTIL_REQUIRED, .doc = "the storage's read bandwidth to one replica"},
+    {0},
+};
+
+static int check_storage(cJSON *item, const char *path, void *ctx, util_diag *d)
+{
+    (void)ctx;
+    if (cJSON_IsObject(item)) return UTIL_OK;
+    for (int i = 0; storage_names[i]; i++)
+        if (!strcmp(item->valuestring, storage_names[i])) return UTIL_OK;
+    return util_diag_unknown(d, path, "storage", item->valuestring, storage_names);
+}
+
+const util_field sim__lifecycle_fields[] = {
+    {.key = "provision_s", .type = UTIL_T_NUMBER, .unit = "s", .def = "0", .min = 0, .max = 86400,
+     .doc = "a new replica's node is provisioned (default 0: a node is free)"},
+    {.key = "load_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0, .max = 86400,
+     .doc = "a measured model load time (or storage)"},
+    {.key = "storage", .type = UTIL_T_NAME_OR_OBJECT, .sub = storage_fields, .check = check_storage,
+     .doc = "where the weights are read from: local_nvme (7.45 GB/s), network_fs (1.57 GB/s) or "
+            "{read_gbs}; the load takes the replica's weight bytes / that bandwidth "
+            "(docs/autoscaling.md lists the sources)"},
+    {.key = "warm_up_s", .type = UTIL_T_NUMBER, .unit = "s", .def = "0", .min = 0, .max = 86400,
+     .doc = "after the load: CUDA graph capture, compilation (default 0)"},
+    {0},
+};
+
+static double storage_bw(const cJSON *storage)
+{
+    if (cJSON_IsObject(storage)) return util_json_number(storage, "read_gbs", 1) * 1e9;
+    return !strcmp(storage->valuestring, "local_nvme") ? SIM_STORAGE_NVME_BW
+                                                       : SIM_STORAGE_NETFS_BW;
+}
+
+/* The replica's load reads every GPU's shard through its node's one
+ * storage path, so the bandwidth is the replica's, not each GPU's. */
+static int read_lifecycle(sim_pool *p, const cJSON *o, const char *path, util_diag *d)
+{
+    sim_lifecycle *lc = &p->lifecycle;
+    *lc = (sim_lifecycle){0};
+    if (!o) return UTIL_OK;
+    lc->provision_s = util_json_number(o, "provision_s", 0);
+    lc->warm_up_s = util_json_number(o, "warm_up_s", 0);
+    const cJSON *load = util_json_member(o, "load_s");
+    const cJSON *storage = util_json_member(o, "storage");
+    if (load && storage)
+        return util_diag_add(d, "%s.lifecycle: give load_s or storage, not both", path);
+    if (load) lc->load_s = load->valuedouble;
+    if (!storage) return UTIL_OK;
+    lc->read_bw = storage_bw(storage);
+    double bytes = mdl_model_weight_bytes(&p->cost.model) + p->spec.head_weight_bytes;
+    lc->load_s = bytes / lc->read_bw;
+    return UTIL_OK;
+}
+
+static int read_autoscaler(sim_pool *p, const cJSON *o, const char *path, util_diag *d)
+{
+    sim_autoscaler *as = &p->autoscaler;
+    *as = (sim_autoscaler){0};
+    if (!o) return UTIL_OK;
+    as->on = true;
+    as->metric = (sim_as_metric)util_json_choice(o, "metric", sim_as_metric_names);
+    as->target = util_json_number(o, "target", 1);
+    as->min_replicas = (int)util_json_number(o, "min_replicas", 1);
+    as->max_replicas = (int)util_json_number(o, "max_replicas", 1);
+    as->max_step = (int)util_json_number(o, "max_step", 0);
+    as->interval_s = util_json_number(o, "interval_s", 15);
+    as->scrape_delay_s = util_json_number(o, "scrape_delay_s", 0);
+    as->up_window_s = util_json_number(o, "scale_up_window_s", 0);
+    as->down_window_s = util_json_number(o, "scale_down_window_s", 300);
+    int rc = UTIL_OK;
+    if (as->max_replicas < as->min_replicas)
+        rc = util_diag_add(d, "%s.autoscaler.max_replicas: %d is below min_replicas %d", path,
+                           as->max_replicas, as->min_replicas);
+    double kept = fmax(as->scrape_delay_s, fmax(as->up_window_s, as->down_window_s)) / as->interval_s;
+    if (kept > AS_MAX_KEPT)
+        rc = util_diag_add(d, "%s.autoscaler.interval_s: %g s would keep %.0f samples or "
+                              "recommendations for the delay and windows (at most %d)",
+                           path, as->interval_s, kept, AS_MAX_KEPT);
+    bool fraction = as->metric == SIM_AS_KV || as->metric == SIM_AS_UTILISATION;
+    if (fraction && as->target > 1)
+        rc = util_diag_add(d, "%s.autoscaler.target: %g is above 1, the most a fraction (metric "
+                              "%s) can be", path, as->target, sim_as_metric_names[as->metric]);
+    return rc;
+}
+
+int sim__as_read(sim_pool *p, const cJSON *obj, const char *path, util_diag *d)
+{
+    int rc = read_autoscaler(p, util_json_member(obj, "autoscaler"), path, d);
+    if (read_lifecycle(p, util_json_member(obj, "lifecycle"), path, d)) rc = UTIL_EINPUT;
+    return rc;
+}
+
+/* ---- a pool's state: two rings ---- */
+
+typedef struct sample {
+    int64_t at;
+    double sum; /* the metric summed over the replicas that reported it */
+    int32_t n;  /* how many did */
+} sample;
+
+typedef struct recommendation {
+    int64_t at;
+    int32_t replicas;
+} recommendation;
+
+typedef struct sim__as {
+    const sim_pool *pool; /* NULL: this pool has no autoscaler */
+    sim__group *group;
+    int64_t interval_ns, delay_ns, up_ns, down_ns, ready_after_ns;
+    sample *samples;          /* ring: those a later decision may still read */
+    int32_t n_samples, cap_samples, first_sample;
+    recommendation *recs;     /* ring: those within the longer window */
+    int32_t n_recs, cap_recs, first_rec;
+    int64_t arrivals_seen, last_sample_ns; /* the rps metric: the pool's count then */
+} sim__as;
+
+static void push_sample(sim__as *a, sample s)
+{
+    if (a->n_samples == a->cap_samples) {
+        a->first_sample = (a->first_sample + 1) % a->cap_samples;
+        a->n_samples--;
+    }
+    a->samples[(a->first_sample + a->n_samples++) % a->cap_samples] = s;
+}
+
+static const sample *find_sample(const sim__as *a, int64_t at)
+{
+    for (int32_t i = 0; i < a->n_samples; i++) {
+        const sample *s = &a->samples[(a->first_sample + i) % a->cap_samples];
+        if (s->at == at) return s;
+    }
+    return NULL;
+}
+
+static void push_rec(sim__as *a, recommendation r)
+{
+    if (a->n_recs == a->cap_recs) {
+        a->first_rec = (a->first_rec + 1) % a->cap_recs;
+        a->n_recs--;
+    }
+    a->recs[(a->first_rec + a->n_recs++) % a->cap_recs] = r;
+}
+
+/* ---- the metric ---- */
+
+/* Busy time so far, with the iteration in progress. */
+static int64_t busy_now(const sim__replica *rp)
+{
+    return rp->busy_ns + (rp->busy ? rp->e->now - rp->run_start_ns : 0);
+}
+
+/* The replica's busy fraction since the last sample (or since it was
+ * ready); false if no time has passed. */
+static bool utilisation(sim__replica *rp, double *out)
+{
+    int64_t now = rp->e->now, busy = busy_now(rp);
+    int64_t since = rp->as_since_ns > rp->ready_ns ? rp->as_since_ns : rp->ready_ns;
+    bool any = now > since;
+    if (any) *out = (double)(busy - rp->as_busy_ns) / (double)(now - since);
+    rp->as_busy_ns = busy;
+    rp->as_since_ns = now;
+    return any;
+}
+
+/* One replica's value; false if it has none to report yet. */
+static bool value_of(sim__replica *rp, sim_as_metric m, double *out)
+{
+    switch (m) {
+    case SIM_AS_QUEUE: *out = (double)sim__waitq_len(&rp->own); return true;
+    case SIM_AS_KV: *out = (double)sim__rp_used_blocks(rp, 0) / (double)rp->kv_capacity; return true;
+    case SIM_AS_RUNNING: *out = rp->n_running; return true;
+    case SIM_AS_UTILISATION: return utilisation(rp, out);
+    case SIM_AS_RPS: *out = 0; return true; /* the pool's, below */
+    }
+    return false;
+}
+
+/* The pool's arrivals a second since the last sample: shared by its ready
+ * replicas, as a router spreads them (their mean is what the HPA reads). */
+static double pool_rate(const sim_engine *e, sim__as *a)
+{
+    int64_t arrivals = e->as_arrivals[a->pool->index];
+    double span = (double)(e->now - a->last_sample_ns) / SIM__NS_PER_S;
+    double rate = (double)(arrivals - a->arrivals_seen) / span;
+    a->arrivals_seen = arrivals;
+    a->last_sample_ns = e->now;
+    return rate;
+}
+
+static sample take_sample(sim_engine *e, sim__as *a)
+{
+    const sim_autoscaler *as = &a->pool->autoscaler;
+    sample s = {.at = e->now};
+    bool central = false;
+    for (int i = 0; i < a->group->n; i++) {
+        sim__replica *rp = a->group->members[i];
+        double v;
+        if (rp->pool != a->pool || !value_of(rp, as->metric, &v)) continue;
+        s.sum += v;
+        s.n++;
+        central |= rp->q != &rp->own;
+    }
+    if (as->metric == SIM_AS_QUEUE && central) s.sum += (double)sim__waitq_len(&a->group->central);
+    if (as->metric == SIM_AS_RPS) {
+        if (e->now > a->last_sample_ns) s.sum = pool_rate(e, a);
+        else s.n = 0; /* no interval yet */
+    }
+    return s;
+}
+
+/* ---- the decision ---- */
+
+/* The pool's replicas now, as the HPA's pod list has them (draining ones
+ * are deleted pods: not counted). */
+typedef struct census {
+    int ready;   /* Running and ready */
+    int loading; /* Running, not ready: no metrics (loading or warming up) */
+    int pending; /* Pending: the node is being provisioned */
+} census;
+
+static census count(const sim_engine *e, const sim__as *a)
+{
+    census c = {0};
+    int64_t provision_ns = sim__ns(a->pool->lifecycle.provision_s);
+    for (int32_t id = 0; id < e->fleet.n_ids; id++) {
+        const sim__replica *rp = sim__fl_get(e, id);
+        if (!rp || rp->pool != a->pool || rp->draining) continue;
+        if (rp->ready_ns >= 0) c.ready++;
+        else if (e->now < rp->created_ns + provision_ns) c.pending++;
+        else c.loading++;
+    }
+    return c;
+}
+
+/* replica_calculator.go calcPlainMetricReplicas: the recommendation, or -1
+ * when no replica that is there now has a metric (the HPA does nothing). */
+static int hpa_replicas(const sim__as *a, const sample *s, const census *c, int current)
+{
+    double target = a->pool->autoscaler.target;
+    double mean = s->sum / s->n, ratio = mean / target;
+    int reporting = s->n < c->ready ? s->n : c->ready; /* drained since: gone with its metric */
+    if (reporting == 0) return -1;
+    int missing = c->ready - reporting + c->loading; /* ready since the sample, or loading */
+    bool rebalance = c->pending > 0 && ratio > 1.0;
+    if (!rebalance && missing == 0) {
+        if (fabs(1.0 - ratio) <= AS_TOLERANCE) return current;
+        return (int)ceil(ratio * reporting);
+    }
+    double sum = mean * reporting, n = reporting + missing;
+    if (ratio < 1.0) sum += target * missing; /* a scale-down: missing at the target */
+    if (rebalance) n += c->pending;           /* a scale-up: pending at 0 */
+    double again = sum / n / target;
+    if (fabs(1.0 - again) <= AS_TOLERANCE || (ratio < 1.0 && again > 1.0) ||
+        (ratio > 1.0 && again < 1.0))
+        return current;
+    return (int)ceil(again * n);
+}
+
+/* horizontal.go stabilizeRecommendationWithBehaviors: up to the lowest
+ * recommendation within the up window, down to the highest within the down
+ * window (this one's among them), then it is kept. */
+static int stabilise(sim__as *a, int64_t now, int raw, int current)
+{
+    int up = raw, down = raw;
+    for (int32_t i = 0; i < a->n_recs; i++) {
+        const recommendation *r = &a->recs[(a->first_rec + i) % a->cap_recs];
+        if (r->at > now - a->up_ns && r->replicas < up) up = r->replicas;
+        if (r->at > now - a->down_ns && r->replicas > down) down = r->replicas;
+    }
+    push_rec(a, (recommendation){now, raw});
+    int want = current;
+    if (want < up) want = up;
+    if (want > down) want = down;
+    return want;
+}
+
+/* max_step, then [min, max] (the HPA's rate policies, then its bounds). */
+static int limit(const sim_autoscaler *as, int want, int current)
+{
+    if (as->max_step && want > current + as->max_step) want = current + as->max_step;
+    if (as->max_step && want < current - as->max_step) want = current - as->max_step;
+    if (want < as->min_replicas) want = as->min_replicas;
+    if (want > as->max_replicas) want = as->max_replicas;
+    return want;
+}
+
+/* Drains k replicas of the pool: those still starting, then the ready
+ * ones, newest first. */
+static void remove_replicas(sim_engine *e, const sim__as *a, int k)
+{
+    for (int ready = 0; ready < 2; ready++)
+        for (int32_t id = e->fleet.n_ids - 1; id >= 0 && k > 0; id--) {
+            const sim__replica *rp = sim__fl_get(e, id);
+            if (!rp || rp->pool != a->pool || rp->draining || (rp->ready_ns >= 0) != ready) continue;
+            sim__fl_drain(e, id, SIM__DRAIN_FINISH);
+            k--;
+        }
+}
+
+static void ready_event(sim_engine *e, void *subject, int64_t id)
+{
+    e->as_pending--;
+    sim__fl_ready_event(e, subject, id);
+}
+
+/* A new replica, ready after its lifecycle: an autoscaler's event, so that
+ * a replica still starting does not keep a finished run going. */
+static void add_replica(sim_engine *e, const sim__as *a)
+{
+    int32_t id = sim__fl_make(e, a->pool, a->group);
+    e->as_pending++;
+    sim__heap_push(&e->events, e->now + a->ready_after_ns, ready_event, NULL, id);
+}
+
+static void scale(sim_engine *e, sim__as *a, const sample *s)
+{
+    census c = count(e, a);
+    int current = c.ready + c.loading + c.pending;
+    int raw = hpa_replicas(a, s, &c, current);
+    if (raw < 0) return;
+    int want = limit(&a->pool->autoscaler, stabilise(a, e->now, raw, current), current);
+    for (int i = current; i < want; i++) add_replica(e, a);
+    if (want < current) remove_replicas(e, a, current - want);
+}
+
+/* ---- the events ---- */
+
+static void schedule(sim_engine *e, int64_t at, sim__handler fn, int64_t pool)
+{
+    e->as_pending++;
+    sim__heap_push(&e->events, at, fn, NULL, pool);
+}
+
+static void sample_event(sim_engine *e, void *subject, int64_t pool)
+{
+    (void)subject;
+    sim__as *a = &e->as[pool];
+    e->as_pending--;
+    push_sample(a, take_sample(e, a));
+    schedule(e, e->now + a->interval_ns, sample_event, pool);
+}
+
+static void decide_event(sim_engine *e, void *subject, int64_t pool)
+{
+    (void)subject;
+    sim__as *a = &e->as[pool];
+    e->as_pending--;
+    const sample *s = find_sample(a, e->now - a->delay_ns);
+    if (s && s->n > 0) scale(e, a, s);
+    schedule(e, e->now + a->interval_ns, decide_event, pool);
+}
+
+/* ---- a run's start and end ---- */
+
+static void start(sim_engine *e, sim__as *a, const sim_pool *p)
+{
+    const sim_autoscaler *as = &p->autoscaler;
+    a->pool = p;
+    a->group = sim__fl_group_of(e, p);
+    a->interval_ns = sim__ns(as->interval_s);
+    a->delay_ns = sim__ns(as->scrape_delay_s);
+    a->up_ns = sim__ns(as->up_window_s);
+    a->down_ns = sim__ns(as->down_window_s);
+    a->ready_after_ns = sim__lc_ready_after_ns(e, p);
+    a->cap_samples = (int32_t)(a->delay_ns / a->interval_ns) + 2;
+    int64_t window = a->up_ns > a->down_ns ? a->up_ns : a->down_ns;
+    a->cap_recs = (int32_t)(window / a->interval_ns) + 2;
+    a->samples = util_xmalloc((size_t)a->cap_samples * sizeof *a->samples);
+    a->recs = util_xmalloc((size_t)a->cap_recs * sizeof *a->recs);
+    /* decision k (k >= 1) at k x interval reads the sample at k x interval -
+     * delay: the first sample is the first such instant not before 0; it
+     * goes into the heap first, so that with no delay it runs first */
+    int64_t k = (a->delay_ns + a->interval_ns - 1) / a->interval_ns;
+    if (k < 1) k = 1;
+    schedule(e, k * a->interval_ns - a->delay_ns, sample_event, p->index);
+    schedule(e, a->interval_ns, decide_event, p->index);
+}
+
+void sim__as_init(sim_engine *e)
+{
+    const sim_scenario *sc = e->sc;
+    for (int i = 0; i < sc->n_pools; i++) {
+        if (!sc->pools[i].autoscaler.on) continue;
+        if (!e->as) {
+            e->as = util_xcalloc((size_t)sc->n_pools, sizeof *e->as);
+            e->as_arrivals = util_xcalloc((size_t)sc->n_pools, sizeof *e->as_arrivals);
+        }
+        start(e, &e->as[i], &sc->pools[i]);
+    }
+}
+
+void sim__as_fini(sim_engine *e)
+{
+    if (!e->as) return;
+    for (int i = 0; i < e->sc->n_pools; i++) {
+        free(e->as[i].samples);
+        free(e->as[i].recs);
+    }
+    free(e->as);
+    free(e->as_arrivals);
+    e->as = NULL;
+    e->as_arrivals = NULL;
+}
