@@ -128,6 +128,31 @@ static void test_at(void)
     support_rows_fini(&r);
 }
 
+/* A replacement waits its repair and then cluster.lifecycle's start-up
+ * (provisioning, the load, warm-up), as the autoscaler's replicas do; and
+ * a run with both an autoscaler and failure clocks, whose events never
+ * stop by themselves, still ends when its work does. */
+static void test_lifecycle(void)
+{
+    support_rows r;
+    const char *const sets[] = {"cluster.failures={\"at_s\": [4], \"repair_s\": 2}",
+                                "cluster.lifecycle={\"provision_s\": 1, \"load_s\": 0.5, "
+                                "\"warm_up_s\": 0.25}",
+                                NULL};
+    is_int(support_run(BASE, sets, &r, NULL), 0, "lifecycle: the run completes");
+    check_replica(&r, 2, 6, 7.75, NAN, SIM_END_OF_RUN, "lifecycle: made at 4 + 2, ready 1.75 later");
+    support_rows_fini(&r);
+    const char *const both[] = {
+        "cluster.failures={\"mtbf_s\": 20, \"repair_s\": 3}",
+        "cluster.autoscaler={\"metric\": \"running\", \"target\": 4, \"max_replicas\": 6, "
+        "\"interval_s\": 1, \"scale_down_window_s\": 2}",
+        NULL};
+    is_int(support_run(BASE, both, &r, NULL), 0, "failures and an autoscaler: the run ends");
+    check_accounted(&r, "failures and an autoscaler");
+    ok(r.n_rep > 2, "and the fleet changed (%d replica rows)", r.n_rep);
+    support_rows_fini(&r);
+}
+
 /* on_failure retry: the failed replica's requests start again elsewhere,
  * so no row fails; fail with workload.retry: each failed attempt is
  * retried, linked by retry_of. */
@@ -309,6 +334,7 @@ int main(void)
 {
     if (support_init()) return 1;
     test_at();
+    test_lifecycle();
     test_on_failure();
     test_spot();
     test_poisson();
