@@ -358,9 +358,10 @@ typedef struct an_energy {
 /* What replicas' failures did (cluster.failures, docs/failures.md). */
 typedef struct an_failures {
     int64_t failed_replicas; /* replicas that failed (end_reason failed); 0: none */
-    int64_t wanted_replicas; /* those the run started with, wanted throughout */
     double span_s;           /* the run, until its last replica's row */
-    double availability;     /* ready replica-time / (wanted_replicas x span_s) */
+    double ready_s, down_s;  /* replica-seconds ready, and down after a failure until its
+                              * replacement (availability.c) */
+    double availability;     /* ready_s / (ready_s + down_s) */
     int64_t failed_calls;    /* calls whose outcome is a failure (status failed) */
     int64_t sent_again;      /* failed attempts their clients sent again (workload.retry) */
     int64_t calls;           /* calls, each once (its last attempt) */

@@ -350,7 +350,8 @@ static void failures_json(cJSON *root, const an_failures *f)
     if (!f->failed_replicas) return;
     cJSON *o = cJSON_AddObjectToObject(root, "failures");
     cJSON_AddNumberToObject(o, "replicas_failed", (double)f->failed_replicas);
-    cJSON_AddNumberToObject(o, "replicas_wanted", (double)f->wanted_replicas);
+    add_num(o, "ready_replica_s", f->ready_s);
+    add_num(o, "down_replica_s", f->down_s);
     add_num(o, "availability", f->availability);
     cJSON_AddNumberToObject(o, "calls_failed", (double)f->failed_calls);
     cJSON_AddNumberToObject(o, "attempts_sent_again", (double)f->sent_again);
@@ -885,12 +886,12 @@ static void print_failures(const an_failures *f, FILE *out)
 {
     if (!f->failed_replicas) return;
     double calls = f->calls ? (double)f->calls : NAN;
-    fprintf(out, "failures: %lld replica%s failed; ready %s%% of the replica-time wanted (%lld x "
-                 "%s s)\n  of %lld calls: %lld failed (%s%%), %lld attempts failed and sent "
-                 "again (%s%%)\n",
+    fprintf(out, "failures: %lld replica%s failed; availability %s%% (%s replica-h ready, %s "
+                 "down until replaced)\n  of %lld calls: %lld failed (%s%%), %lld attempts "
+                 "failed and sent again (%s%%)\n",
             (long long)f->failed_replicas, f->failed_replicas == 1 ? "" : "s",
-            num("%.2f", 100 * f->availability).s, (long long)f->wanted_replicas,
-            num("%.1f", f->span_s).s, (long long)f->calls, (long long)f->failed_calls,
+            num("%.2f", 100 * f->availability).s, num("%.2f", f->ready_s / 3600).s,
+            num("%.2f", f->down_s / 3600).s, (long long)f->calls, (long long)f->failed_calls,
             num("%.2f", 100 * (double)f->failed_calls / calls).s, (long long)f->sent_again,
             num("%.2f", 100 * (double)f->sent_again / calls).s);
 }
