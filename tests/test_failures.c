@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "sim_int.h"
+#include "runner.h"
 #include "support.h"
 #include "tap.h"
 
@@ -333,9 +334,63 @@ static void test_refusals(void)
     free(err);
 }
 
-int main(void)
+/* The shipped day (examples/day.json), compressed into an hour so that it
+ * runs in a second or two: the daily shape's period an hour, the failure
+ * at 45 minutes.  The autoscaler follows the shape up and down, the
+ * failure's down time runs until its pool's next replica is ready, and
+ * the SLOs hold. */
+static void test_day_example(const char *root)
 {
-    if (support_init()) return 1;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/examples/day.json", root);
+    char *json = runner_read_or_bail(path);
+    const char *const hour[] = {"stop.duration_s=3600",
+                                "workload.arrival.rate_profile.daily.period_s=3600",
+                                "workload.arrival.rate_profile.daily.phase_s=1800",
+                                "cluster.failures.at_s=[2700]", NULL};
+    sqlite3 *db = support_run_json(json, hour, false);
+    ok(db != NULL, "day example, compressed to an hour: runs");
+    if (!db) {
+        free(json);
+        return;
+    }
+    double peak = support_q1(db, "WITH ev AS (SELECT ready_s t, 1 d FROM replicas WHERE ready_s"
+                                 " IS NOT NULL UNION ALL SELECT retired_s, -1 FROM replicas WHERE"
+                                 " end_reason <> 'end_of_run') SELECT max(c) FROM (SELECT sum(d)"
+                                 " OVER (ORDER BY t ROWS UNBOUNDED PRECEDING) c FROM ev)");
+    ok(peak > 2, "the autoscaler grows the fleet past its 2 replicas at the peak (%g)", peak);
+    ok(support_q1(db, "SELECT count(*) FROM replicas WHERE end_reason = 'drained'") > 0,
+       "and drains replicas as the traffic falls");
+    an_report r;
+    util_diag d;
+    util_diag_init(&d);
+    if (an_report_compute(db, 1, &r, &d) == 0) {
+        is_int((long long)r.failures.failed_replicas, 1, "one replica failed");
+        /* down from the failure until the first replica made after it is ready,
+         * or the run's end: its replacement, due 900 s later at the hour's
+         * end, is drained before it is ready as the traffic has fallen */
+        double down = support_q1(db, "SELECT coalesce(min(ready_s), (SELECT max(retired_s) FROM"
+                                     " replicas)) - 2700 FROM replicas WHERE created_s >= 2700"
+                                     " AND ready_s IS NOT NULL");
+        double ready = support_q1(db, "SELECT sum(max(0, retired_s - ready_s)) FROM replicas");
+        ok(down > 900, "the failure cost %.1f s of a replica", down);
+        is_near(r.failures.availability, ready / (ready + down), 1e-9,
+                "availability %.4f: ready / (ready + down) replica-time",
+                r.failures.availability);
+        ok(r.req.attainment > 0.99, "and the SLOs hold (attainment %.4f)",
+           r.req.attainment);
+        an_report_fini(&r);
+    } else {
+        ok(false, "day example: report");
+    }
+    util_diag_fini(&d);
+    sqlite3_close(db);
+    free(json);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || support_init()) return 1;
     test_at();
     test_lifecycle();
     test_on_failure();
@@ -344,6 +399,7 @@ int main(void)
     test_availability();
     test_unchanged();
     test_refusals();
+    test_day_example(argv[1]);
     support_fini();
     return tap_done();
 }
