@@ -890,8 +890,8 @@ static void print_failures(const an_failures *f, FILE *out)
                  "down until replaced)\n  of %lld calls: %lld failed (%s%%), %lld attempts "
                  "failed and sent again (%s%%)\n",
             (long long)f->failed_replicas, f->failed_replicas == 1 ? "" : "s",
-            num("%.2f", 100 * f->availability).s, num("%.2f", f->ready_s / 3600).s,
-            num("%.2f", f->down_s / 3600).s, (long long)f->calls, (long long)f->failed_calls,
+            num("%.2f", 100 * f->availability).s, num("%.3g", f->ready_s / 3600).s,
+            num("%.3g", f->down_s / 3600).s, (long long)f->calls, (long long)f->failed_calls,
             num("%.2f", 100 * (double)f->failed_calls / calls).s, (long long)f->sent_again,
             num("%.2f", 100 * (double)f->sent_again / calls).s);
 }
