@@ -112,8 +112,20 @@ const util_field sim__lifecycle_fields[] = {
             "(docs/autoscaling.md lists the sources)"},
     {.key = "warm_up_s", .type = UTIL_T_NUMBER, .unit = "s", .def = "0", .min = 0, .max = 86400,
      .doc = "after the load: CUDA graph capture, compilation (default 0)"},
+    {.key = "warm_up_requests", .type = UTIL_T_INTEGER, .def = "0", .min = 0, .max = 1e9,
+     .doc = "once ready, a new replica's iterations are slower until it has served this many "
+            "requests (default 0: none; the scenario's own replicas start warm)"},
+    {.key = "warm_up_factor", .type = UTIL_T_NUMBER, .def = "1", .min = 1, .max = 1000,
+     .doc = "how much slower those iterations are (default 1; vLLM's first inference after a "
+            "cold start took 3.72 s against 0.92 s warm: 4.0)"},
+    {.key = "drain", .type = UTIL_T_STRING, .choices = sim_lc_drain_names, .def = "\"finish\"",
+     .doc = "a replica let go on scale-down or a spot notice: finish (takes nothing new, "
+            "serves what it holds), hand_back (its waiting requests go back to the router "
+            "at once) or stop (everything it holds starts again elsewhere, at once)"},
     {0},
 };
+
+const char *const sim_lc_drain_names[] = {"finish", "hand_back", "stop", NULL};
 
 static double storage_bw(const cJSON *storage)
 {
@@ -127,10 +139,13 @@ static double storage_bw(const cJSON *storage)
 static int read_lifecycle(sim_pool *p, const cJSON *o, const char *path, util_diag *d)
 {
     sim_lifecycle *lc = &p->lifecycle;
-    *lc = (sim_lifecycle){0};
+    *lc = (sim_lifecycle){.warm_up_factor = 1};
     if (!o) return UTIL_OK;
     lc->provision_s = util_json_number(o, "provision_s", 0);
     lc->warm_up_s = util_json_number(o, "warm_up_s", 0);
+    lc->warm_up_requests = (int64_t)util_json_number(o, "warm_up_requests", 0);
+    lc->warm_up_factor = util_json_number(o, "warm_up_factor", 1);
+    if (util_json_member(o, "drain")) lc->drain = util_json_choice(o, "drain", sim_lc_drain_names);
     const cJSON *load = util_json_member(o, "load_s");
     const cJSON *storage = util_json_member(o, "storage");
     if (load && storage)
@@ -383,7 +398,7 @@ static void remove_replicas(sim_engine *e, const sim__as *a, int k)
         for (int32_t id = e->fleet.n_ids - 1; id >= 0 && k > 0; id--) {
             const sim__replica *rp = sim__fl_get(e, id);
             if (!rp || rp->pool != a->pool || rp->draining || (rp->ready_ns >= 0) != ready) continue;
-            sim__fl_drain(e, id, SIM__DRAIN_FINISH);
+            sim__fl_drain(e, id, (sim__drain)a->pool->lifecycle.drain);
             k--;
         }
 }

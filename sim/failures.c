@@ -183,7 +183,7 @@ static void take_back(sim_engine *e, sim__replica *rp)
 {
     replace(e, rp);
     push(e, e->now + sim__ns(rp->pool->failures.notice_s), reclaim_event, rp->id);
-    sim__fl_drain(e, rp->id, SIM__DRAIN_FINISH);
+    sim__fl_drain(e, rp->id, (sim__drain)rp->pool->lifecycle.drain);
 }
 
 /* A replica's clock rang: it fails (or is taken back) if it still serves. */

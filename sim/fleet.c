@@ -243,7 +243,9 @@ void sim__fl_ready_event(sim_engine *e, void *subject, int64_t id)
 
 int32_t sim__fl_make(sim_engine *e, const sim_pool *p, sim__group *g)
 {
-    return make_replica(e, p, g)->id;
+    sim__replica *rp = make_replica(e, p, g);
+    sim__lc_start_cold(rp); /* the scenario's own, made by sim__fl_init, start warm */
+    return rp->id;
 }
 
 int32_t sim__fl_add(sim_engine *e, const sim_pool *p, sim__group *g, int64_t ready_after_ns)
@@ -289,10 +291,26 @@ static void restart(sim_engine *e, sim__queue *q)
     }
 }
 
+/* A replica stopped: what it holds starts again elsewhere, as a failed
+ * replica's requests do under on_failure retry, but the replica's row says
+ * drained. */
+static void stop(sim_engine *e, sim__replica *rp)
+{
+    group_leave(rp->group, rp);
+    sim__queue held = {0};
+    sim__rp_take_all(rp, &held);
+    retire(rp, SIM_DRAINED);
+    restart(e, &held);
+}
+
 void sim__fl_drain(sim_engine *e, int32_t id, sim__drain how)
 {
     sim__replica *rp = sim__fl_get(e, id);
     if (!rp || rp->draining) return;
+    if (how == SIM__DRAIN_STOP) {
+        stop(e, rp);
+        return;
+    }
     rp->draining = true;
     group_leave(rp->group, rp);
     rp->q = &rp->own; /* it takes nothing more from a central queue */

@@ -269,6 +269,7 @@ static void complete(sim__replica *rp, sim__request *r, int64_t blocks)
 {
     run_remove(rp, r);
     rp->outstanding--;
+    sim__lc_served(rp);
     if (!holds_finished(rp)) {
         release(rp, r, blocks, SIM__PC_DONE);
         sim__rq_done(rp->e, r, SIM_COMPLETED, rp->e->now);
@@ -914,6 +915,7 @@ static void start_single(sim__replica *rp)
         rp->cost.gpu_s += load_s;
         rp->cost.prefill_s += load_s;
     }
+    sim__lc_slow_step(rp, &rp->cost);
     schedule_end(rp, rp->run_start_ns + sim__ns(rp->cost.time_s));
 }
 
@@ -961,8 +963,10 @@ static void start_iteration(sim__replica *rp)
     sim__ac_kv_peak(rp);
     rp->busy = true;
     rp->run_start_ns = rp->e->now;
-    /* a speculative step's outcome is drawn when it ends: one step at a time */
-    if (!rp->n_chunks && rp->swap_bytes == 0 && rp->spec_width == 1 && !sim__lr_single(rp))
+    /* a speculative step's outcome is drawn when it ends, a cold replica's
+     * steps are slowed one by one: one step at a time */
+    if (!rp->n_chunks && rp->swap_bytes == 0 && rp->spec_width == 1 && !sim__lr_single(rp) &&
+        !rp->warm_left)
         start_run(rp);
     else start_single(rp);
     SIM__CHECKED(sim__rp_check(rp, rp->run_decode_only ? rp->run_last - rp->step + 1 : 1));
@@ -1068,6 +1072,7 @@ static void prefill_done(sim__replica *rp, sim__request *r)
     } else if (rp->e->sc->disagg_prefill == rp->pool->index) {
         run_remove(rp, r);
         rp->outstanding--;
+        sim__lc_served(rp);
         SIM__CHECKED(rp->kv_on_link += r->blocks);
         sim__rt_transfer(rp->e, rp, r); /* keeps its blocks here until the copy is done */
     } else {

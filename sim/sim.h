@@ -187,12 +187,19 @@ typedef struct sim_autoscaler {
 } sim_autoscaler;
 
 /* cluster.lifecycle: how long a replica the autoscaler adds takes before it
- * serves -- a node's provisioning, the model's load, the engine's warm-up.
- * The scenario's own replicas are ready at time 0. */
+ * serves -- a node's provisioning, the model's load, the engine's warm-up --,
+ * how slowly it serves its first requests, and how a replica let go lets go
+ * of its work.  The scenario's own replicas are ready, and warm, at time 0. */
 typedef struct sim_lifecycle {
     double provision_s, load_s, warm_up_s; /* load_s: given, or weight bytes / read_bw */
     double read_bw;                        /* storage's bytes/s; 0 when load_s was given */
+    int64_t warm_up_requests; /* a new replica's iterations are slower until it served these */
+    double warm_up_factor;    /* ... by this factor (1: not slower) */
+    int drain;                /* on scale-down and a spot notice: a sim__drain (sim_int.h) */
 } sim_lifecycle;
+
+/* cluster.lifecycle.drain's names, in sim__drain's order. */
+extern const char *const sim_lc_drain_names[];
 /* A local NVMe SSD's sequential read (Samsung 990 PRO datasheet, as
  * SIM_LORA_DISK_BW) and a network filesystem's most per client (Amazon EFS,
  * Elastic throughput: 1,500 MiBps per client, "Amazon EFS performance

@@ -470,9 +470,11 @@ typedef struct sim__group {
 
 /* How a replica that is drained lets go of its work: `finish` serves its
  * queue and batch to the end; `hand_back` returns its waiting requests to
- * the router at once and finishes its batch.  Either way the router sends
- * it nothing new, and it retires once it holds nothing. */
-typedef enum sim__drain { SIM__DRAIN_FINISH, SIM__DRAIN_HAND_BACK } sim__drain;
+ * the router at once and finishes its batch; `stop` retires it at once,
+ * everything it held sent back where requests arrive to start again (its
+ * KV cache gone with it, as a failed replica's requests with on_failure
+ * retry).  Either way the router sends it nothing new. */
+typedef enum sim__drain { SIM__DRAIN_FINISH, SIM__DRAIN_HAND_BACK, SIM__DRAIN_STOP } sim__drain;
 
 
 typedef struct sim__replica {
@@ -558,6 +560,7 @@ typedef struct sim__replica {
     int64_t as_busy_ns, as_since_ns; /* autoscaler.c: busy time and the instant at its last
                                       * sample (the utilisation metric's interval) */
     bool draining, retire_pending;
+    int64_t warm_left; /* requests to serve before its iterations run at full speed (lifecycle.c) */
     /* totals for the replica row */
     int64_t busy_ns, iterations, preemptions, out_of_range, prefill_tokens, decode_tokens;
     double prefill_s, decode_s, flops, bytes, batch_seq_s, swap_bytes_total;
@@ -839,6 +842,14 @@ size_t sim__fa_pending(const sim_engine *e);
 
 /* How long after it is made a new replica of `pool` is ready. */
 int64_t sim__lc_ready_after_ns(const sim_engine *e, const sim_pool *pool);
+/* A replica the fleet makes while it runs starts cold: its first
+ * warm_up_requests requests are served at warm_up_factor's pace. */
+void sim__lc_start_cold(sim__replica *rp);
+/* rp served a request: it completed there or, prefilled, left for decode. */
+void sim__lc_served(sim__replica *rp);
+/* The single iteration *step, slowed while rp is cold.  A cold replica runs
+ * single steps only (a decode run's closed form knows no factor). */
+void sim__lc_slow_step(const sim__replica *rp, mdl_step *step);
 void sim__gw_fini(sim_gateway *g);
 /* The engine's gateway, when the scenario has one. */
 void sim__gw_init(sim_engine *e);
