@@ -88,12 +88,19 @@ static void day_lag(ls_result *r, const day_setup *s, const day_point *p, int n)
         snprintf(head, sizeof head, "No target run holds TTFT P99 within the %g s SLO.",
                  s->slo_ttft_s);
     const day_point *z = &p[n - 1];
+    char saves[240] = ""; /* when the highest target costs the cheapest meeting one's or more */
+    if (best >= 0 && best < n - 1 && z->usd >= p[best].usd)
+        snprintf(saves, sizeof saves,
+                 " -- and it saves nothing: $%.2f against $%.2f, as the backlog built while "
+                 "replicas start takes more of them to drain (%g at the peak against %g)",
+                 z->usd, p[best].usd, z->peak, p[best].peak);
     ls_say(r,
            "%s A replica the autoscaler adds serves %.0f s after it is made (provision, load, "
            "warm-up), decided every %g s: a high target runs the fleet hot, so while the "
            "traffic rises the queue outgrows the replicas still starting, and the tail pays -- "
-           "at target %g, %.2f%% of the requests missed the SLO.",
-           head, s->startup_s, s->interval_s, z->target, z->missed);
+           "at target %g, %.2f%% of the requests missed the SLO%s.",
+           head, s->startup_s, s->interval_s, z->target, z->missed, saves);
+    ls_keep(r, "highest_saves_nothing", saves[0] != 0);
     ls_keep(r, "cheapest_meeting_target", best >= 0 ? p[best].target : NAN);
     ls_keep(r, "startup_s", s->startup_s);
 }
