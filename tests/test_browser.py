@@ -37,7 +37,7 @@ import traceback
 import urllib.parse
 import urllib.request
 
-LESSONS = ['two-clocks', 'chat-vs-summary', 'batching', 'speculation', 'utilisation', 'tail', 'priorities', 'memory', 'fan-out', 'definitions']
+LESSONS = ['two-clocks', 'chat-vs-summary', 'batching', 'speculation', 'utilisation', 'tail', 'priorities', 'memory', 'day', 'fan-out', 'definitions']
 WAIT_S = 30          # the longest any one wait may take
 CLI_TIMEOUT_S = 60
 
