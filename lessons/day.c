@@ -17,10 +17,10 @@
 static const char autoscaler_key[] = "cluster.autoscaler";
 
 typedef struct day_point {
-    double target;                 /* cluster.autoscaler.target */
-    double gpu_hours, usd;         /* the day's cost, autoscaled */
-    double p99, attain, missed;    /* TTFT P99 (s); SLO attainment and its complement, % */
-    double peak, mean;             /* replicas held: at most at once, on average */
+    double target;              /* cluster.autoscaler.target */
+    double gpu_hours, usd;      /* the day's cost, autoscaled */
+    double p99, attain, missed; /* TTFT P99 (s); SLO attainment and its complement, % */
+    double peak, mean;          /* replicas held: at most at once, on average */
     double static_usd, static_p99, static_missed; /* a fixed fleet of peak replicas */
 } day_point;
 
@@ -49,8 +49,8 @@ static void day_columns(ls_result *r)
 
 static void day_row(ls_result *r, day_point *p)
 {
-    double *v[] = {&p->target, &p->gpu_hours,  &p->usd,        &p->p99,
-                   &p->attain, &p->missed,     &p->peak,       &p->mean,
+    double *v[] = {&p->target,     &p->gpu_hours,  &p->usd,          &p->p99,
+                   &p->attain,     &p->missed,     &p->peak,         &p->mean,
                    &p->static_usd, &p->static_p99, &p->static_missed};
     assert((int)(sizeof v / sizeof v[0]) == r->n_columns);
     ls_row_rounded(r, v);
@@ -115,8 +115,8 @@ static void day_static(ls_result *r, const day_point *p, int n)
            "A static fleet of the peak's replicas all day never waits for one to start: at "
            "target %g its %g replicas cost $%.2f with P99 %.3f s (%.2f%% missed), against the "
            "autoscaler's $%.2f -- %.0f%% of the cost saved by following the day down.",
-           p[m].target, p[m].peak, p[m].static_usd, p[m].static_p99, p[m].static_missed,
-           p[m].usd, 100 * (1 - p[m].usd / p[m].static_usd));
+           p[m].target, p[m].peak, p[m].static_usd, p[m].static_p99, p[m].static_missed, p[m].usd,
+           100 * (1 - p[m].usd / p[m].static_usd));
     ls_keep(r, "largest_saving_target", p[m].target);
 }
 
@@ -246,8 +246,7 @@ static void day_show(const ls_context *c, ls_result *r, const day_setup *s, cons
 
 /* The static fleets: the day again without the autoscaler, each with the
  * replicas its autoscaled point peaked at. */
-static int day_static_runs(ls_context *c, const ls_figures *as, ls_figures *st, int n,
-                           util_diag *d)
+static int day_static_runs(ls_context *c, const ls_figures *as, ls_figures *st, int n, util_diag *d)
 {
     cJSON **ov = util_xcalloc((size_t)n + 1, sizeof *ov);
     const char **unset = util_xcalloc((size_t)n + 1, sizeof *unset);
