@@ -342,6 +342,9 @@ typedef struct an_cost {
     double usd_per_gpu_hour; /* mean over the GPUs */
     double overhead_fraction;
     double gpu_hours, usd;
+    /* replicas over the window: the most alive at once (made, not yet
+     * retired), and the mean (their shares of the window summed) */
+    double peak_replicas, mean_replicas;
     double usd_per_million_output_tokens, usd_per_million_total_tokens, usd_per_request;
     double utilisation; /* the busy fraction the cost was paid at */
     double usd_per_million_output_tokens_at_full_utilisation; /* x utilisation */

@@ -355,6 +355,23 @@ static double share_of_window(const replica_row *x, const an_section *s)
     return gone > born ? (gone - born) / s->window_s : 0;
 }
 
+/* The most replicas alive at once within the window: the count is
+ * highest at some replica's birth (or the window's start), so those are
+ * the instants to count at. */
+static double peak_alive(const replica_row *x, int n, const an_section *s)
+{
+    int peak = 0;
+    for (int i = 0; i < n; i++) {
+        if (x[i].created_s > s->window_end_s) continue;
+        double t = fmax(x[i].created_s, s->window_start_s);
+        int alive = 0;
+        for (int j = 0; j < n; j++)
+            alive += x[j].created_s <= t && (isnan(x[j].retired_s) || x[j].retired_s > t);
+        peak = alive > peak ? alive : peak;
+    }
+    return peak;
+}
+
 /* Every GPU is paid for, busy or idle, over the part of the window its
  * replica lived: a fleet that changed pays for what it had when, a fixed
  * one for every GPU over the whole window. */
@@ -364,6 +381,7 @@ static void load_cost(const replica_row *x, int n, an_report *r)
     const an_section *s = &r->req;
     double usd_per_hour = 0, gpus_held = 0; /* the cluster's, over the window */
     c->gpu_count = 0;
+    c->mean_replicas = 0;
     c->changing = false;
     for (int i = 0; i < n; i++) {
         double share = share_of_window(&x[i], s);
@@ -371,7 +389,9 @@ static void load_cost(const replica_row *x, int n, an_report *r)
         c->gpu_count += x[i].gpus;
         usd_per_hour += x[i].gpus * x[i].usd_per_gpu_hour * share;
         gpus_held += x[i].gpus * share;
+        c->mean_replicas += share;
     }
+    c->peak_replicas = peak_alive(x, n, s);
     double hours = s->window_s / 3600;
     c->usd_per_gpu_hour = an__ratio(usd_per_hour, gpus_held);
     c->gpu_hours = gpus_held * hours;

@@ -107,6 +107,21 @@ INTRO = {
     "lesson.sessions_in_flight=[32,64,128,192,256,384,512]`) the GPU is saturated by the "
     "prefill of what it misses either way: TTFT P50 is about 27 s with the tier and without, "
     "the queue's.",
+    "day": "A day of traffic on an autoscaled fleet of H100s serving Llama-3.1-8B: a `daily` "
+    "rate ([scenario.md](scenario.md)) from 2 requests/s at the trough to 24 at the peak, Poisson, "
+    "under `cluster.autoscaler` ([autoscaling.md](autoscaling.md)) on the running requests per "
+    "replica, each new replica ready 90 s after it is made (60 s to provision, the weights over "
+    "`network_fs`, 20 s of warm-up). The day is compressed twelve times (`period_s` 7200: two "
+    "hours from trough to trough) so that a point runs in well under a second; the lesson still "
+    "holds because what it turns on is how far the rate rises within one start-up time, and the "
+    "compressed morning rises twelve times faster than a real one -- a real day's sudden surges, "
+    "not its slow swell (`--set` of `workload.arrival.rate_profile.daily.period_s=86400`, "
+    "`phase_s=43200` and `stop.duration_s=86400` runs a real one, twelve times the requests). The knob is the autoscaler's "
+    "`target` (`lesson.target`), each run with one seed; each point's cost is the report's, every "
+    "replica paid over its life, and beside it a static fleet of the replicas that point peaked "
+    "at, the same day without the autoscaler (`--unset cluster.autoscaler`, `cluster.replicas` "
+    "the peak). The figure draws the cost, TTFT P99 (the 0.5 s SLO marked) and the share that "
+    "missed the SLO over the target, each way.",
     "fan-out": "Agent tasks of 1 to 100 calls (seven counts), sequential and parallel, each "
     "call slow with probability 1%, independently of the others -- so the chance a task meets "
     "one is binomial, 1 - (1 - p)^n; with exactly k of N calls slow (`workload.slow.of`) it "
@@ -138,7 +153,7 @@ def main():
            "table, the findings and their numbers, `--quick` runs a reduced size (what the tests "
            "run), and `servesim lesson` alone lists them.",
            "",
-           "To show them by dragging, `servesim explore` serves all ten to a browser as live "
+           "To show them by dragging, `servesim explore` serves all eleven to a browser as live "
            "panels: each slider and button runs the lesson again on the engine, with its "
            "numbers, figure and sentences; a teacher opens the URL it prints and drags "
            "([explore.md](explore.md) has the panels, in the order the article teaches them).",

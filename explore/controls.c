@@ -4,8 +4,8 @@
  * reply; users from 4 to 64 to 256; speculation's users, then its drafter's
  * accepted length; utilisation down to 10%; slow requests
  * to 2%, then 5%; batch traffic up to 90%, then the rate and the gateway's
- * depth; sessions in flight up to 384, then the CPU tier; 1, 10 or 100
- * calls.  Each is one --set of the lesson.
+ * depth; sessions in flight up to 384, then the CPU tier; the autoscaler's
+ * target, then a node's provisioning; 1, 10 or 100 calls.  Each is one --set of the lesson.
  * Declared here is what is the explorer's own: which controls a panel has,
  * their labels and units, the path each sets and how, and the choices of a
  * control over a single value.  The numbers that are the lesson's -- a
@@ -109,6 +109,15 @@ static const control_decl memory[] = {
     {"cpu", "CPU tier", "GiB", false, "cluster.kv_offload.cpu_gib", EX_VALUE, 0, cpu_gib,
      N(cpu_gib), 1, NULL},
 };
+/* a new replica's node: 0 is a free node, the shipped 60 s a cloud VM's,
+ * 600 s a GPU node scarce enough to wait for */
+static const double provision_s[] = {0, 30, 60, 120, 300, 600};
+static const control_decl day[] = {
+    {"target", "highest autoscaler target", "running", false, "lesson.target", EX_PREFIX, 2, NULL,
+     0, 1, NULL},
+    {"provision", "node provisioning", "s", false, "cluster.lifecycle.provision_s", EX_VALUE, 0,
+     provision_s, N(provision_s), 1, NULL},
+};
 static const double slow_probability[] = {0.001, 0.002, 0.005, 0.01, 0.02, 0.05};
 static const control_decl fan_out[] = {
     {"p", "chance a call is slow", "%", false, "lesson.slow_probability", EX_VALUE, 0,
@@ -136,6 +145,7 @@ static const lesson_decl lessons[] = {
     {"tail", false, NULL, tail, N(tail)},
     {"priorities", false, NULL, priorities, N(priorities)},
     {"memory", false, NULL, memory, N(memory)},
+    {"day", false, NULL, day, N(day)},
     {"fan-out", true, "lesson.quick_calls_per_point=5000", fan_out, N(fan_out)},
     {"definitions", false, NULL, definitions, N(definitions)},
 };

@@ -31,7 +31,8 @@ const ls_lesson *ls_find(const char *name)
     X(tasks_e2e_p99) X(spec_k) X(spec_steps) X(spec_verifications) X(spec_acceptance_rate)        \
     X(spec_mean_accepted_length) X(spec_tokens_per_step) X(spec_drafting_share) X(sim_time_s)     \
     X(input_tokens) X(prefix_hit_rate) X(kv_bytes_per_token) X(kv_capacity_tokens)                \
-    X(cpu_tier_bytes) X(cpu_lookup_tokens) X(cpu_hit_tokens) X(cpu_loaded_bytes)
+    X(cpu_tier_bytes) X(cpu_lookup_tokens) X(cpu_hit_tokens) X(cpu_loaded_bytes)             \
+    X(slo_attainment) X(gpu_hours) X(usd) X(peak_replicas) X(mean_replicas)
 #define DEFINITION_STATS(X) X(mean) X(p50) X(p90) X(p95) X(p99)
 #define CLASS_FIGURES(X)                                                                           \
     X(arrived) X(measured) X(rejected) X(shed) X(ttft_p50) X(ttft_p99) X(queue_mean) X(queue_p99) \
@@ -121,6 +122,11 @@ static void figures(const an_report *r, const an_definition *defs, int n_defs, l
         .cpu_lookup_tokens = (double)r->use.offload.cpu.lookup_tokens,
         .cpu_hit_tokens = (double)r->use.offload.cpu.hit_tokens,
         .cpu_loaded_bytes = r->use.offload.cpu.loaded_bytes,
+        .slo_attainment = r->req.attainment,
+        .gpu_hours = r->cost.gpu_hours,
+        .usd = r->cost.usd,
+        .peak_replicas = r->cost.peak_replicas,
+        .mean_replicas = r->cost.mean_replicas,
         .n_definitions = n_defs,
     };
     for (int i = 0; i < n_defs; i++) {

@@ -7,7 +7,7 @@
 
 extern const char ls__file_two_clocks[], ls__file_chat_vs_summary[], ls__file_batching[],
     ls__file_speculation[], ls__file_utilisation[], ls__file_tail[], ls__file_priorities[],
-    ls__file_memory[], ls__file_fan_out[], ls__file_definitions[];
+    ls__file_memory[], ls__file_day[], ls__file_fan_out[], ls__file_definitions[];
 
 const ls_lesson ls_lessons[] = {
     {"two-clocks", "a request has two phases, each with its own clock (TTFT and TPOT)",
@@ -25,6 +25,8 @@ const ls_lesson ls_lessons[] = {
      ls__file_priorities, ls__priorities},
     {"memory", "past HBM the hit rate falls and TTFT climbs; a CPU tier pulls it back",
      ls__file_memory, ls__memory},
+    {"day", "a low autoscaler target buys the tail with cost; a high one pays in start-up lag",
+     ls__file_day, ls__day},
     {"fan-out", "an agent is a fan-out system: 1 - (1 - p)^n", ls__file_fan_out, ls__fan_out},
     {"definitions", "two tools, two TPOTs: one run under every tool's definition",
      ls__file_definitions, ls__definitions},

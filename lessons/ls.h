@@ -130,6 +130,10 @@ typedef struct ls_figures {
      * back over the run */
     double sim_time_s, input_tokens, prefix_hit_rate, kv_bytes_per_token, kv_capacity_tokens;
     double cpu_tier_bytes, cpu_lookup_tokens, cpu_hit_tokens, cpu_loaded_bytes;
+    /* a day: the share of requests sent after warm-up that met the SLO
+     * (slo.attainment; NAN without one); the cost over the window, GPU-hours
+     * and $, and the replicas held, at most at once and on average */
+    double slo_attainment, gpu_hours, usd, peak_replicas, mean_replicas;
     int n_definitions;                            /* AN_N_DEFINITIONS with iterations, else 0 */
     ls_definition definitions[AN_N_DEFINITIONS];
     int n_classes; /* report --json's classes, the first LS_CLASSES */

@@ -14,6 +14,7 @@ int ls__utilisation(ls_context *c, ls_result *r, util_diag *d);     /* load.c */
 int ls__tail(ls_context *c, ls_result *r, util_diag *d);            /* tails.c */
 int ls__priorities(ls_context *c, ls_result *r, util_diag *d);      /* priorities.c */
 int ls__memory(ls_context *c, ls_result *r, util_diag *d);          /* memory.c */
+int ls__day(ls_context *c, ls_result *r, util_diag *d);             /* day.c */
 int ls__fan_out(ls_context *c, ls_result *r, util_diag *d);         /* tails.c */
 int ls__definitions(ls_context *c, ls_result *r, util_diag *d);     /* tails.c */
 

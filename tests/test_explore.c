@@ -233,8 +233,8 @@ static cJSON *lesson_cli(const char *id, const cJSON *sets, bool quick)
 
 static const char *const lesson_ids[] = {
     "two-clocks", "chat-vs-summary", "batching", "speculation", "utilisation", "tail", "priorities",
-    "memory", "fan-out", "definitions"};
-enum { N_LESSONS = 10 };
+    "memory", "day", "fan-out", "definitions"};
+enum { N_LESSONS = 11 };
 
 static const char *str_of(const cJSON *o, const char *key)
 {
@@ -260,7 +260,7 @@ static cJSON *test_lessons_list(int port)
     cJSON *j = get_json(port, "/api/lessons", &status);
     is_int(status, 200, "GET /api/lessons");
     const cJSON *lessons = cJSON_GetObjectItemCaseSensitive(j, "lessons");
-    is_int(cJSON_GetArraySize(lessons), N_LESSONS, "ten lessons");
+    is_int(cJSON_GetArraySize(lessons), N_LESSONS, "eleven lessons");
     bool first_range = true;
     const cJSON *l;
     cJSON_ArrayForEach(l, lessons)
@@ -608,6 +608,34 @@ static double cell(const cJSON *api, int i, const char *key)
  * past HBM; the sessions slider cut to 128 runs three counts, whose last
  * hit rate is above the full sweep's; with the tier at 0 GiB both runs are
  * the GPU's, and a sentence says so. */
+/* The day panel: at its defaults the day costs less at a higher target;
+ * cut at 32 it runs three targets; a node slower to provision makes the
+ * highest target's tail worse. */
+static void test_day_panel(int port)
+{
+    int status;
+    cJSON *api = get_json(port, "/api/lesson?name=day", &status);
+    is_int(status, 200, "day: 200");
+    int n = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(api, "table"));
+    ok(n > 2 && cell(api, 1, "usd") < cell(api, 0, "usd"),
+       "day: the day costs less at target %g ($%.2f) than at %g ($%.2f)", cell(api, 1, "target"),
+       cell(api, 1, "usd"), cell(api, 0, "target"), cell(api, 0, "usd"));
+    ok(finding_has(api, "The low target buys the tail with"), "day: a sentence says so");
+    double missed = cell(api, n - 1, "missed_pct");
+    cJSON_Delete(api);
+    api = get_json(port, "/api/lesson?name=day&target=32", &status);
+    is_int(status, 200, "day, targets up to 32: 200");
+    is_int(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(api, "table")), 3,
+           "and three targets, 8 to 32");
+    cJSON_Delete(api);
+    api = get_json(port, "/api/lesson?name=day&provision=600", &status);
+    is_int(status, 200, "day, a node in 600 s: 200");
+    ok(cell(api, n - 1, "missed_pct") > missed,
+       "day: the highest target misses more with a slower node (%.2f%% against %.2f%%)",
+       cell(api, n - 1, "missed_pct"), missed);
+    cJSON_Delete(api);
+}
+
 static void test_memory_panel(int port)
 {
     int status;
@@ -1161,6 +1189,7 @@ int main(int argc, char **argv)
     test_speculation_panel(s.port);
     test_priorities_panel(s.port);
     test_memory_panel(s.port);
+    test_day_panel(s.port);
     test_figures(s.port);
     test_whatif(s.port, db);
     test_whatif_targets(s.port, db);

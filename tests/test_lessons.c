@@ -847,6 +847,95 @@ static void test_memory(void)
     }
 }
 
+/* The day's sentences quote its table: the lowest target's row against
+ * the highest's, and the cheapest target meeting the SLO. */
+static void day_quotes_table(void)
+{
+    int z = cJSON_GetArraySize(result.table) - 1;
+    char *said = findings(), text[320];
+    snprintf(text, sizeof text,
+             "At target %g (running per replica) the autoscaler held %.2f replicas on average, "
+             "%g at the peak, for %.2f GPU-hours ($%.2f): TTFT P99 %.3f s",
+             cell_of(0, "target"), cell_of(0, "mean_replicas"), cell_of(0, "peak_replicas"),
+             cell_of(0, "gpu_hours"), cell_of(0, "usd"), cell_of(0, "ttft_p99_s"));
+    has_str(said, text, "day: the first sentence quotes the lowest target's row");
+    snprintf(text, sizeof text, "At target %g it held %.2f (%g at the peak) for %.2f GPU-hours",
+             cell_of(z, "target"), cell_of(z, "mean_replicas"), cell_of(z, "peak_replicas"),
+             cell_of(z, "gpu_hours"));
+    has_str(said, text, "day: and the highest target's");
+    int best = -1;
+    for (int i = 0; i <= z; i++)
+        if (cell_of(i, "ttft_p99_s") <= 0.5) best = i;
+    ok(best >= 0 && kept("cheapest_meeting_target") == cell_of(best, "target"),
+       "day: the cheapest target meeting the SLO is the last row within it (%g)",
+       kept("cheapest_meeting_target"));
+    free(said);
+}
+
+/* The day: cost falls as the target rises, the tail climbs past the SLO
+ * at the highest target, and a static fleet of the peak costs more. */
+static void test_day(void)
+{
+    if (!run("day", NULL, 0)) return;
+    int n = cJSON_GetArraySize(result.table), falls = 0, fewer = 0, dearer = 0, held = 0, m = 0;
+    while (m + 1 < n && cell_of(m + 1, "ttft_p99_s") <= 0.5)
+        m++; /* the last row meeting the SLO: up to it the fleet keeps up */
+    for (int i = 1; i <= m; i++) {
+        falls += cell_of(i, "usd") < cell_of(i - 1, "usd");
+        fewer += cell_of(i, "mean_replicas") < cell_of(i - 1, "mean_replicas") &&
+                 cell_of(i, "peak_replicas") <= cell_of(i - 1, "peak_replicas");
+    }
+    ok(m > 1, "day: more than two targets meet the SLO (%d)", m + 1);
+    is_int(falls, m, "day: the day's cost falls at every step up in target that meets the SLO");
+    is_int(fewer, m, "day: as the replicas held do, on average and at the peak");
+    /* past it the backlog the start-up lag builds takes replicas to drain */
+    if (cell_of(n - 1, "usd") >= cell_of(m, "usd")) {
+        ok(kept("highest_saves_nothing") == 1, "day: the highest target saves nothing ($%.2f)",
+           cell_of(n - 1, "usd"));
+        char *said = findings();
+        has_str(said, "and it saves nothing", "day: and the sentence says so");
+        free(said);
+    }
+    for (int i = 0; i < n; i++) {
+        /* the autoscaler never holds more than its peak, so the peak's fleet all day costs more */
+        dearer += cell_of(i, "static_usd") > cell_of(i, "usd");
+        held += cell_of(i, "static_missed_pct") <= cell_of(i, "missed_pct");
+    }
+    is_int(dearer, n, "day: a static fleet of each point's peak costs more than the autoscaler");
+    is_int(held, n, "day: and misses the SLO no more often, never waiting for a replica");
+    ok(cell_of(0, "ttft_p99_s") <= 0.5 && cell_of(n - 1, "ttft_p99_s") > 0.5,
+       "day: TTFT P99 within the 0.5 s SLO at the lowest target (%.3f s), past it at the highest "
+       "(%.3f s)",
+       cell_of(0, "ttft_p99_s"), cell_of(n - 1, "ttft_p99_s"));
+    ok(cell_of(n - 1, "missed_pct") > cell_of(0, "missed_pct"),
+       "day: more requests miss the SLO at the highest target (%.2f%%) than the lowest (%.2f%%)",
+       cell_of(n - 1, "missed_pct"), cell_of(0, "missed_pct"));
+    /* provision 60 s, Llama-3.1-8B's weights over network_fs, warm-up 20 s */
+    ok(kept("startup_s") > 80 && kept("startup_s") < 100, "day: a replica starts in %.1f s",
+       kept("startup_s"));
+    day_quotes_table();
+    title_is_plain("day");
+    has_series("autoscaled", n, AN_STYLE_LINE);
+    has_series("static at its peak", n, AN_STYLE_LINE);
+    ok(guide(AN_GUIDE_SLO, 0.5, false) != NULL, "day: the figure draws the SLO");
+    table_is_fixed("day");
+    double first = cell_of(n - 1, "ttft_p99_s");
+    if (run("day", NULL, 0))
+        is_near(cell_of(n - 1, "ttft_p99_s"), first, 0, "day: a second run agrees (one seed)");
+    const char *bad[] = {"lesson.target=[64, 32]", "lesson.target=[64]"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        util_diag d;
+        util_diag_init(&d);
+        ls_result_fini(&result);
+        char *set[] = {(char *)bad[i]};
+        int rc = ls_run(ls_find("day"), support_catalog, set, 1, true, 2, &result, &d);
+        is_int(rc, UTIL_EINPUT, "%s is bad input", bad[i]);
+        ok(d.count && strstr(d.msgs[0], "lesson.target"), "and names lesson.target (%s)",
+           d.count ? d.msgs[0] : "nothing said");
+        util_diag_fini(&d);
+    }
+}
+
 static double capacity(const char *replicas)
 {
     char *set[] = {(char *)replicas};
@@ -1140,6 +1229,7 @@ int main(void)
     test_tail();
     test_priorities();
     test_memory();
+    test_day();
     test_fan_out();
     test_definitions();
     test_unset();

@@ -23,6 +23,7 @@
     'tail': 'The tail',
     'priorities': 'Priorities',
     'memory': 'Memory',
+    'day': 'A day',
     'fan-out': 'Fan-out',
     'definitions': 'Definitions'
   };
@@ -35,6 +36,7 @@
     'tail': 'Drag the slow requests to 2%, then 5%: P99 falls off its cliff long before the mean notices.',
     'priorities': 'Drag the batch traffic up to 90%: first come first served makes the interactive requests wait behind the batch ones, priority keeps their TTFT under a second while the batch tier absorbs the queue. Then lower the arrival rate: the share where first come first served misses its target moves up. Then drag the gateway down to GIE\'s default of 5 waiting requests: it sheds from the lightest share and holds the interactive requests at the door too, and both orders miss their target at the heavy shares.',
     'memory': 'Drag the sessions in flight up to 384: once their histories outgrow the GPU\'s memory the prefix cache hit rate falls and TTFT climbs, as every evicted history is prefilled again. Then set the CPU tier to 0, and up to 256 GiB: the tier loads the evicted histories back over PCIe until the working set outgrows it too.',
+    'day': 'Drag the autoscaler\'s highest target up from 8 running requests a replica to 128: the day costs less as each replica runs hotter, until the replicas it asks for start too late for the morning and the tail pays. Then make a node slower to provision: the lag grows and a lower target is needed to hold the SLO.',
     'fan-out': 'Pick 10 calls per task, then 100; then make slow calls rarer or commoner: the rare slow call becomes the common slow task.',
     'definitions': 'One run, every tool\u2019s definition of per-token latency side by side.'
   };
