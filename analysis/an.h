@@ -567,6 +567,22 @@ typedef struct an_timeline {
     double *starting, *ready;    /* replicas made and not yet ready, ready and not yet
                                   * retired (draining ones among them: the rows do not say
                                   * when a drain began); the mean over the interval */
+    /* When the fleet changed, of the requests sent in each interval (their
+     * replica's side with --replica): the TTFT's P50 and P99 among those
+     * completed, nearest rank read from a log histogram (within 2.2% of a
+     * TTFT in the rank's bucket; NAN: none completed), and the share meeting
+     * the stored scenario's slo (one not completed misses it; NAN: no slo
+     * or none sent). */
+    double *ttft_p50_s, *ttft_p99_s, *attainment;
+    bool has_slo;
+    /* Replicas down after a failure (every replica, without --replica): one
+     * retired 'failed' counts from its retired_s to the ready_s of its
+     * replacement, the first replica made at or after it not already
+     * paired with an earlier failure (the run's end: none ready). */
+    bool failures;
+    double *failed;
+    uint32_t **ttft_hist; /* working state: each interval's histogram, made on first use */
+    int64_t *good;        /* working state: requests sent in the interval that met the slo */
 } an_timeline;
 
 /* Computes run_id's timeline in intervals of interval_s (> 0) seconds, for

@@ -164,6 +164,9 @@ int an__scan_requests(const an__query *q, an_report *r, const int *replica_ids,
 /* Attainment and goodput from s's good and ended requests, or NAN when no
  * SLO applies. */
 void an__set_attainment(an_section *s, bool applies);
+/* A completed request's TTFT, TPOT (NAN: one token) and E2E meet every
+ * target slo sets (scan.c; timeline.c's attainment). */
+bool an__meets_slo(const an_slo *slo, double ttft, double tpot, double e2e);
 /* Task attainment and goodput from t's good and started tasks over
  * window_s, or NAN when no task SLO applies. */
 void an__set_task_attainment(an_tasks *t, bool applies, double window_s);
