@@ -366,6 +366,21 @@ typedef struct an_failures {
     int64_t calls;           /* calls, each once (its last attempt) */
 } an_failures;
 
+/* A fleet that changed (docs/autoscaling.md, "What is reported"): a
+ * static fleet sized for its peak, over the same window at the same price,
+ * and the requests sent after warm-up that missed the SLO while it was
+ * short (an_fleet_spans' windows). */
+typedef struct an_fleet {
+    bool changing;           /* cost.changing: the section is reported only then */
+    int peak_ready_replicas; /* the most replicas ready at once */
+    double peak_ready_gpus;  /* ... and their GPUs (the most at once) */
+    double static_gpu_hours, static_usd; /* peak_ready_gpus x the window, at cost's price */
+    int64_t sent;            /* rows sent after warm-up */
+    int64_t missed_lag;      /* missed, sent while an autoscaler's replica was starting */
+    int64_t missed_failures; /* failed by a failure, or missed and sent while a failed
+                              * replica was down (counted here, not in missed_lag) */
+} an_fleet;
+
 typedef struct an_report {
     /* run */
     int64_t run_id;
@@ -414,6 +429,7 @@ typedef struct an_report {
      * once, by its last attempt, so these rows are left out of every count */
     int64_t retried_attempts;
     an_failures failures; /* cluster.failures: all 0 when no replica failed */
+    an_fleet fleet;       /* only when the fleet changed (fleet.changing) */
     char *decode_pool;  /* cluster.disaggregated.decode, or NULL: not disaggregated */
     an_cost cost;
     an_energy energy;

@@ -491,49 +491,17 @@ static int add_replicas(sqlite3 *db, an_timeline *t, util_diag *d)
     return rc == SQLITE_DONE ? UTIL_OK : db_fail(db, d, "cannot read replicas");
 }
 
-/* The times of the run's rows in ascending order, n of them, from sql
- * (?1: the run); each row's two columns, NAN for NULL. */
-static int load_pairs(sqlite3 *db, const an_timeline *t, const char *sql, double (**out)[2],
-                      size_t *n, util_diag *d)
-{
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        return db_fail(db, d, "cannot read replicas");
-    sqlite3_bind_int64(st, 1, t->run_id);
-    size_t cap = 0;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (*n == cap) *out = util_xrealloc(*out, (cap = cap ? 2 * cap : 8) * sizeof **out);
-        (*out)[*n][0] = an__column_num(st, 0);
-        (*out)[(*n)++][1] = an__column_num(st, 1);
-    }
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? UTIL_OK : db_fail(db, d, "cannot read replicas");
-}
-
-/* Each failed replica down from its failure to its replacement's ready_s:
- * the failures in time order each take the first replica made at or after
- * it that no earlier one took.  The rows do not link a replacement to the
- * replica it replaces, so an autoscaler's replica made in between is taken
- * for it.  Memory: the replicas, never the requests. */
+/* The replicas down after a failure (an__fleet_spans' `down`: each until
+ * its replacement is ready), of the whole fleet: a replacement is another
+ * replica, so there is no such column with --replica. */
 static int add_failed(sqlite3 *db, an_timeline *t, util_diag *d)
 {
-    if (t->replica >= 0 || an__schema(db) < AN__SCHEMA_LIFE) return UTIL_OK;
-    double(*down)[2] = NULL, (*made)[2] = NULL;
-    size_t n_down = 0, n_made = 0;
-    int rc = load_pairs(db, t, "SELECT retired_s, NULL FROM replicas WHERE run_id = ?1 AND"
-                               " end_reason = 'failed' ORDER BY retired_s", &down, &n_down, d);
-    if (!rc) rc = load_pairs(db, t, "SELECT created_s, ready_s FROM replicas WHERE run_id = ?1"
-                                    " AND created_s > 0 ORDER BY created_s", &made, &n_made, d);
-    t->failures = !rc && n_down > 0;
-    for (size_t i = 0, j = 0; !rc && i < n_down; i++) {
-        while (j < n_made && made[j][0] < down[i][0]) j++;
-        double until = j < n_made && !isnan(made[j][1]) ? made[j][1] : t->end_s;
-        if (j < n_made) j++;
-        occupy(t, t->failed, down[i][0], until);
-    }
-    free(down);
-    free(made);
+    if (t->replica >= 0) return UTIL_OK;
+    an__fleet_spans f;
+    int rc = an__fleet_spans_load(db, t->run_id, t->end_s, &f, d);
+    t->failures = !rc && f.n_down > 0;
+    for (size_t i = 0; !rc && i < f.n_down; i++) occupy(t, t->failed, f.down[i].from, f.down[i].to);
+    an__fleet_spans_fini(&f);
     return rc;
 }
 
