@@ -387,6 +387,41 @@ static void check_day_report(sqlite3 *db)
     util_diag_fini(&d);
 }
 
+/* The named series of the panel named y_label, or NULL. */
+static const an_plot_series *plot_series(const an_plot *p, const char *y_label, const char *name)
+{
+    for (int i = 0; i < p->n_panels; i++)
+        for (int k = 0; !strcmp(p->panels[i].y_label, y_label) && k < p->panels[i].n_series; k++)
+            if (!strcmp(p->panels[i].series[k].name, name)) return &p->panels[i].series[k];
+    return NULL;
+}
+
+/* `plot timeline` draws the failed replicas and the TTFT P99 as the
+ * timeline has them, point for point (its NaN intervals left out). */
+static void check_day_plot(sqlite3 *db)
+{
+    an_timeline t;
+    an_plot p;
+    util_diag d;
+    util_diag_init(&d);
+    an_plot_request req = {.kind = AN_PLOT_TIMELINE, .file = "day.db", .interval_s = 1};
+    int rc = an_timeline_compute(db, 1, 1, -1, &t, &d) || an_plot_compute(db, &req, &p, &d);
+    is_int(rc, 0, "day: plot timeline computed");
+    const an_plot_series *failed = plot_series(&p, "replicas", "failed");
+    const an_plot_series *p99 = plot_series(&p, "TTFT of the requests sent", "P99");
+    ok(failed && failed->n == t.n && plot_series(&p, "SLO attainment", "attainment"),
+       "day: the plot has the failed replicas and the attainment");
+    bool same = failed != NULL && p99 != NULL;
+    for (size_t i = 0, k = 0; same && i < t.n; i++) {
+        same &= failed->y[i] == t.failed[i];
+        if (!isnan(t.ttft_p99_s[i])) same &= k < p99->n && p99->y[k++] == t.ttft_p99_s[i];
+    }
+    ok(same, "day: the plot's failed and P99 points are the timeline's");
+    an_plot_fini(&p);
+    an_timeline_fini(&t);
+    util_diag_fini(&d);
+}
+
 static void test_day(void)
 {
     sqlite3 *db = support_run_json(BASE, day_sets, false);
@@ -394,6 +429,7 @@ static void test_day(void)
     if (!db) return;
     check_day_timeline(db);
     check_day_report(db);
+    check_day_plot(db);
     sqlite3_close(db);
 }
 
