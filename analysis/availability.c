@@ -9,6 +9,12 @@
  * it again (retried) or it was the call's outcome.  Requests a failure
  * returned to the router (on_failure retry) leave no row of their own and
  * are not counted.  Read from the rows alone, as every section is.
+ *
+ * It also finds when the fleet was short -- a failed replica down until
+ * its replacement is ready, an autoscaler's replica starting -- for the
+ * timeline's failed column and the report's fleet section, which sets a
+ * changed fleet against a static one sized for its peak and counts the
+ * requests that missed the SLO in those windows (docs/autoscaling.md).
  */
 #include "an_int.h"
 
