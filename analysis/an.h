@@ -370,6 +370,21 @@ typedef struct an_failures {
     int64_t calls;           /* calls, each once (its last attempt) */
 } an_failures;
 
+/* A fleet that changed (docs/autoscaling.md, "What is reported"): a
+ * static fleet sized for its peak, over the same window at the same price,
+ * and the requests sent after warm-up that missed the SLO while it was
+ * short (an_fleet_spans' windows). */
+typedef struct an_fleet {
+    bool changing;           /* cost.changing: the section is reported only then */
+    int peak_ready_replicas; /* the most replicas ready at once */
+    double peak_ready_gpus;  /* ... and their GPUs (the most at once) */
+    double static_gpu_hours, static_usd; /* peak_ready_gpus x the window, at cost's price */
+    int64_t sent;            /* rows sent after warm-up */
+    int64_t missed_lag;      /* missed, sent while an autoscaler's replica was starting */
+    int64_t missed_failures; /* failed by a failure, or missed and sent while a failed
+                              * replica was down (counted here, not in missed_lag) */
+} an_fleet;
+
 typedef struct an_report {
     /* run */
     int64_t run_id;
@@ -418,6 +433,7 @@ typedef struct an_report {
      * once, by its last attempt, so these rows are left out of every count */
     int64_t retried_attempts;
     an_failures failures; /* cluster.failures: all 0 when no replica failed */
+    an_fleet fleet;       /* only when the fleet changed (fleet.changing) */
     char *decode_pool;  /* cluster.disaggregated.decode, or NULL: not disaggregated */
     an_cost cost;
     an_energy energy;
@@ -571,6 +587,22 @@ typedef struct an_timeline {
     double *starting, *ready;    /* replicas made and not yet ready, ready and not yet
                                   * retired (draining ones among them: the rows do not say
                                   * when a drain began); the mean over the interval */
+    /* When the fleet changed, of the requests sent in each interval (their
+     * replica's side with --replica): the TTFT's P50 and P99 among those
+     * completed, nearest rank read from a log histogram (within 2.2% of a
+     * TTFT in the rank's bucket; NAN: none completed), and the share meeting
+     * the stored scenario's slo (one not completed misses it; NAN: no slo
+     * or none sent). */
+    double *ttft_p50_s, *ttft_p99_s, *attainment;
+    bool has_slo;
+    /* Replicas down after a failure (every replica, without --replica): one
+     * retired 'failed' counts from its retired_s to the ready_s of its
+     * replacement, the first replica made at or after it not already
+     * paired with an earlier failure (the run's end: none ready). */
+    bool failures;
+    double *failed;
+    uint32_t **ttft_hist; /* working state: each interval's histogram, made on first use */
+    int64_t *good;        /* working state: requests sent in the interval that met the slo */
 } an_timeline;
 
 /* Computes run_id's timeline in intervals of interval_s (> 0) seconds, for

@@ -155,6 +155,33 @@ void an__models_fini(an_report *r);
 /* sessions.c: report --by session, the turns of the stored scenario sc's
  * session classes, from two queries over the run's requests. */
 int an__sessions_load(const an__query *q, const cJSON *sc, an_report *r, util_diag *d);
+/* The windows a fleet was short (availability.c), whole-run (every
+ * replica): `down`, a replica retired 'failed' from its retired_s to its
+ * replacement's ready_s -- the failures in time order each take the first
+ * replica made at or after it that no earlier one took, as the rows do not
+ * link them -- or to end_s; `starting`, every other replica made after 0,
+ * from its created_s to its ready_s (its retired_s, end_s: never ready).
+ * Each list sorted by start and merged into disjoint spans. */
+typedef struct an__span {
+    double from, to;
+} an__span;
+typedef struct an__fleet_spans {
+    an__span *starting, *down;
+    size_t n_starting, n_down;
+    double down_s;           /* replica-seconds down: the failures' spans summed before
+                              * they are merged (two replicas down at once count twice) */
+    int peak_ready;          /* the most replicas ready at once */
+    double peak_ready_gpus;  /* the most GPUs ready at once */
+} an__fleet_spans;
+int an__fleet_spans_load(sqlite3 *db, int64_t run, double end_s, an__fleet_spans *f,
+                         util_diag *d);
+void an__fleet_spans_fini(an__fleet_spans *f);
+/* Whether x falls in one of the n merged spans. */
+bool an__spans_cover(const an__span *s, size_t n, double x);
+/* The report's fleet section (an_fleet), when the fleet changed and the
+ * report is the whole run's. */
+int an__fleet_load(const an__query *q, an_report *r, util_diag *d);
+
 /* Replicas failed, availability and the requests failures failed or sent
  * again (availability.c); nothing when no replica failed. */
 int an__failures_load(const an__query *q, an_report *r, util_diag *d);
@@ -164,6 +191,9 @@ int an__scan_requests(const an__query *q, an_report *r, const int *replica_ids,
 /* Attainment and goodput from s's good and ended requests, or NAN when no
  * SLO applies. */
 void an__set_attainment(an_section *s, bool applies);
+/* A completed request's TTFT, TPOT (NAN: one token) and E2E meet every
+ * target slo sets (scan.c; timeline.c's attainment). */
+bool an__meets_slo(const an_slo *slo, double ttft, double tpot, double e2e);
 /* Task attainment and goodput from t's good and started tasks over
  * window_s, or NAN when no task SLO applies. */
 void an__set_task_attainment(an_tasks *t, bool applies, double window_s);

@@ -5,11 +5,10 @@
  *
  * A replica was ready from its ready_s until its retired_s.  A failed one
  * was down from its failure (retired_s) until its replacement was ready:
- * the first replica of its pool made at or after the failure that no
- * earlier failure of the pool took (failures.c makes it repair_s later,
- * ready after the lifecycle's start-up; an autoscaler's new replica made
- * sooner restores the pool's capacity as well), or the run's end if none
- * came.  Availability is ready / (ready + down) replica-time: for a fleet
+ * the first replica made at or after the failure that no earlier failure
+ * took (failures.c makes it repair_s later, ready after the lifecycle's
+ * start-up; an autoscaler's new replica made sooner restores the fleet's
+ * capacity as well), or the run's end if it never was (pair_failures).  Availability is ready / (ready + down) replica-time: for a fleet
  * whose size is fixed, the share of the replica-time it wanted that was
  * ready; under an autoscaler, whose wanted size the rows do not record,
  * the same for the capacity it had and the capacity failures took.  A
@@ -17,54 +16,18 @@
  * outcome.  Requests a failure returned to the router (on_failure retry)
  * leave no row of their own and are not counted.  Read from the rows
  * alone, as every section is.
+ *
+ * It also finds when the fleet was short -- a failed replica down until
+ * its replacement is ready, an autoscaler's replica starting -- for the
+ * timeline's failed column and the report's fleet section, which sets a
+ * changed fleet against a static one sized for its peak and counts the
+ * requests that missed the SLO in those windows (docs/autoscaling.md).
  */
 #include "an_int.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The failed replicas' down time: each failure, in time order, takes the
- * first replica of its pool made at or after it and not yet taken.
- * Memory: the replicas' rows (a few per failure and per scale-up). */
-static int down_time(const an__query *q, double end_s, double *down, util_diag *d)
-{
-    sqlite3_stmt *st = an__prepare(q, "SELECT pool, created_s, ready_s, end_reason = 'failed', "
-                                      "retired_s FROM replicas WHERE run_id = ?1 "
-                                      "ORDER BY pool, created_s, replica");
-    if (!st) return util_diag_fail(d, "cannot read replicas: %s", sqlite3_errmsg(q->db));
-    size_t n = 0, cap = 0;
-    struct rep { char pool[64]; double made, ready, failed_at; bool taken; } *v = NULL;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (n == cap) v = util_xrealloc(v, (cap = cap ? 2 * cap : 64) * sizeof *v);
-        const char *pool = (const char *)sqlite3_column_text(st, 0);
-        snprintf(v[n].pool, sizeof v[n].pool, "%s", pool ? pool : "");
-        v[n].made = sqlite3_column_double(st, 1);
-        v[n].ready = an__column_num(st, 2);
-        v[n].failed_at = sqlite3_column_int(st, 3) ? an__column_num(st, 4) : NAN;
-        v[n].taken = false;
-        n++;
-    }
-    sqlite3_finalize(st);
-    *down = 0;
-    for (size_t i = 0; rc == SQLITE_DONE && i < n; i++) { /* failures in order of their pool's */
-        if (isnan(v[i].failed_at)) continue;
-        double back = end_s;
-        for (size_t j = 0; j < n; j++) {
-            if (v[j].taken || strcmp(v[j].pool, v[i].pool) || v[j].made < v[i].failed_at ||
-                isnan(v[j].ready))
-                continue;
-            v[j].taken = true;
-            back = v[j].ready;
-            break;
-        }
-        *down += back - v[i].failed_at;
-    }
-    free(v);
-    return rc == SQLITE_DONE ? UTIL_OK : util_diag_fail(d, "cannot read replicas");
-}
 
 int an__failures_load(const an__query *q, an_report *r, util_diag *d)
 {
@@ -84,10 +47,208 @@ int an__failures_load(const an__query *q, an_report *r, util_diag *d)
     f->failed_replicas = (int64_t)fleet[0];
     f->span_s = fleet[1];
     f->ready_s = fleet[2];
-    if (down_time(q, f->span_s, &f->down_s, d)) return UTIL_EFAIL;
+    an__fleet_spans spans;
+    if (an__fleet_spans_load(q->db, q->run, f->span_s, &spans, d)) return UTIL_EFAIL;
+    f->down_s = spans.down_s;
+    an__fleet_spans_fini(&spans);
     f->availability = f->ready_s / (f->ready_s + f->down_s);
     f->failed_calls = (int64_t)calls[0];
     f->sent_again = (int64_t)calls[1];
     f->calls = (int64_t)calls[2];
     return UTIL_OK;
+}
+
+/* ---- when the fleet was short ------------------------------------------- */
+
+/* One replica's row: its life, and whether it failed or replaced one. */
+typedef struct life {
+    double made, ready, gone; /* gone: retired_s, or end_s for one there at the end */
+    int gpus;
+    bool failed, replaces;
+} life;
+
+static int load_lives(sqlite3 *db, int64_t run, double end_s, life **out, size_t *n,
+                      util_diag *d)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT created_s, ready_s, retired_s, end_reason = 'failed', gpus"
+                               " FROM replicas WHERE run_id = ?1 ORDER BY created_s, replica",
+                           -1, &st, NULL) != SQLITE_OK)
+        return util_diag_fail(d, "cannot read replicas: %s", sqlite3_errmsg(db));
+    sqlite3_bind_int64(st, 1, run);
+    size_t cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (*n == cap) *out = util_xrealloc(*out, (cap = cap ? 2 * cap : 8) * sizeof **out);
+        double gone = an__column_num(st, 2);
+        (*out)[(*n)++] = (life){.made = sqlite3_column_double(st, 0),
+                                .ready = an__column_num(st, 1),
+                                .gone = isnan(gone) ? end_s : gone,
+                                .failed = sqlite3_column_int(st, 3) == 1,
+                                .gpus = sqlite3_column_int(st, 4)};
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? UTIL_OK
+                             : util_diag_fail(d, "cannot read replicas: %s", sqlite3_errmsg(db));
+}
+
+static int by_from(const void *a, const void *b)
+{
+    double x = ((const an__span *)a)->from, y = ((const an__span *)b)->from;
+    return (x > y) - (x < y);
+}
+
+/* Sorts spans and merges those that overlap or touch; empty ones go. */
+static void merge(an__span *s, size_t *n)
+{
+    qsort(s, *n, sizeof *s, by_from);
+    size_t m = 0;
+    for (size_t i = 0; i < *n; i++) {
+        if (!(s[i].to > s[i].from)) continue;
+        if (m && s[i].from <= s[m - 1].to) s[m - 1].to = fmax(s[m - 1].to, s[i].to);
+        else s[m++] = s[i];
+    }
+    *n = m;
+}
+
+/* Each failure, in time order, takes the first replica made at or after
+ * it that no earlier failure took (lives are in order of making). */
+static void pair_failures(life *x, size_t n, double end_s, an__fleet_spans *f)
+{
+    an__span *fails = util_xcalloc(n ? n : 1, sizeof *fails); /* from: failure, to: its row */
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (x[i].failed) fails[k++] = (an__span){x[i].gone, (double)i};
+    qsort(fails, k, sizeof *fails, by_from);
+    f->down = util_xcalloc(k ? k : 1, sizeof *f->down);
+    for (size_t i = 0, j = 0; i < k; i++) {
+        while (j < n && !(x[j].made > 0 && x[j].made >= fails[i].from)) j++;
+        double until = end_s;
+        if (j < n) {
+            x[j].replaces = true;
+            if (!isnan(x[j].ready)) until = x[j].ready;
+            j++;
+        }
+        f->down[f->n_down++] = (an__span){fails[i].from, until};
+        f->down_s += until - fails[i].from;
+    }
+    free(fails);
+    merge(f->down, &f->n_down);
+}
+
+/* The most replicas, and GPUs, ready at once: a sweep over the readies
+ * (+) and retirements (-), a retirement first at a tie. */
+static void peak_ready(const life *x, size_t n, an__fleet_spans *f)
+{
+    an__span *ev = util_xcalloc(2 * n + 1, sizeof *ev); /* from: time, to: +-gpus */
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(x[i].ready) || !(x[i].gone > x[i].ready)) continue;
+        ev[m++] = (an__span){x[i].ready, x[i].gpus};
+        ev[m++] = (an__span){x[i].gone, -x[i].gpus};
+    }
+    qsort(ev, m, sizeof *ev, by_from);
+    double gpus = 0;
+    int replicas = 0;
+    for (size_t i = 0; i < m;) {
+        size_t j = i; /* every event at this instant, retirements first */
+        for (; j < m && ev[j].from == ev[i].from; j++)
+            if (ev[j].to < 0) gpus += ev[j].to, replicas--;
+        for (size_t k = i; k < j; k++)
+            if (ev[k].to > 0) gpus += ev[k].to, replicas++;
+        f->peak_ready = replicas > f->peak_ready ? replicas : f->peak_ready;
+        f->peak_ready_gpus = fmax(f->peak_ready_gpus, gpus);
+        i = j;
+    }
+    free(ev);
+}
+
+int an__fleet_spans_load(sqlite3 *db, int64_t run, double end_s, an__fleet_spans *f,
+                         util_diag *d)
+{
+    memset(f, 0, sizeof *f);
+    if (an__schema(db) < AN__SCHEMA_LIFE) return UTIL_OK; /* every replica there throughout */
+    life *x = NULL;
+    size_t n = 0;
+    int rc = load_lives(db, run, end_s, &x, &n, d);
+    if (!rc) {
+        pair_failures(x, n, end_s, f);
+        f->starting = util_xcalloc(n ? n : 1, sizeof *f->starting);
+        for (size_t i = 0; i < n; i++)
+            if (x[i].made > 0 && !x[i].replaces)
+                f->starting[f->n_starting++] =
+                    (an__span){x[i].made, isnan(x[i].ready) ? x[i].gone : x[i].ready};
+        merge(f->starting, &f->n_starting);
+        peak_ready(x, n, f);
+    }
+    free(x);
+    return rc;
+}
+
+void an__fleet_spans_fini(an__fleet_spans *f)
+{
+    free(f->starting);
+    free(f->down);
+    memset(f, 0, sizeof *f);
+}
+
+bool an__spans_cover(const an__span *s, size_t n, double x)
+{
+    size_t lo = 0, hi = n; /* the first span starting after x */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s[mid].from <= x) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo > 0 && x < s[lo - 1].to;
+}
+
+/* The static fleet's cost at the run's price, and the misses, from one pass
+ * over the requests sent after warm-up. */
+static int load_misses(const an__query *q, const an__fleet_spans *s, an_report *r, util_diag *d)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(q->db, "SELECT arrival_s, status, first_token_s - arrival_s, CASE WHEN"
+                                  " output_tokens >= 2 THEN (finish_s - first_token_s) /"
+                                  " (output_tokens - 1) END, finish_s - arrival_s FROM requests"
+                                  " WHERE run_id = ?1 AND arrival_s >= ?2",
+                           -1, &st, NULL) != SQLITE_OK)
+        return util_diag_fail(d, "cannot read requests: %s", sqlite3_errmsg(q->db));
+    sqlite3_bind_int64(st, 1, q->run);
+    sqlite3_bind_double(st, 2, q->warmup);
+    an_fleet *f = &r->fleet;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        double at = sqlite3_column_double(st, 0);
+        const char *status = (const char *)sqlite3_column_text(st, 1);
+        bool completed = status && !strcmp(status, "completed");
+        bool failed = status && !strcmp(status, "failed");
+        bool missed = !completed || !an__meets_slo(&r->req.slo, an__column_num(st, 2),
+                                                   an__column_num(st, 3), an__column_num(st, 4));
+        f->sent++;
+        if (failed || (missed && an__spans_cover(s->down, s->n_down, at))) f->missed_failures++;
+        else if (missed && an__spans_cover(s->starting, s->n_starting, at)) f->missed_lag++;
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? UTIL_OK
+                             : util_diag_fail(d, "cannot read requests: %s", sqlite3_errmsg(q->db));
+}
+
+int an__fleet_load(const an__query *q, an_report *r, util_diag *d)
+{
+    an_fleet *f = &r->fleet;
+    f->changing = r->cost.changing && q->replica < 0 && !q->cls;
+    if (!f->changing) return UTIL_OK;
+    an__fleet_spans s;
+    int rc = an__fleet_spans_load(q->db, q->run, r->sim_time_s, &s, d);
+    if (!rc) {
+        f->peak_ready_replicas = s.peak_ready;
+        f->peak_ready_gpus = s.peak_ready_gpus;
+        f->static_gpu_hours = s.peak_ready_gpus * (r->req.window_s / 3600);
+        f->static_usd = f->static_gpu_hours * r->cost.usd_per_gpu_hour *
+                        (1 + r->cost.overhead_fraction);
+        rc = load_misses(q, &s, r, d);
+    }
+    an__fleet_spans_fini(&s);
+    return rc;
 }

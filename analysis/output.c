@@ -345,6 +345,24 @@ static void models_json(cJSON *root, const an_report *r)
 }
 
 /* cluster.failures: only when a replica failed. */
+/* A fleet that changed (print_fleet). */
+static void fleet_json(cJSON *root, const an_report *r)
+{
+    const an_fleet *f = &r->fleet;
+    if (!f->changing) return;
+    cJSON *o = cJSON_AddObjectToObject(root, "fleet");
+    cJSON_AddNumberToObject(o, "peak_ready_replicas", f->peak_ready_replicas);
+    cJSON_AddNumberToObject(o, "peak_ready_gpus", f->peak_ready_gpus);
+    add_num(o, "static_peak_gpu_hours", f->static_gpu_hours);
+    add_num(o, "static_peak_usd", f->static_usd);
+    cJSON_AddNumberToObject(o, "requests_sent", (double)f->sent);
+    cJSON_AddNumberToObject(o, "missed_scale_up_lag", (double)f->missed_lag);
+    cJSON_AddNumberToObject(o, "missed_failures", (double)f->missed_failures);
+    double sent = f->sent ? (double)f->sent : NAN;
+    add_num(o, "scale_up_lag_miss_share", (double)f->missed_lag / sent);
+    add_num(o, "failure_miss_share", (double)f->missed_failures / sent);
+}
+
 static void failures_json(cJSON *root, const an_failures *f)
 {
     if (!f->failed_replicas) return;
@@ -403,6 +421,7 @@ cJSON *an_report_json(const an_report *r, bool by_class)
     cJSON_AddNumberToObject(u, "replicas", r->n_replicas);
     use_json(u, &r->use);
     failures_json(root, &r->failures);
+    fleet_json(root, r);
     cost_json(root, &r->cost);
     energy_json(root, &r->energy);
     replicas_json(root, r);
@@ -921,6 +940,25 @@ static void print_cost(const an_report *r, FILE *out)
             num("%.4f", c->usd_per_million_output_tokens_at_full_utilisation).s);
 }
 
+/* A fleet that changed: against a static one sized for its peak, and who
+ * missed the SLO while it was short (docs/autoscaling.md). */
+static void print_fleet(const an_report *r, FILE *out)
+{
+    const an_fleet *f = &r->fleet;
+    if (!f->changing || r->req.measured == 0) return;
+    double sent = f->sent ? (double)f->sent : NAN;
+    fprintf(out, "fleet: at most %d replica%s (%s GPUs) ready at once; kept for the whole window: "
+                 "%s GPU-hours, $%s (this run: %s GPU-hours, $%s)\n  of %lld requests sent: "
+                 "%lld (%s%%) missed the SLO during scale-up lag, %lld (%s%%) because of "
+                 "failures\n",
+            f->peak_ready_replicas, f->peak_ready_replicas == 1 ? "" : "s",
+            num("%.0f", f->peak_ready_gpus).s, num("%.3f", f->static_gpu_hours).s,
+            num("%.4f", f->static_usd).s, num("%.3f", r->cost.gpu_hours).s,
+            num("%.4f", r->cost.usd).s, (long long)f->sent, (long long)f->missed_lag,
+            num("%.2f", 100 * (double)f->missed_lag / sent).s, (long long)f->missed_failures,
+            num("%.2f", 100 * (double)f->missed_failures / sent).s);
+}
+
 static void print_energy(const an_report *r, FILE *out)
 {
     const an_energy *e = &r->energy;
@@ -1141,6 +1179,7 @@ static void print_report(const void *arg, FILE *out)
     if (r->use.offload.cpu.tier_bytes > 0) print_offload(&r->use.offload, out);
     print_failures(&r->failures, out);
     print_cost(r, out);
+    print_fleet(r, out);
     print_energy(r, out);
     if (by_class)
         for (int i = 0; i < r->n_classes; i++)

@@ -730,6 +730,26 @@ static void add_kv_panel(an_plot *p, const an_timeline *t)
     an__guide(&p->panels[kv], AN_GUIDE_LIMIT, 1, false, tiers ? "capacity" : "KV capacity");
 }
 
+/* A fleet that changed: its replicas by state, and the TTFT and SLO
+ * attainment of the requests sent in each interval (docs/analysis.md),
+ * with the scenario's TTFT target as a limit. */
+static void add_fleet_panels(an_plot *p, const an_timeline *t, const cJSON *scenario)
+{
+    int pl = an__panel(p, "replicas", "replicas", AN_SCALE_LINEAR);
+    timeline_series(p, pl, "ready", t, t->ready);
+    timeline_series(p, pl, "starting", t, t->starting);
+    if (t->failures) timeline_series(p, pl, "failed", t, t->failed);
+    pl = an__panel(p, "TTFT of the requests sent", "s", AN_SCALE_LINEAR);
+    timeline_series(p, pl, "P99", t, t->ttft_p99_s);
+    timeline_series(p, pl, "P50", t, t->ttft_p50_s);
+    double target = util_json_number(scenario, "slo.ttft_s", NAN);
+    if (target > 0) an__guide(&p->panels[pl], AN_GUIDE_LIMIT, target, false, "TTFT SLO %g s", target);
+    an__note(p, "TTFT and attainment: of the requests sent in the interval (by arrival)");
+    if (!t->has_slo) return;
+    pl = an__panel(p, "SLO attainment", "share of requests sent", AN_SCALE_LINEAR);
+    timeline_series(p, pl, "attainment", t, t->attainment);
+}
+
 static int gather_timeline(sqlite3 *db, const an_plot_request *req, const an__run *r, an_plot *p,
                            util_diag *d)
 {
@@ -748,6 +768,7 @@ static int gather_timeline(sqlite3 *db, const an_plot_request *req, const an__ru
         if (t.has_iterations)
             timeline_series(p, an__panel(p, "GPU power", "W", AN_SCALE_LINEAR), "power", &t,
                             t.power_w);
+        if (t.changing) add_fleet_panels(p, &t, r->scenario);
         double warmup = util_json_number(r->scenario, "warmup_s", 0);
         if (warmup > 0) {
             p->spans = util_xmalloc(sizeof *p->spans);

@@ -239,13 +239,18 @@ static void metrics(const row *x, double *v)
     v[M_QUEUE] = x->scheduled - x->enqueue;
 }
 
-/* Meets every target of the section's SLO (with load_slo's SQL: a NULL
- * metric fails a comparison, a NULL TPOT passes its target). */
+/* Meets every target of the SLO (with load_slo's SQL: a NULL metric fails
+ * a comparison, a NULL TPOT passes its target). */
+bool an__meets_slo(const an_slo *slo, double ttft, double tpot, double e2e)
+{
+    return (isnan(slo->ttft_s) || ttft <= slo->ttft_s) &&
+           (isnan(slo->tpot_s) || isnan(tpot) || tpot <= slo->tpot_s) &&
+           (isnan(slo->e2e_s) || e2e <= slo->e2e_s);
+}
+
 static bool good(const an_slo *slo, const double *v)
 {
-    return (isnan(slo->ttft_s) || v[M_TTFT] <= slo->ttft_s) &&
-           (isnan(slo->tpot_s) || isnan(v[M_TPOT]) || v[M_TPOT] <= slo->tpot_s) &&
-           (isnan(slo->e2e_s) || v[M_E2E] <= slo->e2e_s);
+    return an__meets_slo(slo, v[M_TTFT], v[M_TPOT], v[M_E2E]);
 }
 
 /* Whether a section has metric m: a decode replica's (decode) leaves the

@@ -8,7 +8,10 @@
  * million requests over 20,000 s cost the same memory as ten.
  *
  * With a fleet that changed (an autoscaler's) it also has the replicas
- * starting and ready, from the replicas' rows.
+ * starting and ready, from the replicas' rows, the replicas down after a
+ * failure, and of the requests sent in each interval the TTFT's P50 and P99
+ * and the share meeting the SLO.  The quantiles come from a histogram per
+ * interval, a fixed size however many requests fall in it.
  *
  * The columns are accumulated as integrals over each interval (request-
  * seconds, tokens, joules, token-seconds of KV) and divided by the
@@ -28,11 +31,21 @@
  * ask for terabytes. */
 #define MAX_INTERVALS 1000000
 
+/* The TTFT histogram: 16 buckets an octave from 2^-14 s (61 us) to 2^14 s
+ * (4.6 h), plus one below and one above.  A bucket spans a factor 2^(1/16),
+ * so its geometric middle is within 2^(1/32) - 1 = 2.2% of any TTFT in it;
+ * 450 buckets of 4 bytes, only for the intervals with a request completed. */
+#define TTFT_PER_OCTAVE 16
+#define TTFT_LOW_EXP (-14)
+#define TTFT_OCTAVES 28
+#define TTFT_BUCKETS (TTFT_OCTAVES * TTFT_PER_OCTAVE + 2)
+
 /* One request's row: when it reached each stage (NAN: never). */
 typedef struct req {
     double arrival, enqueue, sched, first_token, finish;
     double end;       /* it left: finish, time-out, the run's end */
     int64_t output;   /* output tokens */
+    bool good;        /* completed within the run's slo */
     bool completed, timed_out;
     bool front, back; /* count its prefill side (replica), its decode side */
 } req;
@@ -124,14 +137,21 @@ static int alloc_intervals(an_timeline *t, util_diag *d)
     t->power_w = util_xcalloc(m, sizeof *t->power_w);
     t->starting = util_xcalloc(m, sizeof *t->starting);
     t->ready = util_xcalloc(m, sizeof *t->ready);
+    t->failed = util_xcalloc(m, sizeof *t->failed);
+    t->ttft_p50_s = util_xcalloc(m, sizeof *t->ttft_p50_s);
+    t->ttft_p99_s = util_xcalloc(m, sizeof *t->ttft_p99_s);
+    t->attainment = util_xcalloc(m, sizeof *t->attainment);
+    t->ttft_hist = util_xcalloc(m, sizeof *t->ttft_hist);
+    t->good = util_xcalloc(m, sizeof *t->good);
     return UTIL_OK;
 }
 
 /* ---- the run ------------------------------------------------------------ */
 
-/* Its end, and the clients' time-out (NAN: none) from the stored scenario:
- * a timed-out request's row does not say when its client gave up. */
-static int load_run(sqlite3 *db, an_timeline *t, double *timeout_s, util_diag *d)
+/* Its end, the clients' time-out (NAN: none) and the per-request SLO from
+ * the stored scenario: a timed-out request's row does not say when its
+ * client gave up. */
+static int load_run(sqlite3 *db, an_timeline *t, double *timeout_s, an_slo *slo, util_diag *d)
 {
     sqlite3_stmt *st = prepare(db, t, "SELECT sim_end_s, scenario FROM runs WHERE id = ?1");
     if (!st) return db_fail(db, d, "cannot read runs");
@@ -145,6 +165,10 @@ static int load_run(sqlite3 *db, an_timeline *t, double *timeout_s, util_diag *d
     sqlite3_finalize(st);
     if (!sc) return util_diag_add(d, "run %lld: stored scenario is not JSON", (long long)t->run_id);
     *timeout_s = util_json_number(sc, "workload.timeout_s", NAN);
+    *slo = (an_slo){.ttft_s = util_json_number(sc, "slo.ttft_s", NAN),
+                    .tpot_s = util_json_number(sc, "slo.tpot_s", NAN),
+                    .e2e_s = util_json_number(sc, "slo.e2e_s", NAN)};
+    t->has_slo = !isnan(slo->ttft_s) || !isnan(slo->tpot_s) || !isnan(slo->e2e_s);
     cJSON_Delete(sc);
     if (isnan(t->end_s))
         return util_diag_add(d, "run %lld: no end time (sim_end_s is NULL)", (long long)t->run_id);
@@ -204,7 +228,15 @@ static double end_of(const req *r, const char *status, double timeout_s, double 
     return fmax(fmax(r->arrival, r->enqueue), fmax(r->sched, r->first_token));
 }
 
-static req read_request(sqlite3_stmt *st, const an_timeline *t, double timeout_s)
+static bool meets(const req *r, const an_slo *slo)
+{
+    if (!r->completed) return false;
+    double tpot = r->output >= 2 ? (r->finish - r->first_token) / (double)(r->output - 1) : NAN;
+    return an__meets_slo(slo, r->first_token - r->arrival, tpot, r->finish - r->arrival);
+}
+
+static req read_request(sqlite3_stmt *st, const an_timeline *t, double timeout_s,
+                        const an_slo *slo)
 {
     const char *status = (const char *)sqlite3_column_text(st, 6);
     if (!status) status = "";
@@ -215,6 +247,7 @@ static req read_request(sqlite3_stmt *st, const an_timeline *t, double timeout_s
         .completed = !strcmp(status, "completed"), .timed_out = !strcmp(status, "timed_out"),
     };
     r.end = end_of(&r, status, timeout_s, t->end_s);
+    r.good = meets(&r, slo);
     /* Disaggregated, the decode replica holds it from its first token on. */
     int front = column_replica(st, 7), back = column_replica(st, 8);
     if (back < 0) back = front;
@@ -229,11 +262,39 @@ static req read_request(sqlite3_stmt *st, const an_timeline *t, double timeout_s
  * included), the other tokens, completion -- to `decode_replica`, or to
  * `replica` without disaggregation.  Only the first wait is known: a
  * preempted request's later waits count as service. */
+/* The histogram bucket of a TTFT of x seconds. */
+static int ttft_bucket(double x)
+{
+    if (!(x >= ldexp(1, TTFT_LOW_EXP))) return 0;
+    double b = floor((log2(x) - TTFT_LOW_EXP) * TTFT_PER_OCTAVE) + 1;
+    return b >= TTFT_BUCKETS - 1 ? TTFT_BUCKETS - 1 : (int)b;
+}
+
+/* What bucket b reads as: its geometric middle; the two open-ended ones
+ * their finite edge. */
+static double ttft_value(int b)
+{
+    if (b == 0) return ldexp(1, TTFT_LOW_EXP);
+    if (b == TTFT_BUCKETS - 1) return ldexp(1, TTFT_LOW_EXP + TTFT_OCTAVES);
+    return exp2(TTFT_LOW_EXP + (b - 0.5) / TTFT_PER_OCTAVE);
+}
+
+/* A completed request's TTFT, in the interval it was sent in. */
+static void add_ttft(an_timeline *t, const req *r)
+{
+    if (!t->n || !r->completed) return;
+    size_t i = index_of(t, r->arrival);
+    if (!t->ttft_hist[i]) t->ttft_hist[i] = util_xcalloc(TTFT_BUCKETS, sizeof **t->ttft_hist);
+    t->ttft_hist[i][ttft_bucket(r->first_token - r->arrival)]++;
+}
+
 static void add_request(an_timeline *t, const req *r)
 {
     double split = isnan(r->first_token) ? r->end : r->first_token;
     if (r->front) {
         count(t, t->arrivals, r->arrival);
+        if (r->good) count(t, t->good, r->arrival);
+        add_ttft(t, r);
         if (r->timed_out) count(t, t->timed_out, r->end);
         if (!isnan(r->enqueue))
             occupy(t, t->queue, r->enqueue, isnan(r->sched) ? r->end : r->sched);
@@ -252,7 +313,8 @@ static void add_request(an_timeline *t, const req *r)
     }
 }
 
-static int add_requests(sqlite3 *db, an_timeline *t, double timeout_s, util_diag *d)
+static int add_requests(sqlite3 *db, an_timeline *t, double timeout_s, const an_slo *slo,
+                        util_diag *d)
 {
     sqlite3_stmt *st = prepare(db, t,
                                "SELECT arrival_s, enqueue_s, first_scheduled_s, first_token_s,"
@@ -262,7 +324,7 @@ static int add_requests(sqlite3 *db, an_timeline *t, double timeout_s, util_diag
     if (!st) return db_fail(db, d, "cannot read requests");
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        req r = read_request(st, t, timeout_s);
+        req r = read_request(st, t, timeout_s, slo);
         add_request(t, &r);
     }
     sqlite3_finalize(st);
@@ -429,7 +491,46 @@ static int add_replicas(sqlite3 *db, an_timeline *t, util_diag *d)
     return rc == SQLITE_DONE ? UTIL_OK : db_fail(db, d, "cannot read replicas");
 }
 
+/* The replicas down after a failure (an__fleet_spans' `down`: each until
+ * its replacement is ready), of the whole fleet: a replacement is another
+ * replica, so there is no such column with --replica. */
+static int add_failed(sqlite3 *db, an_timeline *t, util_diag *d)
+{
+    if (t->replica >= 0) return UTIL_OK;
+    an__fleet_spans f;
+    int rc = an__fleet_spans_load(db, t->run_id, t->end_s, &f, d);
+    t->failures = !rc && f.n_down > 0;
+    for (size_t i = 0; !rc && i < f.n_down; i++) occupy(t, t->failed, f.down[i].from, f.down[i].to);
+    an__fleet_spans_fini(&f);
+    return rc;
+}
+
 /* ---- the whole ---------------------------------------------------------- */
+
+/* Interval i's TTFT quantile q: the bucket holding the nearest rank,
+ * ceil(q n), of its n completed requests. */
+static double ttft_quantile(const uint32_t *hist, double q)
+{
+    uint64_t n = 0;
+    for (int b = 0; b < TTFT_BUCKETS; b++) n += hist[b];
+    double rank = fmax(1, ceil(q * (double)n));
+    uint64_t below = 0;
+    for (int b = 0; b < TTFT_BUCKETS; b++)
+        if ((double)(below += hist[b]) >= rank) return ttft_value(b);
+    return NAN;
+}
+
+/* The requests' columns per interval of arrival. */
+static void finish_requests(an_timeline *t)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        const uint32_t *h = t->ttft_hist[i];
+        t->ttft_p50_s[i] = h ? ttft_quantile(h, 0.5) : NAN;
+        t->ttft_p99_s[i] = h ? ttft_quantile(h, 0.99) : NAN;
+        t->attainment[i] = t->has_slo && t->arrivals[i] > 0
+                               ? (double)t->good[i] / (double)t->arrivals[i] : NAN;
+    }
+}
 
 /* A column of token-seconds of KV becomes its average share of capacity
  * over each interval (NAN without iterations); NULL: no such column. */
@@ -450,11 +551,13 @@ static void finish(an_timeline *t, bool iterations, const double capacity[3], do
         t->running[i] /= w;
         t->starting[i] /= w;
         t->ready[i] /= w;
+        t->failed[i] /= w;
         t->power_w[i] = iterations ? (t->power_w[i] + idle_w * w) / w : NAN;
     }
     occupancy(t, t->kv_occupancy, iterations, capacity[0]);
     occupancy(t, t->cpu_tier_occupancy, iterations, capacity[1]);
     occupancy(t, t->disk_tier_occupancy, iterations, capacity[2]);
+    finish_requests(t);
 }
 
 int an_timeline_compute(sqlite3 *db, int64_t run_id, double interval_s, int replica,
@@ -467,12 +570,14 @@ int an_timeline_compute(sqlite3 *db, int64_t run_id, double interval_s, int repl
     if (!(interval_s > 0) || !isfinite(interval_s))
         return util_diag_add(d, "interval %g s: must be a positive number of seconds", interval_s);
     double timeout_s = NAN, capacity[3] = {0}, idle_w = 0; /* KV: the GPUs', the tiers' */
-    int rc = load_run(db, t, &timeout_s, d);
+    an_slo slo;
+    int rc = load_run(db, t, &timeout_s, &slo, d);
     if (!rc) rc = load_capacity(db, t, &capacity[0], d);
     if (!rc) rc = alloc_intervals(t, d);
     if (!rc) rc = load_tiers(db, t, &capacity[1], &capacity[2], d);
-    if (!rc) rc = add_requests(db, t, timeout_s, d);
+    if (!rc) rc = add_requests(db, t, timeout_s, &slo, d);
     if (!rc) rc = add_replicas(db, t, d);
+    if (!rc) rc = add_failed(db, t, d);
     if (!rc) rc = has_iterations(db, t, &t->has_iterations, d);
     if (!rc && t->has_iterations) rc = load_idle_w(db, t, &idle_w, d);
     if (!rc && t->has_iterations) rc = add_iterations(db, t, d);
@@ -495,5 +600,12 @@ void an_timeline_fini(an_timeline *t)
     free(t->power_w);
     free(t->starting);
     free(t->ready);
+    free(t->failed);
+    free(t->ttft_p50_s);
+    free(t->ttft_p99_s);
+    free(t->attainment);
+    for (size_t i = 0; t->ttft_hist && i < t->n; i++) free(t->ttft_hist[i]);
+    free(t->ttft_hist);
+    free(t->good);
     memset(t, 0, sizeof *t);
 }

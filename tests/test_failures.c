@@ -290,6 +290,153 @@ static void test_availability(void)
     sqlite3_close(db);
 }
 
+/* ---- a day's report: the timeline and the fleet section ---- */
+
+/* An autoscaler that scales up under BASE's load, replicas 2 s in the
+ * making, one failure at 6 s replaced at once, and a TTFT target. */
+static const char *const day_sets[] = {
+    "cluster.autoscaler={\"metric\": \"running\", \"target\": 4, \"min_replicas\": 2, "
+    "\"max_replicas\": 6, \"interval_s\": 1, \"scrape_delay_s\": 1}",
+    "cluster.lifecycle={\"provision_s\": 2}",
+    "cluster.failures={\"at_s\": [6], \"repair_s\": 0}",
+    "slo={\"ttft_s\": 0.5}",
+    NULL};
+
+/* A request misses the SLO (TTFT 0.5 s) unless it completed within it. */
+#define MISSED "NOT (status = 'completed' AND first_token_s - arrival_s <= 0.5)"
+/* The failed replica's row and its replacement's: the first made after it. */
+#define FAILED_AT "(SELECT retired_s FROM replicas WHERE end_reason = 'failed')"
+#define REPLACEMENT                                                                                \
+    "(SELECT replica FROM replicas WHERE created_s >= " FAILED_AT                                 \
+    " ORDER BY created_s, replica LIMIT 1)"
+#define DOWN_UNTIL "(SELECT ready_s FROM replicas WHERE replica = " REPLACEMENT ")"
+
+/* Per interval of 1 s: the failed replicas (overlap of the one down span),
+ * the attainment and the TTFT's P99 against SQL over the rows. */
+static void check_day_timeline(sqlite3 *db)
+{
+    an_timeline t;
+    util_diag d;
+    util_diag_init(&d);
+    is_int(an_timeline_compute(db, 1, 1, -1, &t, &d), 0, "day: timeline computed");
+    double a = support_q1(db, "SELECT " FAILED_AT), b = support_q1(db, "SELECT " DOWN_UNTIL);
+    ok(t.changing && t.failures && t.has_slo, "day: replica, failed and SLO columns");
+    bool failed = true, attained = true, p99 = true;
+    for (size_t i = 0; i < t.n; i++) {
+        double lo = (double)i, hi = fmin(lo + 1, t.end_s);
+        double want = fmax(0, fmin(b, hi) - fmax(a, lo)) / (hi - lo);
+        failed &= fabs(t.failed[i] - want) < 1e-9;
+        char *sql = util_xasprintf("SELECT avg(NOT " MISSED ") FROM requests WHERE arrival_s >="
+                                   " %.17g AND arrival_s < %.17g", lo, lo + 1);
+        double share = support_q1(db, sql);
+        free(sql);
+        attained &= isnan(share) ? isnan(t.attainment[i]) : fabs(t.attainment[i] - share) < 1e-12;
+        /* nearest rank: the ceil(0.99 n)-th TTFT of those completed */
+        sql = util_xasprintf("SELECT first_token_s - arrival_s FROM requests WHERE status ="
+                             " 'completed' AND arrival_s >= %.17g AND arrival_s < %.17g ORDER BY"
+                             " 1 LIMIT 1 OFFSET (SELECT CAST(ceil(0.99 * count(*)) AS INT) - 1"
+                             " FROM requests WHERE status = 'completed' AND arrival_s >= %.17g"
+                             " AND arrival_s < %.17g)", lo, lo + 1, lo, lo + 1);
+        double q = support_q1(db, sql);
+        free(sql);
+        p99 &= isnan(q) ? isnan(t.ttft_p99_s[i]) : fabs(t.ttft_p99_s[i] / q - 1) <= 0.0221;
+    }
+    ok(failed, "day: failed = the overlap of [failure %g, replacement ready %g) per interval", a,
+       b);
+    ok(attained, "day: attainment = the share of requests sent in the interval meeting the SLO");
+    ok(p99, "day: TTFT P99 within 2.2%% of the nearest rank over the rows");
+    an_timeline_fini(&t);
+    util_diag_fini(&d);
+}
+
+/* The static fleet's cost is exactly peak GPUs x window x price, the peak
+ * the most replicas ready at once by SQL; the misses as docs/autoscaling.md
+ * defines them, in SQL over the rows (no warm-up). */
+static void check_day_report(sqlite3 *db)
+{
+    an_report r;
+    util_diag d;
+    util_diag_init(&d);
+    is_int(an_report_compute(db, 1, &r, &d), 0, "day: report computed");
+    const an_fleet *f = &r.fleet;
+    ok(f->changing, "day: the report has the fleet section");
+    double peak = support_q1(db, "SELECT max((SELECT count(*) FROM replicas b WHERE b.ready_s <="
+                                 " a.ready_s AND coalesce(b.retired_s, 1e300) > a.ready_s)) FROM"
+                                 " replicas a WHERE a.ready_s IS NOT NULL");
+    is_int(f->peak_ready_replicas, (long long)peak, "day: the peak of replicas ready at once");
+    double want = f->peak_ready_gpus * (r.req.window_s / 3600) * r.cost.usd_per_gpu_hour *
+                  (1 + r.cost.overhead_fraction);
+    ok(f->peak_ready_gpus == peak && f->static_usd == want,
+       "day: static cost $%.6f = %g GPUs x %g s x $%g/GPU-hour exactly", f->static_usd,
+       f->peak_ready_gpus, r.req.window_s, r.cost.usd_per_gpu_hour);
+    double fails = support_q1(db, "SELECT count(*) FROM requests WHERE status = 'failed' OR (" MISSED
+                                  " AND arrival_s >= " FAILED_AT " AND arrival_s < " DOWN_UNTIL ")");
+    double lag = support_q1(
+        db, "SELECT count(*) FROM requests q WHERE status <> 'failed' AND " MISSED
+            " AND NOT (arrival_s >= " FAILED_AT " AND arrival_s < " DOWN_UNTIL ") AND EXISTS"
+            " (SELECT 1 FROM replicas p WHERE p.created_s > 0 AND p.replica <> " REPLACEMENT
+            " AND q.arrival_s >= p.created_s AND q.arrival_s < coalesce(p.ready_s, p.retired_s,"
+            " 1e300))");
+    is_int(f->sent, (long long)support_q1(db, "SELECT count(*) FROM requests"),
+           "day: every request sent counted");
+    is_int(f->missed_failures, (long long)fails, "day: %lld missed because of the failure",
+           (long long)f->missed_failures);
+    is_int(f->missed_lag, (long long)lag, "day: %lld missed during scale-up lag",
+           (long long)f->missed_lag);
+    ok(f->missed_lag > 0 && f->missed_failures > 0, "day: both shares are tested non-zero");
+    cJSON *j = an_report_json(&r, false);
+    ok(cJSON_GetObjectItem(j, "fleet") != NULL, "day: its JSON has fleet");
+    cJSON_Delete(j);
+    an_report_fini(&r);
+    util_diag_fini(&d);
+}
+
+/* The named series of the panel named y_label, or NULL. */
+static const an_plot_series *plot_series(const an_plot *p, const char *y_label, const char *name)
+{
+    for (int i = 0; i < p->n_panels; i++)
+        for (int k = 0; !strcmp(p->panels[i].y_label, y_label) && k < p->panels[i].n_series; k++)
+            if (!strcmp(p->panels[i].series[k].name, name)) return &p->panels[i].series[k];
+    return NULL;
+}
+
+/* `plot timeline` draws the failed replicas and the TTFT P99 as the
+ * timeline has them, point for point (its NaN intervals left out). */
+static void check_day_plot(sqlite3 *db)
+{
+    an_timeline t;
+    an_plot p;
+    util_diag d;
+    util_diag_init(&d);
+    an_plot_request req = {.kind = AN_PLOT_TIMELINE, .file = "day.db", .interval_s = 1};
+    int rc = an_timeline_compute(db, 1, 1, -1, &t, &d) || an_plot_compute(db, &req, &p, &d);
+    is_int(rc, 0, "day: plot timeline computed");
+    const an_plot_series *failed = plot_series(&p, "replicas", "failed");
+    const an_plot_series *p99 = plot_series(&p, "TTFT of the requests sent", "P99");
+    ok(failed && failed->n == t.n && plot_series(&p, "SLO attainment", "attainment"),
+       "day: the plot has the failed replicas and the attainment");
+    bool same = failed != NULL && p99 != NULL;
+    for (size_t i = 0, k = 0; same && i < t.n; i++) {
+        same &= failed->y[i] == t.failed[i];
+        if (!isnan(t.ttft_p99_s[i])) same &= k < p99->n && p99->y[k++] == t.ttft_p99_s[i];
+    }
+    ok(same, "day: the plot's failed and P99 points are the timeline's");
+    an_plot_fini(&p);
+    an_timeline_fini(&t);
+    util_diag_fini(&d);
+}
+
+static void test_day(void)
+{
+    sqlite3 *db = support_run_json(BASE, day_sets, false);
+    ok(db != NULL, "day: the run is recorded");
+    if (!db) return;
+    check_day_timeline(db);
+    check_day_report(db);
+    check_day_plot(db);
+    sqlite3_close(db);
+}
+
 /* Failures listed after the run changes nothing: not a draw, not a row. */
 static void test_unchanged(void)
 {
@@ -397,6 +544,7 @@ int main(int argc, char **argv)
     test_spot();
     test_poisson();
     test_availability();
+    test_day();
     test_unchanged();
     test_refusals();
     test_day_example(argv[1]);
