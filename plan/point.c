@@ -13,9 +13,11 @@
 
 #include "an.h"
 
-/* "path=value" for util_json_set, the value as JSON. */
+/* "path=value" for util_json_set, the value as JSON; null removes the key
+ * (a plan over a day runs its static fleet without cluster.autoscaler). */
 static int apply(cJSON *root, const char *path, const cJSON *value, util_diag *d)
 {
+    if (cJSON_IsNull(value)) return util_json_unset(root, path, d);
     char *text = cJSON_PrintUnformatted(value);
     char *set = util_xasprintf("%s=%s", path, text);
     int rc = util_json_set(root, set, d);

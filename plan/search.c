@@ -140,6 +140,7 @@ typedef struct search {
     const volatile sig_atomic_t *stop;
     pl_plan_result *r;
     util_diag *d;
+    const cJSON *also; /* overrides every configuration of cheapest's takes, or NULL */
 } search;
 
 /* Runs seeds [from, to) of a configuration into s[]. */
@@ -545,6 +546,9 @@ static int cheapest(search *x)
     for (int i = 0; i < n; i++) {
         /* over a day the rate is the profile's, unless --rate says */
         cJSON *cfg = isnan(o->rate) ? cJSON_CreateObject() : with(NULL, RATE, o->rate);
+        const cJSON *also;
+        cJSON_ArrayForEach(also, x->also)
+            cJSON_AddItemToObject(cfg, also->string, cJSON_Duplicate(also, 1));
         for (int a = 0, rest = i; a < o->n_candidates; a++) {
             int m = cJSON_GetArraySize(o->candidates[a].values);
             cJSON_AddItemToObject(cfg, o->candidates[a].path,
@@ -591,19 +595,24 @@ bool pl_plan_over_a_day(const pl_plan_opts *o)
 }
 
 /* The static fleet: the existing cheapest search on the scenario with
- * cluster.autoscaler removed (its replicas then stay as many all day). */
-static int fixed_fleet(const pl_plan_opts *o, const volatile sig_atomic_t *stop,
-                       pl_plan_result *fixed, util_diag *d)
+ * cluster.autoscaler removed (its replicas then stay as many all day), in
+ * the same workers (MPI ranks serve one pool), into x's fixed result. */
+static int fixed_fleet(const search *x)
 {
-    cJSON *root = cJSON_Parse(o->base.json);
-    cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "cluster"),
-                                            "autoscaler");
-    char *json = cJSON_PrintUnformatted(root);
-    cJSON_Delete(root);
-    pl_plan_opts f = *o;
-    f.base.json = json;
-    int rc = pl_plan_run(&f, stop, fixed, d);
-    free(json);
+    cJSON *removed = cJSON_CreateObject();
+    cJSON_AddNullToObject(removed, AUTOSCALER); /* a point's null removes the key */
+    search f = *x;
+    f.r = x->r->fixed;
+    f.also = removed;
+    memset(f.r, 0, sizeof *f.r);
+    f.r->best = -1;
+    int rc = cheapest(&f);
+    cJSON_Delete(removed);
+    /* said once, in the static fleet's heading, rather than on each of its points */
+    for (int i = 0; i < f.r->n_trials; i++)
+        cJSON_DeleteItemFromObjectCaseSensitive(f.r->trials[i].overrides, AUTOSCALER);
+    for (int i = 0; i < f.r->n_candidates; i++)
+        cJSON_DeleteItemFromObjectCaseSensitive(f.r->candidates[i].config, AUTOSCALER);
     return rc;
 }
 
@@ -672,6 +681,13 @@ static int scale_grid(search *x, const pl_plan_result *fixed)
     return rc;
 }
 
+/* The static fleet first: its answer bounds the floors. */
+static int over_a_day(search *x)
+{
+    int rc = fixed_fleet(x);
+    return rc ? rc : scale_grid(x, x->r->fixed);
+}
+
 /* The pool an overrides key sets the replicas of, or -1. */
 static int replicas_pool(const char *key)
 {
@@ -724,20 +740,17 @@ int pl_plan_run(const pl_plan_opts *o, const volatile sig_atomic_t *stop, pl_pla
     cJSON *root = cJSON_Parse(o->base.json);
     int64_t seed = (int64_t)util_json_number(root, "seed", 1);
     cJSON_Delete(root);
-    pl_plan_result *fixed = NULL;
-    if (pl_plan_over_a_day(o)) { /* the static fleet first: its answer bounds the floors */
+    if (pl_plan_over_a_day(o)) {
         r->day = true;
-        r->fixed = fixed = util_xcalloc(1, sizeof *fixed);
-        int rc = fixed_fleet(o, stop, fixed, d);
-        if (rc) return rc;
+        r->fixed = util_xcalloc(1, sizeof *r->fixed);
     }
     search x = {o, {0}, seed, pl_pool_start(jobs > 0 ? jobs : 1, pl_point_job, (void *)&o->base),
-                stop, r, d};
+                stop, r, d, NULL};
     fleet_read(o, &x.fleet);
     if (o->progress) pl_pool_set_tick(x.pool, o->progress, o->progress_arg);
     int rc = o->goal == PL_MAX_RATE ? max_rate(&x)
            : o->goal == PL_MIN_REPLICAS ? min_replicas(&x)
-           : fixed                      ? scale_grid(&x, fixed)
+           : r->day                     ? over_a_day(&x)
                                         : cheapest(&x);
     if (!r->n_models && x.fleet.n_models) answer_models(&x); /* min-replicas made its own */
     pl_pool_stop(x.pool);

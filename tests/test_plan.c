@@ -1180,6 +1180,14 @@ static void test_day(const char *root)
     is_int(c.status, 2, "--scale-min on a scenario without an autoscaler is bad input");
     has_str(c.err, "need a scenario with cluster.autoscaler", "saying so");
     runner_drop(&c);
+    char *db = in_dir("day.db");
+    c = runner_run(servesim, dir, "sweep", scen, "--vary", "cluster.autoscaler=null", "--unset",
+                   "cluster.autoscaler", "-o", db, "-q", NULL);
+    is_int(c.status, 2, "a point's null for a key the scenario lacks is bad input");
+    has_str(c.err, "no key 'autoscaler' in cluster", "naming the key");
+    runner_drop(&c);
+    unlink(db);
+    free(db);
     free(scen);
 }
 
