@@ -616,6 +616,24 @@ static int fixed_fleet(const search *x)
     return rc;
 }
 
+/* A copy of values, numbers in ascending order (then anything else, as
+ * it came): the floors, which scale_grid walks upwards. */
+static cJSON *ascending(const cJSON *values)
+{
+    cJSON *out = cJSON_CreateArray();
+    const cJSON *v;
+    cJSON_ArrayForEach(v, values) {
+        int i = 0;
+        const cJSON *at = out->child;
+        for (; cJSON_IsNumber(v) && cJSON_IsNumber(at) && at->valuedouble <= v->valuedouble;
+             at = at->next)
+            i++;
+        if (cJSON_IsNumber(v) && at) cJSON_InsertItemInArray(out, i, cJSON_Duplicate(v, 1));
+        else cJSON_AddItemToArray(out, cJSON_Duplicate(v, 1));
+    }
+    return out;
+}
+
 /* The values of axis k: --scale-min/-max/-target's, else the default --
  * the floor from 1 to the static answer's replicas (a floor as high costs
  * at least the static fleet: no saving above it), or to the scenario's
@@ -624,7 +642,9 @@ static int fixed_fleet(const search *x)
 static cJSON *scale_values(const pl_plan_opts *o, const pl_plan_result *fixed, int k)
 {
     for (int a = 0; a < o->n_scale; a++)
-        if (!strcmp(o->scale[a].path, scale_keys[k])) return cJSON_Duplicate(o->scale[a].values, 1);
+        if (!strcmp(o->scale[a].path, scale_keys[k]))
+            return k == SCALE_MIN ? ascending(o->scale[a].values)
+                                  : cJSON_Duplicate(o->scale[a].values, 1);
     cJSON *root = cJSON_Parse(o->base.json), *v = cJSON_CreateArray();
     double max = util_json_number(root, AUTOSCALER ".max_replicas", 1);
     double target = util_json_number(root, AUTOSCALER ".target", 1);
@@ -653,8 +673,9 @@ static void consider(pl_plan_result *r, int k)
  * the same ceiling and target, a higher floor only keeps more replicas --
  * the HPA's count is the larger of the floor and its recommendation -- so
  * it costs at least as much; the floors above the first that meets are
- * not run.  Nothing is assumed of the ceiling or the target: a lower
- * target adds replicas but may also scale down later, so every pair runs. */
+ * not run.  Nothing is assumed of the ceiling or the target: the metric
+ * a replica reports falls as replicas are added, so cost and meeting need
+ * not move together across them, and every pair runs. */
 static int scale_grid(search *x, const pl_plan_result *fixed)
 {
     cJSON *v[N_SCALE];
