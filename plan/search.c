@@ -616,21 +616,26 @@ static int fixed_fleet(const search *x)
     return rc;
 }
 
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 /* A copy of values, numbers in ascending order (then anything else, as
- * it came): the floors, which scale_grid walks upwards. */
+ * it came, for the point's validation to refuse): the floors, which
+ * scale_grid walks upwards. */
 static cJSON *ascending(const cJSON *values)
 {
-    cJSON *out = cJSON_CreateArray();
+    int n = 0;
+    double *x = util_xcalloc((size_t)cJSON_GetArraySize(values) + 1, sizeof *x);
     const cJSON *v;
-    cJSON_ArrayForEach(v, values) {
-        int i = 0;
-        const cJSON *at = out->child;
-        for (; cJSON_IsNumber(v) && cJSON_IsNumber(at) && at->valuedouble <= v->valuedouble;
-             at = at->next)
-            i++;
-        if (cJSON_IsNumber(v) && at) cJSON_InsertItemInArray(out, i, cJSON_Duplicate(v, 1));
-        else cJSON_AddItemToArray(out, cJSON_Duplicate(v, 1));
-    }
+    cJSON_ArrayForEach(v, values) if (cJSON_IsNumber(v)) x[n++] = v->valuedouble;
+    qsort(x, (size_t)n, sizeof *x, by_value);
+    cJSON *out = cJSON_CreateArray();
+    for (int i = 0; i < n; i++) cJSON_AddItemToArray(out, cJSON_CreateNumber(x[i]));
+    cJSON_ArrayForEach(v, values) if (!cJSON_IsNumber(v)) cJSON_AddItemToArray(out, cJSON_Duplicate(v, 1));
+    free(x);
     return out;
 }
 

@@ -1167,12 +1167,15 @@ static void test_day(const char *root)
     /* the CLI: its text and JSON, and the grid's options refused without an autoscaler */
     char *scen = util_xasprintf("%s/tests/scenarios/plan-day.json", root);
     result c = runner_run(servesim, dir, "plan", scen, "--find", "cheapest", "--target",
-                          "ttft_p99<=5", "--scale-min", "2:3:1", "--scale-target", "0.8", "-q",
+                          "ttft_p99<=5", "--scale-min", "3,1,2", "--scale-target", "0.6", "-q",
                           "--json", NULL);
     is_int(c.status, 0, "plan --find cheapest over a day with --scale-min and --scale-target");
     has_str(c.out, "\"saving_usd\"", "its JSON says the saving");
     has_str(c.out, "\"static\":", "and the static fleet's plan");
-    has_str(c.out, "\"cluster.autoscaler.min_replicas\":\t3", "with the floors given");
+    has_str(c.out, "\"cluster.autoscaler.min_replicas\":\t2", "the floors run upwards from 1 "
+            "whatever their order: 1 fails at target 0.6, 2 meets");
+    ok(c.out && !strstr(c.out, "\"cluster.autoscaler.min_replicas\":\t3"),
+       "and the floor above the first that meets is not run");
     runner_drop(&c);
     c = runner_run(servesim, dir, "plan", scen, "--find", "cheapest", "--target", "ttft_p99<=5",
                    "--scale-min", "1,2", "--unset", "cluster.autoscaler", "--rate", "4",
