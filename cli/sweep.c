@@ -35,6 +35,7 @@ static const char sweep_usage[] =
 static const char plan_usage[] =
     "usage: servesim plan SCENARIO.json --target METRIC<=S... --find max-rate|min-replicas|cheapest\n"
     "                     [--rate R] [--candidates PATH=VALUES]... [--attainment A]\n"
+    "                     [--scale-min VALUES] [--scale-max VALUES] [--scale-target VALUES]\n"
     "                     [--seeds K] [--confidence C] [-j N] [--set PATH=VALUE]...\n"
     "                     [--unset PATH]... [--json] [--emit-vllm-args] [--quiet]\n"
     "\n"
@@ -49,7 +50,13 @@ static const char plan_usage[] =
     "  --find max-rate     the highest workload.arrival.rate_per_s meeting every target\n"
     "  --find min-replicas the fewest cluster.replicas meeting them at --rate R\n"
     "  --find cheapest     among --candidates (e.g. cluster.gpu=h100-sxm,a100-80gb), the\n"
-    "                      lowest cost per million output tokens meeting them at --rate R\n"
+    "                      lowest cost per million output tokens meeting them at --rate R;\n"
+    "                      with cluster.autoscaler, over the scenario's day: the autoscaler's\n"
+    "                      settings that cost least, beside the cheapest static fleet\n"
+    "  --scale-min VALUES  over a day: cluster.autoscaler.min_replicas to try (1:4:1, 1,2,4;\n"
+    "                      default 1 to the static answer's replicas)\n"
+    "  --scale-max VALUES  ... max_replicas (default: the scenario's)\n"
+    "  --scale-target VALUES ... target (default: the scenario's, 3/4 and 1/2 of it)\n"
     "  --attainment A      share of requests (tasks) per-request (task) targets need\n"
     "                      (default 0.9)\n"
     "  --seeds K           seeds per configuration (default 3; more when too close to call)\n"
@@ -283,6 +290,7 @@ static const char *const goal_names[] = {"max-rate", "min-replicas", "cheapest",
 
 typedef struct plan_args {
     cli_args targets, candidates;
+    const char *scale[3]; /* --scale-min, --scale-max, --scale-target */
     int goal; /* -1: no --find */
     bool emit_vllm_args;
 } plan_args;
@@ -293,10 +301,9 @@ static int check_plan(const cli_args *pos, common *c, pl_plan_opts *o, const pla
     if (pos->n != 1) return cli_usage_error("plan", "expected one SCENARIO.json");
     if (a->goal < 0) return cli_usage_error("plan", "give --find and at least one --target");
     o->goal = (pl_goal)a->goal;
-    if (o->goal != PL_MAX_RATE && isnan(o->rate))
+    /* cheapest over a day needs neither: plan() checks, once the scenario is read */
+    if (o->goal == PL_MIN_REPLICAS && isnan(o->rate))
         return cli_usage_error("plan", "--find %s needs --rate R", goal_names[o->goal]);
-    if (o->goal == PL_CHEAPEST && a->candidates.n == 0)
-        return cli_usage_error("plan", "--find cheapest needs --candidates PATH=VALUES");
     c->scenario = pos->v[0];
     return CLI_CONTINUE;
 }
@@ -308,6 +315,9 @@ static int parse_plan(int argc, char **argv, common *c, pl_plan_opts *o, plan_ar
         {.name = "find", .kind = CLI_CHOICE, .dest = &a->goal, .choices = goal_names},
         {.name = "rate", .kind = CLI_NUMBER, .dest = &o->rate, .lo = 1e-9, .hi = 1e9},
         {.name = "candidates", .kind = CLI_STRINGS, .dest = &a->candidates},
+        {.name = "scale-min", .kind = CLI_STRING, .dest = &a->scale[0]},
+        {.name = "scale-max", .kind = CLI_STRING, .dest = &a->scale[1]},
+        {.name = "scale-target", .kind = CLI_STRING, .dest = &a->scale[2]},
         {.name = "attainment", .kind = CLI_NUMBER, .dest = &o->attainment, .lo = 0, .hi = 1},
         {.name = "seeds", .kind = CLI_INT, .dest = &c->seeds, .lo = 2, .hi = 32},
         {.name = "confidence", .kind = CLI_NUMBER, .dest = &o->confidence, .lo = 0.5,
@@ -352,6 +362,24 @@ static int scenario_targets(const char *json, cli_args *texts, util_diag *d)
                                        "the scenario's own in its slo (\"ttft_p99_s\": 2)");
 }
 
+/* --scale-min, --scale-max, --scale-target as axes over the autoscaler's
+ * keys. */
+static int read_scale(const plan_args *a, pl_plan_opts *o, util_diag *d)
+{
+    static const char *const opt[] = {"--scale-min", "--scale-max", "--scale-target"};
+    static const char *const key[] = {"min_replicas", "max_replicas", "target"};
+    int rc = UTIL_OK;
+    o->scale = util_xcalloc(3, sizeof *o->scale);
+    for (int k = 0; k < 3 && !rc; k++) {
+        if (!a->scale[k]) continue;
+        char *arg = util_xasprintf("cluster.autoscaler.%s=%s", key[k], a->scale[k]);
+        rc = pl_axis_parse_as(opt[k], arg, &o->scale[o->n_scale], d);
+        o->n_scale += !rc;
+        free(arg);
+    }
+    return rc;
+}
+
 /* The targets and the candidates as plan/ reads them; each target's --slo
  * form goes to the points' summaries. */
 static int read_targets(const cli_args *texts, const plan_args *a, pl_plan_opts *o, common *c,
@@ -371,13 +399,33 @@ static int read_targets(const cli_args *texts, const plan_args *a, pl_plan_opts 
     for (; !rc && o->n_candidates < a->candidates.n; o->n_candidates++)
         rc = pl_axis_parse_as("--candidates", a->candidates.v[o->n_candidates],
                               &o->candidates[o->n_candidates], d);
+    if (!rc) rc = read_scale(a, o, d);
     return rc;
+}
+
+/* What --find cheapest needs, now that the scenario is read: over a day
+ * (cluster.autoscaler) the profile's rate and the autoscaler's settings;
+ * else --rate and --candidates, as before. */
+static int check_cheapest(const plan_args *a, const pl_plan_opts *o, util_diag *d)
+{
+    if (o->goal != PL_CHEAPEST) return UTIL_OK;
+    bool day = pl_plan_over_a_day(o);
+    if (!day && o->n_scale)
+        return util_diag_add(d, "plan: --scale-min, --scale-max and --scale-target need a "
+                                "scenario with cluster.autoscaler");
+    if (day) return UTIL_OK;
+    if (isnan(o->rate)) return util_diag_add(d, "plan: --find cheapest needs --rate R");
+    if (a->candidates.n == 0)
+        return util_diag_add(d, "plan: --find cheapest needs --candidates PATH=VALUES");
+    return UTIL_OK;
 }
 
 static void plan_fini(pl_plan_opts *o, plan_args *a)
 {
     for (int i = 0; i < o->n_targets; i++) pl_target_fini(&o->targets[i]);
     for (int i = 0; i < o->n_candidates; i++) pl_axis_fini(&o->candidates[i]);
+    for (int i = 0; i < o->n_scale; i++) pl_axis_fini(&o->scale[i]);
+    free(o->scale);
     free(o->targets);
     free(o->candidates);
     cli_args_fini(&a->targets);
@@ -489,6 +537,7 @@ static int plan(common *c, const plan_args *a, pl_plan_opts *o, util_diag *d)
     o->base.n_slo_args = c->slo.n;
     for (int i = 0; i < own.n; i++) free(own.v[i]);
     free(own.v);
+    if (!rc) rc = check_cheapest(a, o, d);
     if (!rc && a->emit_vllm_args) rc = check_deployable(o, d);
     o->seeds = c->seeds;
     o->jobs = c->jobs;

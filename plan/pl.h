@@ -71,6 +71,8 @@ typedef struct pl_summary {
     double requests_per_s, output_tokens_per_s, goodput_requests_per_s, attainment;
     double task_attainment; /* of slo.task_e2e_s over the tasks (an_tasks); NAN: none */
     double busy_fraction, usd_per_million_output_tokens, j_per_output_token;
+    double usd, gpu_hours; /* the run's cost over its window: each replica's GPU-hours over
+                            * its life there (an_cost), x the price */
     double not_completed_fraction; /* of the requests sent after warm-up: rejected, timed
                                     * out or unfinished */
     int n_targets;
@@ -261,6 +263,12 @@ typedef struct pl_plan_opts {
     double confidence;   /* of each point's verdict, e.g. 0.95 */
     double rel_tol;      /* max-rate: stop when the bracket is this narrow, relatively */
     int max_replicas;
+    /* cheapest over a day (a scenario with cluster.autoscaler): the
+     * autoscaler's grid, axes over cluster.autoscaler.min_replicas,
+     * .max_replicas and .target (pl_plan_over_a_day; an axis absent takes
+     * its default there) */
+    pl_axis *scale;
+    int n_scale;
     pl_tick_fn progress; /* called every 0.25 s while points run (pl_plan_progress), or NULL */
     void *progress_arg;
 } pl_plan_opts;
@@ -276,6 +284,7 @@ typedef struct pl_trial {
     double not_completed;     /* mean share of requests not completed */
     double attainment, usd_per_million_output_tokens, busy_fraction, output_tokens_per_s;
     double batch_fill, kv_mean_fraction; /* means over its seeds */
+    double usd, gpu_hours;               /* means over its seeds: the run's cost (pl_summary) */
     /* a fleet of several models: each model's part (pl_plan_result.models'
      * order), judged by its own targets alone (pl_model_answer.mine) */
     int n_models;
@@ -320,6 +329,11 @@ typedef struct pl_plan_result {
     int best;                          /* cheapest: index into trials of the chosen */
     pl_trial *trials;
     int n_trials;
+    /* cheapest over a day: trials are the autoscaler's grid and best the
+     * cheapest (by usd) that meets the targets; fixed is the existing
+     * search's plan with cluster.autoscaler removed, the static fleet */
+    bool day;
+    struct pl_plan_result *fixed;
 } pl_plan_result;
 
 /* Parses `METRIC<=SECONDS` (METRIC as for --slo: ttft_p99, tpot_mean, e2e). */
@@ -327,6 +341,9 @@ int pl_target_parse(const char *text, pl_target *out, util_diag *d);
 void pl_target_fini(pl_target *t);
 int pl_plan_run(const pl_plan_opts *opts, const volatile sig_atomic_t *stop,
                 pl_plan_result *out, util_diag *d);
+/* Whether a plan is cheapest over a day: --find cheapest on a scenario
+ * with cluster.autoscaler (docs/planning.md, "Over a day"). */
+bool pl_plan_over_a_day(const pl_plan_opts *opts);
 void pl_plan_result_fini(pl_plan_result *r);
 cJSON *pl_plan_json(const pl_plan_opts *opts, const pl_plan_result *r);
 void pl_plan_print(const pl_plan_opts *opts, const pl_plan_result *r, FILE *out);

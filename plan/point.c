@@ -13,9 +13,11 @@
 
 #include "an.h"
 
-/* "path=value" for util_json_set, the value as JSON. */
+/* "path=value" for util_json_set, the value as JSON; null removes the key
+ * (a plan over a day runs its static fleet without cluster.autoscaler). */
 static int apply(cJSON *root, const char *path, const cJSON *value, util_diag *d)
 {
+    if (cJSON_IsNull(value)) return util_json_unset(root, path, d);
     char *text = cJSON_PrintUnformatted(value);
     char *set = util_xasprintf("%s=%s", path, text);
     int rc = util_json_set(root, set, d);
@@ -86,6 +88,8 @@ int pl_summarise(sqlite3 *db, int64_t run, const pl_base *b, pl_summary *out, ut
             .batch_fill = r.use.batch_fill,
             .kv_mean_fraction = r.use.kv_mean_fraction,
             .usd_per_million_output_tokens = r.cost.usd_per_million_output_tokens,
+            .usd = r.cost.usd,
+            .gpu_hours = r.cost.gpu_hours,
             .j_per_output_token = r.energy.gpu_j_per_output_token,
             .not_completed_fraction = r.req.ended ? (double)(r.req.ended - r.req.measured) /
                                                         (double)r.req.ended
@@ -137,7 +141,7 @@ int pl_point_run(const pl_base *b, const pl_point *p, const char *path, pl_summa
 #define FIELDS(X)                                                                                  \
     X(ttft_p50) X(ttft_p99) X(tpot_p50) X(tpot_p99) X(requests_per_s) X(output_tokens_per_s)       \
     X(goodput_requests_per_s) X(attainment) X(task_attainment) X(busy_fraction) X(usd_per_million_output_tokens)     \
-    X(j_per_output_token) X(not_completed_fraction) X(batch_fill) X(kv_mean_fraction)
+    X(j_per_output_token) X(not_completed_fraction) X(batch_fill) X(kv_mean_fraction) X(usd) X(gpu_hours)
 
 static void add_num(cJSON *o, const char *key, double v)
 {

@@ -140,6 +140,7 @@ typedef struct search {
     const volatile sig_atomic_t *stop;
     pl_plan_result *r;
     util_diag *d;
+    const cJSON *also; /* overrides every configuration of cheapest's takes, or NULL */
 } search;
 
 /* Runs seeds [from, to) of a configuration into s[]. */
@@ -270,7 +271,10 @@ static void judge(const pl_plan_opts *o, const fleet *f, const pl_summary *s, in
     t->met = true;
     t->overloaded = false;
     double usd = 0, busy = 0, tok = 0, fill = 0, kv = 0;
+    t->usd = t->gpu_hours = 0;
     for (int k = 0; k < n; k++) {
+        t->usd += s[k].usd / n;
+        t->gpu_hours += s[k].gpu_hours / n;
         t->overloaded |= s[k].overloaded;
         usd += s[k].usd_per_million_output_tokens / n;
         busy += s[k].busy_fraction / n;
@@ -540,7 +544,11 @@ static int cheapest(search *x)
     for (int a = 0; a < o->n_candidates; a++) n *= cJSON_GetArraySize(o->candidates[a].values);
     double best_usd = INFINITY;
     for (int i = 0; i < n; i++) {
-        cJSON *cfg = with(NULL, RATE, o->rate);
+        /* over a day the rate is the profile's, unless --rate says */
+        cJSON *cfg = isnan(o->rate) ? cJSON_CreateObject() : with(NULL, RATE, o->rate);
+        const cJSON *also;
+        cJSON_ArrayForEach(also, x->also)
+            cJSON_AddItemToObject(cfg, also->string, cJSON_Duplicate(also, 1));
         for (int a = 0, rest = i; a < o->n_candidates; a++) {
             int m = cJSON_GetArraySize(o->candidates[a].values);
             cJSON_AddItemToObject(cfg, o->candidates[a].path,
@@ -566,6 +574,144 @@ static int cheapest(search *x)
         }
     }
     return UTIL_OK;
+}
+
+/* ---- cheapest over a day ---- */
+
+#define AUTOSCALER "cluster.autoscaler"
+
+/* The autoscaler's keys a day's plan varies, in grid order: the floor
+ * varies fastest, since the search walks it upwards (scale_grid). */
+static const char *const scale_keys[] = {AUTOSCALER ".min_replicas", AUTOSCALER ".max_replicas",
+                                          AUTOSCALER ".target"};
+enum { SCALE_MIN, SCALE_MAX, SCALE_TARGET, N_SCALE };
+
+bool pl_plan_over_a_day(const pl_plan_opts *o)
+{
+    cJSON *root = cJSON_Parse(o->base.json);
+    bool day = o->goal == PL_CHEAPEST && cJSON_IsObject(util_json_get(root, AUTOSCALER));
+    cJSON_Delete(root);
+    return day;
+}
+
+/* The static fleet: the existing cheapest search on the scenario with
+ * cluster.autoscaler removed (its replicas then stay as many all day), in
+ * the same workers (MPI ranks serve one pool), into x's fixed result. */
+static int fixed_fleet(const search *x)
+{
+    cJSON *removed = cJSON_CreateObject();
+    cJSON_AddNullToObject(removed, AUTOSCALER); /* a point's null removes the key */
+    search f = *x;
+    f.r = x->r->fixed;
+    f.also = removed;
+    memset(f.r, 0, sizeof *f.r);
+    f.r->best = -1;
+    int rc = cheapest(&f);
+    cJSON_Delete(removed);
+    /* said once, in the static fleet's heading, rather than on each of its points */
+    for (int i = 0; i < f.r->n_trials; i++)
+        cJSON_DeleteItemFromObjectCaseSensitive(f.r->trials[i].overrides, AUTOSCALER);
+    for (int i = 0; i < f.r->n_candidates; i++)
+        cJSON_DeleteItemFromObjectCaseSensitive(f.r->candidates[i].config, AUTOSCALER);
+    return rc;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* A copy of values, numbers in ascending order (then anything else, as
+ * it came, for the point's validation to refuse): the floors, which
+ * scale_grid walks upwards. */
+static cJSON *ascending(const cJSON *values)
+{
+    int n = 0;
+    double *x = util_xcalloc((size_t)cJSON_GetArraySize(values) + 1, sizeof *x);
+    const cJSON *v;
+    cJSON_ArrayForEach(v, values) if (cJSON_IsNumber(v)) x[n++] = v->valuedouble;
+    qsort(x, (size_t)n, sizeof *x, by_value);
+    cJSON *out = cJSON_CreateArray();
+    for (int i = 0; i < n; i++) cJSON_AddItemToArray(out, cJSON_CreateNumber(x[i]));
+    cJSON_ArrayForEach(v, values) if (!cJSON_IsNumber(v)) cJSON_AddItemToArray(out, cJSON_Duplicate(v, 1));
+    free(x);
+    return out;
+}
+
+/* The values of axis k: --scale-min/-max/-target's, else the default --
+ * the floor from 1 to the static answer's replicas (a floor as high costs
+ * at least the static fleet: no saving above it), or to the scenario's
+ * max_replicas without one; the scenario's own max_replicas; and its own
+ * target with 3/4 and 1/2 of it (lower targets add replicas sooner). */
+static cJSON *scale_values(const pl_plan_opts *o, const pl_plan_result *fixed, int k)
+{
+    for (int a = 0; a < o->n_scale; a++)
+        if (!strcmp(o->scale[a].path, scale_keys[k]))
+            return k == SCALE_MIN ? ascending(o->scale[a].values)
+                                  : cJSON_Duplicate(o->scale[a].values, 1);
+    cJSON *root = cJSON_Parse(o->base.json), *v = cJSON_CreateArray();
+    double max = util_json_number(root, AUTOSCALER ".max_replicas", 1);
+    double target = util_json_number(root, AUTOSCALER ".target", 1);
+    cJSON_Delete(root);
+    if (k == SCALE_MAX) cJSON_AddItemToArray(v, cJSON_CreateNumber(max));
+    if (k == SCALE_TARGET)
+        for (int q = 2; q <= 4; q++) cJSON_AddItemToArray(v, cJSON_CreateNumber(target * q / 4));
+    if (k == SCALE_MIN) {
+        double top = fixed->found ? number_at(fixed->trials[fixed->best].overrides, REPLICAS) : max;
+        for (int n = 1; n <= (isnan(top) ? max : top); n++)
+            cJSON_AddItemToArray(v, cJSON_CreateNumber(n));
+    }
+    return v;
+}
+
+/* Records trial k as the answer when it meets the targets for less. */
+static void consider(pl_plan_result *r, int k)
+{
+    if (!r->trials[k].met || (r->best >= 0 && r->trials[k].usd >= r->trials[r->best].usd)) return;
+    r->best = k;
+    r->found = true;
+}
+
+/* The autoscaler's grid: for each max_replicas and target, the floors
+ * upwards until one meets the targets.  Assumed, and why it may be: with
+ * the same ceiling and target, a higher floor only keeps more replicas --
+ * the HPA's count is the larger of the floor and its recommendation -- so
+ * it costs at least as much; the floors above the first that meets are
+ * not run.  Nothing is assumed of the ceiling or the target: the metric
+ * a replica reports falls as replicas are added, so cost and meeting need
+ * not move together across them, and every pair runs. */
+static int scale_grid(search *x, const pl_plan_result *fixed)
+{
+    cJSON *v[N_SCALE];
+    for (int k = 0; k < N_SCALE; k++) v[k] = scale_values(x->o, fixed, k);
+    int rc = UTIL_OK;
+    const cJSON *max, *target, *min;
+    cJSON_ArrayForEach(target, v[SCALE_TARGET]) cJSON_ArrayForEach(max, v[SCALE_MAX])
+        cJSON_ArrayForEach(min, v[SCALE_MIN]) {
+        if (rc || (cJSON_IsNumber(min) && cJSON_IsNumber(max) && min->valuedouble > max->valuedouble))
+            break; /* an error; or a floor above the ceiling, which the HPA refuses */
+        cJSON *at = isnan(x->o->rate) ? cJSON_CreateObject() : with(NULL, RATE, x->o->rate);
+        cJSON_AddItemToObject(at, scale_keys[SCALE_MIN], cJSON_Duplicate(min, 1));
+        cJSON_AddItemToObject(at, scale_keys[SCALE_MAX], cJSON_Duplicate(max, 1));
+        cJSON_AddItemToObject(at, scale_keys[SCALE_TARGET], cJSON_Duplicate(target, 1));
+        int k = evaluate(x, at);
+        if (k < 0) {
+            rc = k;
+            break;
+        }
+        consider(x->r, k);
+        if (x->r->trials[k].met) break;
+    }
+    for (int k = 0; k < N_SCALE; k++) cJSON_Delete(v[k]);
+    return rc;
+}
+
+/* The static fleet first: its answer bounds the floors. */
+static int over_a_day(search *x)
+{
+    int rc = fixed_fleet(x);
+    return rc ? rc : scale_grid(x, x->r->fixed);
 }
 
 /* The pool an overrides key sets the replicas of, or -1. */
@@ -620,12 +766,17 @@ int pl_plan_run(const pl_plan_opts *o, const volatile sig_atomic_t *stop, pl_pla
     cJSON *root = cJSON_Parse(o->base.json);
     int64_t seed = (int64_t)util_json_number(root, "seed", 1);
     cJSON_Delete(root);
+    if (pl_plan_over_a_day(o)) {
+        r->day = true;
+        r->fixed = util_xcalloc(1, sizeof *r->fixed);
+    }
     search x = {o, {0}, seed, pl_pool_start(jobs > 0 ? jobs : 1, pl_point_job, (void *)&o->base),
-                stop, r, d};
+                stop, r, d, NULL};
     fleet_read(o, &x.fleet);
     if (o->progress) pl_pool_set_tick(x.pool, o->progress, o->progress_arg);
     int rc = o->goal == PL_MAX_RATE ? max_rate(&x)
            : o->goal == PL_MIN_REPLICAS ? min_replicas(&x)
+           : r->day                     ? over_a_day(&x)
                                         : cheapest(&x);
     if (!r->n_models && x.fleet.n_models) answer_models(&x); /* min-replicas made its own */
     pl_pool_stop(x.pool);
@@ -640,5 +791,7 @@ void pl_plan_result_fini(pl_plan_result *r)
     for (int i = 0; i < r->n_candidates; i++) cJSON_Delete(r->candidates[i].config);
     free(r->candidates);
     for (int m = 0; m < r->n_models; m++) free(r->models[m].id);
+    if (r->fixed) pl_plan_result_fini(r->fixed);
+    free(r->fixed);
     memset(r, 0, sizeof *r);
 }

@@ -227,7 +227,18 @@ static cJSON *trial_json(const pl_plan_opts *o, const pl_trial *t)
     add_num(j, "batch_fill", t->batch_fill);
     add_num(j, "kv_mean_fraction", t->kv_mean_fraction);
     add_num(j, "usd_per_million_output_tokens", t->usd_per_million_output_tokens);
+    add_num(j, "usd", t->usd);
+    add_num(j, "gpu_hours", t->gpu_hours);
     return j;
+}
+
+/* Over a day: the static fleet's cost less the autoscaler's (NAN: either
+ * has no answer). */
+static double day_saving(const pl_plan_result *r)
+{
+    const pl_plan_result *f = r->fixed;
+    if (!r->found || !f->found) return NAN;
+    return f->trials[f->best].usd - r->trials[r->best].usd;
 }
 
 /* ---- a fleet of several models: each model's part of the answer ---- */
@@ -361,9 +372,13 @@ cJSON *pl_plan_json(const pl_plan_opts *o, const pl_plan_result *r)
         cJSON_AddItemToObject(j, "models", models_json(o, r));
         if (r->found && r->best >= 0) cJSON_AddItemToObject(j, "fleet", fleet_json(&r->trials[r->best]));
     }
+    if (r->day) {
+        cJSON_AddItemToObject(j, "static", pl_plan_json(o, r->fixed));
+        add_num(j, "saving_usd", day_saving(r));
+    }
     cJSON *tr = cJSON_AddArrayToObject(j, "trials");
     for (int i = 0; i < r->n_trials; i++) cJSON_AddItemToArray(tr, trial_json(o, &r->trials[i]));
-    if (o->goal == PL_CHEAPEST) {
+    if (o->goal == PL_CHEAPEST && !r->day) {
         cJSON *cs = cJSON_AddArrayToObject(j, "candidates");
         for (int i = 0; i < r->n_candidates; i++) {
             const pl_candidate *c = &r->candidates[i];
@@ -474,7 +489,7 @@ static void print_trials(const pl_plan_opts *o, const pl_plan_result *r, FILE *o
     for (int i = 0; i < nt; i++) table_set(&t, 3 + i, "%s", o->targets[i].text);
     table_set(&t, 3 + nt, "batch");
     table_set(&t, 4 + nt, "busy");
-    table_set(&t, 5 + nt, "$/Mtok");
+    table_set(&t, 5 + nt, r->day ? "$" : "$/Mtok"); /* a day's plan is on its whole cost */
     table_set(&t, 6 + nt, "why not met");
     for (int k = 0; k < r->n_trials; k++) {
         const pl_trial *x = &r->trials[k];
@@ -490,7 +505,7 @@ static void print_trials(const pl_plan_opts *o, const pl_plan_result *r, FILE *o
         }
         table_num(&t, 3 + nt, "%.1f%%", 100 * x->batch_fill);
         table_num(&t, 4 + nt, "%.1f%%", 100 * x->busy_fraction);
-        table_num(&t, 5 + nt, "%.3f", x->usd_per_million_output_tokens);
+        table_num(&t, 5 + nt, "%.3f", r->day ? x->usd : x->usd_per_million_output_tokens);
         char *w = why(o, x);
         table_take(&t, 6 + nt, w ? w : util_xstrdup(""));
     }
@@ -502,7 +517,8 @@ static void print_trials(const pl_plan_opts *o, const pl_plan_result *r, FILE *o
  * targets with it, and their cost, or why none did. */
 static void print_candidates(const pl_plan_opts *o, const pl_plan_result *r, FILE *out)
 {
-    fprintf(out, "\ncandidates at %g req/s:\n", o->rate);
+    if (isnan(o->rate)) fprintf(out, "\ncandidates at the scenario's rate:\n");
+    else fprintf(out, "\ncandidates at %g req/s:\n", o->rate);
     table t;
     table_init(&t, 3);
     t.left[1] = t.left[2] = true;
@@ -534,6 +550,33 @@ static void print_candidates(const pl_plan_opts *o, const pl_plan_result *r, FIL
     }
     table_print(&t, "", out);
     table_fini(&t);
+}
+
+/* Over a day: one answer's line -- its settings, its cost and GPU-hours
+ * over the run's window -- or that none met the targets. */
+static void print_day_line(const char *what, const pl_plan_result *r, FILE *out)
+{
+    if (!r->found) {
+        fprintf(out, "%s: none tried meets the targets\n", what);
+        return;
+    }
+    const pl_trial *t = &r->trials[r->best];
+    char *ov = compact(t->overrides);
+    fprintf(out, "%s: %s, $%.3f (%.2f GPU-hours)\n", what, ov, t->usd, t->gpu_hours);
+    free(ov);
+}
+
+/* Over a day: the autoscaler's answer, the static fleet's and the saving. */
+static void print_day_answer(const pl_plan_result *r, FILE *out)
+{
+    fprintf(out, "cost over the run's window (each replica's GPU-hours over its life, x the "
+                 "price):\n");
+    print_day_line("cheapest autoscaler", r, out);
+    print_day_line("cheapest static fleet", r->fixed, out);
+    double saving = day_saving(r);
+    if (!isnan(saving))
+        fprintf(out, "saving: $%.3f (%.1f%% of the static fleet's)\n", saving,
+                100 * saving / r->fixed->trials[r->fixed->best].usd);
 }
 
 void pl_plan_print(const pl_plan_opts *o, const pl_plan_result *r, FILE *out)
@@ -572,15 +615,24 @@ void pl_plan_print(const pl_plan_opts *o, const pl_plan_result *r, FILE *out)
                      "per 1M output tokens)\n",
                 o->rate, r->replicas, 100 * t->batch_fill, 100 * t->busy_fraction,
                 t->usd_per_million_output_tokens);
+    } else if (r->day) {
+        print_day_answer(r, out);
     } else {
         char *ov = compact(r->trials[r->best].overrides);
         fprintf(out, "cheapest at %g req/s: %s, $%.3f per 1M output tokens\n", o->rate, ov,
                 r->trials[r->best].usd_per_million_output_tokens);
         free(ov);
     }
+    if (r->day && !r->found) print_day_answer(r, out); /* the static fleet's, still */
     if (r->n_models > 1) print_models(o, r, out);
     fprintf(out, "\npoints tried (* the answer; values are means over seeds +- the interval's "
                  "half-width):\n");
     print_trials(o, r, out);
-    if (o->goal == PL_CHEAPEST) print_candidates(o, r, out);
+    if (r->day) {
+        fprintf(out, "\nstatic fleets tried (cluster.autoscaler removed; * the cheapest):\n");
+        print_trials(o, r->fixed, out);
+        print_candidates(o, r->fixed, out);
+    } else if (o->goal == PL_CHEAPEST) {
+        print_candidates(o, r, out);
+    }
 }

@@ -28,8 +28,9 @@ static const char *servesim;
 /* The scenarios of tests/scenarios, read by main: plan-small.json;
  * plan-md1.json, M/D/1: one sequence at a time, every request one 0.1 s
  * iteration; plan-mmc.json, M/M/c: exponential service of mean 1 s, one
- * queue for every replica. */
-static char *small, *md1, *mmc;
+ * queue for every replica; plan-day.json, those M/M/c replicas with an
+ * autoscaler over a compressed day. */
+static char *small, *md1, *mmc, *day;
 
 static char *in_dir(const char *name)
 {
@@ -1089,6 +1090,110 @@ static void test_class_targets(const char *root)
     free(scen);
 }
 
+/* ---- cheapest over a day ---- */
+
+/* Every autoscaler point tried that costs less than the answer fails the
+ * targets (the floors the search skipped are above a floor that met). */
+static bool cheaper_fail(const pl_plan_result *r)
+{
+    for (int i = 0; i < r->n_trials; i++)
+        if (r->trials[i].usd < r->trials[r->best].usd && r->trials[i].met) return false;
+    return true;
+}
+
+/* The existing cheapest search on json with cluster.autoscaler removed. */
+static int static_plan(const char *json, pl_plan_result *r, util_diag *d)
+{
+    cJSON *root = cJSON_Parse(json);
+    cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "cluster"),
+                                            "autoscaler");
+    char *text = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    pl_target t;
+    char *slo[1];
+    pl_plan_opts o = plan_opts(text, "ttft_p99<=5", PL_CHEAPEST, NAN, &t, slo);
+    int rc = pl_plan_run(&o, NULL, r, d);
+    pl_target_fini(&t);
+    free(text);
+    return rc;
+}
+
+static char *plan_text(const pl_plan_opts *o, const pl_plan_result *r)
+{
+    cJSON *j = pl_plan_json(o, r);
+    char *s = cJSON_Print(j);
+    cJSON_Delete(j);
+    return s;
+}
+
+/* plan-day.json: a compressed day (a daily profile of 0.5 to 6 req/s over
+ * 300 s) on M/M/c replicas with an autoscaler. */
+static void test_day(const char *root)
+{
+    pl_target t;
+    char *slo[1];
+    pl_plan_opts o = plan_opts(day, "ttft_p99<=5", PL_CHEAPEST, NAN, &t, slo);
+    pl_plan_result r, again, fixed;
+    util_diag d;
+    util_diag_init(&d);
+    ok(pl_plan_over_a_day(&o), "a cheapest plan of a scenario with an autoscaler is over a day");
+    int rc = pl_plan_run(&o, NULL, &r, &d);
+    util_diag_print(&d, stdout, "# plan");
+    is_int(rc, 0, "cheapest over a day runs");
+    ok(r.day && r.found && r.trials[r.best].met, "the autoscaler's answer meets the target");
+    ok(rc == 0 && r.found && cheaper_fail(&r), "every autoscaler setting tried that costs less "
+                                               "fails the target");
+    rc = static_plan(day, &fixed, &d);
+    bool same = rc == 0 && r.fixed->found && fixed.found &&
+                cJSON_Compare(r.fixed->trials[r.fixed->best].overrides,
+                              fixed.trials[fixed.best].overrides, true) &&
+                r.fixed->trials[r.fixed->best].usd == fixed.trials[fixed.best].usd;
+    ok(same, "the static answer is the existing search's without the autoscaler");
+    ok(r.found && r.fixed->found &&
+       r.trials[r.best].usd < r.fixed->trials[r.fixed->best].usd,
+       "the autoscaler's answer costs less than the static fleet (%.3f < %.3f $)",
+       r.found ? r.trials[r.best].usd : NAN,
+       r.fixed->found ? r.fixed->trials[r.fixed->best].usd : NAN);
+    rc = pl_plan_run(&o, NULL, &again, &d);
+    char *a = plan_text(&o, &r), *b = plan_text(&o, &again);
+    is_str(b, a, "the same plan twice gives the same answer and figures");
+    free(a);
+    free(b);
+    pl_plan_result_fini(&again);
+    pl_plan_result_fini(&fixed);
+    pl_plan_result_fini(&r);
+    pl_target_fini(&t);
+    util_diag_fini(&d);
+    /* the CLI: its text and JSON, and the grid's options refused without an autoscaler */
+    char *scen = util_xasprintf("%s/tests/scenarios/plan-day.json", root);
+    result c = runner_run(servesim, dir, "plan", scen, "--find", "cheapest", "--target",
+                          "ttft_p99<=5", "--scale-min", "3,1,2", "--scale-target", "0.6", "-q",
+                          "--json", NULL);
+    is_int(c.status, 0, "plan --find cheapest over a day with --scale-min and --scale-target");
+    has_str(c.out, "\"saving_usd\"", "its JSON says the saving");
+    has_str(c.out, "\"static\":", "and the static fleet's plan");
+    has_str(c.out, "\"cluster.autoscaler.min_replicas\":\t2", "the floors run upwards from 1 "
+            "whatever their order: 1 fails at target 0.6, 2 meets");
+    ok(c.out && !strstr(c.out, "\"cluster.autoscaler.min_replicas\":\t3"),
+       "and the floor above the first that meets is not run");
+    runner_drop(&c);
+    c = runner_run(servesim, dir, "plan", scen, "--find", "cheapest", "--target", "ttft_p99<=5",
+                   "--scale-min", "1,2", "--unset", "cluster.autoscaler", "--rate", "4",
+                   "--candidates", "cluster.gpu=h100-sxm", "-q", NULL);
+    is_int(c.status, 2, "--scale-min on a scenario without an autoscaler is bad input");
+    has_str(c.err, "need a scenario with cluster.autoscaler", "saying so");
+    runner_drop(&c);
+    char *db = in_dir("day.db");
+    c = runner_run(servesim, dir, "sweep", scen, "--vary", "cluster.autoscaler=null", "--unset",
+                   "cluster.autoscaler", "-o", db, "-q", NULL);
+    is_int(c.status, 2, "a point's null for a key the scenario lacks is bad input");
+    has_str(c.err, "no key 'autoscaler' in cluster", "naming the key");
+    runner_drop(&c);
+    unlink(db);
+    free(db);
+    free(scen);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3 || support_init() || !mkdtemp(dir)) {
@@ -1099,6 +1204,7 @@ int main(int argc, char **argv)
     small = support_scenario_text("plan-small.json");
     md1 = support_scenario_text("plan-md1.json");
     mmc = support_scenario_text("plan-mmc.json");
+    day = support_scenario_text("plan-day.json");
     test_sweep();
     test_interrupt(argv[2]);
     test_pool_dead_worker();
@@ -1115,9 +1221,11 @@ int main(int argc, char **argv)
     test_class_targets(argv[2]);
     test_model_fleet(argv[2]);
     test_models_plan();
+    test_day(argv[2]);
     free(small);
     free(md1);
     free(mmc);
+    free(day);
     support_fini();
     rmdir(dir);
     return tap_done();
