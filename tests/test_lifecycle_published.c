@@ -18,16 +18,16 @@
 #include "tap.h"
 
 #define PUBLISHED_TOL 0.25 /* servesim issue 30: within 25% of the published figure */
-#define NVME_GBS 7.45      /* storage local_nvme, docs/autoscaling.md */
+#define NVME_GBS      7.45 /* storage local_nvme, docs/autoscaling.md */
 
 static const char *root = ".";
 
 /* One published cold start and the lifecycle docs/validation.md gives it. */
 typedef struct {
-    const char *file;      /* in examples/validation/lifecycle */
-    double weight_bytes;   /* the doc's: the model at its quantization, all GPUs */
-    double warm_up_s;      /* the scenario's lifecycle.warm_up_s */
-    double published_s;    /* the blog's mean cold start */
+    const char *file;    /* in examples/validation/lifecycle */
+    double weight_bytes; /* the doc's: the model at its quantization, all GPUs */
+    double warm_up_s;    /* the scenario's lifecycle.warm_up_s */
+    double published_s;  /* the blog's mean cold start */
 } cold_start;
 
 /* Runs examples/validation/lifecycle/FILE. */
@@ -37,7 +37,8 @@ static sqlite3 *run_published(const char *file)
     size_t len;
     util_diag d;
     util_diag_init(&d);
-    sqlite3 *db = util_read_file(path, &text, &len, &d) ? NULL : support_run_json(text, NULL, false);
+    sqlite3 *db =
+        util_read_file(path, &text, &len, &d) ? NULL : support_run_json(text, NULL, false);
     ok(db != NULL, "%s runs", file);
     util_diag_fini(&d);
     free(text);
@@ -81,7 +82,8 @@ int main(int argc, char **argv)
         {"vllm-qwen3-235b-fp8-a100.json", 235e9, 66, (97.9 + 97.4 + 97.71) / 3},
         {"vllm-qwen3-coder-30b-a100.json", 61e9, 39, (47.33 + 47.47 + 47.46) / 3},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check(&cases[i]);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        check(&cases[i]);
     support_fini();
     return tap_done();
 }
