@@ -244,6 +244,25 @@ static void day_show(const ls_context *c, ls_result *r, const day_setup *s, cons
     free(p);
 }
 
+/* --quick (the explorer's panel, the test suite) runs the day shorter
+ * still: its period, the peak's phase and the run's length times
+ * lesson.quick_scale (default 1/4), the same shape at four times the
+ * pace, so that a point takes a fraction of what the file's takes. */
+static void quicken(const ls_context *c, cJSON *ov)
+{
+    if (!c->quick) return;
+    cJSON *root = cJSON_Parse(c->base.json);
+    double k = ls_knob(c, "quick_scale", 0.25);
+    static const char *const keys[] = {"workload.arrival.rate_profile.daily.period_s",
+                                       "workload.arrival.rate_profile.daily.phase_s",
+                                       "stop.duration_s"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        const cJSON *v = util_json_get(root, keys[i]);
+        if (cJSON_IsNumber(v)) cJSON_AddNumberToObject(ov, keys[i], k * v->valuedouble);
+    }
+    cJSON_Delete(root);
+}
+
 /* The static fleets: the day again without the autoscaler, each with the
  * replicas its autoscaled point peaked at. */
 static int day_static_runs(ls_context *c, const ls_figures *as, ls_figures *st, int n, util_diag *d)
@@ -252,6 +271,7 @@ static int day_static_runs(ls_context *c, const ls_figures *as, ls_figures *st, 
     const char **unset = util_xcalloc((size_t)n + 1, sizeof *unset);
     for (int i = 0; i < n; i++) {
         ov[i] = ls_with("cluster.replicas", as[i].peak_replicas);
+        quicken(c, ov[i]);
         unset[i] = autoscaler_key;
     }
     int rc = ls_points_without(c, ov, unset, n, false, st, d);
@@ -264,8 +284,8 @@ static int day_static_runs(ls_context *c, const ls_figures *as, ls_figures *st, 
 
 /* Each target's day with one seed, then each peak's static fleet: the
  * second sweep needs the first's peaks.  The day is the file's compressed
- * one (docs/lessons.md says how), so a point takes a fraction of a second
- * and --quick runs the lesson whole. */
+ * one (docs/lessons.md says how), so a point takes a fraction of a second;
+ * --quick compresses it further (quicken). */
 int ls__day(ls_context *c, ls_result *r, util_diag *d)
 {
     int n;
@@ -277,7 +297,10 @@ int ls__day(ls_context *c, ls_result *r, util_diag *d)
     ls_figures *as = util_xcalloc((size_t)n + 1, sizeof *as);
     ls_figures *st = util_xcalloc((size_t)n + 1, sizeof *st);
     for (int i = 0; !rc && i < n; i++)
+    {
         ov[i] = ls_with("cluster.autoscaler.target", targets[i]);
+        quicken(c, ov[i]);
+    }
     if (!rc) rc = ls_points(c, ov, n, false, as, d);
     if (!rc) rc = day_static_runs(c, as, st, n, d);
     if (!rc) day_show(c, r, &s, targets, as, st, n);
