@@ -120,22 +120,6 @@ static void day_static(ls_result *r, const day_point *p, int n)
     ls_keep(r, "largest_saving_target", p[m].target);
 }
 
-/* The x axis's ticks: each target run, labelled. */
-static void day_ticks(ls_result *r, const day_point *p, int n)
-{
-    double *at = util_xcalloc((size_t)n, sizeof *at);
-    char **labels = util_xcalloc((size_t)n, sizeof *labels);
-    for (int i = 0; i < n; i++) {
-        at[i] = p[i].target;
-        labels[i] = util_xasprintf("%g", p[i].target);
-    }
-    ls_plot_x_ticks(r, at, (const char *const *)labels, n);
-    for (int i = 0; i < n; i++)
-        free(labels[i]);
-    free(labels);
-    free(at);
-}
-
 /* Cost, TTFT P99 and the missed share over the target, autoscaled and static. */
 static void day_figure(const ls_context *c, ls_result *r, const day_setup *s, const day_point *p,
                        int n)
@@ -147,32 +131,18 @@ static void day_figure(const ls_context *c, ls_result *r, const day_setup *s, co
     int cost = ls_plot_panel(r, "the day's cost", "$", AN_SCALE_AUTO);
     int p99 = ls_plot_panel(r, "TTFT P99", "s", AN_SCALE_LOG);
     int missed = ls_plot_panel(r, "missed the SLO", "%", AN_SCALE_AUTO);
-    double *x = util_xcalloc((size_t)n, sizeof *x), *y = util_xcalloc((size_t)n, sizeof *y);
-    const struct {
-        int panel;
-        const char *name;
-        size_t at;
-        int colour;
-    } series[] = {
-        {cost, "autoscaled", offsetof(day_point, usd), 1},
-        {cost, "static at its peak", offsetof(day_point, static_usd), 2},
-        {p99, "autoscaled", offsetof(day_point, p99), 1},
-        {p99, "static at its peak", offsetof(day_point, static_p99), 2},
-        {missed, "autoscaled", offsetof(day_point, missed), 1},
-        {missed, "static at its peak", offsetof(day_point, static_missed), 2},
+    const ls_field_series series[] = {
+        {cost, "autoscaled", offsetof(day_point, usd), 1, 0},
+        {cost, "static at its peak", offsetof(day_point, static_usd), 2, 1},
+        {p99, "autoscaled", offsetof(day_point, p99), 1, 0},
+        {p99, "static at its peak", offsetof(day_point, static_p99), 2, 1},
+        {missed, "autoscaled", offsetof(day_point, missed), 1, 0},
+        {missed, "static at its peak", offsetof(day_point, static_missed), 2, 1},
     };
-    for (size_t k = 0; k < sizeof series / sizeof series[0]; k++) {
-        for (int i = 0; i < n; i++) {
-            x[i] = p[i].target;
-            y[i] = *(const double *)((const char *)&p[i] + series[k].at);
-        }
-        an_plot_series *ps = ls_plot_series(r, series[k].panel, series[k].name, x, y, n);
-        ps->colour = series[k].colour, ps->dash = k % 2;
-    }
-    day_ticks(r, p, n);
+    ls_points_of pts = {p, sizeof *p, offsetof(day_point, target), NULL, n};
+    ls_plot_fields(r, &pts, series, (int)(sizeof series / sizeof series[0]));
+    ls_plot_x_ticks_of(r, &pts);
     ls_plot_guide(r, p99, AN_GUIDE_SLO, "SLO", s->slo_ttft_s, false);
-    free(x);
-    free(y);
 }
 
 /* The scenario's: an autoscaler on its one pool and a TTFT SLO. */

@@ -475,6 +475,46 @@ void ls_plot_x_ticks(ls_result *r, const double *at, const char *const *labels, 
     p->n_x_ticks = n;
 }
 
+/* The double at offset `at` of point i of pts. */
+static double field_of(const ls_points_of *pts, int i, size_t at)
+{
+    int k = pts->idx ? pts->idx[i] : i;
+    return *(const double *)((const char *)pts->points + (size_t)k * pts->size + at);
+}
+
+void ls_plot_fields(ls_result *r, const ls_points_of *pts, const ls_field_series *s, int n_series)
+{
+    int n = pts->n;
+    double *x = util_xcalloc((size_t)n + 1, sizeof *x), *y = util_xcalloc((size_t)n + 1, sizeof *y);
+    for (int k = 0; k < n_series; k++) {
+        if (s[k].panel < 0) continue;
+        for (int i = 0; i < n; i++) {
+            x[i] = field_of(pts, i, pts->x_at);
+            y[i] = field_of(pts, i, s[k].at);
+        }
+        an_plot_series *ps = ls_plot_series(r, s[k].panel, s[k].name, x, y, n);
+        ps->colour = s[k].colour, ps->dash = s[k].dash;
+    }
+    free(x);
+    free(y);
+}
+
+void ls_plot_x_ticks_of(ls_result *r, const ls_points_of *pts)
+{
+    int n = pts->n;
+    double *at = util_xcalloc((size_t)n + 1, sizeof *at);
+    char **labels = util_xcalloc((size_t)n + 1, sizeof *labels);
+    for (int i = 0; i < n; i++) {
+        at[i] = field_of(pts, i, pts->x_at);
+        labels[i] = util_xasprintf("%g", at[i]);
+    }
+    ls_plot_x_ticks(r, at, (const char *const *)labels, n);
+    for (int i = 0; i < n; i++)
+        free(labels[i]);
+    free(labels);
+    free(at);
+}
+
 /* ---- running one ---- */
 
 /* Every key --set gave the lesson object is one of the file's own knobs

@@ -198,4 +198,25 @@ void ls_plot_span(ls_result *r, const char *label, double lo, double hi);
 /* Draw these x ticks, labelled, instead of nice ones. */
 void ls_plot_x_ticks(ls_result *r, const double *at, const char *const *labels, int n);
 
+/* A lesson's points as an array of structs, `size` bytes each, read by
+ * field: the double at offset x_at is a point's x; idx (NULL: every
+ * point in order) picks n of them. */
+typedef struct ls_points_of {
+    const void *points;
+    size_t size, x_at;
+    const int *idx;
+    int n;
+} ls_points_of;
+/* A series drawn from the double at offset `at` of each point; a panel
+ * below 0 draws nothing (a panel the run has not). */
+typedef struct ls_field_series {
+    int panel;
+    const char *name;
+    size_t at;
+    int colour, dash;
+} ls_field_series;
+void ls_plot_fields(ls_result *r, const ls_points_of *pts, const ls_field_series *s, int n_series);
+/* An x tick at each point, labelled with its x ("%g"). */
+void ls_plot_x_ticks_of(ls_result *r, const ls_points_of *pts);
+
 #endif /* LS_H */

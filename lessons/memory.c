@@ -173,22 +173,6 @@ static void mem_limit(ls_result *r, const mem_setup *s, const mem_point *p, int 
     ls_keep(r, "limit_is_pcie", limit ? limit == 2 : NAN);
 }
 
-/* The x axis's ticks: each count run, labelled. */
-static void mem_ticks(ls_result *r, const mem_point *p, int n)
-{
-    double *at = util_xcalloc((size_t)n, sizeof *at);
-    char **labels = util_xcalloc((size_t)n, sizeof *labels);
-    for (int i = 0; i < n; i++) {
-        at[i] = p[i].sessions;
-        labels[i] = util_xasprintf("%g", p[i].sessions);
-    }
-    ls_plot_x_ticks(r, at, (const char *const *)labels, n);
-    for (int i = 0; i < n; i++)
-        free(labels[i]);
-    free(labels);
-    free(at);
-}
-
 /* Hit rate, TTFT P50 and the tier's loads over the sessions, each way. */
 static void mem_figure(const ls_context *c, ls_result *r, const mem_setup *s, const mem_point *p,
                        int n)
@@ -200,36 +184,21 @@ static void mem_figure(const ls_context *c, ls_result *r, const mem_setup *s, co
     int hit = ls_plot_panel(r, "prefix cache hit rate", "%", AN_SCALE_LINEAR);
     int ttft = ls_plot_panel(r, "TTFT P50", "s", AN_SCALE_LOG);
     int link = s->tier_gib > 0 ? ls_plot_panel(r, "PCIe loads", "GB/s", AN_SCALE_AUTO) : -1;
-    double *x = util_xcalloc((size_t)n, sizeof *x), *y = util_xcalloc((size_t)n, sizeof *y);
-    const struct {
-        int panel;
-        const char *name;
-        size_t at;
-        int colour;
-        bool tier; /* drawn only with a tier */
-    } series[] = {
-        {hit, "GPU only", offsetof(mem_point, hit_gpu), 1, false},
-        {hit, "with CPU tier", offsetof(mem_point, hit_tier), 2, true},
-        {ttft, "GPU only", offsetof(mem_point, p50_gpu), 1, false},
-        {ttft, "with CPU tier", offsetof(mem_point, p50_tier), 2, true},
-        {link, "with CPU tier", offsetof(mem_point, pcie_gbs), 2, true},
+    bool tier = s->tier_gib > 0; /* the tier's series only with a tier */
+    const ls_field_series series[] = {
+        {hit, "GPU only", offsetof(mem_point, hit_gpu), 1, 1},
+        {tier ? hit : -1, "with CPU tier", offsetof(mem_point, hit_tier), 2, 1},
+        {ttft, "GPU only", offsetof(mem_point, p50_gpu), 1, 1},
+        {tier ? ttft : -1, "with CPU tier", offsetof(mem_point, p50_tier), 2, 1},
+        {link, "with CPU tier", offsetof(mem_point, pcie_gbs), 2, 1},
     };
-    for (size_t k = 0; k < sizeof series / sizeof series[0]; k++) {
-        if (series[k].panel < 0 || (series[k].tier && !(s->tier_gib > 0))) continue;
-        for (int i = 0; i < n; i++) {
-            x[i] = p[i].sessions;
-            y[i] = *(const double *)((const char *)&p[i] + series[k].at);
-        }
-        an_plot_series *ps = ls_plot_series(r, series[k].panel, series[k].name, x, y, n);
-        ps->colour = series[k].colour, ps->dash = 1;
-    }
-    mem_ticks(r, p, n);
+    ls_points_of pts = {p, sizeof *p, offsetof(mem_point, sessions), NULL, n};
+    ls_plot_fields(r, &pts, series, (int)(sizeof series / sizeof series[0]));
+    ls_plot_x_ticks_of(r, &pts);
     int h = first_past(p, n, p[0].hbm_gib);
     if (h >= 0) ls_plot_guide(r, hit, AN_GUIDE_MARK, "past HBM", p[h].sessions, true);
     int f = s->tier_gib > 0 ? first_past(p, n, p[0].hbm_gib + s->tier_gib) : -1;
     if (f >= 0) ls_plot_guide(r, hit, AN_GUIDE_MARK, "past HBM + CPU tier", p[f].sessions, true);
-    free(x);
-    free(y);
 }
 
 /* The scenario's: chat sessions from a closed loop (its users are the

@@ -260,29 +260,16 @@ static void prio_figure(const ls_context *c, ls_result *r, const prio_classes *k
     int queue = ls_plot_panel(r, label, "s", AN_SCALE_AUTO);
     snprintf(label, sizeof label, "%s requests shed", k->batch_name);
     int shed = gateway ? ls_plot_panel(r, label, "%", AN_SCALE_AUTO) : -1;
-    double *x = util_xcalloc((size_t)n, sizeof *x), *y = util_xcalloc((size_t)n, sizeof *y);
-    const struct {
-        int panel;
-        const char *name;
-        size_t at;
-        int colour;
-    } series[] = {
-        {ttft, "fcfs", offsetof(prio_point, ttft_fcfs), 1},
-        {ttft, "priority", offsetof(prio_point, ttft_prio), 2},
-        {queue, "fcfs", offsetof(prio_point, queue_fcfs), 1},
-        {queue, "priority", offsetof(prio_point, queue_prio), 2},
-        {shed, "fcfs", offsetof(prio_point, shed_fcfs), 1},
-        {shed, "priority", offsetof(prio_point, shed), 2},
+    const ls_field_series series[] = {
+        {ttft, "fcfs", offsetof(prio_point, ttft_fcfs), 1, 1},
+        {ttft, "priority", offsetof(prio_point, ttft_prio), 2, 1},
+        {queue, "fcfs", offsetof(prio_point, queue_fcfs), 1, 1},
+        {queue, "priority", offsetof(prio_point, queue_prio), 2, 1},
+        {shed, "fcfs", offsetof(prio_point, shed_fcfs), 1, 1},
+        {shed, "priority", offsetof(prio_point, shed), 2, 1},
     };
-    for (size_t s = 0; s < sizeof series / sizeof series[0]; s++) {
-        if (series[s].panel < 0) continue;
-        for (int i = 0; i < n; i++) {
-            x[i] = p[idx[i]].share;
-            y[i] = *(const double *)((const char *)&p[idx[i]] + series[s].at);
-        }
-        an_plot_series *ps = ls_plot_series(r, series[s].panel, series[s].name, x, y, n);
-        ps->colour = series[s].colour, ps->dash = 1;
-    }
+    ls_points_of pts = {p, sizeof *p, offsetof(prio_point, share), idx, n};
+    ls_plot_fields(r, &pts, series, (int)(sizeof series / sizeof series[0]));
     if (isfinite(k->ttft_target)) {
         snprintf(label, sizeof label, "TTFT target %g s", k->ttft_target);
         ls_plot_guide(r, ttft, AN_GUIDE_SLO, label, k->ttft_target, false);
@@ -292,8 +279,6 @@ static void prio_figure(const ls_context *c, ls_result *r, const prio_classes *k
         snprintf(label, sizeof label, "shedding starts by priority, %g%%", p[idx[s]].share);
         ls_plot_guide(r, shed, AN_GUIDE_MARK, label, p[idx[s]].share, true);
     }
-    free(x);
-    free(y);
 }
 
 /* The scenario's two classes, sharing one arrival stream by weight, of
