@@ -20,12 +20,25 @@ char *support_scenario_text(const char *name)
     return text;
 }
 
-char *support_write_trace(const char *rows)
+/* A temporary csv file of a header and rows (caller unlinks and frees). */
+static char *write_csv(const char *header, const char *rows)
 {
     char *path = util_xstrdup("/tmp/servesim-trace-XXXXXX");
     FILE *f = fdopen(mkstemp(path), "w");
-    fprintf(f, "arrival_time_s,input_tokens,output_tokens\n%s", rows);
+    fprintf(f, "%s\n%s", header, rows);
     fclose(f);
+    return path;
+}
+
+char *support_write_trace(const char *rows)
+{
+    return write_csv("arrival_time_s,input_tokens,output_tokens", rows);
+}
+
+char *support_hash_trace(const char *rows, char *set, size_t size)
+{
+    char *path = write_csv("arrival_time_s,input_tokens,output_tokens,hash_ids", rows);
+    snprintf(set, size, "workload.arrival.path=\"%s\"", path);
     return path;
 }
 

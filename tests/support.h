@@ -23,6 +23,9 @@ char *support_scenario_text(const char *name);
 /* A csv trace (arrival_time_s,input_tokens,output_tokens) of the given rows
  * in a temporary file; caller unlinks and frees the path. */
 char *support_write_trace(const char *rows);
+/* The same with a fourth column, hash_ids (what prompts share), and the
+ * --set that replays it, into set. */
+char *support_hash_trace(const char *rows, char *set, size_t size);
 
 /* Builds a scenario from JSON text (after --set style overrides, NULL
  * terminated); on error returns the messages joined by newlines in *errors

@@ -24,18 +24,6 @@
 #define KV_TOKEN 131072.0 /* llama-3.1-8b, bf16: 32 layers x 8 KV heads x 128 x 2 x 2 bytes */
 #define PCIE_BW  64e9     /* h100-sxm's pcie_gbs (models/catalog.json), B/s */
 
-/* A csv trace with hash ids in a temporary file (caller unlinks and
- * frees), and the --set that replays it into set. */
-static char *hash_trace(const char *lines, char *set, size_t size)
-{
-    char *trace = util_xstrdup("/tmp/servesim-offload-XXXXXX");
-    FILE *f = fdopen(mkstemp(trace), "w");
-    fprintf(f, "arrival_time_s,input_tokens,output_tokens,hash_ids\n%s", lines);
-    fclose(f);
-    snprintf(set, size, "workload.arrival.path=\"%s\"", trace);
-    return trace;
-}
-
 /* ---- the tier's arithmetic ---- */
 
 /* Prompts A, B, C of three 512-token ids (32 blocks each) into 250 blocks,
@@ -49,8 +37,8 @@ static char *hash_trace(const char *lines, char *set, size_t size)
 static void load_arithmetic(void)
 {
     char path[200];
-    char *trace = hash_trace("0,1536,1,1 2 3\n10,1536,1,4 5 6\n20,1536,1,7 8 9\n30,1536,1,1 2 3\n",
-                             path, sizeof path);
+    char *trace = support_hash_trace(
+        "0,1536,1,1 2 3\n10,1536,1,4 5 6\n20,1536,1,7 8 9\n30,1536,1,1 2 3\n", path, sizeof path);
     char *json = support_scenario_text("prefix-base.json");
     const double latency = 0.002;
     sqlite3 *cpu = support_run_json(
@@ -99,8 +87,8 @@ static void load_arithmetic(void)
 static void disk_arithmetic(void)
 {
     char path[200];
-    char *trace = hash_trace("0,1536,1,1 2 3\n10,1536,1,4 5 6\n20,1536,1,7 8 9\n30,1536,1,1 2 3\n",
-                             path, sizeof path);
+    char *trace = support_hash_trace(
+        "0,1536,1,1 2 3\n10,1536,1,4 5 6\n20,1536,1,7 8 9\n30,1536,1,1 2 3\n", path, sizeof path);
     char *json = support_scenario_text("prefix-base.json");
     sqlite3 *disk = support_run_json(
         json,
@@ -243,7 +231,7 @@ static void che(void)
         at += sprintf(at, "%d,512,1,%d\n", k, i + 1);
     }
     char path[200], gib[100];
-    char *trace = hash_trace(lines, path, sizeof path);
+    char *trace = support_hash_trace(lines, path, sizeof path);
     free(lines);
     /* C entries of 32 blocks of 16 x 131072 bytes: C x 64 MiB */
     snprintf(gib, sizeof gib, "cluster.kv_offload={\"cpu_gib\": %.6f}", C * 64.0 / 1024);

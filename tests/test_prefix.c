@@ -337,18 +337,6 @@ static void resent_prompt(void)
 
 /* ---- eviction order ---- */
 
-/* A csv trace with hash ids of the given lines in a temporary file (caller
- * unlinks and frees), and the --set that replays it into set. */
-static char *hash_trace(const char *lines, char *set, size_t size)
-{
-    char *trace = util_xstrdup("/tmp/servesim-prefix-XXXXXX");
-    FILE *f = fdopen(mkstemp(trace), "w");
-    fprintf(f, "arrival_time_s,input_tokens,output_tokens,hash_ids\n%s", lines);
-    fclose(f);
-    snprintf(set, size, "workload.arrival.path=\"%s\"", trace);
-    return trace;
-}
-
 /* Three prompts A, B, C of three 512-token hash ids each (96 blocks) into
  * a cache of 250 blocks, one at a time: C's admission evicts from the
  * least recently freed -- A's last 38 blocks.  Re-sent, C and B are whole;
@@ -357,10 +345,10 @@ static char *hash_trace(const char *lines, char *set, size_t size)
 static void lru_eviction(void)
 {
     char path[200];
-    char *trace = hash_trace("0,1536,1,1 2 3\n10,1536,1,4 5 6\n20,1536,1,7 8 9\n"
-                             "30,1536,1,7 8 9\n40,1536,1,4 5 6\n50,1536,1,1 2 3\n"
-                             "60,1536,1,7 8 9\n",
-                             path, sizeof path);
+    char *trace = support_hash_trace("0,1536,1,1 2 3\n10,1536,1,4 5 6\n20,1536,1,7 8 9\n"
+                                     "30,1536,1,7 8 9\n40,1536,1,4 5 6\n50,1536,1,1 2 3\n"
+                                     "60,1536,1,7 8 9\n",
+                                     path, sizeof path);
     char *json = support_scenario_text("prefix-base.json");
     sqlite3 *db = run_db(json, (const char *[]){path, "cluster.scheduler.kv_blocks=250", NULL});
     rows r = query(db, "SELECT cached_tokens FROM requests ORDER BY id", 1);
@@ -388,9 +376,9 @@ static void lru_eviction(void)
 static void router_choice(void)
 {
     char path[200];
-    char *trace = hash_trace("0,1536,50,1 2 3\n0.001,1536,50,4 5 6\n10,1536,50,4 5 6\n"
-                             "20,1536,50,4 5 6\n30,1536,50,1 2 3\n",
-                             path, sizeof path);
+    char *trace = support_hash_trace("0,1536,50,1 2 3\n0.001,1536,50,4 5 6\n10,1536,50,4 5 6\n"
+                                     "20,1536,50,4 5 6\n30,1536,50,1 2 3\n",
+                                     path, sizeof path);
     char *json = support_scenario_text("prefix-base.json");
     const char *sql = "SELECT replica, cached_tokens FROM requests ORDER BY id";
     struct {
@@ -435,9 +423,9 @@ static void router_choice(void)
 static void router_sees_tier(void)
 {
     char path[200];
-    char *trace = hash_trace("0,1536,50,1 2 3\n0.001,1536,50,4 5 6\n10,1536,50,7 8 9\n"
-                             "10.001,1536,50,10 11 12\n20,1536,50,4 5 6\n",
-                             path, sizeof path);
+    char *trace = support_hash_trace("0,1536,50,1 2 3\n0.001,1536,50,4 5 6\n10,1536,50,7 8 9\n"
+                                     "10.001,1536,50,10 11 12\n20,1536,50,4 5 6\n",
+                                     path, sizeof path);
     char *json = support_scenario_text("prefix-base.json");
     const char *sets[] = {path, "cluster.router=\"prefix_affinity\"", "cluster.replicas=2",
                           "cluster.scheduler.kv_blocks=100", NULL, NULL};
