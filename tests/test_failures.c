@@ -19,16 +19,9 @@
 #include "support.h"
 #include "tap.h"
 
-/* Two H100 replicas on linear costs, Poisson arrivals at 40/s for 15 s,
- * clients that give up after 4 s (test_fleet.c's). */
-#define BASE                                                                                       \
-    "{\"seed\": 3, \"stop\": {\"duration_s\": 15}, \"cluster\": {\"engine\": \"ideal\", "          \
-    "\"gpu\": \"h100-sxm\", \"model\": \"llama-3.1-8b\", \"replicas\": 2, \"cost_model\": "        \
-    "{\"kind\": \"linear\", \"iteration_s\": 0.01, \"prefill_s_per_token\": 0.0002, "              \
-    "\"decode_step_s\": 0.005, \"decode_s_per_seq\": 0.0005}}, \"workload\": {\"arrival\": "       \
-    "{\"process\": \"poisson\", \"rate_per_s\": 40}, \"timeout_s\": 4, \"prompt_tokens\": "        \
-    "{\"dist\": \"exponential\", \"mean\": 300, \"max\": 4000}, \"output_tokens\": {\"dist\": "    \
-    "\"exponential\", \"mean\": 80, \"max\": 1000}}}"
+/* tests/scenarios/fleet-base.json: two H100 replicas on linear costs,
+ * Poisson arrivals at 40/s for 15 s, clients that give up after 4 s. */
+static char *base;
 
 /* Short requests (about 0.1 s each) at a low rate over a long run: the
  * statistical tests' fleet, its size and failures set by each. */
@@ -118,7 +111,7 @@ static void test_at(void)
 {
     support_rows r;
     const char *const sets[] = {"cluster.failures={\"at_s\": [4, 8], \"repair_s\": 2}", NULL};
-    is_int(support_run(BASE, sets, &r, NULL), 0, "at_s: the run completes");
+    is_int(support_run(base, sets, &r, NULL), 0, "at_s: the run completes");
     check_accounted(&r, "at_s");
     is_int(r.n_rep, 4, "at_s: four replicas in all");
     check_replica(&r, 0, 0, 0, 4, SIM_FAILED, "at_s");
@@ -140,7 +133,7 @@ static void test_lifecycle(void)
                                 "cluster.lifecycle={\"provision_s\": 1, \"load_s\": 0.5, "
                                 "\"warm_up_s\": 0.25}",
                                 NULL};
-    is_int(support_run(BASE, sets, &r, NULL), 0, "lifecycle: the run completes");
+    is_int(support_run(base, sets, &r, NULL), 0, "lifecycle: the run completes");
     check_replica(&r, 2, 6, 7.75, NAN, SIM_END_OF_RUN, "lifecycle: made at 4 + 2, ready 1.75 later");
     support_rows_fini(&r);
     const char *const both[] = {
@@ -148,7 +141,7 @@ static void test_lifecycle(void)
         "cluster.autoscaler={\"metric\": \"running\", \"target\": 4, \"max_replicas\": 6, "
         "\"interval_s\": 1, \"scale_down_window_s\": 2}",
         NULL};
-    is_int(support_run(BASE, both, &r, NULL), 0, "failures and an autoscaler: the run ends");
+    is_int(support_run(base, both, &r, NULL), 0, "failures and an autoscaler: the run ends");
     check_accounted(&r, "failures and an autoscaler");
     ok(r.n_rep > 2, "and the fleet changed (%d replica rows)", r.n_rep);
     support_rows_fini(&r);
@@ -162,7 +155,7 @@ static void test_on_failure(void)
     support_rows r;
     const char *const retry[] = {
         "cluster.failures={\"at_s\": [4, 8], \"repair_s\": 2, \"on_failure\": \"retry\"}", NULL};
-    is_int(support_run(BASE, retry, &r, NULL), 0, "retry: the run completes");
+    is_int(support_run(base, retry, &r, NULL), 0, "retry: the run completes");
     check_accounted(&r, "retry");
     is_int(count(&r, SIM_FAILED), 0, "retry: no row failed");
     const sim_replica_row *p = replica_row(&r, 0);
@@ -171,7 +164,7 @@ static void test_on_failure(void)
 
     const char *const fail[] = {"cluster.failures={\"at_s\": [4], \"repair_s\": 2}",
                                 "workload.retry={\"attempts\": 3}", NULL};
-    is_int(support_run(BASE, fail, &r, NULL), 0, "fail, retried: the run completes");
+    is_int(support_run(base, fail, &r, NULL), 0, "fail, retried: the run completes");
     check_accounted(&r, "fail, retried");
     int failed = 0, retried = 0;
     for (size_t i = 0; i < r.n; i++) {
@@ -191,7 +184,7 @@ static void test_spot(void)
     support_rows r;
     const char *const sets[] = {
         "cluster.failures={\"spot\": {\"at_s\": [5], \"notice_s\": 0.5}, \"repair_s\": 1}", NULL};
-    is_int(support_run(BASE, sets, &r, NULL), 0, "spot: the run completes");
+    is_int(support_run(base, sets, &r, NULL), 0, "spot: the run completes");
     check_accounted(&r, "spot");
     is_int(enqueued_after(&r, 0, 5), 0, "spot: nothing reaches replica 0 after its notice");
     check_replica(&r, 0, 0, 0, 5.5, SIM_FAILED, "spot");
@@ -201,7 +194,7 @@ static void test_spot(void)
 
     const char *const early[] = {
         "cluster.failures={\"spot\": {\"at_s\": [5], \"notice_s\": 30}, \"repair_s\": 1}", NULL};
-    is_int(support_run(BASE, early, &r, NULL), 0, "spot, a long notice: the run completes");
+    is_int(support_run(base, early, &r, NULL), 0, "spot, a long notice: the run completes");
     const sim_replica_row *p = replica_row(&r, 0);
     ok(p && is(p->end_reason, SIM_DRAINED) && p->retired_s < 35,
        "spot, a long notice: replica 0 drained before the notice ran out (%.3f s)",
@@ -292,7 +285,7 @@ static void test_availability(void)
 
 /* ---- a day's report: the timeline and the fleet section ---- */
 
-/* An autoscaler that scales up under BASE's load, replicas 2 s in the
+/* An autoscaler that scales up under base's load, replicas 2 s in the
  * making, one failure at 6 s replaced at once, and a TTFT target. */
 static const char *const day_sets[] = {
     "cluster.autoscaler={\"metric\": \"running\", \"target\": 4, \"min_replicas\": 2, "
@@ -428,7 +421,7 @@ static void check_day_plot(sqlite3 *db)
 
 static void test_day(void)
 {
-    sqlite3 *db = support_run_json(BASE, day_sets, false);
+    sqlite3 *db = support_run_json(base, day_sets, false);
     ok(db != NULL, "day: the run is recorded");
     if (!db) return;
     check_day_timeline(db);
@@ -443,11 +436,11 @@ static void test_unchanged(void)
     support_rows a, b;
     const char *const later[] = {"cluster.failures={\"at_s\": [1e6], \"repair_s\": 1}", NULL};
     const char *const clock[] = {"cluster.failures={\"mtbf_s\": 1e9, \"repair_s\": 1}", NULL};
-    is_int(support_run(BASE, NULL, &a, NULL), 0, "unchanged: the run without failures");
-    is_int(support_run(BASE, later, &b, NULL), 0, "unchanged: with a failure after the end");
+    is_int(support_run(base, NULL, &a, NULL), 0, "unchanged: the run without failures");
+    is_int(support_run(base, later, &b, NULL), 0, "unchanged: with a failure after the end");
     ok(support_rows_equal(&a, &b), "unchanged: a failure after the end changes no row");
     support_rows_fini(&b);
-    is_int(support_run(BASE, clock, &b, NULL), 0, "unchanged: with a clock that never rings");
+    is_int(support_run(base, clock, &b, NULL), 0, "unchanged: with a clock that never rings");
     ok(support_rows_equal(&a, &b), "unchanged: the failure stream changes no other draw");
     support_rows_fini(&b);
     support_rows_fini(&a);
@@ -456,7 +449,7 @@ static void test_unchanged(void)
 static void refused(const char *set, const char *want)
 {
     const char *const sets[] = {set, NULL};
-    char *err = support_refusal(BASE, sets);
+    char *err = support_refusal(base, sets);
     ok(err != NULL, "refused: %s", set);
     if (err) has_str(err, want, "refused: %s says %s", set, want);
     free(err);
@@ -475,7 +468,7 @@ static void test_refusals(void)
     const char *const pools[] = {
         "cluster.pools=[{\"name\": \"a\", \"gpu\": \"h100-sxm\", \"failures\": {\"mtbf_s\": 9}}]",
         NULL};
-    char *err = support_refusal(BASE, pools);
+    char *err = support_refusal(base, pools);
     ok(err && strstr(err, "cluster.pools[0].failures.repair_s"), "refused: a pool's path (%s)",
        err ? err : "accepted");
     free(err);
@@ -538,6 +531,7 @@ static void test_day_example(const char *root)
 int main(int argc, char **argv)
 {
     if (argc < 2 || support_init()) return 1;
+    base = support_scenario_text("fleet-base.json");
     test_at();
     test_lifecycle();
     test_on_failure();
@@ -548,6 +542,7 @@ int main(int argc, char **argv)
     test_unchanged();
     test_refusals();
     test_day_example(argv[1]);
+    free(base);
     support_fini();
     return tap_done();
 }

@@ -20,16 +20,9 @@
 
 #define S(x) ((int64_t)((x) * 1e9))
 
-/* Two H100 replicas on linear costs, Poisson arrivals at 40/s for 15 s,
- * clients that give up after 4 s. */
-#define BASE                                                                                       \
-    "{\"seed\": 3, \"stop\": {\"duration_s\": 15}, \"cluster\": {\"engine\": \"ideal\", "          \
-    "\"gpu\": \"h100-sxm\", \"model\": \"llama-3.1-8b\", \"replicas\": 2, \"cost_model\": "        \
-    "{\"kind\": \"linear\", \"iteration_s\": 0.01, \"prefill_s_per_token\": 0.0002, "              \
-    "\"decode_step_s\": 0.005, \"decode_s_per_seq\": 0.0005}}, \"workload\": {\"arrival\": "       \
-    "{\"process\": \"poisson\", \"rate_per_s\": 40}, \"timeout_s\": 4, \"prompt_tokens\": "        \
-    "{\"dist\": \"exponential\", \"mean\": 300, \"max\": 4000}, \"output_tokens\": {\"dist\": "    \
-    "\"exponential\", \"mean\": 80, \"max\": 1000}}}"
+/* tests/scenarios/fleet-base.json: two H100 replicas on linear costs,
+ * Poisson arrivals at 40/s for 15 s, clients that give up after 4 s. */
+static char *base;
 
 /* One prefill and one decode replica, joined by a link. */
 #define DISAGG                                                                                     \
@@ -168,7 +161,7 @@ static void test_life(const char *what, const char *const *sets)
         {.kind = SIM__ADD, .ready_after_ns = 0},
     };
     support_rows r;
-    outcome o = run_with(BASE, sets, at, ch, 6, &r);
+    outcome o = run_with(base, sets, at, ch, 6, &r);
     is_int(o.rc, 0, "%s: the run completes", what);
     check_every_request(&r, &o, what);
     check_nothing_held(&o, what);
@@ -202,7 +195,7 @@ static void test_returned(void)
     const int64_t at[] = {S(5)};
     const sim__change ch[] = {{.kind = SIM__FAIL, .replica = 0, .fail_requests = false}};
     support_rows r;
-    outcome o = run_with(BASE, (const char *[]){"workload.timeout_s=1e6", NULL}, at, ch, 1, &r);
+    outcome o = run_with(base, (const char *[]){"workload.timeout_s=1e6", NULL}, at, ch, 1, &r);
     is_int(o.rc, 0, "returned: the run completes");
     check_every_request(&r, &o, "returned");
     check_nothing_held(&o, "returned");
@@ -220,7 +213,7 @@ static void test_hand_back(void)
     /* one replica's worth of arrivals on two: each holds a queue */
     const char *sets[] = {"workload.timeout_s=1e6", "workload.arrival.rate_per_s=60", NULL};
     support_rows r;
-    outcome o = run_with(BASE, sets, at, ch, 1, &r);
+    outcome o = run_with(base, sets, at, ch, 1, &r);
     is_int(o.rc, 0, "hand back: the run completes");
     check_every_request(&r, &o, "hand back");
     check_nothing_held(&o, "hand back");
@@ -242,7 +235,7 @@ static void test_front_end(void)
     };
     support_rows r;
     const char *sets[] = {"cluster.host.frontend_s=0.2", "cluster.replicas=3", NULL};
-    outcome o = run_with(BASE, sets, at, ch, 2, &r);
+    outcome o = run_with(base, sets, at, ch, 2, &r);
     is_int(o.rc, 0, "front end: the run completes");
     check_every_request(&r, &o, "front end");
     int failed_before_queue = 0, other_failed = 0;
@@ -271,7 +264,7 @@ static void test_twice_failed(void)
     };
     const char *sets[] = {"workload.timeout_s=1e6", "workload.arrival.rate_per_s=60", NULL};
     support_rows r;
-    outcome o = run_with(BASE, sets, at, ch, 3, &r);
+    outcome o = run_with(base, sets, at, ch, 3, &r);
     is_int(o.rc, 0, "failed twice: the run completes");
     check_every_request(&r, &o, "failed twice");
     ok(count_status(&r, SIM_FAILED, 1) > 0, "failed twice: replica 1's failure failed requests");
@@ -291,7 +284,7 @@ static void test_empty_group(void)
         {.kind = SIM__ADD, .ready_after_ns = S(1)},
     };
     support_rows r;
-    outcome o = run_with(BASE, (const char *[]){"workload.timeout_s=1e6", NULL}, at, ch, 3, &r);
+    outcome o = run_with(base, (const char *[]){"workload.timeout_s=1e6", NULL}, at, ch, 3, &r);
     is_int(o.rc, 0, "no replica: the run completes");
     check_every_request(&r, &o, "no replica");
     int refused = 0, served_late = 0;
@@ -329,6 +322,7 @@ static void test_disaggregated(void)
 int main(void)
 {
     if (support_init()) return 1;
+    base = support_scenario_text("fleet-base.json");
     test_life("round robin", NULL);
     test_life("least outstanding", (const char *[]){"cluster.router=least_outstanding", NULL});
     test_life("central queue", (const char *[]){"cluster.router=central_queue", NULL});
@@ -371,6 +365,7 @@ int main(void)
     test_hand_back();
     test_empty_group();
     test_disaggregated();
+    free(base);
     support_fini();
     return tap_done();
 }
