@@ -386,15 +386,12 @@ static void history_call(sim_engine *e, sim__task *t, int64_t own, uint64_t own_
     sim__request *r = new_call(e, t, t->calls_sent++, t->cls, t->user,
                                (int32_t)(p > INT32_MAX ? INT32_MAX : p), output);
     if (chain && cut) { /* a worker's own cut: nothing shared */
-        uint64_t key = wl_chain(CUT_CONTENT ^ (uint64_t)t->id, FANOUT_CONTENT + (uint64_t)r->call_index);
-        r->segs = util_xmalloc(sizeof *r->segs);
-        r->segs[0] = (sim__seg){.key = key, .end = p};
-        r->n_segs = 1;
+        uint64_t key =
+            wl_chain(CUT_CONTENT ^ (uint64_t)t->id, FANOUT_CONTENT + (uint64_t)r->call_index);
+        give_content(r, &(sim__seg){.key = key, .end = p}, 1);
     } else if (chain) {
-        int32_t cap = t->n_segs + 1;
-        r->segs = util_xmalloc((size_t)cap * sizeof *r->segs);
-        memcpy(r->segs, t->segs, (size_t)t->n_segs * sizeof *r->segs);
-        r->n_segs = t->n_segs;
+        give_content(r, t->segs, t->n_segs);
+        int32_t cap = r->n_segs;
         uint64_t base = wl_chain(t->segs[t->n_segs - 1].key, TASK_CONTENT ^ (uint64_t)t->id);
         if (own > 0) chain_push(&r->segs, &r->n_segs, &cap, wl_chain(base, own_id), own);
     }
