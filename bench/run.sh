@@ -10,7 +10,7 @@
 #      (bench/sessions-million.json, issue 29);
 #   4. a sweep of 32 points of 2,000 requests at least 1.7x faster with -j 2
 #      than with -j 1 (bench/sweep.sh);
-#   5. a simulated week of the daily shape at the Azure conversation trace's
+#   5. a simulated week of the Azure conversation week's measured shape at the trace's
 #      lengths and mean rate, an autoscaler keeping 8-64 replicas
 #      (bench/week.json, issue 30), in under 60 s and 200 MB peak RSS.
 # Run from anywhere; extra arguments go to bench_engine (e.g. --dir DIR).

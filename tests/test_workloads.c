@@ -1106,6 +1106,63 @@ static void test_profile_csv(void)
     unlink(path);
 }
 
+/* The shipped week (data/profiles/, digitised from Azure's figure and scaled
+ * to the trace's row count): its hours hold the trace's requests, and its
+ * shape is the one data/profiles/README.md describes. */
+static void test_profile_azure_week(void)
+{
+    char *json = util_xasprintf("{\"csv\": \"%s/data/profiles/azure-conv-2024-week.csv\"}",
+                                SOURCE_ROOT);
+    cJSON *o = cJSON_Parse(json);
+    util_diag d;
+    util_diag_init(&d);
+    wl_profile *p;
+    if (wl_profile_from_json(o, "rate_profile", ".", &p, &d) != UTIL_OK) {
+        char *e = util_diag_join(&d);
+        ok(false, "the shipped week loads: %s", e);
+        free(e);
+        cJSON_Delete(o);
+        free(json);
+        util_diag_fini(&d);
+        return;
+    }
+    /* rates to 4 decimals: 168 hours x 5e-5 x 3600 s is 30 requests, 0.7 s */
+    is_near(wl_profile_time(p, 27303999), 604800, 1,
+            "the conversation week's hours hold its 27,303,999 rows: L^-1 = %.1f s",
+            wl_profile_time(p, 27303999));
+    bool peaks = true;
+    double weekday = 0, weekend = 0;
+    for (int day = 0; day < 7; day++) { /* 2024-05-12 was a Sunday */
+        int top = 0;
+        double sum = 0;
+        for (int h = 0; h < 24; h++) {
+            double r = wl_profile_rate(p, (day * 24 + h + 0.5) * 3600);
+            sum += r;
+            if (r > wl_profile_rate(p, (day * 24 + top + 0.5) * 3600)) top = h;
+        }
+        peaks &= top >= 13 && top <= 15;
+        *(day == 0 || day == 6 ? &weekend : &weekday) += sum / 24;
+    }
+    ok(peaks, "every day peaks between 13:00 and 15:00 UTC");
+    is_near((weekday / 5) / (weekend / 2), 1.75, 0.1,
+            "weekdays carry 1.75x the weekend's rate: %.2f", (weekday / 5) / (weekend / 2));
+    wl_profile_destroy(p);
+    cJSON_Delete(o);
+    free(json);
+    util_diag_fini(&d);
+    /* mean_per_s averages over the CSV's whole hours, not to its last knot */
+    char arrival[300];
+    snprintf(arrival, sizeof arrival,
+             "{\"process\": \"constant\", \"rate_profile\": {\"mean_per_s\": 1, \"csv\": "
+             "\"%s/data/profiles/azure-conv-2024-week.csv\"}}", SOURCE_ROOT);
+    int64_t c[7];
+    int64_t total = arrivals_in(arrival, 604800, c, 7, 8);
+    is_near((double)total, 604800, 1, "at mean_per_s 1 the week holds 604,800 arrivals: %lld",
+            (long long)total);
+    ok(c[0] < c[1] && c[6] < c[5], "Sunday (%lld) and Saturday (%lld) below the weekdays",
+       (long long)c[0], (long long)c[6]);
+}
+
 static void test_profile_errors(void)
 {
     static const struct {
@@ -1160,6 +1217,7 @@ int main(void)
     test_profile_counts();
     test_profile_daily();
     test_profile_csv();
+    test_profile_azure_week();
     test_profile_errors();
     return tap_done();
 }

@@ -33,6 +33,8 @@ struct wl_profile {
     double *t, *r, *cum; /* knots: times (ascending), rates, L at each */
     int n;
     double period_s; /* > 0: the knots span one period, repeated */
+    double span_s;   /* what mean_per_s averages over: the last knot, or a CSV's
+                      * whole hours (its knots are at their middles) */
 };
 
 static wl_profile *profile_new(int n)
@@ -62,12 +64,14 @@ static void integrate(wl_profile *p)
         p->cum[i] = p->cum[i - 1] + (p->r[i - 1] + p->r[i]) / 2 * (p->t[i] - p->t[i - 1]);
 }
 
-/* Multiplies every rate so that the mean over [0, the last knot] (a
- * period) is mean; a profile of one knot is that rate. */
+/* Multiplies every rate so that the mean over [0, span_s] (the last knot,
+ * a period, a CSV's hours) is mean; a profile of one knot is that rate. */
 static void rescale(wl_profile *p, double mean)
 {
-    double span = p->t[p->n - 1];
-    double now = span > 0 ? p->cum[p->n - 1] / span : p->r[0];
+    double span = p->span_s > 0 ? p->span_s : p->t[p->n - 1];
+    double last = p->t[p->n - 1]; /* the last rate holds from there to span */
+    double total = p->cum[p->n - 1] + p->r[p->n - 1] * (span > last ? span - last : 0);
+    double now = span > 0 ? total / span : p->r[0];
     for (int i = 0; i < p->n; i++) {
         p->r[i] *= mean / now;
         p->cum[i] *= mean / now;
@@ -207,6 +211,7 @@ static int from_csv(const char *file, wl_profile **out, util_diag *d)
             p->t[i] = (i + 0.5) * 3600;
             p->r[i] = rates[i];
         }
+        p->span_s = n * 3600.0;
         *out = p;
     }
     free(rates);
