@@ -63,9 +63,23 @@ ex_api *ex_api_new(const ex_config *cfg, util_diag *d)
     return a;
 }
 
+/* A computation killed at a stop may have held the database open: its
+ * -wal and -shm files stay until a connection closes it cleanly, as the
+ * last one.  Opening it once and closing it, after every child is gone,
+ * leaves the folder as the server found it. */
+static void tidy_db(const char *path)
+{
+    sqlite3 *db = NULL;
+    util_diag d;
+    util_diag_init(&d);
+    if (an_open(path, &db, &d) == UTIL_OK) sqlite3_close(db);
+    util_diag_fini(&d);
+}
+
 void ex_api_free(ex_api *a)
 {
     if (!a) return;
+    if (a->db) tidy_db(a->db);
     ex_lessons_free(a->lessons);
     free(a->db);
     free(a);
