@@ -360,7 +360,9 @@ typedef struct an_energy {
 
 /* What replicas' failures did (cluster.failures, docs/failures.md). */
 typedef struct an_failures {
-    int64_t failed_replicas; /* replicas that failed (end_reason failed); 0: none */
+    int64_t failed_replicas; /* replicas that failed (end_reason failed) */
+    int64_t taken_back;      /* ... that a spot notice took back (end_reason taken_back); the
+                              * section is there when either is not 0 */
     double span_s;           /* the run, until its last replica's row */
     double ready_s, down_s;  /* replica-seconds ready, and down after a failure until its
                               * replacement (availability.c) */
@@ -584,9 +586,11 @@ typedef struct an_timeline {
     double *power_w;             /* iterations' energy, idle_w x gpus between them */
     bool changing;               /* the fleet changed (an autoscaler): some replica was made
                                   * after 0 or retired before the end */
-    double *starting, *ready;    /* replicas made and not yet ready, ready and not yet
-                                  * retired (draining ones among them: the rows do not say
-                                  * when a drain began); the mean over the interval */
+    double *starting, *ready;    /* replicas made and not yet ready, ready and not draining
+                                  * or retired; the mean over the interval */
+    double *draining;            /* replicas draining (scale-down, a spot notice) until they
+                                  * retire; 0 where the database (schema < 16) has no drain_s */
+    bool has_drain;              /* the database says when drains began: `draining` is shown */
     /* When the fleet changed, of the requests sent in each interval (their
      * replica's side with --replica): the TTFT's P50 and P99 among those
      * completed, nearest rank read from a log histogram (within 2.2% of a

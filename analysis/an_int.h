@@ -81,6 +81,10 @@ int an__metric_of(const an__query *q, const char *view, const char *filter, cons
  * and disk_tier_tokens (older databases: no TTFT by source, no tiers in the
  * timeline). */
 #define AN__SCHEMA_TIERS 15
+/* 16 replicas.drain_s, end_reason 'taken_back', requests.restarts and
+ * restarted_from (older databases: no draining state, spot take-backs
+ * end 'drained' or 'failed', restarts unknown). */
+#define AN__SCHEMA_DRAIN 16
 /* " AND retried = 0" where the rows say which attempts were retried: what
  * a count of a run's calls adds to its WHERE clause. */
 const char *an__counted(int schema);

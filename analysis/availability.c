@@ -3,11 +3,12 @@
  * docs/failures.md) -- how much of the replica-time failures touched was
  * ready, and how many requests a replica's failure failed or sent again.
  *
- * A replica was ready from its ready_s until its retired_s.  A failed one
- * was down from its failure (retired_s) until its replacement was ready:
- * the first replica made at or after the failure that no earlier failure
- * took (failures.c makes it repair_s later, ready after the lifecycle's
- * start-up; an autoscaler's new replica made sooner restores the fleet's
+ * A replica was ready from its ready_s until its retired_s.  A lost one
+ * (failed, or taken back at a spot notice) was down from when it went
+ * (retired_s) until its replacement was ready: the first replica made at
+ * or after the loss -- the failure, or the notice (drain_s), when
+ * failures.c asks for the replacement, repair_s later -- that no earlier
+ * loss took (an autoscaler's new replica made sooner restores the fleet's
  * capacity as well), or the run's end if it never was (pair_failures).  Availability is ready / (ready + down) replica-time: for a fleet
  * whose size is fixed, the share of the replica-time it wanted that was
  * ready; under an autoscaler, whose wanted size the rows do not record,
@@ -32,12 +33,13 @@
 int an__failures_load(const an__query *q, an_report *r, util_diag *d)
 {
     if (q->schema < AN__SCHEMA_RETRY) return UTIL_OK; /* the replicas' lives and retries */
-    double fleet[3];
-    if (an__row(q, "SELECT sum(end_reason = 'failed'), max(retired_s), "
-                   "sum(max(0, retired_s - ready_s)) FROM replicas WHERE run_id = ?1",
-                fleet, 3, d))
+    double fleet[4];
+    if (an__row(q, "SELECT sum(end_reason = 'failed'), sum(end_reason = 'taken_back'), "
+                   "max(retired_s), sum(max(0, retired_s - ready_s)) FROM replicas "
+                   "WHERE run_id = ?1",
+                fleet, 4, d))
         return UTIL_EFAIL;
-    if (!(fleet[0] > 0)) return UTIL_OK; /* no failure: no section */
+    if (!(fleet[0] > 0) && !(fleet[1] > 0)) return UTIL_OK; /* no failure: no section */
     double calls[3];
     if (an__row(q, "SELECT sum(status = 'failed' AND NOT retried), sum(status = 'failed' AND "
                    "retried), sum(NOT retried) FROM requests WHERE run_id = ?1",
@@ -45,8 +47,9 @@ int an__failures_load(const an__query *q, an_report *r, util_diag *d)
         return UTIL_EFAIL;
     an_failures *f = &r->failures;
     f->failed_replicas = (int64_t)fleet[0];
-    f->span_s = fleet[1];
-    f->ready_s = fleet[2];
+    f->taken_back = (int64_t)fleet[1];
+    f->span_s = fleet[2];
+    f->ready_s = fleet[3];
     an__fleet_spans spans;
     if (an__fleet_spans_load(q->db, q->run, f->span_s, &spans, d)) return UTIL_EFAIL;
     f->down_s = spans.down_s;
@@ -60,30 +63,50 @@ int an__failures_load(const an__query *q, an_report *r, util_diag *d)
 
 /* ---- when the fleet was short ------------------------------------------- */
 
-/* One replica's row: its life, and whether it failed or replaced one. */
+/* One replica's row: its life, and whether it was lost (failed, or taken
+ * back) or replaced one. */
 typedef struct life {
     double made, ready, gone; /* gone: retired_s, or end_s for one there at the end */
+    double lost;              /* when its replacement was asked for: the failure, or a
+                               * take-back's notice (drain_s) */
+    double serving;           /* until it drained or went: ready to take work till then */
     int gpus;
     bool failed, replaces;
 } life;
+
+/* Lost replicas: failed, and (schema 16) taken back at a spot notice,
+ * whose replacement failures.c asks for at the notice. */
+#define LIVES_SELECT                                                                               \
+    "SELECT created_s, ready_s, retired_s, end_reason IN ('failed', 'taken_back'), gpus, %s, %s"   \
+    " FROM replicas WHERE run_id = ?1 ORDER BY created_s, replica"
 
 static int load_lives(sqlite3 *db, int64_t run, double end_s, life **out, size_t *n,
                       util_diag *d)
 {
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT created_s, ready_s, retired_s, end_reason = 'failed', gpus"
-                               " FROM replicas WHERE run_id = ?1 ORDER BY created_s, replica",
-                           -1, &st, NULL) != SQLITE_OK)
+    bool drains = an__schema(db) >= AN__SCHEMA_DRAIN;
+    char *sql = util_xasprintf(LIVES_SELECT,
+                               drains ? "CASE end_reason WHEN 'taken_back' THEN "
+                                        "coalesce(drain_s, retired_s) ELSE retired_s END"
+                                      : "retired_s",
+                               drains ? "drain_s" : "NULL");
+    int prc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    free(sql);
+    if (prc != SQLITE_OK)
         return util_diag_fail(d, "cannot read replicas: %s", sqlite3_errmsg(db));
     sqlite3_bind_int64(st, 1, run);
     size_t cap = 0;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         if (*n == cap) *out = util_xrealloc(*out, (cap = cap ? 2 * cap : 8) * sizeof **out);
-        double gone = an__column_num(st, 2);
+        double gone = an__column_num(st, 2), lost = an__column_num(st, 5);
+        double drain = an__column_num(st, 6);
+        if (isnan(gone)) gone = end_s;
         (*out)[(*n)++] = (life){.made = sqlite3_column_double(st, 0),
                                 .ready = an__column_num(st, 1),
-                                .gone = isnan(gone) ? end_s : gone,
+                                .gone = gone,
+                                .lost = isnan(lost) ? end_s : lost,
+                                .serving = isnan(drain) ? gone : fmin(drain, gone),
                                 .failed = sqlite3_column_int(st, 3) == 1,
                                 .gpus = sqlite3_column_int(st, 4)};
     }
@@ -111,14 +134,16 @@ static void merge(an__span *s, size_t *n)
     *n = m;
 }
 
-/* Each failure, in time order, takes the first replica made at or after
- * it that no earlier failure took (lives are in order of making). */
+/* Each loss, in time order, takes the first replica made at or after it
+ * that no earlier loss took (lives are in order of making); the lost one
+ * is down from when it went until that one is ready -- not at all if a
+ * take-back's replacement was ready before its notice ran out. */
 static void pair_failures(life *x, size_t n, double end_s, an__fleet_spans *f)
 {
-    an__span *fails = util_xcalloc(n ? n : 1, sizeof *fails); /* from: failure, to: its row */
+    an__span *fails = util_xcalloc(n ? n : 1, sizeof *fails); /* from: loss, to: its row */
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
-        if (x[i].failed) fails[k++] = (an__span){x[i].gone, (double)i};
+        if (x[i].failed) fails[k++] = (an__span){x[i].lost, (double)i};
     qsort(fails, k, sizeof *fails, by_from);
     f->down = util_xcalloc(k ? k : 1, sizeof *f->down);
     for (size_t i = 0, j = 0; i < k; i++) {
@@ -129,23 +154,25 @@ static void pair_failures(life *x, size_t n, double end_s, an__fleet_spans *f)
             if (!isnan(x[j].ready)) until = x[j].ready;
             j++;
         }
-        f->down[f->n_down++] = (an__span){fails[i].from, until};
-        f->down_s += until - fails[i].from;
+        double gone = x[(size_t)fails[i].to].gone;
+        f->down[f->n_down++] = (an__span){gone, until};
+        f->down_s += fmax(0, until - gone);
     }
     free(fails);
     merge(f->down, &f->n_down);
 }
 
-/* The most replicas, and GPUs, ready at once: a sweep over the readies
- * (+) and retirements (-), a retirement first at a tie. */
+/* The most replicas, and GPUs, ready at once -- a draining one no longer
+ * is -- a sweep over the readies (+) and the ends of serving (-), an end
+ * first at a tie. */
 static void peak_ready(const life *x, size_t n, an__fleet_spans *f)
 {
     an__span *ev = util_xcalloc(2 * n + 1, sizeof *ev); /* from: time, to: +-gpus */
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
-        if (isnan(x[i].ready) || !(x[i].gone > x[i].ready)) continue;
+        if (isnan(x[i].ready) || !(x[i].serving > x[i].ready)) continue;
         ev[m++] = (an__span){x[i].ready, x[i].gpus};
-        ev[m++] = (an__span){x[i].gone, -x[i].gpus};
+        ev[m++] = (an__span){x[i].serving, -x[i].gpus};
     }
     qsort(ev, m, sizeof *ev, by_from);
     double gpus = 0;

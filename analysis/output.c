@@ -365,9 +365,10 @@ static void fleet_json(cJSON *root, const an_report *r)
 
 static void failures_json(cJSON *root, const an_failures *f)
 {
-    if (!f->failed_replicas) return;
+    if (!f->failed_replicas && !f->taken_back) return;
     cJSON *o = cJSON_AddObjectToObject(root, "failures");
     cJSON_AddNumberToObject(o, "replicas_failed", (double)f->failed_replicas);
+    cJSON_AddNumberToObject(o, "replicas_taken_back", (double)f->taken_back);
     add_num(o, "ready_replica_s", f->ready_s);
     add_num(o, "down_replica_s", f->down_s);
     add_num(o, "availability", f->availability);
@@ -903,12 +904,14 @@ static void print_use(const an_use *u, bool one, bool cache, FILE *out)
 /* cluster.failures: only when a replica failed. */
 static void print_failures(const an_failures *f, FILE *out)
 {
-    if (!f->failed_replicas) return;
+    if (!f->failed_replicas && !f->taken_back) return;
     double calls = f->calls ? (double)f->calls : NAN;
-    fprintf(out, "failures: %lld replica%s failed; availability %s%% (%s replica-h ready, %s "
+    fprintf(out, "failures: %lld replica%s failed", (long long)f->failed_replicas,
+            f->failed_replicas == 1 ? "" : "s");
+    if (f->taken_back) fprintf(out, ", %lld taken back (spot)", (long long)f->taken_back);
+    fprintf(out, "; availability %s%% (%s replica-h ready, %s "
                  "down until replaced)\n  of %lld calls: %lld failed (%s%%), %lld attempts "
                  "failed and sent again (%s%%)\n",
-            (long long)f->failed_replicas, f->failed_replicas == 1 ? "" : "s",
             num("%.2f", 100 * f->availability).s, num("%.3g", f->ready_s / 3600).s,
             num("%.3g", f->down_s / 3600).s, (long long)f->calls, (long long)f->failed_calls,
             num("%.2f", 100 * (double)f->failed_calls / calls).s, (long long)f->sent_again,
@@ -983,6 +986,10 @@ static void print_memory(const an_use *u, const char *indent, FILE *out)
             indent, num("%.2f", u->weight_bytes / 1e9).s, words ? ", " : "", words ? words : "",
             num("%.1f", u->kv_bytes_per_token / 1024).s, (long long)u->kv_capacity_tokens);
 }
+
+/* A fleet that changed lists its replicas only up to this many: a day of
+ * scale-ups makes thousands, and the summary above is what counts. */
+#define CHANGING_REPLICA_LINES 16
 
 static void print_replicas(const an_report *r, FILE *out)
 {
@@ -1163,11 +1170,19 @@ static void print_report(const void *arg, FILE *out)
     if (r->slo_whatif) fprintf(out, "(what-if SLO: thresholds from the command line)\n");
     print_slo(&r->req, out);
     print_targets(r, out);
-    fprintf(out, "utilisation (%d replica%s):", r->n_replicas, r->n_replicas == 1 ? "" : "s");
+    if (r->cost.changing) /* each replica counted over its own life (usage.c) */
+        fprintf(out, "utilisation (%d replicas over the run, %s at a time on average):",
+                r->n_replicas, num("%.1f", r->cost.mean_replicas).s);
+    else
+        fprintf(out, "utilisation (%d replica%s):", r->n_replicas, r->n_replicas == 1 ? "" : "s");
     print_use(&r->use, r->n_replicas == 1, cache_used(r), out);
     print_busy_note(out);
-    if (r->n_replicas > 1 || r->by_replica) print_replicas(r, out);
-    else print_memory(&r->use, "  ", out);
+    if (r->cost.changing && r->n_replicas > CHANGING_REPLICA_LINES && !r->by_replica)
+        fprintf(out, "  (a line for each of the %d replicas: --by replica)\n", r->n_replicas);
+    else if (r->n_replicas > 1 || r->by_replica)
+        print_replicas(r, out);
+    else
+        print_memory(&r->use, "  ", out);
     if (cache_used(r)) {
         char evicted[64];
         snprintf(evicted, sizeof evicted, "; %lld blocks of cached content evicted",

@@ -137,6 +137,7 @@ static int alloc_intervals(an_timeline *t, util_diag *d)
     t->power_w = util_xcalloc(m, sizeof *t->power_w);
     t->starting = util_xcalloc(m, sizeof *t->starting);
     t->ready = util_xcalloc(m, sizeof *t->ready);
+    t->draining = util_xcalloc(m, sizeof *t->draining);
     t->failed = util_xcalloc(m, sizeof *t->failed);
     t->ttft_p50_s = util_xcalloc(m, sizeof *t->ttft_p50_s);
     t->ttft_p99_s = util_xcalloc(m, sizeof *t->ttft_p99_s);
@@ -468,24 +469,33 @@ static int add_tiers(sqlite3 *db, an_timeline *t, util_diag *d)
 
 /* ---- replicas ----------------------------------------------------------- */
 
-/* Each replica's life by state: starting from created_s to ready_s (to
- * retired_s if it never was), ready from ready_s to retired_s or the end. */
+/* Each replica's life by state: starting from created_s to ready_s,
+ * ready from there to drain_s (schema 16) or retired_s or the end, and
+ * draining from drain_s to retired_s; one drained or gone before it was
+ * ready was starting until then. */
 static int add_replicas(sqlite3 *db, an_timeline *t, util_diag *d)
 {
-    if (an__schema(db) < AN__SCHEMA_LIFE) return UTIL_OK; /* every replica there throughout */
-    sqlite3_stmt *st = prepare(db, t, "SELECT created_s, ready_s, CASE end_reason WHEN "
-                                      "'end_of_run' THEN NULL ELSE retired_s END FROM replicas"
-                                      " WHERE run_id = ?1 AND (?2 IS NULL OR replica = ?2)");
+    int schema = an__schema(db);
+    if (schema < AN__SCHEMA_LIFE) return UTIL_OK; /* every replica there throughout */
+    t->has_drain = schema >= AN__SCHEMA_DRAIN;
+    char *sql = util_xasprintf("SELECT created_s, ready_s, CASE end_reason WHEN 'end_of_run' THEN"
+                               " NULL ELSE retired_s END, %s FROM replicas WHERE run_id = ?1"
+                               " AND (?2 IS NULL OR replica = ?2)",
+                               t->has_drain ? "drain_s" : "NULL");
+    sqlite3_stmt *st = prepare(db, t, sql);
+    free(sql);
     if (!st) return db_fail(db, d, "cannot read replicas");
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         double made = sqlite3_column_double(st, 0), ready = an__column_num(st, 1);
-        double gone = an__column_num(st, 2);
+        double gone = an__column_num(st, 2), drain = an__column_num(st, 3);
         t->changing |= made > 0 || !isnan(gone);
         if (isnan(gone)) gone = t->end_s;
-        if (!(ready >= made)) ready = gone; /* drained before it was ready */
+        double serving_until = isnan(drain) ? gone : fmin(drain, gone);
+        if (!(ready >= made) || ready > serving_until) ready = serving_until; /* never ready */
         occupy(t, t->starting, made, ready);
-        occupy(t, t->ready, ready, gone);
+        occupy(t, t->ready, ready, serving_until);
+        occupy(t, t->draining, serving_until, gone);
     }
     sqlite3_finalize(st);
     return rc == SQLITE_DONE ? UTIL_OK : db_fail(db, d, "cannot read replicas");
@@ -551,6 +561,7 @@ static void finish(an_timeline *t, bool iterations, const double capacity[3], do
         t->running[i] /= w;
         t->starting[i] /= w;
         t->ready[i] /= w;
+        t->draining[i] /= w;
         t->failed[i] /= w;
         t->power_w[i] = iterations ? (t->power_w[i] + idle_w * w) / w : NAN;
     }
@@ -600,6 +611,7 @@ void an_timeline_fini(an_timeline *t)
     free(t->power_w);
     free(t->starting);
     free(t->ready);
+    free(t->draining);
     free(t->failed);
     free(t->ttft_p50_s);
     free(t->ttft_p99_s);

@@ -294,13 +294,27 @@ static void sum_lora(const replica_row *x, int n, an_lora *l)
  * nearly all of it at any load, so the batch slots and the KV cache filled
  * (over the simulated time, idle counting as empty) are what say how close
  * the replicas are to their limits.  Energy: busy energy as the engine
- * integrated it, plus idle power for the rest of the run. */
+ * integrated it, plus idle power for the rest of the replica's life.
+ *
+ * Each replica counts over its life, created to retired (the run's end if
+ * it lived on), loading included: a fleet that changed is busy for the
+ * share of its replica-seconds that iterations ran, not of (replicas ever
+ * made x the run), which a day of scale-ups and -downs would drive to 0. */
+static double life_s(const replica_row *x, double sim_s)
+{
+    double born = fmax(0, fmin(x->created_s, sim_s));
+    double gone = isnan(x->retired_s) ? sim_s : fmin(x->retired_s, sim_s);
+    return fmax(0, gone - born);
+}
+
 static void sum_use(const replica_row *x, int n, double sim_s, an_use *u)
 {
     double busy = 0, seq_s = 0, flops = 0, peak_f = 0, bytes = 0, peak_b = 0;
-    double kv_s = 0, kv_cap = 0, energy = 0, slots = 0;
+    double kv_s = 0, kv_cap_s = 0, energy = 0, slots = 0, slots_s = 0, lived = 0;
     u->kv_peak_fraction = NAN;
     for (int i = 0; i < n; i++) {
+        double life = life_s(&x[i], sim_s);
+        lived += life;
         busy += x[i].busy_s;
         seq_s += x[i].batch_seq_s;
         flops += x[i].flops;
@@ -308,8 +322,8 @@ static void sum_use(const replica_row *x, int n, double sim_s, an_use *u)
         bytes += x[i].bytes;
         peak_b += x[i].peak_bw * x[i].busy_s;
         kv_s += x[i].kv_token_s;
-        kv_cap += x[i].kv_capacity;
-        energy += x[i].energy_j + x[i].idle_w * x[i].gpus * fmax(0, sim_s - x[i].busy_s);
+        kv_cap_s += x[i].kv_capacity * life;
+        energy += x[i].energy_j + x[i].idle_w * x[i].gpus * fmax(0, life - x[i].busy_s);
         double peak = an__ratio(x[i].kv_peak, x[i].kv_capacity);
         if (isnan(u->kv_peak_fraction) || peak > u->kv_peak_fraction) u->kv_peak_fraction = peak;
         u->gpus += x[i].gpus;
@@ -317,20 +331,21 @@ static void sum_use(const replica_row *x, int n, double sim_s, an_use *u)
         u->weight_bytes += x[i].weight_bytes;
         u->kv_capacity_tokens += (int64_t)x[i].kv_capacity;
         slots += x[i].max_batch; /* NAN when one is unknown: no fill for the whole */
+        slots_s += x[i].max_batch * life;
     }
     u->batch_slots = isnan(slots) ? 0 : (int64_t)slots;
     sum_spec(x, n, &u->spec);
     sum_lora(x, n, &u->lora);
     sum_offload(x, n, &u->offload);
-    u->batch_fill = an__ratio(seq_s, slots * sim_s);
+    u->batch_fill = an__ratio(seq_s, slots_s);
     u->kv_bytes_per_token = n > 0 ? x[0].kv_bytes_per_token : NAN;
     for (int i = 1; i < n; i++) /* pools of different dtypes: no one figure */
         if (x[i].kv_bytes_per_token != x[0].kv_bytes_per_token) u->kv_bytes_per_token = NAN;
-    u->busy_fraction = an__ratio(busy, n * sim_s);
+    u->busy_fraction = an__ratio(busy, lived);
     u->mean_batch = an__ratio(seq_s, busy);
     u->mfu = an__ratio(flops, peak_f);
     u->mbu = an__ratio(bytes, peak_b);
-    u->kv_mean_fraction = an__ratio(kv_s, kv_cap * sim_s);
+    u->kv_mean_fraction = an__ratio(kv_s, kv_cap_s);
     u->gpu_j = energy;
     u->mean_gpu_w = an__ratio(energy, sim_s);
 }

@@ -203,6 +203,10 @@ int rec__upgrade(sqlite3 *db, const char *path, util_diag *d)
                "ALTER TABLE main.requests ADD COLUMN disk_hit_tokens INTEGER; "
                "ALTER TABLE main.iterations ADD COLUMN cpu_tier_tokens INTEGER; "
                "ALTER TABLE main.iterations ADD COLUMN disk_tier_tokens INTEGER;",
+        /* a fleet's day: when a replica began to drain, and requests a failure restarted */
+        [16] = "ALTER TABLE main.replicas ADD COLUMN drain_s REAL; "
+               "ALTER TABLE main.requests ADD COLUMN restarts INTEGER NOT NULL DEFAULT 0; "
+               "ALTER TABLE main.requests ADD COLUMN restarted_from INTEGER;",
     };
     int rc;
     int64_t version = rec__query_int(db, "PRAGMA main.user_version", &rc);

@@ -20,7 +20,7 @@
  * adapters' totals on replicas, 13 retries, 14 the KV offload tiers' totals on
  * replicas, 15 what each tier served a request and held at each iteration;
  * rec__upgrade says each version's columns. */
-#define REC__SCHEMA_VERSION 15
+#define REC__SCHEMA_VERSION 16
 /* The table of measured runs (schema.h), as both a new database and an
  * upgraded one create it: the text is stored in the file. */
 #define REC__MEASUREMENTS "CREATE TABLE measurements (" REC_MEASUREMENTS(REC_DDL, REC_DDL_LAST) ");"

@@ -68,7 +68,9 @@
     X(retry_of, "INTEGER", opt, row->retry_of)                                                     \
     X(retried, "INTEGER NOT NULL DEFAULT 0", i64, row->retried)                                    \
     X(cpu_hit_tokens, "INTEGER", opt, row->cpu_hit_tokens)                                         \
-    LAST(disk_hit_tokens, "INTEGER", opt, row->disk_hit_tokens)
+    X(disk_hit_tokens, "INTEGER", opt, row->disk_hit_tokens)                                       \
+    X(restarts, "INTEGER NOT NULL DEFAULT 0", i64, row->restarts)                                  \
+    LAST(restarted_from, "INTEGER", opt, row->restarted_from)
 
 #define REC_REPLICAS(X, LAST)                                                                      \
     X(run_id, "INTEGER NOT NULL REFERENCES runs(id)", i64, r->run_id)                              \
@@ -131,7 +133,8 @@
     X(disk_lookup_tokens, "INTEGER NOT NULL DEFAULT 0", i64, row->disk_lookup_tokens)              \
     X(disk_hit_tokens, "INTEGER NOT NULL DEFAULT 0", i64, row->disk_hit_tokens)                    \
     X(disk_stored_bytes, "REAL NOT NULL DEFAULT 0", real, row->disk_stored_bytes)                  \
-    LAST(disk_loaded_bytes, "REAL NOT NULL DEFAULT 0", real, row->disk_loaded_bytes)
+    X(disk_loaded_bytes, "REAL NOT NULL DEFAULT 0", real, row->disk_loaded_bytes)                  \
+    LAST(drain_s, "REAL", time, row->drain_s)
 
 #define REC_ITERATIONS(X, LAST)                                                                    \
     X(run_id, "INTEGER NOT NULL REFERENCES runs(id)", i64, r->run_id)                              \

@@ -244,6 +244,7 @@ void sim__ac_row(const sim__replica *rp, sim_replica_row *row)
         .ready_s = sim__secs(rp->ready_ns),
         .retired_s = sim__secs(rp->e->now),
         .end_reason = SIM_END_OF_RUN,
+        .drain_s = sim__secs(rp->drain_ns),
         .output_s = p->output_s,
         .spec_k = p->spec.method == SIM_SPEC_NONE ? 0 : p->spec.k,
         .spec_steps = rp->spec_steps,

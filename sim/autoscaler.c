@@ -218,6 +218,8 @@ typedef struct sim__as {
     recommendation *recs;     /* ring: those within the longer window */
     int32_t n_recs, cap_recs, first_rec;
     int64_t arrivals_seen, last_sample_ns; /* the rps metric: the pool's count then */
+    int desired; /* the scale's spec.replicas: what the HPA last set, which a failed
+                  * replica's replacement restores and does not exceed */
 } sim__as;
 
 static void push_sample(sim__as *a, sample s)
@@ -418,15 +420,31 @@ static void add_replica(sim_engine *e, const sim__as *a)
     sim__heap_push(&e->events, e->now + a->ready_after_ns, ready_event, NULL, id);
 }
 
+/* The HPA's current replicas are the scale's spec (horizontal.go
+ * reconcileAutoscaler: scale.Spec.Replicas), not the pods there: a
+ * replica lost to a failure or a spot notice is still wanted, and its
+ * replacement (failures.c, repair_s later) fills the hole as a ReplicaSet
+ * does, so the HPA neither adds for it nor, once the replacement comes,
+ * leaves the pool one over.  A scale-up adds what the spec grew by; a
+ * scale-down drains what the pool holds over the new spec. */
 static void scale(sim_engine *e, sim__as *a, const sample *s)
 {
     census c = count(e, a);
-    int current = c.ready + c.loading + c.pending;
+    int current = a->desired, live = c.ready + c.loading + c.pending;
     int raw = hpa_replicas(a, s, &c, current);
     if (raw < 0) return;
     int want = limit(&a->pool->autoscaler, stabilise(a, e->now, raw, current), current);
     for (int i = current; i < want; i++) add_replica(e, a);
-    if (want < current) remove_replicas(e, a, current - want);
+    if (want < live) remove_replicas(e, a, live - want);
+    a->desired = want;
+}
+
+bool sim__as_replaces(const sim_engine *e, const sim_pool *p)
+{
+    if (!e->as || !e->as[p->index].pool) return true; /* no autoscaler: always */
+    const sim__as *a = &e->as[p->index];
+    census c = count(e, a);
+    return c.ready + c.loading + c.pending < a->desired;
 }
 
 /* ---- the events ---- */
@@ -463,6 +481,7 @@ static void start(sim_engine *e, sim__as *a, const sim_pool *p)
     const sim_autoscaler *as = &p->autoscaler;
     a->pool = p;
     a->group = sim__fl_group_of(e, p);
+    a->desired = p->replicas;
     a->interval_ns = sim__ns(as->interval_s);
     a->delay_ns = sim__ns(as->scrape_delay_s);
     a->up_ns = sim__ns(as->up_window_s);

@@ -155,6 +155,7 @@ static void repair_event(sim_engine *e, void *subject, int64_t failed)
     (void)subject;
     popped(e);
     const sim__slot *s = &e->fleet.by_id[failed];
+    if (!sim__as_replaces(e, s->pool)) return; /* the autoscaler's spec shrank meanwhile */
     sim__fl_add(e, s->pool, s->group, sim__lc_ready_after_ns(e, s->pool));
 }
 
@@ -183,6 +184,7 @@ static void take_back(sim_engine *e, sim__replica *rp)
 {
     replace(e, rp);
     push(e, e->now + sim__ns(rp->pool->failures.notice_s), reclaim_event, rp->id);
+    rp->taken_back = true;
     sim__fl_drain(e, rp->id, (sim__drain)rp->pool->lifecycle.drain);
 }
 

@@ -255,13 +255,19 @@ int32_t sim__fl_add(sim_engine *e, const sim_pool *p, sim__group *g, int64_t rea
     return id;
 }
 
+/* How a replica that drained leaves: a spot take-back's drained in time. */
+static const char *drained(const sim__replica *rp)
+{
+    return rp->taken_back ? SIM_TAKEN_BACK : SIM_DRAINED;
+}
+
 static void retire_event(sim_engine *e, void *subject, int64_t id)
 {
     (void)subject;
     sim__replica *rp = sim__fl_get(e, (int32_t)id);
     if (!rp) return;
     rp->retire_pending = false;
-    if (sim__rp_empty(rp)) retire(rp, SIM_DRAINED);
+    if (sim__rp_empty(rp)) retire(rp, drained(rp));
 }
 
 void sim__fl_retire_if_empty(sim__replica *rp)
@@ -281,11 +287,14 @@ static void hand_back(sim_engine *e, sim__group *g, sim__queue *q)
 
 /* Requests of a failed replica start again where requests arrive: their KV
  * cache is gone, so they prefill their prompt and what they generated, as a
- * recompute after a preemption does. */
-static void restart(sim_engine *e, sim__queue *q)
+ * recompute after a preemption does.  Their rows say so (restarts,
+ * restarted_from). */
+static void restart(sim_engine *e, sim__queue *q, int32_t from)
 {
     sim__request *r;
     while ((r = sim__queue_pop(q))) {
+        r->restarts++;
+        r->restarted_from = from;
         sim__rq_recompute(r);
         sim__rt_route(e, sim__fl_arrivals(e, r), r);
     }
@@ -296,11 +305,13 @@ static void restart(sim_engine *e, sim__queue *q)
  * drained. */
 static void stop(sim_engine *e, sim__replica *rp)
 {
+    int32_t id = rp->id;
     group_leave(rp->group, rp);
+    rp->drain_ns = e->now;
     sim__queue held = {0};
     sim__rp_take_all(rp, &held);
-    retire(rp, SIM_DRAINED);
-    restart(e, &held);
+    retire(rp, drained(rp));
+    restart(e, &held, id);
 }
 
 void sim__fl_drain(sim_engine *e, int32_t id, sim__drain how)
@@ -312,6 +323,7 @@ void sim__fl_drain(sim_engine *e, int32_t id, sim__drain how)
         return;
     }
     rp->draining = true;
+    rp->drain_ns = e->now;
     group_leave(rp->group, rp);
     rp->q = &rp->own; /* it takes nothing more from a central queue */
     sim__queue back = {0};
@@ -328,9 +340,9 @@ void sim__fl_fail(sim_engine *e, int32_t id, bool fail_requests)
     e->fleet.by_id[id].failed_requests = fail_requests;
     sim__queue held = {0};
     sim__rp_take_all(rp, &held);
-    retire(rp, SIM_FAILED);
+    retire(rp, rp->taken_back ? SIM_TAKEN_BACK : SIM_FAILED);
     if (!fail_requests) {
-        restart(e, &held);
+        restart(e, &held, id);
         return;
     }
     sim__request *r;

@@ -89,7 +89,7 @@ void sim__rp_init(sim__replica *rp, sim_engine *e, const sim_pool *p, sim__group
 {
     *rp = (sim__replica){.e = e, .pool = p, .policy = &sim__policies[p->policy], .group = g,
                          .id = id, .kv_capacity = p->kv_blocks, .end_slot = SIM__NO_SLOT,
-                         .created_ns = e->now, .ready_ns = -1, .last_end_ns = -1,
+                         .created_ns = e->now, .ready_ns = -1, .drain_ns = -1, .last_end_ns = -1,
                          .spec_width = 1};
     rp->ordered = util_xmalloc(sizeof *rp->ordered);
     rp->policy = sim__policy_compose(rp->ordered, p);

@@ -38,7 +38,7 @@ sim__request *sim__rq_new(sim_engine *e)
     e->free_list = r->next;
     *r = (sim__request){.arrival_ns = -1, .enqueue_ns = -1, .sched_ns = -1,
                         .first_token_ns = -1, .decode_enqueue_ns = -1, .replica = -1,
-                        .decode_replica = -1, .user = -1, .call_index = -1,
+                        .decode_replica = -1, .user = -1, .call_index = -1, .restarted_from = -1,
                         .timeout_slot = SIM__NO_SLOT, .finish_slot = SIM__NO_SLOT,
                         .pc_fill = -1, .holder = -1, .deadline_ns = -1, .retry_of = -1,
                         .attempt = 1};
@@ -136,6 +136,8 @@ void sim__rq_record(sim_engine *e, const sim__request *r, const char *status, in
         .reason = r->reason,
         .retry_of = r->retry_of,
         .retried = r->retried,
+        .restarts = r->restarts,
+        .restarted_from = r->restarted_from,
     };
     record_class_sched(r, &row);
     if (!e->sink_rc && e->sink.request) e->sink_rc = e->sink.request(e->sink.ctx, &row);

@@ -370,12 +370,16 @@ typedef struct sim_request_row {
     const char *reason; /* why it was rejected (SIM_SHED, ...), or NULL */
     int64_t retry_of;   /* the attempt it retries (workload.retry), or -1 */
     bool retried;       /* its client sent it again: a later row is the call's outcome */
+    int32_t restarts;       /* times a failed or stopped replica sent it back to the router */
+    int32_t restarted_from; /* the last such replica, or -1 */
 } sim_request_row;
 
 /* How a replica left the cluster, the `end_reason` column: it was still
- * there when the run ended, it was drained, or it failed (SIM_FAILED). */
+ * there when the run ended, it was drained, it failed (SIM_FAILED), or a
+ * spot notice took it back (SIM_TAKEN_BACK). */
 #define SIM_END_OF_RUN "end_of_run"
 #define SIM_DRAINED "drained"
+#define SIM_TAKEN_BACK "taken_back" /* a spot take-back: drained at its notice, or failed at its end */
 
 typedef struct sim_replica_row {
     int replica;
@@ -414,6 +418,7 @@ typedef struct sim_replica_row {
      * cluster, for end_reason */
     double created_s, ready_s, retired_s;
     const char *end_reason;
+    double drain_s; /* when it began to drain (scale-down, spot notice, stop); NAN: never */
     double output_s; /* its pool's host.output_s: the client sees its tokens that late */
     /* speculative decoding: K (0: none); the steps that speculated and the
      * decode steps that did not; the (sequence, step) verifications, the

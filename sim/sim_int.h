@@ -225,6 +225,8 @@ typedef struct sim__request {
     int64_t first_step, finish_step;
     size_t finish_slot;     /* its entry in the replica's `finishing` heap, or SIM__NO_SLOT */
     int32_t replica, decode_replica, user, preemptions;
+    int32_t restarts, restarted_from; /* times a replica's loss sent it back to the router, and
+                                       * the last such replica (-1: none) */
     int32_t lora;           /* its LoRA adapter + 1; 0: the base model (lora.c) */
     int32_t model;          /* its class's model: the group it is routed in (fleet.c) */
     uint8_t state;
@@ -557,9 +559,11 @@ typedef struct sim__replica {
                             * the next plan is made (release_finished) */
     /* its life (fleet.c) */
     int64_t created_ns, ready_ns; /* made; ready to take work (-1: not yet) */
+    int64_t drain_ns;             /* began to drain (-1: never): the row's drain_s */
     int64_t as_busy_ns, as_since_ns; /* autoscaler.c: busy time and the instant at its last
                                       * sample (the utilisation metric's interval) */
     bool draining, retire_pending;
+    bool taken_back; /* a spot notice drained it: it leaves as SIM_TAKEN_BACK */
     int64_t warm_left; /* requests to serve before its iterations run at full speed (lifecycle.c) */
     /* totals for the replica row */
     int64_t busy_ns, iterations, preemptions, out_of_range, prefill_tokens, decode_tokens;
@@ -943,6 +947,9 @@ int sim__as_read(sim_pool *p, const cJSON *obj, const char *path, util_diag *d);
  * decision are scheduled. */
 void sim__as_init(sim_engine *e);
 void sim__as_fini(sim_engine *e);
+/* Whether a lost replica of pool p is to be replaced now: always without
+ * an autoscaler; with one, while the pool holds fewer than its spec. */
+bool sim__as_replaces(const sim_engine *e, const sim_pool *p);
 
 /* ---- a replica (replica.c): what the router, the fleet and request.c call ---- */
 

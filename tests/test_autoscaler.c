@@ -169,10 +169,12 @@ static void test_scale_down(void)
         drained++;
         newest += x->replica >= 2;
         late += !(x->retired_s >= 360 && x->retired_s < 361);
+        late += x->drain_s != 360; /* began to drain at the decision */
     }
     is_int(drained, 4, "scale-down: 4 drained");
     is_int(newest, 4, "scale-down: the newest ones");
-    is_int(late, 0, "scale-down: at 360 s, scale_down_window_s after the step's last 6");
+    is_int(late, 0, "scale-down: drained from 360 s, scale_down_window_s after the step's "
+                    "last 6");
     support_rows_fini(&rows);
 }
 
@@ -258,6 +260,16 @@ static void test_cost(void)
         is_near(r.cost.gpu_hours * 3600, want, 1e-6, "cost: GPU-seconds over each replica's life");
         ok(r.cost.changing, "cost: the report says the fleet changed");
         is_near(r.cost.usd, want / 3600 * r.cost.usd_per_gpu_hour, 1e-9, "cost: at its price");
+        /* busy over the replica-seconds lived, not over (replicas made) x the run */
+        double lived = support_q1(db, "SELECT sum(coalesce(retired_s, r.sim_end_s) - created_s) "
+                                      "FROM replicas, runs r WHERE run_id = 1 AND r.id = 1");
+        double busy = support_q1(db, "SELECT sum(busy_s) FROM replicas WHERE run_id = 1");
+        is_near(r.use.busy_fraction, busy / lived, 1e-12,
+                "utilisation: busy %.4f of the %.0f replica-seconds the fleet lived",
+                r.use.busy_fraction, lived);
+        cmp_ok(r.use.busy_fraction, >, 1.5 * busy / (6 * r.sim_time_s),
+               "utilisation: above busy over 6 replicas x the run (%.4f)",
+               busy / (6 * r.sim_time_s));
         an_report_fini(&r);
     }
     util_diag_fini(&d);

@@ -27,7 +27,8 @@ static sim_request_row make_row(int i)
 {
     sim_request_row r = {.id = i, .replica = i % 2, .status = SIM_COMPLETED, .arrival_s = i,
                          .enqueue_s = i, .prompt_tokens = 100 + i, .output_tokens = out_tokens[i],
-                         .deadline_s = NAN, .cpu_hit_tokens = -1, .disk_hit_tokens = -1};
+                         .deadline_s = NAN, .cpu_hit_tokens = -1, .disk_hit_tokens = -1,
+                         .restarted_from = -1};
     if (i == 8) {
         r.status = SIM_REJECTED;
         r.first_scheduled_s = r.first_token_s = r.finish_s = NAN;
@@ -57,7 +58,8 @@ static void record(rec_recorder *rec, const sim_scenario *sc, sim_status status)
                               .batch_seq_s = 20, .kv_capacity_tokens = 1000,
                               .kv_peak_tokens = 300 + 100 * i, .peak_flops = 1e15,
                               .peak_bw = 1e12, .weight_bytes = 16e9,
-                              .kv_bytes_per_token = 131072, .end_reason = SIM_END_OF_RUN};
+                              .kv_bytes_per_token = 131072, .end_reason = SIM_END_OF_RUN,
+                              .drain_s = NAN};
         sink.replica(sink.ctx, &rp);
     }
     rec_run_end end = {status, status == SIM_STATUS_COMPLETED ? NULL : "a test's reason", 10.0,
@@ -269,6 +271,7 @@ static void test_upgrade(const char *dir, const sim_scenario *sc)
                               "ALTER TABLE replicas DROP COLUMN disk_hit_tokens; "
                               "ALTER TABLE replicas DROP COLUMN disk_stored_bytes; "
                               "ALTER TABLE replicas DROP COLUMN disk_loaded_bytes; "
+                              "ALTER TABLE replicas DROP COLUMN drain_s; "
                               "DROP TABLE measurements; "
                               "ALTER TABLE runs DROP COLUMN requests; "
                               "ALTER TABLE requests DROP COLUMN priority; "
@@ -279,6 +282,8 @@ static void test_upgrade(const char *dir, const sim_scenario *sc)
                               "ALTER TABLE requests DROP COLUMN retried; "
                               "ALTER TABLE requests DROP COLUMN cpu_hit_tokens; "
                               "ALTER TABLE requests DROP COLUMN disk_hit_tokens; "
+                              "ALTER TABLE requests DROP COLUMN restarts; "
+                              "ALTER TABLE requests DROP COLUMN restarted_from; "
                               "ALTER TABLE iterations DROP COLUMN cpu_tier_tokens; "
                               "ALTER TABLE iterations DROP COLUMN disk_tier_tokens; "
                               "PRAGMA user_version = 2;", NULL, NULL, NULL);
@@ -296,7 +301,13 @@ static void test_upgrade(const char *dir, const sim_scenario *sc)
     record(rec, sc, SIM_STATUS_COMPLETED);
     rec_close(rec);
     sqlite3_open(path, &db);
-    is_int(support_q1(db, "PRAGMA user_version"), 15, "adding a run upgrades it to schema 15");
+    is_int(support_q1(db, "PRAGMA user_version"), 16, "adding a run upgrades it to schema 16");
+    is_int(support_q1(db, "SELECT count(*) FROM requests WHERE restarts = 0 AND "
+                          "restarted_from IS NULL"),
+           20, "with the restart columns, 0 and NULL (never restarted) in the old rows and the new");
+    is_int(support_q1(db, "SELECT count(*) FROM replicas WHERE drain_s IS NULL"),
+           support_q1(db, "SELECT count(*) FROM replicas"),
+           "with drain_s, NULL (never drained) in the old rows and the new");
     is_int(support_q1(db, "SELECT count(*) FROM requests WHERE cpu_hit_tokens IS NULL AND "
                           "disk_hit_tokens IS NULL"),
            20, "with the tiers' hits per request, NULL (no tier) in the old rows and the new");

@@ -54,7 +54,8 @@ static bool retried_by_a_row(const support_rows *r, int64_t id)
 }
 
 /* Every row is completed, rejected or timed out, or failed naming a
- * replica that failed; a failed row its client retried has its retry. */
+ * replica that failed (or was taken back); a failed row its client retried
+ * has its retry. */
 static void check_accounted(const support_rows *r, const char *what)
 {
     int bad = 0, unnamed = 0, unlinked = 0;
@@ -63,7 +64,7 @@ static void check_accounted(const support_rows *r, const char *what)
         if (is(q->status, SIM_FAILED)) {
             int id = q->decode_replica >= 0 ? q->decode_replica : q->replica;
             const sim_replica_row *rp = replica_row(r, id);
-            unnamed += !rp || !is(rp->end_reason, SIM_FAILED);
+            unnamed += !rp || !(is(rp->end_reason, SIM_FAILED) || is(rp->end_reason, SIM_TAKEN_BACK));
             unlinked += q->retried && !retried_by_a_row(r, q->id);
         } else if (!is(q->status, SIM_COMPLETED) && !is(q->status, SIM_REJECTED) &&
                    !is(q->status, SIM_TIMED_OUT)) {
@@ -150,6 +151,30 @@ static void test_lifecycle(void)
 /* on_failure retry: the failed replica's requests start again elsewhere,
  * so no row fails; fail with workload.retry: each failed attempt is
  * retried, linked by retry_of. */
+static void check_restarts(const support_rows *r)
+{
+    int restarted = 0, unlinked = 0, outside = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        const sim_request_row *q = &r->req[i];
+        if (q->restarts == 0) {
+            unlinked += q->restarted_from != -1;
+            continue;
+        }
+        restarted++;
+        const sim_replica_row *from = replica_row(r, q->restarted_from);
+        if (!from || !is(from->end_reason, SIM_FAILED)) {
+            unlinked++;
+            continue;
+        }
+        /* it was there when its replica failed: sent before, not done before
+         * (its finish after, or none: timed out unfinished) */
+        outside += !(q->arrival_s < from->retired_s && !(q->finish_s <= from->retired_s));
+    }
+    ok(restarted > 0, "retry: %d rows say a failure restarted them", restarted);
+    is_int(unlinked, 0, "retry: each names a replica that failed (restarted_from), the others none");
+    is_int(outside, 0, "retry: each was in flight when that replica failed");
+}
+
 static void test_on_failure(void)
 {
     support_rows r;
@@ -160,6 +185,7 @@ static void test_on_failure(void)
     is_int(count(&r, SIM_FAILED), 0, "retry: no row failed");
     const sim_replica_row *p = replica_row(&r, 0);
     ok(p && is(p->end_reason, SIM_FAILED), "retry: replica 0 still failed");
+    check_restarts(&r);
     support_rows_fini(&r);
 
     const char *const fail[] = {"cluster.failures={\"at_s\": [4], \"repair_s\": 2}",
@@ -187,7 +213,9 @@ static void test_spot(void)
     is_int(support_run(base, sets, &r, NULL), 0, "spot: the run completes");
     check_accounted(&r, "spot");
     is_int(enqueued_after(&r, 0, 5), 0, "spot: nothing reaches replica 0 after its notice");
-    check_replica(&r, 0, 0, 0, 5.5, SIM_FAILED, "spot");
+    check_replica(&r, 0, 0, 0, 5.5, SIM_TAKEN_BACK, "spot");
+    is_near(replica_row(&r, 0) ? replica_row(&r, 0)->drain_s : NAN, 5, 1e-9,
+            "spot: replica 0 began to drain at its notice, 5 s");
     check_replica(&r, 2, 6, 6, NAN, SIM_END_OF_RUN, "spot");
     ok(count(&r, SIM_FAILED) > 0, "spot: what it held at 5.5 s failed (%d)", count(&r, SIM_FAILED));
     support_rows_fini(&r);
@@ -196,10 +224,140 @@ static void test_spot(void)
         "cluster.failures={\"spot\": {\"at_s\": [5], \"notice_s\": 30}, \"repair_s\": 1}", NULL};
     is_int(support_run(base, early, &r, NULL), 0, "spot, a long notice: the run completes");
     const sim_replica_row *p = replica_row(&r, 0);
-    ok(p && is(p->end_reason, SIM_DRAINED) && p->retired_s < 35,
-       "spot, a long notice: replica 0 drained before the notice ran out (%.3f s)",
+    ok(p && is(p->end_reason, SIM_TAKEN_BACK) && p->retired_s < 35,
+       "spot, a long notice: replica 0 drained before the notice ran out, taken back (%.3f s)",
        p ? p->retired_s : NAN);
     is_int(count(&r, SIM_FAILED), 0, "spot, a long notice: nothing failed");
+    support_rows_fini(&r);
+}
+
+/* A take-back's replica is lost from its notice, when its replacement is
+ * asked for (repair_s later), but down only from when it went until that
+ * one is ready: 0.5 s with a 0.5 s notice and a 1 s repair, none when the
+ * notice outlasts the drain. */
+static void test_spot_availability(void)
+{
+    static const struct {
+        const char *set, *what;
+        double down_s;
+    } runs[] = {
+        {"cluster.failures={\"spot\": {\"at_s\": [5], \"notice_s\": 0.5}, \"repair_s\": 1}",
+         "spot, short notice", 0.5},
+        {"cluster.failures={\"spot\": {\"at_s\": [5], \"notice_s\": 30}, \"repair_s\": 1}",
+         "spot, long notice", 0},
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        const char *const sets[] = {runs[i].set, NULL};
+        sqlite3 *db = support_run_json(base, sets, false);
+        an_report r;
+        util_diag d;
+        util_diag_init(&d);
+        bool ok_ = db && an_report_compute(db, 1, &r, &d) == UTIL_OK;
+        ok(ok_, "%s: reported", runs[i].what);
+        if (ok_) {
+            ok(r.failures.taken_back == 1 && r.failures.failed_replicas == 0,
+               "%s: 1 replica taken back, none failed", runs[i].what);
+            is_near(r.failures.down_s, runs[i].down_s, 1e-9, "%s: down %.3f s until replaced",
+                    runs[i].what, r.failures.down_s);
+            an_report_fini(&r);
+        }
+        util_diag_fini(&d);
+        sqlite3_close(db);
+    }
+}
+
+/* The most replicas serving (ready, not draining) at one instant: at some
+ * replica's ready_s, a drain or retirement first at a tie. */
+static int peak_serving(const support_rows *r)
+{
+    int peak = 0;
+    for (int i = 0; i < r->n_rep; i++) {
+        double t = r->rep[i].ready_s;
+        if (isnan(t)) continue;
+        int n = 0;
+        for (int j = 0; j < r->n_rep; j++) {
+            const sim_replica_row *p = &r->rep[j];
+            double until = isnan(p->drain_s) ? p->retired_s : fmin(p->drain_s, p->retired_s);
+            n += p->ready_s <= t && until > t;
+        }
+        peak = n > peak ? n : peak;
+    }
+    return peak;
+}
+
+/* The timeline's draining replicas are the rows' drains: a take-back's
+ * replica drains from its notice at 5 s until it has finished what it
+ * held, and is no longer ready meanwhile: [5, 6) has 1 ready (its peer;
+ * the replacement is made at 6 s). */
+static void test_draining_timeline(void)
+{
+    const char *const sets[] = {
+        "cluster.failures={\"spot\": {\"at_s\": [5], \"notice_s\": 30}, \"repair_s\": 1}", NULL};
+    sqlite3 *db = support_run_json(base, sets, false);
+    an_timeline t;
+    util_diag d;
+    util_diag_init(&d);
+    int rc = db ? an_timeline_compute(db, 1, 1, -1, &t, &d) : UTIL_EFAIL;
+    is_int(rc, 0, "draining: the timeline computes");
+    if (!rc) {
+        double sum = 0, before = 0;
+        for (size_t i = 0; i < t.n; i++) {
+            sum += t.draining[i];
+            if (i < 5) before += t.draining[i];
+        }
+        double want = support_q1(db, "SELECT total(retired_s - drain_s) FROM replicas");
+        ok(t.has_drain && want > 1, "draining: replica 0 drained for %.3f s", want);
+        is_near(sum, want, 1e-6, "draining: the column adds up to it, %.3f replica-s", sum);
+        is_near(before, 0, 0, "draining: none before the notice");
+        ok(t.n > 5 && t.draining[5] == 1 && t.ready[5] == 1,
+           "draining: [5, 6) has 1 draining and 1 ready (%g, %g)", t.n > 5 ? t.draining[5] : NAN,
+           t.n > 5 ? t.ready[5] : NAN);
+        an_timeline_fini(&t);
+    }
+    util_diag_fini(&d);
+    sqlite3_close(db);
+}
+
+/* Under an autoscaler a lost replica is still in the scale's spec: its
+ * replacement, repair_s later, restores the spec and does not exceed it.
+ * A take-back at 5 s on a fleet of 6 (its max): the HPA adds none while it
+ * drains, the repair makes one at 6 s, and 6 serve at most.  A failure at
+ * 6 s whose repair comes at 36 s, after the load fell at 10 s and the HPA
+ * shrank the spec to its minimum: nothing is made then. */
+static void test_spec(void)
+{
+    static const char *const as =
+        "cluster.autoscaler={\"metric\": \"running\", \"target\": 4, \"min_replicas\": 2, "
+        "\"max_replicas\": 6, \"interval_s\": 1, \"scrape_delay_s\": 1, "
+        "\"scale_down_window_s\": 0}";
+    support_rows r;
+    const char *const spot[] = {
+        as, "cluster.failures={\"spot\": {\"at_s\": [5], \"notice_s\": 3}, \"repair_s\": 1}",
+        NULL};
+    is_int(support_run(base, spot, &r, NULL), 0, "spec, spot: the run completes");
+    is_int(peak_serving(&r), 6, "spec, spot: at most max_replicas (6) serve at once");
+    int after = 0;
+    for (int i = 0; i < r.n_rep; i++) after += r.rep[i].created_s > 2;
+    is_int(after, 1, "spec, spot: one replica made after the scale-up, the replacement");
+    const sim_replica_row *p = replica_row(&r, r.n_rep - 1);
+    ok(p && p->created_s == 6, "spec, spot: made repair_s after the notice, at 6 s (%g)",
+       p ? p->created_s : NAN);
+    support_rows_fini(&r);
+
+    const char *const shrunk[] = {
+        as, "cluster.failures={\"at_s\": [6], \"repair_s\": 30}", "stop.duration_s=60",
+        "workload.arrival={\"process\": \"poisson\", \"rate_profile\": {\"times_s\": "
+        "[0, 10, 10.001, 60], \"rates_per_s\": [40, 40, 2, 2]}}",
+        NULL};
+    is_int(support_run(base, shrunk, &r, NULL), 0, "spec, shrunk: the run completes");
+    int late = 0, drained = 0;
+    for (int i = 0; i < r.n_rep; i++) {
+        late += r.rep[i].created_s > 2;
+        drained += is(r.rep[i].end_reason, SIM_DRAINED);
+    }
+    is_int(late, 0, "spec, shrunk: no replica made for the failure (the HPA neither adds for "
+                    "the hole nor does the repair exceed the shrunk spec)");
+    ok(drained >= 3, "spec, shrunk: the spec shrank meanwhile (%d drained)", drained);
     support_rows_fini(&r);
 }
 
@@ -354,8 +512,8 @@ static void check_day_report(sqlite3 *db)
     const an_fleet *f = &r.fleet;
     ok(f->changing, "day: the report has the fleet section");
     double peak = support_q1(db, "SELECT max((SELECT count(*) FROM replicas b WHERE b.ready_s <="
-                                 " a.ready_s AND coalesce(b.retired_s, 1e300) > a.ready_s)) FROM"
-                                 " replicas a WHERE a.ready_s IS NOT NULL");
+                                 " a.ready_s AND coalesce(b.drain_s, b.retired_s, 1e300) >"
+                                 " a.ready_s)) FROM replicas a WHERE a.ready_s IS NOT NULL");
     is_int(f->peak_ready_replicas, (long long)peak, "day: the peak of replicas ready at once");
     double want = f->peak_ready_gpus * (r.req.window_s / 3600) * r.cost.usd_per_gpu_hour *
                   (1 + r.cost.overhead_fraction);
@@ -536,6 +694,9 @@ int main(int argc, char **argv)
     test_lifecycle();
     test_on_failure();
     test_spot();
+    test_spot_availability();
+    test_spec();
+    test_draining_timeline();
     test_poisson();
     test_availability();
     test_day();

@@ -225,7 +225,8 @@ static void test_key(void)
     is_int(run(BUSY, sets, NULL, NULL, 0, &r), 0, "drain stop, spot: the run completes");
     is_int(completed(&r), (int)r.n, "drain stop, spot: every request completes");
     const sim_replica_row *r0 = replica_row(&r, 0);
-    ok(!strcmp(r0->end_reason, SIM_DRAINED), "drain stop, spot: replica 0 ended drained");
+    ok(!strcmp(r0->end_reason, SIM_TAKEN_BACK), "drain stop, spot: replica 0 ended taken back");
+    is_near(r0->drain_s, 3, 0, "drain stop, spot: its drain began at the notice, 3 s");
     is_near(r0->retired_s, 3, 0, "drain stop, spot: at the notice, not 120 s later");
     support_rows_fini(&r);
 }

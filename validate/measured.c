@@ -186,6 +186,7 @@ static sim_request_row request_row(const val_request *q, int64_t id)
         .decode_enqueue_s = NAN, .engine_first_token_s = NAN, .engine_finish_s = NAN,
         .prompt_tokens = (int32_t)q->prompt_tokens, .output_tokens = (int32_t)q->output_tokens,
         .retry_of = -1, .cpu_hit_tokens = -1, .disk_hit_tokens = -1, /* not measured */
+        .restarted_from = -1,
     };
 }
 
