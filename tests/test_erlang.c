@@ -53,29 +53,6 @@ static double rounded_exponential_mean(double m)
     return r / (1 - q) + 1 - r;
 }
 
-/* The standard error of the loss share by batch means: the run cut into
- * BATCHES spans of arrivals, each span's loss share one observation. */
-static double batch_means_se(sqlite3 *db, double duration)
-{
-    char *sql = util_xasprintf("SELECT avg(status = 'rejected') FROM requests GROUP BY "
-                               "CAST(arrival_s * %d / %.17g AS INT)", BATCHES, duration);
-    sqlite3_stmt *st;
-    double sum = 0, sum2 = 0;
-    int n = 0;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
-        for (; sqlite3_step(st) == SQLITE_ROW; n++) {
-            double p = sqlite3_column_double(st, 0);
-            sum += p;
-            sum2 += p * p;
-        }
-    }
-    sqlite3_finalize(st);
-    free(sql);
-    if (n < 2) return NAN;
-    double var = (sum2 - sum * sum / n) / (n - 1);
-    return sqrt(var / n);
-}
-
 /* No waiting room: every served request went to its replica and started
  * the instant it arrived, every other was refused by the time-to-live, and
  * each service was its own N iterations. */
@@ -97,8 +74,9 @@ static void check_loss_system(sqlite3 *db, const char *what)
  * mean `tokens`: the loss share within 4 standard errors of B(c, a).
  * Successive arrivals' outcomes are positively correlated (one lost means
  * all c were busy, and likely still are), so the binomial sd of a
- * proportion understates the error: the batch means' standard error is
- * used, never less than the binomial one. */
+ * proportion understates the error: the batch means' standard error
+ * (BATCHES spans of the run, each much longer than a service) is used,
+ * never less than the binomial one. */
 static void check_erlang(int c, double lambda, double duration, const char *output,
                          double tokens, const char *what)
 {
@@ -118,9 +96,11 @@ static void check_erlang(int c, double lambda, double duration, const char *outp
     ok(fabs(drawn - tokens) <= 4 * tokens / sqrt(n), "%s: replies of %.4f tokens on average, "
        "E[N] = %.4f", what, drawn, tokens);
     double a = lambda * ITERATION_S * tokens, b = erlang_b(c, a);
-    double se = fmax(batch_means_se(db, duration), sqrt(b * (1 - b) / n));
-    ok(fabs(lost - b) <= 4 * se, "%s: %.4f of %g arrivals lost, B(%d, %.4f) = %.4f (4 se: %.4f)",
-       what, lost, n, c, a, b, 4 * se);
+    double binomial = sqrt(b * (1 - b) / n);
+    double se = fmax(support_batch_se(db, "status = 'rejected'", duration, BATCHES), binomial);
+    ok(fabs(lost - b) <= 4 * se,
+       "%s: %.4f of %g arrivals lost, B(%d, %.4f) = %.4f (se %.4f, binomial %.4f)", what, lost,
+       n, c, a, b, se, binomial);
     sqlite3_close(db);
 }
 
