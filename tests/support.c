@@ -269,3 +269,14 @@ double support_q1(sqlite3 *db, const char *sql)
     sqlite3_finalize(st);
     return v;
 }
+
+double support_batch_se(sqlite3 *db, const char *cond, double duration, int batches)
+{
+    char *sql = util_xasprintf("WITH b AS (SELECT avg(%s) p FROM requests GROUP BY "
+                               "CAST(arrival_s * %d / %.17g AS INT)) SELECT (sum(p * p) - "
+                               "sum(p) * sum(p) / count(*)) / (count(*) - 1) / count(*) FROM b",
+                               cond, batches, duration);
+    double var = support_q1(db, sql);
+    free(sql);
+    return sqrt(var);
+}

@@ -80,5 +80,11 @@ sqlite3 *support_run_json(const char *json, const char *const *sets, bool iterat
 /* The first column of a one-row query as a number (NAN for NULL, no row or
  * an error, which is printed as a TAP comment). */
 double support_q1(sqlite3 *db, const char *sql);
+/* The standard error of the share of requests for which the SQL condition
+ * cond holds, by batch means: the requests cut by arrival into `batches`
+ * equal spans of [0, duration), each span's share one observation.  For
+ * shares whose successive outcomes are correlated (losses come in runs),
+ * where the binomial sd of a proportion understates the error. */
+double support_batch_se(sqlite3 *db, const char *cond, double duration, int batches);
 
 #endif /* SUPPORT_H */

@@ -7,7 +7,8 @@
  * and retry leave the rows each says, and every request is accounted for.
  * With mtbf_s the failures over a long run are a Poisson count, and a
  * fleet of one replica and no spare serves the share A = MTBF / (MTBF +
- * MTTR) of its arrivals, each within sampling error.  Failures that never
+ * MTTR) of its arrivals, and one of k replicas refuses the share
+ * (1 - A)^k, all k down, each within sampling error.  Failures that never
  * happen change no draw; bad keys are refused naming their JSON path.
  */
 #include <math.h>
@@ -441,6 +442,33 @@ static void test_availability(void)
     sqlite3_close(db);
 }
 
+/* k replicas and no spare, each up Exp(MTBF) and down MTTR in turn, each
+ * its own clock (a replacement draws a new one) and its own repair: they
+ * are independent, so all k are down (1 - A)^k of the time, whatever the
+ * repair time's distribution, and by PASTA that share of the arrivals is
+ * refused with no replica ready.  Refusals come in runs (one down spell
+ * refuses every arrival in it), so the standard error is by batch means,
+ * 25 spans of 800 s, each some 40 cycles long. */
+#define NO_REPLICA "reason IS 'no_replica'"
+
+static void test_no_spare(void)
+{
+    const double mtbf = 10, mttr = 10, T = 20000;
+    const int k = 3;
+    const char *const sets[] = {"cluster.replicas=3",
+                                "cluster.failures={\"mtbf_s\": 10, \"repair_s\": 10}", NULL};
+    sqlite3 *db = support_run_json(LONG_RUN(20000, 2), sets, false);
+    ok(db != NULL, "no spare: the run is recorded");
+    if (!db) return;
+    double all_down = pow(1 - mtbf / (mtbf + mttr), k);
+    double share = support_q1(db, "SELECT avg(" NO_REPLICA ") FROM requests");
+    double se = support_batch_se(db, NO_REPLICA, T, 25);
+    ok(fabs(share - all_down) <= 4 * se,
+       "no spare: %.4f of the arrivals found all %d replicas down, (1 - A)^%d = %.4f (se %.4f)",
+       share, k, k, all_down, se);
+    sqlite3_close(db);
+}
+
 /* ---- a day's report: the timeline and the fleet section ---- */
 
 /* An autoscaler that scales up under base's load, replicas 2 s in the
@@ -699,6 +727,7 @@ int main(int argc, char **argv)
     test_draining_timeline();
     test_poisson();
     test_availability();
+    test_no_spare();
     test_day();
     test_unchanged();
     test_refusals();
