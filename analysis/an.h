@@ -278,7 +278,9 @@ typedef struct an_use {
     char *pool, *gpu; /* NULL for the cluster */
     int gpus;
     double busy_fraction, mean_batch, mfu, mbu;
-    int64_t batch_slots;
+    int64_t batch_slots; /* max_batch summed over the replicas; of a fleet whose replicas
+                          * lived different spans, its mean over the run */
+    bool lives_differ;   /* ... which is that mean: the fleet changed */
     double batch_fill;
     double kv_mean_fraction, kv_peak_fraction;
     double queue_mean;

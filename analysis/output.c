@@ -879,8 +879,9 @@ static void print_fill(const an_use *u, bool one, FILE *out)
         fprintf(out, " mean batch %s", num("%.1f", u->mean_batch).s);
     } else {
         pct(out, " batch slots", u->batch_fill);
-        fprintf(out, one ? " full (max_batch %lld, mean batch %s)" : " full (%lld in all, mean "
-                                                                         "batch %s)",
+        fprintf(out, one ? " full (max_batch %lld, mean batch %s)"
+                     : u->lives_differ ? " full (%lld on average, mean batch %s)"
+                                       : " full (%lld in all, mean batch %s)",
                 (long long)u->batch_slots, num("%.1f", u->mean_batch).s);
     }
     pct(out, ", KV cache", u->kv_mean_fraction);

@@ -315,6 +315,7 @@ static void sum_use(const replica_row *x, int n, double sim_s, an_use *u)
     for (int i = 0; i < n; i++) {
         double life = life_s(&x[i], sim_s);
         lived += life;
+        u->lives_differ |= life != life_s(&x[0], sim_s);
         busy += x[i].busy_s;
         seq_s += x[i].batch_seq_s;
         flops += x[i].flops;
@@ -333,7 +334,7 @@ static void sum_use(const replica_row *x, int n, double sim_s, an_use *u)
         slots += x[i].max_batch; /* NAN when one is unknown: no fill for the whole */
         slots_s += x[i].max_batch * life;
     }
-    u->batch_slots = isnan(slots) ? 0 : (int64_t)slots;
+    u->batch_slots = isnan(slots) ? 0 : (int64_t)(u->lives_differ ? slots_s / sim_s + 0.5 : slots);
     sum_spec(x, n, &u->spec);
     sum_lora(x, n, &u->lora);
     sum_offload(x, n, &u->offload);
