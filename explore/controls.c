@@ -137,7 +137,7 @@ static const control_decl definitions[] = {
  * small part of the window) takes 640 ms; its --quick one (120 s), 160 ms,
  * its sentence saying how much of "of full" the drain then takes.  day's
  * full size (twelve compressed days) takes seconds; its --quick one runs
- * each day four times faster again (lessons/day.c quicken) */
+ * each day eight times faster again (lessons/day.c quicken) */
 static const lesson_decl lessons[] = {
     {"two-clocks", false, NULL, two_clocks, N(two_clocks)},
     {"chat-vs-summary", false, NULL, chat_vs_summary, N(chat_vs_summary)},
