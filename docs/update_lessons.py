@@ -120,7 +120,8 @@ INTRO = {
     "`target` (`lesson.target`), each run with one seed; each point's cost is the report's, every "
     "replica paid over its life, and beside it a static fleet of the replicas that point peaked "
     "at, the same day without the autoscaler (`--unset cluster.autoscaler`, `cluster.replicas` "
-    "the peak). The figure draws the cost, TTFT P99 (the 0.5 s SLO marked) and the share that "
+    "the peak; points that peaked alike share one run, `static_runs` in `--json`'s numbers). "
+    "The figure draws the cost, TTFT P99 (the 0.5 s SLO marked) and the share that "
     "missed the SLO over the target, each way.",
     "fan-out": "Agent tasks of 1 to 100 calls (seven counts), sequential and parallel, each "
     "call slow with probability 1%, independently of the others -- so the chance a task meets "

@@ -136,8 +136,9 @@ static const control_decl definitions[] = {
  * size (600 s of arrivals a load, so that the drain after the last is a
  * small part of the window) takes 640 ms; its --quick one (120 s), 160 ms,
  * its sentence saying how much of "of full" the drain then takes.  day's
- * full size (twelve compressed days) takes seconds; its --quick one runs
- * each day four times faster again (lessons/day.c quicken) */
+ * full size (six compressed days and their peaks' static fleets) takes
+ * seconds; its --quick one runs each day eight times faster again
+ * (lessons/day.c quicken), under 300 ms (docs/explore.md) */
 static const lesson_decl lessons[] = {
     {"two-clocks", false, NULL, two_clocks, N(two_clocks)},
     {"chat-vs-summary", false, NULL, chat_vs_summary, N(chat_vs_summary)},

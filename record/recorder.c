@@ -146,9 +146,15 @@ static int connect(rec_recorder *r, util_diag *d)
      * neither a journal on disk nor an fsync per commit; a new file's pages
      * are 64 KiB, which an append-only table of small rows fills a tenth as
      * often as 4 KiB ones (its inserts, scans and the copies of a sweep's
-     * points all walk fewer pages) */
-    return exec(r, "PRAGMA page_size = 65536; PRAGMA synchronous = OFF; "
-                   "PRAGMA journal_mode = MEMORY;", d);
+     * points all walk fewer pages).  A database in memory (a lesson's
+     * point) is never copied and its pages are malloc'd: it keeps SQLite's
+     * default, with which the day lesson's quick points took a fifth less
+     * CPU (issue 30, docs/explore.md) */
+    const char *pages = r->file ? "PRAGMA page_size = 65536; " : "";
+    char *sql = util_xasprintf("%sPRAGMA synchronous = OFF; PRAGMA journal_mode = MEMORY;", pages);
+    int rc = exec(r, sql, d);
+    free(sql);
+    return rc;
 }
 
 static rec_recorder *recorder_new(void)

@@ -384,8 +384,8 @@ def main():
         # 4. the page, each panel
         driver.get(url)
         t0 = time.monotonic()
-        # the day panel runs twelve compressed days, seconds where the others take
-        # milliseconds (docs/explore.md), and the panels after it wait for it
+        # the day panel runs up to twelve compressed days a move, the slowest panel
+        # (docs/explore.md), and the panels after it wait for it
         ok = wait(all_ready, timeout=4 * WAIT_S)
         p = driver.execute_script(JS_PANELS)
         t.check(ok and sorted(x for x, _ in p) == sorted(LESSONS),

@@ -539,6 +539,39 @@ static void test_writer_thread(const char *dir)
     free(scenario);
 }
 
+/* A run into memory (a lesson's point) keeps SQLite's default pages; a
+ * run into a file has 64 KiB ones (recorder.c connect says why). */
+static void test_page_sizes(const char *dir)
+{
+    char *path = util_xasprintf("%s/pages.db", dir);
+    double pages[2];
+    for (int k = 0; k < 2; k++) {
+        util_diag d;
+        util_diag_init(&d);
+        char *json = support_scenario_text("db-hand.json");
+        cJSON *root = cJSON_Parse(json);
+        free(json);
+        rec_run_spec spec = {.catalog = support_catalog, .scenario = root,
+                             .output = k ? path : NULL};
+        rec_run_result res;
+        int rc = rec_run(&spec, &res, &d);
+        util_diag_fini(&d);
+        sqlite3 *db = res.db;
+        if (!rc && k) sqlite3_open(path, &db);
+        pages[k] = rc ? NAN : support_q1(db, "PRAGMA page_size");
+        if (k) sqlite3_close(db);
+        rec_run_result_fini(&res);
+    }
+    sqlite3 *fresh = NULL;
+    sqlite3_open(":memory:", &fresh);
+    is_near(pages[0], support_q1(fresh, "PRAGMA page_size"), 0,
+            "a run in memory has SQLite's default pages (%g bytes)", pages[0]);
+    sqlite3_close(fresh);
+    is_near(pages[1], 65536, 0, "a run into a file, 64 KiB ones");
+    unlink(path);
+    free(path);
+}
+
 int main(void)
 {
     if (support_init()) return 1;
@@ -552,6 +585,7 @@ int main(void)
     test_files(dir, &sc);
     test_upgrade(dir, &sc);
     test_writer_thread(dir);
+    test_page_sizes(dir);
     rmdir(dir);
     sim_scenario_fini(&sc);
     support_fini();

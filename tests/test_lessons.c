@@ -902,6 +902,15 @@ static void test_day(void)
         held += cell_of(i, "static_missed_pct") <= cell_of(i, "missed_pct");
     }
     is_int(dearer, n, "day: a static fleet of each point's peak costs more than the autoscaler");
+    int peaks = 0; /* the distinct peaks: one static run each */
+    for (int i = 0; i < n; i++) {
+        int k = 0;
+        while (k < i && cell_of(k, "peak_replicas") != cell_of(i, "peak_replicas"))
+            k++;
+        peaks += k == i;
+    }
+    is_near(kept("static_runs"), peaks, 0, "day: one static run a distinct peak (%d of %d points)",
+            peaks, n);
     is_int(held, n, "day: and misses the SLO no more often, never waiting for a replica");
     ok(cell_of(0, "ttft_p99_s") <= 0.5 && cell_of(n - 1, "ttft_p99_s") > 0.5,
        "day: TTFT P99 within the 0.5 s SLO at the lowest target (%.3f s), past it at the highest "
