@@ -22,7 +22,10 @@
  * scale-up, and no change if that turns the direction.  The recommendations
  * are kept for the longer window: a scale-up takes the lowest of those within
  * scale_up_window_s, a scale-down the highest within scale_down_window_s;
- * then max_step and [min, max].  Scale-down drains the replicas still
+ * then the scaling policies, from the replicas at each period's start (the
+ * HPA's own scale events within it taken back: horizontal.go
+ * convertDesiredReplicasWithBehaviorRate, as openshift/kubernetes carries
+ * it at 443dcea6), then max_step and [min, max].  Scale-down drains the replicas still
  * starting first, then the newest ready ones: what a ReplicaSet deletes
  * first (pkg/controller/controller_utils.go ActivePods: not ready before
  * ready, then the most recently ready), and what loses least -- the newest
@@ -31,7 +34,7 @@
  * The engine's loop ends once only these chains, and replicas the
  * autoscaler made that are not ready yet, are left in the event heap
  * (sim_engine.as_pending counts them), so a run still ends when its work
- * does.  Memory is a pool's rings: O(window / interval).
+ * does.  Memory is a pool's rings: O((delay + window + period) / interval).
  */
 #include "sim_int.h"
 
