@@ -25,11 +25,11 @@
  * then the scaling policies, from the replicas at each period's start (the
  * HPA's own scale events within it taken back: horizontal.go
  * convertDesiredReplicasWithBehaviorRate, as openshift/kubernetes carries
- * it at 443dcea6), then max_step and [min, max].  Scale-down drains the replicas still
- * starting first, then the newest ready ones: what a ReplicaSet deletes
- * first (pkg/controller/controller_utils.go ActivePods: not ready before
- * ready, then the most recently ready), and what loses least -- the newest
- * replica has the coldest prefix cache.
+ * it at 443dcea6), then max_step and [min, max].  Scale-down drains the
+ * replicas still starting first, then the newest ready ones: what a
+ * ReplicaSet deletes first (pkg/controller/controller_utils.go ActivePods:
+ * not ready before ready, then the most recently ready), and what loses
+ * least -- the newest replica has the coldest prefix cache.
  *
  * The engine's loop ends once only these chains, and replicas the
  * autoscaler made that are not ready yet, are left in the event heap
@@ -59,7 +59,7 @@ const char *const sim_as_select_names[] = {"max", "min", "disabled", NULL};
  * kubernetes/kubernetes at 1adaa753): scaleUp may add 4 pods or 100 %
  * within 15 s, whichever is more; scaleDown may remove 100 % within 15 s. */
 #define AS_DEFAULT_UP_POLICIES                                                                     \
-    "[{\"type\": \"pods\", \"value\": 4, \"period_s\": 15}, "                                 \
+    "[{\"type\": \"pods\", \"value\": 4, \"period_s\": 15}, "                                      \
     "{\"type\": \"percent\", \"value\": 100, \"period_s\": 15}]"
 #define AS_DEFAULT_DOWN_POLICIES "[{\"type\": \"percent\", \"value\": 100, \"period_s\": 15}]"
 
@@ -490,7 +490,7 @@ static int period_start(const sim__as *a, int64_t now, double period_s, int curr
 static int64_t policy_bound(const sim_as_policy *pl, bool up, int start)
 {
     double share = (double)pl->value / 100;
-    if (pl->type == SIM_AS_PODS) return up ? (int64_t)start + pl->value : (int64_t)start - pl->value;
+    if (pl->type == SIM_AS_PODS) return (int64_t)start + (up ? pl->value : -pl->value);
     return up ? (int64_t)ceil((double)start * (1 + share)) : (int64_t)((double)start * (1 - share));
 }
 

@@ -190,7 +190,11 @@ typedef struct sim_as_policy {
 
 /* Which policy bounds a move: the one allowing the most change, the least,
  * or none at all (the HPA's selectPolicy Max, Min, Disabled). */
-typedef enum sim_as_select { SIM_AS_SELECT_MAX, SIM_AS_SELECT_MIN, SIM_AS_SELECT_DISABLED } sim_as_select;
+typedef enum sim_as_select {
+    SIM_AS_SELECT_MAX,
+    SIM_AS_SELECT_MIN,
+    SIM_AS_SELECT_DISABLED
+} sim_as_select;
 extern const char *const sim_as_select_names[];
 
 #define SIM_AS_MAX_POLICIES 8

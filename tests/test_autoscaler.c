@@ -381,7 +381,8 @@ static void test_scale_up_policies(void)
     check_moves("pods 4 per 60 s", m.made, (int[]){15, 4, 75, 4}, 2, m.n_made);
     /* select min: the smaller of +4 and x2 each 15 s: 1 -> 2 -> 4 -> 8 ->
      * 12 -> 16 -> 20 */
-    m = run_burst("select min", (const char *[]){"cluster.autoscaler.scale_up_select=\"min\"", NULL});
+    m = run_burst("select min",
+                  (const char *[]){"cluster.autoscaler.scale_up_select=\"min\"", NULL});
     check_moves("select min", m.made, (int[]){15, 1, 30, 2, 45, 4, 60, 4, 75, 4, 90, 4}, 6,
                 m.n_made);
     m = run_burst("scale-up disabled",
@@ -453,7 +454,8 @@ static void test_bad_input(void)
             "cluster.autoscaler.scale_down_policies[0].period_s");
     refused("cluster.autoscaler.scale_up_policies=[{\"type\": \"pods\", \"value\": 1}]",
             "cluster.autoscaler.scale_up_policies[0].period_s");
-    refused("cluster.autoscaler.scale_down_select=\"most\"", "cluster.autoscaler.scale_down_select");
+    refused("cluster.autoscaler.scale_down_select=\"most\"",
+            "cluster.autoscaler.scale_down_select");
 }
 
 int main(void)
