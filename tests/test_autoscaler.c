@@ -195,7 +195,7 @@ static void test_lifecycle(void)
     double load = mdl_model_weight_bytes(&sc.pools[0].cost.model) / SIM_STORAGE_NVME_BW;
     is_near(sc.pools[0].lifecycle.load_s, load, 1e-12, "lifecycle: load = weight bytes / 7.45 GB/s");
     is_near(load, 16.06e9 / 7.45e9, 0.01, "lifecycle: Llama-3.1-8B's 16.06 GB in 2.16 s");
-    support_rows rows;
+    support_rows rows = {0}; /* support_run_rows reads its stop_flag and counts */
     support_run_rows(&sc, &rows, NULL);
     int wrong = 0, n = 0;
     for (int i = 0; i < rows.n_rep; i++) {
