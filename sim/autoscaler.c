@@ -22,16 +22,19 @@
  * scale-up, and no change if that turns the direction.  The recommendations
  * are kept for the longer window: a scale-up takes the lowest of those within
  * scale_up_window_s, a scale-down the highest within scale_down_window_s;
- * then max_step and [min, max].  Scale-down drains the replicas still
- * starting first, then the newest ready ones: what a ReplicaSet deletes
- * first (pkg/controller/controller_utils.go ActivePods: not ready before
- * ready, then the most recently ready), and what loses least -- the newest
- * replica has the coldest prefix cache.
+ * then the scaling policies, from the replicas at each period's start (the
+ * HPA's own scale events within it taken back: horizontal.go
+ * convertDesiredReplicasWithBehaviorRate, as openshift/kubernetes carries
+ * it at 443dcea6), then max_step and [min, max].  Scale-down drains the
+ * replicas still starting first, then the newest ready ones: what a
+ * ReplicaSet deletes first (pkg/controller/controller_utils.go ActivePods:
+ * not ready before ready, then the most recently ready), and what loses
+ * least -- the newest replica has the coldest prefix cache.
  *
  * The engine's loop ends once only these chains, and replicas the
  * autoscaler made that are not ready yet, are left in the event heap
  * (sim_engine.as_pending counts them), so a run still ends when its work
- * does.  Memory is a pool's rings: O(window / interval).
+ * does.  Memory is a pool's rings: O((delay + window + period) / interval).
  */
 #include "sim_int.h"
 
@@ -40,6 +43,8 @@
 #include <string.h>
 
 const char *const sim_as_metric_names[] = {"queue", "kv", "running", "utilisation", "rps", NULL};
+const char *const sim_as_policy_names[] = {"pods", "percent", NULL};
+const char *const sim_as_select_names[] = {"max", "min", "disabled", NULL};
 
 /* The HPA's tolerance: --horizontal-pod-autoscaler-tolerance, default 0.1
  * (the documentation's "Algorithm details"). */
@@ -50,7 +55,27 @@ const char *const sim_as_metric_names[] = {"queue", "kv", "running", "utilisatio
  * interval_s 1e-9 would otherwise ask for terabytes. */
 #define AS_MAX_KEPT 1000000
 
+/* The HPA's default behavior (pkg/apis/autoscaling/v2/defaults.go,
+ * kubernetes/kubernetes at 1adaa753): scaleUp may add 4 pods or 100 %
+ * within 15 s, whichever is more; scaleDown may remove 100 % within 15 s. */
+#define AS_DEFAULT_UP_POLICIES                                                                     \
+    "[{\"type\": \"pods\", \"value\": 4, \"period_s\": 15}, "                                      \
+    "{\"type\": \"percent\", \"value\": 100, \"period_s\": 15}]"
+#define AS_DEFAULT_DOWN_POLICIES "[{\"type\": \"percent\", \"value\": 100, \"period_s\": 15}]"
+
 /* ---- the keys ---- */
+
+static const util_field policy_fields[] = {
+    {.key = "type", .type = UTIL_T_STRING, .choices = sim_as_policy_names, .flags = UTIL_REQUIRED,
+     .doc = "pods: at most value replicas within period_s; percent: at most value % of the "
+            "replicas at the period's start (the HPA's policy type Pods or Percent)"},
+    {.key = "value", .type = UTIL_T_INTEGER, .min = 1, .max = 1e5, .flags = UTIL_REQUIRED,
+     .doc = "how many replicas, or what percent (the HPA's policy value)"},
+    {.key = "period_s", .type = UTIL_T_NUMBER, .unit = "s", .min = 0, .max = 1800,
+     .flags = UTIL_REQUIRED | UTIL_MIN_EXCLUSIVE,
+     .doc = "the window the policy holds over (the HPA's periodSeconds, at most 1800)"},
+    {0},
+};
 
 const util_field sim__autoscaler_fields[] = {
     {.key = "metric", .type = UTIL_T_STRING, .choices = sim_as_metric_names,
@@ -80,7 +105,24 @@ const util_field sim__autoscaler_fields[] = {
      .doc = "a scale-down goes to the highest recommendation within this window (default 300: "
             "the HPA's scaleDown stabilizationWindowSeconds)"},
     {.key = "max_step", .type = UTIL_T_INTEGER, .min = 1, .max = 1e5,
-     .doc = "most replicas added or removed by one decision (default: no limit)"},
+     .doc = "most replicas added or removed by one decision, after the policies (default: no "
+            "limit)"},
+    {.key = "scale_up_policies", .type = UTIL_T_LIST, .sub = policy_fields, .min = 1,
+     .max = SIM_AS_MAX_POLICIES, .def = AS_DEFAULT_UP_POLICIES,
+     .doc = "how fast replicas may be added (default: 4 pods or 100 % within 15 s, the HPA's "
+            "scaleUp policies)"},
+    {.key = "scale_up_select", .type = UTIL_T_STRING, .choices = sim_as_select_names,
+     .def = "\"max\"",
+     .doc = "which scale-up policy binds: max (the one allowing most), min (least) or disabled "
+            "(no scale-up; the HPA's scaleUp selectPolicy)"},
+    {.key = "scale_down_policies", .type = UTIL_T_LIST, .sub = policy_fields, .min = 1,
+     .max = SIM_AS_MAX_POLICIES, .def = AS_DEFAULT_DOWN_POLICIES,
+     .doc = "how fast replicas may be removed (default: 100 % within 15 s, the HPA's scaleDown "
+            "policies)"},
+    {.key = "scale_down_select", .type = UTIL_T_STRING, .choices = sim_as_select_names,
+     .def = "\"max\"",
+     .doc = "which scale-down policy binds: max (the one allowing most), min (least) or "
+            "disabled (no scale-down; the HPA's scaleDown selectPolicy)"},
     {0},
 };
 
@@ -158,6 +200,29 @@ static int read_lifecycle(sim_pool *p, const cJSON *o, const char *path, util_di
     return UTIL_OK;
 }
 
+/* One direction's policies and select. */
+static void read_rules(sim_as_rules *r, const cJSON *o, const char *policies, const char *select)
+{
+    *r = (sim_as_rules){0};
+    for (const cJSON *e = util_json_member(o, policies)->child; e; e = e->next) {
+        sim_as_policy *pl = &r->policy[r->n_policies++];
+        pl->type = (sim_as_policy_type)util_json_choice(e, "type", sim_as_policy_names);
+        pl->value = (int)util_json_number(e, "value", 1);
+        pl->period_s = util_json_number(e, "period_s", 15);
+    }
+    r->select = (sim_as_select)util_json_choice(o, select, sim_as_select_names);
+}
+
+/* The longest policy period: how far back scale events are kept. */
+static double longest_period(const sim_autoscaler *as)
+{
+    double longest = 0;
+    for (int i = 0; i < as->up.n_policies; i++) longest = fmax(longest, as->up.policy[i].period_s);
+    for (int i = 0; i < as->down.n_policies; i++)
+        longest = fmax(longest, as->down.policy[i].period_s);
+    return longest;
+}
+
 static int read_autoscaler(sim_pool *p, const cJSON *o, const char *path, util_diag *d)
 {
     sim_autoscaler *as = &p->autoscaler;
@@ -173,14 +238,19 @@ static int read_autoscaler(sim_pool *p, const cJSON *o, const char *path, util_d
     as->scrape_delay_s = util_json_number(o, "scrape_delay_s", 0);
     as->up_window_s = util_json_number(o, "scale_up_window_s", 0);
     as->down_window_s = util_json_number(o, "scale_down_window_s", 300);
+    read_rules(&as->up, o, "scale_up_policies", "scale_up_select");
+    read_rules(&as->down, o, "scale_down_policies", "scale_down_select");
+    double period = longest_period(as);
     int rc = UTIL_OK;
     if (as->max_replicas < as->min_replicas)
         rc = util_diag_add(d, "%s.autoscaler.max_replicas: %d is below min_replicas %d", path,
                            as->max_replicas, as->min_replicas);
-    double kept = fmax(as->scrape_delay_s, fmax(as->up_window_s, as->down_window_s)) / as->interval_s;
+    double kept = fmax(fmax(as->scrape_delay_s, period), fmax(as->up_window_s, as->down_window_s)) /
+                  as->interval_s;
     if (kept > AS_MAX_KEPT)
-        rc = util_diag_add(d, "%s.autoscaler.interval_s: %g s would keep %.0f samples or "
-                              "recommendations for the delay and windows (at most %d)",
+        rc = util_diag_add(d, "%s.autoscaler.interval_s: %g s would keep %.0f samples, "
+                              "recommendations or scale events for the delay, windows and "
+                              "policies' periods (at most %d)",
                            path, as->interval_s, kept, AS_MAX_KEPT);
     bool fraction = as->metric == SIM_AS_KV || as->metric == SIM_AS_UTILISATION;
     if (fraction && as->target > 1)
@@ -196,7 +266,7 @@ int sim__as_read(sim_pool *p, const cJSON *obj, const char *path, util_diag *d)
     return rc;
 }
 
-/* ---- a pool's state: two rings ---- */
+/* ---- a pool's state: three rings ---- */
 
 typedef struct sample {
     int64_t at;
@@ -204,10 +274,19 @@ typedef struct sample {
     int32_t n;  /* how many did */
 } sample;
 
-typedef struct recommendation {
+/* A recommendation (n: its replicas) or a scale event (n: the replicas the
+ * HPA added, or minus those it removed), at a decision. */
+typedef struct stamped {
     int64_t at;
-    int32_t replicas;
-} recommendation;
+    int32_t n;
+} stamped;
+
+/* The newest cap of them, oldest first: a decision only looks back over a
+ * window or a period, which cap covers. */
+typedef struct ring {
+    stamped *v;
+    int32_t n, cap, first;
+} ring;
 
 typedef struct sim__as {
     const sim_pool *pool; /* NULL: this pool has no autoscaler */
@@ -215,8 +294,8 @@ typedef struct sim__as {
     int64_t interval_ns, delay_ns, up_ns, down_ns, ready_after_ns;
     sample *samples;          /* ring: those a later decision may still read */
     int32_t n_samples, cap_samples, first_sample;
-    recommendation *recs;     /* ring: those within the longer window */
-    int32_t n_recs, cap_recs, first_rec;
+    ring recs;   /* the recommendations within the longer window */
+    ring events; /* the scale events within the policies' longest period */
     int64_t arrivals_seen, last_sample_ns; /* the rps metric: the pool's count then */
     int desired; /* the scale's spec.replicas: what the HPA last set, which a failed
                   * replica's replacement restores and does not exceed */
@@ -240,13 +319,24 @@ static const sample *find_sample(const sim__as *a, int64_t at)
     return NULL;
 }
 
-static void push_rec(sim__as *a, recommendation r)
+static void ring_init(ring *r, int64_t span_ns, int64_t interval_ns)
 {
-    if (a->n_recs == a->cap_recs) {
-        a->first_rec = (a->first_rec + 1) % a->cap_recs;
-        a->n_recs--;
+    *r = (ring){.cap = (int32_t)(span_ns / interval_ns) + 2};
+    r->v = util_xmalloc((size_t)r->cap * sizeof *r->v);
+}
+
+static void ring_push(ring *r, stamped x)
+{
+    if (r->n == r->cap) {
+        r->first = (r->first + 1) % r->cap;
+        r->n--;
     }
-    a->recs[(a->first_rec + a->n_recs++) % a->cap_recs] = r;
+    r->v[(r->first + r->n++) % r->cap] = x;
+}
+
+static const stamped *ring_get(const ring *r, int32_t i)
+{
+    return &r->v[(r->first + i) % r->cap];
 }
 
 /* ---- the metric ---- */
@@ -370,21 +460,71 @@ static int hpa_replicas(const sim__as *a, const sample *s, const census *c, int 
 static int stabilise(sim__as *a, int64_t now, int raw, int current)
 {
     int up = raw, down = raw;
-    for (int32_t i = 0; i < a->n_recs; i++) {
-        const recommendation *r = &a->recs[(a->first_rec + i) % a->cap_recs];
-        if (r->at > now - a->up_ns && r->replicas < up) up = r->replicas;
-        if (r->at > now - a->down_ns && r->replicas > down) down = r->replicas;
+    for (int32_t i = 0; i < a->recs.n; i++) {
+        const stamped *r = ring_get(&a->recs, i);
+        if (r->at > now - a->up_ns && r->n < up) up = r->n;
+        if (r->at > now - a->down_ns && r->n > down) down = r->n;
     }
-    push_rec(a, (recommendation){now, raw});
+    ring_push(&a->recs, (stamped){now, raw});
     int want = current;
     if (want < up) want = up;
     if (want > down) want = down;
     return want;
 }
 
-/* max_step, then [min, max] (the HPA's rate policies, then its bounds). */
-static int limit(const sim_autoscaler *as, int want, int current)
+/* The replicas at the start of the period: current less what the HPA's
+ * scale events within it changed (up and down alike). */
+static int period_start(const sim__as *a, int64_t now, double period_s, int current)
 {
+    int64_t since = now - sim__ns(period_s);
+    for (int32_t i = 0; i < a->events.n; i++) {
+        const stamped *ev = ring_get(&a->events, i);
+        if (ev->at > since) current -= ev->n;
+    }
+    return current;
+}
+
+/* What one policy allows from start: a percent up rounds up (so that it
+ * always allows one more), a percent down truncates, in doubles as the
+ * HPA's float64. */
+static int64_t policy_bound(const sim_as_policy *pl, bool up, int start)
+{
+    double share = (double)pl->value / 100;
+    if (pl->type == SIM_AS_PODS) return (int64_t)start + (up ? pl->value : -pl->value);
+    return up ? (int64_t)ceil((double)start * (1 + share)) : (int64_t)((double)start * (1 - share));
+}
+
+/* horizontal.go calculateScaleUpLimitWithScalingRules and
+ * calculateScaleDownLimitWithBehaviors: the most replicas (up) or the
+ * fewest (down) the rules allow now.  Max picks the policy allowing the
+ * most change: the highest bound up, the lowest down. */
+static int rules_bound(const sim__as *a, const sim_as_rules *r, bool up, int64_t now, int current)
+{
+    if (r->select == SIM_AS_SELECT_DISABLED) return current;
+    bool highest = (r->select == SIM_AS_SELECT_MAX) == up;
+    int64_t bound = highest ? INT64_MIN : INT64_MAX;
+    for (int i = 0; i < r->n_policies; i++) {
+        const sim_as_policy *pl = &r->policy[i];
+        int64_t b = policy_bound(pl, up, period_start(a, now, pl->period_s, current));
+        if (highest ? b > bound : b < bound) bound = b;
+    }
+    return (int)bound;
+}
+
+/* horizontal.go convertDesiredReplicasWithBehaviorRate: a scale-up to at
+ * most the up rules' bound, a scale-down to at least the down rules', and
+ * neither past current (a period's earlier moves can leave no room); then
+ * max_step, then [min, max]. */
+static int limit(const sim__as *a, int64_t now, int want, int current)
+{
+    const sim_autoscaler *as = &a->pool->autoscaler;
+    if (want > current) {
+        int top = rules_bound(a, &as->up, true, now, current);
+        if (want > top) want = top > current ? top : current;
+    } else if (want < current) {
+        int bottom = rules_bound(a, &as->down, false, now, current);
+        if (want < bottom) want = bottom < current ? bottom : current;
+    }
     if (as->max_step && want > current + as->max_step) want = current + as->max_step;
     if (as->max_step && want < current - as->max_step) want = current - as->max_step;
     if (want < as->min_replicas) want = as->min_replicas;
@@ -433,9 +573,10 @@ static void scale(sim_engine *e, sim__as *a, const sample *s)
     int current = a->desired, live = c.ready + c.loading + c.pending;
     int raw = hpa_replicas(a, s, &c, current);
     if (raw < 0) return;
-    int want = limit(&a->pool->autoscaler, stabilise(a, e->now, raw, current), current);
+    int want = limit(a, e->now, stabilise(a, e->now, raw, current), current);
     for (int i = current; i < want; i++) add_replica(e, a);
     if (want < live) remove_replicas(e, a, live - want);
+    if (want != current) ring_push(&a->events, (stamped){e->now, want - current});
     a->desired = want;
 }
 
@@ -488,10 +629,9 @@ static void start(sim_engine *e, sim__as *a, const sim_pool *p)
     a->down_ns = sim__ns(as->down_window_s);
     a->ready_after_ns = sim__lc_ready_after_ns(e, p);
     a->cap_samples = (int32_t)(a->delay_ns / a->interval_ns) + 2;
-    int64_t window = a->up_ns > a->down_ns ? a->up_ns : a->down_ns;
-    a->cap_recs = (int32_t)(window / a->interval_ns) + 2;
     a->samples = util_xmalloc((size_t)a->cap_samples * sizeof *a->samples);
-    a->recs = util_xmalloc((size_t)a->cap_recs * sizeof *a->recs);
+    ring_init(&a->recs, a->up_ns > a->down_ns ? a->up_ns : a->down_ns, a->interval_ns);
+    ring_init(&a->events, sim__ns(longest_period(as)), a->interval_ns);
     /* decision k (k >= 1) at k x interval reads the sample at k x interval -
      * delay: the first sample is the first such instant not before 0; it
      * goes into the heap first, so that with no delay it runs first */
@@ -519,7 +659,8 @@ void sim__as_fini(sim_engine *e)
     if (!e->as) return;
     for (int i = 0; i < e->sc->n_pools; i++) {
         free(e->as[i].samples);
-        free(e->as[i].recs);
+        free(e->as[i].recs.v);
+        free(e->as[i].events.v);
     }
     free(e->as);
     free(e->as_arrivals);

@@ -177,6 +177,33 @@ typedef enum sim_as_metric {
 } sim_as_metric;
 extern const char *const sim_as_metric_names[];
 
+/* A scaling policy (the HPA's behavior.scaleUp/scaleDown.policies): within
+ * any period_s, at most value replicas (pods) or value % of the replicas
+ * at the period's start (percent) added, or removed. */
+typedef enum sim_as_policy_type { SIM_AS_PODS, SIM_AS_PERCENT } sim_as_policy_type;
+extern const char *const sim_as_policy_names[];
+typedef struct sim_as_policy {
+    sim_as_policy_type type;
+    int value;
+    double period_s;
+} sim_as_policy;
+
+/* Which policy bounds a move: the one allowing the most change, the least,
+ * or none at all (the HPA's selectPolicy Max, Min, Disabled). */
+typedef enum sim_as_select {
+    SIM_AS_SELECT_MAX,
+    SIM_AS_SELECT_MIN,
+    SIM_AS_SELECT_DISABLED
+} sim_as_select;
+extern const char *const sim_as_select_names[];
+
+#define SIM_AS_MAX_POLICIES 8
+typedef struct sim_as_rules {
+    sim_as_policy policy[SIM_AS_MAX_POLICIES];
+    int n_policies;
+    sim_as_select select;
+} sim_as_rules;
+
 typedef struct sim_autoscaler {
     bool on;
     sim_as_metric metric;
@@ -184,6 +211,7 @@ typedef struct sim_autoscaler {
     int min_replicas, max_replicas;
     int max_step;              /* most replicas added or removed a decision; 0: no limit */
     double interval_s, scrape_delay_s, up_window_s, down_window_s;
+    sim_as_rules up, down;     /* scale_up_policies / scale_down_policies and their select */
 } sim_autoscaler;
 
 /* cluster.lifecycle: how long a replica the autoscaler adds takes before it

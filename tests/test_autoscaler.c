@@ -29,18 +29,18 @@
     "\"max_replicas\": 10, \"scale_down_window_s\": 60}, \"lifecycle\": {\"load_s\": 20}}, "      \
     "\"workload\": {\"arrival\": {\"process\": \"trace\", \"path\": \"%s\"}}}"
 
-static char *up_trace, *down_trace;
+static char *up_trace, *down_trace, *burst_trace;
 
-/* A csv trace: rate r1 from 0.05 s to 300 s, then r2 to end_s (the 0.05 s
+/* A csv trace: rate r1 from 0.05 s to step_s, then r2 to end_s (the 0.05 s
  * keeps arrivals off the sample instants). */
-static char *step_trace(double r1, double r2, double end_s)
+static char *step_trace(double r1, double r2, double step_s, double end_s)
 {
     size_t cap = 1 << 16, len = 0;
     char *rows = util_xmalloc(cap);
     rows[0] = 0;
     for (int phase = 0; phase < 2; phase++) {
-        double gap = 1 / (phase ? r2 : r1), from = phase ? 300.05 : 0.05;
-        double to = phase ? end_s : 300;
+        double gap = 1 / (phase ? r2 : r1), from = phase ? step_s + 0.05 : 0.05;
+        double to = phase ? end_s : step_s;
         for (int k = 0; from + k * gap < to; k++) {
             if (cap - len < 64) rows = util_xrealloc(rows, cap *= 2);
             len += (size_t)snprintf(rows + len, cap - len, "%.6f,100,20\n", from + k * gap);
@@ -195,7 +195,7 @@ static void test_lifecycle(void)
     double load = mdl_model_weight_bytes(&sc.pools[0].cost.model) / SIM_STORAGE_NVME_BW;
     is_near(sc.pools[0].lifecycle.load_s, load, 1e-12, "lifecycle: load = weight bytes / 7.45 GB/s");
     is_near(load, 16.06e9 / 7.45e9, 0.01, "lifecycle: Llama-3.1-8B's 16.06 GB in 2.16 s");
-    support_rows rows;
+    support_rows rows = {0}; /* support_run_rows reads its stop_flag and counts */
     support_run_rows(&sc, &rows, NULL);
     int wrong = 0, n = 0;
     for (int i = 0; i < rows.n_rep; i++) {
@@ -307,6 +307,120 @@ static void test_per_pool(void)
     support_rows_fini(&rows);
 }
 
+/* The burst's replicas: how many the autoscaler made at each decision
+ * (made[k]: at 15 k s) and how many it began to drain (drained[k]). */
+typedef struct moves {
+    int made[41], drained[41];
+    int n_made, n_drained;
+} moves;
+
+static bool at_decision(double t, int *k)
+{
+    *k = (int)lround(t / 15);
+    return *k >= 0 && *k < 41 && t == 15.0 * *k;
+}
+
+static moves run_burst(const char *what, const char *const *sets)
+{
+    moves m = {0};
+    support_rows rows;
+    char *json = util_xasprintf(STEP, 1, burst_trace);
+    char *max = "cluster.autoscaler.max_replicas=20";
+    const char *all[8] = {max};
+    for (int i = 0; sets && sets[i] && i < 6; i++) all[i + 1] = sets[i];
+    is_int(support_run(json, all, &rows, NULL), 0, "%s: runs", what);
+    int off = 0, k;
+    for (int i = 0; i < rows.n_rep; i++) {
+        const sim_replica_row *x = &rows.rep[i];
+        if (x->replica > 0 && at_decision(x->created_s, &k) && ++m.made[k]) m.n_made++;
+        else if (x->replica > 0) off++;
+        if (strcmp(x->end_reason, SIM_DRAINED)) continue;
+        if (at_decision(x->drain_s, &k) && ++m.drained[k]) m.n_drained++;
+        else off++;
+    }
+    is_int(off, 0, "%s: every move at a decision", what);
+    support_rows_fini(&rows);
+    free(json);
+    return m;
+}
+
+/* The moves at the decisions want[] names, in pairs (instant, count), and
+ * none elsewhere. */
+static void check_moves(const char *what, const int *at, const int *want, int n, int total)
+{
+    int sum = 0;
+    for (int i = 0; i < n; i++) {
+        is_int(at[(int)(want[2 * i] / 15)], want[2 * i + 1], "%s: %d at %d s", what,
+               want[2 * i + 1], want[2 * i]);
+        sum += want[2 * i + 1];
+    }
+    is_int(total, sum, "%s: %d in all, none at other decisions", what, sum);
+}
+
+/* 30/s at a 1.5 target recommends 20 replicas from the first decision on,
+ * whatever the pool holds (the new ones count at 0 on a scale-up, so the
+ * HPA's recommendation stays ceil(30 / 1.5)); the policies pace the climb
+ * from the replicas at each period's start. */
+static void test_scale_up_policies(void)
+{
+    /* default, select max: 1 + 4 = 5 beats 2 x 1; at 30 s the 15 s event
+     * is out of the period (15, 30]: 2 x 5 = 10 beats 5 + 4; then 20 */
+    moves m = run_burst("default policies", NULL);
+    check_moves("default policies", m.made, (int[]){15, 4, 30, 5, 45, 10}, 3, m.n_made);
+    /* a generous policy: the whole jump at once, as without policies */
+    m = run_burst("pods 100", (const char *[]){"cluster.autoscaler.scale_up_policies=[{\"type\": "
+                                              "\"pods\", \"value\": 100, \"period_s\": 15}]",
+                                              NULL});
+    check_moves("pods 100", m.made, (int[]){15, 19}, 1, m.n_made);
+    /* 4 within any 60 s: 1 -> 5 at 15 s; the 15 s event holds until the
+     * period (15, 75] leaves it: 5 -> 9 at 75 s; at 135 s the burst is over */
+    m = run_burst("pods 4 per 60 s", (const char *[]){"cluster.autoscaler.scale_up_policies=[{"
+                                                     "\"type\": \"pods\", \"value\": 4, "
+                                                     "\"period_s\": 60}]",
+                                                     NULL});
+    check_moves("pods 4 per 60 s", m.made, (int[]){15, 4, 75, 4}, 2, m.n_made);
+    /* select min: the smaller of +4 and x2 each 15 s: 1 -> 2 -> 4 -> 8 ->
+     * 12 -> 16 -> 20 */
+    m = run_burst("select min",
+                  (const char *[]){"cluster.autoscaler.scale_up_select=\"min\"", NULL});
+    check_moves("select min", m.made, (int[]){15, 1, 30, 2, 45, 4, 60, 4, 75, 4, 90, 4}, 6,
+                m.n_made);
+    m = run_burst("scale-up disabled",
+                  (const char *[]){"cluster.autoscaler.scale_up_select=\"disabled\"", NULL});
+    is_int(m.n_made, 0, "scale-up disabled: none added");
+}
+
+/* After the burst, 2.25/s recommends 2 (ceil(1.5)); the 60 s window holds
+ * the 20 of 120 s until 180 s, from when the policies pace the descent. */
+static void test_scale_down_policies(void)
+{
+    moves m = run_burst("default scale-down", NULL);
+    check_moves("default scale-down", m.drained, (int[]){180, 18}, 1, m.n_drained);
+    /* 50 % within 60 s of the replicas at the period's start: 20 -> 10 at
+     * 180 s; the 180 s event holds until the period (180, 240] leaves it:
+     * 10 -> 5; then int(5 x 0.5) = 2 at 300 s */
+    m = run_burst("percent 50 per 60 s",
+                  (const char *[]){"cluster.autoscaler.scale_down_policies=[{\"type\": "
+                                   "\"percent\", \"value\": 50, \"period_s\": 60}]",
+                                   NULL});
+    check_moves("percent 50 per 60 s", m.drained, (int[]){180, 10, 240, 5, 300, 3}, 3,
+                m.n_drained);
+    /* select min of 50 % and 4 pods a minute, the higher floor: 20 -> 16
+     * (16 over 10) -> 12 -> 8 (8 over 6) -> 4 (both) -> 2 (int(4 x 0.5) = 2
+     * over 4 - 4 = 0), a minute apart */
+    m = run_burst("select min down",
+                  (const char *[]){"cluster.autoscaler.scale_down_policies=[{\"type\": "
+                                   "\"percent\", \"value\": 50, \"period_s\": 60}, {\"type\": "
+                                   "\"pods\", \"value\": 4, \"period_s\": 60}]",
+                                   "cluster.autoscaler.scale_down_select=\"min\"", NULL});
+    check_moves("select min down", m.drained,
+                (int[]){180, 4, 240, 4, 300, 4, 360, 4, 420, 2}, 5, m.n_drained);
+    m = run_burst("scale-down disabled",
+                  (const char *[]){"cluster.autoscaler.scale_down_select=\"disabled\"", NULL});
+    is_int(m.n_drained, 0, "scale-down disabled: none drained");
+    is_int(m.n_made, 19, "scale-down disabled: the climb as by default");
+}
+
 static void refused(const char *set, const char *path)
 {
     char *json = util_xasprintf(STEP, 1, up_trace);
@@ -328,24 +442,43 @@ static void test_bad_input(void)
     refused("cluster.autoscaler.interval_s=1e-6", "cluster.autoscaler.interval_s");
     refused("cluster.lifecycle.storage=\"tape\"", "cluster.lifecycle.storage");
     refused("cluster.lifecycle.storage=\"local_nvme\"", "cluster.lifecycle");   /* and load_s */
+    refused("cluster.autoscaler.scale_up_policies=[]", "cluster.autoscaler.scale_up_policies");
+    refused("cluster.autoscaler.scale_up_policies=[{\"type\": \"rate\", \"value\": 1, "
+            "\"period_s\": 15}]",
+            "cluster.autoscaler.scale_up_policies[0].type");
+    refused("cluster.autoscaler.scale_down_policies=[{\"type\": \"pods\", \"value\": 0, "
+            "\"period_s\": 15}]",
+            "cluster.autoscaler.scale_down_policies[0].value");
+    refused("cluster.autoscaler.scale_down_policies=[{\"type\": \"pods\", \"value\": 1, "
+            "\"period_s\": 1801}]",
+            "cluster.autoscaler.scale_down_policies[0].period_s");
+    refused("cluster.autoscaler.scale_up_policies=[{\"type\": \"pods\", \"value\": 1}]",
+            "cluster.autoscaler.scale_up_policies[0].period_s");
+    refused("cluster.autoscaler.scale_down_select=\"most\"",
+            "cluster.autoscaler.scale_down_select");
 }
 
 int main(void)
 {
     if (support_init()) return 1;
-    up_trace = step_trace(2, 8, 600);
-    down_trace = step_trace(8, 2, 600);
+    up_trace = step_trace(2, 8, 300, 600);
+    down_trace = step_trace(8, 2, 300, 600);
+    burst_trace = step_trace(30, 2.25, 120, 600);
     test_step();
     test_scale_down();
     test_utilisation();
     test_lifecycle();
     test_cost();
     test_per_pool();
+    test_scale_up_policies();
+    test_scale_down_policies();
     test_bad_input();
     unlink(up_trace);
     unlink(down_trace);
+    unlink(burst_trace);
     free(up_trace);
     free(down_trace);
+    free(burst_trace);
     support_fini();
     return tap_done();
 }
