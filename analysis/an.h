@@ -588,7 +588,8 @@ typedef struct an_timeline {
     double *power_w;             /* iterations' energy, idle_w x gpus between them */
     bool changing;               /* the fleet changed (an autoscaler): some replica was made
                                   * after 0 or retired before the end */
-    double *starting, *ready;    /* replicas made and not yet ready, ready and not draining
+    double *loading, *ready;     /* replicas made and not yet ready (provisioning, loading,
+                                  * warming up: `loading`), ready and not draining
                                   * or retired; the mean over the interval */
     double *draining;            /* replicas draining (scale-down, a spot notice) until they
                                   * retire; 0 where the database (schema < 16) has no drain_s */

@@ -737,7 +737,7 @@ static void add_fleet_panels(an_plot *p, const an_timeline *t, const cJSON *scen
 {
     int pl = an__panel(p, "replicas", "replicas", AN_SCALE_LINEAR);
     timeline_series(p, pl, "ready", t, t->ready);
-    timeline_series(p, pl, "starting", t, t->starting);
+    timeline_series(p, pl, "loading", t, t->loading);
     if (t->has_drain) timeline_series(p, pl, "draining", t, t->draining);
     if (t->failures) timeline_series(p, pl, "failed", t, t->failed);
     pl = an__panel(p, "TTFT of the requests sent", "s", AN_SCALE_LINEAR);

@@ -8,7 +8,7 @@
  * million requests over 20,000 s cost the same memory as ten.
  *
  * With a fleet that changed (an autoscaler's) it also has the replicas
- * starting and ready, from the replicas' rows, the replicas down after a
+ * loading, ready and draining, from the replicas' rows, the replicas down after a
  * failure, and of the requests sent in each interval the TTFT's P50 and P99
  * and the share meeting the SLO.  The quantiles come from a histogram per
  * interval, a fixed size however many requests fall in it.
@@ -135,7 +135,7 @@ static int alloc_intervals(an_timeline *t, util_diag *d)
     t->running = util_xcalloc(m, sizeof *t->running);
     t->kv_occupancy = util_xcalloc(m, sizeof *t->kv_occupancy);
     t->power_w = util_xcalloc(m, sizeof *t->power_w);
-    t->starting = util_xcalloc(m, sizeof *t->starting);
+    t->loading = util_xcalloc(m, sizeof *t->loading);
     t->ready = util_xcalloc(m, sizeof *t->ready);
     t->draining = util_xcalloc(m, sizeof *t->draining);
     t->failed = util_xcalloc(m, sizeof *t->failed);
@@ -469,10 +469,10 @@ static int add_tiers(sqlite3 *db, an_timeline *t, util_diag *d)
 
 /* ---- replicas ----------------------------------------------------------- */
 
-/* Each replica's life by state: starting from created_s to ready_s,
+/* Each replica's life by state: loading from created_s to ready_s,
  * ready from there to drain_s (schema 16) or retired_s or the end, and
  * draining from drain_s to retired_s; one drained or gone before it was
- * ready was starting until then. */
+ * ready was loading until then. */
 static int add_replicas(sqlite3 *db, an_timeline *t, util_diag *d)
 {
     int schema = an__schema(db);
@@ -493,7 +493,7 @@ static int add_replicas(sqlite3 *db, an_timeline *t, util_diag *d)
         if (isnan(gone)) gone = t->end_s;
         double serving_until = isnan(drain) ? gone : fmin(drain, gone);
         if (!(ready >= made) || ready > serving_until) ready = serving_until; /* never ready */
-        occupy(t, t->starting, made, ready);
+        occupy(t, t->loading, made, ready);
         occupy(t, t->ready, ready, serving_until);
         occupy(t, t->draining, serving_until, gone);
     }
@@ -559,7 +559,7 @@ static void finish(an_timeline *t, bool iterations, const double capacity[3], do
         t->output_tokens_per_s[i] /= w;
         t->queue[i] /= w;
         t->running[i] /= w;
-        t->starting[i] /= w;
+        t->loading[i] /= w;
         t->ready[i] /= w;
         t->draining[i] /= w;
         t->failed[i] /= w;
@@ -609,7 +609,7 @@ void an_timeline_fini(an_timeline *t)
     free(t->cpu_tier_occupancy);
     free(t->disk_tier_occupancy);
     free(t->power_w);
-    free(t->starting);
+    free(t->loading);
     free(t->ready);
     free(t->draining);
     free(t->failed);

@@ -24,7 +24,7 @@ static const char timeline_usage[] =
     "need `servesim run --record-iterations`; empty otherwise); with\n"
     "cluster.kv_offload, the share of its CPU and disk tiers in use too; with a\n"
     "fleet that changed (cluster.autoscaler, cluster.failures), the replicas\n"
-    "starting, ready and draining over it, and of the requests sent in it the TTFT's P50 and\n"
+    "loading, ready and draining over it, and of the requests sent in it the TTFT's P50 and\n"
     "P99 and (with an slo) the share meeting it; with failures, the replicas down\n"
     "until their replacement is ready.\n"
     "\n"
@@ -42,7 +42,7 @@ typedef enum format { TEXT, CSV, JSON } format;
 enum {
     T_S, ARRIVALS, COMPLETIONS, TIMED_OUT, TOKENS, QUEUE, RUNNING, KV, POWER,
     CPU_TIER, DISK_TIER, /* only with kv_offload's tiers: after the others, which keep their place */
-    STARTING, READY,     /* only when the fleet changed */
+    LOADING, READY,      /* only when the fleet changed */
     DRAINING,            /* ... and the database says when drains began */
     FAILED,              /* only when a replica failed (all replicas) */
     TTFT_P50, TTFT_P99,  /* only when the fleet changed */
@@ -65,7 +65,7 @@ static const struct column {
     {"power_w", 10, 1},
     {"cpu_tier_occupancy", 19, 3},  /* fraction of the CPU tiers */
     {"disk_tier_occupancy", 20, 3}, /* fraction of the disk tiers */
-    {"starting", 9, 2},             /* replicas */
+    {"loading", 9, 2},              /* replicas: provisioned, loading weights, warming up */
     {"ready", 9, 2},                /* replicas */
     {"draining", 9, 2},             /* replicas */
     {"failed", 9, 2},               /* replicas */
@@ -81,7 +81,7 @@ static bool shown(const an_timeline *t, int c)
 {
     if (c == CPU_TIER) return t->cpu_tier_occupancy != NULL;
     if (c == DISK_TIER) return t->disk_tier_occupancy != NULL;
-    if (c == STARTING || c == READY || c == TTFT_P50 || c == TTFT_P99) return t->changing;
+    if (c == LOADING || c == READY || c == TTFT_P50 || c == TTFT_P99) return t->changing;
     if (c == DRAINING) return t->changing && t->has_drain;
     if (c == FAILED) return t->failures;
     if (c == ATTAINMENT) return t->changing && t->has_slo;
@@ -102,7 +102,7 @@ static double value(const an_timeline *t, size_t i, int c)
     case KV: return t->kv_occupancy[i];
     case CPU_TIER: return t->cpu_tier_occupancy[i];
     case DISK_TIER: return t->disk_tier_occupancy[i];
-    case STARTING: return t->starting[i];
+    case LOADING: return t->loading[i];
     case READY: return t->ready[i];
     case DRAINING: return t->draining[i];
     case FAILED: return t->failed[i];

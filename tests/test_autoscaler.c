@@ -215,8 +215,8 @@ static void test_lifecycle(void)
 }
 
 /* The timeline's replicas by state, from the rows: the step run's 4 made
- * at 315 s are starting over [315, 330) and ready 20 s later, so [330,
- * 345) has them starting a third of it. */
+ * at 315 s are loading over [315, 330) and ready 20 s later, so [330,
+ * 345) has them loading a third of it. */
 static void test_timeline(sqlite3 *db)
 {
     an_timeline t;
@@ -226,12 +226,12 @@ static void test_timeline(sqlite3 *db)
     is_int(rc, 0, "timeline: computes");
     if (!rc && t.n > 23) {
         ok(t.changing, "timeline: the fleet changed");
-        is_near(t.starting[0], 0, 1e-12, "timeline: [0, 15): none starting");
+        is_near(t.loading[0], 0, 1e-12, "timeline: [0, 15): none loading");
         is_near(t.ready[0], 1, 1e-12, "timeline: [0, 15): 1 ready");
-        is_near(t.starting[1], 1, 1e-12, "timeline: [15, 30): 1 starting");
+        is_near(t.loading[1], 1, 1e-12, "timeline: [15, 30): 1 loading");
         is_near(t.ready[20], 2, 1e-12, "timeline: [300, 315): 2 ready");
-        is_near(t.starting[21], 4, 1e-12, "timeline: [315, 330): 4 starting");
-        is_near(t.starting[22], 4 * 5.0 / 15, 1e-9, "timeline: [330, 345): 4 starting a third");
+        is_near(t.loading[21], 4, 1e-12, "timeline: [315, 330): 4 loading");
+        is_near(t.loading[22], 4 * 5.0 / 15, 1e-9, "timeline: [330, 345): 4 loading a third");
         is_near(t.ready[22], 2 + 4 * 10.0 / 15, 1e-9, "timeline: and ready two thirds");
         is_near(t.ready[23], 6, 1e-12, "timeline: [345, 360): 6 ready");
     }
