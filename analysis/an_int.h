@@ -182,13 +182,12 @@ int an__fleet_spans_load(sqlite3 *db, int64_t run, double end_s, an__fleet_spans
 void an__fleet_spans_fini(an__fleet_spans *f);
 /* Whether x falls in one of the n merged spans. */
 bool an__spans_cover(const an__span *s, size_t n, double x);
-/* The report's fleet section (an_fleet), when the fleet changed and the
- * report is the whole run's. */
-int an__fleet_load(const an__query *q, an_report *r, util_diag *d);
-
-/* Replicas failed, availability and the requests failures failed or sent
- * again (availability.c); nothing when no replica failed. */
-int an__failures_load(const an__query *q, an_report *r, util_diag *d);
+/* The report's failures section (replicas failed or taken back,
+ * availability, the requests failures failed or sent again; nothing when
+ * none was lost) and its fleet section (an_fleet, when the fleet changed
+ * and the report is the whole run's), from one read of the replicas'
+ * lives (availability.c). */
+int an__fleet_sections_load(const an__query *q, an_report *r, util_diag *d);
 
 int an__scan_requests(const an__query *q, an_report *r, const int *replica_ids,
                       bool *queues_unordered, util_diag *d);

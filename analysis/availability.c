@@ -30,8 +30,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-int an__failures_load(const an__query *q, an_report *r, util_diag *d)
+/* The failures section's counts from the rows; *lost: some replica failed
+ * or was taken back (else no section).  Its down time needs the spans. */
+static int load_failure_counts(const an__query *q, an_failures *f, bool *lost, util_diag *d)
 {
+    *lost = false;
     if (q->schema < AN__SCHEMA_RETRY) return UTIL_OK; /* the replicas' lives and retries */
     double fleet[4];
     if (an__row(q, "SELECT sum(end_reason = 'failed'), sum(end_reason = 'taken_back'), "
@@ -45,19 +48,14 @@ int an__failures_load(const an__query *q, an_report *r, util_diag *d)
                    "retried), sum(NOT retried) FROM requests WHERE run_id = ?1",
                 calls, 3, d))
         return UTIL_EFAIL;
-    an_failures *f = &r->failures;
     f->failed_replicas = (int64_t)fleet[0];
     f->taken_back = (int64_t)fleet[1];
     f->span_s = fleet[2];
     f->ready_s = fleet[3];
-    an__fleet_spans spans;
-    if (an__fleet_spans_load(q->db, q->run, f->span_s, &spans, d)) return UTIL_EFAIL;
-    f->down_s = spans.down_s;
-    an__fleet_spans_fini(&spans);
-    f->availability = f->ready_s / (f->ready_s + f->down_s);
     f->failed_calls = (int64_t)calls[0];
     f->sent_again = (int64_t)calls[1];
     f->calls = (int64_t)calls[2];
+    *lost = true;
     return UTIL_OK;
 }
 
@@ -261,14 +259,24 @@ static int load_misses(const an__query *q, const an__fleet_spans *s, an_report *
                              : util_diag_fail(d, "cannot read requests: %s", sqlite3_errmsg(q->db));
 }
 
-int an__fleet_load(const an__query *q, an_report *r, util_diag *d)
+/* The failures section and the fleet section share one read of the
+ * replicas' lives: the spans end at the run's end, which is where the last
+ * row's retired_s is (a replica there at the end writes its row then). */
+int an__fleet_sections_load(const an__query *q, an_report *r, util_diag *d)
 {
+    bool lost;
+    int rc = load_failure_counts(q, &r->failures, &lost, d);
     an_fleet *f = &r->fleet;
     f->changing = r->cost.changing && q->replica < 0 && !q->cls;
-    if (!f->changing) return UTIL_OK;
+    if (rc || (!lost && !f->changing)) return rc;
     an__fleet_spans s;
-    int rc = an__fleet_spans_load(q->db, q->run, r->sim_time_s, &s, d);
-    if (!rc) {
+    rc = an__fleet_spans_load(q->db, q->run, r->sim_time_s, &s, d);
+    if (!rc && lost) {
+        an_failures *fl = &r->failures;
+        fl->down_s = s.down_s;
+        fl->availability = fl->ready_s / (fl->ready_s + fl->down_s);
+    }
+    if (!rc && f->changing) {
         f->peak_ready_replicas = s.peak_ready;
         f->peak_ready_gpus = s.peak_ready_gpus;
         f->static_gpu_hours = s.peak_ready_gpus * (r->req.window_s / 3600);

@@ -447,8 +447,7 @@ int an_report_compute_with(sqlite3 *db, int64_t run_id, const an_options *opt, a
     if (!rc && r->by_session) rc = an__sessions_load(&q, sc, r, d);
     cJSON_Delete(sc);
     if (!rc) rc = count_retried(&q, r, d);
-    if (!rc) rc = an__failures_load(&q, r, d);
-    if (!rc) rc = an__fleet_load(&q, r, d);
+    if (!rc) rc = an__fleet_sections_load(&q, r, d);
     if (!rc && !(opt && opt->stream)) rc = check_recorded(&q, r, d);
     if (!rc && (r->n_targets || (opt && opt->n_targets))) rc = an__load_targets(&q, opt, r, d);
     if (rc == UTIL_EFAIL && (sqlite3_errcode(db) & 0xff) == SQLITE_CORRUPT)

@@ -312,10 +312,11 @@ static void sum_use(const replica_row *x, int n, double sim_s, an_use *u)
     double busy = 0, seq_s = 0, flops = 0, peak_f = 0, bytes = 0, peak_b = 0;
     double kv_s = 0, kv_cap_s = 0, energy = 0, slots = 0, slots_s = 0, lived = 0;
     u->kv_peak_fraction = NAN;
+    double first_life = n > 0 ? life_s(&x[0], sim_s) : 0;
     for (int i = 0; i < n; i++) {
         double life = life_s(&x[i], sim_s);
         lived += life;
-        u->lives_differ |= life != life_s(&x[0], sim_s);
+        u->lives_differ |= life != first_life;
         busy += x[i].busy_s;
         seq_s += x[i].batch_seq_s;
         flops += x[i].flops;

@@ -190,13 +190,16 @@ static void emit_row(sim__replica *rp, const char *reason)
     e->sink_rc = e->sink.replica(e->sink.ctx, &row);
 }
 
+/* It leaves the cluster for `reason` -- or, once a spot notice took it
+ * back, as taken back however it went (drained in time, failed at the
+ * notice's end, stopped). */
 static void retire(sim__replica *rp, const char *reason)
 {
     sim_engine *e = rp->e;
     sim__queue dead = {0};
     sim__rp_take_waiting(rp, &dead); /* only timed-out ones are left: freed */
     assert(!dead.head);
-    emit_row(rp, reason);
+    emit_row(rp, rp->taken_back ? SIM_TAKEN_BACK : reason);
     e->fleet.by_id[rp->id].rp = NULL;
     if (rp->pc_on) sim__pc_abandon(&rp->pc); /* requests it preempted may be queued elsewhere */
     sim__node *node = rp->node;
@@ -255,19 +258,13 @@ int32_t sim__fl_add(sim_engine *e, const sim_pool *p, sim__group *g, int64_t rea
     return id;
 }
 
-/* How a replica that drained leaves: a spot take-back's drained in time. */
-static const char *drained(const sim__replica *rp)
-{
-    return rp->taken_back ? SIM_TAKEN_BACK : SIM_DRAINED;
-}
-
 static void retire_event(sim_engine *e, void *subject, int64_t id)
 {
     (void)subject;
     sim__replica *rp = sim__fl_get(e, (int32_t)id);
     if (!rp) return;
     rp->retire_pending = false;
-    if (sim__rp_empty(rp)) retire(rp, drained(rp));
+    if (sim__rp_empty(rp)) retire(rp, SIM_DRAINED);
 }
 
 void sim__fl_retire_if_empty(sim__replica *rp)
@@ -310,7 +307,7 @@ static void stop(sim_engine *e, sim__replica *rp)
     rp->drain_ns = e->now;
     sim__queue held = {0};
     sim__rp_take_all(rp, &held);
-    retire(rp, drained(rp));
+    retire(rp, SIM_DRAINED);
     restart(e, &held, id);
 }
 
@@ -340,7 +337,7 @@ void sim__fl_fail(sim_engine *e, int32_t id, bool fail_requests)
     e->fleet.by_id[id].failed_requests = fail_requests;
     sim__queue held = {0};
     sim__rp_take_all(rp, &held);
-    retire(rp, rp->taken_back ? SIM_TAKEN_BACK : SIM_FAILED);
+    retire(rp, SIM_FAILED);
     if (!fail_requests) {
         restart(e, &held, id);
         return;
