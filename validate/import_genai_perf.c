@@ -263,6 +263,9 @@ static int request(val_run *m, reader *rd, int e, int j, const cJSON *q)
         prompt = rd->mean_isl;
         rd->mean_prompts = true;
     }
+    if (!(prompt <= VAL__MAX_TOKENS) || completion > VAL__MAX_TOKENS)
+        return util_diag_add(rd->d, "%s: experiments[%d].requests[%d]: a token count over %g",
+                             util_clip_path(rd->path, &b), e, j, VAL__MAX_TOKENS);
     val_request *v = val_run_add_request(m);
     v->arrival_s = t0 * 1e-9;
     v->prompt_tokens = (int64_t)llround(prompt);
@@ -332,7 +335,8 @@ static int record_metric(const cJSON *o, const char *name, bool time, const char
     double unit = time ? unit_of(mt) : 1;
     *out = NAN;
     if (!mt) return UTIL_OK;
-    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0 || isnan(unit))
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0 || isnan(unit) ||
+        (!time && v->valuedouble > VAL__MAX_TOKENS))
         return util_diag_add(d, "%s:%lld: metrics.%s: expected {\"value\": a number >= 0, "
                                 "\"unit\": %s}",
                              util_clip_path(path, &b), (long long)ln, name,

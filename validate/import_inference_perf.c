@@ -294,9 +294,11 @@ static int entry_number(const char *path, int i, const cJSON *e, const char *at,
     *out = NAN;
     if (!v || cJSON_IsNull(v)) return UTIL_OK;
     if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < lo ||
-        (whole && v->valuedouble != floor(v->valuedouble)))
-        return util_diag_add(d, "%s: [%d].%s: expected a %s >= %g", util_clip_path(path, &b), i,
-                             at, whole ? "whole number" : "number", lo);
+        (whole && (v->valuedouble != floor(v->valuedouble) || v->valuedouble > VAL__MAX_TOKENS)))
+        return whole ? util_diag_add(d, "%s: [%d].%s: expected a whole number >= %g, <= %g",
+                                     util_clip_path(path, &b), i, at, lo, VAL__MAX_TOKENS)
+                     : util_diag_add(d, "%s: [%d].%s: expected a number >= %g",
+                                     util_clip_path(path, &b), i, at, lo);
     *out = v->valuedouble;
     return UTIL_OK;
 }

@@ -61,9 +61,11 @@ static int number(const reader *r, int list, int i, double lo, bool whole, doubl
 {
     const cJSON *v = cJSON_GetArrayItem(r->l[list], i);
     bool ok = cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble >= lo &&
-              (!whole || v->valuedouble == floor(v->valuedouble));
+              (!whole || (v->valuedouble == floor(v->valuedouble) &&
+                          v->valuedouble <= VAL__MAX_TOKENS));
     if (!ok) {
-        char *what = util_xasprintf("a %s >= %g", whole ? "whole number" : "number", lo);
+        char *what = whole ? util_xasprintf("a whole number >= %g, <= %g", lo, VAL__MAX_TOKENS)
+                           : util_xasprintf("a number >= %g", lo);
         bad(r, list, i, what);
         free(what);
         return UTIL_EINPUT;

@@ -16,6 +16,11 @@ typedef int val__reader(const char *path, const cJSON *root, const mdl_catalog *
 val__reader val__read_vllm_bench, val__read_inference_perf, val__read_genai_perf,
     val__read_llmservingsim, val__read_servesim;
 
+/* The most tokens a request of an imported run may count: far above any
+ * context window, and far below where a whole number stops converting to
+ * int64_t (val_request's counts); a count above it is malformed input. */
+#define VAL__MAX_TOKENS 1e9
+
 /* The catalog id of a GPU as PyTorch names the device ("NVIDIA GeForce
  * RTX 4090", "NVIDIA H100 80GB HBM3"), or NULL when no entry matches. */
 const char *val__gpu_of_device(const mdl_catalog *cat, const char *device);
